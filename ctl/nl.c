@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Generic netlink client for the xprobes family (libnl-3 genl). */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/socket.h>
+#include <linux/netlink.h>
+#include <netlink/genl/ctrl.h>
+#include <netlink/msg.h>
+#include <netlink/attr.h>
+#include "nl.h"
+
+#ifndef SOL_NETLINK
+#define SOL_NETLINK 270
+#endif
+
+struct call_state {
+	struct xp_nl *nl;
+	xp_nl_cb cb;
+	void *arg;
+	int done;
+	int cb_err;
+};
+
+static void module_missing_hint(void)
+{
+	fprintf(stderr,
+		"xprobectl: the xprobes kernel module is not loaded: load it with "
+		"'insmod xprobes.ko' (or 'modprobe xprobes'); without it only "
+		"'trace --no-views' (fallback mode) works\n");
+}
+
+struct xp_nl *xp_nl_open(void)
+{
+	struct xp_nl *nl = calloc(1, sizeof(*nl));
+	int one = 1, err;
+
+	if (!nl) {
+		fprintf(stderr, "xprobectl: out of memory\n");
+		return NULL;
+	}
+	nl->sk = nl_socket_alloc();
+	if (!nl->sk) {
+		fprintf(stderr, "xprobectl: out of memory\n");
+		free(nl);
+		return NULL;
+	}
+	err = genl_connect(nl->sk);
+	if (err < 0) {
+		fprintf(stderr, "xprobectl: cannot open a generic netlink socket: %s\n",
+			nl_geterror(err));
+		goto fail;
+	}
+	/* Ask for the kernel's explanation of errors, without our request echoed. */
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_EXT_ACK, &one, sizeof(one));
+	setsockopt(nl_socket_get_fd(nl->sk), SOL_NETLINK, NETLINK_CAP_ACK, &one, sizeof(one));
+
+	nl->family = genl_ctrl_resolve(nl->sk, XPROBES_GENL_NAME);
+	if (nl->family < 0) {
+		if (nl->family == -NLE_OBJ_NOTFOUND)
+			module_missing_hint();
+		else
+			fprintf(stderr, "xprobectl: cannot resolve the '%s' netlink family: %s\n",
+				XPROBES_GENL_NAME, nl_geterror(nl->family));
+		goto fail;
+	}
+	return nl;
+fail:
+	nl_socket_free(nl->sk);
+	free(nl);
+	return NULL;
+}
+
+void xp_nl_close(struct xp_nl *nl)
+{
+	if (!nl)
+		return;
+	nl_socket_free(nl->sk);
+	free(nl);
+}
+
+struct nl_msg *xp_nl_msg(struct xp_nl *nl, uint8_t cmd, int dump)
+{
+	struct nl_msg *msg = nlmsg_alloc();
+
+	if (!msg)
+		return NULL;
+	if (!genlmsg_put(msg, NL_AUTO_PORT, NL_AUTO_SEQ, nl->family, 0,
+			 dump ? NLM_F_DUMP : 0, cmd, XPROBES_GENL_VERSION)) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static int on_valid(struct nl_msg *msg, void *arg)
+{
+	struct call_state *st = arg;
+	struct nlattr *tb[XPROBES_A_MAX + 1];
+	int err;
+
+	err = genlmsg_parse(nlmsg_hdr(msg), 0, tb, XPROBES_A_MAX, NULL);
+	if (err < 0) {
+		st->cb_err = -EPROTO;
+		return NL_SKIP;
+	}
+	if (st->cb && !st->cb_err)
+		st->cb_err = st->cb(tb, st->arg);
+	return NL_OK;
+}
+
+static int on_finish(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	((struct call_state *)arg)->done = 1;
+	return NL_STOP;
+}
+
+/* Pull NLMSGERR_ATTR_MSG / _OFFS out of an error message (NLM_F_ACK_TLVS). */
+static void parse_extack(struct xp_nl *nl, struct nlmsgerr *e)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	size_t off = sizeof(*e);
+	struct nlattr *a;
+	int rem;
+
+	nl->ext_msg[0] = 0;
+	nl->ext_offs = 0;
+	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
+		return;
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	if (NLMSG_HDRLEN + off >= h->nlmsg_len)
+		return;
+	rem = h->nlmsg_len - NLMSG_HDRLEN - off;
+	for (a = (struct nlattr *)((char *)e + off); nla_ok(a, rem); a = nla_next(a, &rem)) {
+		if (nla_type(a) == NLMSGERR_ATTR_MSG) {
+			snprintf(nl->ext_msg, sizeof(nl->ext_msg), "%.*s",
+				 nla_len(a), (const char *)nla_data(a));
+		} else if (nla_type(a) == NLMSGERR_ATTR_OFFS && nla_len(a) >= 4) {
+			nl->ext_offs = nla_get_u32(a);
+		}
+	}
+}
+
+static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
+{
+	struct call_state *st = arg;
+
+	(void)who;
+	st->nl->err = e->error;
+	parse_extack(st->nl, e);
+	st->done = 1;
+	return NL_STOP;
+}
+
+int xp_nl_call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg)
+{
+	struct call_state st = { .nl = nl, .cb = cb, .arg = arg };
+	struct nl_cb *ncb;
+	int err;
+
+	nl->err = 0;
+	nl->ext_msg[0] = 0;
+	ncb = nl_cb_alloc(NL_CB_CUSTOM);
+	if (!ncb) {
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	nl_cb_set(ncb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &st);
+	nl_cb_set(ncb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, &st);
+	nl_cb_set(ncb, NL_CB_ACK, NL_CB_CUSTOM, on_finish, &st);
+	nl_cb_err(ncb, NL_CB_CUSTOM, on_error, &st);
+
+	err = nl_send_auto(nl->sk, msg);
+	nlmsg_free(msg);
+	if (err < 0) {
+		nl_cb_put(ncb);
+		nl->err = -EIO;
+		snprintf(nl->ext_msg, sizeof(nl->ext_msg), "send: %s", nl_geterror(err));
+		return nl->err;
+	}
+	while (!st.done) {
+		err = nl_recvmsgs(nl->sk, ncb);
+		if (err < 0 && !st.done) {
+			nl->err = -EIO;
+			snprintf(nl->ext_msg, sizeof(nl->ext_msg), "receive: %s", nl_geterror(err));
+			break;
+		}
+	}
+	nl_cb_put(ncb);
+	if (nl->err)
+		return nl->err;
+	return st.cb_err;
+}
+
+void xp_nl_perror(struct xp_nl *nl, const char *what)
+{
+	int e = -nl->err;
+
+	if (e == EPERM) {
+		fprintf(stderr, "xprobectl: %s: permission denied: xprobes needs CAP_NET_ADMIN "
+			"(run as root)\n", what);
+		return;
+	}
+	if (nl->ext_msg[0])
+		fprintf(stderr, "xprobectl: %s: %s\n", what, nl->ext_msg);
+	else
+		fprintf(stderr, "xprobectl: %s: %s\n", what, strerror(e ? e : EIO));
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Generic netlink client for the xprobes family (libnl-3 genl). */
+#ifndef XPROBECTL_NL_H
+#define XPROBECTL_NL_H
+
+#include <stdint.h>
+#include <netlink/netlink.h>
+#include <netlink/genl/genl.h>
+#include "../module/uapi/xprobes.h"
+
+struct xp_nl {
+	struct nl_sock *sk;
+	int family;
+	int err;		/* last errno from the kernel, 0 if none */
+	char ext_msg[256];	/* last extack message, "" if none */
+	uint32_t ext_offs;	/* offset of the attribute the kernel blamed, 0 if none */
+};
+
+/* Called once per reply message with its attributes indexed by type. */
+typedef int (*xp_nl_cb)(struct nlattr **tb, void *arg);
+
+/*
+ * Connect and resolve the family. On failure prints one line saying what is
+ * wrong and how to fix it, and returns NULL.
+ */
+struct xp_nl *xp_nl_open(void);
+void xp_nl_close(struct xp_nl *nl);
+
+/* A request for CMD; add attributes with nla_put_*() and pass it to xp_nl_call. */
+struct nl_msg *xp_nl_msg(struct xp_nl *nl, uint8_t cmd, int dump);
+
+/*
+ * Send MSG (consumed), run CB on every reply until the ACK or the end of the
+ * dump. Returns 0, or a negative errno with nl->ext_msg holding the kernel's
+ * explanation when it gave one.
+ */
+int xp_nl_call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg);
+
+/* Print "xprobectl: WHAT: <kernel message or strerror>" to stderr. */
+void xp_nl_perror(struct xp_nl *nl, const char *what);
+
+#endif

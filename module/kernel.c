@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * What the module learns about the running kernel at load time: the core text
+ * range, the text mutex, the exception table, and whether views can work here.
+ * Written once in xp_kernel_init(), read-only afterwards.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/mutex.h>
+#include <linux/pgtable.h>
+#include <asm/processor.h>
+#include <xen/xen.h>
+#include "xprobes.h"
+
+struct xp_kernel xp_k __ro_after_init;
+
+static unsigned long __init need(const char *name)
+{
+	unsigned long a = xp_sym_lookup(name, NULL);
+
+	if (!a)
+		pr_err("cannot resolve kernel symbol %s\n", name);
+	return a;
+}
+
+int __init xp_kernel_init(void)
+{
+	xp_k.stext = need("_stext");
+	xp_k.etext = need("_etext");
+	xp_k.text_mutex = (struct mutex *)need("text_mutex");
+	xp_k.ex_start = (void *)need("__start___ex_table");
+	xp_k.ex_stop = (void *)need("__stop___ex_table");
+	if (!xp_k.stext || !xp_k.etext ||
+	    !xp_k.text_mutex || !xp_k.ex_start || !xp_k.ex_stop)
+		return -ENOENT;
+	if (xp_k.stext >= xp_k.etext) {
+		pr_err("unexpected kernel image layout\n");
+		return -EINVAL;
+	}
+
+	/* Views need page tables the module may build itself. */
+	if (xen_pv_domain())
+		xp_k.unsupported = "Xen PV guest: page tables are hypervisor-managed";
+	else if (pgd_index(xp_k.stext) != PTRS_PER_PGD - 1 ||
+		 pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
+		xp_k.unsupported = "unexpected kernel image placement in the page tables";
+	xp_k.l5 = pgtable_l5_enabled();
+	pr_info("kernel text %lx-%lx, %d-level paging%s%s\n", xp_k.stext, xp_k.etext,
+		xp_k.l5 ? 5 : 4, xp_k.unsupported ? ", views unsupported: " : "",
+		xp_k.unsupported ?: "");
+	return 0;
+}
+
+bool xp_is_core_text(unsigned long addr, size_t len)
+{
+	return addr >= xp_k.stext && addr < xp_k.etext && len <= xp_k.etext - addr;
+}

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Kernel symbol resolution without calling non-exported code.
+ *
+ * kallsyms_lookup_name() is not exported, and calling it through a pointer is
+ * unsafe under IBT when its ENDBR has been sealed. Instead we let
+ * register_kprobe() resolve the name: it stores the address in kp->addr before
+ * its safety checks (kernel/kprobes.c register_kprobe), so this works for data
+ * symbols too, for which registration itself fails. kprobes moves an entry
+ * probe past ENDBR, so the exact start is confirmed with sprint_symbol()
+ * (exported), which also yields the symbol's size.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kallsyms.h>
+#include <linux/kprobes.h>
+#include <linux/slab.h>
+#include <asm/ibt.h>
+#include "xprobes.h"
+
+/* Parse "name+0xOFF/0xSIZE [mod]" from sprint_symbol(). */
+static bool parse_sprint(const char *buf, const char *want, unsigned long *off,
+			 unsigned long *size)
+{
+	const char *plus = strrchr(buf, '+');
+	size_t n;
+
+	if (!plus || sscanf(plus, "+%lx/%lx", off, size) != 2)
+		return false;
+	if (strchr(plus, '['))		/* a module symbol: not core text */
+		return false;
+	n = plus - buf;
+	return !want || (strlen(want) == n && !strncmp(buf, want, n));
+}
+
+bool xp_sym_at(unsigned long addr, const char *want, unsigned long *off,
+	       unsigned long *size)
+{
+	char *buf = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	bool ok;
+
+	if (!buf)
+		return false;
+	sprint_symbol(buf, addr);
+	ok = parse_sprint(buf, want, off, size);
+	kfree(buf);
+	return ok;
+}
+
+int xp_sym_name(unsigned long addr, char *buf, size_t len, unsigned long *off)
+{
+	char *tmp = kmalloc(KSYM_SYMBOL_LEN, GFP_KERNEL);
+	unsigned long size;
+	char *plus;
+
+	if (!tmp)
+		return -ENOMEM;
+	sprint_symbol(tmp, addr);
+	plus = strrchr(tmp, '+');
+	if (!plus || sscanf(plus, "+%lx/%lx", off, &size) != 2) {
+		kfree(tmp);
+		return -ENOENT;
+	}
+	*plus = 0;
+	strscpy(buf, tmp, len);
+	kfree(tmp);
+	return 0;
+}
+
+unsigned long xp_sym_lookup(const char *name, unsigned long *size)
+{
+	struct kprobe kp = { .symbol_name = name, .flags = KPROBE_FLAG_DISABLED };
+	unsigned long addr, off, sz;
+	u32 insn;
+
+	if (!register_kprobe(&kp))
+		unregister_kprobe(&kp);
+	addr = (unsigned long)kp.addr;
+	if (!addr || !xp_sym_at(addr, NULL, &off, &sz))
+		return 0;
+	/* Undo kprobes' move of an entry probe past the ENDBR. */
+	if (off == 4 && !copy_from_kernel_nofault(&insn, (void *)(addr - 4), sizeof(insn)) &&
+	    is_endbr(insn)) {
+		addr -= 4;
+		off = 0;
+	}
+	if (size)
+		*size = off ? 0 : sz;
+	return addr;
+}

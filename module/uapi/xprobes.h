@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
+/*
+ * xprobes generic netlink API, version 1. Shared by the module and xprobectl.
+ * docs/netlink.md describes every command and attribute.
+ */
+#ifndef _UAPI_XPROBES_H
+#define _UAPI_XPROBES_H
+
+#define XPROBES_GENL_NAME	"xprobes"
+#define XPROBES_GENL_VERSION	1
+#define XPROBES_MCGRP_EVENTS	"events"
+
+/* Longest symbol name accepted (KSYM_NAME_LEN in the kernel). */
+#define XPROBES_SYM_MAX		512
+/* Largest peek, in bytes. */
+#define XPROBES_PEEK_MAX	4096
+
+enum xprobes_cmd {
+	XPROBES_CMD_UNSPEC,
+	XPROBES_CMD_STATUS,	/* do: module status */
+	XPROBES_CMD_VIEW_NEW,	/* do: PID [FLAGS] -> view */
+	XPROBES_CMD_VIEW_DEL,	/* do: PID */
+	XPROBES_CMD_VIEW_GET,	/* dump: one message per view */
+	XPROBES_CMD_HOOK_ADD,	/* do: PID SYMBOL [OFFSET] [COOKIE] [FLAGS] -> HOOK_ID ADDR */
+	XPROBES_CMD_HOOK_DEL,	/* do: HOOK_ID */
+	XPROBES_CMD_HOOK_GET,	/* dump: one message per hook */
+	XPROBES_CMD_PEEK,	/* do: PID (ADDR | SYMBOL [OFFSET]) [LEN] -> BYTES */
+	XPROBES_CMD_VIEW_ENDED,	/* multicast notification: PID */
+	XPROBES_CMD_AUDIT,	/* do: compare every copy with the shared text now */
+	__XPROBES_CMD_MAX,
+};
+#define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
+
+enum xprobes_attr {
+	XPROBES_A_UNSPEC,
+	XPROBES_A_PAD,
+	XPROBES_A_VERSION,	/* string: module version */
+	XPROBES_A_MODE,		/* u32: enum xprobes_mode */
+	XPROBES_A_NR_VIEWS,	/* u32 */
+	XPROBES_A_NR_HOOKS,	/* u32 */
+	XPROBES_A_MEM_BYTES,	/* u64: memory the module holds for views */
+	XPROBES_A_PID,		/* u32: a thread-group id in the caller's pid namespace */
+	XPROBES_A_FLAGS,	/* u32: XPROBES_F_* */
+	XPROBES_A_SYMBOL,	/* string: kernel function name */
+	XPROBES_A_OFFSET,	/* u32: byte offset into SYMBOL */
+	XPROBES_A_ADDR,		/* u64: kernel virtual address */
+	XPROBES_A_LEN,		/* u32: number of bytes */
+	XPROBES_A_BYTES,	/* binary */
+	XPROBES_A_HOOK_ID,	/* u32 */
+	XPROBES_A_COOKIE,	/* u64: opaque, passed to BPF with every hit */
+	XPROBES_A_HITS,		/* u64 */
+	XPROBES_A_DROPPED,	/* u64: traps in the view not taken by the view's tasks */
+	XPROBES_A_NR_PAGES,	/* u32: private text pages */
+	XPROBES_A_NR_TABLES,	/* u32: private page-table pages */
+	XPROBES_A_MISMATCH,	/* u64: audit mismatches seen so far */
+	XPROBES_A_REASON,	/* string: why a view ended or why the mode is off */
+	XPROBES_A_AUDITS,	/* u64: audit passes run so far */
+	__XPROBES_A_MAX,
+};
+#define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
+
+enum xprobes_mode {
+	XPROBES_MODE_VIEWS = 1,		/* per-process kernel views available */
+	XPROBES_MODE_UNSUPPORTED = 2,	/* loaded, but views cannot work here (see REASON) */
+};
+
+/* XPROBES_A_FLAGS for VIEW_NEW and HOOK_ADD */
+#define XPROBES_F_NO_FOLLOW_FORK	(1U << 0)	/* children of fork are not traced */
+#define XPROBES_F_PERSIST		(1U << 1)	/* survives the creating socket */
+#define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST)
+
+#endif /* _UAPI_XPROBES_H */

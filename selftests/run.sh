@@ -1,0 +1,38 @@
+#!/bin/sh
+# Guest-side selftest runner (kselftest conventions): runs every test in
+# tests/ in order, prints TAP lines; exit code 4 from a test means "skip".
+# usage: run.sh [NAME-SUBSTRING...]   (default: all tests)
+# Each test starts with xprobes.ko loaded and must leave it loaded.
+HERE=$(dirname "$(readlink -f "$0")")
+. "$HERE/tests/lib.sh"
+
+echo "TAP version 13"
+n=0
+for t in "$HERE"/tests/[0-9]*; do
+	name=$(basename "$t")
+	name=${name%.sh}
+	if [ $# -gt 0 ]; then
+		keep=0
+		for pat in "$@"; do
+			case $name in *"$pat"*) keep=1 ;; esac
+		done
+		[ $keep = 1 ] || continue
+	fi
+	n=$((n + 1))
+	echo "xprobes-selftest: begin $name" > /dev/kmsg
+	out=/tmp/selftest-$name.out
+	start=$(date +%s)
+	( cd /tmp && timeout -s KILL "${XP_TEST_TIMEOUT:-600}" sh "$t" ) > "$out" 2>&1
+	rc=$?
+	secs=$(( $(date +%s) - start ))
+	sed 's/^/# /' "$out"
+	case $rc in
+	0) echo "ok $n $name # ${secs}s" ;;
+	4) echo "ok $n $name # SKIP $(tail -n 1 "$out")" ;;
+	*) echo "not ok $n $name # exit $rc after ${secs}s" ;;
+	esac
+	echo "xprobes-selftest: end $name rc=$rc" > /dev/kmsg
+	# Leave the next test a loaded module, whatever this one did.
+	lsmod | grep -q '^xprobes ' || insmod /xp/xprobes.ko
+done
+echo "xprobes-selftest: all done" > /dev/kmsg

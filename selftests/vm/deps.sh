@@ -1,0 +1,35 @@
+#!/bin/bash
+# Install the Debian packages the build, the VM harness and the tests need.
+# Idempotent: asks apt only for what dpkg says is missing.
+set -euo pipefail
+
+PKGS=(
+	build-essential gcc-12 make bc flex bison kmod cpio xz-utils gzip file
+	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev dwarves
+	libnl-3-dev libnl-genl-3-dev pkg-config
+	qemu-system-x86 busybox-static
+	python3
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
+	[ "$st" = installed ] || missing+=("$p")
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+	echo "deps: all packages present"
+	exit 0
+fi
+
+if [ "$(id -u)" != 0 ]; then
+	echo "deps: missing packages: ${missing[*]}; run 'make deps' as root" >&2
+	exit 1
+fi
+
+echo "deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
+	apt-get update -q
+	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi

@@ -1,0 +1,68 @@
+#!/bin/bash
+# Build the test VM's base initramfs: busybox, the guest init, the module,
+# xprobectl, BPF objects, selftests, the kernel modules the harness needs, the
+# host binaries listed in guest-bins, and every shared library they load.
+#
+# usage: mkinitramfs.sh OUT.cpio.gz KMODDIR [FILE=DEST ...]
+#   KMODDIR   lib/modules/<release> of the target kernel
+#   FILE=DEST extra files copied to DEST inside the guest (relative to /)
+set -euo pipefail
+
+OUT=$1
+KMODDIR=$2
+shift 2
+HERE=$(dirname "$(readlink -f "$0")")
+ROOT=$(mktemp -d)
+chmod 755 "$ROOT"
+trap 'rm -rf "$ROOT"' EXIT
+
+mkdir -p "$ROOT"/{bin,sbin,etc,proc,sys,dev,tmp,run,root,mnt/share,xp/bin,xp/kmod,usr/bin,usr/sbin,lib64}
+cp /bin/busybox "$ROOT/bin/busybox"
+for a in $("$ROOT/bin/busybox" --list); do
+	[ -e "$ROOT/bin/$a" ] || ln -s busybox "$ROOT/bin/$a"
+done
+install -m 755 "$HERE/init" "$ROOT/init"
+echo "root:x:0:0:root:/root:/bin/sh" > "$ROOT/etc/passwd"
+echo "nobody:x:65534:65534:nobody:/nonexistent:/bin/sh" >> "$ROOT/etc/passwd"
+printf "root:x:0:\nnogroup:x:65534:\n" > "$ROOT/etc/group"
+echo "127.0.0.1 localhost xpvm" > "$ROOT/etc/hosts"
+
+# Kernel modules the harness itself needs (9p for VM_SHARE), uncompressed so
+# busybox insmod can load them.
+for m in fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p; do
+	src=$KMODDIR/kernel/$m.ko
+	if [ -f "$src.xz" ]; then
+		xz -dc "$src.xz" > "$ROOT/xp/kmod/$(basename "$m").ko"
+	elif [ -f "$src" ]; then
+		cp "$src" "$ROOT/xp/kmod/"
+	fi
+done
+
+elfs=()
+for spec in "$@"; do
+	src=${spec%%=*}
+	dst=$ROOT/${spec#*=}
+	mkdir -p "$(dirname "$dst")"
+	cp -a "$src" "$dst"
+done
+# Host programs the tests and benchmarks use, when the host has them.
+while read -r bin; do
+	[ -n "$bin" ] && [ "${bin#\#}" = "$bin" ] || continue
+	[ -x "$bin" ] || continue
+	mkdir -p "$ROOT$(dirname "$bin")"
+	cp -L "$bin" "$ROOT$bin"
+done < "$HERE/guest-bins"
+
+# Every dynamically linked ELF inside gets its libraries.
+while IFS= read -r f; do
+	file -b "$f" | grep -q 'ELF.*dynamically linked' && elfs+=("$f")
+done < <(find "$ROOT" -type f -perm -u+x ! -path "$ROOT/xp/kmod/*")
+for f in "${elfs[@]}"; do
+	ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'
+done | sort -u | while read -r lib; do
+	mkdir -p "$ROOT$(dirname "$lib")"
+	cp -L "$lib" "$ROOT$lib"
+done
+
+(cd "$ROOT" && find . | cpio -o -H newc --quiet | gzip -1) > "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
