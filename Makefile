@@ -93,7 +93,8 @@ $(BUILD)/progs/%: selftests/progs/%.c $(wildcard selftests/progs/*.h) module/uap
 initramfs: $(INITRD)
 $(INITRD): all $(BUILD)/vm/ids.sh $(VM)/init $(VM)/mkinitramfs.sh $(VM)/guest-bins $(wildcard selftests/*.sh selftests/tests/*)
 	@mkdir -p $(@D)
-	bash $(VM)/mkinitramfs.sh $@ $(KMODDIR) \
+	@echo "  INITRAMFS $@"
+	@bash $(VM)/mkinitramfs.sh $@ $(KMODDIR) \
 		$(MODULE_KO)=xp/xprobes.ko \
 		$(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
 		$(foreach p,$(PROGS),$(p)=xp/bin/$(notdir $(p))) \
@@ -103,7 +104,7 @@ $(INITRD): all $(BUILD)/vm/ids.sh $(VM)/init $(VM)/mkinitramfs.sh $(VM)/guest-bi
 
 $(BUILD)/vm/ids.sh: module/uapi/xprobes.h selftests/gen-ids.sh
 	@mkdir -p $(@D)
-	sh selftests/gen-ids.sh $< > $@
+	@sh selftests/gen-ids.sh $< > $@
 
 vm: initramfs
 	@bash $(RUNVM) --timeout $(VM_TIMEOUT) $(if $(VM_SHARE),--share $(VM_SHARE)) -- '$(CMD)'
