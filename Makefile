@@ -41,7 +41,7 @@ MODULE_KO := module/xprobes.ko
 
 .PHONY: all deps kernel module ctl bpf progs initramfs check demo vm clean help
 
-all: module ctl progs
+all: module bpf ctl progs
 
 help:
 	@sed -n '3,11p' Makefile
@@ -85,9 +85,9 @@ $(BUILD)/ctl/xprobectl: $(CTL_OBJS)
 
 # --- selftest helper programs -----------------------------------------------
 progs: $(PROGS)
-$(BUILD)/progs/%: selftests/progs/%.c $(wildcard selftests/progs/*.h) module/uapi/xprobes.h
+$(BUILD)/progs/%: selftests/progs/%.c $(wildcard selftests/progs/*.h) module/uapi/xprobes.h $(BPF_SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< -lpthread $(if $(findstring bpf,$*),-lbpf -lelf -lz)
+	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -o $@ $< -lpthread -lbpf -lelf -lz
 
 # --- VM -----------------------------------------------------------------------
 initramfs: $(INITRD)

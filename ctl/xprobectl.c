@@ -13,6 +13,10 @@ struct subcmd {
 
 static const struct subcmd subcmds[] = {
 	{ "status", cmd_status, "status [--json]" },
+	{ "view", cmd_view, "view add PID [--no-follow-fork] | view del PID | view list [--json]" },
+	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] | hook del ID | hook list [PID] [--json]" },
+	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
+	{ "walk", cmd_walk, "walk PID ADDRESS|SYMBOL [PAGES] [--json]   (page-table entries, for debugging)" },
 };
 
 static void usage(FILE *f)

@@ -9,6 +9,7 @@
 #include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
+#include <linux/sched.h>
 #include <asm/processor.h>
 #include <xen/xen.h>
 #include "xprobes.h"
@@ -26,6 +27,8 @@ static unsigned long __init need(const char *name)
 
 int __init xp_kernel_init(void)
 {
+	struct xp_walk_result w;
+
 	xp_k.stext = need("_stext");
 	xp_k.etext = need("_etext");
 	xp_k.text_mutex = (struct mutex *)need("text_mutex");
@@ -39,9 +42,21 @@ int __init xp_kernel_init(void)
 		return -EINVAL;
 	}
 
+	/*
+	 * The shared kernel half, from the loading process (nothing is traced
+	 * yet): its pgd entry for the image and the image's PMD page. Both are
+	 * static after boot (docs/views.md).
+	 */
+	if (!xp_walk(current->active_mm->pgd, xp_k.stext, &w) && w.pud) {
+		xp_k.image_pgd = *pgd_offset_pgd(current->active_mm->pgd, xp_k.stext);
+		xp_k.image_pmds = pud_pgtable(*w.pud);
+	}
+
 	/* Views need page tables the module may build itself. */
 	if (xen_pv_domain())
 		xp_k.unsupported = "Xen PV guest: page tables are hypervisor-managed";
+	else if (!xp_k.image_pmds)
+		xp_k.unsupported = "cannot find the kernel image's page tables";
 	else if (pgd_index(xp_k.stext) != PTRS_PER_PGD - 1 ||
 		 pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
 		xp_k.unsupported = "unexpected kernel image placement in the page tables";
@@ -55,4 +70,14 @@ int __init xp_kernel_init(void)
 bool xp_is_core_text(unsigned long addr, size_t len)
 {
 	return addr >= xp_k.stext && addr < xp_k.etext && len <= xp_k.etext - addr;
+}
+
+/*
+ * The shared bytes of core kernel text at @addr, read through the direct map
+ * of the image's frames: what untraced processes execute, whatever the
+ * caller's own view shows. The image is physically contiguous.
+ */
+void *xp_text(unsigned long addr)
+{
+	return __va(__pa_symbol(addr));
 }

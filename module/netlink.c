@@ -3,14 +3,21 @@
  * Generic netlink family "xprobes": the only way userspace talks to the module.
  * Every command is admin-only; every attribute has a strict policy, so malformed
  * input is refused by the genl core with an extack message before a handler runs.
+ * Handlers take xp_views_lock around anything that touches views or hooks.
  */
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <net/genetlink.h>
 #include "xprobes.h"
 
 /* Hook offsets beyond 1 MiB cannot be inside one kernel function. */
 static const struct netlink_range_validation xp_offset_range = {
+	.max = 1 << 20,
+};
+
+static const struct netlink_range_validation xp_count_range = {
+	.min = 1,
 	.max = 1 << 20,
 };
 
@@ -23,9 +30,32 @@ static const struct nla_policy xp_policy[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_LEN]		= NLA_POLICY_RANGE(NLA_U32, 1, XPROBES_PEEK_MAX),
 	[XPROBES_A_HOOK_ID]	= NLA_POLICY_MIN(NLA_U32, 1),
 	[XPROBES_A_COOKIE]	= { .type = NLA_U64 },
+	[XPROBES_A_COUNT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &xp_count_range),
+};
+
+static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
+	[XPROBES_A_PID]		= "pid",
+	[XPROBES_A_FLAGS]	= "flags",
+	[XPROBES_A_SYMBOL]	= "symbol",
+	[XPROBES_A_OFFSET]	= "offset",
+	[XPROBES_A_ADDR]	= "address",
+	[XPROBES_A_LEN]		= "length",
+	[XPROBES_A_HOOK_ID]	= "hook id",
+	[XPROBES_A_COOKIE]	= "cookie",
+	[XPROBES_A_COUNT]	= "count",
 };
 
 static struct genl_family xp_family;
+
+/* Like GENL_REQ_ATTR_CHECK, plus a message a person can read. */
+static bool xp_missing(struct genl_info *info, int attr)
+{
+	if (info->attrs[attr])
+		return false;
+	NL_SET_ERR_ATTR_MISS(info->extack, NULL, attr);
+	NL_SET_ERR_MSG_FMT(info->extack, "missing attribute: %s", xp_attr_names[attr]);
+	return true;
+}
 
 /*
  * GENL_ADMIN_PERM already demands CAP_NET_ADMIN; changing what other processes
@@ -41,60 +71,270 @@ static int xp_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
 	return 0;
 }
 
-static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
-	[XPROBES_A_PID]		= "pid",
-	[XPROBES_A_FLAGS]	= "flags",
-	[XPROBES_A_SYMBOL]	= "symbol",
-	[XPROBES_A_OFFSET]	= "offset",
-	[XPROBES_A_ADDR]	= "address",
-	[XPROBES_A_LEN]		= "length",
-	[XPROBES_A_HOOK_ID]	= "hook id",
-	[XPROBES_A_COOKIE]	= "cookie",
-};
-
-/* Like GENL_REQ_ATTR_CHECK, plus a message a person can read. */
-static bool xp_missing(struct genl_info *info, int attr)
+static int xp_dump_start(struct netlink_callback *cb)
 {
-	if (info->attrs[attr])
-		return false;
-	NL_SET_ERR_ATTR_MISS(info->extack, NULL, attr);
-	NL_SET_ERR_MSG_FMT(info->extack, "missing attribute: %s", xp_attr_names[attr]);
-	return true;
+	if (!netlink_capable(cb->skb, CAP_SYS_ADMIN)) {
+		NL_SET_ERR_MSG(cb->extack, "xprobes needs CAP_SYS_ADMIN");
+		return -EPERM;
+	}
+	return 0;
 }
+
+static struct sk_buff *xp_reply_new(struct genl_info *info, u8 cmd, void **hdr, size_t size)
+{
+	struct sk_buff *msg = genlmsg_new(size, GFP_KERNEL);
+
+	if (!msg)
+		return NULL;
+	*hdr = genlmsg_put_reply(msg, info, &xp_family, 0, cmd);
+	if (!*hdr) {
+		nlmsg_free(msg);
+		return NULL;
+	}
+	return msg;
+}
+
+static int xp_reply_send(struct sk_buff *msg, void *hdr, struct genl_info *info, int err)
+{
+	if (err) {
+		nlmsg_free(msg);
+		return -EMSGSIZE;
+	}
+	genlmsg_end(msg, hdr);
+	return genlmsg_reply(msg, info);
+}
+
+/* ---- STATUS ---------------------------------------------------------------- */
 
 static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
+	unsigned int views, hooks;
 	void *hdr;
+	int err;
 
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	msg = xp_reply_new(info, XPROBES_CMD_STATUS, &hdr, NLMSG_GOODSIZE);
 	if (!msg)
 		return -ENOMEM;
-	hdr = genlmsg_put_reply(msg, info, &xp_family, 0, XPROBES_CMD_STATUS);
-	if (!hdr)
-		goto nospace;
-	if (nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
-	    nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
-			XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||
-	    (xp_k.unsupported && nla_put_string(msg, XPROBES_A_REASON, xp_k.unsupported)) ||
-	    nla_put_u32(msg, XPROBES_A_NR_VIEWS, 0) ||
-	    nla_put_u32(msg, XPROBES_A_NR_HOOKS, 0) ||
-	    nla_put_u64_64bit(msg, XPROBES_A_MEM_BYTES, 0, XPROBES_A_PAD))
-		goto nospace;
-	genlmsg_end(msg, hdr);
-	return genlmsg_reply(msg, info);
-
-nospace:
-	nlmsg_free(msg);
-	return -EMSGSIZE;
+	mutex_lock(&xp_views_lock);
+	views = xp_nr_views;
+	hooks = xp_nr_hooks;
+	mutex_unlock(&xp_views_lock);
+	err = nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
+	      nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
+			  XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||
+	      (xp_k.unsupported && nla_put_string(msg, XPROBES_A_REASON, xp_k.unsupported)) ||
+	      nla_put_u32(msg, XPROBES_A_NR_VIEWS, views) ||
+	      nla_put_u32(msg, XPROBES_A_NR_HOOKS, hooks) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_MEM_BYTES, atomic64_read(&xp_mem_bytes),
+				XPROBES_A_PAD);
+	return xp_reply_send(msg, hdr, info, err);
 }
+
+/* ---- views ------------------------------------------------------------------ */
+
+static int xp_put_view(struct sk_buff *msg, struct xp_view *v)
+{
+	u64 mem = (u64)(v->nr_tables + v->nr_pages) * PAGE_SIZE;
+	int i;
+
+	for (i = 0; i < XP_XOL_PAGES; i++)
+		mem += v->xol.pages[i] ? PAGE_SIZE : 0;
+	return nla_put_u32(msg, XPROBES_A_PID, pid_vnr(v->tgid)) ||
+	       nla_put_u32(msg, XPROBES_A_FLAGS, v->flags) ||
+	       nla_put_u32(msg, XPROBES_A_NR_HOOKS, v->nr_hooks) ||
+	       nla_put_u32(msg, XPROBES_A_NR_PAGES, v->nr_pages) ||
+	       nla_put_u32(msg, XPROBES_A_NR_TABLES, v->nr_tables) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_MEM_BYTES, mem, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_XOL, v->xol.va, XPROBES_A_PAD);
+}
+
+static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct sk_buff *msg;
+	struct xp_view *v;
+	void *hdr;
+	int err;
+
+	if (xp_missing(info, XPROBES_A_PID))
+		return -EINVAL;
+	msg = xp_reply_new(info, XPROBES_CMD_VIEW_NEW, &hdr, NLMSG_GOODSIZE);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&xp_views_lock);
+	v = xp_view_create(nla_get_u32(a[XPROBES_A_PID]),
+			   a[XPROBES_A_FLAGS] ? nla_get_u32(a[XPROBES_A_FLAGS]) : 0,
+			   info->extack);
+	if (IS_ERR(v)) {
+		mutex_unlock(&xp_views_lock);
+		nlmsg_free(msg);
+		return PTR_ERR(v);
+	}
+	err = xp_put_view(msg, v);
+	mutex_unlock(&xp_views_lock);
+	return xp_reply_send(msg, hdr, info, err);
+}
+
+static int xp_cmd_view_del(struct sk_buff *skb, struct genl_info *info)
+{
+	struct xp_view *v;
+
+	if (xp_missing(info, XPROBES_A_PID))
+		return -EINVAL;
+	mutex_lock(&xp_views_lock);
+	v = xp_view_find_pid(nla_get_u32(info->attrs[XPROBES_A_PID]), info->extack);
+	if (v)
+		xp_view_destroy(v);
+	mutex_unlock(&xp_views_lock);
+	return v ? 0 : -ENOENT;
+}
+
+static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	long skip = cb->args[0], i = 0;
+	struct xp_view *v;
+	int err = 0;
+
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry(v, &xp_views, node) {
+		void *hdr;
+
+		if (i++ < skip)
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &xp_family, NLM_F_MULTI, XPROBES_CMD_VIEW_GET);
+		if (!hdr || xp_put_view(skb, v)) {
+			if (hdr)
+				genlmsg_cancel(skb, hdr);
+			i--;
+			err = skb->len ? 0 : -EMSGSIZE;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	mutex_unlock(&xp_views_lock);
+	cb->args[0] = i;
+	return err ?: skb->len;
+}
+
+/* ---- hooks ------------------------------------------------------------------ */
+
+static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
+{
+	u64 hits, dropped;
+
+	xp_hook_stats(h, &hits, &dropped);
+	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
+	       nla_put_u32(msg, XPROBES_A_PID, pid_vnr(h->view->tgid)) ||
+	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
+	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_HITS, hits, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_DROPPED, dropped, XPROBES_A_PAD);
+}
+
+static int xp_cmd_hook_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct sk_buff *msg;
+	struct xp_view *v;
+	struct xp_hook *h;
+	u32 off;
+	void *hdr;
+	int err;
+
+	if (xp_missing(info, XPROBES_A_PID) || xp_missing(info, XPROBES_A_SYMBOL))
+		return -EINVAL;
+	if (a[XPROBES_A_OFFSET])
+		off = nla_get_u32(a[XPROBES_A_OFFSET]);
+	msg = xp_reply_new(info, XPROBES_CMD_HOOK_ADD, &hdr, NLMSG_GOODSIZE);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&xp_views_lock);
+	/* kprobes validates through the caller's CR3: it must see the shared text. */
+	if (current->mm && xp_view_find_mm(current->mm)) {
+		NL_SET_ERR_MSG(info->extack, "the caller is itself traced: add hooks from an untraced process");
+		err = -EPERM;
+		goto fail;
+	}
+	v = xp_view_find_pid(nla_get_u32(a[XPROBES_A_PID]), info->extack);
+	if (!v) {
+		err = -ENOENT;
+		goto fail;
+	}
+	h = xp_hook_add(v, nla_data(a[XPROBES_A_SYMBOL]), a[XPROBES_A_OFFSET] ? &off : NULL,
+			a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0,
+			info->extack);
+	if (IS_ERR(h)) {
+		err = PTR_ERR(h);
+		goto fail;
+	}
+	err = xp_put_hook(msg, h);
+	mutex_unlock(&xp_views_lock);
+	return xp_reply_send(msg, hdr, info, err);
+fail:
+	mutex_unlock(&xp_views_lock);
+	nlmsg_free(msg);
+	return err;
+}
+
+static int xp_cmd_hook_del(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	if (xp_missing(info, XPROBES_A_HOOK_ID))
+		return -EINVAL;
+	mutex_lock(&xp_views_lock);
+	err = xp_hook_del(nla_get_u32(info->attrs[XPROBES_A_HOOK_ID]), info->extack);
+	mutex_unlock(&xp_views_lock);
+	return err;
+}
+
+static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct genl_info *info = genl_info_dump(cb);
+	u32 id = cb->args[0] ?: 1, pid = 0;
+	struct xp_hook *h;
+	int err = 0;
+
+	if (info->attrs[XPROBES_A_PID])
+		pid = nla_get_u32(info->attrs[XPROBES_A_PID]);
+	mutex_lock(&xp_views_lock);
+	for (;;) {
+		u32 this = id;
+		void *hdr;
+
+		h = xp_hook_next(&id);
+		if (!h)
+			break;
+		if (pid && pid_vnr(h->view->tgid) != pid)
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &xp_family, NLM_F_MULTI, XPROBES_CMD_HOOK_GET);
+		if (!hdr || xp_put_hook(skb, h)) {
+			if (hdr)
+				genlmsg_cancel(skb, hdr);
+			id = this;
+			err = skb->len ? 0 : -EMSGSIZE;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	mutex_unlock(&xp_views_lock);
+	cb->args[0] = id;
+	return err ?: skb->len;
+}
+
+/* ---- peek and walk ---------------------------------------------------------- */
 
 static int xp_cmd_peek(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
-	u32 pid, len = 16;
-	unsigned long addr, off = 0, size;
+	unsigned long addr, size;
 	struct sk_buff *msg;
+	u32 pid, len = 16;
 	void *hdr;
 	u8 *buf;
 	int err;
@@ -123,8 +363,7 @@ static int xp_cmd_peek(struct sk_buff *skb, struct genl_info *info)
 			return -ENOENT;
 		}
 		if (a[XPROBES_A_OFFSET])
-			off = nla_get_u32(a[XPROBES_A_OFFSET]);
-		addr += off;
+			addr += nla_get_u32(a[XPROBES_A_OFFSET]);
 	}
 
 	buf = kmalloc(len, GFP_KERNEL);
@@ -134,34 +373,91 @@ static int xp_cmd_peek(struct sk_buff *skb, struct genl_info *info)
 	if (err)
 		goto out;
 	err = -ENOMEM;
-	msg = genlmsg_new(nla_total_size(len) + 64, GFP_KERNEL);
+	msg = xp_reply_new(info, XPROBES_CMD_PEEK, &hdr, nla_total_size(len) + 64);
 	if (!msg)
 		goto out;
-	hdr = genlmsg_put_reply(msg, info, &xp_family, 0, XPROBES_CMD_PEEK);
-	if (!hdr || nla_put_u64_64bit(msg, XPROBES_A_ADDR, addr, XPROBES_A_PAD) ||
-	    nla_put(msg, XPROBES_A_BYTES, len, buf)) {
-		nlmsg_free(msg);
-		err = -EMSGSIZE;
-		goto out;
-	}
-	genlmsg_end(msg, hdr);
-	err = genlmsg_reply(msg, info);
+	err = xp_reply_send(msg, hdr, info,
+			    nla_put_u64_64bit(msg, XPROBES_A_ADDR, addr, XPROBES_A_PAD) ||
+			    nla_put(msg, XPROBES_A_BYTES, len, buf));
 out:
 	kfree(buf);
 	return err;
 }
 
-static const struct genl_small_ops xp_ops[] = {
-	{
-		.cmd	= XPROBES_CMD_STATUS,
-		.doit	= xp_cmd_status,
-		.flags	= GENL_ADMIN_PERM,
-	},
-	{
-		.cmd	= XPROBES_CMD_PEEK,
-		.doit	= xp_cmd_peek,
-		.flags	= GENL_ADMIN_PERM,
-	},
+/*
+ * WALK: the page-table entries a CPU would use for each 4 KiB page of a range
+ * in one process, read by a plain software walk of its pgd. A test oracle for
+ * view structure (which pages are private, their flags, what stays shared).
+ */
+static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	const struct genl_info *info = genl_info_dump(cb);
+	struct nlattr **a = info->attrs;
+	unsigned long start, addr;
+	struct mm_struct *mm;
+	u32 count = 1, i;
+	int err = 0;
+
+	if (!a[XPROBES_A_PID] || !a[XPROBES_A_ADDR]) {
+		NL_SET_ERR_MSG(cb->extack, "walk needs a pid and an address");
+		return -EINVAL;
+	}
+	if (a[XPROBES_A_COUNT])
+		count = nla_get_u32(a[XPROBES_A_COUNT]);
+	start = nla_get_u64(a[XPROBES_A_ADDR]) & PAGE_MASK;
+	if (start < __START_KERNEL_map || start + (u64)count * PAGE_SIZE - 1 < start) {
+		NL_SET_ERR_MSG(cb->extack, "walk covers the kernel image and module area only");
+		return -ERANGE;
+	}
+	mm = xp_get_mm(nla_get_u32(a[XPROBES_A_PID]), cb->extack);
+	if (!mm)
+		return -ESRCH;
+
+	mutex_lock(&xp_views_lock);
+	for (i = cb->args[0]; i < count; i++) {
+		struct xp_walk_result w;
+		void *hdr;
+		int miss;
+
+		addr = start + (unsigned long)i * PAGE_SIZE;
+		miss = xp_walk(mm->pgd, addr, &w);
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &xp_family, NLM_F_MULTI, XPROBES_CMD_WALK);
+		if (!hdr ||
+		    nla_put_u64_64bit(skb, XPROBES_A_ADDR, addr, XPROBES_A_PAD) ||
+		    nla_put_u32(skb, XPROBES_A_LEVEL, miss ? 0 : w.level) ||
+		    nla_put_u64_64bit(skb, XPROBES_A_PHYS, miss ? 0 : w.phys, XPROBES_A_PAD) ||
+		    nla_put_u64_64bit(skb, XPROBES_A_PGD_E, w.pgd_e, XPROBES_A_PAD) ||
+		    nla_put_u64_64bit(skb, XPROBES_A_P4D_E, w.p4d_e, XPROBES_A_PAD) ||
+		    nla_put_u64_64bit(skb, XPROBES_A_PUD_E, w.pud_e, XPROBES_A_PAD) ||
+		    nla_put_u64_64bit(skb, XPROBES_A_PMD_E, w.pmd_e, XPROBES_A_PAD) ||
+		    nla_put_u64_64bit(skb, XPROBES_A_PTE_E, w.pte_e, XPROBES_A_PAD)) {
+			if (hdr)
+				genlmsg_cancel(skb, hdr);
+			err = skb->len ? 0 : -EMSGSIZE;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	mutex_unlock(&xp_views_lock);
+	mmput(mm);
+	cb->args[0] = i;
+	return err ?: skb->len;
+}
+
+static const struct genl_ops xp_ops[] = {
+	{ .cmd = XPROBES_CMD_STATUS,	.doit = xp_cmd_status,	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_VIEW_NEW,	.doit = xp_cmd_view_new,  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_VIEW_DEL,	.doit = xp_cmd_view_del,  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_VIEW_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_views,
+	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_HOOK_ADD,	.doit = xp_cmd_hook_add,  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_HOOK_DEL,	.doit = xp_cmd_hook_del,  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_HOOK_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_hooks,
+	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_PEEK,	.doit = xp_cmd_peek,	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_WALK,	.start = xp_dump_start,	  .dumpit = xp_dump_walk,
+	  .flags = GENL_ADMIN_PERM },
 };
 
 static const struct genl_multicast_group xp_mcgrps[] = {
@@ -176,8 +472,8 @@ static struct genl_family xp_family __ro_after_init = {
 	.netnsok	= false,
 	.module		= THIS_MODULE,
 	.pre_doit	= xp_pre_doit,
-	.small_ops	= xp_ops,
-	.n_small_ops	= ARRAY_SIZE(xp_ops),
+	.ops		= xp_ops,
+	.n_ops		= ARRAY_SIZE(xp_ops),
 	.resv_start_op	= XPROBES_CMD_MAX + 1,
 	.mcgrps		= xp_mcgrps,
 	.n_mcgrps	= ARRAY_SIZE(xp_mcgrps),

@@ -17,13 +17,16 @@ int xp_walk(pgd_t *pgd_base, unsigned long addr, struct xp_walk_result *res)
 	pte_t *pte;
 
 	memset(res, 0, sizeof(*res));
+	res->pgd_e = pgd_val(*pgd);
 	if (pgd_none(*pgd) || !pgd_present(*pgd))
 		return -EFAULT;
 	p4d = p4d_offset(pgd, addr);
+	res->p4d_e = p4d_val(*p4d);
 	if (p4d_none(*p4d) || !p4d_present(*p4d))
 		return -EFAULT;
 	pud = pud_offset(p4d, addr);
 	res->pud = pud;
+	res->pud_e = pud_val(*pud);
 	if (pud_none(*pud) || !pud_present(*pud))
 		return -EFAULT;
 	if (pud_leaf(*pud)) {
@@ -34,6 +37,7 @@ int xp_walk(pgd_t *pgd_base, unsigned long addr, struct xp_walk_result *res)
 	}
 	pmd = pmd_offset(pud, addr);
 	res->pmd = pmd;
+	res->pmd_e = pmd_val(*pmd);
 	if (pmd_none(*pmd) || !pmd_present(*pmd))
 		return -EFAULT;
 	if (pmd_leaf(*pmd)) {
@@ -44,6 +48,7 @@ int xp_walk(pgd_t *pgd_base, unsigned long addr, struct xp_walk_result *res)
 	}
 	pte = pte_offset_kernel(pmd, addr);
 	res->pte = pte;
+	res->pte_e = pte_val(*pte);
 	if (!pte_present(*pte))
 		return -EFAULT;
 	res->level = 1;

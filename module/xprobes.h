@@ -4,8 +4,12 @@
 #define _XPROBES_INTERNAL_H
 
 #include <linux/types.h>
+#include <linux/hashtable.h>
+#include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
+#include <linux/rcupdate.h>
+#include "insn.h"
 #include "uapi/xprobes.h"
 
 #define XPROBES_VERSION "0.1.0"
@@ -21,11 +25,14 @@ struct xp_kernel {
 	struct mutex *text_mutex;		/* serialises every kernel text write */
 	const struct exception_table_entry *ex_start, *ex_stop;
 	bool l5;				/* 5-level paging */
+	pgd_t image_pgd;			/* the shared pgd entry for the image */
+	pmd_t *image_pmds;			/* the shared PMD page for the image */
 	const char *unsupported;		/* why views cannot work here, or NULL */
 };
 extern struct xp_kernel xp_k;
 int xp_kernel_init(void);
 bool xp_is_core_text(unsigned long addr, size_t len);
+void *xp_text(unsigned long addr);
 
 /* symbols.c */
 unsigned long xp_sym_lookup(const char *name, unsigned long *size);
@@ -37,6 +44,7 @@ struct xp_walk_result {
 	phys_addr_t phys;	/* physical address the walk ends at */
 	unsigned long flags;	/* flags of the leaf entry */
 	int level;		/* 1 = 4K PTE, 2 = 2M PMD, 3 = 1G PUD */
+	u64 pgd_e, p4d_e, pud_e, pmd_e, pte_e;	/* raw entries met on the way */
 	pud_t *pud;
 	pmd_t *pmd;
 	pte_t *pte;
@@ -50,8 +58,121 @@ struct mm_struct *xp_get_mm(u32 pid, struct netlink_ext_ack *extack);
 /* peek.c */
 int xp_peek(u32 pid, unsigned long addr, u8 *buf, size_t len, struct netlink_ext_ack *extack);
 
-/* view.c */
+/* view.c: see the locking rules at the top of view.c */
+#define XP_XOL_PAGES	4
+#define XP_SLOT_SIZE	32		/* one copy: displaced insn + int3 */
+#define XP_XOL_SLOTS	(XP_XOL_PAGES * PAGE_SIZE / (2 * XP_SLOT_SIZE))
+
+/* A 2 MiB region of kernel text mapped through a private PTE table. */
+struct xp_region {
+	struct list_head node;		/* in view->regions */
+	unsigned long base;		/* 2 MiB aligned */
+	pte_t *ptes;			/* private PTE table */
+	pmd_t shared;			/* the shared PMD entry it stands in for */
+	unsigned int nr_pages;		/* private text pages in it */
+};
+
+/* A private copy of one kernel text page. */
+struct xp_tpage {
+	struct list_head node;		/* in view->tpages (RCU) */
+	unsigned long va;		/* page-aligned text address */
+	struct page *copy;
+	unsigned long orig_pfn;
+	struct xp_region *region;
+	unsigned int users;		/* hooks on this page */
+};
+
+/* Out-of-line execution area: one private 2 MiB slot above the image. */
+struct xp_xol {
+	unsigned long va;		/* 0 until the first hook needs it */
+	pte_t *ptes;
+	struct page *pages[XP_XOL_PAGES];
+	struct xp_hook __rcu *owner[XP_XOL_SLOTS];
+	DECLARE_BITMAP(used, XP_XOL_SLOTS);
+};
+
+struct xp_view {
+	struct list_head node;		/* in xp_views (RCU) */
+	struct mm_struct *mm;		/* pinned with mmgrab() */
+	pgd_t *kpgd;			/* mm->pgd: CR3 points here when the view is live */
+	struct pid *tgid;
+	u32 flags;			/* XPROBES_F_* */
+	pgd_t *pgdp;			/* mm's pgd slot for the kernel image */
+	pgd_t orig_pgd, new_pgd;	/* shared and private values of *pgdp */
+	p4d_t *p4d;			/* private P4D page (5-level only) */
+	pud_t *pud;			/* private PUD page */
+	pmd_t *pmd;			/* private PMD page for the kernel image */
+	struct list_head regions;	/* struct xp_region */
+	struct list_head tpages;	/* struct xp_tpage (RCU) */
+	struct xp_xol xol;
+	DECLARE_HASHTABLE(hooks, 6);	/* struct xp_hook by address (RCU) */
+	struct list_head hook_list;	/* struct xp_hook */
+	unsigned int nr_hooks, nr_pages, nr_tables;
+};
+
 extern struct mutex xp_views_lock;
+extern struct list_head xp_views;
+extern unsigned int xp_nr_views;
+extern atomic64_t xp_mem_bytes;
+void *xp_alloc_table(void);
+void xp_free_table(void *p);
+void xp_flush_all(void);
+struct xp_view *xp_view_find_mm(struct mm_struct *mm);
+struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack);
+struct xp_view *xp_view_create(u32 nr, u32 flags, struct netlink_ext_ack *extack);
+void xp_view_destroy(struct xp_view *v);
+struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
+				  struct netlink_ext_ack *extack);
+void xp_view_put_page(struct xp_view *v, struct xp_tpage *t);
+unsigned long xp_view_free_pmd_slot(struct xp_view *v);
+int xp_view_map_table(struct xp_view *v, unsigned long va, pte_t *ptes);
+void xp_view_unmap_table(struct xp_view *v, unsigned long va);
+void xp_views_destroy_all(void);
+int xp_views_init(void);
+void xp_views_exit(void);
+
+/* hook.c */
+struct xp_hook_stats {
+	u64 hits;			/* taken by the view's own tasks */
+	u64 dropped;			/* other contexts on the view's CR3 */
+};
+
+struct xp_hook {
+	struct hlist_node hnode;	/* in view->hooks (RCU) */
+	struct list_head vnode;		/* in view->hook_list */
+	struct xp_view *view;
+	u32 id;
+	unsigned long addr;
+	u64 cookie;
+	struct xp_insn insn;		/* the displaced instruction */
+	u8 orig[XP_INSN_MAX];		/* its bytes */
+	struct xp_tpage *tpage;
+	int slot;			/* xol slot, -1 when emulated */
+	unsigned long slot_va;
+	struct xp_hook_stats __percpu *stats;
+	char sym[64];
+	unsigned int sym_off;
+	struct rcu_head rcu;
+};
+
+extern unsigned int xp_nr_hooks;
+struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
+			    u64 cookie, struct netlink_ext_ack *extack);
+int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
+struct xp_hook *xp_hook_next(u32 *id);
+void xp_hook_stats(struct xp_hook *h, u64 *hits, u64 *dropped);
+void xp_hooks_free_all(struct xp_view *v);
+
+/* xol.c */
+int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *extack);
+void xp_xol_release(struct xp_view *v, struct xp_hook *h);
+void xp_xol_free(struct xp_view *v);
+struct xp_hook *xp_xol_owner(struct xp_view *v, unsigned long addr, bool *irq_on);
+
+/* dispatch.c */
+int xp_dispatch_init(void);
+void xp_dispatch_exit(void);
+void xp_sync_cores(void);
 
 /* netlink.c */
 int xp_netlink_init(void);

@@ -27,6 +27,7 @@ enum xprobes_cmd {
 	XPROBES_CMD_PEEK,	/* do: PID (ADDR | SYMBOL [OFFSET]) [LEN] -> BYTES */
 	XPROBES_CMD_VIEW_ENDED,	/* multicast notification: PID */
 	XPROBES_CMD_AUDIT,	/* do: compare every copy with the shared text now */
+	XPROBES_CMD_WALK,	/* dump: PID ADDR [COUNT] -> page-table entries per 4 KiB page */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
@@ -55,6 +56,15 @@ enum xprobes_attr {
 	XPROBES_A_MISMATCH,	/* u64: audit mismatches seen so far */
 	XPROBES_A_REASON,	/* string: why a view ended or why the mode is off */
 	XPROBES_A_AUDITS,	/* u64: audit passes run so far */
+	XPROBES_A_COUNT,	/* u32: number of 4 KiB pages */
+	XPROBES_A_PHYS,		/* u64: physical address a walk ends at */
+	XPROBES_A_LEVEL,	/* u32: leaf level of a walk: 1 = PTE, 2 = PMD, 3 = PUD */
+	XPROBES_A_PGD_E,	/* u64: raw page-table entries met by a walk */
+	XPROBES_A_P4D_E,
+	XPROBES_A_PUD_E,
+	XPROBES_A_PMD_E,
+	XPROBES_A_PTE_E,
+	XPROBES_A_XOL,		/* u64: address of a view's out-of-line area, 0 if none */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

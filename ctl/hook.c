@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xprobectl hook add|del|list: hookpoints in a process's kernel view. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+#include <netlink/attr.h>
+#include "json.h"
+#include "nl.h"
+#include "util.h"
+#include "xprobectl.h"
+
+static void hook_usage(FILE *f)
+{
+	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--json]\n"
+		   "       xprobectl hook del ID\n"
+		   "       xprobectl hook list [PID] [--json]\n"
+		   "SYMBOL alone hooks the first instruction after ENDBR and the fentry site.\n");
+}
+
+struct hook_row {
+	uint32_t id, pid, off;
+	uint64_t addr, cookie, hits, dropped;
+	char sym[512];
+};
+
+static void get_row(struct nlattr **tb, struct hook_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (tb[XPROBES_A_HOOK_ID]) r->id = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
+	if (tb[XPROBES_A_PID]) r->pid = nla_get_u32(tb[XPROBES_A_PID]);
+	if (tb[XPROBES_A_OFFSET]) r->off = nla_get_u32(tb[XPROBES_A_OFFSET]);
+	if (tb[XPROBES_A_ADDR]) r->addr = nla_get_u64(tb[XPROBES_A_ADDR]);
+	if (tb[XPROBES_A_COOKIE]) r->cookie = nla_get_u64(tb[XPROBES_A_COOKIE]);
+	if (tb[XPROBES_A_HITS]) r->hits = nla_get_u64(tb[XPROBES_A_HITS]);
+	if (tb[XPROBES_A_DROPPED]) r->dropped = nla_get_u64(tb[XPROBES_A_DROPPED]);
+	if (tb[XPROBES_A_SYMBOL])
+		snprintf(r->sym, sizeof(r->sym), "%s", nla_get_string(tb[XPROBES_A_SYMBOL]));
+}
+
+static void json_hook(const struct hook_row *r)
+{
+	char where[600];
+
+	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r->sym, r->off);
+	json_obj_begin(NULL);
+	json_u64("id", r->id);
+	json_u64("pid", r->pid);
+	json_str("symbol", r->sym);
+	json_u64("offset", r->off);
+	json_str("location", where);
+	json_hex("address", r->addr);
+	json_u64("cookie", r->cookie);
+	json_u64("hits", r->hits);
+	json_u64("dropped", r->dropped);
+	json_obj_end();
+}
+
+static int print_added(struct nlattr **tb, void *arg)
+{
+	struct hook_row r;
+
+	get_row(tb, &r);
+	if (*(bool *)arg) {
+		json_hook(&r);
+		json_done();
+	} else {
+		printf("%" PRIu32 "\n", r.id);
+	}
+	return 0;
+}
+
+static int print_hook(struct nlattr **tb, void *arg)
+{
+	struct hook_row r;
+	char where[600];
+
+	get_row(tb, &r);
+	if (*(bool *)arg) {
+		json_hook(&r);
+		return 0;
+	}
+	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r.sym, r.off);
+	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64 "\n",
+	       r.id, r.pid, r.addr, where, r.hits, r.dropped);
+	return 0;
+}
+
+static int hook_add(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "cookie", required_argument, NULL, 'c' },
+		COMMON_OPTS,
+		{ 0 }
+	};
+	uint64_t cookie = 0;
+	bool json = false;
+	struct target t;
+	struct xp_nl *nl;
+	struct nl_msg *msg;
+	uint32_t pid;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "c:hj", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c':
+			if (!parse_u64(optarg, &cookie))
+				return usage_error("bad cookie '%s'", optarg);
+			break;
+		case 'j': json = true; break;
+		case 'h': hook_usage(stdout); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind + 2 != argc)
+		return usage_error("hook add takes PID and SYMBOL[+OFFSET]");
+	if (!parse_pid(argv[optind], &pid) || !parse_target(argv[optind + 1], &t))
+		return EXIT_USAGE;
+	if (t.is_addr)
+		return usage_error("hook add takes a symbol (SYMBOL[+OFFSET]), not an address");
+
+	nl = xp_nl_open();
+	if (!nl)
+		return EXIT_RUNTIME;
+	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+	nla_put_u32(msg, XPROBES_A_PID, pid);
+	nla_put_string(msg, XPROBES_A_SYMBOL, t.sym);
+	if (t.has_off)
+		nla_put_u32(msg, XPROBES_A_OFFSET, t.off);
+	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
+	err = xp_nl_call(nl, msg, print_added, &json);
+	if (err)
+		xp_nl_perror(nl, "hook add");
+	xp_nl_close(nl);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int hook_del(int argc, char **argv)
+{
+	struct xp_nl *nl;
+	struct nl_msg *msg;
+	uint64_t id;
+	int err;
+
+	if (argc != 2)
+		return usage_error("hook del takes one hook ID");
+	if (!parse_u64(argv[1], &id) || !id || id > 0xffffffffu)
+		return usage_error("'%s' is not a hook id", argv[1]);
+	nl = xp_nl_open();
+	if (!nl)
+		return EXIT_RUNTIME;
+	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_DEL, 0);
+	nla_put_u32(msg, XPROBES_A_HOOK_ID, id);
+	err = xp_nl_call(nl, msg, NULL, NULL);
+	if (err)
+		xp_nl_perror(nl, "hook del");
+	xp_nl_close(nl);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int hook_list(int argc, char **argv)
+{
+	static const struct option opts[] = { COMMON_OPTS, { 0 } };
+	bool json = false;
+	uint32_t pid = 0;
+	struct xp_nl *nl;
+	struct nl_msg *msg;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': hook_usage(stdout); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 < argc)
+		return usage_error("hook list takes at most one PID");
+	if (optind < argc && !parse_pid(argv[optind], &pid))
+		return EXIT_USAGE;
+	nl = xp_nl_open();
+	if (!nl)
+		return EXIT_RUNTIME;
+	if (json)
+		json_arr_begin(NULL);
+	else
+		printf("%-6s %-8s %-18s  %-36s %12s %10s\n", "ID", "PID", "ADDRESS", "LOCATION",
+		       "HITS", "DROPPED");
+	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
+	if (pid)
+		nla_put_u32(msg, XPROBES_A_PID, pid);
+	err = xp_nl_call(nl, msg, print_hook, &json);
+	if (json) {
+		json_arr_end();
+		json_done();
+	}
+	if (err)
+		xp_nl_perror(nl, "hook list");
+	xp_nl_close(nl);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
+
+int cmd_hook(int argc, char **argv)
+{
+	if (argc < 2) {
+		hook_usage(stderr);
+		return EXIT_USAGE;
+	}
+	optind = 1;
+	if (!strcmp(argv[1], "add"))
+		return hook_add(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "del"))
+		return hook_del(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list"))
+		return hook_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		hook_usage(stdout);
+		return EXIT_OK;
+	}
+	return usage_error("unknown hook command '%s'", argv[1]);
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Hookpoints: an int3 in a view's private copy of a kernel text page.
+ *
+ * A hook may only sit where kprobes itself would put a probe (an instruction
+ * boundary outside the kprobe blacklist, off jump-label, static-call,
+ * alternatives and BUG sites), never on an ftrace fentry site (ftrace patches
+ * it at run time), never on ENDBR, and only on an instruction xprobes can run
+ * out of line or emulate. kprobes is asked by registering a disabled probe at
+ * the address and removing it again: it answers with the kernel's own rules
+ * and its own instruction decoder, whose length must agree with ours.
+ *
+ * Locking: everything here runs under xp_views_lock; the trap handler finds
+ * hooks through view->hooks under RCU, and a hook is freed only after its int3
+ * is gone from the copy, every CPU has serialised, and an RCU grace period.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/extable.h>
+#include <linux/idr.h>
+#include <linux/kprobes.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include <asm/ibt.h>
+#include <asm/text-patching.h>
+#include <net/netlink.h>
+#include "xprobes.h"
+
+static DEFINE_IDR(xp_hook_ids);		/* under xp_views_lock */
+unsigned int xp_nr_hooks;		/* under xp_views_lock */
+
+/* Ask kprobes whether it would probe @addr; report its flags and insn size. */
+static int kprobe_check(unsigned long addr, unsigned int *flags, unsigned int *size)
+{
+	struct kprobe kp = {
+		.addr = (kprobe_opcode_t *)addr,
+		.flags = KPROBE_FLAG_DISABLED,
+	};
+	int err = register_kprobe(&kp);
+
+	if (err)
+		return err;
+	*flags = kp.flags;
+	*size = kp.ainsn.size;
+	unregister_kprobe(&kp);
+	return 0;
+}
+
+/* Does the kernel expect a fault at @addr (exception table entry)? */
+static bool in_extable(unsigned long addr)
+{
+	const struct exception_table_entry *lo = xp_k.ex_start, *hi = xp_k.ex_stop;
+
+	while (lo < hi) {
+		const struct exception_table_entry *mid = lo + (hi - lo) / 2;
+		unsigned long insn = (unsigned long)&mid->insn + mid->insn;
+
+		if (insn == addr)
+			return true;
+		if (insn < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return false;
+}
+
+static const char *kprobe_refusal(int err)
+{
+	switch (err) {
+	case -EILSEQ:
+		return "not an instruction boundary";
+	case -EINVAL:
+		return "kprobes refuses this address (blacklisted, noinstr or entry code, a jump label, static call or BUG site)";
+	case -ENOENT:
+		return "not a kernel function address";
+	case -EBUSY:
+		return "kprobes is busy with this address";
+	default:
+		return "kprobes refuses this address";
+	}
+}
+
+/*
+ * Check @addr and decode the instruction there into @h (insn, orig bytes).
+ * Reads the shared text through the direct map, whatever the caller's view.
+ */
+static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
+		    struct netlink_ext_ack *extack)
+{
+	unsigned int kflags, ksize;
+	u32 first;
+	int err;
+
+	if (!xp_is_core_text(addr, 1)) {
+		NL_SET_ERR_MSG(extack, "not in the core kernel text (module text cannot be hooked)");
+		return -ERANGE;
+	}
+	memcpy(&first, xp_text(start), sizeof(first));
+	if (addr < start + (is_endbr(first) ? ENDBR_INSN_SIZE : 0)) {
+		NL_SET_ERR_MSG(extack, "would overwrite the function's ENDBR");
+		return -EINVAL;
+	}
+	err = kprobe_check(addr, &kflags, &ksize);
+	if (err) {
+		NL_SET_ERR_MSG_FMT(extack, "%s+%#x: %s", h->sym, h->sym_off, kprobe_refusal(err));
+		return err == -EILSEQ ? -EINVAL : err;
+	}
+	if (kflags & KPROBE_FLAG_FTRACE) {
+		NL_SET_ERR_MSG_FMT(extack, "%s+%#x is an ftrace (fentry) site, which the kernel patches at run time",
+				   h->sym, h->sym_off);
+		return -EINVAL;
+	}
+	memcpy(h->orig, xp_text(addr), XP_INSN_MAX);
+	if (xp_insn_decode(&h->insn, h->orig, XP_INSN_MAX)) {
+		NL_SET_ERR_MSG(extack, "cannot decode the instruction");
+		return -EINVAL;
+	}
+	if (h->insn.len != ksize) {
+		NL_SET_ERR_MSG_FMT(extack, "instruction length disagreement (xprobes %u, kernel %u)",
+				   h->insn.len, ksize);
+		return -EINVAL;
+	}
+	if (h->insn.kind == XP_INSN_REFUSE) {
+		NL_SET_ERR_MSG_FMT(extack, "%s+%#x: cannot displace this instruction: %s",
+				   h->sym, h->sym_off, h->insn.why);
+		return -EINVAL;
+	}
+	if (in_extable(addr)) {
+		NL_SET_ERR_MSG_FMT(extack, "%s+%#x may fault on purpose (exception table entry)",
+				   h->sym, h->sym_off);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* Where SYMBOL alone hooks: the first instruction after ENDBR and the fentry site. */
+static int default_offset(unsigned long start, u32 *off)
+{
+	unsigned int kflags, ksize;
+	u32 first;
+
+	memcpy(&first, xp_text(start), sizeof(first));
+	*off = is_endbr(first) ? ENDBR_INSN_SIZE : 0;
+	if (!kprobe_check(start + *off, &kflags, &ksize) && (kflags & KPROBE_FLAG_FTRACE))
+		*off += MCOUNT_INSN_SIZE;
+	return 0;
+}
+
+static struct xp_hook *find_hook(struct xp_view *v, unsigned long addr)
+{
+	struct xp_hook *h;
+
+	hash_for_each_possible_rcu(v->hooks, h, hnode, addr)
+		if (h->addr == addr)
+			return h;
+	return NULL;
+}
+
+static void free_hook(struct xp_hook *h)
+{
+	free_percpu(h->stats);
+	kfree(h);
+	atomic64_sub(sizeof(*h), &xp_mem_bytes);
+}
+
+struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
+			    u64 cookie, struct netlink_ext_ack *extack)
+{
+	unsigned long start, size, addr;
+	struct xp_hook *h, *dup;
+	struct xp_tpage *t;
+	u8 *copy;
+	u32 off;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	start = xp_sym_lookup(sym, &size);
+	if (!start || !size) {
+		NL_SET_ERR_MSG_FMT(extack, "unknown kernel function '%s'", sym);
+		return ERR_PTR(-ENOENT);
+	}
+	if (offp)
+		off = *offp;
+	else
+		default_offset(start, &off);
+	if (off >= size) {
+		NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of %s (size %#lx)",
+				   off, sym, size);
+		return ERR_PTR(-ERANGE);
+	}
+	addr = start + off;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	if (!h)
+		return ERR_PTR(-ENOMEM);
+	atomic64_add(sizeof(*h), &xp_mem_bytes);
+	h->stats = alloc_percpu(struct xp_hook_stats);
+	if (!h->stats) {
+		free_hook(h);
+		return ERR_PTR(-ENOMEM);
+	}
+	h->view = v;
+	h->addr = addr;
+	h->cookie = cookie;
+	h->slot = -1;
+	strscpy(h->sym, sym, sizeof(h->sym));
+	h->sym_off = off;
+
+	dup = find_hook(v, addr);
+	if (dup) {
+		NL_SET_ERR_MSG_FMT(extack, "this view already has hook %u at %s+%#x",
+				   dup->id, sym, off);
+		err = -EEXIST;
+		goto fail;
+	}
+	err = validate(h, start, addr, extack);
+	if (err)
+		goto fail;
+
+	err = idr_alloc_cyclic(&xp_hook_ids, h, 1, INT_MAX, GFP_KERNEL);
+	if (err < 0)
+		goto fail;
+	h->id = err;
+
+	t = xp_view_get_page(v, addr & PAGE_MASK, extack);
+	if (IS_ERR(t)) {
+		err = PTR_ERR(t);
+		goto fail_id;
+	}
+	h->tpage = t;
+	copy = (u8 *)page_address(t->copy) + offset_in_page(addr);
+	if (memcmp(copy, h->orig, min_t(unsigned long, h->insn.len, PAGE_SIZE - offset_in_page(addr)))) {
+		/* Another hook's int3 cannot be here (no duplicates), so the text moved. */
+		NL_SET_ERR_MSG(extack, "kernel text changed while the hook was being placed");
+		err = -EAGAIN;
+		goto fail_page;
+	}
+	if (h->insn.kind == XP_INSN_SLOT) {
+		err = xp_xol_alloc(v, h, extack);
+		if (err)
+			goto fail_page;
+	}
+
+	/* Publish, then arm: the handler must exist before the int3 does. */
+	hash_add_rcu(v->hooks, &h->hnode, addr);
+	list_add_tail(&h->vnode, &v->hook_list);
+	v->nr_hooks++;
+	xp_nr_hooks++;
+	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);
+	xp_sync_cores();
+	return h;
+
+fail_page:
+	xp_view_put_page(v, t);
+fail_id:
+	idr_remove(&xp_hook_ids, h->id);
+fail:
+	free_hook(h);
+	return ERR_PTR(err);
+}
+
+static void unlink_hook(struct xp_hook *h)
+{
+	struct xp_view *v = h->view;
+
+	idr_remove(&xp_hook_ids, h->id);
+	list_del(&h->vnode);
+	v->nr_hooks--;
+	xp_nr_hooks--;
+}
+
+int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
+{
+	struct xp_hook *h;
+	struct xp_view *v;
+	u8 *copy;
+
+	lockdep_assert_held(&xp_views_lock);
+	h = idr_find(&xp_hook_ids, id);
+	if (!h) {
+		NL_SET_ERR_MSG_FMT(extack, "no hook with id %u", id);
+		return -ENOENT;
+	}
+	v = h->view;
+	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+
+	/* Disarm and let every CPU see it; only then stop handling the address. */
+	WRITE_ONCE(copy[0], h->orig[0]);
+	xp_sync_cores();
+	hash_del_rcu(&h->hnode);
+	unlink_hook(h);
+	synchronize_rcu();
+	xp_xol_release(v, h);
+	xp_view_put_page(v, h->tpage);
+	free_hook(h);
+	return 0;
+}
+
+/* The view is unreachable (pgd restored, flushed, grace period over): free its hooks. */
+void xp_hooks_free_all(struct xp_view *v)
+{
+	struct xp_hook *h, *n;
+
+	list_for_each_entry_safe(h, n, &v->hook_list, vnode) {
+		unlink_hook(h);
+		free_hook(h);
+	}
+}
+
+/* Iterate hooks in id order: the first with id >= *id, and advance *id. */
+struct xp_hook *xp_hook_next(u32 *id)
+{
+	int next = *id;
+	struct xp_hook *h = idr_get_next(&xp_hook_ids, &next);
+
+	if (h)
+		*id = next + 1;
+	return h;
+}
+
+void xp_hook_stats(struct xp_hook *h, u64 *hits, u64 *dropped)
+{
+	int cpu;
+
+	*hits = 0;
+	*dropped = 0;
+	for_each_possible_cpu(cpu) {
+		struct xp_hook_stats *s = per_cpu_ptr(h->stats, cpu);
+
+		*hits += READ_ONCE(s->hits);
+		*dropped += READ_ONCE(s->dropped);
+	}
+}

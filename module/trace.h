@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Tracepoint fired for every hit of a hook by the traced process: BPF attaches
+ * to it as a raw tracepoint (args: u32 id, u64 cookie, struct pt_regs *regs).
+ */
+#undef TRACE_SYSTEM
+#define TRACE_SYSTEM xprobes
+
+#if !defined(_XPROBES_TRACE_H) || defined(TRACE_HEADER_MULTI_READ)
+#define _XPROBES_TRACE_H
+
+#include <linux/tracepoint.h>
+#include <asm/ptrace.h>
+
+TRACE_EVENT(xprobes_hook,
+	TP_PROTO(u32 id, u64 cookie, struct pt_regs *regs),
+	TP_ARGS(id, cookie, regs),
+	TP_STRUCT__entry(
+		__field(u32, id)
+		__field(u64, cookie)
+		__field(unsigned long, ip)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->cookie = cookie;
+		__entry->ip = regs->ip - 1;
+	),
+	TP_printk("id=%u cookie=%llu ip=%pS", __entry->id,
+		  (unsigned long long)__entry->cookie, (void *)__entry->ip)
+);
+
+#endif /* _XPROBES_TRACE_H */
+
+#undef TRACE_INCLUDE_PATH
+#define TRACE_INCLUDE_PATH .
+#undef TRACE_INCLUDE_FILE
+#define TRACE_INCLUDE_FILE trace
+#include <trace/define_trace.h>

@@ -1,0 +1,156 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Out-of-line execution of displaced instructions.
+ *
+ * Modules cannot get executable memory on this kernel (execmem and
+ * set_memory_x are not exported), but a view owns its page tables: it maps a
+ * few pages of its own, read-only and executable, non-global, in an empty 2 MiB
+ * slot of the kernel-image PUD. Only CPUs running on the view's CR3 can reach
+ * them, and those are exactly the CPUs that can hit the view's int3s.
+ *
+ * Each hook gets two slot copies of its instruction, each followed by an int3:
+ * one for a trap taken with interrupts on, one with them off. The trap handler
+ * enters a slot with interrupts off (so nothing can preempt or migrate the CPU
+ * while it runs code that exists only in this view), and the int3 that ends the
+ * slot tells by its address whether to turn interrupts back on: no per-CPU
+ * state, so nested traps (NMI, recursion through BPF) need no bookkeeping.
+ *
+ * Locking: slots are handed out and written under xp_views_lock; owner[] is
+ * read by the trap handler under RCU and cleared before a slot is reused.
+ */
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <net/netlink.h>
+#include <asm/text-patching.h>
+#include "xprobes.h"
+
+static u8 *slot_ptr(struct xp_view *v, int slot, int variant)
+{
+	unsigned long off = (unsigned long)slot * 2 * XP_SLOT_SIZE + variant * XP_SLOT_SIZE;
+
+	return (u8 *)page_address(v->xol.pages[off / PAGE_SIZE]) + off % PAGE_SIZE;
+}
+
+static int xol_map_area(struct xp_view *v, struct netlink_ext_ack *extack)
+{
+	unsigned long va = xp_view_free_pmd_slot(v);
+
+	if (!va) {
+		NL_SET_ERR_MSG(extack, "no free 2 MiB slot in the kernel image area for the xol pages");
+		return -ENOSPC;
+	}
+	v->xol.ptes = xp_alloc_table();
+	if (!v->xol.ptes)
+		return -ENOMEM;
+	if (xp_view_map_table(v, va, v->xol.ptes)) {
+		xp_free_table(v->xol.ptes);
+		v->xol.ptes = NULL;
+		return -EBUSY;
+	}
+	v->xol.va = va;
+	return 0;
+}
+
+static int xol_map_page(struct xp_view *v, int i)
+{
+	pgprot_t rox = __pgprot((__PAGE_KERNEL_ROX | _PAGE_ENC) & ~_PAGE_GLOBAL);
+	struct page *p = alloc_page(GFP_KERNEL_ACCOUNT);
+
+	if (!p)
+		return -ENOMEM;
+	atomic64_add(PAGE_SIZE, &xp_mem_bytes);
+	/* Anything that is not a slot traps. */
+	memset(page_address(p), INT3_INSN_OPCODE, PAGE_SIZE);
+	v->xol.pages[i] = p;
+	set_pte(&v->xol.ptes[pte_index(v->xol.va) + i], pfn_pte(page_to_pfn(p), rox));
+	return 0;
+}
+
+static void write_slot(struct xp_hook *h, u8 *dst, unsigned long slot_va)
+{
+	memcpy(dst, h->orig, h->insn.len);
+	if (h->insn.rip_rel) {
+		s32 disp;
+
+		memcpy(&disp, h->orig + h->insn.disp_off, sizeof(disp));
+		disp += (s32)(h->addr - slot_va);
+		memcpy(dst + h->insn.disp_off, &disp, sizeof(disp));
+	}
+	dst[h->insn.len] = INT3_INSN_OPCODE;
+}
+
+int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *extack)
+{
+	int slot, err, page;
+	s64 delta;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!v->xol.va) {
+		err = xol_map_area(v, extack);
+		if (err)
+			return err;
+	}
+	slot = find_first_zero_bit(v->xol.used, XP_XOL_SLOTS);
+	if (slot >= XP_XOL_SLOTS) {
+		NL_SET_ERR_MSG_FMT(extack, "too many hooks in one view (at most %lu)", (unsigned long)XP_XOL_SLOTS);
+		return -ENOSPC;
+	}
+	page = slot * 2 * XP_SLOT_SIZE / PAGE_SIZE;
+	if (!v->xol.pages[page]) {
+		err = xol_map_page(v, page);
+		if (err)
+			return err;
+	}
+	h->slot_va = v->xol.va + (unsigned long)slot * 2 * XP_SLOT_SIZE;
+	delta = (s64)h->addr - (s64)h->slot_va;
+	if (h->insn.rip_rel && (delta > S32_MAX / 2 || delta < S32_MIN / 2)) {
+		NL_SET_ERR_MSG(extack, "RIP-relative instruction too far from the xol area");
+		return -ERANGE;
+	}
+	write_slot(h, slot_ptr(v, slot, 0), h->slot_va);
+	write_slot(h, slot_ptr(v, slot, 1), h->slot_va + XP_SLOT_SIZE);
+	__set_bit(slot, v->xol.used);
+	h->slot = slot;
+	rcu_assign_pointer(v->xol.owner[slot], h);
+	return 0;
+}
+
+/* Call only once no CPU can enter the slot (the hook's int3 is gone and synced). */
+void xp_xol_release(struct xp_view *v, struct xp_hook *h)
+{
+	if (h->slot < 0)
+		return;
+	RCU_INIT_POINTER(v->xol.owner[h->slot], NULL);
+	__clear_bit(h->slot, v->xol.used);
+	h->slot = -1;
+}
+
+void xp_xol_free(struct xp_view *v)
+{
+	int i;
+
+	for (i = 0; i < XP_XOL_PAGES; i++) {
+		if (v->xol.pages[i]) {
+			__free_page(v->xol.pages[i]);
+			atomic64_sub(PAGE_SIZE, &xp_mem_bytes);
+		}
+	}
+	xp_free_table(v->xol.ptes);
+}
+
+/* Trap handler: the hook whose slot ends at @addr (the slot's int3), if any. */
+struct xp_hook *xp_xol_owner(struct xp_view *v, unsigned long addr, bool *irq_on)
+{
+	unsigned long off;
+	struct xp_hook *h;
+
+	if (!v->xol.va || addr < v->xol.va || addr >= v->xol.va + XP_XOL_PAGES * PAGE_SIZE)
+		return NULL;
+	off = addr - v->xol.va;
+	h = rcu_dereference(v->xol.owner[off / (2 * XP_SLOT_SIZE)]);
+	if (!h || off % XP_SLOT_SIZE != h->insn.len)
+		return NULL;
+	*irq_on = (off / XP_SLOT_SIZE) & 1;
+	return h;
+}
+NOKPROBE_SYMBOL(xp_xol_owner);

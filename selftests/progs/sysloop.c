@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * sysloop: make one system call a known number of times, on cue.
+ *   sysloop [-g] [-e] [-n N] [-t THREADS] SYSCALL
+ *   -g  print "ready" and wait for SIGUSR1 before the loop
+ *   -e  after the loop print "done N" and wait for SIGUSR1 before exiting
+ *   -n  number of calls per thread (0: until SIGTERM)           default 1000
+ *   -t  run the loop in THREADS threads (they share the mm)     default 1
+ * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1))
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+static long nr = SYS_getppid, arg = 0;
+static unsigned long count = 1000;
+static volatile sig_atomic_t stop;
+
+static void on_term(int sig) { (void)sig; stop = 1; }
+
+static void wait_usr1(sigset_t *set)
+{
+	int sig;
+
+	sigwait(set, &sig);
+}
+
+static void *loop(void *unused)
+{
+	unsigned long i;
+
+	(void)unused;
+	for (i = 0; (count == 0 || i < count) && !stop; i++)
+		syscall(nr, arg);
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	int opt, go = 0, end = 0, threads = 1, i;
+	pthread_t tids[64];
+	sigset_t set;
+
+	while ((opt = getopt(argc, argv, "gen:t:")) != -1) {
+		switch (opt) {
+		case 'g': go = 1; break;
+		case 'e': end = 1; break;
+		case 'n': count = strtoul(optarg, NULL, 0); break;
+		case 't': threads = atoi(optarg); break;
+		default: return 2;
+		}
+	}
+	if (optind < argc) {
+		const char *s = argv[optind];
+
+		if (!strcmp(s, "getppid")) nr = SYS_getppid;
+		else if (!strcmp(s, "getpid")) nr = SYS_getpid;
+		else if (!strcmp(s, "getuid")) nr = SYS_getuid;
+		else if (!strcmp(s, "getgid")) nr = SYS_getgid;
+		else if (!strcmp(s, "close")) { nr = SYS_close; arg = -1; }
+		else { fprintf(stderr, "sysloop: unknown syscall %s\n", s); return 2; }
+	}
+	if (threads < 1 || threads > 64)
+		return 2;
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	signal(SIGTERM, on_term);
+	if (go) {
+		printf("ready %d\n", getpid());
+		fflush(stdout);
+		wait_usr1(&set);
+	}
+	for (i = 0; i < threads; i++)
+		pthread_create(&tids[i], NULL, loop, NULL);
+	for (i = 0; i < threads; i++)
+		pthread_join(tids[i], NULL);
+	if (end) {
+		printf("done %lu\n", count * threads);
+		fflush(stdout);
+		wait_usr1(&set);
+	}
+	return 0;
+}
