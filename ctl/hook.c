@@ -130,8 +130,12 @@ static int hook_add(int argc, char **argv)
 		nla_put_u32(msg, XPROBES_A_OFFSET, t.off);
 	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
 	err = xp_nl_call(nl, msg, print_added, &json);
-	if (err)
-		xp_nl_perror(nl, "hook add");
+	if (err) {
+		char what[600];
+
+		snprintf(what, sizeof(what), "hook add %s", argv[optind + 1]);
+		xp_nl_perror(nl, what);
+	}
 	xp_nl_close(nl);
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }

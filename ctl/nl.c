@@ -200,7 +200,7 @@ void xp_nl_perror(struct xp_nl *nl, const char *what)
 {
 	int e = -nl->err;
 
-	if (e == EPERM) {
+	if (e == EPERM && !nl->ext_msg[0]) {
 		fprintf(stderr, "xprobectl: %s: permission denied: xprobes needs CAP_NET_ADMIN "
 			"(run as root)\n", what);
 		return;

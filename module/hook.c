@@ -29,21 +29,36 @@
 static DEFINE_IDR(xp_hook_ids);		/* under xp_views_lock */
 unsigned int xp_nr_hooks;		/* under xp_views_lock */
 
-/* Ask kprobes whether it would probe @addr; report its flags and insn size. */
-static int kprobe_check(unsigned long addr, unsigned int *flags, unsigned int *size)
-{
-	struct kprobe kp = {
-		.addr = (kprobe_opcode_t *)addr,
-		.flags = KPROBE_FLAG_DISABLED,
-	};
-	int err = register_kprobe(&kp);
+/* What kprobes says about one address. */
+struct kp_answer {
+	int err;
+	unsigned int flags;	/* KPROBE_FLAG_* */
+	unsigned int size;	/* length of the instruction, by the kernel's decoder */
+};
 
-	if (err)
-		return err;
-	*flags = kp.flags;
-	*size = kp.ainsn.size;
-	unregister_kprobe(&kp);
-	return 0;
+/*
+ * Ask kprobes whether it would probe each of @n addresses, by registering a
+ * disabled probe at each and removing them together (one RCU grace period).
+ */
+static void kprobe_ask(const unsigned long *addrs, struct kp_answer *ans, int n)
+{
+	struct kprobe kps[2], *reg[2];
+	int i, nreg = 0;
+
+	for (i = 0; i < n; i++) {
+		kps[i] = (struct kprobe){
+			.addr = (kprobe_opcode_t *)addrs[i],
+			.flags = KPROBE_FLAG_DISABLED,
+		};
+		ans[i].err = register_kprobe(&kps[i]);
+		if (ans[i].err)
+			continue;
+		ans[i].flags = kps[i].flags;
+		ans[i].size = kps[i].ainsn.size;
+		reg[nreg++] = &kps[i];
+	}
+	if (nreg)
+		unregister_kprobes(reg, nreg);
 }
 
 /* Does the kernel expect a fault at @addr (exception table entry)? */
@@ -82,15 +97,16 @@ static const char *kprobe_refusal(int err)
 }
 
 /*
+ * Every extack message with a format must fit NETLINK_MAX_FMTMSG_LEN (80);
+ * longer ones are static strings. xprobectl names the target itself.
+ *
  * Check @addr and decode the instruction there into @h (insn, orig bytes).
  * Reads the shared text through the direct map, whatever the caller's view.
  */
 static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
-		    struct netlink_ext_ack *extack)
+		    const struct kp_answer *kp, struct netlink_ext_ack *extack)
 {
-	unsigned int kflags, ksize;
 	u32 first;
-	int err;
 
 	if (!xp_is_core_text(addr, 1)) {
 		NL_SET_ERR_MSG(extack, "not in the core kernel text (module text cannot be hooked)");
@@ -101,14 +117,12 @@ static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
 		NL_SET_ERR_MSG(extack, "would overwrite the function's ENDBR");
 		return -EINVAL;
 	}
-	err = kprobe_check(addr, &kflags, &ksize);
-	if (err) {
-		NL_SET_ERR_MSG_FMT(extack, "%s+%#x: %s", h->sym, h->sym_off, kprobe_refusal(err));
-		return err == -EILSEQ ? -EINVAL : err;
+	if (kp->err) {
+		xp_set_msg(extack, kprobe_refusal(kp->err));
+		return kp->err == -EILSEQ ? -EINVAL : kp->err;
 	}
-	if (kflags & KPROBE_FLAG_FTRACE) {
-		NL_SET_ERR_MSG_FMT(extack, "%s+%#x is an ftrace (fentry) site, which the kernel patches at run time",
-				   h->sym, h->sym_off);
+	if (kp->flags & KPROBE_FLAG_FTRACE) {
+		NL_SET_ERR_MSG(extack, "an ftrace (fentry) site: the kernel patches it at run time");
 		return -EINVAL;
 	}
 	memcpy(h->orig, xp_text(addr), XP_INSN_MAX);
@@ -116,35 +130,53 @@ static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
 		NL_SET_ERR_MSG(extack, "cannot decode the instruction");
 		return -EINVAL;
 	}
-	if (h->insn.len != ksize) {
-		NL_SET_ERR_MSG_FMT(extack, "instruction length disagreement (xprobes %u, kernel %u)",
-				   h->insn.len, ksize);
+	if (h->insn.len != kp->size) {
+		NL_SET_ERR_MSG_FMT(extack, "instruction length mismatch (xprobes %u, kernel %u)",
+				   h->insn.len, kp->size);
 		return -EINVAL;
 	}
 	if (h->insn.kind == XP_INSN_REFUSE) {
-		NL_SET_ERR_MSG_FMT(extack, "%s+%#x: cannot displace this instruction: %s",
-				   h->sym, h->sym_off, h->insn.why);
+		xp_set_msg(extack, h->insn.why);
 		return -EINVAL;
 	}
 	if (in_extable(addr)) {
-		NL_SET_ERR_MSG_FMT(extack, "%s+%#x may fault on purpose (exception table entry)",
-				   h->sym, h->sym_off);
+		NL_SET_ERR_MSG(extack, "the instruction may fault on purpose (exception table entry)");
 		return -EINVAL;
 	}
 	return 0;
 }
 
-/* Where SYMBOL alone hooks: the first instruction after ENDBR and the fentry site. */
-static int default_offset(unsigned long start, u32 *off)
+/*
+ * Resolve SYMBOL[+OFF] to an address and ask kprobes about it. SYMBOL alone
+ * means the first instruction after ENDBR and the fentry site: kprobes is
+ * asked about the candidate and the instruction after a 5-byte fentry call at
+ * once, and tells which of the two it is.
+ */
+static unsigned long locate(unsigned long start, const u32 *offp, u32 *off,
+			    struct kp_answer *kp)
 {
-	unsigned int kflags, ksize;
+	struct kp_answer two[2];
+	unsigned long addrs[2];
 	u32 first;
 
+	if (offp) {
+		*off = *offp;
+		addrs[0] = start + *off;
+		kprobe_ask(addrs, kp, 1);
+		return addrs[0];
+	}
 	memcpy(&first, xp_text(start), sizeof(first));
 	*off = is_endbr(first) ? ENDBR_INSN_SIZE : 0;
-	if (!kprobe_check(start + *off, &kflags, &ksize) && (kflags & KPROBE_FLAG_FTRACE))
+	addrs[0] = start + *off;
+	addrs[1] = addrs[0] + MCOUNT_INSN_SIZE;
+	kprobe_ask(addrs, two, 2);
+	if (!two[0].err && (two[0].flags & KPROBE_FLAG_FTRACE)) {
 		*off += MCOUNT_INSN_SIZE;
-	return 0;
+		*kp = two[1];
+	} else {
+		*kp = two[0];
+	}
+	return start + *off;
 }
 
 static struct xp_hook *find_hook(struct xp_view *v, unsigned long addr)
@@ -157,11 +189,16 @@ static struct xp_hook *find_hook(struct xp_view *v, unsigned long addr)
 	return NULL;
 }
 
+/* Memory is accounted to hooks from allocation until unlink_hook(). */
 static void free_hook(struct xp_hook *h)
 {
 	free_percpu(h->stats);
 	kfree(h);
-	atomic64_sub(sizeof(*h), &xp_mem_bytes);
+}
+
+static void free_hook_rcu(struct rcu_head *rcu)
+{
+	free_hook(container_of(rcu, struct xp_hook, rcu));
 }
 
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
@@ -169,6 +206,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 {
 	unsigned long start, size, addr;
 	struct xp_hook *h, *dup;
+	struct kp_answer kp;
 	struct xp_tpage *t;
 	u8 *copy;
 	u32 off;
@@ -177,19 +215,15 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	lockdep_assert_held(&xp_views_lock);
 	start = xp_sym_lookup(sym, &size);
 	if (!start || !size) {
-		NL_SET_ERR_MSG_FMT(extack, "unknown kernel function '%s'", sym);
+		NL_SET_ERR_MSG(extack, "unknown kernel function");
 		return ERR_PTR(-ENOENT);
 	}
-	if (offp)
-		off = *offp;
-	else
-		default_offset(start, &off);
-	if (off >= size) {
-		NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of %s (size %#lx)",
-				   off, sym, size);
+	if (offp && *offp >= size) {
+		NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of the function (size %#lx)",
+				   *offp, size);
 		return ERR_PTR(-ERANGE);
 	}
-	addr = start + off;
+	addr = locate(start, offp, &off, &kp);
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
@@ -198,6 +232,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	h->stats = alloc_percpu(struct xp_hook_stats);
 	if (!h->stats) {
 		free_hook(h);
+		atomic64_sub(sizeof(*h), &xp_mem_bytes);
 		return ERR_PTR(-ENOMEM);
 	}
 	h->view = v;
@@ -209,12 +244,11 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 
 	dup = find_hook(v, addr);
 	if (dup) {
-		NL_SET_ERR_MSG_FMT(extack, "this view already has hook %u at %s+%#x",
-				   dup->id, sym, off);
+		NL_SET_ERR_MSG_FMT(extack, "this view already has hook %u at this address", dup->id);
 		err = -EEXIST;
 		goto fail;
 	}
-	err = validate(h, start, addr, extack);
+	err = validate(h, start, addr, &kp, extack);
 	if (err)
 		goto fail;
 
@@ -257,6 +291,7 @@ fail_id:
 	idr_remove(&xp_hook_ids, h->id);
 fail:
 	free_hook(h);
+	atomic64_sub(sizeof(*h), &xp_mem_bytes);
 	return ERR_PTR(err);
 }
 
@@ -268,6 +303,7 @@ static void unlink_hook(struct xp_hook *h)
 	list_del(&h->vnode);
 	v->nr_hooks--;
 	xp_nr_hooks--;
+	atomic64_sub(sizeof(*h), &xp_mem_bytes);
 }
 
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
@@ -285,15 +321,19 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	v = h->view;
 	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
 
-	/* Disarm and let every CPU see it; only then stop handling the address. */
+	/*
+	 * Disarm and let every CPU see it; only then stop handling the address.
+	 * After the sync no CPU is in the hook's trap or its xol slot (both run
+	 * with interrupts off and the sync is an IPI), so the slot may be reused
+	 * at once; trap handlers may still be walking the hash, hence call_rcu.
+	 */
 	WRITE_ONCE(copy[0], h->orig[0]);
 	xp_sync_cores();
 	hash_del_rcu(&h->hnode);
 	unlink_hook(h);
-	synchronize_rcu();
 	xp_xol_release(v, h);
 	xp_view_put_page(v, h->tpage);
-	free_hook(h);
+	call_rcu(&h->rcu, free_hook_rcu);
 	return 0;
 }
 

@@ -157,20 +157,20 @@ static void classify(struct xp_insn *insn, const u8 *buf, bool seg, bool lock)
 			insn->kind = XP_INSN_RET;
 			break;
 		case 0xc2: case 0xca: case 0xcb: case 0xcf:
-			return refuse(insn, "return with stack adjustment, far return or iret");
+			return refuse(insn, "cannot displace a return with stack adjustment, far return or iret");
 		case 0xcc: case 0xcd: case 0xf1:
 			return refuse(insn, "a breakpoint or software interrupt is already there");
 		case 0xf4:
-			return refuse(insn, "hlt");
+			return refuse(insn, "cannot displace hlt");
 		case 0xfa: case 0xfb: case 0x9c: case 0x9d:
-			return refuse(insn, "instruction reads or writes the interrupt flag");
+			return refuse(insn, "cannot displace an instruction that reads or writes the interrupt flag");
 		case 0xe0: case 0xe1: case 0xe2: case 0xe3:
-			return refuse(insn, "loop/jcxz");
+			return refuse(insn, "cannot displace loop/jcxz");
 		case 0x8e:
-			return refuse(insn, "segment register load");
+			return refuse(insn, "cannot displace a segment register load");
 		case 0xff:
 			if (reg >= 2 && reg <= 5)
-				return refuse(insn, "indirect branch");
+				return refuse(insn, "cannot displace an indirect branch");
 			break;
 		}
 		if (op >= 0x70 && op <= 0x7f) {
@@ -182,12 +182,12 @@ static void classify(struct xp_insn *insn, const u8 *buf, bool seg, bool lock)
 		switch (op) {
 		case 0x00: case 0x01: case 0x05: case 0x07: case 0x34: case 0x35: case 0xaa:
 		case 0x20: case 0x21: case 0x22: case 0x23: case 0xa1: case 0xa9:
-			return refuse(insn, "system instruction");
+			return refuse(insn, "cannot displace a system instruction");
 		case 0x0b: case 0xb9: case 0xff:
 			return refuse(insn, "ud0/ud1/ud2 (a BUG site)");
 		case 0x1e:
 			if (insn->rep)
-				return refuse(insn, "ENDBR");
+				return refuse(insn, "would overwrite an ENDBR");
 			break;
 		}
 		if (op >= 0x80 && op <= 0x8f) {
@@ -199,10 +199,10 @@ static void classify(struct xp_insn *insn, const u8 *buf, bool seg, bool lock)
 	}
 	/* 66 would make a near branch 16-bit on some CPUs; FS/GS or LOCK make no sense. */
 	if (insn->kind != XP_INSN_SLOT && (insn->opsize || seg || lock))
-		return refuse(insn, "branch with unexpected prefixes");
+		return refuse(insn, "cannot displace a branch with unexpected prefixes");
 memory:
 	if (insn->rip_rel && insn->addrsize)
-		return refuse(insn, "32-bit RIP-relative addressing");
+		return refuse(insn, "cannot displace 32-bit RIP-relative addressing");
 }
 
 int xp_insn_decode(struct xp_insn *insn, const u8 *buf, int max)

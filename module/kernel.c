@@ -54,12 +54,12 @@ int __init xp_kernel_init(void)
 
 	/* Views need page tables the module may build itself. */
 	if (xen_pv_domain())
-		xp_k.unsupported = "Xen PV guest: page tables are hypervisor-managed";
+		xp_k.unsupported = "kernel views do not work in a Xen PV guest (hypervisor-managed page tables)";
 	else if (!xp_k.image_pmds)
-		xp_k.unsupported = "cannot find the kernel image's page tables";
+		xp_k.unsupported = "kernel views do not work here: cannot find the kernel image's page tables";
 	else if (pgd_index(xp_k.stext) != PTRS_PER_PGD - 1 ||
 		 pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
-		xp_k.unsupported = "unexpected kernel image placement in the page tables";
+		xp_k.unsupported = "kernel views do not work here: unexpected kernel image placement";
 	xp_k.l5 = pgtable_l5_enabled();
 	pr_info("kernel text %lx-%lx, %d-level paging%s%s\n", xp_k.stext, xp_k.etext,
 		xp_k.l5 ? 5 : 4, xp_k.unsupported ? ", views unsupported: " : "",

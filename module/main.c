@@ -43,6 +43,7 @@ static void __exit xprobes_exit(void)
 	xp_netlink_exit();
 	xp_views_exit();
 	xp_dispatch_exit();
+	rcu_barrier();		/* hooks and pages freed with call_rcu() */
 	pr_info("unloaded\n");
 }
 

@@ -258,7 +258,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct netlink_ext_ack *extack
 
 	lockdep_assert_held(&xp_views_lock);
 	if (xp_k.unsupported) {
-		NL_SET_ERR_MSG_FMT(extack, "kernel views do not work here: %s", xp_k.unsupported);
+		xp_set_msg(extack, xp_k.unsupported);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 	task = xp_get_task(nr, extack);
@@ -325,12 +325,14 @@ void xp_view_destroy(struct xp_view *v)
 	/*
 	 * Unhook the chain: after the flush every CPU walks the shared tables for
 	 * this mm, and none is inside a trap or an xol slot of this view, so the
-	 * copies (int3s included) are unreachable before anything is freed.
+	 * copies (int3s included) are unreachable. Only then may the trap handler
+	 * stop finding the view: a CPU still running the copy before the flush
+	 * must find a handler for its int3.
 	 */
 	set_pgd(v->pgdp, v->orig_pgd);
+	xp_flush_all();
 	list_del_rcu(&v->node);
 	xp_nr_views--;
-	xp_flush_all();
 	list_for_each_entry(r, &v->regions, node)
 		gclear_put(pmd_index(r->base));
 	/* Trap handlers that found the view before it left the list are done. */
@@ -456,6 +458,14 @@ struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
 	return t;
 }
 
+static void free_tpage_rcu(struct rcu_head *rcu)
+{
+	struct xp_tpage *t = container_of(rcu, struct xp_tpage, rcu);
+
+	__free_page(t->copy);
+	kfree(t);
+}
+
 void xp_view_put_page(struct xp_view *v, struct xp_tpage *t)
 {
 	struct xp_region *r = t->region;
@@ -468,10 +478,9 @@ void xp_view_put_page(struct xp_view *v, struct xp_tpage *t)
 		pfn_pte(t->orig_pfn, pte_pgprot(READ_ONCE(r->ptes[pte_index(t->va)]))));
 	list_del_rcu(&t->node);
 	mutex_unlock(xp_k.text_mutex);
+	/* No CPU executes the copy after this; trap handlers may still read it. */
 	xp_flush_all();
-	synchronize_rcu();
-	__free_page(t->copy);
-	kfree(t);
+	call_rcu(&t->rcu, free_tpage_rcu);
 	atomic64_sub(PAGE_SIZE + sizeof(*t), &xp_mem_bytes);
 	r->nr_pages--;
 	v->nr_pages--;

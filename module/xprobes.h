@@ -9,6 +9,7 @@
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
 #include <linux/rcupdate.h>
+#include <linux/netlink.h>
 #include "insn.h"
 #include "uapi/xprobes.h"
 
@@ -18,6 +19,16 @@ struct netlink_ext_ack;
 struct mm_struct;
 struct task_struct;
 struct exception_table_entry;
+
+/*
+ * NL_SET_ERR_MSG() for a message chosen at run time among string literals
+ * (the pointer is kept, so it must have static storage).
+ */
+static inline void xp_set_msg(struct netlink_ext_ack *extack, const char *msg)
+{
+	if (extack)
+		extack->_msg = msg;
+}
 
 /* kernel.c: facts about the running kernel, fixed at load */
 struct xp_kernel {
@@ -80,6 +91,7 @@ struct xp_tpage {
 	unsigned long orig_pfn;
 	struct xp_region *region;
 	unsigned int users;		/* hooks on this page */
+	struct rcu_head rcu;
 };
 
 /* Out-of-line execution area: one private 2 MiB slot above the image. */

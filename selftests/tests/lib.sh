@@ -50,3 +50,49 @@ json_get() {
 
 # Command and attribute numbers from the uapi header (CMD_PEEK, A_PID, ...).
 . /xp/selftests/ids.sh
+
+# start_loop OUTFILE SYSLOOP-ARGS...: start sysloop -g in the background and
+# wait until it is ready; sets LOOP_PID.
+start_loop() {
+	local out=$1 i=0
+	shift
+	sysloop -g "$@" > "$out" &
+	LOOP_PID=$!
+	while ! grep -q '^ready' "$out" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "sysloop did not start"
+		sleep 0.05
+	done
+}
+
+# go_loop PID OUTFILE: let a sysloop -g -e run its loop and wait until it is done.
+go_loop() {
+	local i=0
+	kill -USR1 "$1"
+	while ! grep -q '^done' "$2" 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 6000 ] || fail "sysloop did not finish"
+		sleep 0.05
+	done
+}
+
+# end_loop PID OUTFILE: let a sysloop -g -e finish (running its loop first if
+# it was never started), and reap it.
+end_loop() {
+	grep -q '^done' "$2" 2>/dev/null || go_loop "$1" "$2"
+	kill -USR1 "$1"
+	wait "$1"
+}
+
+# hook_col ID COLUMN: a column of 'xprobectl hook list' for hook ID
+# (2 pid, 3 address, 4 location, 5 hits, 6 dropped).
+hook_col() { xprobectl hook list | awk -v id="$1" -v c="$2" '$1 == id { print $c }'; }
+
+# status_field NAME: a field of 'xprobectl status --json'.
+status_field() { json_get "$(xprobectl status --json)" "$1"; }
+
+# Address of a kernel symbol.
+ksym() { awk -v s="$1" '$3 == s && NF == 3 { print $1; exit }' /proc/kallsyms; }
+
+# The first byte of 'xprobectl peek PID SYMBOL[+OFF]'.
+peek_byte() { xprobectl peek "$1" "$2" 1 | awk '{ print $2 }'; }

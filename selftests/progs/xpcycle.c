@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xpcycle: add and delete views or hooks many times from one process, so a
+ * thousand cycles cost the module's work rather than a thousand execs.
+ *   xpcycle view PID N            N x (VIEW_NEW, VIEW_DEL)
+ *   xpcycle hook PID SYMBOL N     N x (HOOK_ADD, HOOK_DEL) on an existing view
+ * Stops at the first error and prints it; prints "ok N" at the end.
+ */
+#include "genl.h"
+#include "../../module/uapi/xprobes.h"
+
+static struct genl_req req;
+
+static void get_id(const struct nlattr *a, int len, void *arg)
+{
+	const struct nlattr *id = genl_attr(a, len, XPROBES_A_HOOK_ID);
+
+	if (id)
+		*(uint32_t *)arg = *(const uint32_t *)((const char *)id + NLA_HDRLEN);
+}
+
+int main(int argc, char **argv)
+{
+	struct genl_reply rep = { 0 };
+	int fd, hook, i, n;
+	uint32_t pid, id;
+	uint16_t fam;
+
+	if (argc < 4 || (strcmp(argv[1], "view") && strcmp(argv[1], "hook")) ||
+	    (!strcmp(argv[1], "hook") && argc < 5)) {
+		fprintf(stderr, "usage: xpcycle view PID N | xpcycle hook PID SYMBOL N\n");
+		return 2;
+	}
+	hook = !strcmp(argv[1], "hook");
+	pid = atoi(argv[2]);
+	n = atoi(argv[hook ? 4 : 3]);
+	fd = genl_socket();
+	fam = fd < 0 ? 0 : genl_family(fd, XPROBES_GENL_NAME);
+	if (!fam) {
+		fprintf(stderr, "xpcycle: xprobes family not found\n");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		id = 0;
+		genl_begin(&req, fam, hook ? XPROBES_CMD_HOOK_ADD : XPROBES_CMD_VIEW_NEW, 0);
+		genl_put_u32(&req, XPROBES_A_PID, pid);
+		if (hook)
+			genl_put_str(&req, XPROBES_A_SYMBOL, argv[3]);
+		rep.on_msg = get_id;
+		rep.arg = &id;
+		if (genl_call(fd, &req, &rep))
+			goto fail;
+		if (hook) {
+			genl_begin(&req, fam, XPROBES_CMD_HOOK_DEL, 0);
+			genl_put_u32(&req, XPROBES_A_HOOK_ID, id);
+		} else {
+			genl_begin(&req, fam, XPROBES_CMD_VIEW_DEL, 0);
+			genl_put_u32(&req, XPROBES_A_PID, pid);
+		}
+		rep.on_msg = NULL;
+		if (genl_call(fd, &req, &rep))
+			goto fail;
+	}
+	printf("ok %d\n", n);
+	return 0;
+fail:
+	printf("error in cycle %d: %d (%s): %s\n", i, rep.error, strerror(rep.error), rep.msg);
+	return 1;
+}

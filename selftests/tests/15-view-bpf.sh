@@ -1,0 +1,27 @@
+# (f) A BPF raw tracepoint program on xprobes_hook (loaded with libbpf) counts
+# exactly A's calls, attributed to A's process, and nothing for B.
+. /xp/selftests/tests/lib.sh
+N=1000
+F=__x64_sys_getppid
+
+hookcount > /tmp/hc.out &
+HC=$!
+i=0
+while ! grep -q attached /tmp/hc.out; do
+	i=$((i + 1)); [ $i -lt 200 ] || fail "hookcount did not attach: $(cat /tmp/hc.out)"
+	sleep 0.05
+done
+start_loop /tmp/a.out -e -n $N getppid
+A=$LOOP_PID
+xprobectl view add $A > /dev/null || fail "view add"
+id=$(xprobectl hook add $A $F --cookie 77) || fail "hook add"
+go_loop $A /tmp/a.out
+sysloop -n $N getppid			# B, untraced
+kill -USR1 $HC
+wait $HC
+note "hookcount: $(tr '\n' ';' < /tmp/hc.out)"
+assert_eq "BPF count for A" $N "$(awk -v id=$id -v a=$A '$1 == id && $2 == a { print $3 }' /tmp/hc.out)"
+assert_eq "BPF events from other processes" 0 "$(awk -v a=$A 'NF == 3 && $2 != a { n += $3 } END { print n + 0 }' /tmp/hc.out)"
+assert_eq "module count agrees" $N "$(hook_col $id 5)"
+xprobectl view del $A
+end_loop $A /tmp/a.out

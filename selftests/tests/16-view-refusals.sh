@@ -1,0 +1,43 @@
+# (g) Bad requests get a clear error and change nothing: pid 0, pid 1, a kernel
+# thread, a nonexistent pid, an unknown symbol, a mid-instruction offset, a
+# blacklisted function, an fentry site, ENDBR, a duplicate hook, a second view.
+. /xp/selftests/tests/lib.sh
+F=__x64_sys_getppid
+
+start_loop /tmp/a.out -e -n 1 getppid
+A=$LOOP_PID
+xprobectl view add $A > /dev/null || fail "view add"
+id=$(xprobectl hook add $A $F) || fail "hook add"
+state() { xprobectl view list; xprobectl hook list; xprobectl status; }
+before=$(state)
+
+# refused WHAT PATTERN xprobectl-args...
+refused() {
+	local what=$1 pat=$2
+	shift 2
+	expect_rc "$what" 1 xprobectl "$@"
+	assert_match "$what: message" "$pat" "$OUT"
+	assert_eq "$what: one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+}
+expect_rc "view add pid 0 (usage)" 2 xprobectl view add 0
+refused "view add pid 1" "refusing to trace init" view add 1
+refused "view add kernel thread" "no user address space" view add 2
+refused "view add nonexistent pid" "no process with pid" view add 3999999
+refused "second view" "already has a kernel view" view add $A
+refused "hook without view" "has no kernel view" hook add $$ $F
+refused "unknown symbol" "unknown kernel function" hook add $A no_such_function_xyz
+refused "mid-instruction" "not an instruction boundary" hook add $A $F+0x10
+refused "blacklisted function" "kprobes refuses" hook add $A do_int3+0x9
+refused "fentry site" "ftrace \(fentry\) site" hook add $A $F+4
+refused "ENDBR" "ENDBR" hook add $A $F+0
+refused "ENDBR (middle)" "ENDBR" hook add $A $F+2
+refused "duplicate" "already has hook $id" hook add $A $F+9
+refused "beyond the function" "beyond the end" hook add $A $F+0x10000
+refused "padding int3" "breakpoint|beyond|boundary" hook add $A $F+0x36
+refused "hook del unknown" "no hook with id" hook del 999999
+refused "view del unviewed" "has no kernel view" view del $$
+after=$(state)
+[ "$before" = "$after" ] || fail "state changed: before [$before] after [$after]"
+note "ok: nothing changed"
+xprobectl view del $A
+end_loop $A /tmp/a.out
