@@ -34,12 +34,12 @@ CTL_OBJS  := $(CTL_SRCS:ctl/%.c=$(BUILD)/ctl/%.o)
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
-PROG_SRCS := $(wildcard selftests/progs/*.c)
-PROGS     := $(PROG_SRCS:selftests/progs/%.c=$(BUILD)/progs/%)
+PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
+PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)))
 MOD_SRCS  := $(wildcard module/*.c module/*.h module/uapi/*.h) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 
-.PHONY: all deps kernel module ctl bpf progs initramfs check demo vm clean help
+.PHONY: all deps kernel module ctl bpf progs initramfs check demo vm bench clean help
 
 all: module bpf ctl progs
 
@@ -85,13 +85,17 @@ $(BUILD)/ctl/xprobectl: $(CTL_OBJS)
 
 # --- selftest helper programs -----------------------------------------------
 progs: $(PROGS)
-$(BUILD)/progs/%: selftests/progs/%.c $(wildcard selftests/progs/*.h) module/uapi/xprobes.h $(BPF_SKELS)
+PROG_DEPS := $(wildcard selftests/progs/*.h) module/uapi/xprobes.h $(BPF_SKELS)
+$(BUILD)/progs/%: selftests/progs/%.c $(PROG_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -o $@ $< -lpthread -lbpf -lelf -lz
+$(BUILD)/progs/%: bench/progs/%.c $(PROG_DEPS)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -o $@ $< -lpthread -lbpf -lelf -lz -lm
 
 # --- VM -----------------------------------------------------------------------
 initramfs: $(INITRD)
-$(INITRD): all $(BUILD)/vm/ids.sh $(VM)/init $(VM)/mkinitramfs.sh $(VM)/guest-bins $(wildcard selftests/*.sh selftests/tests/*)
+$(INITRD): all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh $(VM)/guest-bins $(wildcard selftests/*.sh selftests/tests/*)
 	@mkdir -p $(@D)
 	@echo "  INITRAMFS $@"
 	@bash $(VM)/mkinitramfs.sh $@ $(KMODDIR) \
@@ -99,7 +103,7 @@ $(INITRD): all $(BUILD)/vm/ids.sh $(VM)/init $(VM)/mkinitramfs.sh $(VM)/guest-bi
 		$(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
 		$(foreach p,$(PROGS),$(p)=xp/bin/$(notdir $(p))) \
 		$(foreach o,$(BPF_OBJS),$(o)=xp/bpf/$(notdir $(o))) \
-		selftests=xp/selftests \
+		selftests=xp/selftests bench=xp/bench \
 		$(BUILD)/vm/ids.sh=xp/selftests/ids.sh
 
 $(BUILD)/vm/ids.sh: module/uapi/xprobes.h selftests/gen-ids.sh
@@ -116,6 +120,13 @@ check: deps
 demo: deps
 	@$(MAKE) --no-print-directory initramfs
 	@bash $(RUNVM) --timeout $(VM_TIMEOUT) --script selftests/demo.sh
+
+# Overhead experiments, in the VM; results land in build/bench (docs/experiments.md).
+# XP_ICOUNT=0 (default) runs the guest on instruction-count time; XP_ICOUNT= for wall time.
+bench: deps
+	@$(MAKE) --no-print-directory initramfs
+	@mkdir -p $(BUILD)/bench
+	@XP_ICOUNT=$${XP_ICOUNT-0} bash $(RUNVM) --timeout 3000 --share $(BUILD)/bench --script bench/run.sh
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null

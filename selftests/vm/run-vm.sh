@@ -68,6 +68,8 @@ else
 	# in a jump-label site without xprobes loaded (docs/vm.md). One TCG
 	# thread for all vCPUs does not; XP_TCG_OPTS=thread=multi overrides.
 	machine=(-accel "tcg,${XP_TCG_OPTS:-thread=single}" -cpu "$CPU")
+	# Deterministic guest time for experiments: 1 ns per emulated instruction.
+	[ -n "${XP_ICOUNT:-}" ] && machine+=(-icount "shift=${XP_ICOUNT},sleep=off")
 fi
 share=()
 if [ -n "$SHARE" ]; then
