@@ -179,6 +179,12 @@ static unsigned long locate(unsigned long start, const u32 *offp, u32 *off,
 	return start + *off;
 }
 
+/* Where the hook's int3 goes: its byte in the view's copy of the page. */
+static u8 *copy_byte(struct xp_hook *h)
+{
+	return (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+}
+
 static struct xp_hook *find_hook(struct xp_view *v, unsigned long addr)
 {
 	struct xp_hook *h;
@@ -263,7 +269,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		goto fail_id;
 	}
 	h->tpage = t;
-	copy = (u8 *)page_address(t->copy) + offset_in_page(addr);
+	copy = copy_byte(h);
 	if (memcmp(copy, h->orig, min_t(unsigned long, h->insn.len, PAGE_SIZE - offset_in_page(addr)))) {
 		/* Another hook's int3 cannot be here (no duplicates), so the text moved. */
 		NL_SET_ERR_MSG(extack, "kernel text changed while the hook was being placed");
@@ -319,7 +325,7 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 		return -ENOENT;
 	}
 	v = h->view;
-	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	copy = copy_byte(h);
 
 	/*
 	 * Disarm and let every CPU see it; only then stop handling the address.
@@ -335,6 +341,16 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	xp_view_put_page(v, h->tpage);
 	call_rcu(&h->rcu, free_hook_rcu);
 	return 0;
+}
+
+/* Put back the displaced bytes of every hook of @v (callers sync the CPUs). */
+void xp_hooks_disarm_all(struct xp_view *v)
+{
+	struct xp_hook *h;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(h, &v->hook_list, vnode)
+		WRITE_ONCE(*copy_byte(h), h->orig[0]);
 }
 
 /* The view is unreachable (pgd restored, flushed, grace period over): free its hooks. */

@@ -323,11 +323,17 @@ void xp_view_destroy(struct xp_view *v)
 	lockdep_assert_held(&xp_views_lock);
 
 	/*
-	 * Unhook the chain: after the flush every CPU walks the shared tables for
-	 * this mm, and none is inside a trap or an xol slot of this view, so the
-	 * copies (int3s included) are unreachable. Only then may the trap handler
-	 * stop finding the view: a CPU still running the copy before the flush
-	 * must find a handler for its int3.
+	 * First disarm every hook and serialise every CPU: when that returns, no
+	 * CPU is in a trap or an xol slot of this view (both run with interrupts
+	 * off, the sync is an IPI) and none can enter one. Unmapping first would
+	 * let a CPU already in the trap handler return into a slot that is gone.
+	 */
+	xp_hooks_disarm_all(v);
+	xp_sync_cores();
+	/*
+	 * Then unhook the chain: after the flush every CPU walks the shared
+	 * tables for this mm. Only then may the trap handler stop finding the
+	 * view.
 	 */
 	set_pgd(v->pgdp, v->orig_pgd);
 	xp_flush_all();

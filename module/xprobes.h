@@ -173,6 +173,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 void xp_hook_stats(struct xp_hook *h, u64 *hits, u64 *dropped);
+void xp_hooks_disarm_all(struct xp_view *v);
 void xp_hooks_free_all(struct xp_view *v);
 
 /* xol.c */

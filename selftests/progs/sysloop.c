@@ -6,7 +6,8 @@
  *   -e  after the loop print "done N" and wait for SIGUSR1 before exiting
  *   -n  number of calls per thread (0: until SIGTERM)           default 1000
  *   -t  run the loop in THREADS threads (they share the mm)     default 1
- * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1))
+ * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1)), or spin (no
+ * system call at all: a busy loop in user space)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +18,7 @@
 #include <sys/syscall.h>
 
 static long nr = SYS_getppid, arg = 0;
+static int spin;
 static unsigned long count = 1000;
 static volatile sig_atomic_t stop;
 
@@ -34,8 +36,12 @@ static void *loop(void *unused)
 	unsigned long i;
 
 	(void)unused;
-	for (i = 0; (count == 0 || i < count) && !stop; i++)
-		syscall(nr, arg);
+	for (i = 0; (count == 0 || i < count) && !stop; i++) {
+		if (spin)
+			__asm__ volatile("" ::: "memory");
+		else
+			syscall(nr, arg);
+	}
 	return NULL;
 }
 
@@ -62,6 +68,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(s, "getuid")) nr = SYS_getuid;
 		else if (!strcmp(s, "getgid")) nr = SYS_getgid;
 		else if (!strcmp(s, "close")) { nr = SYS_close; arg = -1; }
+		else if (!strcmp(s, "spin")) spin = 1;
 		else { fprintf(stderr, "sysloop: unknown syscall %s\n", s); return 2; }
 	}
 	if (threads < 1 || threads > 64)

@@ -4,7 +4,7 @@
 set -euo pipefail
 
 PKGS=(
-	build-essential gcc-12 make bc flex bison kmod cpio xz-utils gzip file
+	build-essential gcc-12 make bc flex bison kmod cpio xz-utils zstd gzip file binutils
 	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev dwarves
 	libnl-3-dev libnl-genl-3-dev pkg-config
 	qemu-system-x86 busybox-static
