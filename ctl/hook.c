@@ -20,7 +20,7 @@ static void hook_usage(FILE *f)
 }
 
 struct hook_row {
-	uint32_t id, pid, off;
+	uint32_t id, pid, off, flags;
 	uint64_t addr, cookie, hits, dropped;
 	char sym[512];
 };
@@ -31,6 +31,7 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
 	if (tb[XPROBES_A_HOOK_ID]) r->id = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
 	if (tb[XPROBES_A_PID]) r->pid = nla_get_u32(tb[XPROBES_A_PID]);
 	if (tb[XPROBES_A_OFFSET]) r->off = nla_get_u32(tb[XPROBES_A_OFFSET]);
+	if (tb[XPROBES_A_FLAGS]) r->flags = nla_get_u32(tb[XPROBES_A_FLAGS]);
 	if (tb[XPROBES_A_ADDR]) r->addr = nla_get_u64(tb[XPROBES_A_ADDR]);
 	if (tb[XPROBES_A_COOKIE]) r->cookie = nla_get_u64(tb[XPROBES_A_COOKIE]);
 	if (tb[XPROBES_A_HITS]) r->hits = nla_get_u64(tb[XPROBES_A_HITS]);
@@ -54,6 +55,7 @@ static void json_hook(const struct hook_row *r)
 	json_u64("cookie", r->cookie);
 	json_u64("hits", r->hits);
 	json_u64("dropped", r->dropped);
+	json_str("state", r->flags & XPROBES_HOOK_BROKEN ? "displaced" : "armed");
 	json_obj_end();
 }
 
@@ -82,8 +84,9 @@ static int print_hook(struct nlattr **tb, void *arg)
 		return 0;
 	}
 	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r.sym, r.off);
-	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64 "\n",
-	       r.id, r.pid, r.addr, where, r.hits, r.dropped);
+	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64 "%s\n",
+	       r.id, r.pid, r.addr, where, r.hits, r.dropped,
+	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" : "");
 	return 0;
 }
 

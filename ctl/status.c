@@ -8,12 +8,13 @@
 #include <netlink/attr.h>
 #include "json.h"
 #include "nl.h"
+#include "util.h"
 #include "xprobectl.h"
 
 struct status {
 	char version[64];
 	uint32_t mode, views, hooks;
-	uint64_t mem;
+	uint64_t mem, mismatches, audits, conflicts, mirrored;
 	char reason[256];
 };
 
@@ -40,6 +41,14 @@ static int parse_status(struct nlattr **tb, void *arg)
 		s->hooks = nla_get_u32(tb[XPROBES_A_NR_HOOKS]);
 	if (tb[XPROBES_A_MEM_BYTES])
 		s->mem = nla_get_u64(tb[XPROBES_A_MEM_BYTES]);
+	if (tb[XPROBES_A_MISMATCH])
+		s->mismatches = nla_get_u64(tb[XPROBES_A_MISMATCH]);
+	if (tb[XPROBES_A_AUDITS])
+		s->audits = nla_get_u64(tb[XPROBES_A_AUDITS]);
+	if (tb[XPROBES_A_CONFLICTS])
+		s->conflicts = nla_get_u64(tb[XPROBES_A_CONFLICTS]);
+	if (tb[XPROBES_A_MIRRORED])
+		s->mirrored = nla_get_u64(tb[XPROBES_A_MIRRORED]);
 	if (tb[XPROBES_A_REASON])
 		snprintf(s->reason, sizeof(s->reason), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	return 0;
@@ -95,6 +104,10 @@ int cmd_status(int argc, char **argv)
 		json_u64("views", s.views);
 		json_u64("hooks", s.hooks);
 		json_u64("memory_bytes", s.mem);
+		json_u64("text_writes_mirrored", s.mirrored);
+		json_u64("hooks_displaced", s.conflicts);
+		json_u64("audits", s.audits);
+		json_u64("audit_mismatches", s.mismatches);
 		json_obj_end();
 		json_done();
 	} else {
@@ -103,6 +116,60 @@ int cmd_status(int argc, char **argv)
 		printf("views:    %" PRIu32 "\n", s.views);
 		printf("hooks:    %" PRIu32 "\n", s.hooks);
 		printf("memory:   %" PRIu64 " bytes\n", s.mem);
+		printf("coherence: %" PRIu64 " kernel text writes mirrored, %" PRIu64
+		       " hooks displaced, %" PRIu64 " audits, %" PRIu64 " mismatches\n",
+		       s.mirrored, s.conflicts, s.audits, s.mismatches);
+	}
+	return EXIT_OK;
+}
+
+static int parse_audit(struct nlattr **tb, void *arg)
+{
+	uint64_t *bad = arg;
+
+	if (tb[XPROBES_A_MISMATCH])
+		*bad = nla_get_u64(tb[XPROBES_A_MISMATCH]);
+	return 0;
+}
+
+/* xprobectl audit: compare every private copy with the kernel text now. */
+int cmd_audit(int argc, char **argv)
+{
+	static const struct option opts[] = { COMMON_OPTS, { 0 } };
+	uint64_t bad = 0;
+	bool json = false;
+	struct xp_nl *nl;
+	struct nl_msg *msg;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': printf("usage: xprobectl audit [--json]\n"); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind != argc)
+		return usage_error("audit takes no arguments");
+	nl = xp_nl_open();
+	if (!nl)
+		return EXIT_RUNTIME;
+	msg = xp_nl_msg(nl, XPROBES_CMD_AUDIT, 0);
+	err = xp_nl_call(nl, msg, parse_audit, &bad);
+	if (err) {
+		xp_nl_perror(nl, "audit");
+		xp_nl_close(nl);
+		return EXIT_RUNTIME;
+	}
+	xp_nl_close(nl);
+	if (json) {
+		json_obj_begin(NULL);
+		json_u64("mismatched_pages", bad);
+		json_obj_end();
+		json_done();
+	} else {
+		printf("%" PRIu64 " private page(s) differed from the kernel text%s\n", bad,
+		       bad ? " (repaired)" : "");
 	}
 	return EXIT_OK;
 }

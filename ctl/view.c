@@ -19,7 +19,7 @@ static void view_usage(FILE *f)
 }
 
 struct view_row {
-	uint32_t pid, flags, hooks, pages, tables;
+	uint32_t pid, flags, hooks, pages, tables, procs;
 	uint64_t mem, xol;
 };
 
@@ -31,6 +31,7 @@ static void get_row(struct nlattr **tb, struct view_row *r)
 	if (tb[XPROBES_A_NR_HOOKS]) r->hooks = nla_get_u32(tb[XPROBES_A_NR_HOOKS]);
 	if (tb[XPROBES_A_NR_PAGES]) r->pages = nla_get_u32(tb[XPROBES_A_NR_PAGES]);
 	if (tb[XPROBES_A_NR_TABLES]) r->tables = nla_get_u32(tb[XPROBES_A_NR_TABLES]);
+	if (tb[XPROBES_A_NR_PROCS]) r->procs = nla_get_u32(tb[XPROBES_A_NR_PROCS]);
 	if (tb[XPROBES_A_MEM_BYTES]) r->mem = nla_get_u64(tb[XPROBES_A_MEM_BYTES]);
 	if (tb[XPROBES_A_XOL]) r->xol = nla_get_u64(tb[XPROBES_A_XOL]);
 }
@@ -46,6 +47,7 @@ static int print_view(struct nlattr **tb, void *arg)
 		json_u64("pid", r.pid);
 		json_bool("follow_fork", !(r.flags & XPROBES_F_NO_FOLLOW_FORK));
 		json_bool("persist", r.flags & XPROBES_F_PERSIST);
+		json_u64("processes", r.procs);
 		json_u64("hooks", r.hooks);
 		json_u64("private_pages", r.pages);
 		json_u64("page_tables", r.tables);
@@ -53,8 +55,8 @@ static int print_view(struct nlattr **tb, void *arg)
 		json_hex("xol", r.xol);
 		json_obj_end();
 	} else {
-		printf("%-8" PRIu32 " %6" PRIu32 " %6" PRIu32 " %7" PRIu32 " %9" PRIu64 "  %s\n",
-		       r.pid, r.hooks, r.pages, r.tables, r.mem / 1024,
+		printf("%-8" PRIu32 " %6" PRIu32 " %6" PRIu32 " %6" PRIu32 " %7" PRIu32 " %9" PRIu64 "  %s\n",
+		       r.pid, r.procs, r.hooks, r.pages, r.tables, r.mem / 1024,
 		       r.flags & XPROBES_F_NO_FOLLOW_FORK ? "no-follow-fork" : "follow-fork");
 	}
 	return 0;
@@ -149,8 +151,8 @@ static int view_list(int argc, char **argv)
 	if (json)
 		json_arr_begin(NULL);
 	else
-		printf("%-8s %6s %6s %7s %9s  %s\n", "PID", "HOOKS", "PAGES", "TABLES", "MEM(KiB)",
-		       "FORK");
+		printf("%-8s %6s %6s %6s %7s %9s  %s\n", "PID", "PROCS", "HOOKS", "PAGES", "TABLES",
+		       "MEM(KiB)", "FORK");
 	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_GET, 1);
 	err = xp_nl_call(nl, msg, print_view, &json);
 	if (json) {

@@ -16,6 +16,7 @@ static const struct subcmd subcmds[] = {
 	{ "view", cmd_view, "view add PID [--no-follow-fork] | view del PID | view list [--json]" },
 	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] | hook del ID | hook list [PID] [--json]" },
 	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
+	{ "audit", cmd_audit, "audit [--json]   (compare every private copy with the kernel text now)" },
 	{ "walk", cmd_walk, "walk PID ADDRESS|SYMBOL [PAGES] [--json]   (page-table entries, for debugging)" },
 };
 

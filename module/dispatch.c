@@ -4,10 +4,10 @@
  *
  * kprobes looks first (do_int3) and finds no probe at these addresses, so the
  * trap reaches the die notifier chain. The CPU's loaded CR3 says which view's
- * copy it was executing; only that view's hooks are considered. The handler
- * counts the hit when the trapping context is a task of the view's own mm
- * (lazy-TLB kernel threads, interrupts and idle running on the traced CR3 are
- * counted as dropped), fires the xprobes_hook tracepoint, then runs the
+ * copy it was executing (the view whose chain its pgd carries); only that
+ * view's hooks are considered. The handler counts the hit when the trapping
+ * context is a task running on its own mm (lazy-TLB kernel threads,
+ * interrupts and idle running on a traced CR3 are counted as dropped), fires the xprobes_hook tracepoint, then runs the
  * displaced instruction: emulated for branches, out of line otherwise.
  *
  * It runs in NMI-like context (irqentry_nmi_enter), under RCU only, and must
@@ -25,18 +25,6 @@
 #include <asm/tlbflush.h>
 #include "xprobes.h"
 #include "trace.h"
-
-static struct xp_view *view_of_cr3(void)
-{
-	pgd_t *pgd = __va(read_cr3_pa());
-	struct xp_view *v;
-
-	list_for_each_entry_rcu(v, &xp_views, node)
-		if (v->kpgd == pgd)
-			return v;
-	return NULL;
-}
-NOKPROBE_SYMBOL(view_of_cr3);
 
 /* Was the trapped context a task (not irq, softirq, NMI)? int3 added one NMI level. */
 static bool trapped_in_task(void)
@@ -91,7 +79,8 @@ NOKPROBE_SYMBOL(removed_under_us);
 static int xp_int3(struct pt_regs *regs)
 {
 	unsigned long addr = regs->ip - INT3_INSN_SIZE;
-	struct xp_view *v = view_of_cr3();
+	pgd_t *pgd = __va(read_cr3_pa());
+	struct xp_view *v = xp_view_of_pgd(pgd);
 	struct xp_hook *h;
 	bool irq_on;
 
@@ -116,7 +105,8 @@ static int xp_int3(struct pt_regs *regs)
 	return NOTIFY_DONE;
 
 found:
-	if (current->mm == v->mm && trapped_in_task()) {
+	/* A task running on its own mm (not a lazy-TLB borrower), not an interrupt. */
+	if (current->mm && current->mm->pgd == pgd && trapped_in_task()) {
 		this_cpu_inc(h->stats->hits);
 		trace_xprobes_hook(h->id, h->cookie, regs);
 	} else {

@@ -29,38 +29,6 @@
 static DEFINE_IDR(xp_hook_ids);		/* under xp_views_lock */
 unsigned int xp_nr_hooks;		/* under xp_views_lock */
 
-/* What kprobes says about one address. */
-struct kp_answer {
-	int err;
-	unsigned int flags;	/* KPROBE_FLAG_* */
-	unsigned int size;	/* length of the instruction, by the kernel's decoder */
-};
-
-/*
- * Ask kprobes whether it would probe each of @n addresses, by registering a
- * disabled probe at each and removing them together (one RCU grace period).
- */
-static void kprobe_ask(const unsigned long *addrs, struct kp_answer *ans, int n)
-{
-	struct kprobe kps[2], *reg[2];
-	int i, nreg = 0;
-
-	for (i = 0; i < n; i++) {
-		kps[i] = (struct kprobe){
-			.addr = (kprobe_opcode_t *)addrs[i],
-			.flags = KPROBE_FLAG_DISABLED,
-		};
-		ans[i].err = register_kprobe(&kps[i]);
-		if (ans[i].err)
-			continue;
-		ans[i].flags = kps[i].flags;
-		ans[i].size = kps[i].ainsn.size;
-		reg[nreg++] = &kps[i];
-	}
-	if (nreg)
-		unregister_kprobes(reg, nreg);
-}
-
 /* Does the kernel expect a fault at @addr (exception table entry)? */
 static bool in_extable(unsigned long addr)
 {
@@ -104,7 +72,7 @@ static const char *kprobe_refusal(int err)
  * Reads the shared text through the direct map, whatever the caller's view.
  */
 static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
-		    const struct kp_answer *kp, struct netlink_ext_ack *extack)
+		    const struct xp_kp_answer *kp, struct netlink_ext_ack *extack)
 {
 	u32 first;
 
@@ -146,46 +114,14 @@ static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
 	return 0;
 }
 
-/*
- * Resolve SYMBOL[+OFF] to an address and ask kprobes about it. SYMBOL alone
- * means the first instruction after ENDBR and the fentry site: kprobes is
- * asked about the candidate and the instruction after a 5-byte fentry call at
- * once, and tells which of the two it is.
- */
-static unsigned long locate(unsigned long start, const u32 *offp, u32 *off,
-			    struct kp_answer *kp)
-{
-	struct kp_answer two[2];
-	unsigned long addrs[2];
-	u32 first;
-
-	if (offp) {
-		*off = *offp;
-		addrs[0] = start + *off;
-		kprobe_ask(addrs, kp, 1);
-		return addrs[0];
-	}
-	memcpy(&first, xp_text(start), sizeof(first));
-	*off = is_endbr(first) ? ENDBR_INSN_SIZE : 0;
-	addrs[0] = start + *off;
-	addrs[1] = addrs[0] + MCOUNT_INSN_SIZE;
-	kprobe_ask(addrs, two, 2);
-	if (!two[0].err && (two[0].flags & KPROBE_FLAG_FTRACE)) {
-		*off += MCOUNT_INSN_SIZE;
-		*kp = two[1];
-	} else {
-		*kp = two[0];
-	}
-	return start + *off;
-}
-
 /* Where the hook's int3 goes: its byte in the view's copy of the page. */
 static u8 *copy_byte(struct xp_hook *h)
 {
 	return (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
 }
 
-static struct xp_hook *find_hook(struct xp_view *v, unsigned long addr)
+/* The hook of @v at @addr, if any. Under xp_views_lock or RCU. */
+struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr)
 {
 	struct xp_hook *h;
 
@@ -212,7 +148,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 {
 	unsigned long start, size, addr;
 	struct xp_hook *h, *dup;
-	struct kp_answer kp;
+	struct xp_kp_answer kp;
 	struct xp_tpage *t;
 	u8 *copy;
 	u32 off;
@@ -229,7 +165,14 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 				   *offp, size);
 		return ERR_PTR(-ERANGE);
 	}
-	addr = locate(start, offp, &off, &kp);
+	if (offp) {
+		off = *offp;
+		addr = start + off;
+		xp_kprobe_ask(&addr, &kp, 1);
+	} else {
+		addr = xp_func_body_ask(start, &kp);
+		off = addr - start;
+	}
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
 	if (!h)
@@ -248,7 +191,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	strscpy(h->sym, sym, sizeof(h->sym));
 	h->sym_off = off;
 
-	dup = find_hook(v, addr);
+	dup = xp_hook_at(v, addr);
 	if (dup) {
 		NL_SET_ERR_MSG_FMT(extack, "this view already has hook %u at this address", dup->id);
 		err = -EEXIST;
@@ -287,7 +230,9 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	list_add_tail(&h->vnode, &v->hook_list);
 	v->nr_hooks++;
 	xp_nr_hooks++;
+	mutex_lock(xp_k.text_mutex);	/* no text poke writes the copy meanwhile */
 	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);
+	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
 	return h;
 
@@ -333,7 +278,10 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	 * with interrupts off and the sync is an IPI), so the slot may be reused
 	 * at once; trap handlers may still be walking the hash, hence call_rcu.
 	 */
-	WRITE_ONCE(copy[0], h->orig[0]);
+	mutex_lock(xp_k.text_mutex);
+	if (!h->broken)		/* else the kernel's bytes are there now */
+		WRITE_ONCE(copy[0], h->orig[0]);
+	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
 	hash_del_rcu(&h->hnode);
 	unlink_hook(h);
@@ -349,8 +297,11 @@ void xp_hooks_disarm_all(struct xp_view *v)
 	struct xp_hook *h;
 
 	lockdep_assert_held(&xp_views_lock);
+	mutex_lock(xp_k.text_mutex);
 	list_for_each_entry(h, &v->hook_list, vnode)
-		WRITE_ONCE(*copy_byte(h), h->orig[0]);
+		if (!h->broken)
+			WRITE_ONCE(*copy_byte(h), h->orig[0]);
+	mutex_unlock(xp_k.text_mutex);
 }
 
 /* The view is unreachable (pgd restored, flushed, grace period over): free its hooks. */

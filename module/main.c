@@ -3,9 +3,11 @@
  * xprobes: per-process kernel views for tracing.
  *
  * Module entry and exit. Each concern lives in its own file; this one only
- * orders their set-up and tear-down. On the way out, the netlink family goes
- * first (no new requests), then every view (no copy is reachable any more),
- * and only then the trap handler.
+ * orders their set-up and tear-down. On the way in, the trap handler and the
+ * text-patching mirror exist before anything can create a view. On the way
+ * out, nothing new can arrive (owner notifier, netlink family), then every
+ * view goes (no copy is reachable any more), then process following, then
+ * the mirror and the trap handler, then whatever RCU still holds.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,31 +21,45 @@ static int __init xprobes_init(void)
 	err = xp_kernel_init();
 	if (err)
 		return err;
-	err = xp_views_init();
+	err = xp_pgtable_init();
 	if (err)
 		return err;
 	err = xp_dispatch_init();
 	if (err)
-		goto out_views;
-	err = xp_netlink_init();
+		goto out_pgtable;
+	err = xp_coherence_init();
 	if (err)
 		goto out_dispatch;
-	pr_info("loaded, version %s\n", XPROBES_VERSION);
+	err = xp_lifecycle_init();
+	if (err)
+		goto out_coherence;
+	err = xp_netlink_init();
+	if (err)
+		goto out_lifecycle;
+	pr_info("loaded, version %s%s%s\n", XPROBES_VERSION,
+		xp_k.unsupported ? "; " : "", xp_k.unsupported ?: "");
 	return 0;
 
+out_lifecycle:
+	xp_lifecycle_exit();
+out_coherence:
+	xp_coherence_exit();
 out_dispatch:
 	xp_dispatch_exit();
-out_views:
-	xp_views_exit();
+out_pgtable:
+	xp_pgtable_exit();
 	return err;
 }
 
 static void __exit xprobes_exit(void)
 {
 	xp_netlink_exit();
-	xp_views_exit();
+	xp_views_destroy_all();
+	xp_lifecycle_exit();
+	xp_coherence_exit();
 	xp_dispatch_exit();
 	rcu_barrier();		/* hooks and pages freed with call_rcu() */
+	xp_pgtable_exit();
 	pr_info("unloaded\n");
 }
 

@@ -120,7 +120,14 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 	views = xp_nr_views;
 	hooks = xp_nr_hooks;
 	mutex_unlock(&xp_views_lock);
-	err = nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
+	err = nla_put_u64_64bit(msg, XPROBES_A_MISMATCH, atomic64_read(&xp_mismatches),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_AUDITS, atomic64_read(&xp_audits), XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_CONFLICTS, atomic64_read(&xp_conflicts),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_MIRRORED, atomic64_read(&xp_mirrored),
+				XPROBES_A_PAD) ||
+	      nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
 	      nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
 			  XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||
 	      (xp_k.unsupported && nla_put_string(msg, XPROBES_A_REASON, xp_k.unsupported)) ||
@@ -140,8 +147,9 @@ static int xp_put_view(struct sk_buff *msg, struct xp_view *v)
 
 	for (i = 0; i < XP_XOL_PAGES; i++)
 		mem += v->xol.pages[i] ? PAGE_SIZE : 0;
-	return nla_put_u32(msg, XPROBES_A_PID, pid_vnr(v->tgid)) ||
+	return nla_put_u32(msg, XPROBES_A_PID, v->root_nr) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, v->flags) ||
+	       nla_put_u32(msg, XPROBES_A_NR_PROCS, v->nr_members) ||
 	       nla_put_u32(msg, XPROBES_A_NR_HOOKS, v->nr_hooks) ||
 	       nla_put_u32(msg, XPROBES_A_NR_PAGES, v->nr_pages) ||
 	       nla_put_u32(msg, XPROBES_A_NR_TABLES, v->nr_tables) ||
@@ -165,7 +173,7 @@ static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&xp_views_lock);
 	v = xp_view_create(nla_get_u32(a[XPROBES_A_PID]),
 			   a[XPROBES_A_FLAGS] ? nla_get_u32(a[XPROBES_A_FLAGS]) : 0,
-			   info->extack);
+			   info->snd_portid, info->extack);
 	if (IS_ERR(v)) {
 		mutex_unlock(&xp_views_lock);
 		nlmsg_free(msg);
@@ -185,7 +193,7 @@ static int xp_cmd_view_del(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&xp_views_lock);
 	v = xp_view_find_pid(nla_get_u32(info->attrs[XPROBES_A_PID]), info->extack);
 	if (v)
-		xp_view_destroy(v);
+		xp_view_destroy(v, NULL);
 	mutex_unlock(&xp_views_lock);
 	return v ? 0 : -ENOENT;
 }
@@ -226,7 +234,8 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 
 	xp_hook_stats(h, &hits, &dropped);
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
-	       nla_put_u32(msg, XPROBES_A_PID, pid_vnr(h->view->tgid)) ||
+	       nla_put_u32(msg, XPROBES_A_PID, h->view->root_nr) ||
+	       nla_put_u32(msg, XPROBES_A_FLAGS, READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
@@ -254,7 +263,7 @@ static int xp_cmd_hook_add(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	mutex_lock(&xp_views_lock);
 	/* kprobes validates through the caller's CR3: it must see the shared text. */
-	if (current->mm && xp_view_find_mm(current->mm)) {
+	if (current->mm && xp_view_of_mm(current->mm)) {
 		NL_SET_ERR_MSG(info->extack, "the caller is itself traced: add hooks from an untraced process");
 		err = -EPERM;
 		goto fail;
@@ -309,7 +318,7 @@ static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 		h = xp_hook_next(&id);
 		if (!h)
 			break;
-		if (pid && pid_vnr(h->view->tgid) != pid)
+		if (pid && h->view->root_nr != pid)
 			continue;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &xp_family, NLM_F_MULTI, XPROBES_CMD_HOOK_GET);
@@ -445,6 +454,50 @@ static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 	return err ?: skb->len;
 }
 
+static int xp_cmd_audit(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	unsigned int bad;
+	void *hdr;
+
+	msg = xp_reply_new(info, XPROBES_CMD_AUDIT, &hdr, NLMSG_GOODSIZE);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&xp_views_lock);
+	bad = xp_audit_all();
+	mutex_unlock(&xp_views_lock);
+	return xp_reply_send(msg, hdr, info,
+			     nla_put_u64_64bit(msg, XPROBES_A_MISMATCH, bad, XPROBES_A_PAD) ||
+			     nla_put_u64_64bit(msg, XPROBES_A_AUDITS, atomic64_read(&xp_audits),
+					       XPROBES_A_PAD));
+}
+
+/* ---- events --------------------------------------------------------------- */
+
+static bool xp_netlink_up;	/* the family is registered; under xp_views_lock */
+
+/* Announce a view that ended on its own. Called under xp_views_lock. */
+void xp_netlink_view_ended(u32 pid, const char *reason)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!xp_netlink_up)
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &xp_family, 0, XPROBES_CMD_VIEW_ENDED);
+	if (!hdr || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+	    nla_put_string(msg, XPROBES_A_REASON, reason)) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&xp_family, msg, 0, 0, GFP_KERNEL);
+}
+
 static const struct genl_ops xp_ops[] = {
 	{ .cmd = XPROBES_CMD_STATUS,	.doit = xp_cmd_status,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_VIEW_NEW,	.doit = xp_cmd_view_new,  .flags = GENL_ADMIN_PERM },
@@ -458,6 +511,7 @@ static const struct genl_ops xp_ops[] = {
 	{ .cmd = XPROBES_CMD_PEEK,	.doit = xp_cmd_peek,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_WALK,	.start = xp_dump_start,	  .dumpit = xp_dump_walk,
 	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_AUDIT,	.doit = xp_cmd_audit,	  .flags = GENL_ADMIN_PERM },
 };
 
 static const struct genl_multicast_group xp_mcgrps[] = {
@@ -481,10 +535,20 @@ static struct genl_family xp_family __ro_after_init = {
 
 int xp_netlink_init(void)
 {
-	return genl_register_family(&xp_family);
+	int err = genl_register_family(&xp_family);
+
+	if (!err) {
+		mutex_lock(&xp_views_lock);
+		xp_netlink_up = true;
+		mutex_unlock(&xp_views_lock);
+	}
+	return err;
 }
 
 void xp_netlink_exit(void)
 {
+	mutex_lock(&xp_views_lock);
+	xp_netlink_up = false;
+	mutex_unlock(&xp_views_lock);
 	genl_unregister_family(&xp_family);
 }

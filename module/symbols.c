@@ -16,6 +16,7 @@
 #include <linux/kprobes.h>
 #include <linux/slab.h>
 #include <asm/ibt.h>
+#include <asm/ftrace.h>
 #include "xprobes.h"
 
 /* Parse "name+0xOFF/0xSIZE [mod]" from sprint_symbol(). */
@@ -87,4 +88,63 @@ unsigned long xp_sym_lookup(const char *name, unsigned long *size)
 	if (size)
 		*size = off ? 0 : sz;
 	return addr;
+}
+
+/*
+ * Ask kprobes whether it would probe each of @n (at most 2) addresses, by
+ * registering a disabled probe at each and removing them together (one RCU
+ * grace period). kprobes applies the kernel's own rules (blacklist,
+ * instruction boundary, jump-label, static-call and BUG sites) and decodes the
+ * instruction with the kernel's decoder.
+ */
+void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
+{
+	struct kprobe kps[2], *reg[2];
+	int i, nreg = 0;
+
+	for (i = 0; i < n && i < 2; i++) {
+		kps[i] = (struct kprobe){
+			.addr = (kprobe_opcode_t *)addrs[i],
+			.flags = KPROBE_FLAG_DISABLED,
+		};
+		ans[i].err = register_kprobe(&kps[i]);
+		if (ans[i].err)
+			continue;
+		ans[i].flags = kps[i].flags;
+		ans[i].size = kps[i].ainsn.size;
+		reg[nreg++] = &kps[i];
+	}
+	if (nreg)
+		unregister_kprobes(reg, nreg);
+}
+
+/*
+ * The first instruction of the function at @start after its ENDBR and its
+ * fentry call, with what kprobes says about it. kprobes is asked about the
+ * candidate and the address 5 bytes later at once; KPROBE_FLAG_FTRACE tells
+ * which of the two the function body starts at.
+ */
+unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans)
+{
+	struct xp_kp_answer two[2];
+	unsigned long addrs[2];
+	u32 first;
+
+	memcpy(&first, xp_text(start), sizeof(first));
+	addrs[0] = start + (is_endbr(first) ? ENDBR_INSN_SIZE : 0);
+	addrs[1] = addrs[0] + MCOUNT_INSN_SIZE;
+	xp_kprobe_ask(addrs, two, 2);
+	if (!two[0].err && (two[0].flags & KPROBE_FLAG_FTRACE)) {
+		*ans = two[1];
+		return addrs[1];
+	}
+	*ans = two[0];
+	return addrs[0];
+}
+
+unsigned long xp_func_body(unsigned long start)
+{
+	struct xp_kp_answer ans;
+
+	return xp_func_body_ask(start, &ans);
 }

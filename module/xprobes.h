@@ -9,6 +9,7 @@
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
 #include <linux/rcupdate.h>
+#include <linux/spinlock.h>
 #include <linux/netlink.h>
 #include "insn.h"
 #include "uapi/xprobes.h"
@@ -46,7 +47,15 @@ bool xp_is_core_text(unsigned long addr, size_t len);
 void *xp_text(unsigned long addr);
 
 /* symbols.c */
+struct xp_kp_answer {
+	int err;
+	unsigned int flags;	/* KPROBE_FLAG_* */
+	unsigned int size;	/* instruction length by the kernel's decoder */
+};
 unsigned long xp_sym_lookup(const char *name, unsigned long *size);
+void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n);
+unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans);
+unsigned long xp_func_body(unsigned long start);
 bool xp_sym_at(unsigned long addr, const char *want, unsigned long *off, unsigned long *size);
 int xp_sym_name(unsigned long addr, char *buf, size_t len, unsigned long *off);
 
@@ -103,14 +112,24 @@ struct xp_xol {
 	DECLARE_BITMAP(used, XP_XOL_SLOTS);
 };
 
+/* An address space running on a view's chain (view.c). */
+struct xp_member {
+	struct list_head node;		/* in view->members, under view->lock */
+	struct mm_struct *mm;		/* mmgrab()ed until detached */
+	struct pid *tgid;		/* the process it joined for */
+};
+
 struct xp_view {
 	struct list_head node;		/* in xp_views (RCU) */
-	struct mm_struct *mm;		/* pinned with mmgrab() */
-	pgd_t *kpgd;			/* mm->pgd: CR3 points here when the view is live */
-	struct pid *tgid;
+	spinlock_t lock;		/* members, nr_members, dying */
+	struct list_head members;	/* struct xp_member */
+	unsigned int nr_members;
+	bool dying;
+	struct pid *root;		/* the process the view was made for */
+	u32 root_nr;			/* its pid, as the creator named it */
 	u32 flags;			/* XPROBES_F_* */
-	pgd_t *pgdp;			/* mm's pgd slot for the kernel image */
-	pgd_t orig_pgd, new_pgd;	/* shared and private values of *pgdp */
+	u32 owner;			/* netlink portid that owns it, 0 if persistent */
+	pgd_t orig_pgd, new_pgd;	/* shared and private values of pgd[511] */
 	p4d_t *p4d;			/* private P4D page (5-level only) */
 	pud_t *pud;			/* private PUD page */
 	pmd_t *pmd;			/* private PMD page for the kernel image */
@@ -125,23 +144,45 @@ struct xp_view {
 extern struct mutex xp_views_lock;
 extern struct list_head xp_views;
 extern unsigned int xp_nr_views;
+struct xp_view *xp_view_of_pgd(pgd_t *pgd);
+struct xp_view *xp_view_of_mm(struct mm_struct *mm);
+struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack);
+struct xp_view *xp_view_create(u32 nr, u32 flags, u32 owner, struct netlink_ext_ack *extack);
+void xp_view_destroy(struct xp_view *v, const char *reason);
+int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp_t gfp);
+unsigned int xp_view_reap_members(struct xp_view *v);
+bool xp_view_has_process(struct xp_view *v, struct pid *tgid, struct mm_struct *not);
+void xp_views_destroy_all(void);
+
+/* pgtable.c */
 extern atomic64_t xp_mem_bytes;
 void *xp_alloc_table(void);
 void xp_free_table(void *p);
 void xp_flush_all(void);
-struct xp_view *xp_view_find_mm(struct mm_struct *mm);
-struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack);
-struct xp_view *xp_view_create(u32 nr, u32 flags, struct netlink_ext_ack *extack);
-void xp_view_destroy(struct xp_view *v);
+int xp_chain_build(struct xp_view *v, struct netlink_ext_ack *extack);
+void xp_chain_release_globals(struct xp_view *v);
+void xp_chain_free(struct xp_view *v);
 struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
 				  struct netlink_ext_ack *extack);
 void xp_view_put_page(struct xp_view *v, struct xp_tpage *t);
 unsigned long xp_view_free_pmd_slot(struct xp_view *v);
 int xp_view_map_table(struct xp_view *v, unsigned long va, pte_t *ptes);
 void xp_view_unmap_table(struct xp_view *v, unsigned long va);
-void xp_views_destroy_all(void);
-int xp_views_init(void);
-void xp_views_exit(void);
+int xp_pgtable_init(void);
+void xp_pgtable_exit(void);
+
+/* lifecycle.c */
+extern atomic64_t xp_followed_forks, xp_followed_execs, xp_follow_failures;
+void xp_lifecycle_start(void);
+void xp_lifecycle_stop(void);
+int xp_lifecycle_init(void);
+void xp_lifecycle_exit(void);
+
+/* coherence.c */
+extern atomic64_t xp_mirrored, xp_conflicts, xp_mismatches, xp_audits;
+unsigned int xp_audit_all(void);
+int xp_coherence_init(void);
+void xp_coherence_exit(void);
 
 /* hook.c */
 struct xp_hook_stats {
@@ -164,6 +205,7 @@ struct xp_hook {
 	struct xp_hook_stats __percpu *stats;
 	char sym[64];
 	unsigned int sym_off;
+	bool broken;			/* displaced by kernel text patching */
 	struct rcu_head rcu;
 };
 
@@ -172,6 +214,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 			    u64 cookie, struct netlink_ext_ack *extack);
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
+struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);
 void xp_hook_stats(struct xp_hook *h, u64 *hits, u64 *dropped);
 void xp_hooks_disarm_all(struct xp_view *v);
 void xp_hooks_free_all(struct xp_view *v);
@@ -190,5 +233,6 @@ void xp_sync_cores(void);
 /* netlink.c */
 int xp_netlink_init(void);
 void xp_netlink_exit(void);
+void xp_netlink_view_ended(u32 pid, const char *reason);
 
 #endif /* _XPROBES_INTERNAL_H */

@@ -25,8 +25,8 @@ enum xprobes_cmd {
 	XPROBES_CMD_HOOK_DEL,	/* do: HOOK_ID */
 	XPROBES_CMD_HOOK_GET,	/* dump: one message per hook */
 	XPROBES_CMD_PEEK,	/* do: PID (ADDR | SYMBOL [OFFSET]) [LEN] -> BYTES */
-	XPROBES_CMD_VIEW_ENDED,	/* multicast notification: PID */
-	XPROBES_CMD_AUDIT,	/* do: compare every copy with the shared text now */
+	XPROBES_CMD_VIEW_ENDED,	/* multicast on "events": PID REASON */
+	XPROBES_CMD_AUDIT,	/* do: compare every copy with the shared text now -> MISMATCH */
 	XPROBES_CMD_WALK,	/* dump: PID ADDR [COUNT] -> page-table entries per 4 KiB page */
 	__XPROBES_CMD_MAX,
 };
@@ -65,6 +65,9 @@ enum xprobes_attr {
 	XPROBES_A_PMD_E,
 	XPROBES_A_PTE_E,
 	XPROBES_A_XOL,		/* u64: address of a view's out-of-line area, 0 if none */
+	XPROBES_A_NR_PROCS,	/* u32: address spaces running on a view (process, children, execs) */
+	XPROBES_A_CONFLICTS,	/* u64: hooks displaced by kernel text patching so far */
+	XPROBES_A_MIRRORED,	/* u64: kernel text writes applied to copies so far */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -78,5 +81,8 @@ enum xprobes_mode {
 #define XPROBES_F_NO_FOLLOW_FORK	(1U << 0)	/* children of fork are not traced */
 #define XPROBES_F_PERSIST		(1U << 1)	/* survives the creating socket */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST)
+
+/* XPROBES_A_FLAGS of a hook in HOOK_GET */
+#define XPROBES_HOOK_BROKEN		(1U << 0)	/* kernel patching displaced it */
 
 #endif /* _UAPI_XPROBES_H */

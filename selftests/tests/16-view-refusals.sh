@@ -8,7 +8,7 @@ start_loop /tmp/a.out -e -n 1 getppid
 A=$LOOP_PID
 xprobectl view add $A > /dev/null || fail "view add"
 id=$(xprobectl hook add $A $F) || fail "hook add"
-state() { xprobectl view list; xprobectl hook list; xprobectl status; }
+state() { xprobectl view list; xprobectl hook list; xprobectl status | grep -E '^(views|hooks|memory):'; }
 before=$(state)
 
 # refused WHAT PATTERN xprobectl-args...

@@ -1,0 +1,181 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Keeping private copies coherent with the kernel's own text patching.
+ *
+ * Every runtime write to kernel text (static keys and tracepoints, static
+ * calls, ftrace and BPF trampolines, kprobes, livepatch, alternatives) ends in
+ * the static __text_poke(func, addr, src, len), under text_mutex. It writes
+ * the original frame only, so copies would go stale: a stale static call can
+ * jump into freed code, and patching code that verifies its work through the
+ * traced CR3 (__text_poke's own memcmp, jump labels, ftrace_verify_code) would
+ * read the copy and BUG or kill ftrace.
+ *
+ * A kprobe on __text_poke (on its first instruction after the fentry site, so
+ * it does not depend on ftrace) applies the same write to every copy of the
+ * page *before* the kernel writes the original, so any verification read
+ * through a traced CR3 already sees the new bytes, and the int3 protocol of
+ * text_poke_bp() runs in the copy step by step as in the original.
+ *
+ * A write that overlaps a hooked instruction (someone else's kprobe at the
+ * same address, for instance) wins: the copy gets the kernel's bytes, the
+ * hook is marked broken and stops firing in that view.
+ *
+ * The audit compares every copy with its original, outside the bytes of armed
+ * hooks, periodically (lifecycle.c) and on demand; differences are counted
+ * and repaired.
+ *
+ * Locking: the kprobe handler runs with text_mutex held by the patcher and
+ * walks views and their pages under RCU. Copies are made (pgtable.c), and
+ * hooks armed and disarmed (hook.c), under text_mutex too, so no write to a
+ * copy races with another. The audit runs under xp_views_lock and text_mutex.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/rculist.h>
+#include "xprobes.h"
+
+static unsigned long poke_memset;	/* text_poke_memset(): writes *(int *)src */
+static bool poke_probe_on;
+
+atomic64_t xp_mirrored;			/* writes applied to copies */
+atomic64_t xp_conflicts;		/* hooks broken by kernel patching */
+atomic64_t xp_mismatches;		/* copy pages the audit found different */
+atomic64_t xp_audits;			/* audit passes */
+
+/* A hook of @v whose instruction overlaps [lo, hi) is displaced by the kernel. */
+static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigned long hi)
+{
+	struct xp_hook *h;
+	int bkt;
+
+	hash_for_each_rcu(v->hooks, bkt, h, hnode) {
+		if (h->addr < hi && h->addr + h->insn.len > lo && !READ_ONCE(h->broken)) {
+			WRITE_ONCE(h->broken, true);
+			atomic64_inc(&xp_conflicts);
+		}
+	}
+}
+NOKPROBE_SYMBOL(break_overlapping_hooks);
+
+static void mirror(unsigned long addr, const u8 *src, size_t len, bool set)
+{
+	struct xp_view *v;
+	struct xp_tpage *t;
+
+	list_for_each_entry_rcu(v, &xp_views, node) {
+		list_for_each_entry_rcu(t, &v->tpages, node) {
+			unsigned long lo = max(addr, t->va);
+			unsigned long hi = min(addr + len, t->va + PAGE_SIZE);
+			u8 *dst;
+
+			if (lo >= hi)
+				continue;
+			break_overlapping_hooks(v, lo, hi);
+			dst = (u8 *)page_address(t->copy) + (lo - t->va);
+			if (set)
+				memset(dst, *(const int *)src, hi - lo);
+			else
+				memcpy(dst, src + (lo - addr), hi - lo);
+			atomic64_inc(&xp_mirrored);
+		}
+	}
+}
+NOKPROBE_SYMBOL(mirror);
+
+/* __text_poke(text_poke_f func, void *addr, const void *src, size_t len) */
+static int on_text_poke(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long addr = regs->si;
+	size_t len = regs->cx;
+
+	if (addr >= xp_k.etext || addr + len <= xp_k.stext)
+		return 0;
+	rcu_read_lock();
+	mirror(addr, (const u8 *)regs->dx, len, regs->di == poke_memset);
+	rcu_read_unlock();
+	return 0;
+}
+NOKPROBE_SYMBOL(on_text_poke);
+
+static struct kprobe poke_kp = {
+	.pre_handler = on_text_poke,
+};
+
+/* Compare every copy of @v with its original; repair and count differences. */
+static unsigned int audit_view(struct xp_view *v)
+{
+	unsigned int bad_pages = 0;
+	struct xp_tpage *t;
+
+	list_for_each_entry(t, &v->tpages, node) {
+		const u8 *orig = pfn_to_kaddr(t->orig_pfn);
+		u8 *copy = page_address(t->copy);
+		bool bad = false;
+		int i;
+
+		for (i = 0; i < PAGE_SIZE; i++) {
+			struct xp_hook *h;
+
+			if (copy[i] == orig[i])
+				continue;
+			h = xp_hook_at(v, t->va + i);
+			if (h && !h->broken && copy[i] == INT3_INSN_OPCODE)
+				continue;	/* an armed hook */
+			WRITE_ONCE(copy[i], orig[i]);
+			bad = true;
+		}
+		if (bad) {
+			pr_notice("copy of %pS differed from the kernel text; repaired\n",
+				  (void *)t->va);
+			bad_pages++;
+		}
+	}
+	return bad_pages;
+}
+
+/* One audit pass over every view. Under xp_views_lock. Returns pages repaired. */
+unsigned int xp_audit_all(void)
+{
+	unsigned int bad = 0;
+	struct xp_view *v;
+
+	lockdep_assert_held(&xp_views_lock);
+	mutex_lock(xp_k.text_mutex);
+	list_for_each_entry(v, &xp_views, node)
+		bad += audit_view(v);
+	mutex_unlock(xp_k.text_mutex);
+	if (bad)
+		xp_sync_cores();
+	atomic64_add(bad, &xp_mismatches);
+	atomic64_inc(&xp_audits);
+	return bad;
+}
+
+int xp_coherence_init(void)
+{
+	unsigned long start = xp_sym_lookup("__text_poke", NULL);
+	int err;
+
+	poke_memset = xp_sym_lookup("text_poke_memset", NULL);
+	if (!start || !poke_memset) {
+		xp_k.unsupported = "kernel views do not work here: cannot find __text_poke to follow kernel text patching";
+		return 0;
+	}
+	poke_kp.addr = (kprobe_opcode_t *)xp_func_body(start);
+	err = register_kprobe(&poke_kp);
+	if (err) {
+		pr_err("cannot probe __text_poke (%d): views disabled\n", err);
+		xp_k.unsupported = "kernel views do not work here: cannot probe __text_poke to follow kernel text patching";
+		return 0;
+	}
+	poke_probe_on = true;
+	return 0;
+}
+
+void xp_coherence_exit(void)
+{
+	if (poke_probe_on)
+		unregister_kprobe(&poke_kp);
+}

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Views follow their processes: fork, exec, exit, and the socket that made
+ * them.
+ *
+ * - fork: the sched_process_fork tracepoint runs in the parent after the
+ *   child's mm exists and before the child first runs; a child of a member
+ *   joins the view there (unless XPROBES_F_NO_FOLLOW_FORK). A vfork/CLONE_VM
+ *   child shares the parent's mm and joins as a process, so that its exec is
+ *   followed too.
+ * - exec: sched_process_exec runs after the new mm is installed and before
+ *   the new program's first instruction; a process that was a member joins
+ *   with its new mm (a local TLB flush: the new mm is loaded only here).
+ * - exit: an mm with no users left is dead. A sweeper, running while views
+ *   exist, detaches dead members and ends views that have none, announcing
+ *   each on the events multicast group. It also runs the coherence audit.
+ * - owner: a view belongs to the generic netlink socket that created it
+ *   unless made with XPROBES_F_PERSIST; closing the socket (the controller
+ *   exiting, killed or not) ends its views.
+ *
+ * The tracepoint probes are registered only while views exist (and a second
+ * longer, so that view churn does not patch the kernel at every turn): forks
+ * and execs pay nothing otherwise. They run in atomic context and touch views
+ * under RCU and view->lock only (view.c).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/mm.h>
+#include <linux/netlink.h>
+#include <linux/rculist.h>
+#include <linux/sched.h>
+#include <linux/sched/signal.h>
+#include <linux/tracepoint.h>
+#include <linux/workqueue.h>
+#include <asm/tlbflush.h>
+#include <net/net_namespace.h>
+#include "xprobes.h"
+
+#define XP_SWEEP_MS	200
+#define XP_AUDIT_EVERY	10	/* sweeps: every 2 s */
+#define XP_IDLE_SWEEPS	5	/* sweeps without views before the probes go */
+
+static struct tracepoint *tp_fork, *tp_exec;
+static bool tp_registered;		/* under xp_views_lock */
+atomic64_t xp_followed_forks, xp_followed_execs, xp_follow_failures;
+
+static void on_fork(void *data, struct task_struct *parent, struct task_struct *child)
+{
+	struct xp_view *v;
+
+	if (!parent->mm || !child->mm)
+		return;
+	if (child->mm == parent->mm && same_thread_group(parent, child))
+		return;		/* a thread: it runs on the view already */
+	rcu_read_lock();
+	v = xp_view_of_mm(parent->mm);
+	if (v && !(v->flags & XPROBES_F_NO_FOLLOW_FORK)) {
+		if (xp_member_add(v, child->mm, task_tgid(child), GFP_ATOMIC))
+			atomic64_inc(&xp_follow_failures);
+		else
+			atomic64_inc(&xp_followed_forks);
+	}
+	rcu_read_unlock();
+}
+
+static void on_exec(void *data, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	struct pid *tgid = task_tgid(p);
+	struct mm_struct *mm = p->mm;
+	struct xp_view *v;
+
+	if (!mm)
+		return;
+	rcu_read_lock();
+	list_for_each_entry_rcu(v, &xp_views, node) {
+		if (!xp_view_has_process(v, tgid, mm))
+			continue;
+		if (xp_member_add(v, mm, tgid, GFP_ATOMIC)) {
+			atomic64_inc(&xp_follow_failures);
+		} else {
+			/* The new mm is loaded on this CPU only (preemption is off). */
+			__flush_tlb_all();
+			atomic64_inc(&xp_followed_execs);
+		}
+		break;
+	}
+	rcu_read_unlock();
+}
+
+static void find_tracepoints(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sched_process_fork"))
+		tp_fork = tp;
+	else if (!strcmp(tp->name, "sched_process_exec"))
+		tp_exec = tp;
+}
+
+static void sweep(struct work_struct *work);
+static DECLARE_DELAYED_WORK(sweep_work, sweep);
+static unsigned long sweeps, idle_sweeps;	/* under xp_views_lock */
+
+static void unregister_probes(void)
+{
+	if (!tp_registered)
+		return;
+	tracepoint_probe_unregister(tp_exec, on_exec, NULL);
+	tracepoint_probe_unregister(tp_fork, on_fork, NULL);
+	tp_registered = false;
+}
+
+static void sweep(struct work_struct *work)
+{
+	struct xp_view *v, *n;
+
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry_safe(v, n, &xp_views, node)
+		if (!xp_view_reap_members(v))
+			xp_view_destroy(v, "exit");
+	if (xp_nr_views && ++sweeps % XP_AUDIT_EVERY == 0)
+		xp_audit_all();
+	idle_sweeps = xp_nr_views ? 0 : idle_sweeps + 1;
+	if (idle_sweeps >= XP_IDLE_SWEEPS)
+		unregister_probes();
+	if (xp_nr_views || tp_registered)
+		schedule_delayed_work(&sweep_work, msecs_to_jiffies(XP_SWEEP_MS));
+	mutex_unlock(&xp_views_lock);
+}
+
+/* The first view exists: follow processes. Under xp_views_lock. */
+void xp_lifecycle_start(void)
+{
+	if (!tp_registered && tp_fork && tp_exec) {
+		if (tracepoint_probe_register(tp_fork, on_fork, NULL)) {
+			pr_warn("cannot follow forks\n");
+		} else if (tracepoint_probe_register(tp_exec, on_exec, NULL)) {
+			pr_warn("cannot follow execs\n");
+			tracepoint_probe_unregister(tp_fork, on_fork, NULL);
+		} else {
+			tp_registered = true;
+		}
+	}
+	schedule_delayed_work(&sweep_work, msecs_to_jiffies(XP_SWEEP_MS));
+}
+
+/* The last view is gone. Under xp_views_lock; the sweeper drops the probes later. */
+void xp_lifecycle_stop(void)
+{
+	idle_sweeps = 0;
+}
+
+/* A generic netlink socket was released: end the views it owned. */
+static int on_netlink_release(struct notifier_block *nb, unsigned long event, void *ptr)
+{
+	struct netlink_notify *n = ptr;
+	struct xp_view *v, *next;
+
+	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC || !n->portid ||
+	    !net_eq(n->net, &init_net))
+		return NOTIFY_DONE;
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry_safe(v, next, &xp_views, node)
+		if (v->owner == n->portid)
+			xp_view_destroy(v, "owner closed");
+	mutex_unlock(&xp_views_lock);
+	return NOTIFY_DONE;
+}
+
+static struct notifier_block netlink_nb = {
+	.notifier_call = on_netlink_release,
+};
+
+int xp_lifecycle_init(void)
+{
+	for_each_kernel_tracepoint(find_tracepoints, NULL);
+	if (!tp_fork || !tp_exec)
+		pr_warn("sched_process_fork/exec tracepoints not found: views will not follow fork and exec\n");
+	return netlink_register_notifier(&netlink_nb);
+}
+
+/* After every view is gone. */
+void xp_lifecycle_exit(void)
+{
+	netlink_unregister_notifier(&netlink_nb);
+	cancel_delayed_work_sync(&sweep_work);
+	mutex_lock(&xp_views_lock);
+	unregister_probes();
+	mutex_unlock(&xp_views_lock);
+	tracepoint_synchronize_unregister();
+}
