@@ -6,8 +6,10 @@
  *   -e  after the loop print "done N" and wait for SIGUSR1 before exiting
  *   -n  number of calls per thread (0: until SIGTERM)           default 1000
  *   -t  run the loop in THREADS threads (they share the mm)     default 1
- * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1)), or spin (no
- * system call at all: a busy loop in user space)
+ *   -i  sleep USEC microseconds after every 100 calls (a paced loop)
+ * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1)), spin (no
+ * system call at all: a busy loop in user space), or selfsig (kill() of
+ * itself with SIGUSR2, which it ignores: the signal-generation path)
  */
 #include <pthread.h>
 #include <signal.h>
@@ -19,6 +21,7 @@
 
 static long nr = SYS_getppid, arg = 0;
 static int spin;
+static unsigned int pace_us;
 static unsigned long count = 1000;
 static volatile sig_atomic_t stop;
 
@@ -39,8 +42,12 @@ static void *loop(void *unused)
 	for (i = 0; (count == 0 || i < count) && !stop; i++) {
 		if (spin)
 			__asm__ volatile("" ::: "memory");
+		else if (nr == SYS_kill)
+			syscall(nr, getpid(), arg);
 		else
 			syscall(nr, arg);
+		if (pace_us && i % 100 == 99)
+			usleep(pace_us);
 	}
 	return NULL;
 }
@@ -51,12 +58,13 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	sigset_t set;
 
-	while ((opt = getopt(argc, argv, "gen:t:")) != -1) {
+	while ((opt = getopt(argc, argv, "gen:t:i:")) != -1) {
 		switch (opt) {
 		case 'g': go = 1; break;
 		case 'e': end = 1; break;
 		case 'n': count = strtoul(optarg, NULL, 0); break;
 		case 't': threads = atoi(optarg); break;
+		case 'i': pace_us = strtoul(optarg, NULL, 0); break;
 		default: return 2;
 		}
 	}
@@ -69,6 +77,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(s, "getgid")) nr = SYS_getgid;
 		else if (!strcmp(s, "close")) { nr = SYS_close; arg = -1; }
 		else if (!strcmp(s, "spin")) spin = 1;
+		else if (!strcmp(s, "selfsig")) { nr = SYS_kill; arg = SIGUSR2; }
 		else { fprintf(stderr, "sysloop: unknown syscall %s\n", s); return 2; }
 	}
 	if (threads < 1 || threads > 64)
@@ -77,15 +86,20 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	signal(SIGTERM, on_term);
+	signal(SIGUSR2, SIG_IGN);
 	if (go) {
 		printf("ready %d\n", getpid());
 		fflush(stdout);
 		wait_usr1(&set);
 	}
-	for (i = 0; i < threads; i++)
-		pthread_create(&tids[i], NULL, loop, NULL);
-	for (i = 0; i < threads; i++)
-		pthread_join(tids[i], NULL);
+	if (threads == 1) {
+		loop(NULL);	/* in the main thread: its tid is the pid */
+	} else {
+		for (i = 0; i < threads; i++)
+			pthread_create(&tids[i], NULL, loop, NULL);
+		for (i = 0; i < threads; i++)
+			pthread_join(tids[i], NULL);
+	}
 	if (end) {
 		printf("done %lu\n", count * threads);
 		fflush(stdout);

@@ -96,3 +96,42 @@ ksym() { awk -v s="$1" '$3 == s && NF == 3 { print $1; exit }' /proc/kallsyms; }
 
 # The first byte of 'xprobectl peek PID SYMBOL[+OFF]'.
 peek_byte() { xprobectl peek "$1" "$2" 1 | awk '{ print $2 }'; }
+
+# fsize PID SYMBOL: size of a kernel function (from xprobes' own refusal).
+fsize() {
+	xprobectl hook add "$1" "$2+0xfffff" 2>&1 | sed -n 's/.*(size \(0x[0-9a-f]*\)).*/\1/p'
+}
+
+# hook_all_pages PID SYMBOL: hook the first hookable instruction in every
+# page SYMBOL spans, so that all of it runs from PID's private copies.
+# Prints the hook ids.
+hook_all_pages() {
+	local pid=$1 sym=$2 start size page last off end id
+	start=$((0x$(ksym "$sym")))
+	size=$(fsize "$pid" "$sym")
+	[ -n "$size" ] || return 1
+	page=$((start & ~0xfff))
+	last=$(((start + size - 1) & ~0xfff))
+	while [ $page -le $last ]; do
+		off=$((page - start))
+		[ $off -lt 9 ] && off=9
+		end=$((off + 96))
+		while [ $off -lt $end ] && [ $off -lt $((size)) ]; do
+			if id=$(xprobectl hook add "$pid" "$sym+$off" 2>/dev/null); then
+				echo "$id"
+				break
+			fi
+			off=$((off + 1))
+		done
+		page=$((page + 4096))
+	done
+}
+
+# Leave tracefs as a test found it: no tracer, no filter, no event.
+reset_tracing() {
+	local T=/sys/kernel/tracing
+	echo nop > $T/current_tracer 2>/dev/null
+	echo > $T/set_ftrace_filter 2>/dev/null
+	echo 0 > $T/events/enable 2>/dev/null
+	echo > $T/trace 2>/dev/null
+}

@@ -1,0 +1,30 @@
+# Exec: a traced process stays traced in its new address space with the same
+# hooks, through a chain of three programs (execchain, execchain, sysloop);
+# a child started with posix_spawn (vfork + exec) is followed too.
+. /xp/selftests/tests/lib.sh
+N=100
+F=__x64_sys_getppid
+
+execchain -g -n $N -k 1 > /tmp/e.out &
+E=$!
+i=0; while ! grep -q '^ready' /tmp/e.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "no start"; sleep 0.05; done
+xprobectl view add $E > /dev/null || fail "view add"
+id=$(xprobectl hook add $E $F) || fail "hook add"
+go_loop $E /tmp/e.out
+assert_eq "the last program is sysloop" sysloop "$(cat /proc/$E/comm)"
+assert_eq "hits over 3 programs" $((3 * N)) "$(hook_col $id 5)"
+assert_eq "the exec'd process still sees its hook" cc "$(peek_byte $E $F+9)"
+assert_eq "an untraced process does not" 53 "$(peek_byte $$ $F+9)"
+xprobectl view del $E
+kill -USR1 $E; wait $E
+
+execchain -g -n $N -k 0 -s > /tmp/s.out &
+S=$!
+i=0; while ! grep -q '^ready' /tmp/s.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "no start"; sleep 0.05; done
+xprobectl view add $S > /dev/null || fail "view add"
+id=$(xprobectl hook add $S $F) || fail "hook add"
+go_loop $S /tmp/s.out
+assert_eq "hits of a process and its posix_spawn child" $((2 * N)) "$(hook_col $id 5)"
+xprobectl view del $S
+kill -USR1 $S; wait $S
+assert_eq "no memory held" 0 "$(status_field memory_bytes)"
