@@ -38,10 +38,11 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)))
 MOD_SRCS  := $(wildcard module/*.c module/*.h module/uapi/*.h) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
+TEST_KO   := selftests/modules/xp_klp.ko
 
-.PHONY: all deps kernel module ctl bpf progs initramfs check demo vm bench clean help
+.PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help
 
-all: module bpf ctl progs
+all: module test-modules bpf ctl progs
 
 help:
 	@sed -n '3,11p' Makefile
@@ -59,6 +60,11 @@ kernel: $(KTREE)/.complete
 module: $(MODULE_KO)
 $(MODULE_KO): $(MOD_SRCS) | $(KTREE)/.complete
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
+
+# Test-only modules (a livepatch), built the same way.
+test-modules: $(TEST_KO)
+$(TEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild | $(KTREE)/.complete
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
 
 # --- BPF (CO-RE, vmlinux.h from the target kernel's BTF) --------------------
 $(BUILD)/bpf/vmlinux.h: | $(KTREE)/.complete
@@ -99,7 +105,7 @@ $(INITRD): all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinit
 	@mkdir -p $(@D)
 	@echo "  INITRAMFS $@"
 	@bash $(VM)/mkinitramfs.sh $@ $(KMODDIR) \
-		$(MODULE_KO)=xp/xprobes.ko \
+		$(MODULE_KO)=xp/xprobes.ko $(TEST_KO)=xp/xp_klp.ko \
 		$(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
 		$(foreach p,$(PROGS),$(p)=xp/bin/$(notdir $(p))) \
 		$(foreach o,$(BPF_OBJS),$(o)=xp/bpf/$(notdir $(o))) \
@@ -130,4 +136,5 @@ bench: deps
 
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
+	-$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules clean 2>/dev/null
 	rm -rf $(BUILD)/ctl $(BUILD)/bpf $(BUILD)/progs $(BUILD)/vm $(BUILD)/check
