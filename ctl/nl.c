@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* Generic netlink client for the xprobes family (libnl-3 genl). */
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,7 +33,7 @@ static void module_missing_hint(void)
 		"'trace --no-views' (fallback mode) works\n");
 }
 
-struct xp_nl *xp_nl_open(void)
+static struct xp_nl *open_nl(bool *missing)
 {
 	struct xp_nl *nl = calloc(1, sizeof(*nl));
 	int one = 1, err;
@@ -59,7 +60,9 @@ struct xp_nl *xp_nl_open(void)
 
 	nl->family = genl_ctrl_resolve(nl->sk, XPROBES_GENL_NAME);
 	if (nl->family < 0) {
-		if (nl->family == -NLE_OBJ_NOTFOUND)
+		if (nl->family == -NLE_OBJ_NOTFOUND && missing)
+			*missing = true;
+		else if (nl->family == -NLE_OBJ_NOTFOUND)
 			module_missing_hint();
 		else
 			fprintf(stderr, "xprobectl: cannot resolve the '%s' netlink family: %s\n",
@@ -71,6 +74,17 @@ fail:
 	nl_socket_free(nl->sk);
 	free(nl);
 	return NULL;
+}
+
+struct xp_nl *xp_nl_open(void)
+{
+	return open_nl(NULL);
+}
+
+struct xp_nl *xp_nl_try_open(bool *missing)
+{
+	*missing = false;
+	return open_nl(missing);
 }
 
 void xp_nl_close(struct xp_nl *nl)

@@ -3,6 +3,7 @@
 #ifndef XPROBECTL_NL_H
 #define XPROBECTL_NL_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <netlink/netlink.h>
 #include <netlink/genl/genl.h>
@@ -24,6 +25,8 @@ typedef int (*xp_nl_cb)(struct nlattr **tb, void *arg);
  * wrong and how to fix it, and returns NULL.
  */
 struct xp_nl *xp_nl_open(void);
+/* Same, but a missing module is not an error: returns NULL with *missing set. */
+struct xp_nl *xp_nl_try_open(bool *missing);
 void xp_nl_close(struct xp_nl *nl);
 
 /* A request for CMD; add attributes with nla_put_*() and pass it to xp_nl_call. */

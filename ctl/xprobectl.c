@@ -17,6 +17,7 @@ static const struct subcmd subcmds[] = {
 	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] | hook del ID | hook list [PID] [--json]" },
 	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
 	{ "audit", cmd_audit, "audit [--json]   (compare every private copy with the kernel text now)" },
+	{ "trace", cmd_trace, "trace [-f [LIB:]GLOB]... [-d S] [-i S] [--json|--folded] [-H] [-T] [--no-views] PID | -- COMMAND [ARGS]" },
 	{ "walk", cmd_walk, "walk PID ADDRESS|SYMBOL [PAGES] [--json]   (page-table entries, for debugging)" },
 };
 

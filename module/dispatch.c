@@ -111,6 +111,8 @@ found:
 		trace_xprobes_hook(h->id, h->cookie, regs);
 	} else {
 		this_cpu_inc(h->stats->dropped);
+		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
+			trace_xprobes_hook(h->id, h->cookie, regs);
 	}
 	run_displaced(h, regs);
 	return NOTIFY_STOP;

@@ -144,7 +144,7 @@ static void free_hook_rcu(struct rcu_head *rcu)
 }
 
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
-			    u64 cookie, struct netlink_ext_ack *extack)
+			    u64 cookie, u32 flags, struct netlink_ext_ack *extack)
 {
 	unsigned long start, size, addr;
 	struct xp_hook *h, *dup;
@@ -187,6 +187,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	h->view = v;
 	h->addr = addr;
 	h->cookie = cookie;
+	h->any_context = flags & XPROBES_F_ANY_CONTEXT;
 	h->slot = -1;
 	strscpy(h->sym, sym, sizeof(h->sym));
 	h->sym_off = off;

@@ -235,7 +235,8 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 	xp_hook_stats(h, &hits, &dropped);
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
 	       nla_put_u32(msg, XPROBES_A_PID, h->view->root_nr) ||
-	       nla_put_u32(msg, XPROBES_A_FLAGS, READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) ||
+	       nla_put_u32(msg, XPROBES_A_FLAGS, (READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) |
+			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
@@ -275,6 +276,7 @@ static int xp_cmd_hook_add(struct sk_buff *skb, struct genl_info *info)
 	}
 	h = xp_hook_add(v, nla_data(a[XPROBES_A_SYMBOL]), a[XPROBES_A_OFFSET] ? &off : NULL,
 			a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0,
+			a[XPROBES_A_FLAGS] ? nla_get_u32(a[XPROBES_A_FLAGS]) : 0,
 			info->extack);
 	if (IS_ERR(h)) {
 		err = PTR_ERR(h);

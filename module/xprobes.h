@@ -206,12 +206,13 @@ struct xp_hook {
 	char sym[64];
 	unsigned int sym_off;
 	bool broken;			/* displaced by kernel text patching */
+	bool any_context;		/* XPROBES_F_ANY_CONTEXT */
 	struct rcu_head rcu;
 };
 
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
-			    u64 cookie, struct netlink_ext_ack *extack);
+			    u64 cookie, u32 flags, struct netlink_ext_ack *extack);
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);

@@ -78,11 +78,16 @@ enum xprobes_mode {
 };
 
 /* XPROBES_A_FLAGS for VIEW_NEW and HOOK_ADD */
-#define XPROBES_F_NO_FOLLOW_FORK	(1U << 0)	/* children of fork are not traced */
-#define XPROBES_F_PERSIST		(1U << 1)	/* survives the creating socket */
-#define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST)
+#define XPROBES_F_NO_FOLLOW_FORK	(1U << 0)	/* view: children of fork are not traced */
+#define XPROBES_F_PERSIST		(1U << 1)	/* view: survives the creating socket */
+#define XPROBES_F_ANY_CONTEXT		(1U << 2)	/* hook: fire the tracepoint in every
+							 * context that traps on the view's CR3
+							 * (kernel threads, interrupts), not only
+							 * in the view's own tasks */
+#define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
+					 XPROBES_F_ANY_CONTEXT)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
-#define XPROBES_HOOK_BROKEN		(1U << 0)	/* kernel patching displaced it */
+#define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
 
 #endif /* _UAPI_XPROBES_H */

@@ -1,0 +1,527 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * xprobectl trace: per-function wall time split into ON-CPU and OFF-CPU by
+ * cause, for one process.
+ *
+ * Every traced thread has a shadow stack of traced user functions, pushed
+ * by the uprobe on entry and popped by the uretprobe. Independently, the
+ * thread's own clock is kept from scheduler events: on_acc accumulates the
+ * time it ran, off_acc[cause] the time it waited. A frame snapshots those
+ * clocks on entry; on return the differences are the function's inclusive
+ * ON and OFF times, so ON + OFF == wall holds only if no switch was missed.
+ *
+ * Scheduler events come either from xprobes hooks in the process's kernel
+ * view (raw_tp/xprobes_hook: only the traced process ever traps there), or,
+ * in fallback mode, from the global sched_switch tracepoint with a PID test.
+ *
+ * A thread's state is only touched by events of that thread (its uprobes,
+ * its own switch-out/in), which are serialized by the scheduler, so no
+ * locking is needed on it.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "trace.h"
+
+const volatile __u32 target_tgid;	/* fallback mode's PID test */
+const volatile bool per_thread;		/* fill tstats */
+const volatile bool folded;		/* fill the folded map */
+
+struct frame {
+	__u64 entry_ts;
+	__u64 entry_sp;			/* sp at the first instruction: points at the return address */
+	__u64 on_at, off_at[NR_CAUSES];	/* thread clocks at entry */
+	__u64 child_wall, child_on, child_off[NR_CAUSES];
+	__u32 func;
+	__u32 pad;
+};
+
+struct thread_state {
+	__u64 last_ts;			/* last switch-in or switch-out */
+	__u64 last_ev;			/* time charged to folded stacks up to here */
+	__u64 on_acc, off_acc[NR_CAUSES];
+	__u32 depth;
+	__u8 running;
+	__u8 out_cause;			/* set at switch-out, CAUSE_PENDING: classify at switch-in */
+	__u16 pad;
+	struct frame frames[TRACE_MAX_DEPTH];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACE_MAX_THREADS);
+	__type(key, __u32);			/* tid */
+	__type(value, struct thread_state);
+} threads SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct thread_state);
+} zero_state SEC(".maps");		/* never written: the template of a new thread */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, TRACE_MAX_THREADS);
+	__type(key, __u32);			/* tid */
+	__type(value, char[16]);
+} comms SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TRACE_MAX_FUNCS);
+	__type(key, __u32);			/* function index = attach cookie */
+	__type(value, struct func_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct thread_func_key);
+	__type(value, struct thread_func_stats);
+} tstats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct fold_key);
+	__type(value, __u64);			/* ns */
+} fold SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16);
+	__type(key, __u32);			/* xprobes hook id */
+	__type(value, __u32);			/* enum trace_hook_kind */
+} hooks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_COUNTERS);
+	__type(key, __u32);
+	__type(value, __u64);
+} counters SEC(".maps");
+
+#define DEPTH_MASK (TRACE_MAX_DEPTH - 1)
+
+static __always_inline void count(__u32 which)
+{
+	__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+	if (c)
+		(*c)++;
+}
+
+static __always_inline __u32 log2_bucket(__u64 v)
+{
+	__u32 r = 0;
+
+	if (v >> 32) { v >>= 32; r += 32; }
+	if (v >> 16) { v >>= 16; r += 16; }
+	if (v >> 8) { v >>= 8; r += 8; }
+	if (v >> 4) { v >>= 4; r += 4; }
+	if (v >> 2) { v >>= 2; r += 2; }
+	if (v >> 1) { r += 1; }
+	return r < TRACE_HIST ? r : TRACE_HIST - 1;
+}
+
+static __always_inline __u64 cur_on(struct thread_state *st, __u64 now)
+{
+	return st->on_acc + (st->running ? now - st->last_ts : 0);
+}
+
+/* Charge the time since the last event to the thread's current stack. */
+static __always_inline void charge_fold(struct thread_state *st, __u64 now, __u32 kind)
+{
+	struct fold_key key = {};
+	__u64 delta = now - st->last_ev, *v;
+	__u32 i, depth = st->depth;
+
+	st->last_ev = now;
+	if (!folded || !depth || !delta)
+		return;
+	for (i = 0; i < TRACE_FOLD_DEPTH; i++) {
+		if (i >= depth || i >= TRACE_MAX_DEPTH)
+			break;
+		key.funcs[i] = st->frames[i & DEPTH_MASK].func;
+	}
+	key.depth = i;
+	key.kind = kind;
+	v = bpf_map_lookup_elem(&fold, &key);
+	if (v)
+		__sync_fetch_and_add(v, delta);
+	else
+		bpf_map_update_elem(&fold, &key, &delta, BPF_NOEXIST);
+}
+
+/* ---- the scheduler side ---------------------------------------------------- */
+
+/* Runnable, not blocked: what task_is_runnable() says in 6.12 (delayed dequeue). */
+static __always_inline bool runnable(struct task_struct *t)
+{
+	if (!BPF_CORE_READ(t, on_rq))
+		return false;
+	if (bpf_core_field_exists(t->se.sched_delayed) && BPF_CORE_READ(t, se.sched_delayed))
+		return false;
+	return true;
+}
+
+static __always_inline bool in_iowait(struct task_struct *t)
+{
+	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
+}
+
+/* File type of fd in task T's table: S_IFSOCK etc., 0 if unknown. */
+static __always_inline __u32 fd_type(struct task_struct *t, __u64 fd)
+{
+	struct fdtable *fdt = BPF_CORE_READ(t, files, fdt);
+	struct file **fds, *f = NULL;
+
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
+		return 0;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&f, sizeof(f), &fds[fd]) || !f)
+		return 0;
+	return BPF_CORE_READ(f, f_inode, i_mode) & 0170000;
+}
+
+#define S_IFSOCK_ 0140000
+#define S_IFREG_  0100000
+#define S_IFBLK_  0060000
+
+/*
+ * Why is T, blocked and not in iowait, waiting? The system call it is in
+ * says (x86_64 numbers; a page fault or an in-kernel wait is "other").
+ */
+static __always_inline __u32 classify(struct task_struct *t)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+	long nr;
+	__u32 type;
+
+	if (!regs)
+		return CAUSE_OTHER;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	switch (nr) {
+	case 202: case 449: case 454: case 455: case 456:	/* futex* */
+	case 73:						/* flock */
+		return CAUSE_LOCK;
+	case 35: case 230:		/* nanosleep, clock_nanosleep */
+	case 34: case 130: case 128:	/* pause, rt_sigsuspend, rt_sigtimedwait */
+		return CAUSE_SLEEP;
+	case 7: case 23: case 270: case 271:		/* poll, select, pselect6, ppoll */
+	case 232: case 281: case 441:			/* epoll_wait, epoll_pwait(2) */
+	case 42: case 43: case 288:			/* connect, accept(4) */
+	case 44: case 45: case 46: case 47: case 299: case 307: /* send/recv */
+		return CAUSE_NET;
+	case 74: case 75: case 162: case 306: case 277:	/* fsync, fdatasync, sync*, sync_file_range */
+	case 26: case 208: case 333: case 426:		/* msync, io_getevents, io_pgetevents, io_uring_enter */
+		return CAUSE_IO;
+	case 0: case 1: case 17: case 18: case 19: case 20:	/* read, write, pread, pwrite, readv, writev */
+	case 295: case 296: case 327: case 328: case 40: case 275: /* p{read,write}v(2), sendfile, splice */
+		type = fd_type(t, BPF_CORE_READ(regs, di));
+		if (type == S_IFSOCK_)
+			return CAUSE_NET;
+		if (type == S_IFREG_ || type == S_IFBLK_)
+			return CAUSE_IO;
+		return CAUSE_OTHER;
+	}
+	return CAUSE_OTHER;
+}
+
+static __always_inline void switch_out(struct task_struct *t, __u64 now, bool was_runnable)
+{
+	__u32 tid = BPF_CORE_READ(t, pid);
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!st || !st->running)
+		return;
+	charge_fold(st, now, 0);
+	st->on_acc += now - st->last_ts;
+	st->last_ts = now;
+	st->running = 0;
+	if (was_runnable)
+		st->out_cause = CAUSE_RUNQ;
+	else if (in_iowait(t))
+		st->out_cause = CAUSE_IO;
+	else
+		st->out_cause = CAUSE_PENDING;
+	count(CNT_SWITCH_OUT);
+}
+
+/* T is the thread coming back; it is still inside the call that blocked. */
+static __always_inline void switch_in(struct task_struct *t, __u64 now)
+{
+	__u32 tid = BPF_CORE_READ(t, pid);
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	__u32 cause;
+
+	if (!st || st->running)
+		return;
+	cause = st->out_cause;
+	if (cause >= NR_CAUSES)
+		cause = in_iowait(t) ? CAUSE_IO : classify(t);
+	if (cause >= NR_CAUSES)
+		cause = CAUSE_OTHER;
+	st->off_acc[cause] += now - st->last_ts;
+	charge_fold(st, now, 1 + cause);
+	st->last_ts = now;
+	st->running = 1;
+	count(CNT_SWITCH_IN);
+}
+
+static __always_inline void thread_exit(__u32 tid)
+{
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+
+	if (!st)
+		return;
+	if (st->depth) {
+		__u32 which = CNT_ABANDONED;
+		__u64 *c = bpf_map_lookup_elem(&counters, &which);
+
+		if (c)
+			*c += st->depth;
+	}
+	bpf_map_delete_elem(&threads, &tid);
+	count(CNT_EXITS);
+}
+
+/* View mode: our hooks in the traced process's kernel view. */
+SEC("raw_tp/xprobes_hook")
+int on_hook(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 id = (__u32)ctx->args[0], *kind;
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[2];
+	struct task_struct *cur = bpf_get_current_task_btf(), *other;
+	__u64 now = bpf_ktime_get_ns();
+
+	kind = bpf_map_lookup_elem(&hooks, &id);
+	if (!kind)
+		return 0;
+	switch (*kind) {
+	case HOOK_SWITCH_OUT:
+		/* switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving. */
+		other = (struct task_struct *)PT_REGS_PARM3_CORE(regs);
+		if (!other || other == cur)	/* exec, text_poke's temporary mm */
+			return 0;
+		switch_out(cur, now, runnable(cur));
+		break;
+	case HOOK_SWITCH_IN:
+		/*
+		 * finish_task_switch(prev) on our CR3: either our thread is
+		 * starting, or a kernel thread took over lazily from one of ours
+		 * (no switch_mm happened, so this is our only sight of it).
+		 */
+		other = (struct task_struct *)PT_REGS_PARM1_CORE(regs);
+		if (other && other != cur)
+			switch_out(other, now, runnable(other));
+		switch_in(cur, now);
+		break;
+	case HOOK_EXIT:
+		thread_exit((__u32)bpf_get_current_pid_tgid());
+		break;
+	}
+	return 0;
+}
+
+/* Fallback mode: the global tracepoint, with a PID test. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(fb_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	__u64 now;
+
+	if (prev->tgid != target_tgid && next->tgid != target_tgid)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (prev->tgid == target_tgid)
+		switch_out(prev, now, preempt || runnable(prev));
+	if (next->tgid == target_tgid)
+		switch_in(next, now);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(fb_exit, struct task_struct *p)
+{
+	if (p->tgid == target_tgid)
+		thread_exit(p->pid);
+	return 0;
+}
+
+/* ---- the user side ----------------------------------------------------------- */
+
+static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
+{
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	__u32 zero = 0;
+	char comm[16];
+
+	if (st)
+		return st;
+	st = bpf_map_lookup_elem(&zero_state, &zero);
+	if (!st || bpf_map_update_elem(&threads, &tid, st, BPF_NOEXIST)) {
+		count(CNT_NO_THREAD);
+		return NULL;
+	}
+	st = bpf_map_lookup_elem(&threads, &tid);
+	if (!st)
+		return NULL;
+	st->running = 1;
+	st->last_ts = now;
+	st->last_ev = now;
+	bpf_get_current_comm(comm, sizeof(comm));
+	bpf_map_update_elem(&comms, &tid, comm, BPF_ANY);
+	return st;
+}
+
+SEC("uprobe")
+int fn_entry(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
+	__u32 func = (__u32)bpf_get_attach_cookie(ctx), i, d;
+	struct thread_state *st;
+	struct frame *f;
+
+	count(CNT_ENTRIES);
+	st = thread_get((__u32)bpf_get_current_pid_tgid(), now);
+	if (!st)
+		return 0;
+	if (!st->running) {		/* a switch-in we did not see */
+		count(CNT_FIXUP);
+		st->off_acc[CAUSE_OTHER] += now - st->last_ts;
+		st->last_ts = now;
+		st->running = 1;
+	}
+	charge_fold(st, now, 0);
+
+	/*
+	 * Frames deeper than this call site never returned (longjmp, C++
+	 * exceptions): drop them. A frame at the same sp is a tail call's
+	 * caller (keep it) unless it is this very function, re-entered after
+	 * being abandoned.
+	 */
+	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
+		d = st->depth;
+		if (!d || d > TRACE_MAX_DEPTH)
+			break;
+		f = &st->frames[(d - 1) & DEPTH_MASK];
+		if (f->entry_sp > sp || (f->entry_sp == sp && f->func != func))
+			break;
+		st->depth = d - 1;
+		count(CNT_ABANDONED);
+	}
+	d = st->depth;
+	if (d >= TRACE_MAX_DEPTH) {
+		count(CNT_DEPTH_OVERFLOW);
+		return 0;
+	}
+	f = &st->frames[d & DEPTH_MASK];
+	f->func = func;
+	f->entry_ts = now;
+	f->entry_sp = sp;
+	f->on_at = cur_on(st, now);
+	for (i = 0; i < NR_CAUSES; i++) {
+		f->off_at[i] = st->off_acc[i];
+		f->child_off[i] = 0;
+	}
+	f->child_wall = 0;
+	f->child_on = 0;
+	st->depth = d + 1;
+	return 0;
+}
+
+static __always_inline void account(struct thread_state *st, struct frame *f, __u64 now, __u32 tid)
+{
+	__u64 wall = now - f->entry_ts, on = cur_on(st, now) - f->on_at, off[NR_CAUSES];
+	struct thread_func_key tk = { .func = f->func, .tid = tid };
+	struct thread_func_stats *ts, tzero = {};
+	struct func_stats *s;
+	__u32 i, d = st->depth;
+
+	for (i = 0; i < NR_CAUSES; i++)
+		off[i] = st->off_acc[i] - f->off_at[i];
+
+	s = bpf_map_lookup_elem(&stats, &f->func);
+	if (s) {
+		s->calls++;
+		s->wall += wall;
+		s->on_incl += on;
+		s->on_excl += on > f->child_on ? on - f->child_on : 0;
+		s->hist_wall[log2_bucket(wall)]++;
+		s->hist_on[log2_bucket(on)]++;
+		for (i = 0; i < NR_CAUSES; i++) {
+			s->off_incl[i] += off[i];
+			s->off_excl[i] += off[i] > f->child_off[i] ? off[i] - f->child_off[i] : 0;
+			if (off[i])
+				s->hist_off[i][log2_bucket(off[i])]++;
+		}
+	}
+	if (d >= 2 && d <= TRACE_MAX_DEPTH) {
+		struct frame *parent = &st->frames[(d - 2) & DEPTH_MASK];
+
+		parent->child_wall += wall;
+		parent->child_on += on;
+		for (i = 0; i < NR_CAUSES; i++)
+			parent->child_off[i] += off[i];
+	}
+	if (!per_thread)
+		return;
+	ts = bpf_map_lookup_elem(&tstats, &tk);
+	if (!ts) {
+		bpf_map_update_elem(&tstats, &tk, &tzero, BPF_NOEXIST);
+		ts = bpf_map_lookup_elem(&tstats, &tk);
+		if (!ts)
+			return;
+	}
+	ts->calls++;
+	ts->wall += wall;
+	ts->on_incl += on;
+	for (i = 0; i < NR_CAUSES; i++)
+		ts->off_incl[i] += off[i];
+}
+
+SEC("uretprobe")
+int fn_return(struct pt_regs *ctx)
+{
+	__u64 now = bpf_ktime_get_ns(), esp = PT_REGS_SP(ctx) - 8;
+	__u32 func = (__u32)bpf_get_attach_cookie(ctx), tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct frame *f;
+	__u32 i, d;
+
+	if (!st) {
+		count(CNT_UNMATCHED);
+		return 0;
+	}
+	charge_fold(st, now, 0);
+	/* Deeper frames that never returned (their uretprobes were dropped). */
+	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
+		d = st->depth;
+		if (!d || d > TRACE_MAX_DEPTH)
+			break;
+		f = &st->frames[(d - 1) & DEPTH_MASK];
+		if (f->entry_sp >= esp)
+			break;
+		st->depth = d - 1;
+		count(CNT_ABANDONED);
+	}
+	d = st->depth;
+	if (!d || d > TRACE_MAX_DEPTH) {
+		count(CNT_UNMATCHED);
+		return 0;
+	}
+	f = &st->frames[(d - 1) & DEPTH_MASK];
+	if (f->entry_sp != esp || f->func != func) {
+		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
+		return 0;
+	}
+	account(st, f, now, tid);
+	st->depth = d - 1;
+	count(CNT_RETURNS);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Function symbols of an ELF file, as uprobe file offsets; and finding libraries. */
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <glob.h>
+#include <libelf.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "elfsym.h"
+
+struct seg {
+	uint64_t vaddr, memsz, offset;
+};
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
+{
+	struct seg segs[16];
+	uint64_t *seen = NULL;
+	size_t nsegs = 0, nseen = 0, cap = 0, i, phnum;
+	Elf_Scn *scn;
+	int pass, fd, ret = 0;
+	Elf *e;
+
+	*why = "";
+	if (elf_version(EV_CURRENT) == EV_NONE) {
+		*why = "libelf is too old";
+		return -EINVAL;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		*why = strerror(errno);
+		return -errno;
+	}
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum)) {
+		*why = "not an ELF file";
+		ret = -ENOEXEC;
+		goto out;
+	}
+	for (i = 0; i < phnum && nsegs < 16; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			segs[nsegs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset };
+	}
+	/* .symtab has everything when present; .dynsym adds nothing then, but dedup covers it. */
+	for (pass = 0; pass < 2 && !ret; pass++) {
+		for (scn = NULL; (scn = elf_nextscn(e, scn)) != NULL && !ret;) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t n, k;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			n = sh.sh_size / sh.sh_entsize;
+			for (k = 0; data && k < n && !ret; k++) {
+				GElf_Sym sym;
+				const char *name;
+				uint64_t off = 0;
+				size_t s;
+				bool found = false;
+
+				if (!gelf_getsym(data, k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					continue;
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (!name || !*name)
+					continue;
+				for (s = 0; s < nsegs; s++) {
+					if (sym.st_value >= segs[s].vaddr &&
+					    sym.st_value < segs[s].vaddr + segs[s].memsz) {
+						off = sym.st_value - segs[s].vaddr + segs[s].offset;
+						found = true;
+						break;
+					}
+				}
+				if (!found)
+					continue;
+				if (nseen && bsearch(&off, seen, nseen, sizeof(*seen), cmp_u64))
+					continue;
+				if (nseen == cap) {
+					uint64_t *p;
+
+					cap = cap ? cap * 2 : 1024;
+					p = realloc(seen, cap * sizeof(*seen));
+					if (!p) {
+						*why = "out of memory";
+						ret = -ENOMEM;
+						break;
+					}
+					seen = p;
+				}
+				/* keep SEEN sorted: insertion is fine for symbol-table sizes */
+				for (s = nseen; s > 0 && seen[s - 1] > off; s--)
+					seen[s] = seen[s - 1];
+				seen[s] = off;
+				nseen++;
+				ret = cb(name, off, sym.st_size, arg);
+			}
+		}
+	}
+out:
+	if (e)
+		elf_end(e);
+	close(fd);
+	free(seen);
+	return ret;
+}
+
+/* "c" matches libc.so.6, "libc" and "libc.so.6" too; "pthread" libpthread.so.0. */
+static int lib_matches(const char *base, const char *lib)
+{
+	size_t n = strlen(lib);
+
+	if (!strcmp(base, lib))
+		return 1;
+	if (!strncmp(base, lib, n) && (!strncmp(base + n, ".so", 3) || base[n] == '-'))
+		return 1;
+	if (!strncmp(base, "lib", 3) && !strncmp(base + 3, lib, n) &&
+	    (!strncmp(base + 3 + n, ".so", 3) || base[3 + n] == '-'))
+		return 1;
+	return 0;
+}
+
+int find_library(pid_t pid, const char *lib, char *out, size_t len)
+{
+	static const char *const dirs[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+		"/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+	};
+	char line[PATH_MAX + 128], path[PATH_MAX];
+	size_t i;
+	FILE *f;
+
+	if (strchr(lib, '/')) {
+		if (access(lib, R_OK))
+			return -ENOENT;
+		snprintf(out, len, "%s", lib);
+		return 0;
+	}
+	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
+	f = fopen(path, "re");
+	while (f && fgets(line, sizeof(line), f)) {
+		char *p = strchr(line, '/'), *base;
+
+		if (!p)
+			continue;
+		p[strcspn(p, "\n")] = 0;
+		base = strrchr(p, '/') + 1;
+		if (lib_matches(base, lib)) {
+			snprintf(out, len, "%s", p);
+			fclose(f);
+			return 0;
+		}
+	}
+	if (f)
+		fclose(f);
+	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		glob_t g;
+		size_t k;
+
+		snprintf(path, sizeof(path), "%s/*%s*", dirs[i], lib);
+		if (glob(path, 0, NULL, &g))
+			continue;
+		for (k = 0; k < g.gl_pathc; k++) {
+			if (lib_matches(strrchr(g.gl_pathv[k], '/') + 1, lib) &&
+			    realpath(g.gl_pathv[k], out)) {
+				globfree(&g);
+				return 0;
+			}
+		}
+		globfree(&g);
+	}
+	return -ENOENT;
+}

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Function symbols of an ELF file, as uprobe file offsets; and finding libraries. */
+#ifndef XPROBECTL_ELFSYM_H
+#define XPROBECTL_ELFSYM_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Called once per distinct function (aliases at one offset are reported once). */
+typedef int (*elf_func_cb)(const char *name, uint64_t offset, uint64_t size, void *arg);
+
+/*
+ * Walk the defined STT_FUNC symbols of PATH (.symtab, then .dynsym), turning
+ * each address into a file offset through the executable PT_LOAD segments.
+ * Returns 0, a callback's nonzero value, or -errno with *why set.
+ */
+int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why);
+
+/*
+ * The file of library LIB ("c", "libc", "libc.so.6" or a path) as mapped by
+ * PID, else as found in the usual library directories (a command that has
+ * not run its loader yet). OUT holds PATH_MAX bytes. Returns 0, or -ENOENT.
+ */
+int find_library(pid_t pid, const char *lib, char *out, size_t len);
+
+#endif

@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xprobectl trace reports: the human table, --json (schema in
+ * docs/trace.md), --folded, histograms and the per-thread breakdown.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "json.h"
+#include "tracer.h"
+#include "trace.skel.h"
+
+static const char *const cause_names[NR_CAUSES] = {
+	"runq", "lock", "io", "net", "sleep", "other",
+};
+
+static const char *const counter_names[NR_COUNTERS] = {
+	"entries", "returns", "unmatched", "abandoned", "depth_overflow",
+	"switch_out", "switch_in", "no_thread", "fixups", "exits",
+};
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static void add_stats(struct func_stats *d, const struct func_stats *s, int sign)
+{
+	const uint64_t *a = (const uint64_t *)s;
+	uint64_t *b = (uint64_t *)d;
+	const uint32_t *h = (const uint32_t *)s->hist_wall;
+	uint32_t *g = d->hist_wall;
+	size_t i, n64 = offsetof(struct func_stats, hist_wall) / 8;
+	size_t n32 = (sizeof(*s) - offsetof(struct func_stats, hist_wall)) / 4;
+
+	for (i = 0; i < n64; i++)
+		b[i] += sign * a[i];
+	for (i = 0; i < n32; i++)
+		g[i] += sign * h[i];
+}
+
+/* Sum the per-CPU slots of every traced function. */
+static int collect(struct tsession *s, struct func_stats *sum)
+{
+	size_t vsz = (sizeof(struct func_stats) + 7) & ~7ul;
+	char *buf = malloc(vsz * s->ncpus);
+	int fd = bpf_map__fd(s->skel->maps.stats);
+	uint32_t k;
+	int c;
+
+	if (!buf)
+		return -ENOMEM;
+	memset(sum, 0, sizeof(*sum) * s->nfuncs);
+	for (k = 0; k < (uint32_t)s->nfuncs; k++) {
+		if (bpf_map_lookup_elem(fd, &k, buf))
+			continue;
+		for (c = 0; c < s->ncpus; c++)
+			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz), 1);
+	}
+	free(buf);
+	return 0;
+}
+
+static void counters(struct tsession *s, uint64_t *out)
+{
+	int fd = bpf_map__fd(s->skel->maps.counters), c;
+	uint64_t *v = calloc(s->ncpus, sizeof(*v));
+	uint32_t k;
+
+	memset(out, 0, sizeof(*out) * NR_COUNTERS);
+	for (k = 0; v && k < NR_COUNTERS; k++) {
+		if (bpf_map_lookup_elem(fd, &k, v))
+			continue;
+		for (c = 0; c < s->ncpus; c++)
+			out[k] += v[c];
+	}
+	free(v);
+}
+
+static uint64_t off_sum(const __u64 *off)
+{
+	uint64_t t = 0;
+	int i;
+
+	for (i = 0; i < NR_CAUSES; i++)
+		t += off[i];
+	return t;
+}
+
+static const char *fname(const struct tsession *s, int i, char *buf, size_t len)
+{
+	const struct tfunc *f = &s->funcs[i];
+	const char *base;
+
+	if (f->main_bin)
+		return f->name;
+	base = strrchr(f->path, '/');
+	snprintf(buf, len, "%s:%s", base ? base + 1 : f->path, f->name);
+	return buf;
+}
+
+/* "12.3ms": 4 significant digits at most, fits in 8 columns. */
+static const char *dur(uint64_t ns, char *buf)
+{
+	if (ns < 10000)
+		sprintf(buf, "%" PRIu64 "ns", ns);
+	else if (ns < 10000000)
+		sprintf(buf, "%.1fus", ns / 1e3);
+	else if (ns < 10000000000ull)
+		sprintf(buf, "%.1fms", ns / 1e6);
+	else
+		sprintf(buf, "%.2fs", ns / 1e9);
+	return buf;
+}
+
+static const struct tsession *sort_s;
+static const struct func_stats *sort_v;
+
+static uint64_t sort_val(int i)
+{
+	const struct func_stats *f = &sort_v[i];
+
+	switch (sort_s->sort) {
+	case SORT_CALLS: return f->calls;
+	case SORT_ON: return f->on_incl;
+	case SORT_OFF: return off_sum(f->off_incl);
+	case SORT_SELF: return f->on_excl + off_sum(f->off_excl);
+	default: return f->wall;
+	}
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	uint64_t x = sort_val(*(const int *)a), y = sort_val(*(const int *)b);
+
+	return x < y ? 1 : x > y ? -1 : *(const int *)a - *(const int *)b;
+}
+
+/* Indices of functions called at least once, sorted. */
+static int rows(const struct tsession *s, const struct func_stats *v, int *idx)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nfuncs; i++)
+		if (v[i].calls)
+			idx[n++] = i;
+	sort_s = s;
+	sort_v = v;
+	qsort(idx, n, sizeof(*idx), cmp_rows);
+	return n;
+}
+
+static void print_hist(const char *what, const uint32_t *h)
+{
+	uint32_t max = 0;
+	int i, lo = -1, hi = -1, j, w;
+
+	for (i = 0; i < TRACE_HIST; i++) {
+		if (!h[i])
+			continue;
+		if (lo < 0)
+			lo = i;
+		hi = i;
+		if (h[i] > max)
+			max = h[i];
+	}
+	if (lo < 0)
+		return;
+	printf("    %s, ns per call:\n", what);
+	for (i = lo; i <= hi; i++) {
+		uint64_t a = i ? 1ull << i : 0, b = (1ull << (i + 1)) - 1;
+
+		w = (int)((uint64_t)h[i] * 40 / max);
+		printf("    %12" PRIu64 " -> %-12" PRIu64 " : %-8u |", a, b, h[i]);
+		for (j = 0; j < 40; j++)
+			putchar(j < w ? '*' : ' ');
+		printf("|\n");
+	}
+}
+
+static void print_table(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
+			bool final, const uint64_t *cnt)
+{
+	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i, w = 8;
+	char nb[600], b1[32], b2[32], b3[32], b4[32], b5[32];
+
+	if (!idx)
+		return;
+	n = rows(s, v, idx);
+	if (s->top && n > s->top)
+		n = s->top;
+	for (r = 0; r < n; r++) {
+		int l = (int)strlen(fname(s, idx[r], nb, sizeof(nb)));
+
+		if (l > w)
+			w = l < 48 ? l : 48;
+	}
+	printf("%s pid %d (%s), %s mode%s%s, %.2f s, %d function%s traced%s\n",
+	       final ? "Total for" : "Interval for", s->pid, s->comm,
+	       s->views ? "views" : "fallback",
+	       s->mode_note[0] ? ": " : "", s->mode_note, elapsed / 1e9,
+	       s->nfuncs, s->nfuncs == 1 ? "" : "s", s->nfailed ? " (some could not be probed)" : "");
+	printf("%-*s %8s %9s %9s %9s %9s %9s  %5s %5s %5s %5s %5s %5s\n", w, "FUNCTION", "CALLS",
+	       "TOTAL", "AVG", "SELF", "ON-CPU", "OFF-CPU", "runq%", "lock%", "io%", "net%",
+	       "sleep%", "other%");
+	for (r = 0; r < n; r++) {
+		const struct func_stats *f = &v[idx[r]];
+		uint64_t off = off_sum(f->off_incl);
+		double pw = f->wall ? 100.0 / f->wall : 0;
+
+		printf("%-*.*s %8" PRIu64 " %9s %9s %9s %9s %9s ", w, w, fname(s, idx[r], nb, sizeof(nb)),
+		       (uint64_t)f->calls, dur(f->wall, b1), dur(f->wall / f->calls, b2),
+		       dur(f->on_excl + off_sum(f->off_excl), b3), dur(f->on_incl, b4), dur(off, b5));
+		for (i = 0; i < NR_CAUSES; i++)
+			printf(" %5.1f", f->off_incl[i] * pw);
+		printf("\n");
+		if (!s->hist)
+			continue;
+		print_hist("wall", f->hist_wall);
+		print_hist("on-CPU", f->hist_on);
+		for (i = 0; i < NR_CAUSES; i++) {
+			snprintf(nb, sizeof(nb), "off-CPU %s", cause_names[i]);
+			print_hist(nb, f->hist_off[i]);
+		}
+	}
+	if (!n)
+		printf("(no traced function returned yet)\n");
+	if (final) {
+		printf("# TOTAL is inclusive wall time, SELF excludes traced callees; causes are %% of TOTAL.\n");
+		printf("# events:");
+		for (i = 0; i < NR_COUNTERS; i++)
+			printf(" %s=%" PRIu64, counter_names[i], cnt[i]);
+		printf("\n");
+	}
+	free(idx);
+}
+
+static void json_causes(const char *key, const __u64 *off)
+{
+	int i;
+
+	json_obj_begin(key);
+	for (i = 0; i < NR_CAUSES; i++)
+		json_u64(cause_names[i], off[i]);
+	json_obj_end();
+}
+
+static void json_hist(const char *key, const uint32_t *h)
+{
+	int i;
+
+	json_arr_begin(key);
+	for (i = 0; i < TRACE_HIST; i++) {
+		if (!h[i])
+			continue;
+		json_obj_begin(NULL);
+		json_u64("lo_ns", i ? 1ull << i : 0);
+		json_u64("count", h[i]);
+		json_obj_end();
+	}
+	json_arr_end();
+}
+
+static void json_threads(struct tsession *s, uint32_t func)
+{
+	int fd = bpf_map__fd(s->skel->maps.tstats), cfd = bpf_map__fd(s->skel->maps.comms);
+	struct thread_func_key k, *prev = NULL;
+	struct thread_func_stats ts;
+
+	json_arr_begin("threads");
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		char comm[16] = "";
+		uint64_t off = 0;
+		int i;
+
+		prev = &k;
+		if (k.func != func || bpf_map_lookup_elem(fd, &k, &ts))
+			continue;
+		bpf_map_lookup_elem(cfd, &k.tid, comm);
+		comm[15] = 0;
+		for (i = 0; i < NR_CAUSES; i++)
+			off += ts.off_incl[i];
+		json_obj_begin(NULL);
+		json_u64("tid", k.tid);
+		json_str("comm", comm);
+		json_u64("calls", ts.calls);
+		json_u64("wall_ns", ts.wall);
+		json_u64("on_cpu_ns", ts.on_incl);
+		json_u64("off_cpu_ns", off);
+		json_causes("off_cpu_ns_by_cause", ts.off_incl);
+		json_obj_end();
+	}
+	json_arr_end();
+}
+
+static void print_json(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
+		       bool final, const uint64_t *cnt)
+{
+	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i;
+	char off_hex[32];
+
+	if (!idx)
+		return;
+	n = rows(s, v, idx);
+	json_obj_begin(NULL);
+	json_str("schema", "xprobes-trace/1");
+	json_u64("pid", s->pid);
+	json_str("comm", s->comm);
+	json_str("mode", s->views ? "views" : "fallback");
+	json_str("mode_note", s->mode_note);
+	json_bool("final", final);
+	json_u64("elapsed_ns", elapsed);
+	json_u64("functions_traced", s->nfuncs);
+	json_u64("functions_failed", s->nfailed);
+	json_arr_begin("causes");
+	for (i = 0; i < NR_CAUSES; i++)
+		json_str(NULL, cause_names[i]);
+	json_arr_end();
+	json_obj_begin("counters");
+	for (i = 0; i < NR_COUNTERS; i++)
+		json_u64(counter_names[i], cnt[i]);
+	json_obj_end();
+	json_arr_begin("functions");
+	for (r = 0; r < n; r++) {
+		const struct func_stats *f = &v[idx[r]];
+		const struct tfunc *t = &s->funcs[idx[r]];
+
+		json_obj_begin(NULL);
+		json_str("name", t->name);
+		json_str("module", t->path);
+		snprintf(off_hex, sizeof(off_hex), "0x%" PRIx64, t->offset);
+		json_str("offset", off_hex);
+		json_u64("calls", f->calls);
+		json_u64("wall_ns", f->wall);
+		json_u64("on_cpu_ns", f->on_incl);
+		json_u64("off_cpu_ns", off_sum(f->off_incl));
+		json_causes("off_cpu_ns_by_cause", f->off_incl);
+		json_obj_begin("self");
+		json_u64("wall_ns", f->on_excl + off_sum(f->off_excl));
+		json_u64("on_cpu_ns", f->on_excl);
+		json_u64("off_cpu_ns", off_sum(f->off_excl));
+		json_causes("off_cpu_ns_by_cause", f->off_excl);
+		json_obj_end();
+		json_obj_begin("histograms");
+		json_hist("wall", f->hist_wall);
+		json_hist("on_cpu", f->hist_on);
+		json_obj_begin("off_cpu");
+		for (i = 0; i < NR_CAUSES; i++)
+			json_hist(cause_names[i], f->hist_off[i]);
+		json_obj_end();
+		json_obj_end();
+		if (s->per_thread && final)
+			json_threads(s, idx[r]);
+		json_obj_end();
+	}
+	json_arr_end();
+	json_obj_end();
+	json_done();
+	free(idx);
+}
+
+static void print_threads(struct tsession *s, const struct func_stats *v)
+{
+	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i;
+	int fd = bpf_map__fd(s->skel->maps.tstats), cfd = bpf_map__fd(s->skel->maps.comms);
+	char nb[600], b1[32], b2[32], b3[32];
+
+	if (!idx)
+		return;
+	n = rows(s, v, idx);
+	printf("\nPer thread:\n%-32s %8s %-16s %8s %9s %9s %9s  %5s %5s %5s %5s %5s %5s\n",
+	       "FUNCTION", "TID", "COMM", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU",
+	       "runq%", "lock%", "io%", "net%", "sleep%", "other%");
+	for (r = 0; r < n; r++) {
+		struct thread_func_key k, *prev = NULL;
+		struct thread_func_stats ts;
+
+		while (!bpf_map_get_next_key(fd, prev, &k)) {
+			char comm[16] = "?";
+			double pw;
+
+			prev = &k;
+			if (k.func != (uint32_t)idx[r] || bpf_map_lookup_elem(fd, &k, &ts) || !ts.calls)
+				continue;
+			bpf_map_lookup_elem(cfd, &k.tid, comm);
+			comm[15] = 0;
+			pw = ts.wall ? 100.0 / ts.wall : 0;
+			printf("%-32.32s %8u %-16s %8" PRIu64 " %9s %9s %9s ",
+			       fname(s, idx[r], nb, sizeof(nb)), k.tid, comm, (uint64_t)ts.calls,
+			       dur(ts.wall, b1), dur(ts.on_incl, b2), dur(off_sum(ts.off_incl), b3));
+			for (i = 0; i < NR_CAUSES; i++)
+				printf(" %5.1f", ts.off_incl[i] * pw);
+			printf("\n");
+		}
+	}
+	free(idx);
+}
+
+/* Folded stacks: "comm;outer;inner[;cause] microseconds", flamegraph.pl input. */
+static void print_folded(struct tsession *s)
+{
+	int fd = bpf_map__fd(s->skel->maps.fold);
+	struct fold_key k, *prev = NULL;
+	char nb[600];
+	uint64_t ns;
+	uint32_t i;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, &ns) || ns < 500)
+			continue;
+		printf("%s", s->comm);
+		for (i = 0; i < k.depth && i < TRACE_FOLD_DEPTH; i++)
+			printf(";%s", k.funcs[i] < (uint32_t)s->nfuncs ?
+			       fname(s, k.funcs[i], nb, sizeof(nb)) : "?");
+		if (k.kind && k.kind <= NR_CAUSES)
+			printf(";[%s]", cause_names[k.kind - 1]);
+		printf(" %" PRIu64 "\n", (ns + 500) / 1000);
+	}
+}
+
+int report_print(struct tsession *s, bool final)
+{
+	struct func_stats *cur = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*cur));
+	struct func_stats *show = cur;
+	uint64_t now = mono_ns(), cnt[NR_COUNTERS], elapsed;
+	int i;
+
+	if (!cur)
+		return -ENOMEM;
+	collect(s, cur);
+	counters(s, cnt);
+	if (final) {
+		elapsed = now - s->start_ns;
+	} else {
+		/* An interval shows what changed since the previous one. */
+		show = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*show));
+		if (!show) {
+			free(cur);
+			return -ENOMEM;
+		}
+		memcpy(show, cur, sizeof(*cur) * s->nfuncs);
+		for (i = 0; s->prev && i < s->nfuncs; i++)
+			add_stats(&show[i], &s->prev[i], -1);
+		elapsed = now - s->prev_ns;
+		free(s->prev);
+		s->prev = cur;
+		s->prev_ns = now;
+	}
+	if (s->folded) {
+		if (final)
+			print_folded(s);
+	} else if (s->json) {
+		print_json(s, show, elapsed, final, cnt);
+	} else {
+		print_table(s, show, elapsed, final, cnt);
+		if (final && s->per_thread)
+			print_threads(s, show);
+		if (!final)
+			printf("\n");
+	}
+	fflush(stdout);
+	if (show != cur)
+		free(show);
+	if (final)
+		free(cur);
+	return 0;
+}

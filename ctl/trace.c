@@ -1,0 +1,676 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xprobectl trace: per-function wall time of one process, split into ON-CPU
+ * and OFF-CPU by cause. User functions through uprobes; the scheduler side
+ * through hooks in the process's kernel view (xprobes.ko), or through the
+ * global sched_switch tracepoint with a PID test when the module is not
+ * there (fallback mode). The BPF side is bpf/trace.bpf.c.
+ */
+#include <errno.h>
+#include <fnmatch.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/ptrace.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <netlink/attr.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "elfsym.h"
+#include "nl.h"
+#include "tracer.h"
+#include "util.h"
+#include "xprobectl.h"
+#include "trace.skel.h"
+
+static void trace_usage(FILE *f)
+{
+	fprintf(f,
+"usage: xprobectl trace [OPTIONS] PID\n"
+"       xprobectl trace [OPTIONS] -- COMMAND [ARGS...]\n"
+"  -f, --function GLOB       trace functions of the main binary matching GLOB\n"
+"  -f LIB:GLOB               ... of a shared library (\"c:malloc\", \"libz:*\"); repeatable;\n"
+"                            default: every function of the main binary\n"
+"      --list-functions      print the functions -f selects and exit\n"
+"  -d, --duration SECONDS    stop after SECONDS (default: Ctrl-C or the target's exit)\n"
+"  -i, --interval SECONDS    print what changed every SECONDS, totals at the end\n"
+"  -s, --sort KEY            wall (default), self, on, off, calls\n"
+"  -n, --top N               print the N first functions only\n"
+"  -H, --histogram           log2 histograms per function (wall, on-CPU, each cause)\n"
+"  -T, --per-thread          add a per-thread breakdown\n"
+"      --json                machine-readable report (docs/trace.md)\n"
+"      --folded              folded stacks for flamegraph.pl/speedscope (microseconds)\n"
+"      --no-views            fallback mode: global sched_switch with a PID test\n"
+"  -v, --verbose             libbpf's messages\n");
+}
+
+static volatile sig_atomic_t stop_req;
+static bool verbose;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_req = 1;
+}
+
+static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	if (!verbose && lvl != LIBBPF_WARN)
+		return 0;
+	if (!verbose)	/* per-function attach failures are reported by us, once */
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* ---- choosing functions ----------------------------------------------------- */
+
+struct spec {
+	char *lib;		/* NULL: the main binary */
+	char *glob;
+};
+
+struct pick {
+	struct tsession *s;
+	const char *path;
+	bool main_bin;
+	const struct spec *specs;
+	int nspecs;
+	size_t cap;
+	bool list;
+};
+
+static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
+{
+	struct pick *p = arg;
+	struct tfunc *f;
+	int i;
+
+	(void)size;
+	for (i = 0; i < p->nspecs; i++) {
+		if ((p->specs[i].lib == NULL) != p->main_bin)
+			continue;
+		if (!fnmatch(p->specs[i].glob, name, 0))
+			break;
+	}
+	if (i == p->nspecs)
+		return 0;
+	if (p->list) {
+		printf("%s %s 0x%lx\n", p->path, name, (unsigned long)off);
+		return 0;
+	}
+	if ((size_t)p->s->nfuncs == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 256;
+		f = realloc(p->s->funcs, p->cap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		p->s->funcs = f;
+	}
+	f = &p->s->funcs[p->s->nfuncs++];
+	f->name = strdup(name);
+	f->path = strdup(p->path);
+	f->main_bin = p->main_bin;
+	f->offset = off;
+	return f->name && f->path ? 0 : -ENOMEM;
+}
+
+/* The executable the command will run, for --list-functions before it runs. */
+static int which(const char *cmd, char *out)
+{
+	char *path = getenv("PATH"), *dup, *dir, *save = NULL;
+
+	if (strchr(cmd, '/'))
+		return realpath(cmd, out) ? 0 : -ENOENT;
+	dup = strdup(path ? path : "/usr/local/bin:/usr/bin:/bin");
+	for (dir = strtok_r(dup, ":", &save); dir; dir = strtok_r(NULL, ":", &save)) {
+		char cand[PATH_MAX];
+
+		snprintf(cand, sizeof(cand), "%s/%s", dir, cmd);
+		if (!access(cand, X_OK) && realpath(cand, out)) {
+			free(dup);
+			return 0;
+		}
+	}
+	free(dup);
+	return -ENOENT;
+}
+
+/* Resolve every -f into s->funcs (or print them with LIST). */
+static int pick_functions(struct tsession *s, const char *exe, const struct spec *specs,
+			  int nspecs, bool list)
+{
+	struct pick p = { .s = s, .specs = specs, .nspecs = nspecs, .list = list };
+	const char *why;
+	int i, j, err;
+
+	p.path = exe;
+	p.main_bin = true;
+	err = elf_funcs(exe, pick_func, &p, &why);
+	if (err) {
+		fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", exe,
+			err == -ENOMEM ? "out of memory" : why);
+		return -1;
+	}
+	for (i = 0; i < nspecs; i++) {
+		char lib[PATH_MAX];
+
+		if (!specs[i].lib)
+			continue;
+		for (j = 0; j < i; j++)		/* each library once */
+			if (specs[j].lib && !strcmp(specs[j].lib, specs[i].lib))
+				break;
+		if (j < i)
+			continue;
+		if (find_library(s->pid, specs[i].lib, lib, sizeof(lib))) {
+			fprintf(stderr, "xprobectl: library '%s' is not mapped by pid %d nor found "
+				"in the library directories: give its path (-f /path/lib.so:GLOB)\n",
+				specs[i].lib, s->pid);
+			return -1;
+		}
+		p.path = lib;
+		p.main_bin = false;
+		/* elf_funcs matches all specs with a library; only this one's apply */
+		{
+			struct spec one[64];
+			int n = 0, k;
+
+			for (k = 0; k < nspecs && n < 64; k++)
+				if (specs[k].lib && !strcmp(specs[k].lib, specs[i].lib))
+					one[n++] = specs[k];
+			p.specs = one;
+			p.nspecs = n;
+			err = elf_funcs(lib, pick_func, &p, &why);
+			p.specs = specs;
+			p.nspecs = nspecs;
+		}
+		if (err) {
+			fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", lib,
+				err == -ENOMEM ? "out of memory" : why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* ---- the kernel side: a view with three hooks ----------------------------- */
+
+struct hook_want {
+	const char *syms[2];	/* first that the kernel accepts wins */
+	uint32_t kind;
+	uint32_t flags;
+};
+
+static const struct hook_want hook_wants[] = {
+	{ { "switch_mm_irqs_off" }, HOOK_SWITCH_OUT, 0 },
+	{ { "finish_task_switch.isra.0", "finish_task_switch" }, HOOK_SWITCH_IN,
+	  XPROBES_F_ANY_CONTEXT },
+	{ { "do_exit" }, HOOK_EXIT, 0 },
+};
+
+static int got_hook_id(struct nlattr **tb, void *arg)
+{
+	if (tb[XPROBES_A_HOOK_ID])
+		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
+	return 0;
+}
+
+static void view_del(struct xp_nl *nl, pid_t pid)
+{
+	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_DEL, 0);
+
+	if (msg && !nla_put_u32(msg, XPROBES_A_PID, pid))
+		xp_nl_call(nl, msg, NULL, NULL);
+}
+
+/*
+ * Give PID a kernel view hooked on the scheduler paths. On failure fills
+ * s->mode_note with the reason and returns -1 (the caller falls back).
+ */
+static int views_setup(struct tsession *s, struct xp_nl *nl)
+{
+	struct nl_msg *msg;
+	size_t i, j;
+	int err, hooks_fd = bpf_map__fd(s->skel->maps.hooks);
+
+	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
+	if (!msg || nla_put_u32(msg, XPROBES_A_PID, s->pid) ||
+	    nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_NO_FOLLOW_FORK))
+		return -1;
+	err = xp_nl_call(nl, msg, NULL, NULL);
+	if (err) {
+		snprintf(s->mode_note, sizeof(s->mode_note), "cannot create a view: %s",
+			 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+		return -1;
+	}
+	for (i = 0; i < sizeof(hook_wants) / sizeof(hook_wants[0]); i++) {
+		const struct hook_want *w = &hook_wants[i];
+		uint32_t id = 0;
+
+		for (j = 0; j < 2 && w->syms[j]; j++) {
+			msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+			if (!msg || nla_put_u32(msg, XPROBES_A_PID, s->pid) ||
+			    nla_put_string(msg, XPROBES_A_SYMBOL, w->syms[j]) ||
+			    nla_put_u64(msg, XPROBES_A_COOKIE, w->kind) ||
+			    nla_put_u32(msg, XPROBES_A_FLAGS, w->flags))
+				goto fail;
+			err = xp_nl_call(nl, msg, got_hook_id, &id);
+			if (!err)
+				break;
+		}
+		if (err) {
+			snprintf(s->mode_note, sizeof(s->mode_note), "cannot hook %s: %s",
+				 w->syms[0], nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+			goto fail;
+		}
+		if (bpf_map_update_elem(hooks_fd, &id, &w->kind, BPF_ANY))
+			goto fail;
+	}
+	return 0;
+fail:
+	if (!s->mode_note[0])
+		snprintf(s->mode_note, sizeof(s->mode_note), "hook setup failed");
+	view_del(nl, s->pid);
+	return -1;
+}
+
+/* ---- the user side: a uprobe and a uretprobe per function ------------------ */
+
+static void raise_nofile(int want)
+{
+	struct rlimit r;
+
+	if (getrlimit(RLIMIT_NOFILE, &r))
+		return;
+	if (r.rlim_cur >= (rlim_t)want)
+		return;
+	r.rlim_cur = r.rlim_max;
+	if (r.rlim_max < (rlim_t)want && geteuid() == 0)
+		r.rlim_cur = r.rlim_max = want;
+	setrlimit(RLIMIT_NOFILE, &r);
+}
+
+static int attach_uprobes(struct tsession *s)
+{
+	int i, ok = 0, shown = 0, step = s->nfuncs / 20 + 1;
+	bool progress = s->nfuncs >= 100;
+
+	raise_nofile(2 * s->nfuncs + 256);
+	for (i = 0; i < s->nfuncs; i++) {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i);
+		struct tfunc *f = &s->funcs[i];
+		struct bpf_link *in, *out = NULL;
+		int err;
+
+		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, s->pid, f->path,
+						     f->offset, &o);
+		err = libbpf_get_error(in);
+		if (!err) {
+			o.retprobe = true;
+			out = bpf_program__attach_uprobe_opts(s->skel->progs.fn_return, s->pid,
+							      f->path, f->offset, &o);
+			err = libbpf_get_error(out);
+			if (err) {
+				bpf_link__destroy(in);
+				out = NULL;
+			}
+		}
+		if (err) {
+			s->nfailed++;
+			if (err == -EMFILE || err == -ENFILE) {
+				fprintf(stderr, "xprobectl: out of file descriptors after %d "
+					"functions: trace fewer (-f)\n", ok);
+				return -1;
+			}
+			if (shown++ < 10)
+				fprintf(stderr, "xprobectl: cannot probe %s in %s: %s\n",
+					f->name, f->path, strerror(-err));
+			continue;
+		}
+		ok++;
+		if (progress && (i % step == 0 || i + 1 == s->nfuncs))
+			fprintf(stderr, "\rxprobectl: attaching %d/%d functions", i + 1, s->nfuncs);
+	}
+	if (progress)
+		fprintf(stderr, "\n");
+	if (shown > 10)
+		fprintf(stderr, "xprobectl: ... %d more could not be probed\n", shown - 10);
+	if (!ok) {
+		fprintf(stderr, "xprobectl: no function could be probed\n");
+		return -1;
+	}
+	return 0;
+}
+
+/* ---- the target ----------------------------------------------------------- */
+
+/* Fork COMMAND stopped at its exec: nothing of it has run yet. */
+static pid_t spawn_stopped(char **argv)
+{
+	pid_t pid = fork();
+	int st;
+
+	if (pid < 0)
+		return -1;
+	if (!pid) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		execvp(argv[0], argv);
+		fprintf(stderr, "xprobectl: cannot run '%s': %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+		if (!(WIFEXITED(st) && WEXITSTATUS(st) == 127))
+			fprintf(stderr, "xprobectl: '%s' did not start\n", argv[0]);
+		return -1;
+	}
+	return pid;
+}
+
+/* Gone, or a zombie. */
+static bool target_gone(pid_t pid, bool child, int *status)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	if (child)
+		return waitpid(pid, status, WNOHANG) == pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return !p || p[2] == 'Z' || p[2] == 'X';
+}
+
+static void read_comm(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(out, len, f))
+		snprintf(out, len, "?");
+	else
+		out[strcspn(out, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+static bool parse_secs(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return *s && !*end && *v > 0 && *v < 1e7;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "function", required_argument, NULL, 'f' },
+		{ "list-functions", no_argument, NULL, 'L' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "interval", required_argument, NULL, 'i' },
+		{ "sort", required_argument, NULL, 's' },
+		{ "top", required_argument, NULL, 'n' },
+		{ "histogram", no_argument, NULL, 'H' },
+		{ "per-thread", no_argument, NULL, 'T' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "folded", no_argument, NULL, 'F' },
+		{ "no-views", no_argument, NULL, 'N' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	struct tsession s = { 0 };
+	struct spec specs[64];
+	int nspecs = 0, c, ret = EXIT_RUNTIME, status = 0;
+	double duration = 0, interval = 0;
+	bool list = false, no_views = false, child = false, started = false, missing;
+	char exe[PATH_MAX], **cmd = NULL;
+	struct xp_nl *nl = NULL;
+	uint64_t end_ns, next_ns;
+	struct bpf_link *l;
+
+	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTvh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'f': {
+			char *colon = strrchr(optarg, ':');
+
+			if (nspecs == 64)
+				return usage_error("at most 64 -f options");
+			specs[nspecs].lib = colon ? strndup(optarg, colon - optarg) : NULL;
+			specs[nspecs].glob = colon ? colon + 1 : optarg;
+			if (!*specs[nspecs].glob || (colon && colon == optarg))
+				return usage_error("bad -f '%s': GLOB or LIB:GLOB", optarg);
+			nspecs++;
+			break;
+		}
+		case 'L': list = true; break;
+		case 'd':
+			if (!parse_secs(optarg, &duration))
+				return usage_error("bad duration '%s' (seconds)", optarg);
+			break;
+		case 'i':
+			if (!parse_secs(optarg, &interval))
+				return usage_error("bad interval '%s' (seconds)", optarg);
+			break;
+		case 's':
+			if (!strcmp(optarg, "wall")) s.sort = SORT_WALL;
+			else if (!strcmp(optarg, "self")) s.sort = SORT_SELF;
+			else if (!strcmp(optarg, "on")) s.sort = SORT_ON;
+			else if (!strcmp(optarg, "off")) s.sort = SORT_OFF;
+			else if (!strcmp(optarg, "calls")) s.sort = SORT_CALLS;
+			else return usage_error("bad sort key '%s': wall, self, on, off or calls", optarg);
+			break;
+		case 'n':
+			s.top = atoi(optarg);
+			if (s.top <= 0)
+				return usage_error("bad --top '%s'", optarg);
+			break;
+		case 'H': s.hist = true; break;
+		case 'T': s.per_thread = true; break;
+		case 'j': s.json = true; break;
+		case 'F': s.folded = true; break;
+		case 'N': no_views = true; break;
+		case 'v': verbose = true; break;
+		case 'h': trace_usage(stdout); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (s.json && s.folded)
+		return usage_error("--json and --folded exclude each other");
+	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
+		cmd = argv + optind;
+	} else if (optind + 1 == argc) {
+		uint32_t pid;
+
+		if (!parse_pid(argv[optind], &pid))
+			return EXIT_USAGE;
+		s.pid = pid;
+	} else {
+		return usage_error("trace takes a PID, or -- COMMAND [ARGS]");
+	}
+	if (!nspecs) {
+		specs[0].lib = NULL;
+		specs[0].glob = "*";
+		nspecs = 1;
+	}
+	libbpf_set_print(libbpf_log);
+
+	if (list) {
+		if (cmd && which(cmd[0], exe)) {
+			fprintf(stderr, "xprobectl: '%s' not found in PATH\n", cmd[0]);
+			return EXIT_RUNTIME;
+		}
+		if (!cmd) {
+			char link[64];
+			ssize_t n;
+
+			snprintf(link, sizeof(link), "/proc/%d/exe", (int)s.pid);
+			n = readlink(link, exe, sizeof(exe) - 1);
+			if (n < 0) {
+				fprintf(stderr, "xprobectl: no executable for pid %d: %s\n", (int)s.pid,
+					strerror(errno));
+				return EXIT_RUNTIME;
+			}
+			exe[n] = 0;
+		}
+		return pick_functions(&s, exe, specs, nspecs, true) ? EXIT_RUNTIME : EXIT_OK;
+	}
+
+	/* The kernel side first: with the module we want a view. */
+	if (no_views) {
+		snprintf(s.mode_note, sizeof(s.mode_note), "--no-views");
+	} else {
+		nl = xp_nl_try_open(&missing);
+		if (!nl && !missing)
+			return EXIT_RUNTIME;
+		if (!nl)
+			snprintf(s.mode_note, sizeof(s.mode_note),
+				 "xprobes module not loaded (insmod xprobes.ko for per-process hooks)");
+	}
+
+	if (cmd) {
+		s.pid = spawn_stopped(cmd);
+		if (s.pid < 0)
+			goto out;
+		child = true;
+	}
+	{
+		char link[64];
+		ssize_t n;
+
+		snprintf(link, sizeof(link), "/proc/%d/exe", (int)s.pid);
+		n = readlink(link, exe, sizeof(exe) - 1);
+		if (n < 0) {
+			fprintf(stderr, "xprobectl: pid %d: %s\n", (int)s.pid,
+				errno == ENOENT ? "no such process (or a kernel thread)" : strerror(errno));
+			goto out;
+		}
+		exe[n] = 0;
+	}
+	read_comm(s.pid, s.comm, sizeof(s.comm));
+	if (pick_functions(&s, exe, specs, nspecs, false))
+		goto out;
+	if (!s.nfuncs) {
+		fprintf(stderr, "xprobectl: no function matches -f in %s (see --list-functions)\n", exe);
+		goto out;
+	}
+	if (s.nfuncs > TRACE_MAX_FUNCS) {
+		fprintf(stderr, "xprobectl: %d functions match, at most %d can be traced: narrow -f\n",
+			s.nfuncs, TRACE_MAX_FUNCS);
+		goto out;
+	}
+	s.ncpus = libbpf_num_possible_cpus();
+
+	s.skel = trace_bpf__open();
+	if (!s.skel) {
+		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
+		goto out;
+	}
+	s.skel->rodata->target_tgid = s.pid;
+	s.skel->rodata->per_thread = s.per_thread;
+	s.skel->rodata->folded = s.folded;
+	bpf_map__set_max_entries(s.skel->maps.stats, s.nfuncs);
+	s.views = nl != NULL;
+	bpf_program__set_autoload(s.skel->progs.on_hook, s.views);
+	bpf_program__set_autoload(s.skel->progs.fb_switch, !s.views);
+	bpf_program__set_autoload(s.skel->progs.fb_exit, !s.views);
+	if (trace_bpf__load(s.skel)) {
+		fprintf(stderr, "xprobectl: cannot load the BPF programs (%s): run as root on a "
+			"kernel with BTF; -v shows the verifier's log\n", strerror(errno));
+		goto out;
+	}
+	if (s.views && views_setup(&s, nl)) {
+		/* The view could not be made: say why, carry on in fallback mode. */
+		fprintf(stderr, "xprobectl: %s; using fallback mode\n", s.mode_note);
+		trace_bpf__destroy(s.skel);
+		xp_nl_close(nl);
+		nl = NULL;
+		s.views = false;
+		s.skel = trace_bpf__open();
+		if (!s.skel)
+			goto out;
+		s.skel->rodata->target_tgid = s.pid;
+		s.skel->rodata->per_thread = s.per_thread;
+		s.skel->rodata->folded = s.folded;
+		bpf_map__set_max_entries(s.skel->maps.stats, s.nfuncs);
+		bpf_program__set_autoload(s.skel->progs.on_hook, false);
+		if (trace_bpf__load(s.skel)) {
+			fprintf(stderr, "xprobectl: cannot load the BPF programs: %s\n", strerror(errno));
+			goto out;
+		}
+	}
+	if (s.views) {
+		l = bpf_program__attach(s.skel->progs.on_hook);
+		s.skel->links.on_hook = libbpf_get_error(l) ? NULL : l;
+	} else {
+		l = bpf_program__attach(s.skel->progs.fb_switch);
+		s.skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
+		if (s.skel->links.fb_switch) {
+			l = bpf_program__attach(s.skel->progs.fb_exit);
+			s.skel->links.fb_exit = libbpf_get_error(l) ? NULL : l;
+		}
+	}
+	if (!s.skel->links.on_hook && !s.skel->links.fb_exit) {
+		fprintf(stderr, "xprobectl: cannot attach to the scheduler events: %s\n",
+			strerror(errno));
+		goto out;
+	}
+	if (attach_uprobes(&s))
+		goto out;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	if (child && ptrace(PTRACE_DETACH, s.pid, NULL, NULL)) {
+		fprintf(stderr, "xprobectl: cannot start the command: %s\n", strerror(errno));
+		goto out;
+	}
+	started = true;
+	fprintf(stderr, "xprobectl: tracing %d function%s in pid %d (%s), %s mode%s\n",
+		s.nfuncs - s.nfailed, s.nfuncs - s.nfailed == 1 ? "" : "s", s.pid, s.comm,
+		s.views ? "views" : "fallback", child || duration ? "" : "; Ctrl-C ends");
+	s.start_ns = s.prev_ns = mono_ns();
+	end_ns = duration ? s.start_ns + (uint64_t)(duration * 1e9) : 0;
+	next_ns = interval ? s.start_ns + (uint64_t)(interval * 1e9) : 0;
+	while (!stop_req) {
+		uint64_t now;
+
+		usleep(20000);
+		if (target_gone(s.pid, child, &status)) {
+			child = false;	/* reaped */
+			break;
+		}
+		now = mono_ns();
+		if (end_ns && now >= end_ns)
+			break;
+		if (next_ns && now >= next_ns) {
+			report_print(&s, false);
+			next_ns += (uint64_t)(interval * 1e9);
+		}
+	}
+	report_print(&s, true);
+	ret = EXIT_OK;
+	if (cmd && !child && WIFEXITED(status) && WEXITSTATUS(status))
+		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0],
+			WEXITSTATUS(status));
+out:
+	if (child && !started && s.pid > 0) {	/* it never ran: do not leave it stopped */
+		kill(s.pid, SIGKILL);
+		waitpid(s.pid, NULL, 0);
+	}
+	if (s.skel)
+		trace_bpf__destroy(s.skel);
+	if (nl) {
+		view_del(nl, s.pid);
+		xp_nl_close(nl);
+	}
+	return ret;
+}

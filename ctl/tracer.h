@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* xprobectl trace: the session shared by trace.c (setup, loop) and report.c (output). */
+#ifndef XPROBECTL_TRACER_H
+#define XPROBECTL_TRACER_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "trace.h"
+
+struct trace_bpf;
+
+struct tfunc {
+	char *name;		/* symbol */
+	char *path;		/* the ELF file it lives in */
+	bool main_bin;		/* in the main binary, not a library */
+	uint64_t offset;	/* file offset of its first instruction */
+};
+
+enum sort_key { SORT_WALL, SORT_SELF, SORT_ON, SORT_OFF, SORT_CALLS };
+
+struct tsession {
+	pid_t pid;
+	char comm[32];
+	bool views;		/* kernel side through xprobes views, else fallback */
+	char mode_note[320];	/* why fallback mode, for the report header */
+	struct tfunc *funcs;	/* index = attach cookie = stats key */
+	int nfuncs;
+	int nfailed;		/* functions that could not be probed */
+	int ncpus;
+	struct trace_bpf *skel;
+
+	/* output options */
+	bool json, folded, per_thread, hist;
+	enum sort_key sort;
+	int top;		/* rows in the table, 0: all */
+
+	/* time base (CLOCK_MONOTONIC ns) and the previous interval's totals */
+	uint64_t start_ns, prev_ns;
+	struct func_stats *prev;
+};
+
+uint64_t mono_ns(void);
+
+/* Print a report: an interval (difference from the last one) or the final totals. */
+int report_print(struct tsession *s, bool final);
+
+#endif
