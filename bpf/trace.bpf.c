@@ -383,6 +383,8 @@ int fn_entry(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
 	__u32 func = (__u32)bpf_get_attach_cookie(ctx), i, d;
 	struct thread_state *st;
+	__u64 tramp = 0;
+	bool tail = false;
 	struct frame *f;
 
 	count(CNT_ENTRIES);
@@ -399,16 +401,25 @@ int fn_entry(struct pt_regs *ctx)
 
 	/*
 	 * Frames deeper than this call site never returned (longjmp, C++
-	 * exceptions): drop them. A frame at the same sp is a tail call's
-	 * caller (keep it) unless it is this very function, re-entered after
-	 * being abandoned.
+	 * exceptions): drop them. A frame at this very sp is either the caller
+	 * of a tail call (keep it) or a sibling abandoned the same way: in a
+	 * tail call the return address slot still holds the uretprobe
+	 * trampoline that the caller's uretprobe put there.
 	 */
+	if (st->depth) {
+		struct task_struct *task = bpf_get_current_task_btf();
+		__u64 ret = 0;
+
+		bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
+		tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+		tail = ret == tramp;
+	}
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
 		d = st->depth;
 		if (!d || d > TRACE_MAX_DEPTH)
 			break;
 		f = &st->frames[(d - 1) & DEPTH_MASK];
-		if (f->entry_sp > sp || (f->entry_sp == sp && f->func != func))
+		if (f->entry_sp > sp || (f->entry_sp == sp && tail))
 			break;
 		st->depth = d - 1;
 		count(CNT_ABANDONED);

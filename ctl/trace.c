@@ -589,6 +589,10 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	if (s.views && views_setup(&s, nl)) {
+		if (target_gone(s.pid, false, &status)) {
+			fprintf(stderr, "xprobectl: pid %d exited before tracing began\n", (int)s.pid);
+			goto out;
+		}
 		/* The view could not be made: say why, carry on in fallback mode. */
 		fprintf(stderr, "xprobectl: %s; using fallback mode\n", s.mode_note);
 		trace_bpf__destroy(s.skel);

@@ -145,10 +145,17 @@ static NOINLINE void xw_deep(void)
 
 static NOINLINE int xw_recurse(int n)
 {
-	if (n)
-		return xw_recurse(n - 1) + 1;
-	sleep_ns(ms * 1000000LL);
-	return 0;
+	volatile char pad[32];	/* a real frame: no tail-recursion elimination */
+	int r;
+
+	pad[0] = (char)n;
+	if (!n) {
+		sleep_ns(ms * 1000000LL);
+		return 0;
+	}
+	r = xw_recurse(n - 1);
+	sink += pad[0];
+	return r + 1;
 }
 
 NOINLINE void xw_delay(void)

@@ -135,3 +135,58 @@ reset_tracing() {
 	echo 0 > $T/events/enable 2>/dev/null
 	echo > $T/trace 2>/dev/null
 }
+
+# --- xprobectl trace ----------------------------------------------------------
+# A disk whose every request takes $1 ms (null_blk, timer completions, one
+# request at a time): a known I/O delay. /dev/nullb0.
+nullblk_setup() {
+	[ -b /dev/nullb0 ] && return 0
+	insmod /xp/kmod/configfs.ko 2>/dev/null
+	insmod /xp/kmod/null_blk.ko irqmode=2 completion_nsec=$(($1 * 1000000)) \
+		hw_queue_depth=1 submit_queues=1 queue_mode=2 nr_devices=1 ||
+		skip "SKIP null_blk is not available"
+	[ -b /dev/nullb0 ] || fail "null_blk loaded but /dev/nullb0 is missing"
+}
+
+# trace_scenario OUT SCENARIO [trace options]: trace the workload's xw_*
+# functions with --json into OUT.json; the workload's "truth" line and
+# xprobectl's stderr go to OUT.err.
+trace_scenario() {
+	_out=$1 _sc=$2
+	shift 2
+	xprobectl trace --json -f 'xw_*' "$@" -- workload $_sc -n ${XW_N:-6} -t ${XW_MS:-20} \
+		-d /dev/nullb0 > $_out.json 2> $_out.err || fail "trace $_sc: $(cat $_out.err)"
+	jsonq $_out.json . > /dev/null || fail "trace $_sc: invalid JSON: $(head -c 300 $_out.json)"
+}
+
+# fn FILE FUNC PATH: a value of function FUNC in a trace report
+fn() { jsonq "$1" "functions.[name=$2].$3"; }
+truth() { sed -n "s/.*truth .*$2=\([0-9]*\).*/\1/p" "$1"; }
+
+# assert_within WHAT PCT ACTUAL EXPECTED: |ACTUAL - EXPECTED| <= PCT% of EXPECTED
+assert_within() {
+	_d=$(($3 - $4))
+	[ $_d -lt 0 ] && _d=$((-_d))
+	[ $((_d * 100)) -le $(($2 * $4)) ] ||
+		fail "$1: $3 is not within $2% of $4"
+}
+# assert_ge WHAT A B
+assert_ge() { [ "$2" -ge "$3" ] || fail "$1: $2 < $3"; }
+
+# check_balance FILE FUNC: ON + OFF within 10% of wall
+check_balance() {
+	_w=$(fn $1 $2 wall_ns) || fail "$2 missing from $1"
+	assert_within "$2 ON+OFF vs wall" 10 $(($(fn $1 $2 on_cpu_ns) + $(fn $1 $2 off_cpu_ns))) $_w
+}
+
+# check_cause FILE FUNC CAUSE TRUTHFILE: at least 80% of the off-CPU time the
+# workload injected into FUNC (its measured wall minus what we saw on CPU) is
+# in CAUSE, and so is 80% of the off-CPU time we saw.
+check_cause() {
+	_c=$(fn $1 $2 off_cpu_ns_by_cause.$3)
+	_off=$(fn $1 $2 off_cpu_ns)
+	_inj=$(($(truth $4 delay_wall_ns) - $(fn $1 $2 on_cpu_ns)))
+	note "$2: $3=$_c off=$_off injected~$_inj"
+	assert_ge "$2 $3 vs 80% of off-CPU" $((_c * 10)) $((_off * 8))
+	assert_ge "$2 $3 vs 80% of injected" $((_c * 10)) $((_inj * 8))
+}

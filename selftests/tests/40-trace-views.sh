@@ -1,0 +1,46 @@
+# trace (views mode), sleep scenario: every number of the report against the
+# workload's own measurements: calls, wall, ON+OFF = wall, the sleep cause,
+# exclusive vs inclusive for nested functions, untraced functions absent.
+. /xp/selftests/tests/lib.sh
+nullblk_setup 2
+XW_N=8 trace_scenario /tmp/s sleep
+note "$(cat /tmp/s.err)"
+assert_eq "mode" views "$(jsonq /tmp/s.json mode)"
+for f in xw_request xw_prepare xw_delay; do
+	assert_eq "$f calls" 8 "$(fn /tmp/s.json $f calls)"
+	check_balance /tmp/s.json $f
+done
+assert_within "xw_delay wall vs the workload's clock" 10 \
+	$(fn /tmp/s.json xw_delay wall_ns) $(truth /tmp/s.err delay_wall_ns)
+check_cause /tmp/s.json xw_delay sleep /tmp/s.err
+# xw_prepare only spins: (almost) no off-CPU time
+assert_ge "xw_prepare on-CPU share" $(($(fn /tmp/s.json xw_prepare on_cpu_ns) * 10)) \
+	$(($(fn /tmp/s.json xw_prepare wall_ns) * 9))
+# nesting: xw_request's self = its wall - its children's walls (within 10% of
+# its own wall, the children being most of it); leaves: self = inclusive
+req=$(fn /tmp/s.json xw_request wall_ns)
+kids=$(($(fn /tmp/s.json xw_prepare wall_ns) + $(fn /tmp/s.json xw_delay wall_ns)))
+self=$(fn /tmp/s.json xw_request self.wall_ns)
+[ $self -lt $((req / 5)) ] || fail "xw_request self $self is not small next to $req"
+assert_within "xw_request self + children = wall" 2 $((self + kids)) $req
+assert_eq "xw_request self off-CPU (its callees sleep, not it)" 1 \
+	$([ $(fn /tmp/s.json xw_request self.off_cpu_ns) -lt $(($(fn /tmp/s.json xw_delay off_cpu_ns) / 10)) ] && echo 1)
+assert_eq "xw_delay self = inclusive" $(fn /tmp/s.json xw_delay wall_ns) $(fn /tmp/s.json xw_delay self.wall_ns)
+assert_eq "inclusive off-CPU of xw_request covers xw_delay's" 1 \
+	$([ $(fn /tmp/s.json xw_request off_cpu_ns_by_cause.sleep) -ge $(fn /tmp/s.json xw_delay off_cpu_ns_by_cause.sleep) ] && echo 1)
+# untraced / never called functions are absent; main was not traced
+jsonq /tmp/s.json 'functions.[name=xw_unused]' 2>/dev/null && fail "xw_unused (never called) is in the report"
+jsonq /tmp/s.json 'functions.[name=main]' 2>/dev/null && fail "main (not selected) is in the report"
+assert_eq "functions in the report" 3 "$(jsonq /tmp/s.json 'functions.#')"
+assert_eq "unmatched returns" 0 "$(jsonq /tmp/s.json counters.unmatched)"
+# histograms: 8 calls of xw_delay, each >= 20 ms, so none below 2^24 ns
+h=/tmp/s.json; n=0; i=0
+while c=$(fn $h xw_delay "histograms.wall.[$i].count" 2>/dev/null); do
+	lo=$(fn $h xw_delay "histograms.wall.[$i].lo_ns")
+	[ $lo -ge 16777216 ] || fail "xw_delay has a call in the bucket from $lo ns"
+	n=$((n + c)); i=$((i + 1))
+done
+assert_eq "xw_delay wall histogram total" 8 $n
+# the scheduler events came from the view's hooks (the only source in views mode)
+assert_ge "switch-ins seen through the view" $(jsonq /tmp/s.json counters.switch_in) 8
+[ -z "$(xprobectl view list | sed 1d)" ] || fail "trace left a view behind: $(xprobectl view list)"

@@ -1,0 +1,26 @@
+# trace in fallback mode (global sched_switch with a PID test): with
+# --no-views, and with the module unloaded. Same causes as in views mode.
+. /xp/selftests/tests/lib.sh
+nullblk_setup 2
+for sc in sleep cpu lock io net; do
+	trace_scenario /tmp/fb-$sc $sc --no-views
+	note "$sc: $(cat /tmp/fb-$sc.err | tr '\n' ' ')"
+	assert_eq "$sc mode" fallback "$(jsonq /tmp/fb-$sc.json mode)"
+	for f in xw_request xw_prepare xw_delay; do
+		check_balance /tmp/fb-$sc.json $f
+	done
+done
+check_cause /tmp/fb-sleep.json xw_delay sleep /tmp/fb-sleep.err
+check_cause /tmp/fb-cpu.json xw_delay runq /tmp/fb-cpu.err
+check_cause /tmp/fb-lock.json xw_delay lock /tmp/fb-lock.err
+check_cause /tmp/fb-io.json xw_delay io /tmp/fb-io.err
+check_cause /tmp/fb-net.json xw_delay net /tmp/fb-net.err
+assert_eq "no view was made" "" "$(xprobectl view list | sed 1d)"
+
+# Without the module: fallback on its own, said in the report and on stderr.
+unload_module
+trace_scenario /tmp/nomod sleep
+load_module
+assert_eq "mode without the module" fallback "$(jsonq /tmp/nomod.json mode)"
+assert_match "the report says why" "module not loaded" "$(jsonq /tmp/nomod.json mode_note)"
+check_cause /tmp/nomod.json xw_delay sleep /tmp/nomod.err

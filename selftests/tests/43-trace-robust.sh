@@ -1,0 +1,87 @@
+# trace: returns that never come (longjmp), recursion past the shadow stack,
+# attaching to a running process, the target's exit, libraries, --folded,
+# -i, --per-thread, --list-functions and the error messages.
+. /xp/selftests/tests/lib.sh
+nullblk_setup 2
+
+# longjmp out of xw_jump x4 and xw_deep: 5 abandoned frames per call that
+# must not be charged to xw_request's callees or corrupt what follows.
+trace_scenario /tmp/lj longjmp
+assert_ge "abandoned frames" $(jsonq /tmp/lj.json counters.abandoned) 30
+jsonq /tmp/lj.json 'functions.[name=xw_deep]' 2>/dev/null && fail "xw_deep never returned but has calls"
+check_cause /tmp/lj.json xw_delay sleep /tmp/lj.err
+req=$(fn /tmp/lj.json xw_request wall_ns)
+[ $(fn /tmp/lj.json xw_request self.wall_ns) -lt $((req / 5)) ] ||
+	fail "xw_request self $(fn /tmp/lj.json xw_request self.wall_ns) of $req: callees lost after longjmp"
+assert_eq "xw_request calls" 6 "$(fn /tmp/lj.json xw_request calls)"
+
+# 41-deep recursion under xw_request/xw_delay: 30 frames fit, 11 overflow
+trace_scenario /tmp/rec recurse
+assert_eq "xw_recurse calls (30 per request fit the stack)" 180 "$(fn /tmp/rec.json xw_recurse calls)"
+assert_eq "depth overflows" 66 "$(jsonq /tmp/rec.json counters.depth_overflow)"
+assert_eq "xw_request calls" 6 "$(fn /tmp/rec.json xw_request calls)"
+check_balance /tmp/rec.json xw_request
+check_cause /tmp/rec.json xw_delay sleep /tmp/rec.err
+
+# A running process, by PID, for a fixed time; calls in flight at the start
+# return unmatched, nothing else goes wrong.
+workload sleep -n 1000 -t 20 -d /dev/null 2>/dev/null &
+W=$!
+sleep 0.5
+xprobectl trace --json -d 2 -f 'xw_*' $W > /tmp/pid.json 2> /tmp/pid.err || fail "trace PID: $(cat /tmp/pid.err)"
+kill $W; wait $W 2>/dev/null
+assert_ge "calls in 2 s" $(fn /tmp/pid.json xw_delay calls) 20
+assert_ge "sleep share" $(($(fn /tmp/pid.json xw_delay off_cpu_ns_by_cause.sleep) * 10)) \
+	$(($(fn /tmp/pid.json xw_delay off_cpu_ns) * 8))
+check_balance /tmp/pid.json xw_delay
+
+# Without -d the trace ends when the target exits.
+workload sleep -n 150 -t 20 -d /dev/null 2>/dev/null &
+W=$!
+sleep 0.3	# past its exec
+timeout 60 xprobectl trace --json -f xw_delay $W > /tmp/exit.json 2>/tmp/exit.err ||
+	fail "trace did not end with its target: $(cat /tmp/exit.err)"
+wait $W
+assert_ge "calls until exit" $(fn /tmp/exit.json xw_delay calls) 1
+assert_ge "thread exit seen" $(jsonq /tmp/exit.json counters.exits) 1
+
+# A shared library function: libc's nanosleep under xw_delay
+trace_scenario /tmp/lib sleep -f 'libc:*nanosleep'
+lib=$(grep -o '"name": *"[a-z_]*nanosleep"' /tmp/lib.json | head -1 | sed 's/.*"\([a-z_]*\)"$/\1/')
+[ -n "$lib" ] || fail "no libc nanosleep in the report: $(head -c 600 /tmp/lib.json)"
+assert_match "its module is libc" "libc" "$(fn /tmp/lib.json $lib module)"
+assert_ge "libc $lib calls" $(fn /tmp/lib.json $lib calls) 6
+check_cause /tmp/lib.json $lib sleep /tmp/lib.err
+
+# --folded: flamegraph.pl lines; the sleep sits under xw_request;xw_delay
+xprobectl trace --folded -f 'xw_*' -- workload sleep -n 6 -t 20 > /tmp/f.txt 2>/tmp/f.err || fail "folded: $(cat /tmp/f.err)"
+note "$(cat /tmp/f.txt)"
+bad=$(grep -Ev '^workload(;xw_[a-z]+)+(;\[(runq|lock|io|net|sleep|other)\])? [0-9]+$' /tmp/f.txt)
+[ -z "$bad" ] || fail "malformed folded lines: $bad"
+us=$(awk '$1 == "workload;xw_request;xw_delay;[sleep]" { print $2 }' /tmp/f.txt)
+[ -n "$us" ] || fail "no workload;xw_request;xw_delay;[sleep] stack"
+assert_within "folded sleep us vs 6 x 20 ms" 15 $us 120000
+
+# -i: interval reports, then the total
+xprobectl trace -i 0.5 -f 'xw_*' -- workload sleep -n 60 -t 20 > /tmp/i.txt 2>/tmp/i.err || fail "interval: $(cat /tmp/i.err)"
+assert_ge "interval reports" $(grep -c '^Interval for' /tmp/i.txt) 2
+assert_eq "one total" 1 "$(grep -c '^Total for' /tmp/i.txt)"
+assert_eq "total calls" 60 "$(awk '/^Total for/ { t = 1 } t && $1 == "xw_delay" { print $2 }' /tmp/i.txt)"
+
+# --per-thread: lock scenario has a holder thread that runs no traced function
+xprobectl trace -T -f 'xw_*' -- workload lock -n 4 -t 20 > /tmp/t.txt 2>/tmp/t.err || fail "per-thread: $(cat /tmp/t.err)"
+note "$(cat /tmp/t.txt)"
+assert_eq "per-thread rows for xw_delay" 1 "$(awk '/^Per thread/ { t = 1 } t && $1 == "xw_delay"' /tmp/t.txt | wc -l)"
+
+# --list-functions shows candidates, including uncalled ones
+assert_eq "listed" 7 "$(xprobectl trace --list-functions -f 'xw_*' -- workload | wc -l)"
+
+# errors: one line, what to do
+expect_rc "no such pid" 1 xprobectl trace 999999
+assert_match "says so" "no such process" "$OUT"
+expect_rc "no match" 1 xprobectl trace -f 'nomatch*' -- workload sleep -n 1
+assert_match "says so" "no function matches" "$OUT"
+expect_rc "no library" 1 xprobectl trace -f 'nosuchlib:x' -- workload sleep -n 1
+assert_match "says so" "library 'nosuchlib'" "$OUT"
+expect_rc "no target" 2 xprobectl trace
+expect_rc "json and folded" 2 xprobectl trace --json --folded 1

@@ -1,0 +1,39 @@
+# trace --json: the document parses (strict parser) and has every field of
+# the schema in docs/trace.md with its type; per-thread rows with -T.
+. /xp/selftests/tests/lib.sh
+nullblk_setup 2
+XW_N=4 trace_scenario /tmp/j lock -T -H
+J=/tmp/j.json
+type_is() { assert_eq "type of $1" "$2" "$(jsonq -t $J "$1")"; }
+assert_eq "schema" "xprobes-trace/1" "$(jsonq $J schema)"
+for k in pid elapsed_ns functions_traced functions_failed; do type_is $k number; done
+for k in comm mode mode_note schema; do type_is $k string; done
+type_is final bool
+type_is causes array
+assert_eq "causes" "runq lock io net sleep other" \
+	"$(for i in 0 1 2 3 4 5; do jsonq $J "causes.[$i]"; done | tr '\n' ' ' | sed 's/ $//')"
+for k in entries returns unmatched abandoned depth_overflow switch_out switch_in no_thread fixups exits; do
+	type_is counters.$k number
+done
+type_is functions array
+F='functions.[name=xw_delay]'
+for k in name module offset; do type_is $F.$k string; done
+for k in calls wall_ns on_cpu_ns off_cpu_ns self.wall_ns self.on_cpu_ns self.off_cpu_ns; do
+	type_is $F.$k number
+done
+for c in runq lock io net sleep other; do
+	type_is $F.off_cpu_ns_by_cause.$c number
+	type_is $F.self.off_cpu_ns_by_cause.$c number
+	type_is $F.histograms.off_cpu.$c array
+done
+type_is $F.histograms.wall array
+type_is $F.histograms.on_cpu array
+type_is "$F.histograms.wall.[0].lo_ns" number
+type_is "$F.histograms.wall.[0].count" number
+type_is $F.threads array
+for k in tid calls wall_ns on_cpu_ns off_cpu_ns; do type_is "$F.threads.[0].$k" number; done
+type_is "$F.threads.[0].comm" string
+assert_eq "the traced thread is the main thread" "$(jsonq $J pid)" "$(jsonq $J "$F.threads.[0].tid")"
+assert_eq "sum of causes = off_cpu_ns" "$(jsonq $J $F.off_cpu_ns)" \
+	"$(( $(for c in runq lock io net sleep other; do printf '%s + ' $(jsonq $J $F.off_cpu_ns_by_cause.$c); done) 0 ))"
+assert_match "offset is hex" '^0x[0-9a-f]+$' "$(jsonq $J $F.offset)"
