@@ -30,5 +30,25 @@ xprobectl view list
 xprobectl view del $A
 kill -USR1 $A
 wait $A
+echo "== the hook counted A only; B ran the shared, unmodified text."
 echo
-echo "== done: the hook counted A only; B ran the shared, unmodified text."
+echo "== xprobectl trace: where does xw_request's time go? (workload: selftests/progs/workload.c)"
+echo "   xw_request() = xw_prepare() (5 ms of CPU) + xw_delay() (20 ms of the scenario's kind)"
+insmod /xp/kmod/configfs.ko 2>/dev/null
+insmod /xp/kmod/null_blk.ko irqmode=2 completion_nsec=2000000 hw_queue_depth=1 \
+	submit_queues=1 queue_mode=2 nr_devices=1 2>/dev/null
+for sc in cpu lock io; do
+	echo
+	case $sc in
+	cpu) echo "-- CPU contention: a busy process pinned to the same CPU" ;;
+	lock) echo "-- lock contention: another thread holds the mutex" ;;
+	io) echo "-- I/O: O_DSYNC writes to a disk with 2 ms per request" ;;
+	esac
+	echo "\$ xprobectl trace -f 'xw_*' -- workload $sc -n 10"
+	xprobectl trace -f 'xw_*' -- workload $sc -n 10 -d /dev/nullb0 2>&1 | grep -v '^truth'
+done
+echo
+echo "\$ xprobectl trace --folded -f 'xw_*' -- workload lock -n 10     # flamegraph.pl input, us"
+xprobectl trace --folded -f 'xw_*' -- workload lock -n 10 2>/dev/null
+echo
+echo "== done."
