@@ -18,6 +18,7 @@
 #include <sys/ptrace.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <netlink/attr.h>
 #include <bpf/bpf.h>
@@ -235,7 +236,7 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
 {
 	struct nl_msg *msg;
 	size_t i, j;
-	int err, hooks_fd = bpf_map__fd(s->skel->maps.hooks);
+	int err;
 
 	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
 	if (!msg || nla_put_u32(msg, XPROBES_A_PID, s->pid) ||
@@ -267,8 +268,8 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
 				 w->syms[0], nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
 			goto fail;
 		}
-		if (bpf_map_update_elem(hooks_fd, &id, &w->kind, BPF_ANY))
-			goto fail;
+		s->hook_ids[s->nhooks] = id;
+		s->hook_kinds[s->nhooks++] = w->kind;
 	}
 	return 0;
 fail:
@@ -294,12 +295,97 @@ static void raise_nofile(int want)
 	setrlimit(RLIMIT_NOFILE, &r);
 }
 
+/*
+ * One uprobe_multi link per file and direction (kernel 6.6+): two file
+ * descriptors in all, and one RCU grace period on detach instead of one per
+ * probe. libbpf 1.1 predates it, hence the raw BPF_LINK_CREATE; the layout
+ * is union bpf_attr's link_create.uprobe_multi.
+ */
+struct link_create_umulti {
+	uint32_t prog_fd, target_fd, attach_type, flags;
+	uint64_t path, offsets, ref_ctr_offsets, cookies;
+	uint32_t cnt, umulti_flags, pid, pad;
+	uint8_t zero[64];	/* the rest of union bpf_attr: must be 0 */
+};
+#define XP_BPF_LINK_CREATE		28
+#define XP_BPF_TRACE_UPROBE_MULTI	48
+#define XP_BPF_F_UPROBE_MULTI_RETURN	1
+
+static int umulti_link(int prog_fd, const char *path, const uint64_t *offs,
+		       const uint64_t *cookies, uint32_t cnt, bool ret, pid_t pid)
+{
+	struct link_create_umulti a;
+
+	memset(&a, 0, sizeof(a));
+	a.prog_fd = prog_fd;
+	a.attach_type = XP_BPF_TRACE_UPROBE_MULTI;
+	a.path = (uintptr_t)path;
+	a.offsets = (uintptr_t)offs;
+	a.cookies = (uintptr_t)cookies;
+	a.cnt = cnt;
+	a.umulti_flags = ret ? XP_BPF_F_UPROBE_MULTI_RETURN : 0;
+	a.pid = pid;
+	return syscall(__NR_bpf, XP_BPF_LINK_CREATE, &a, sizeof(a));
+}
+
+/* 0, or -EAGAIN: the caller reloads without uprobe_multi and tries one by one. */
+static int attach_multi(struct tsession *s)
+{
+	uint64_t *offs = calloc(s->nfuncs, sizeof(*offs)), *cookies = calloc(s->nfuncs, sizeof(*cookies));
+	int i = 0, j, k, fd, err = 0;
+
+	s->links = calloc(2 * s->nfuncs, sizeof(*s->links));
+	if (!offs || !cookies || !s->links) {
+		err = -EAGAIN;
+		goto out;
+	}
+	while (i < s->nfuncs && !err) {
+		for (j = i; j < s->nfuncs && !strcmp(s->funcs[j].path, s->funcs[i].path); j++) {
+			offs[j - i] = s->funcs[j].offset;
+			cookies[j - i] = j;
+		}
+		if (j - i >= 100)
+			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", j - i,
+				s->funcs[i].path);
+		for (k = 0; k < 2 && !err; k++) {
+			fd = umulti_link(bpf_program__fd(k ? s->skel->progs.fn_return :
+							 s->skel->progs.fn_entry),
+					 s->funcs[i].path, offs, cookies, j - i, k, s->pid);
+			if (fd < 0) {
+				if (verbose)
+					fprintf(stderr, "xprobectl: uprobe_multi on %s: %s; "
+						"one probe per function instead\n",
+						s->funcs[i].path, strerror(errno));
+				err = -EAGAIN;
+			} else {
+				s->links[s->nlinks++] = fd;
+			}
+		}
+		i = j;
+	}
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
+static void detach_multi(struct tsession *s)
+{
+	while (s->nlinks > 0)
+		close(s->links[--s->nlinks]);
+	free(s->links);
+	s->links = NULL;
+}
+
 static int attach_uprobes(struct tsession *s)
 {
 	int i, ok = 0, shown = 0, step = s->nfuncs / 20 + 1;
 	bool progress = s->nfuncs >= 100;
 
-	raise_nofile(2 * s->nfuncs + 256);
+	if (s->multi)
+		return attach_multi(s);
+	/* libbpf holds a perf event and a BPF link fd per probe: 4 per function */
+	raise_nofile(4 * s->nfuncs + 256);
 	for (i = 0; i < s->nfuncs; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i);
 		struct tfunc *f = &s->funcs[i];
@@ -402,6 +488,60 @@ static void read_comm(pid_t pid, char *out, size_t len)
 		fclose(f);
 }
 
+/* Open, load and attach the scheduler side; the uprobes come after. */
+static int load_bpf(struct tsession *s)
+{
+	struct bpf_link *l;
+	int i;
+
+	s->skel = trace_bpf__open();
+	if (!s->skel) {
+		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
+		return -1;
+	}
+	s->skel->rodata->target_tgid = s->pid;
+	s->skel->rodata->per_thread = s->per_thread;
+	s->skel->rodata->folded = s->folded;
+	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
+	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
+	bpf_program__set_autoload(s->skel->progs.fb_switch, !s->views);
+	bpf_program__set_autoload(s->skel->progs.fb_exit, !s->views);
+	if (s->multi) {
+		bpf_program__set_expected_attach_type(s->skel->progs.fn_entry, XP_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.fn_return, XP_BPF_TRACE_UPROBE_MULTI);
+	}
+	if (trace_bpf__load(s->skel)) {
+		if (s->multi) {		/* a kernel without uprobe_multi may refuse the type */
+			trace_bpf__destroy(s->skel);
+			s->multi = false;
+			return load_bpf(s);
+		}
+		fprintf(stderr, "xprobectl: cannot load the BPF programs (%s): run as root on a "
+			"kernel with BTF; -v shows the verifier's log\n", strerror(errno));
+		return -1;
+	}
+	for (i = 0; i < s->nhooks; i++)
+		bpf_map_update_elem(bpf_map__fd(s->skel->maps.hooks), &s->hook_ids[i],
+				    &s->hook_kinds[i], BPF_ANY);
+	if (s->views) {
+		l = bpf_program__attach(s->skel->progs.on_hook);
+		s->skel->links.on_hook = libbpf_get_error(l) ? NULL : l;
+	} else {
+		l = bpf_program__attach(s->skel->progs.fb_switch);
+		s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
+		if (s->skel->links.fb_switch) {
+			l = bpf_program__attach(s->skel->progs.fb_exit);
+			s->skel->links.fb_exit = libbpf_get_error(l) ? NULL : l;
+		}
+	}
+	if (!s->skel->links.on_hook && !s->skel->links.fb_exit) {
+		fprintf(stderr, "xprobectl: cannot attach to the scheduler events: %s\n",
+			strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 static bool parse_secs(const char *s, double *v)
 {
 	char *end;
@@ -436,7 +576,6 @@ int cmd_trace(int argc, char **argv)
 	char exe[PATH_MAX], **cmd = NULL;
 	struct xp_nl *nl = NULL;
 	uint64_t end_ns, next_ns;
-	struct bpf_link *l;
 
 	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTvh", opts, NULL)) != -1) {
 		switch (c) {
@@ -570,24 +709,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	s.ncpus = libbpf_num_possible_cpus();
 
-	s.skel = trace_bpf__open();
-	if (!s.skel) {
-		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
-		goto out;
-	}
-	s.skel->rodata->target_tgid = s.pid;
-	s.skel->rodata->per_thread = s.per_thread;
-	s.skel->rodata->folded = s.folded;
-	bpf_map__set_max_entries(s.skel->maps.stats, s.nfuncs);
 	s.views = nl != NULL;
-	bpf_program__set_autoload(s.skel->progs.on_hook, s.views);
-	bpf_program__set_autoload(s.skel->progs.fb_switch, !s.views);
-	bpf_program__set_autoload(s.skel->progs.fb_exit, !s.views);
-	if (trace_bpf__load(s.skel)) {
-		fprintf(stderr, "xprobectl: cannot load the BPF programs (%s): run as root on a "
-			"kernel with BTF; -v shows the verifier's log\n", strerror(errno));
-		goto out;
-	}
 	if (s.views && views_setup(&s, nl)) {
 		if (target_gone(s.pid, false, &status)) {
 			fprintf(stderr, "xprobectl: pid %d exited before tracing began\n", (int)s.pid);
@@ -595,41 +717,26 @@ int cmd_trace(int argc, char **argv)
 		}
 		/* The view could not be made: say why, carry on in fallback mode. */
 		fprintf(stderr, "xprobectl: %s; using fallback mode\n", s.mode_note);
-		trace_bpf__destroy(s.skel);
 		xp_nl_close(nl);
 		nl = NULL;
 		s.views = false;
-		s.skel = trace_bpf__open();
-		if (!s.skel)
+	}
+	s.multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
+	for (;;) {
+		if (load_bpf(&s))
 			goto out;
-		s.skel->rodata->target_tgid = s.pid;
-		s.skel->rodata->per_thread = s.per_thread;
-		s.skel->rodata->folded = s.folded;
-		bpf_map__set_max_entries(s.skel->maps.stats, s.nfuncs);
-		bpf_program__set_autoload(s.skel->progs.on_hook, false);
-		if (trace_bpf__load(s.skel)) {
-			fprintf(stderr, "xprobectl: cannot load the BPF programs: %s\n", strerror(errno));
+		c = attach_uprobes(&s);
+		if (c == -EAGAIN) {	/* no uprobe_multi here: one probe per function */
+			detach_multi(&s);
+			trace_bpf__destroy(s.skel);
+			s.skel = NULL;
+			s.multi = false;
+			continue;
+		}
+		if (c)
 			goto out;
-		}
+		break;
 	}
-	if (s.views) {
-		l = bpf_program__attach(s.skel->progs.on_hook);
-		s.skel->links.on_hook = libbpf_get_error(l) ? NULL : l;
-	} else {
-		l = bpf_program__attach(s.skel->progs.fb_switch);
-		s.skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
-		if (s.skel->links.fb_switch) {
-			l = bpf_program__attach(s.skel->progs.fb_exit);
-			s.skel->links.fb_exit = libbpf_get_error(l) ? NULL : l;
-		}
-	}
-	if (!s.skel->links.on_hook && !s.skel->links.fb_exit) {
-		fprintf(stderr, "xprobectl: cannot attach to the scheduler events: %s\n",
-			strerror(errno));
-		goto out;
-	}
-	if (attach_uprobes(&s))
-		goto out;
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
@@ -670,6 +777,7 @@ out:
 		kill(s.pid, SIGKILL);
 		waitpid(s.pid, NULL, 0);
 	}
+	detach_multi(&s);
 	if (s.skel)
 		trace_bpf__destroy(s.skel);
 	if (nl) {

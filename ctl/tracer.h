@@ -30,6 +30,11 @@ struct tsession {
 	int nfailed;		/* functions that could not be probed */
 	int ncpus;
 	struct trace_bpf *skel;
+	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
+	int *links;		/* their fds */
+	int nlinks;
+	uint32_t hook_ids[4], hook_kinds[4];	/* views mode: our hooks, by id */
+	int nhooks;
 
 	/* output options */
 	bool json, folded, per_thread, hist;
