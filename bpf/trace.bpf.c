@@ -106,12 +106,17 @@ struct {
 
 #define DEPTH_MASK (TRACE_MAX_DEPTH - 1)
 
-static __always_inline void count(__u32 which)
+static __always_inline void count_n(__u32 which, __u64 n)
 {
 	__u64 *c = bpf_map_lookup_elem(&counters, &which);
 
 	if (c)
-		(*c)++;
+		*c += n;
+}
+
+static __always_inline void count(__u32 which)
+{
+	count_n(which, 1);
 }
 
 static __always_inline __u32 log2_bucket(__u64 v)
@@ -278,13 +283,7 @@ static __always_inline void thread_exit(__u32 tid)
 
 	if (!st)
 		return;
-	if (st->depth) {
-		__u32 which = CNT_ABANDONED;
-		__u64 *c = bpf_map_lookup_elem(&counters, &which);
-
-		if (c)
-			*c += st->depth;
-	}
+	count_n(CNT_ABANDONED, st->depth);
 	bpf_map_delete_elem(&threads, &tid);
 	count(CNT_EXITS);
 }
@@ -377,14 +376,22 @@ static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
 	return st;
 }
 
+/* Does the return address at SP still hold the uretprobe trampoline? */
+static __always_inline bool tail_call(__u64 sp)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 ret = 0;
+
+	bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
+	return ret == BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+}
+
 SEC("uprobe")
 int fn_entry(struct pt_regs *ctx)
 {
 	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
 	__u32 func = (__u32)bpf_get_attach_cookie(ctx), i, d;
 	struct thread_state *st;
-	__u64 tramp = 0;
-	bool tail = false;
 	struct frame *f;
 
 	count(CNT_ENTRIES);
@@ -406,20 +413,12 @@ int fn_entry(struct pt_regs *ctx)
 	 * tail call the return address slot still holds the uretprobe
 	 * trampoline that the caller's uretprobe put there.
 	 */
-	if (st->depth) {
-		struct task_struct *task = bpf_get_current_task_btf();
-		__u64 ret = 0;
-
-		bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
-		tramp = BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
-		tail = ret == tramp;
-	}
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
 		d = st->depth;
 		if (!d || d > TRACE_MAX_DEPTH)
 			break;
 		f = &st->frames[(d - 1) & DEPTH_MASK];
-		if (f->entry_sp > sp || (f->entry_sp == sp && tail))
+		if (f->entry_sp > sp || (f->entry_sp == sp && tail_call(sp)))
 			break;
 		st->depth = d - 1;
 		count(CNT_ABANDONED);

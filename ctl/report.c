@@ -269,32 +269,44 @@ static void json_hist(const char *key, const uint32_t *h)
 	json_arr_end();
 }
 
+/*
+ * The next per-thread row of FUNC with its thread's name (NONE if unknown).
+ * *STARTED is false on the first call. Returns false at the end.
+ */
+static bool next_thread(struct tsession *s, uint32_t func, bool *started,
+			struct thread_func_key *k, struct thread_func_stats *ts,
+			char comm[16], const char *none)
+{
+	int fd = bpf_map__fd(s->skel->maps.tstats);
+
+	while (!bpf_map_get_next_key(fd, *started ? k : NULL, k)) {
+		*started = true;
+		if (k->func != func || bpf_map_lookup_elem(fd, k, ts) || !ts->calls)
+			continue;
+		snprintf(comm, 16, "%s", none);
+		bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.comms), &k->tid, comm);
+		comm[15] = 0;
+		return true;
+	}
+	return false;
+}
+
 static void json_threads(struct tsession *s, uint32_t func)
 {
-	int fd = bpf_map__fd(s->skel->maps.tstats), cfd = bpf_map__fd(s->skel->maps.comms);
-	struct thread_func_key k, *prev = NULL;
+	struct thread_func_key k;
 	struct thread_func_stats ts;
+	bool started = false;
+	char comm[16];
 
 	json_arr_begin("threads");
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		char comm[16] = "";
-		uint64_t off = 0;
-		int i;
-
-		prev = &k;
-		if (k.func != func || bpf_map_lookup_elem(fd, &k, &ts))
-			continue;
-		bpf_map_lookup_elem(cfd, &k.tid, comm);
-		comm[15] = 0;
-		for (i = 0; i < NR_CAUSES; i++)
-			off += ts.off_incl[i];
+	while (next_thread(s, func, &started, &k, &ts, comm, "")) {
 		json_obj_begin(NULL);
 		json_u64("tid", k.tid);
 		json_str("comm", comm);
 		json_u64("calls", ts.calls);
 		json_u64("wall_ns", ts.wall);
 		json_u64("on_cpu_ns", ts.on_incl);
-		json_u64("off_cpu_ns", off);
+		json_u64("off_cpu_ns", off_sum(ts.off_incl));
 		json_causes("off_cpu_ns_by_cause", ts.off_incl);
 		json_obj_end();
 	}
@@ -370,7 +382,6 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 static void print_threads(struct tsession *s, const struct func_stats *v)
 {
 	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i;
-	int fd = bpf_map__fd(s->skel->maps.tstats), cfd = bpf_map__fd(s->skel->maps.comms);
 	char nb[600], b1[32], b2[32], b3[32];
 
 	if (!idx)
@@ -380,19 +391,14 @@ static void print_threads(struct tsession *s, const struct func_stats *v)
 	       "FUNCTION", "TID", "COMM", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU",
 	       "runq%", "lock%", "io%", "net%", "sleep%", "other%");
 	for (r = 0; r < n; r++) {
-		struct thread_func_key k, *prev = NULL;
+		struct thread_func_key k;
 		struct thread_func_stats ts;
+		bool started = false;
+		char comm[16];
 
-		while (!bpf_map_get_next_key(fd, prev, &k)) {
-			char comm[16] = "?";
-			double pw;
+		while (next_thread(s, idx[r], &started, &k, &ts, comm, "?")) {
+			double pw = ts.wall ? 100.0 / ts.wall : 0;
 
-			prev = &k;
-			if (k.func != (uint32_t)idx[r] || bpf_map_lookup_elem(fd, &k, &ts) || !ts.calls)
-				continue;
-			bpf_map_lookup_elem(cfd, &k.tid, comm);
-			comm[15] = 0;
-			pw = ts.wall ? 100.0 / ts.wall : 0;
 			printf("%-32.32s %8u %-16s %8" PRIu64 " %9s %9s %9s ",
 			       fname(s, idx[r], nb, sizeof(nb)), k.tid, comm, (uint64_t)ts.calls,
 			       dur(ts.wall, b1), dur(ts.on_incl, b2), dur(off_sum(ts.off_incl), b3));

@@ -79,6 +79,7 @@ struct spec {
 struct pick {
 	struct tsession *s;
 	const char *path;
+	const char *lib;	/* the -f library being read, NULL: the main binary */
 	bool main_bin;
 	const struct spec *specs;
 	int nspecs;
@@ -94,7 +95,9 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 
 	(void)size;
 	for (i = 0; i < p->nspecs; i++) {
-		if ((p->specs[i].lib == NULL) != p->main_bin)
+		const char *lib = p->specs[i].lib;
+
+		if (p->lib ? !lib || strcmp(lib, p->lib) : lib != NULL)
 			continue;
 		if (!fnmatch(p->specs[i].glob, name, 0))
 			break;
@@ -174,21 +177,9 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 			return -1;
 		}
 		p.path = lib;
+		p.lib = specs[i].lib;
 		p.main_bin = false;
-		/* elf_funcs matches all specs with a library; only this one's apply */
-		{
-			struct spec one[64];
-			int n = 0, k;
-
-			for (k = 0; k < nspecs && n < 64; k++)
-				if (specs[k].lib && !strcmp(specs[k].lib, specs[i].lib))
-					one[n++] = specs[k];
-			p.specs = one;
-			p.nspecs = n;
-			err = elf_funcs(lib, pick_func, &p, &why);
-			p.specs = specs;
-			p.nspecs = nspecs;
-		}
+		err = elf_funcs(lib, pick_func, &p, &why);
 		if (err) {
 			fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", lib,
 				err == -ENOMEM ? "out of memory" : why);
@@ -542,6 +533,20 @@ static int load_bpf(struct tsession *s)
 	return 0;
 }
 
+/* The executable of PID, from /proc/PID/exe. */
+static int pid_exe(pid_t pid, char *exe)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, PATH_MAX - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	return 0;
+}
+
 static bool parse_secs(const char *s, double *v)
 {
 	char *end;
@@ -648,18 +653,10 @@ int cmd_trace(int argc, char **argv)
 			fprintf(stderr, "xprobectl: '%s' not found in PATH\n", cmd[0]);
 			return EXIT_RUNTIME;
 		}
-		if (!cmd) {
-			char link[64];
-			ssize_t n;
-
-			snprintf(link, sizeof(link), "/proc/%d/exe", (int)s.pid);
-			n = readlink(link, exe, sizeof(exe) - 1);
-			if (n < 0) {
-				fprintf(stderr, "xprobectl: no executable for pid %d: %s\n", (int)s.pid,
-					strerror(errno));
-				return EXIT_RUNTIME;
-			}
-			exe[n] = 0;
+		if (!cmd && (c = pid_exe(s.pid, exe))) {
+			fprintf(stderr, "xprobectl: no executable for pid %d: %s\n", (int)s.pid,
+				strerror(-c));
+			return EXIT_RUNTIME;
 		}
 		return pick_functions(&s, exe, specs, nspecs, true) ? EXIT_RUNTIME : EXIT_OK;
 	}
@@ -682,18 +679,11 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		child = true;
 	}
-	{
-		char link[64];
-		ssize_t n;
-
-		snprintf(link, sizeof(link), "/proc/%d/exe", (int)s.pid);
-		n = readlink(link, exe, sizeof(exe) - 1);
-		if (n < 0) {
-			fprintf(stderr, "xprobectl: pid %d: %s\n", (int)s.pid,
-				errno == ENOENT ? "no such process (or a kernel thread)" : strerror(errno));
-			goto out;
-		}
-		exe[n] = 0;
+	c = pid_exe(s.pid, exe);
+	if (c) {
+		fprintf(stderr, "xprobectl: pid %d: %s\n", (int)s.pid,
+			c == -ENOENT ? "no such process (or a kernel thread)" : strerror(-c));
+		goto out;
 	}
 	read_comm(s.pid, s.comm, sizeof(s.comm));
 	if (pick_functions(&s, exe, specs, nspecs, false))
