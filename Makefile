@@ -5,6 +5,9 @@
 #   make          module (against KDIR), xprobectl, BPF objects, selftest programs
 #   make check    everything: build, boot the VM, run all selftests, summary line
 #   make demo     boot the VM, load the module, show what xprobes does
+#   make kunit    build the debug kernel (cached), run the module's KUnit suites in it
+#   make check-debug   KUnit, every selftest, stress and fuzz tests on the debug
+#                 kernel (KASAN, lockdep, kmemleak), then a kmemleak scan
 #   make vm CMD='...' [VM_SHARE=dir]   run CMD as root in the test VM
 #   make clean
 
@@ -36,16 +39,17 @@ BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)))
-MOD_SRCS  := $(wildcard module/*.c module/*.h module/uapi/*.h) module/Kbuild Kbuild
+MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 TEST_KO   := selftests/modules/xp_klp.ko
 
-.PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help
+.PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help \
+	deps-debug debug-kernel debug-initramfs kunit check-debug
 
 all: module test-modules bpf ctl progs
 
 help:
-	@sed -n '3,11p' Makefile
+	@sed -n '3,14p' Makefile
 
 deps:
 	@bash $(VM)/deps.sh
@@ -101,16 +105,20 @@ $(BUILD)/progs/%: bench/progs/%.c $(PROG_DEPS)
 
 # --- VM -----------------------------------------------------------------------
 initramfs: $(INITRD)
-$(INITRD): all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh $(VM)/guest-bins $(wildcard selftests/*.sh selftests/tests/*)
+# What both initramfs images carry besides the modules.
+INITRD_FILES = $(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
+	$(foreach p,$(PROGS),$(p)=xp/bin/$(notdir $(p))) \
+	$(foreach o,$(BPF_OBJS),$(o)=xp/bpf/$(notdir $(o))) \
+	selftests=xp/selftests bench=xp/bench \
+	$(BUILD)/vm/ids.sh=xp/selftests/ids.sh
+INITRD_DEPS = all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh \
+	$(VM)/guest-bins $(wildcard selftests/*.sh selftests/tests/* selftests/debug/*.sh selftests/debug/tests/*)
+
+$(INITRD): $(INITRD_DEPS)
 	@mkdir -p $(@D)
 	@echo "  INITRAMFS $@"
 	@bash $(VM)/mkinitramfs.sh $@ $(KMODDIR) \
-		$(MODULE_KO)=xp/xprobes.ko $(TEST_KO)=xp/xp_klp.ko \
-		$(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
-		$(foreach p,$(PROGS),$(p)=xp/bin/$(notdir $(p))) \
-		$(foreach o,$(BPF_OBJS),$(o)=xp/bpf/$(notdir $(o))) \
-		selftests=xp/selftests bench=xp/bench \
-		$(BUILD)/vm/ids.sh=xp/selftests/ids.sh
+		$(MODULE_KO)=xp/xprobes.ko $(TEST_KO)=xp/xp_klp.ko $(INITRD_FILES)
 
 $(BUILD)/vm/ids.sh: module/uapi/xprobes.h selftests/gen-ids.sh
 	@mkdir -p $(@D)
@@ -134,7 +142,50 @@ bench: deps
 	@mkdir -p $(BUILD)/bench
 	@XP_ICOUNT=$${XP_ICOUNT-0} bash $(RUNVM) --timeout 3000 --share $(BUILD)/bench --script bench/run.sh
 
+# --- debug kernel: KUnit, KASAN, lockdep, kmemleak (selftests/debug) ---------
+# The module is built twice against it, plain and with its KUnit suites, each
+# from a copy of the sources (Kbuild builds external modules in place).
+DBG      := $(BUILD)/debug
+DKDIR    := $(DBG)/obj
+DKIMAGE  := $(DKDIR)/arch/x86/boot/bzImage
+DINITRD  := $(DBG)/vm/base.cpio.gz
+DMODS    := $(DBG)/mod/plain/module/xprobes.ko $(DBG)/mod/kunit/module/xprobes.ko
+DTEST_KO := $(DBG)/mod/klp/xp_klp.ko
+
+deps-debug:
+	@bash $(VM)/deps.sh debug
+debug-kernel: deps-debug
+	@bash selftests/debug/build-kernel.sh $(BUILD)
+
+$(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
+	@rm -rf $(DBG)/mod/$* && mkdir -p $(DBG)/mod/$*/module/uapi
+	@cp Kbuild $(DBG)/mod/$*/
+	@cp $(filter module/%.c module/%.h module/Kbuild,$(MOD_SRCS)) $(DBG)/mod/$*/module/
+	@cp module/uapi/*.h $(DBG)/mod/$*/module/uapi/
+	$(MAKE) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
+$(DTEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(DBG)/.stamp
+	@rm -rf $(@D) && mkdir -p $(@D)
+	@cp selftests/modules/*.c selftests/modules/Kbuild $(@D)/
+	$(MAKE) -C $(DKDIR) M=$(@D) modules
+
+debug-initramfs: $(DINITRD)
+$(DINITRD): $(INITRD_DEPS) $(DMODS) $(DTEST_KO)
+	@mkdir -p $(@D)
+	@echo "  INITRAMFS $@"
+	@bash $(VM)/mkinitramfs.sh $@ $(DBG)/no-kmods \
+		$(DBG)/mod/plain/module/xprobes.ko=xp/xprobes.ko \
+		$(DBG)/mod/kunit/module/xprobes.ko=xp/xprobes-kunit.ko \
+		$(DTEST_KO)=xp/xp_klp.ko $(INITRD_FILES)
+
+kunit: deps debug-kernel
+	@$(MAKE) --no-print-directory debug-initramfs
+	@bash selftests/check.sh --debug kunit
+
+check-debug: deps debug-kernel
+	@$(MAKE) --no-print-directory debug-initramfs
+	@bash selftests/check.sh --debug
+
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules clean 2>/dev/null
-	rm -rf $(BUILD)/ctl $(BUILD)/bpf $(BUILD)/progs $(BUILD)/vm $(BUILD)/check
+	rm -rf $(BUILD)/ctl $(BUILD)/bpf $(BUILD)/progs $(BUILD)/vm $(BUILD)/check $(DBG)/mod $(DBG)/vm

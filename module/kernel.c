@@ -61,7 +61,8 @@ int __init xp_kernel_init(void)
 		 pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
 		xp_k.unsupported = "kernel views do not work here: unexpected kernel image placement";
 	xp_k.l5 = pgtable_l5_enabled();
-	pr_info("kernel text %lx-%lx, %d-level paging%s%s\n", xp_k.stext, xp_k.etext,
+	/* Sizes only: the log may be readable by users who must not learn the KASLR base. */
+	pr_info("kernel text %lu KiB, %d-level paging%s%s\n", (xp_k.etext - xp_k.stext) >> 10,
 		xp_k.l5 ? 5 : 4, xp_k.unsupported ? ", views unsupported: " : "",
 		xp_k.unsupported ?: "");
 	return 0;

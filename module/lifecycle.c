@@ -148,20 +148,37 @@ void xp_lifecycle_stop(void)
 	idle_sweeps = 0;
 }
 
+/* Are the fork and exec probes registered? */
+bool xp_lifecycle_following(void)
+{
+	bool on;
+
+	mutex_lock(&xp_views_lock);
+	on = tp_registered;
+	mutex_unlock(&xp_views_lock);
+	return on;
+}
+
+/* End the views owned by generic netlink socket @portid (not 0). */
+void xp_views_release_owner(u32 portid)
+{
+	struct xp_view *v, *next;
+
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry_safe(v, next, &xp_views, node)
+		if (v->owner == portid)
+			xp_view_destroy(v, "owner closed");
+	mutex_unlock(&xp_views_lock);
+}
+
 /* A generic netlink socket was released: end the views it owned. */
 static int on_netlink_release(struct notifier_block *nb, unsigned long event, void *ptr)
 {
 	struct netlink_notify *n = ptr;
-	struct xp_view *v, *next;
 
-	if (event != NETLINK_URELEASE || n->protocol != NETLINK_GENERIC || !n->portid ||
-	    !net_eq(n->net, &init_net))
-		return NOTIFY_DONE;
-	mutex_lock(&xp_views_lock);
-	list_for_each_entry_safe(v, next, &xp_views, node)
-		if (v->owner == n->portid)
-			xp_view_destroy(v, "owner closed");
-	mutex_unlock(&xp_views_lock);
+	if (event == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC && n->portid &&
+	    net_eq(n->net, &init_net))
+		xp_views_release_owner(n->portid);
 	return NOTIFY_DONE;
 }
 

@@ -21,7 +21,7 @@ static const struct netlink_range_validation xp_count_range = {
 	.max = 1 << 20,
 };
 
-static const struct nla_policy xp_policy[XPROBES_A_MAX + 1] = {
+const struct nla_policy xp_policy[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_PID]		= NLA_POLICY_MIN(NLA_U32, 1),
 	[XPROBES_A_FLAGS]	= NLA_POLICY_MASK(NLA_U32, XPROBES_F_ALL),
 	[XPROBES_A_SYMBOL]	= { .type = NLA_NUL_STRING, .len = XPROBES_SYM_MAX - 1 },
@@ -140,6 +140,16 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- views ------------------------------------------------------------------ */
 
+/*
+ * A view's process as the caller numbers it: replies and dumps run in the
+ * requester's context, and a pid namespace must not see another's numbers
+ * (0 when the process is not visible from the caller's namespace).
+ */
+static u32 xp_view_pid(struct xp_view *v)
+{
+	return pid_vnr(v->root);
+}
+
 static int xp_put_view(struct sk_buff *msg, struct xp_view *v)
 {
 	u64 mem = (u64)(v->nr_tables + v->nr_pages) * PAGE_SIZE;
@@ -147,7 +157,7 @@ static int xp_put_view(struct sk_buff *msg, struct xp_view *v)
 
 	for (i = 0; i < XP_XOL_PAGES; i++)
 		mem += v->xol.pages[i] ? PAGE_SIZE : 0;
-	return nla_put_u32(msg, XPROBES_A_PID, v->root_nr) ||
+	return nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(v)) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, v->flags) ||
 	       nla_put_u32(msg, XPROBES_A_NR_PROCS, v->nr_members) ||
 	       nla_put_u32(msg, XPROBES_A_NR_HOOKS, v->nr_hooks) ||
@@ -234,7 +244,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 
 	xp_hook_stats(h, &hits, &dropped);
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
-	       nla_put_u32(msg, XPROBES_A_PID, h->view->root_nr) ||
+	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, (READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
@@ -320,7 +330,7 @@ static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 		h = xp_hook_next(&id);
 		if (!h)
 			break;
-		if (pid && h->view->root_nr != pid)
+		if (pid && xp_view_pid(h->view) != pid)
 			continue;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &xp_family, NLM_F_MULTI, XPROBES_CMD_HOOK_GET);

@@ -11,6 +11,7 @@
 #include <linux/rcupdate.h>
 #include <linux/spinlock.h>
 #include <linux/netlink.h>
+#include <net/netlink.h>
 #include "insn.h"
 #include "uapi/xprobes.h"
 
@@ -175,6 +176,8 @@ void xp_pgtable_exit(void);
 extern atomic64_t xp_followed_forks, xp_followed_execs, xp_follow_failures;
 void xp_lifecycle_start(void);
 void xp_lifecycle_stop(void);
+bool xp_lifecycle_following(void);
+void xp_views_release_owner(u32 portid);
 int xp_lifecycle_init(void);
 void xp_lifecycle_exit(void);
 
@@ -232,6 +235,7 @@ void xp_dispatch_exit(void);
 void xp_sync_cores(void);
 
 /* netlink.c */
+extern const struct nla_policy xp_policy[XPROBES_A_MAX + 1];
 int xp_netlink_init(void);
 void xp_netlink_exit(void);
 void xp_netlink_view_ended(u32 pid, const char *reason);

@@ -3,12 +3,21 @@
 # check the harness itself, then print the summary line
 #   N passed, N failed, N skipped
 # Fails on any failed test and on any kernel splat in the guest's log.
+#
+# check.sh --debug [kunit]: the same on the debug kernel (make check-debug):
+# the KUnit suites and every selftest in one VM, the stress and fuzz tests in
+# a second one beside it, each boot ending with a kmemleak scan. With 'kunit',
+# only the KUnit suites (make kunit).
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
 TOP=$(readlink -f "$HERE/..")
 BUILD=${XP_BUILD:-$TOP/build}
+DEBUG=0
+[ "${1:-}" = --debug ] && { DEBUG=1; shift; }
 OUT=$BUILD/check
+[ $DEBUG = 1 ] && OUT=$BUILD/check-debug
 mkdir -p "$OUT"
+rm -f "$OUT"/guest-*.comments
 RUNVM=$HERE/vm/run-vm.sh
 
 pass=0 fail=0 skip=0 n=0
@@ -29,17 +38,21 @@ record() {	# record STATUS(ok|not ok|skip) NAME [COMMENT]
 #    The main one runs every test on the default machine (5-level paging, no
 #    PTI under TCG); the second runs the view tests on a 4-level machine with
 #    PTI forced on, the shape of most real servers.
-guest_suite() {	# guest_suite NAME TESTS RUN-VM-OPTIONS...
-	local name=$1 tests=$2 log=$OUT/console-$1.log line vm_rc
+guest_start() {	# guest_start NAME JOB RUN-VM-OPTIONS...: boot in the background
+	local name=$1 job=$2
 	shift 2
-	echo "# guest suite '$name' (console log: $log)"
-	bash "$RUNVM" --timeout "${XP_CHECK_TIMEOUT:-2400}" --log "$log" --no-splat-check "$@" \
-		-- "sh /xp/selftests/run.sh $tests" > "$OUT/guest-$name.txt" 2> "$OUT/guest-$name.err" &
-	vpid=$!
-	tail -n +1 -s 0.5 -f --pid=$vpid "$OUT/guest-$name.txt" | grep --line-buffered '^#' &
-	wait $vpid
+	echo "# guest suite '$name' (console log: $OUT/console-$name.log)"
+	bash "$RUNVM" --timeout "${XP_CHECK_TIMEOUT:-2400}" --log "$OUT/console-$name.log" \
+		--no-splat-check "$@" -- "$job" > "$OUT/guest-$name.txt" 2> "$OUT/guest-$name.err" &
+	eval "vm_$(echo "$name" | tr -c 'a-z0-9\n' _)=$!"
+	logs="$logs $OUT/console-$name.log"
+}
+
+guest_collect() {	# guest_collect NAME: wait for it, record its TAP lines
+	local name=$1 line vm_rc pid
+	pid=$(eval echo "\$vm_$(echo "$name" | tr -c 'a-z0-9\n' _)")
+	wait "$pid"
 	vm_rc=$?
-	sleep 0.6
 	while IFS= read -r line; do
 		tname=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^ ]+).*/\2/')
 		[ "$name" = main ] || tname="$tname[$name]"
@@ -47,6 +60,7 @@ guest_suite() {	# guest_suite NAME TESTS RUN-VM-OPTIONS...
 		"ok "*"# SKIP"*) record skip "$tname" "$(echo "$line" | sed 's/.*# SKIP *//')" ;;
 		"ok "*) record ok "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
 		"not ok "*) record "not ok" "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
+		"#"*) echo "$line" >> "$OUT/guest-$name.comments" ;;
 		esac
 	done < "$OUT/guest-$name.txt"
 	if [ $vm_rc != 0 ]; then
@@ -55,12 +69,62 @@ guest_suite() {	# guest_suite NAME TESTS RUN-VM-OPTIONS...
 	else
 		record ok "guest-suite-completed[$name]"
 	fi
-	logs="$logs $log"
+}
+
+guest_suite() {	# guest_suite NAME TESTS RUN-VM-OPTIONS...: one boot, streamed
+	local name=$1 tests=$2
+	shift 2
+	guest_start "$name" "sh /xp/selftests/run.sh $tests" "$@"
+	tail -n +1 -s 0.5 -f --pid="$(eval echo "\$vm_$(echo "$name" | tr -c 'a-z0-9\n' _)")" \
+		"$OUT/guest-$name.txt" | grep --line-buffered '^#' &
+	guest_collect "$name"
+	sleep 0.6
+}
+
+check_logs() {	# no kernel splat in any guest log
+	local log lname splats
+	for log in $logs; do
+		lname=$(basename "$log" .log)
+		if splats=$(bash "$HERE/vm/splat.sh" "$log"); then
+			record ok "kernel-log-clean[${lname#console-}]"
+		else
+			echo "$splats" | sed 's/^/# /'
+			record "not ok" "kernel-log-clean[${lname#console-}]" "see $log"
+		fi
+	done
+}
+
+summary() {	# summary WHAT: the plan, the time, the summary line; exit status
+	echo "1..$n"
+	echo "# $1 took $((SECONDS - start))s; TAP in $tap"
+	echo "$pass passed, $fail failed, $skip skipped"
+	[ $fail = 0 ]
 }
 
 start=$SECONDS
 logs=
 echo "TAP version 13"
+if [ $DEBUG = 1 ]; then
+	DK=(--kernel "$BUILD/debug/obj/arch/x86/boot/bzImage" --initrd "$BUILD/debug/vm/base.cpio.gz"
+	    --mem 3G --append kmemleak=on)
+	echo "# debug kernel $(cat "$BUILD/debug/obj/include/config/kernel.release"), built in $(cat "$BUILD/debug/build.time" 2>/dev/null || echo ?)s"
+	export XP_CHECK_TIMEOUT=${XP_CHECK_TIMEOUT:-3600}
+	if [ "${1:-}" = kunit ]; then
+		guest_start kunit "sh /xp/selftests/debug/job.sh kunit" "${DK[@]}"
+		guest_collect kunit
+	else
+		# Two VMs side by side: each is one TCG thread, the host has two cores.
+		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests" "${DK[@]}"
+		guest_start stress "sh /xp/selftests/debug/job.sh stress" "${DK[@]}"
+		guest_collect debug
+		guest_collect stress
+	fi
+	# What a failing run needs to be replayed, and the KUnit and fuzz tallies.
+	grep -h '^# kunit:\|seed\|^# errno\|^# messages' "$OUT"/guest-*.comments 2>/dev/null
+	check_logs
+	summary check-debug
+	exit
+fi
 echo "# kernel $(readlink "$BUILD/kernel/current")"
 # 0. Host side: our x86 decoder agrees with objdump on every instruction of
 #    the target kernel's text (the module trusts it to displace instructions).
@@ -87,16 +151,7 @@ if [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ]; then
 fi
 
 # 2. No kernel splat anywhere in the guests' logs.
-for log in $logs; do
-	lname=$(basename "$log" .log)
-	if splats=$(bash "$HERE/vm/splat.sh" "$log"); then
-		record ok "kernel-log-clean[${lname#console-}]"
-	else
-		echo "$splats" | sed 's/^/# /'
-		record "not ok" "kernel-log-clean[${lname#console-}]" "see $log"
-	fi
-done
-
+check_logs
 # 3. The harness notices a splat: a WARNING written to the kernel log must fail a run.
 bash "$RUNVM" --timeout 120 --log "$OUT/splat-selftest.log" --no-module \
 	-- 'echo "WARNING: CPU: 0 PID: 1 at xprobes-harness-selftest" > /dev/kmsg' \
@@ -115,7 +170,4 @@ bash "$RUNVM" --timeout 120 --log "$OUT/status-selftest.log" --no-module -- 'exi
 rc=$?
 if [ $rc = 7 ]; then record ok harness-reports-status; else record "not ok" harness-reports-status "got $rc"; fi
 
-echo "1..$n"
-echo "# make check took $((SECONDS - start))s; TAP in $tap"
-echo "$pass passed, $fail failed, $skip skipped"
-[ $fail = 0 ]
+summary "make check"

@@ -2,13 +2,15 @@
 # Guest-side selftest runner (kselftest conventions): runs every test in
 # tests/ in order, prints TAP lines; exit code 4 from a test means "skip".
 # usage: run.sh [NAME-SUBSTRING...]   (default: all tests)
+# XP_TEST_DIR picks another directory of tests (the debug kernel's stress and
+# fuzz tests live in debug/tests); XP_TAP_START numbers the first test.
 # Each test starts with xprobes.ko loaded and must leave it loaded.
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/tests/lib.sh"
 
 echo "TAP version 13"
-n=0
-for t in "$HERE"/tests/[0-9]*; do
+n=${XP_TAP_START:-0}
+for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	name=$(basename "$t")
 	name=${name%.sh}
 	if [ $# -gt 0 ]; then

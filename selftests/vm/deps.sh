@@ -10,6 +10,8 @@ PKGS=(
 	qemu-system-x86 busybox-static
 	python3
 )
+# 'deps.sh debug': also what building the debug kernel takes (make kunit).
+[ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
 
 missing=()
 for p in "${PKGS[@]}"; do

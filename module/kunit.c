@@ -1,0 +1,689 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit suites for xprobes.ko, built in only for the debug kernel
+ * (make kunit: XPROBES_KUNIT=1). KUnit runs them when the module loads, after
+ * xprobes_init(), so they exercise the module's real state: the kernel facts
+ * found at load, the shared page tables, kprobes' answers.
+ *
+ * The view suites need a live user process to build a view for; the harness
+ * starts one and names it with kunit_pid=. The tests run in KUnit's kthread
+ * and never touch that process's user memory, only the kernel half of its
+ * page tables, and they leave it as they found it.
+ */
+#include <kunit/test.h>
+#include <linux/delay.h>
+#include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/task.h>
+#include <net/genetlink.h>
+#include <asm/ibt.h>
+#include <asm/text-patching.h>
+#include "xprobes.h"
+
+static unsigned int kunit_pid;
+module_param(kunit_pid, uint, 0444);
+MODULE_PARM_DESC(kunit_pid, "KUnit only: a user process the view tests may build views for");
+
+/* ---- instruction decoding: what a hook may displace and how ---------------- */
+
+struct insn_case {
+	const char *name;
+	u8 bytes[XP_INSN_MAX];
+	int max;		/* bytes available */
+	int len;		/* expected length, 0: undecodable */
+	enum xp_insn_kind kind;
+	s64 rel;
+};
+
+static const struct insn_case insn_cases[] = {
+	{ "push %rbp",		{ 0x55 }, 15, 1, XP_INSN_SLOT },
+	{ "mov %rsp,%rbp",	{ 0x48, 0x89, 0xe5 }, 15, 3, XP_INSN_SLOT },
+	{ "nopl 0(%rax,%rax)",	{ 0x0f, 0x1f, 0x44, 0x00, 0x00 }, 15, 5, XP_INSN_SLOT },
+	{ "mov imm64",		{ 0x48, 0xb8, 1, 2, 3, 4, 5, 6, 7, 8 }, 15, 10, XP_INSN_SLOT },
+	{ "rip-relative load",	{ 0x48, 0x8b, 0x05, 0x44, 0x33, 0x22, 0x11 }, 15, 7, XP_INSN_SLOT },
+	{ "call rel32",		{ 0xe8, 0x10, 0x00, 0x00, 0x00 }, 15, 5, XP_INSN_CALL, 0x10 },
+	{ "jmp rel8 back",	{ 0xeb, 0xfe }, 15, 2, XP_INSN_JMP, -2 },
+	{ "jmp rel32",		{ 0xe9, 0x00, 0x01, 0x00, 0x00 }, 15, 5, XP_INSN_JMP, 0x100 },
+	{ "je rel32",		{ 0x0f, 0x84, 0x20, 0x00, 0x00, 0x00 }, 15, 6, XP_INSN_JCC, 0x20 },
+	{ "jne rel8",		{ 0x75, 0x80 }, 15, 2, XP_INSN_JCC, -128 },
+	{ "ret",		{ 0xc3 }, 15, 1, XP_INSN_RET },
+	{ "int3",		{ 0xcc }, 15, 1, XP_INSN_REFUSE },
+	{ "ud2",		{ 0x0f, 0x0b }, 15, 2, XP_INSN_REFUSE },
+	{ "endbr64",		{ 0xf3, 0x0f, 0x1e, 0xfa }, 15, 4, XP_INSN_REFUSE },
+	{ "indirect call",	{ 0xff, 0xd0 }, 15, 2, XP_INSN_REFUSE },
+	{ "cli",		{ 0xfa }, 15, 1, XP_INSN_REFUSE },
+	{ "truncated call",	{ 0xe8, 0x10 }, 2, 0 },
+	{ "prefix only",	{ 0x48 }, 1, 0 },
+};
+
+static void insn_decode_cases(struct kunit *test)
+{
+	const struct insn_case *c;
+
+	for (c = insn_cases; c < insn_cases + ARRAY_SIZE(insn_cases); c++) {
+		struct xp_insn insn;
+		int err = xp_insn_decode(&insn, c->bytes, c->max);
+
+		if (!c->len) {
+			KUNIT_EXPECT_NE_MSG(test, err, 0, "%s decoded", c->name);
+			continue;
+		}
+		KUNIT_ASSERT_EQ_MSG(test, err, 0, "%s", c->name);
+		KUNIT_EXPECT_EQ_MSG(test, insn.len, c->len, "%s", c->name);
+		KUNIT_EXPECT_EQ_MSG(test, insn.kind, c->kind, "%s", c->name);
+		if (c->kind == XP_INSN_CALL || c->kind == XP_INSN_JMP || c->kind == XP_INSN_JCC)
+			KUNIT_EXPECT_EQ_MSG(test, insn.rel, c->rel, "%s", c->name);
+	}
+}
+
+static void insn_rip_relative_layout(struct kunit *test)
+{
+	static const u8 b[] = { 0x48, 0x8b, 0x05, 0x44, 0x33, 0x22, 0x11 };
+	struct xp_insn insn;
+
+	KUNIT_ASSERT_EQ(test, xp_insn_decode(&insn, b, sizeof(b)), 0);
+	KUNIT_EXPECT_TRUE(test, insn.rip_rel);
+	KUNIT_EXPECT_TRUE(test, insn.rex_w);
+	KUNIT_EXPECT_EQ(test, insn.disp_off, 3);
+	KUNIT_EXPECT_EQ(test, insn.disp_len, 4);
+}
+
+/* Every instruction of a real function decodes to kprobes' own lengths. */
+static void insn_agrees_with_kprobes(struct kunit *test)
+{
+	unsigned long start, size, a;
+	int n = 0;
+
+	start = xp_sym_lookup("schedule", &size);
+	KUNIT_ASSERT_NE(test, start, 0UL);
+	for (a = start; a < start + size && n < 64; n++) {
+		struct xp_kp_answer kp;
+		struct xp_insn insn;
+
+		KUNIT_ASSERT_EQ(test, xp_insn_decode(&insn, xp_text(a), XP_INSN_MAX), 0);
+		xp_kprobe_ask(&a, &kp, 1);
+		if (!kp.err)
+			KUNIT_EXPECT_EQ_MSG(test, insn.len, kp.size, "schedule+%#lx", a - start);
+		a += insn.len;
+	}
+	KUNIT_EXPECT_GT(test, n, 4);
+}
+
+static struct kunit_case insn_cases_list[] = {
+	KUNIT_CASE(insn_decode_cases),
+	KUNIT_CASE(insn_rip_relative_layout),
+	KUNIT_CASE(insn_agrees_with_kprobes),
+	{}
+};
+
+static struct kunit_suite insn_suite = {
+	.name = "xprobes_insn",
+	.test_cases = insn_cases_list,
+};
+
+/* ---- address validation ----------------------------------------------------- */
+
+static void addr_core_text_bounds(struct kunit *test)
+{
+	unsigned long s = xp_k.stext, e = xp_k.etext;
+
+	KUNIT_EXPECT_TRUE(test, xp_is_core_text(s, 1));
+	KUNIT_EXPECT_TRUE(test, xp_is_core_text(e - 1, 1));
+	KUNIT_EXPECT_TRUE(test, xp_is_core_text(s, e - s));
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text(s - 1, 1));
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text(e, 1));
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text(e - 1, 2));
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text(s, e - s + 1));
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text(ULONG_MAX - 1, 4));
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text(s + 16, ULONG_MAX));
+	/* Module text and data are not core text. */
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text((unsigned long)addr_core_text_bounds, 1));
+	KUNIT_EXPECT_FALSE(test, xp_is_core_text((unsigned long)&xp_k, 1));
+	/* The shared bytes of the image are reachable through the direct map. */
+	KUNIT_EXPECT_EQ(test, memcmp(xp_text(s), (void *)s, 64), 0);
+}
+
+static void addr_symbols(struct kunit *test)
+{
+	unsigned long start, size, off;
+	char name[KSYM_NAME_LEN];
+
+	start = xp_sym_lookup("schedule", &size);
+	KUNIT_ASSERT_NE(test, start, 0UL);
+	KUNIT_EXPECT_TRUE(test, xp_is_core_text(start, size));
+	KUNIT_EXPECT_TRUE(test, xp_sym_at(start + 5, "schedule", &off, &size));
+	KUNIT_EXPECT_EQ(test, off, 5UL);
+	KUNIT_EXPECT_FALSE(test, xp_sym_at(start + 5, "do_exit", &off, &size));
+	KUNIT_EXPECT_EQ(test, xp_sym_name(start + 1, name, sizeof(name), &off), 0);
+	KUNIT_EXPECT_STREQ(test, name, "schedule");
+	KUNIT_EXPECT_EQ(test, xp_sym_lookup("xprobes_no_such_function", &size), 0UL);
+	KUNIT_EXPECT_EQ(test, xp_sym_lookup("", &size), 0UL);
+	/* The body starts after the ENDBR and the fentry site. */
+	off = xp_func_body(start) - start;
+	KUNIT_EXPECT_GE(test, off, (unsigned long)(is_endbr(*(u32 *)xp_text(start)) ? 4 : 0));
+	KUNIT_EXPECT_LT(test, off, 16UL);
+}
+
+static struct kunit_case addr_cases[] = {
+	KUNIT_CASE(addr_core_text_bounds),
+	KUNIT_CASE(addr_symbols),
+	{}
+};
+
+static struct kunit_suite addr_suite = {
+	.name = "xprobes_addr",
+	.test_cases = addr_cases,
+};
+
+/* ---- views: chain construction, entry flags, copy and patch ----------------- */
+
+struct view_ctx {
+	struct mm_struct *mm;
+	s64 mem0;
+	unsigned int views0;
+};
+
+static struct view_ctx *view_ctx(struct kunit *test)
+{
+	return test->priv;
+}
+
+static int view_init(struct kunit *test)
+{
+	struct view_ctx *c;
+	struct task_struct *t;
+
+	if (!kunit_pid)
+		kunit_skip(test, "no kunit_pid= given: the view tests need a user process");
+	c = kunit_kzalloc(test, sizeof(*c), GFP_KERNEL);
+	if (!c)
+		return -ENOMEM;
+	t = xp_get_task(kunit_pid, NULL);
+	if (!t)
+		return -ESRCH;
+	c->mm = get_task_mm(t);
+	put_task_struct(t);
+	if (!c->mm)
+		return -ESRCH;
+	mutex_lock(&xp_views_lock);
+	c->views0 = xp_nr_views;
+	mutex_unlock(&xp_views_lock);
+	c->mem0 = atomic64_read(&xp_mem_bytes);
+	test->priv = c;
+	return 0;
+}
+
+static void view_exit(struct kunit *test)
+{
+	struct view_ctx *c = test->priv;
+	struct xp_view *v;
+
+	if (!c)
+		return;
+	mutex_lock(&xp_views_lock);
+	v = xp_view_of_mm(c->mm);
+	if (v)
+		xp_view_destroy(v, NULL);
+	mutex_unlock(&xp_views_lock);
+	mmput(c->mm);
+}
+
+static struct xp_view *make_view(struct kunit *test, u32 flags)
+{
+	struct xp_view *v;
+
+	mutex_lock(&xp_views_lock);
+	v = xp_view_create(kunit_pid, flags, 0, NULL);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
+	return v;
+}
+
+static void destroy_view(struct xp_view *v)
+{
+	mutex_lock(&xp_views_lock);
+	xp_view_destroy(v, NULL);
+	mutex_unlock(&xp_views_lock);
+}
+
+static u64 slot_of(struct mm_struct *mm)
+{
+	return pgd_val(*pgd_offset_pgd(mm->pgd, xp_k.stext));
+}
+
+static void view_chain_structure(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	unsigned long a = xp_k.stext;
+	struct xp_view *v;
+	pud_t *shared_puds;
+	int i, private = 0;
+
+	KUNIT_ASSERT_EQ(test, slot_of(c->mm), (u64)pgd_val(xp_k.image_pgd));
+	v = make_view(test, 0);
+	KUNIT_EXPECT_EQ(test, xp_nr_views, c->views0 + 1);
+	KUNIT_EXPECT_EQ(test, v->nr_members, 1U);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_pgd(init_mm.pgd), NULL);
+
+	/* The process's top-level entry for the image is the view's, same flags. */
+	KUNIT_EXPECT_EQ(test, slot_of(c->mm), (u64)pgd_val(v->new_pgd));
+	KUNIT_EXPECT_NE(test, (u64)pgd_val(v->new_pgd), (u64)pgd_val(xp_k.image_pgd));
+	KUNIT_EXPECT_EQ(test, (u64)pgd_flags(v->new_pgd), (u64)pgd_flags(xp_k.image_pgd));
+	KUNIT_EXPECT_EQ(test, v->nr_tables, xp_k.l5 ? 3U : 2U);
+
+	/* Private PUD: a copy of the shared one but for the image's entry. */
+	if (xp_k.l5)
+		shared_puds = p4d_pgtable(((p4d_t *)pgd_page_vaddr(xp_k.image_pgd))[p4d_index(a)]);
+	else
+		shared_puds = p4d_pgtable(__p4d(pgd_val(xp_k.image_pgd)));
+	for (i = 0; i < PTRS_PER_PUD; i++) {
+		if (i == pud_index(a)) {
+			KUNIT_EXPECT_EQ(test, (u64)pud_pfn(v->pud[i]), (u64)(__pa(v->pmd) >> PAGE_SHIFT));
+			KUNIT_EXPECT_EQ(test, (u64)pud_flags(v->pud[i]),
+					(u64)pud_flags(shared_puds[i]));
+		} else {
+			KUNIT_EXPECT_EQ(test, (u64)pud_val(v->pud[i]), (u64)pud_val(shared_puds[i]));
+		}
+	}
+	/* Private PMD page: identical to the shared one until a hook needs a copy. */
+	for (i = 0; i < PTRS_PER_PMD; i++)
+		private += pmd_val(v->pmd[i]) != pmd_val(xp_k.image_pmds[i]);
+	KUNIT_EXPECT_EQ(test, private, 0);
+
+	destroy_view(v);
+	KUNIT_EXPECT_EQ(test, slot_of(c->mm), (u64)pgd_val(xp_k.image_pgd));
+	KUNIT_EXPECT_EQ(test, xp_nr_views, c->views0);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+static void view_refusals(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_view *v, *again;
+
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(1, 0, 0, NULL)), -EPERM);	/* init */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(2, 0, 0, NULL)), -ESRCH);	/* kthreadd */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(PID_MAX_LIMIT + 1, 0, 0, NULL)), -ESRCH);
+	mutex_unlock(&xp_views_lock);
+
+	v = make_view(test, 0);
+	mutex_lock(&xp_views_lock);
+	again = xp_view_create(kunit_pid, 0, 0, NULL);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(again), -EEXIST);
+	destroy_view(v);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+static struct xp_hook *add_hook(struct xp_view *v, const char *sym, const u32 *off, u32 flags)
+{
+	struct xp_hook *h;
+
+	mutex_lock(&xp_views_lock);
+	h = xp_hook_add(v, sym, off, 0x1234, flags, NULL);
+	mutex_unlock(&xp_views_lock);
+	return h;
+}
+
+static int del_hook(u32 id)
+{
+	int err;
+
+	mutex_lock(&xp_views_lock);
+	err = xp_hook_del(id, NULL);
+	mutex_unlock(&xp_views_lock);
+	return err;
+}
+
+static void view_copy_and_patch(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_walk_result w, ws;
+	unsigned long page, other;
+	struct xp_view *v;
+	struct xp_hook *h;
+	u8 *copy, *orig;
+	unsigned int i, diff = 0;
+
+	v = make_view(test, 0);
+	h = add_hook(v, "schedule", NULL, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	KUNIT_EXPECT_PTR_EQ(test, xp_hook_at(v, h->addr), h);
+	KUNIT_EXPECT_EQ(test, v->nr_hooks, 1U);
+	KUNIT_EXPECT_EQ(test, v->nr_pages, 1U);
+	KUNIT_EXPECT_EQ(test, v->nr_tables, (xp_k.l5 ? 3U : 2U) + 1 + (h->slot >= 0));
+	page = h->addr & PAGE_MASK;
+
+	/* The process sees the copy at the hook's page, 4 KiB, read-only, executable, not global. */
+	KUNIT_ASSERT_EQ(test, xp_walk(c->mm->pgd, h->addr, &w), 0);
+	KUNIT_EXPECT_EQ(test, w.level, 1);
+	KUNIT_EXPECT_EQ(test, (u64)(w.phys & PAGE_MASK), (u64)page_to_phys(h->tpage->copy));
+	KUNIT_EXPECT_TRUE(test, w.flags & _PAGE_PRESENT);
+	KUNIT_EXPECT_FALSE(test, w.flags & _PAGE_RW);
+	KUNIT_EXPECT_FALSE(test, w.flags & _PAGE_NX);
+	KUNIT_EXPECT_FALSE(test, w.flags & _PAGE_GLOBAL);
+	KUNIT_EXPECT_FALSE(test, w.flags & _PAGE_USER);
+	/* Everyone else, and the kernel's own tables, see the shared frame. */
+	KUNIT_ASSERT_EQ(test, xp_walk(init_mm.pgd, h->addr, &ws), 0);
+	KUNIT_EXPECT_EQ(test, (u64)ws.phys, (u64)__pa_symbol(h->addr));
+	KUNIT_EXPECT_FALSE(test, ws.flags & _PAGE_GLOBAL);	/* cleared while copies exist */
+
+	/* The copy is the shared page with one int3 at the hook. */
+	copy = page_address(h->tpage->copy);
+	orig = xp_text(page);
+	for (i = 0; i < PAGE_SIZE; i++)
+		diff += copy[i] != orig[i];
+	KUNIT_EXPECT_EQ(test, diff, 1U);
+	KUNIT_EXPECT_EQ(test, copy[offset_in_page(h->addr)], (u8)INT3_INSN_OPCODE);
+	KUNIT_EXPECT_NE(test, orig[offset_in_page(h->addr)], (u8)INT3_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, memcmp(h->orig, orig + offset_in_page(h->addr),
+				     min_t(unsigned long, h->insn.len, PAGE_SIZE - offset_in_page(h->addr))),
+			0);
+
+	/* A neighbouring page of the same 2 MiB region stays the shared frame. */
+	other = page == (h->addr & PMD_MASK) ? page + PAGE_SIZE : page - PAGE_SIZE;
+	KUNIT_ASSERT_EQ(test, xp_walk(c->mm->pgd, other, &w), 0);
+	KUNIT_EXPECT_EQ(test, (u64)w.phys, (u64)__pa_symbol(other));
+
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	KUNIT_EXPECT_EQ(test, v->nr_pages, 0U);
+	KUNIT_EXPECT_EQ(test, v->nr_hooks, 0U);
+	KUNIT_ASSERT_EQ(test, xp_walk(c->mm->pgd, page, &w), 0);
+	KUNIT_EXPECT_EQ(test, (u64)w.phys, (u64)__pa_symbol(page));
+	destroy_view(v);
+	rcu_barrier();		/* copies are freed after a grace period */
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/* Two hooks on one page share the copy; each int3 lands in it. */
+static void view_shared_copy(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_hook *h1, *h2;
+	struct xp_insn insn;
+	struct xp_view *v;
+	u32 off2;
+
+	v = make_view(test, 0);
+	h1 = add_hook(v, "schedule", NULL, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h1);
+	KUNIT_ASSERT_EQ(test, xp_insn_decode(&insn, h1->orig, XP_INSN_MAX), 0);
+	off2 = h1->sym_off + insn.len;
+	h2 = add_hook(v, "schedule", &off2, 0);
+	if (IS_ERR(h2)) {
+		/* The next instruction may be one kprobes refuses; say which. */
+		kunit_info(test, "second hook refused (%ld), single-hook coverage only", PTR_ERR(h2));
+	} else if ((h2->addr & PAGE_MASK) == (h1->addr & PAGE_MASK)) {
+		KUNIT_EXPECT_PTR_EQ(test, h1->tpage, h2->tpage);
+		KUNIT_EXPECT_EQ(test, h1->tpage->users, 2U);
+		KUNIT_EXPECT_EQ(test, v->nr_pages, 1U);
+		KUNIT_EXPECT_EQ(test, ((u8 *)page_address(h2->tpage->copy))[offset_in_page(h2->addr)],
+				(u8)INT3_INSN_OPCODE);
+		KUNIT_EXPECT_EQ(test, del_hook(h1->id), 0);
+		KUNIT_EXPECT_EQ(test, v->nr_pages, 1U);	/* h2 still needs it */
+	}
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+static void view_hook_refusals(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	unsigned long start, size;
+	struct xp_hook *h;
+	struct xp_view *v;
+	u32 off;
+
+	start = xp_sym_lookup("schedule", &size);
+	KUNIT_ASSERT_NE(test, start, 0UL);
+	v = make_view(test, 0);
+
+	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "xprobes_no_such_function", NULL, 0)), -ENOENT);
+	off = size;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "schedule", &off, 0)), -ERANGE);
+	if (is_endbr(*(u32 *)xp_text(start))) {
+		off = 0;
+		KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "schedule", &off, 0)), -EINVAL);
+		off = 1;	/* inside the ENDBR */
+		KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "schedule", &off, 0)), -EINVAL);
+		off = 4;	/* the fentry site, which ftrace patches */
+		KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "schedule", &off, 0)), -EINVAL);
+	}
+	/* Kprobes' blacklist (noinstr entry code) is honoured. */
+	KUNIT_EXPECT_LT(test, PTR_ERR(add_hook(v, "exc_int3", NULL, 0)), 0L);
+
+	h = add_hook(v, "schedule", NULL, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	off = h->sym_off;
+	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "schedule", &off, 0)), -EEXIST);
+	off = h->sym_off + 1;	/* not an instruction boundary */
+	if (h->insn.len > 1)
+		KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "schedule", &off, 0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, v->nr_hooks, 1U);
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), -ENOENT);
+	KUNIT_EXPECT_EQ(test, del_hook(0), -ENOENT);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/* Peek reads through the process's tables: the copy for it, the text for others. */
+static void view_peek(struct kunit *test)
+{
+	struct xp_hook *h;
+	struct xp_view *v;
+	u8 b[4];
+
+	v = make_view(test, 0);
+	h = add_hook(v, "schedule", NULL, 0);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	KUNIT_ASSERT_EQ(test, xp_peek(kunit_pid, h->addr, b, 1, NULL), 0);
+	KUNIT_EXPECT_EQ(test, b[0], (u8)INT3_INSN_OPCODE);
+	KUNIT_ASSERT_EQ(test, xp_peek(1, h->addr, b, 1, NULL), 0);	/* init: no view */
+	KUNIT_EXPECT_EQ(test, b[0], h->orig[0]);
+	KUNIT_EXPECT_NE(test, xp_peek(kunit_pid, xp_k.etext, b, 4, NULL), 0);
+	KUNIT_EXPECT_NE(test, xp_peek(kunit_pid, (unsigned long)&xp_k, b, 4, NULL), 0);
+	KUNIT_EXPECT_NE(test, xp_peek(kunit_pid, 0x1000, b, 4, NULL), 0);
+	destroy_view(v);
+}
+
+static struct kunit_case view_cases[] = {
+	KUNIT_CASE(view_chain_structure),
+	KUNIT_CASE(view_refusals),
+	KUNIT_CASE(view_copy_and_patch),
+	KUNIT_CASE(view_shared_copy),
+	KUNIT_CASE(view_hook_refusals),
+	KUNIT_CASE(view_peek),
+	{}
+};
+
+static struct kunit_suite view_suite = {
+	.name = "xprobes_view",
+	.init = view_init,
+	.exit = view_exit,
+	.test_cases = view_cases,
+};
+
+/* ---- lifecycle: probes, members, owners -------------------------------------- */
+
+/* Fork/exec probes come with the first view and go a few sweeps after the last. */
+static void life_probes_follow_views(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_view *v;
+	int i;
+
+	if (c->views0)
+		kunit_skip(test, "other views exist");
+	v = make_view(test, 0);
+	KUNIT_EXPECT_TRUE(test, xp_lifecycle_following());
+	destroy_view(v);
+	KUNIT_EXPECT_TRUE(test, xp_lifecycle_following());	/* not at once */
+	for (i = 0; i < 50 && xp_lifecycle_following(); i++)
+		msleep(100);
+	KUNIT_EXPECT_FALSE(test, xp_lifecycle_following());
+}
+
+/* A dying view accepts no member: teardown restores every member it has. */
+static void life_no_join_while_dying(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_view *v;
+	struct pid *p;
+
+	v = make_view(test, 0);
+	p = find_get_pid(kunit_pid);
+	spin_lock(&v->lock);
+	v->dying = true;
+	spin_unlock(&v->lock);
+	KUNIT_EXPECT_EQ(test, xp_member_add(v, c->mm, p, GFP_KERNEL), -ESRCH);
+	KUNIT_EXPECT_EQ(test, v->nr_members, 1U);
+	spin_lock(&v->lock);
+	v->dying = false;
+	spin_unlock(&v->lock);
+	KUNIT_EXPECT_TRUE(test, xp_view_has_process(v, p, NULL));
+	KUNIT_EXPECT_FALSE(test, xp_view_has_process(v, p, c->mm));
+	put_pid(p);
+	destroy_view(v);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/* A view ends with the socket that owns it, unless it persists. */
+static void life_owner_release(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_view *v;
+
+	mutex_lock(&xp_views_lock);
+	v = xp_view_create(kunit_pid, 0, 4242, NULL);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
+	KUNIT_EXPECT_EQ(test, v->owner, 4242U);
+	xp_views_release_owner(4243);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
+	xp_views_release_owner(4242);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), NULL);
+
+	mutex_lock(&xp_views_lock);
+	v = xp_view_create(kunit_pid, XPROBES_F_PERSIST, 4242, NULL);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
+	KUNIT_EXPECT_EQ(test, v->owner, 0U);
+	xp_views_release_owner(4242);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
+	destroy_view(v);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+static struct kunit_case life_cases[] = {
+	KUNIT_CASE(life_probes_follow_views),
+	KUNIT_CASE(life_no_join_while_dying),
+	KUNIT_CASE(life_owner_release),
+	{}
+};
+
+static struct kunit_suite life_suite = {
+	.name = "xprobes_lifecycle",
+	.init = view_init,
+	.exit = view_exit,
+	.test_cases = life_cases,
+};
+
+/* ---- netlink attribute parsing: the policy refuses before a handler runs ---- */
+
+struct nl_case {
+	const char *name;
+	int type;
+	int len;		/* payload bytes */
+	u64 val;		/* little-endian payload, or a fill byte for strings */
+	bool string;
+	int err;		/* nla_parse() result */
+};
+
+static const struct nl_case nl_cases[] = {
+	{ "pid 1",			XPROBES_A_PID, 4, 1, false, 0 },
+	{ "pid 0",			XPROBES_A_PID, 4, 0, false, -ERANGE },
+	{ "pid as u64",			XPROBES_A_PID, 8, 1, false, -EINVAL },
+	{ "pid as u8",			XPROBES_A_PID, 1, 1, false, -EINVAL },
+	{ "flags known",		XPROBES_A_FLAGS, 4, XPROBES_F_ALL, false, 0 },
+	{ "flags unknown bit",		XPROBES_A_FLAGS, 4, 1 << 9, false, -EINVAL },
+	{ "flags broken bit",		XPROBES_A_FLAGS, 4, XPROBES_HOOK_BROKEN, false, -EINVAL },
+	{ "offset 1 MiB",		XPROBES_A_OFFSET, 4, 1 << 20, false, 0 },
+	{ "offset past 1 MiB",		XPROBES_A_OFFSET, 4, (1 << 20) + 1, false, -ERANGE },
+	{ "len 0",			XPROBES_A_LEN, 4, 0, false, -ERANGE },
+	{ "len max",			XPROBES_A_LEN, 4, XPROBES_PEEK_MAX, false, 0 },
+	{ "len past max",		XPROBES_A_LEN, 4, XPROBES_PEEK_MAX + 1, false, -ERANGE },
+	{ "count 0",			XPROBES_A_COUNT, 4, 0, false, -ERANGE },
+	{ "hook id 0",			XPROBES_A_HOOK_ID, 4, 0, false, -ERANGE },
+	{ "addr as u32",		XPROBES_A_ADDR, 4, 1, false, -EINVAL },
+	{ "cookie u64",			XPROBES_A_COOKIE, 8, ~0ULL, false, 0 },
+	{ "symbol",			XPROBES_A_SYMBOL, 9, 's', true, 0 },
+	{ "symbol without NUL",		XPROBES_A_SYMBOL, 8, 's', false, -EINVAL },
+	{ "symbol at the limit",	XPROBES_A_SYMBOL, XPROBES_SYM_MAX, 's', true, 0 },
+	{ "symbol too long",		XPROBES_A_SYMBOL, XPROBES_SYM_MAX + 1, 's', true, -EINVAL },
+	{ "unknown attribute",		XPROBES_A_MAX + 1, 4, 0, false, -EINVAL },
+	{ "reply-only attribute",	XPROBES_A_HITS, 8, 1, false, -EINVAL },
+};
+
+static void nl_policy_cases(struct kunit *test)
+{
+	const struct nl_case *c;
+	size_t room = nla_total_size(XPROBES_SYM_MAX + 8);
+	struct nlattr *tb[XPROBES_A_MAX + 1];
+	struct nlattr *nla = kunit_kzalloc(test, room, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, nla);
+	for (c = nl_cases; c < nl_cases + ARRAY_SIZE(nl_cases); c++) {
+		struct netlink_ext_ack ext = {};
+		int err;
+
+		memset(nla, 0, room);
+		nla->nla_type = c->type;
+		nla->nla_len = nla_attr_size(c->len);
+		if (c->string || c->type == XPROBES_A_SYMBOL) {
+			memset(nla_data(nla), c->val, c->len);
+			if (c->string)
+				((char *)nla_data(nla))[c->len - 1] = 0;
+		} else {
+			memcpy(nla_data(nla), &c->val, c->len);
+		}
+		err = nla_parse(tb, XPROBES_A_MAX, nla, nla_total_size(c->len), xp_policy, &ext);
+		KUNIT_EXPECT_EQ_MSG(test, err, c->err, "%s", c->name);
+		if (err)
+			KUNIT_EXPECT_NOT_NULL_MSG(test, ext._msg, "%s: no extack message", c->name);
+		else if (c->type <= XPROBES_A_MAX)
+			KUNIT_EXPECT_PTR_EQ_MSG(test, tb[c->type], nla, "%s", c->name);
+	}
+}
+
+/* A truncated attribute stream is refused, whatever its declared length says. */
+static void nl_truncated(struct kunit *test)
+{
+	struct nlattr *tb[XPROBES_A_MAX + 1];
+	struct {
+		struct nlattr h;
+		u32 v;
+	} a = { { .nla_len = 200, .nla_type = XPROBES_A_PID }, 1 };
+
+	KUNIT_EXPECT_LT(test, nla_parse(tb, XPROBES_A_MAX, &a.h, sizeof(a), xp_policy, NULL), 0);
+	a.h.nla_len = 2;	/* shorter than the header */
+	KUNIT_EXPECT_LT(test, nla_parse(tb, XPROBES_A_MAX, &a.h, sizeof(a), xp_policy, NULL), 0);
+}
+
+static struct kunit_case nl_cases_list[] = {
+	KUNIT_CASE(nl_policy_cases),
+	KUNIT_CASE(nl_truncated),
+	{}
+};
+
+static struct kunit_suite nl_suite = {
+	.name = "xprobes_netlink",
+	.test_cases = nl_cases_list,
+};
+
+kunit_test_suites(&insn_suite, &addr_suite, &view_suite, &life_suite, &nl_suite);
