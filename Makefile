@@ -160,7 +160,7 @@ debug-kernel: deps-debug
 $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	@rm -rf $(DBG)/mod/$* && mkdir -p $(DBG)/mod/$*/module/uapi
 	@cp Kbuild $(DBG)/mod/$*/
-	@cp $(filter module/%.c module/%.h module/Kbuild,$(MOD_SRCS)) $(DBG)/mod/$*/module/
+	@cp $(filter-out %.mod.c,$(wildcard module/*.c module/*.h)) module/Kbuild $(DBG)/mod/$*/module/
 	@cp module/uapi/*.h $(DBG)/mod/$*/module/uapi/
 	$(MAKE) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
 $(DTEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(DBG)/.stamp

@@ -426,7 +426,8 @@ static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 	if (a[XPROBES_A_COUNT])
 		count = nla_get_u32(a[XPROBES_A_COUNT]);
 	start = nla_get_u64(a[XPROBES_A_ADDR]) & PAGE_MASK;
-	if (start < __START_KERNEL_map || start + (u64)count * PAGE_SIZE - 1 < start) {
+	if (start < __START_KERNEL_map || start + (u64)count * PAGE_SIZE - 1 < start ||
+	    start + (u64)count * PAGE_SIZE - 1 > MODULES_END) {
 		NL_SET_ERR_MSG(cb->extack, "walk covers the kernel image and module area only");
 		return -ERANGE;
 	}

@@ -6,7 +6,7 @@
  * with its hooks (hook.c). Its members are the address spaces that run on the
  * chain: the process the view was made for, the children it forks (unless
  * XPROBES_F_NO_FOLLOW_FORK) and the new mm of every exec among them
- * (lifecycle.c). Joining is a single set_pgd() of the mm's top-level entry for
+ * (lifecycle.c). Joining is a single write of the mm's top-level entry for
  * the image, so it can happen in the fork and exec tracepoints, before the
  * child or the new program runs a single instruction. Threads share their
  * mm, hence their view. Every other process keeps the shared entry.
@@ -43,6 +43,17 @@ unsigned int xp_nr_views;	/* under xp_views_lock */
 static pgd_t *image_slot(struct mm_struct *mm)
 {
 	return pgd_offset_pgd(mm->pgd, xp_k.stext);
+}
+
+/*
+ * Point @mm's entry for the image at @val. What set_pgd() does for a kernel
+ * half entry on bare metal and KVM, without its PTI hook: that only mirrors
+ * user half entries into the user copy, and it is not exported to modules
+ * on kernels without PARAVIRT_XXL (Debian's goes through the pv op).
+ */
+static void set_image_slot(struct mm_struct *mm, pgd_t val)
+{
+	WRITE_ONCE(*image_slot(mm), val);
 }
 
 /* Any context, under RCU: the view whose chain the page tables at @pgd carry. */
@@ -107,7 +118,7 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 	m->tgid = get_pid(tgid);
 	list_add_tail(&m->node, &v->members);
 	v->nr_members++;
-	set_pgd(image_slot(mm), v->new_pgd);
+	set_image_slot(mm, v->new_pgd);
 	spin_unlock(&v->lock);
 	atomic64_add(sizeof(*m), &xp_mem_bytes);
 	return 0;
@@ -137,7 +148,7 @@ unsigned int xp_view_reap_members(struct xp_view *v)
 	list_for_each_entry_safe(m, n, &v->members, node) {
 		if (atomic_read(&m->mm->mm_users))
 			continue;
-		set_pgd(image_slot(m->mm), v->orig_pgd);
+		set_image_slot(m->mm, v->orig_pgd);
 		list_move(&m->node, &dead);
 		v->nr_members--;
 	}
@@ -280,7 +291,7 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	spin_lock(&v->lock);
 	v->dying = true;
 	list_for_each_entry(m, &v->members, node)
-		set_pgd(image_slot(m->mm), v->orig_pgd);
+		set_image_slot(m->mm, v->orig_pgd);
 	spin_unlock(&v->lock);
 	xp_flush_all();
 	list_del_rcu(&v->node);

@@ -106,7 +106,7 @@ logs=
 echo "TAP version 13"
 if [ $DEBUG = 1 ]; then
 	DK=(--kernel "$BUILD/debug/obj/arch/x86/boot/bzImage" --initrd "$BUILD/debug/vm/base.cpio.gz"
-	    --mem 3G --append kmemleak=on)
+	    --mem 3G --append null_blk.nr_devices=0)
 	echo "# debug kernel $(cat "$BUILD/debug/obj/include/config/kernel.release"), built in $(cat "$BUILD/debug/build.time" 2>/dev/null || echo ?)s"
 	export XP_CHECK_TIMEOUT=${XP_CHECK_TIMEOUT:-3600}
 	if [ "${1:-}" = kunit ]; then

@@ -17,8 +17,8 @@ insmod $KO || echo "not ok 0 kunit.reload"
 # indented "ok N CASE [# SKIP why]" lines, the suite's own result follows.
 dmesg | sed 's/^\[[ 0-9.]*\] //' | awk '
 	/^    # Subtest: / { suite = $3; next }
-	/^        # / { print "#" substr($0, 9); next }
-	/^    # / { print "#" substr($0, 5); next }
+	/^    +# / { sub(/^ +/, ""); print; next }
+	/^    +[^ ]/ && !/^    (not )?ok [0-9]+ / { sub(/^ +/, "#   "); print; next }
 	/^    (not )?ok [0-9]+ / {
 		line = substr($0, 5); notok = (line ~ /^not /)
 		sub(/^(not )?ok [0-9]+ /, "", line)

@@ -141,10 +141,22 @@ reset_tracing() {
 # request at a time): a known I/O delay. /dev/nullb0.
 nullblk_setup() {
 	[ -b /dev/nullb0 ] && return 0
-	insmod /xp/kmod/configfs.ko 2>/dev/null
-	insmod /xp/kmod/null_blk.ko irqmode=2 completion_nsec=$(($1 * 1000000)) \
-		hw_queue_depth=1 submit_queues=1 queue_mode=2 nr_devices=1 ||
-		skip "SKIP null_blk is not available"
+	if [ -f /xp/kmod/null_blk.ko ]; then
+		insmod /xp/kmod/configfs.ko 2>/dev/null
+		insmod /xp/kmod/null_blk.ko irqmode=2 completion_nsec=$(($1 * 1000000)) \
+			hw_queue_depth=1 submit_queues=1 queue_mode=2 nr_devices=1 ||
+			skip "SKIP null_blk is not available"
+	else
+		# Built in (the debug kernel, booted with null_blk.nr_devices=0):
+		# the same disk made through configfs.
+		mount -t configfs configfs /sys/kernel/config 2>/dev/null
+		_nb=/sys/kernel/config/nullb/nullb0
+		[ -d ${_nb%/*} ] || skip "SKIP null_blk is not available"
+		mkdir $_nb && echo 2 > $_nb/queue_mode && echo 2 > $_nb/irqmode &&
+			echo $(($1 * 1000000)) > $_nb/completion_nsec &&
+			echo 1 > $_nb/hw_queue_depth && echo 1 > $_nb/submit_queues &&
+			echo 1 > $_nb/power || fail "cannot make a null_blk disk through configfs"
+	fi
 	[ -b /dev/nullb0 ] || fail "null_blk loaded but /dev/nullb0 is missing"
 }
 
