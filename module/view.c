@@ -133,9 +133,29 @@ static void free_member(struct xp_member *m)
 }
 
 /*
+ * Is process @tgid inside execve()? exec_mmap() drops the old mm's last user
+ * well before the sched_process_exec tracepoint lets the new mm join (the
+ * binary is loaded in between): reaping the old member in that gap would
+ * leave the process outside its view, or end the view. The flag covers the
+ * whole of bprm_execve(), and after de_thread() the thread in execve is the
+ * group leader.
+ */
+static bool in_exec(struct pid *tgid)
+{
+	struct task_struct *t;
+	bool busy;
+
+	rcu_read_lock();
+	t = pid_task(tgid, PIDTYPE_TGID);
+	busy = t && t->in_execve;	/* a bit-field: a racy read is fine here */
+	rcu_read_unlock();
+	return busy;
+}
+
+/*
  * Detach every member whose address space is dead (no users left: the
- * processes exited or exec'd away). Returns how many are left. The caller
- * holds xp_views_lock.
+ * processes exited or exec'd away), unless its process is still in execve.
+ * Returns how many are left. The caller holds xp_views_lock.
  */
 unsigned int xp_view_reap_members(struct xp_view *v)
 {
@@ -146,7 +166,7 @@ unsigned int xp_view_reap_members(struct xp_view *v)
 	lockdep_assert_held(&xp_views_lock);
 	spin_lock(&v->lock);
 	list_for_each_entry_safe(m, n, &v->members, node) {
-		if (atomic_read(&m->mm->mm_users))
+		if (atomic_read(&m->mm->mm_users) || in_exec(m->tgid))
 			continue;
 		set_image_slot(m->mm, v->orig_pgd);
 		list_move(&m->node, &dead);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Guest job for make check-debug: PARTS in order, then a kmemleak scan.
 #   kunit      the module's KUnit suites (kunit.sh)
-#   selftests  the whole selftest suite (selftests/tests)
+#   selftests  the whole selftest suite (selftests/tests); selftests=A,B
+#              only the tests whose names contain A or B (run.sh filters)
 #   stress     the stress and fuzz tests (debug/tests)
 # Leaks from before the job (boot) are not the module's: clear them first.
 echo clear > /sys/kernel/debug/kmemleak 2>/dev/null
@@ -9,6 +10,7 @@ for part in "$@"; do
 	case $part in
 	kunit) sh /xp/selftests/debug/kunit.sh ;;
 	selftests) sh /xp/selftests/run.sh ;;
+	selftests=*) sh /xp/selftests/run.sh $(echo "${part#selftests=}" | tr , ' ') ;;
 	stress) XP_TEST_DIR=/xp/selftests/debug/tests sh /xp/selftests/run.sh ;;
 	*) echo "not ok 0 job.$part # unknown part" ;;
 	esac

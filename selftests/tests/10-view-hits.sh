@@ -2,7 +2,7 @@
 # carries hooks on every instruction of __x64_sys_getppid: each hook counts
 # exactly A's calls, and B adds nothing. Threads of A share its view.
 . /xp/selftests/tests/lib.sh
-N=1000
+N=$(scaled 1000)
 F=__x64_sys_getppid
 
 start_loop /tmp/a.out -e -n $N getppid

@@ -4,7 +4,7 @@
 F=__x64_sys_getppid
 
 round=1
-while [ $round -le ${XP_RMMOD_ROUNDS:-5} ]; do
+while [ $round -le ${XP_RMMOD_ROUNDS:-$(scaled 5 2)} ]; do
 	sysloop -n 0 -t 2 getppid &
 	A=$!
 	xprobectl view add $A > /dev/null || fail "view add"

@@ -27,4 +27,19 @@ go_loop $S /tmp/s.out
 assert_eq "hits of a process and its posix_spawn child" $((2 * N)) "$(hook_col $id 5)"
 xprobectl view del $S
 kill -USR1 $S; wait $S
+
+# A long chain: 21 execs in one process. Between exec_mmap() dropping the old
+# mm and the exec tracepoint, the old mm looks dead; the module's sweeper
+# (every 200 ms) must not take the process out of its view then.
+for r in 1 2 3; do
+	execchain -g -n 10 -k 20 > /tmp/c.out &
+	C=$!
+	i=0; while ! grep -q '^ready' /tmp/c.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "no start"; sleep 0.05; done
+	xprobectl view add $C > /dev/null || fail "view add"
+	id=$(xprobectl hook add $C $F) || fail "hook add"
+	go_loop $C /tmp/c.out
+	assert_eq "round $r: hits over 22 programs" 220 "$(hook_col $id 5)"
+	xprobectl view del $C
+	kill -USR1 $C; wait $C
+done
 assert_eq "no memory held" 0 "$(status_field memory_bytes)"

@@ -10,10 +10,11 @@ sysloop -n 0 getppid &
 A=$!
 xprobectl view add $A > /dev/null || fail "view add"
 id=$(xprobectl hook add $A $F) || fail "hook add"
-fentryloop -p $A -n 100 -m 30 > /tmp/fl.out || fail "fentryloop: $(tail -n 3 /tmp/fl.out)"
+R=$(scaled 100)
+fentryloop -p $A -n $R -m 30 > /tmp/fl.out || fail "fentryloop: $(tail -n 3 /tmp/fl.out)"
 rounds=$(awk '$2 > 0' /tmp/fl.out | wc -l)
-note "rounds in which fentry counted A: $rounds of 100"
-[ "$rounds" -ge 90 ] || fail "A's calls were not seen by fentry in $((100 - rounds)) rounds"
+note "rounds in which fentry counted A: $rounds of $R"
+[ "$rounds" -ge $((R * 9 / 10)) ] || fail "A's calls were not seen by fentry in $((R - rounds)) rounds"
 sleep 0.5
 kill -0 $A || fail "A died"
 [ "$(hook_col $id 5)" -gt 0 ] || fail "the hook stopped counting"

@@ -13,8 +13,9 @@ xprobectl view add $A > /dev/null || fail "view add"
 id=$(xprobectl hook add $A $F+0x17) || fail "hook add"
 
 echo "p:xpother $F+0xa" > $T/kprobe_events || fail "kprobe_events"
+R=$(scaled 50 2)
 i=1
-while [ $i -le 50 ]; do
+while [ $i -le $R ]; do
 	echo 1 > $T/events/kprobes/xpother/enable
 	if [ $((i % 25)) = 0 ]; then
 		sleep 0.3
