@@ -3,7 +3,7 @@
  * xpowner: create a view on PID owned by this process's netlink socket (not
  * persistent, unless -p), add hooks on SYMBOLs, print "ready", then sleep
  * until killed: the view must go when this process does.
- *   xpowner [-p] PID [SYMBOL...]
+ *   xpowner [-p] PID [SYMBOL[+OFFSET]...]
  */
 #include <signal.h>
 #include "genl.h"
@@ -22,7 +22,7 @@ int main(int argc, char **argv)
 		i++;
 	}
 	if (i >= argc) {
-		fprintf(stderr, "usage: xpowner [-p] PID [SYMBOL...]\n");
+		fprintf(stderr, "usage: xpowner [-p] PID [SYMBOL[+OFFSET]...]\n");
 		return 2;
 	}
 	pid = atoi(argv[i++]);
@@ -41,7 +41,13 @@ int main(int argc, char **argv)
 	for (; i < argc; i++) {
 		genl_begin(&r, fam, XPROBES_CMD_HOOK_ADD, 0);
 		genl_put_u32(&r, XPROBES_A_PID, pid);
+		char *plus = strchr(argv[i], '+');
+
+		if (plus)
+			*plus++ = 0;
 		genl_put_str(&r, XPROBES_A_SYMBOL, argv[i]);
+		if (plus)
+			genl_put_u32(&r, XPROBES_A_OFFSET, strtoul(plus, NULL, 0));
 		if (genl_call(fd, &r, &rep)) {
 			printf("error %d: %s\n", rep.error, rep.msg);
 			return 1;

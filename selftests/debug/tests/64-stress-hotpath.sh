@@ -183,14 +183,5 @@ if [ -n "$idS" ]; then
 fi
 
 # The root is gone: the view ends by itself.
-i=0
-while [ "$(status_field views)" != 0 ]; do
-	i=$((i + 1)); [ $i -lt 25 ] || fail "the view outlived its last process: $(xprobectl view list)"
-	sleep 0.2
-done
-note "ok: the view ended with its last process"
-assert_eq "hooks at the end" 0 "$(status_field hooks)"
-assert_eq "module memory back to the baseline" "$MEM0" "$(status_field memory_bytes)"
-kmem_check $KMEM0
-kmemleak_check
+view_gone_checks
 [ -z "$lost" ] || fail "$lost"

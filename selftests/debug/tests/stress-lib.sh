@@ -71,3 +71,19 @@ assert_eq "no views at the start" 0 "$(status_field views)"
 MEM0=$(status_field memory_bytes)
 KMEM0=$(kmem_kb)
 kmemleak_list kml.before
+
+# view_gone_checks: the last process of the view is gone; within 5 s the view
+# ends by itself (the sweeper runs every 200 ms), no hook is left, and memory
+# is back to the baselines MEM0 (module) and KMEM0 (kernel); kmemleak agrees.
+view_gone_checks() {
+	local i=0
+	while [ "$(status_field views)" != 0 ]; do
+		i=$((i + 1)); [ $i -lt 25 ] || fail "the view outlived its last process: $(xprobectl view list)"
+		sleep 0.2
+	done
+	note "ok: the view ended with its last process"
+	assert_eq "hooks at the end" 0 "$(status_field hooks)"
+	assert_eq "module memory back to the baseline" "$MEM0" "$(status_field memory_bytes)"
+	kmem_check $KMEM0
+	kmemleak_check
+}
