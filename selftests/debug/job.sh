@@ -3,7 +3,7 @@
 #   kunit      the module's KUnit suites (kunit.sh)
 #   selftests  the whole selftest suite (selftests/tests); selftests=A,B
 #              only the tests whose names contain A or B (run.sh filters)
-#   stress     the stress and fuzz tests (debug/tests)
+#   stress     the stress and fuzz tests (debug/tests); stress=A,B filters too
 # Leaks from before the job (boot) are not the module's: clear them first.
 echo clear > /sys/kernel/debug/kmemleak 2>/dev/null
 for part in "$@"; do
@@ -11,7 +11,8 @@ for part in "$@"; do
 	kunit) sh /xp/selftests/debug/kunit.sh ;;
 	selftests) sh /xp/selftests/run.sh ;;
 	selftests=*) sh /xp/selftests/run.sh $(echo "${part#selftests=}" | tr , ' ') ;;
-	stress) XP_TEST_DIR=/xp/selftests/debug/tests sh /xp/selftests/run.sh ;;
+	stress|stress=*) XP_TEST_TIMEOUT=1800 XP_TEST_DIR=/xp/selftests/debug/tests \
+		sh /xp/selftests/run.sh $(echo "${part#stress}" | tr =, '  ') ;;
 	*) echo "not ok 0 job.$part # unknown part" ;;
 	esac
 done
