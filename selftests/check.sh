@@ -122,8 +122,8 @@ if [ $DEBUG = 1 ]; then
 		else
 			sel1=status,ctl-,netlink,unpriv,insmod,view-,life- sel2=coh-self,coh-bpf,coh-livepatch
 		fi
-		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=$sel1 stress=attach" "${DK[@]}"
-		guest_start stress "sh /xp/selftests/debug/job.sh selftests=$sel2 stress=forkexec,kill,rmmod,hotpath,fuzz" "${DK[@]}"
+		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=$sel1 stress=rmmod" "${DK[@]}"
+		guest_start stress "sh /xp/selftests/debug/job.sh selftests=$sel2 stress=forkexec,attach,kill,hotpath,fuzz" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
 	fi
