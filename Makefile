@@ -6,7 +6,7 @@
 #   make check    everything: build, boot the VM, run all selftests, summary line
 #   make demo     boot the VM, load the module, show what xprobes does
 #   make kunit    build the debug kernel (cached), run the module's KUnit suites in it
-#   make check-debug   KUnit, every selftest, stress and fuzz tests on the debug
+#   make check-debug   KUnit, selftests, stress and fuzz tests on the debug
 #                 kernel (KASAN, lockdep, kmemleak), then a kmemleak scan
 #   make vm CMD='...' [VM_SHARE=dir]   run CMD as root in the test VM
 #   make clean
