@@ -49,18 +49,13 @@ kmemleak_check() {
 }
 # kmem_check KB0: kernel memory did not grow by XP_KMEM_SLACK_KB (default
 # 1 MiB: process churn alone moves slab and vmap areas by a few 100 kB) or
-# more since kmem_kb said KB0 (with KASAN, whose quarantine holds freed
-# objects, the growth is only printed: kmemleak_check covers leaks there).
+# more since kmem_kb said KB0; on the debug kernel lib's assert_no_growth
+# leaves leaks to kmemleak_check (KASAN's quarantine holds freed objects).
 kmem_check() {
-	local now growth
+	local now
 	now=$(kmem_kb)
-	growth=$((now - $1))
-	note "kernel memory before $1 kB, after $now kB, growth $growth kB"
-	if awk '$3 == "kasan_report" { f = 1; exit } END { exit !f }' /proc/kallsyms; then
-		note "KASAN kernel: growth not checked (quarantine)"
-	else
-		[ $growth -lt ${XP_KMEM_SLACK_KB:-1024} ] || fail "kernel memory grew by $growth kB"
-	fi
+	note "kernel memory before $1 kB, after $now kB"
+	assert_no_growth "kernel memory since the start" $((now - $1)) ${XP_KMEM_SLACK_KB:-1024}
 }
 # A clean start: no views (an earlier test that failed may have left some).
 if [ "$(status_field views)" != 0 ]; then
