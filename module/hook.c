@@ -160,6 +160,11 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		NL_SET_ERR_MSG(extack, "unknown kernel function");
 		return ERR_PTR(-ENOENT);
 	}
+	/* Init text is freed after boot and data is not code: read neither. */
+	if (!xp_is_core_text(start, size)) {
+		NL_SET_ERR_MSG(extack, "not a function in the core kernel text (init code and data cannot be hooked)");
+		return ERR_PTR(-EINVAL);
+	}
 	if (offp && *offp >= size) {
 		NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of the function (size %#lx)",
 				   *offp, size);

@@ -454,6 +454,10 @@ static void view_hook_refusals(struct kunit *test)
 	v = make_view(test, 0);
 
 	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "xprobes_no_such_function", NULL, 0)), -ENOENT);
+	/* Freed memory after the text (CI's fuzzer found this), init code, data. */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "_etext", NULL, 0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "start_kernel", NULL, 0)), -EINVAL);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "jiffies_64", NULL, 0)), -EINVAL);
 	off = size;
 	KUNIT_EXPECT_EQ(test, PTR_ERR(add_hook(v, "schedule", &off, 0)), -ERANGE);
 	if (is_endbr(*(u32 *)xp_text(start))) {

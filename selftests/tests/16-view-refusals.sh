@@ -1,5 +1,5 @@
 # (g) Bad requests get a clear error and change nothing: pid 0, pid 1, a kernel
-# thread, a nonexistent pid, an unknown symbol, a mid-instruction offset, a
+# thread, a nonexistent pid, an unknown symbol, freed init code, the end of text, data, a mid-instruction offset, a
 # blacklisted function, an fentry site, ENDBR, a duplicate hook, a second view.
 . /xp/selftests/tests/lib.sh
 F=__x64_sys_getppid
@@ -26,6 +26,9 @@ refused "view add nonexistent pid" "no process with pid" view add 3999999
 refused "second view" "already has a kernel view" view add $A
 refused "hook without view" "has no kernel view" hook add $$ $F
 refused "unknown symbol" "unknown kernel function" hook add $A no_such_function_xyz
+refused "init text (freed)" "not a function in the core kernel text" hook add $A start_kernel
+refused "end of text" "not a function in the core kernel text" hook add $A _etext
+refused "data symbol" "not a function in the core kernel text" hook add $A jiffies_64
 refused "mid-instruction" "not an instruction boundary" hook add $A $F+0x10
 refused "blacklisted function" "kprobes refuses" hook add $A do_int3+0x9
 refused "fentry site" "ftrace \(fentry\) site" hook add $A $F+4

@@ -7,6 +7,7 @@ LOG=${1:?console log}
 PAT='(Oops|BUG:|WARNING:|kernel BUG at|general protection fault|Kernel panic|Fatal exception|KASAN:|UBSAN:|KFENCE:|possible circular locking|possible recursive locking|inconsistent lock state|lockdep is turned off|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|unreferenced object|soft lockup|hard LOCKUP|rcu_sched self-detected stall|detected stalls on CPUs|hung_task|blocked for more than|Call Trace:|int3: 0000)'
 [ -f "$LOG" ] || { echo "splat: no console log at $LOG"; exit 1; }
 awk -v pat="$PAT" '
+	{ sub(/\r$/, "") }	# serial consoles end lines with CR LF
 	/xprobes-selftest: begin / { sub(/.*xprobes-selftest: begin /, ""); test = $0; next }
 	$0 ~ pat { n++; if (n <= 40) printf "splat [%s]: %s\n", (test == "" ? "boot" : test), $0 }
 	END { exit n > 0 }
