@@ -34,6 +34,13 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	*) echo "not ok $n $name # exit $rc after ${secs}s" ;;
 	esac
 	echo "xprobes-selftest: end $name rc=$rc" > /dev/kmsg
+	# A test that failed half-way leaves its views: end them, so the next
+	# test starts clean instead of failing on this one's leftovers.
+	if [ $rc != 0 ] && [ $rc != 4 ]; then
+		for p in $(xprobectl view list 2>/dev/null | awk 'NR > 1 { print $1 }'); do
+			xprobectl view del "$p" > /dev/null 2>&1 && echo "# cleanup: ended the view of pid $p left by $name"
+		done
+	fi
 	# Leave the next test a loaded module, whatever this one did.
 	lsmod | grep -q '^xprobes ' || insmod /xp/xprobes.ko
 done

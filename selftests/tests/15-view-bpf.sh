@@ -6,11 +6,7 @@ F=__x64_sys_getppid
 
 hookcount > /tmp/hc.out &
 HC=$!
-i=0
-while ! grep -q attached /tmp/hc.out; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "hookcount did not attach: $(cat /tmp/hc.out)"
-	sleep 0.05
-done
+wait_for /tmp/hc.out attached "hookcount did not attach"
 start_loop /tmp/a.out -e -n $N getppid
 A=$LOOP_PID
 xprobectl view add $A > /dev/null || fail "view add"

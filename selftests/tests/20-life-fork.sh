@@ -6,13 +6,9 @@ N=100
 F=__x64_sys_getppid
 
 start_forktree() {	# start_forktree OUTFILE: sets TREE
-	local i=0
 	forktree -g -e -n $N > "$1" &
 	TREE=$!
-	while ! grep -q '^ready' "$1"; do
-		i=$((i + 1)); [ $i -lt 200 ] || fail "forktree did not start"
-		sleep 0.05
-	done
+	wait_for "$1" '^ready' "forktree did not start"
 }
 
 start_forktree /tmp/t1.out

@@ -7,7 +7,7 @@ F=__x64_sys_getppid
 
 execchain -g -n $N -k 1 > /tmp/e.out &
 E=$!
-i=0; while ! grep -q '^ready' /tmp/e.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "no start"; sleep 0.05; done
+wait_for /tmp/e.out '^ready' "execchain did not start"
 xprobectl view add $E > /dev/null || fail "view add"
 id=$(xprobectl hook add $E $F) || fail "hook add"
 go_loop $E /tmp/e.out
@@ -20,7 +20,7 @@ kill -USR1 $E; wait $E
 
 execchain -g -n $N -k 0 -s > /tmp/s.out &
 S=$!
-i=0; while ! grep -q '^ready' /tmp/s.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "no start"; sleep 0.05; done
+wait_for /tmp/s.out '^ready' "execchain -s did not start"
 xprobectl view add $S > /dev/null || fail "view add"
 id=$(xprobectl hook add $S $F) || fail "hook add"
 go_loop $S /tmp/s.out
@@ -34,7 +34,7 @@ kill -USR1 $S; wait $S
 for r in 1 2 3; do
 	execchain -g -n 10 -k 20 > /tmp/c.out &
 	C=$!
-	i=0; while ! grep -q '^ready' /tmp/c.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "no start"; sleep 0.05; done
+	wait_for /tmp/c.out '^ready' "execchain did not start"
 	xprobectl view add $C > /dev/null || fail "view add"
 	id=$(xprobectl hook add $C $F) || fail "hook add"
 	go_loop $C /tmp/c.out

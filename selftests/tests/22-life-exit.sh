@@ -6,7 +6,7 @@ F=__x64_sys_getppid
 
 xpevents -n 1 -t 20 > /tmp/ev.out &
 EV=$!
-i=0; while ! grep -q listening /tmp/ev.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "xpevents"; sleep 0.05; done
+wait_for /tmp/ev.out listening "xpevents did not start"
 start_loop /tmp/a.out -e -n 10 getppid
 A=$LOOP_PID
 xprobectl view add $A > /dev/null || fail "view add"
@@ -23,7 +23,7 @@ echo $((A - 1)) > /proc/sys/kernel/ns_last_pid || skip "cannot set ns_last_pid"
 sysloop -g -e -n 10 getppid > /tmp/b.out &
 B=$!
 assert_eq "the new process got the old pid" $A $B
-i=0; while ! grep -q '^ready' /tmp/b.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "no start"; sleep 0.05; done
+wait_for /tmp/b.out '^ready' "sysloop did not start"
 assert_eq "no view for the recycled pid" "" "$(xprobectl view list | awk -v p=$B '$1 == p')"
 assert_eq "the recycled pid sees the original code" 53 "$(peek_byte $B $F+9)"
 expect_rc "the recycled pid has no view" 1 xprobectl hook add $B $F

@@ -34,7 +34,7 @@ for delay in 0 0.002 0.01 0.05 0.2; do
 done
 xpowner $A $F > /tmp/o.out &
 O=$!
-i=0; while ! grep -q ready /tmp/o.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "xpowner: $(cat /tmp/o.out)"; sleep 0.05; done
+wait_for /tmp/o.out ready "xpowner did not start"
 assert_eq "owned view exists" 1 "$(status_field views)"
 kill -9 $O; wait $O 2>/dev/null
 assert_eq "owned view gone with its owner" 0 "$(status_field views)"
@@ -42,7 +42,7 @@ assert_eq "owned view gone with its owner" 0 "$(status_field views)"
 # A persistent view survives its creator.
 xpowner -p $A $F > /tmp/o.out &
 O=$!
-i=0; while ! grep -q ready /tmp/o.out; do i=$((i + 1)); [ $i -lt 200 ] || fail "xpowner -p"; sleep 0.05; done
+wait_for /tmp/o.out ready "xpowner -p did not start"
 kill -9 $O; wait $O 2>/dev/null
 assert_eq "persistent view after its creator died" 1 "$(status_field views)"
 xprobectl view del $A

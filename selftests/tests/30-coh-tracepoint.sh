@@ -15,6 +15,13 @@ xprobectl view add $A > /dev/null || fail "view add"
 ids=$(hook_all_pages $A $F) || fail "cannot hook $F"
 [ -n "$ids" ] || fail "no hook in $F"
 note "hooks on every page of $F: $(echo $ids)"
+# Where the compiler did not inline the tracepoint's wrapper (the debug
+# kernel), the static-key site is in that copy: put it in A's view too.
+if [ -n "$(ksym trace_signal_generate)" ]; then
+	ids2=$(hook_all_pages $A trace_signal_generate) || fail "cannot hook trace_signal_generate"
+	[ -n "$ids2" ] || fail "no hook in the out-of-line trace_signal_generate"
+	note "out-of-line trace_signal_generate, hooked too: $(echo $ids2)"
+fi
 echo > $T/trace
 R=$(scaled 100)
 i=1

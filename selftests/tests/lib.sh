@@ -80,29 +80,32 @@ json_get() {
 # Command and attribute numbers from the uapi header (CMD_PEEK, A_PID, ...).
 . /xp/selftests/ids.sh
 
-# start_loop OUTFILE SYSLOOP-ARGS...: start sysloop -g in the background and
-# wait until it is ready; sets LOOP_PID.
-start_loop() {
-	local out=$1 i=0
-	shift
-	sysloop -g "$@" > "$out" &
-	LOOP_PID=$!
-	while ! grep -q '^ready' "$out" 2>/dev/null; do
+# wait_for FILE REGEX WHAT [TRIES]: wait until a line of FILE matches REGEX
+# (a helper's "ready", say), polling every 50 ms, at most TRIES times (200:
+# 10 s); fail with WHAT and the file's contents if it never does.
+wait_for() {
+	local i=0
+	while ! grep -q "$2" "$1" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -lt 200 ] || fail "sysloop did not start"
+		[ $i -lt "${4:-200}" ] || fail "$3: $(cat "$1" 2>/dev/null | tail -n 3)"
 		sleep 0.05
 	done
 }
 
+# start_loop OUTFILE SYSLOOP-ARGS...: start sysloop -g in the background and
+# wait until it is ready; sets LOOP_PID.
+start_loop() {
+	local out=$1
+	shift
+	sysloop -g "$@" > "$out" &
+	LOOP_PID=$!
+	wait_for "$out" '^ready' "sysloop did not start"
+}
+
 # go_loop PID OUTFILE: let a sysloop -g -e run its loop and wait until it is done.
 go_loop() {
-	local i=0
 	kill -USR1 "$1"
-	while ! grep -q '^done' "$2" 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 6000 ] || fail "sysloop did not finish"
-		sleep 0.05
-	done
+	wait_for "$2" '^done' "sysloop did not finish" 6000
 }
 
 # end_loop PID OUTFILE: let a sysloop -g -e finish (running its loop first if

@@ -12,6 +12,8 @@ PKGS=(
 )
 # 'deps.sh debug': also what building the debug kernel takes (make kunit).
 [ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
+# 'deps.sh bench': the servers, load generators and plotter make bench uses.
+[ "${1:-}" = bench ] && PKGS=(memcached libmemcached-tools redis-server redis-tools gnuplot-nox)
 
 missing=()
 for p in "${PKGS[@]}"; do
@@ -34,4 +36,8 @@ export DEBIAN_FRONTEND=noninteractive
 if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
 	apt-get update -q
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
+fi
+# The servers are for the VM: keep the host from running them as services.
+if [ "${1:-}" = bench ] && command -v systemctl > /dev/null; then
+	systemctl disable --now memcached redis-server > /dev/null 2>&1 || true
 fi

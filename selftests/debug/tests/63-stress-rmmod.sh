@@ -165,11 +165,7 @@ while [ $round -lt $ROUNDS ]; do
 	N=$LOOP_PID
 	xpowner $N $F > $D/o.new 2>&1 &
 	ON=$!
-	j=0
-	while ! grep -q ready $D/o.new; do
-		j=$((j + 1)); [ $j -lt 200 ] || fail "xpowner on the fresh module: $(cat $D/o.new)"
-		sleep 0.05
-	done
+	wait_for $D/o.new ready "xpowner on the fresh module did not start"
 	[ -z "$owners" ] || kill -9 $owners
 	for o in $owners; do wait $o 2>/dev/null; done
 	assert_eq "round $round: the new owned view survives the old owners' exit" 1 "$(status_field views)"

@@ -64,11 +64,7 @@ EOF
 
 hookcount > $D/hc.out &
 HC=$!
-i=0
-while ! grep -q attached $D/hc.out; do
-	i=$((i + 1)); [ $i -lt 200 ] || fail "hookcount did not attach: $(cat $D/hc.out)"
-	sleep 0.05
-done
+wait_for $D/hc.out attached "hookcount did not attach"
 KMEM0=$(kmem_kb)		# with the BPF program loaded: it is freed lazily
 
 sh $D/root.sh $D t $XS $SECS &
