@@ -112,13 +112,21 @@ INITRD_FILES = $(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
 	selftests=xp/selftests bench=xp/bench \
 	$(BUILD)/vm/ids.sh=xp/selftests/ids.sh
 INITRD_DEPS = all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh \
-	$(VM)/guest-bins $(wildcard selftests/*.sh selftests/tests/* selftests/debug/*.sh selftests/debug/tests/*)
+	$(BUILD)/vm/guest-bins.present $(wildcard selftests/*.sh selftests/tests/* selftests/debug/*.sh selftests/debug/tests/*)
 
 $(INITRD): $(INITRD_DEPS)
 	@mkdir -p $(@D)
 	@echo "  INITRAMFS $@"
 	@bash $(VM)/mkinitramfs.sh $@ $(KMODDIR) \
 		$(MODULE_KO)=xp/xprobes.ko $(TEST_KO)=xp/xp_klp.ko $(INITRD_FILES)
+
+# Which of guest-bins this host has: rewritten only when that changes (make
+# bench installs the servers), so the images follow without a rebuild each time.
+$(BUILD)/vm/guest-bins.present: $(VM)/guest-bins FORCE
+	@mkdir -p $(@D)
+	@for b in $$(grep -v '^#' $<); do [ -x "$$b" ] && echo "$$b"; done > $@.tmp; \
+	 cmp -s $@.tmp $@ || mv $@.tmp $@; rm -f $@.tmp
+FORCE:
 
 $(BUILD)/vm/ids.sh: module/uapi/xprobes.h selftests/gen-ids.sh
 	@mkdir -p $(@D)
@@ -137,10 +145,14 @@ demo: deps
 
 # Overhead experiments, in the VM; results land in build/bench (docs/experiments.md).
 # XP_ICOUNT=0 (default) runs the guest on instruction-count time; XP_ICOUNT= for wall time.
+# BENCH_ONLY="hit-cost op-cost" runs only those parts (bench/run.sh names them).
 bench: deps
+	@bash $(VM)/deps.sh bench
 	@$(MAKE) --no-print-directory initramfs
 	@mkdir -p $(BUILD)/bench
-	@XP_ICOUNT=$${XP_ICOUNT-0} bash $(RUNVM) --timeout 3000 --share $(BUILD)/bench --script bench/run.sh
+	@{ echo "BENCH_ONLY='$(BENCH_ONLY)'"; cat bench/run.sh; } > $(BUILD)/bench/job.sh
+	@XP_ICOUNT=$${XP_ICOUNT-0} bash $(RUNVM) --timeout 5400 --share $(BUILD)/bench --script $(BUILD)/bench/job.sh
+	@bash bench/plot.sh $(BUILD)/bench
 
 # --- debug kernel: KUnit, KASAN, lockdep, kmemleak (selftests/debug) ---------
 # The module is built twice against it, plain and with its KUnit suites, each

@@ -17,3 +17,89 @@ wait_line() {
 		sleep 0.05
 	done
 }
+
+# The tracing configurations the experiments compare, on process $TARGET and
+# kernel functions $HOOKS (setup CONFIG / teardown CONFIG):
+#   none    no tracing at all
+#   view    an xprobes view of TARGET with hooks on HOOKS, and a BPF program
+#           counting the hooks' hits (raw tracepoint xprobes_hook)
+#   in      global kprobes on HOOKS, PID test inside BPF (bpftrace -p, bcc)
+#   fentry  global fentry on __do_sys_getppid, PID test inside BPF
+#   post    global kprobes sending every event to user space, which filters
+#   pre     per-task kprobe perf events on TARGET, no BPF (perf stat -p)
+setup() {
+	local f
+	case $1 in
+	none) return 0 ;;
+	view)
+		xprobectl view add $TARGET > /dev/null || return 1
+		for f in $HOOKS; do
+			xprobectl hook add $TARGET $f > /dev/null || return 1
+		done
+		hookcount > /tmp/helper.out & ;;
+	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
+	*) pidfilter -p $TARGET -m $1 $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
+	esac
+	HELPER=$!
+	wait_line /tmp/helper.out attached
+}
+
+teardown() {
+	[ "$1" = none ] && return 0
+	kill $HELPER
+	wait $HELPER
+	[ "$1" = view ] && xprobectl view del $TARGET
+	return 0
+}
+
+# rounds NAME "CONFIGS" ROUNDS: run 'measure' (which prints one number,
+# higher is better) under each configuration, ROUNDS times, the order
+# rotating each round, SETTLE seconds before and after each setup; with
+# PREPARE set, that command runs before each setup (to start a fresh
+# target). Writes $OUT/NAME.raw: "round config value".
+rounds() {
+	local name=$1 configs=$2 n=$3 r=1 order c v
+	RAW=$OUT/$name.raw
+	: > "$RAW"
+	while [ $r -le $n ]; do
+		order=$(echo $configs | awk -v r=$r '{ for (i = 0; i < NF; i++) printf "%s ", $(((i + r) % NF) + 1) }')
+		for c in $order; do
+			sleep ${SETTLE:-3}
+			[ -z "${PREPARE:-}" ] || $PREPARE
+			setup $c || { echo "bench: cannot set up $c" >&2; exit 1; }
+			sleep ${SETTLE:-3}
+			v=$(measure)
+			teardown $c
+			[ -n "$v" ] || { echo "bench: $name: no measurement under $c" >&2; exit 1; }
+			echo "$r $c $v" >> "$RAW"
+		done
+		r=$((r + 1))
+	done
+}
+
+# ratio_json NAME "CONFIGS" EXTRA-JSON: from $OUT/NAME.raw, per configuration
+# the median value and the median, min and max of its ratio to 'none' in the
+# same round; writes $OUT/NAME.json and prints a table.
+ratio_json() {
+	local name=$1 configs=$2 extra=$3 c vals ratios first=1
+	{
+		printf '{"experiment":"%s",%s"results":[' "$name" "$extra"
+		for c in $configs; do
+			vals=$(awk -v c=$c '$2 == c { print $3 }' "$OUT/$name.raw")
+			ratios=$(awk -v c=$c '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print v[k] / v[p[1] ",none"] } }' "$OUT/$name.raw")
+			[ $first = 1 ] || printf ','
+			first=0
+			printf '{"config":"%s","median":%s,"ratio_median":%s,"ratio_min":%s,"ratio_max":%s}' \
+				$c "$(echo "$vals" | median)" "$(echo "$ratios" | median)" \
+				"$(echo "$ratios" | minimum)" "$(echo "$ratios" | maximum)"
+		done
+		echo "]}"
+	} > "$OUT/$name.json"
+	printf '%-8s %14s %10s %18s\n' config "median" "ratio" "ratio range"
+	sed 's/},{/}\n{/g' "$OUT/$name.json" |
+		sed -n 's/.*"config":"\([^"]*\)","median":\([^,]*\),"ratio_median":\([^,]*\),"ratio_min":\([^,]*\),"ratio_max":\([^}]*\)}.*/\1 \2 \3 \4 \5/p' |
+		while read -r c v med lo hi; do
+			printf '%-8s %14.0f %10.4f %8.4f - %.4f\n' $c $v $med $lo $hi
+		done
+	echo "results: $OUT/$name.json"
+}

@@ -1,4 +1,10 @@
 # make bench: every experiment, inside the VM. Results go to /mnt/share
-# (build/bench on the host).
+# (build/bench on the host). BENCH_ONLY="a b" runs only those parts.
 echo "== machine: $(uname -r), $(nproc) vCPUs, $(awk '/model name/ { $1 = $2 = $3 = ""; print; exit }' /proc/cpuinfo)"
-sh /xp/bench/untraced-syscall.sh
+for part in ${BENCH_ONLY:-untraced-syscall untraced-memcached untraced-redis hit-cost op-cost}; do
+	echo "== $part"
+	case $part in
+	untraced-*) sh /xp/bench/untraced.sh ${part#untraced-} ;;
+	*) sh /xp/bench/$part.sh ;;
+	esac
+done

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Global hooks with the PID test inside BPF, the way bpftrace -p and bcc
- * tools filter: every process that passes the hook pays for the program.
- * Used by the overhead experiments as the baseline xprobes views replace.
+ * Global hooks for the overhead experiments, the baselines xprobes views
+ * replace. on_kprobe/on_fentry test the PID inside BPF, the way bpftrace -p
+ * and bcc tools filter ("in-eBPF"): every process that passes the hook pays
+ * for the program. on_kprobe_post sends every event to user space, which
+ * filters ("post-eBPF"): every process pays for the program and the copy.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -25,6 +27,24 @@ SEC("kprobe")
 int BPF_KPROBE(on_kprobe)
 {
 	return count();
+}
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 1 << 22);
+} events SEC(".maps");
+
+SEC("kprobe")
+int BPF_KPROBE(on_kprobe_post)
+{
+	__u32 *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+
+	__sync_fetch_and_add(&seen, 1);
+	if (!e)
+		return 0;
+	*e = bpf_get_current_pid_tgid() >> 32;
+	bpf_ringbuf_submit(e, 0);
+	return 0;
 }
 
 /* BTF names the syscall body __do_sys_getppid (same address as __x64_sys_getppid) */

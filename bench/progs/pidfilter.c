@@ -1,65 +1,170 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * pidfilter: attach a global kprobe or fentry program on a kernel function
- * with a PID test inside BPF (the bpftrace/bcc way), until SIGTERM/SIGINT.
- *   pidfilter -p PID -m kprobe|fentry [-f FUNC]
- * Prints "attached", and at exit "hits H seen S" (S = every process).
- * fentry is built for __do_sys_getppid (= __x64_sys_getppid).
+ * pidfilter: trace one process the ways other tools do, on kernel functions
+ * every process may pass, until SIGTERM/SIGINT.
+ *   pidfilter -p PID -m MODE -f FUNC [-f FUNC...]    (at most 8 functions)
+ * MODE:
+ *   kprobe  global kprobes, PID test inside BPF (bpftrace -p, bcc: "in-eBPF")
+ *   fentry  the same with fentry (built for __do_sys_getppid only)
+ *   post    global kprobes whose BPF program sends every event to a ring
+ *           buffer; the PID test is made here, in user space ("post-eBPF")
+ *   pre     per-task kprobe perf events (perf stat -p): the kprobes are
+ *           global, but the event only counts while PID runs, and no BPF
+ *           program runs at all ("pre-eBPF" filtering, as the kernel allows)
+ * Prints "attached", and at exit "hits H seen S" (S: events from every
+ * process, where the mode can tell).
  */
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/syscall.h>
 #include <bpf/libbpf.h>
 #include "pidfilter.skel.h"
+
+#define MAX_FUNCS 8
 
 static volatile sig_atomic_t stop;
 static void on_sig(int s) { (void)s; stop = 1; }
 
-int main(int argc, char **argv)
-{
-	const char *mode = "kprobe", *func = "__x64_sys_getppid";
-	struct pidfilter_bpf *skel;
-	struct bpf_link *link;
-	int opt, pid = 0;
+static unsigned long long post_hits;
+static int target;
 
-	while ((opt = getopt(argc, argv, "p:m:f:")) != -1) {
-		switch (opt) {
-		case 'p': pid = atoi(optarg); break;
-		case 'm': mode = optarg; break;
-		case 'f': func = optarg; break;
-		default: return 2;
+static int on_event(void *ctx, void *data, size_t len)
+{
+	if (*(const __u32 *)data == (__u32)target)
+		post_hits++;
+	return 0;
+}
+
+static int kprobe_pmu_type(void)
+{
+	FILE *f = fopen("/sys/bus/event_source/devices/kprobe/type", "r");
+	int t = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &t) != 1)
+			t = -1;
+		fclose(f);
+	}
+	return t;
+}
+
+/* Per-task counting kprobe events, one per function; no BPF. */
+static int run_pre(const char **funcs, int n)
+{
+	struct perf_event_attr a;
+	unsigned long long total = 0, v;
+	int fds[MAX_FUNCS], i, type = kprobe_pmu_type();
+
+	if (type < 0) {
+		fprintf(stderr, "pidfilter: no kprobe PMU in /sys/bus/event_source/devices\n");
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		memset(&a, 0, sizeof(a));
+		a.size = sizeof(a);
+		a.type = type;
+		a.config1 = (unsigned long)funcs[i];
+		a.inherit = 1;
+		fds[i] = syscall(SYS_perf_event_open, &a, target, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fds[i] < 0) {
+			fprintf(stderr, "pidfilter: perf kprobe %s on pid %d: %s\n", funcs[i], target,
+				strerror(errno));
+			return 1;
 		}
-	}
-	signal(SIGINT, on_sig);
-	signal(SIGTERM, on_sig);
-	skel = pidfilter_bpf__open();
-	if (!skel)
-		return 1;
-	skel->rodata->target_tgid = pid;
-	bpf_program__set_autoload(skel->progs.on_fentry, !strcmp(mode, "fentry"));
-	bpf_program__set_autoload(skel->progs.on_kprobe, !strcmp(mode, "kprobe"));
-	if (pidfilter_bpf__load(skel)) {
-		fprintf(stderr, "pidfilter: load failed: %s\n", strerror(errno));
-		return 1;
-	}
-	if (!strcmp(mode, "fentry"))
-		link = bpf_program__attach(skel->progs.on_fentry);
-	else
-		link = bpf_program__attach_kprobe(skel->progs.on_kprobe, false, func);
-	if (!link) {
-		fprintf(stderr, "pidfilter: attach %s %s failed: %s\n", mode, func, strerror(errno));
-		return 1;
 	}
 	printf("attached\n");
 	fflush(stdout);
 	while (!stop)
 		pause();
-	printf("hits %llu seen %llu\n", (unsigned long long)skel->bss->hits,
+	for (i = 0; i < n; i++) {
+		if (read(fds[i], &v, sizeof(v)) == sizeof(v))
+			total += v;
+		close(fds[i]);
+	}
+	printf("hits %llu seen ?\n", total);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = "kprobe", *funcs[MAX_FUNCS] = { "__x64_sys_getppid" };
+	struct bpf_link *links[MAX_FUNCS] = { 0 };
+	struct ring_buffer *rb = NULL;
+	struct pidfilter_bpf *skel;
+	struct bpf_program *prog;
+	int opt, i, nf = 0;
+
+	while ((opt = getopt(argc, argv, "p:m:f:")) != -1) {
+		switch (opt) {
+		case 'p': target = atoi(optarg); break;
+		case 'm': mode = optarg; break;
+		case 'f':
+			if (nf == MAX_FUNCS)
+				return 2;
+			funcs[nf++] = optarg;
+			break;
+		default: return 2;
+		}
+	}
+	if (!nf)
+		nf = 1;
+	signal(SIGINT, on_sig);
+	signal(SIGTERM, on_sig);
+	if (!strcmp(mode, "pre"))
+		return run_pre(funcs, nf);
+
+	skel = pidfilter_bpf__open();
+	if (!skel)
+		return 1;
+	skel->rodata->target_tgid = target;
+	bpf_program__set_autoload(skel->progs.on_fentry, !strcmp(mode, "fentry"));
+	bpf_program__set_autoload(skel->progs.on_kprobe, !strcmp(mode, "kprobe"));
+	bpf_program__set_autoload(skel->progs.on_kprobe_post, !strcmp(mode, "post"));
+	if (pidfilter_bpf__load(skel)) {
+		fprintf(stderr, "pidfilter: load failed: %s\n", strerror(errno));
+		return 1;
+	}
+	prog = !strcmp(mode, "post") ? skel->progs.on_kprobe_post : skel->progs.on_kprobe;
+	for (i = 0; i < nf; i++) {
+		if (!strcmp(mode, "fentry"))
+			links[i] = i ? NULL : bpf_program__attach(skel->progs.on_fentry);
+		else
+			links[i] = bpf_program__attach_kprobe(prog, false, funcs[i]);
+		if (!links[i] && !(i && !strcmp(mode, "fentry"))) {
+			fprintf(stderr, "pidfilter: attach %s %s failed: %s\n", mode, funcs[i],
+				strerror(errno));
+			return 1;
+		}
+	}
+	if (!strcmp(mode, "post")) {
+		rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
+		if (!rb) {
+			fprintf(stderr, "pidfilter: ring buffer: %s\n", strerror(errno));
+			return 1;
+		}
+	}
+	printf("attached\n");
+	fflush(stdout);
+	while (!stop) {
+		if (rb)
+			ring_buffer__poll(rb, 100);
+		else
+			pause();
+	}
+	if (rb)
+		ring_buffer__consume(rb);
+	printf("hits %llu seen %llu\n",
+	       rb ? post_hits : (unsigned long long)skel->bss->hits,
 	       (unsigned long long)skel->bss->seen);
-	bpf_link__destroy(link);
+	ring_buffer__free(rb);
+	for (i = 0; i < nf; i++)
+		bpf_link__destroy(links[i]);
 	pidfilter_bpf__destroy(skel);
 	return 0;
 }

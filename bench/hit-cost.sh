@@ -1,0 +1,41 @@
+# Experiment 2: what one hook hit costs the traced process itself.
+# The target makes getppid() for D seconds (callrate -g: started, made the
+# target, then let go) with a hook on __x64_sys_getppid under each of:
+# none, view (+ a BPF program on xprobes_hook), in (global kprobe + PID test
+# in BPF), fentry (global fentry + PID test). Cost of a hit = 1/rate - 1/rate
+# of none in the same round; under -icount a guest nanosecond is one
+# emulated instruction, so the cost reads as instructions per hit.
+. /xp/bench/lib.sh
+ROUNDS=${ROUNDS:-7}
+D=${D:-1}
+HOOKS=__x64_sys_getppid
+CONFIGS="none view in fentry"
+
+start_target() {
+	callrate -g -d $D getppid > /tmp/rate.out &
+	TARGET=$!
+	wait_line /tmp/rate.out ready
+}
+measure() {
+	kill -USR1 $TARGET
+	wait $TARGET
+	tail -n 1 /tmp/rate.out
+}
+PREPARE=start_target
+rounds hit-cost "$CONFIGS" $ROUNDS
+
+echo "cost of one hit in the traced process (getppid loop, hook on $HOOKS; $ROUNDS rounds)"
+printf '%-8s %14s %16s %14s\n' config "calls/s" "ns per call" "ns per hit"
+first=1
+json="{\"experiment\":\"hit-cost\",\"rounds\":$ROUNDS,\"hook\":\"$HOOKS\",\"results\":["
+for c in $CONFIGS; do
+	rate=$(awk -v c=$c '$2 == c { print $3 }' "$RAW" | median)
+	costs=$(awk -v c=$c '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print 1e9 / v[k] - 1e9 / v[p[1] ",none"] } }' "$RAW")
+	cost=$(echo "$costs" | median) lo=$(echo "$costs" | minimum) hi=$(echo "$costs" | maximum)
+	printf '%-8s %14.0f %16.1f %14.1f\n' $c $rate "$(awk -v r=$rate 'BEGIN { print 1e9 / r }')" $cost
+	[ $first = 1 ] || json="$json,"
+	first=0
+	json="$json{\"config\":\"$c\",\"calls_per_s\":$rate,\"ns_per_hit\":$cost,\"ns_per_hit_min\":$lo,\"ns_per_hit_max\":$hi}"
+done
+echo "$json]}" > "$OUT/hit-cost.json"
+echo "results: $OUT/hit-cost.json"

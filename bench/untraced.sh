@@ -1,0 +1,69 @@
+# Experiment 1: what tracing process A costs an untraced workload B.
+#   untraced.sh syscall | memcached | redis
+# A, an idle process, is the tracing target, with hooks on kernel functions
+# B passes on every request; B runs untraced. Configurations (lib.sh setup):
+# none, view, in, pre, post, and fentry for the syscall loop. Alternated
+# round by round, the order rotating; B's throughput as a ratio to 'none' in
+# the same round, median and range over ROUNDS rounds.
+#   syscall    B = callrate: getppid() for D seconds; hook __x64_sys_getppid
+#   memcached  B = memcached -t 1 under memcslap (get, 4 threads); hooks on
+#              the read, write, sendmsg and epoll_wait syscalls
+#   redis      B = redis-server under redis-benchmark (GET, 4 clients);
+#              the same hooks
+# Run under QEMU -icount (make bench does): guest time is the number of
+# emulated instructions, so a rate is an instruction-cost measure, repeatable
+# and blind to host load; load generator and server share that time, so the
+# ratio is requests per instruction of the whole guest. Each sample waits
+# SETTLE guest seconds first (free under sleep=off), so deferred clean-up of
+# the previous configuration does not land on the next one.
+. /xp/bench/lib.sh
+W=${1:-syscall}
+ROUNDS=${ROUNDS:-7}
+D=${D:-1}
+NET_HOOKS="__x64_sys_read __x64_sys_write __x64_sys_sendmsg __x64_sys_epoll_wait"
+
+sysloop -g -n 1 getppid > /tmp/A.out &
+TARGET=$!
+wait_line /tmp/A.out ready
+
+case $W in
+syscall)
+	HOOKS=__x64_sys_getppid
+	CONFIGS="none view in pre post fentry"
+	measure() { callrate -d $D getppid; } ;;
+memcached)
+	command -v memcached > /dev/null && command -v memcslap > /dev/null ||
+		{ echo "bench: memcached/memcslap missing in the VM (make bench installs them)"; exit 1; }
+	HOOKS=$NET_HOOKS
+	CONFIGS="none view in pre post"
+	memcached -u root -p 11211 -U 0 -t 1 -m 64 &
+	SERVER=$!
+	sleep 1
+	memcslap --servers=127.0.0.1:11211 --test=set --concurrency=4 --execute-number=2000 > /dev/null 2>&1
+	# "Time to get  N keys by  T threads:  S seconds." -> keys per second
+	measure() {
+		memcslap --servers=127.0.0.1:11211 --test=get --concurrency=4 --execute-number=${MC_N:-5000} 2>&1 |
+			awk '/Time to get/ { for (i = 1; i <= NF; i++) { if ($i == "get") n = $(i + 1); if ($i == "seconds.") s = $(i - 1) } }
+			     END { if (s > 0) printf "%.0f\n", n / s }'
+	} ;;
+redis)
+	command -v redis-server > /dev/null && command -v redis-benchmark > /dev/null ||
+		{ echo "bench: redis-server/redis-benchmark missing in the VM (make bench installs them)"; exit 1; }
+	HOOKS=$NET_HOOKS
+	CONFIGS="none view in pre post"
+	redis-server --port 6379 --save '' --appendonly no --daemonize no > /tmp/redis.log 2>&1 &
+	SERVER=$!
+	sleep 1
+	# --csv: "test","rps",...: the GET line's requests per second
+	measure() {
+		redis-benchmark -p 6379 -t get -n ${RB_N:-20000} -c 4 --csv 2>/dev/null |
+			awk -F'"' '$2 == "GET" { printf "%.0f\n", $4 }'
+	} ;;
+*) echo "usage: untraced.sh syscall|memcached|redis" >&2; exit 2 ;;
+esac
+
+rounds untraced-$W "$CONFIGS" $ROUNDS
+[ -n "${SERVER:-}" ] && kill $SERVER
+kill $TARGET
+echo "untraced $W (B) while idle A is traced; hooks: $HOOKS; $ROUNDS rounds, alternated"
+ratio_json untraced-$W "$CONFIGS" "\"workload\":\"$W\",\"rounds\":$ROUNDS,\"hooks\":\"$HOOKS\","
