@@ -8,6 +8,18 @@
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/tests/lib.sh"
 
+# Processes whose parent is init: a killed test's background children end up there.
+orphans() {
+	local d k v
+	for d in /proc/[0-9]*; do
+		while read -r k v; do
+			[ "$k" = PPid: ] || continue
+			[ "$v" = 1 ] && echo "${d#/proc/}"
+			break
+		done 2>/dev/null < "$d/status"
+	done
+}
+
 echo "TAP version 13"
 n=${XP_TAP_START:-0}
 for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
@@ -22,6 +34,7 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	fi
 	n=$((n + 1))
 	echo "xprobes-selftest: begin $name" > /dev/kmsg
+	orphans0=$(orphans)
 	out=/tmp/selftest-$name.out
 	start=$(date +%s)
 	( cd /tmp && timeout -s KILL "${XP_TEST_TIMEOUT:-600}" sh "$t" ) > "$out" 2>&1
@@ -34,12 +47,17 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	*) echo "not ok $n $name # exit $rc after ${secs}s" ;;
 	esac
 	echo "xprobes-selftest: end $name rc=$rc" > /dev/kmsg
-	# A test that failed half-way leaves its views: end them, so the next
-	# test starts clean instead of failing on this one's leftovers.
+	# A test that failed half-way leaves its processes, views and tracing
+	# behind: clear them, so the next test starts clean instead of failing
+	# (or crawling) on this one's leftovers.
 	if [ $rc != 0 ] && [ $rc != 4 ]; then
+		for p in $(orphans); do
+			case " $orphans0 " in *" $p "*) ;; *) kill -9 "$p" 2>/dev/null && echo "# cleanup: killed pid $p ($(cat /proc/$p/comm 2>/dev/null)) left by $name" ;; esac
+		done
 		for p in $(xprobectl view list 2>/dev/null | awk 'NR > 1 { print $1 }'); do
 			xprobectl view del "$p" > /dev/null 2>&1 && echo "# cleanup: ended the view of pid $p left by $name"
 		done
+		reset_tracing
 	fi
 	# Leave the next test a loaded module, whatever this one did.
 	lsmod | grep -q '^xprobes ' || insmod /xp/xprobes.ko

@@ -1,8 +1,9 @@
 # Coherence with static calls and static keys all over the kernel: switch the
 # preemption model (PREEMPT_DYNAMIC rewrites cond_resched and preemption
-# static calls and keys at thousands of sites) 5 times while a traced process
-# runs through its hooks; the audit finds nothing to repair, the hooks keep
-# counting, no splat. The process is paced: under single-threaded TCG every
+# static calls and keys at thousands of sites) 5 times (2 on the debug
+# kernel) while a traced process runs through its hooks; the audit finds
+# nothing to repair, the hooks keep counting, no splat. The process is
+# paced: under single-threaded TCG every
 # text_poke_bp() sync waits for a busy vCPU's time slice, and a busy loop
 # makes one switch take minutes, with or without xprobes.
 . /xp/selftests/tests/lib.sh
@@ -18,7 +19,8 @@ for f in schedule __cond_resched preempt_schedule dynamic_might_resched; do
 	xprobectl hook add $A $f > /dev/null 2>&1 && note "also hooked $f"
 done
 i=1
-while [ $i -le 5 ]; do
+R=$(scaled 5)	# 2 on the debug kernel
+while [ $i -le $R ]; do
 	for m in none voluntary full; do
 		echo $m > $P || fail "cannot switch to $m"
 	done

@@ -45,11 +45,15 @@ assert_ge "sleep share" $(($(fn /tmp/pid.json xw_delay off_cpu_ns_by_cause.sleep
 	$(($(fn /tmp/pid.json xw_delay off_cpu_ns) * 8))
 check_balance /tmp/pid.json xw_delay
 
-# Without -d the trace ends when the target exits.
-workload sleep -n 150 -t 20 -d /dev/null 2>/dev/null &
+# Without -d the trace ends when the target exits. The target must outlive
+# the trace's start: 4 s here, 30 s on the debug kernel, where attaching
+# takes several seconds.
+N_EXIT=150
+[ -n "$DEBUG_KERNEL" ] && N_EXIT=1200
+workload sleep -n $N_EXIT -t 20 -d /dev/null 2>/dev/null &
 W=$!
 sleep 0.3	# past its exec
-timeout 60 xprobectl trace --json -f xw_delay $W > /tmp/exit.json 2>/tmp/exit.err ||
+timeout 120 xprobectl trace --json -f xw_delay $W > /tmp/exit.json 2>/tmp/exit.err ||
 	fail "trace did not end with its target: $(cat /tmp/exit.err)"
 wait $W
 assert_ge "calls until exit" $(fn /tmp/exit.json xw_delay calls) 1
