@@ -155,13 +155,13 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
-	start = xp_sym_lookup(sym, &size);
-	if (!start || !size) {
+	err = xp_sym_resolve(sym, &start, &size);
+	if (err == -ENOENT || (!err && !size)) {
 		NL_SET_ERR_MSG(extack, "unknown kernel function");
 		return ERR_PTR(-ENOENT);
 	}
 	/* Init text is freed after boot and data is not code: read neither. */
-	if (!xp_is_core_text(start, size)) {
+	if (err || !xp_is_core_text(start, size)) {
 		NL_SET_ERR_MSG(extack, "not a function in the core kernel text (init code and data cannot be hooked)");
 		return ERR_PTR(-EINVAL);
 	}

@@ -68,26 +68,44 @@ int xp_sym_name(unsigned long addr, char *buf, size_t len, unsigned long *off)
 	return 0;
 }
 
-unsigned long xp_sym_lookup(const char *name, unsigned long *size)
+/*
+ * Resolve @name to its start and size. -ENOENT: no such symbol; -EINVAL: the
+ * symbol exists but its first bytes cannot be read (kprobes reads them to
+ * find an ENDBR): freed init text, which PTI kernels unmap
+ * (arch/x86/mm/init.c free_kernel_image_pages).
+ */
+int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size)
 {
 	struct kprobe kp = { .symbol_name = name, .flags = KPROBE_FLAG_DISABLED };
 	unsigned long addr, off, sz;
 	u32 insn;
+	int err;
 
-	if (!register_kprobe(&kp))
+	err = register_kprobe(&kp);
+	if (!err)
 		unregister_kprobe(&kp);
 	addr = (unsigned long)kp.addr;
-	if (!addr || !xp_sym_at(addr, NULL, &off, &sz))
-		return 0;
+	if (!addr)
+		return err == -EINVAL ? -EINVAL : -ENOENT;
+	if (!xp_sym_at(addr, NULL, &off, &sz))
+		return -ENOENT;
 	/* Undo kprobes' move of an entry probe past the ENDBR. */
 	if (off == 4 && !copy_from_kernel_nofault(&insn, (void *)(addr - 4), sizeof(insn)) &&
 	    is_endbr(insn)) {
 		addr -= 4;
 		off = 0;
 	}
+	*addrp = addr;
 	if (size)
 		*size = off ? 0 : sz;
-	return addr;
+	return 0;
+}
+
+unsigned long xp_sym_lookup(const char *name, unsigned long *size)
+{
+	unsigned long addr;
+
+	return xp_sym_resolve(name, &addr, size) ? 0 : addr;
 }
 
 /*

@@ -53,6 +53,7 @@ struct xp_kp_answer {
 	unsigned int flags;	/* KPROBE_FLAG_* */
 	unsigned int size;	/* instruction length by the kernel's decoder */
 };
+int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size);
 unsigned long xp_sym_lookup(const char *name, unsigned long *size);
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n);
 unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans);
