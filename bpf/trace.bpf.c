@@ -28,26 +28,6 @@ const volatile __u32 target_tgid;	/* fallback mode's PID test */
 const volatile bool per_thread;		/* fill tstats */
 const volatile bool folded;		/* fill the folded map */
 
-struct frame {
-	__u64 entry_ts;
-	__u64 entry_sp;			/* sp at the first instruction: points at the return address */
-	__u64 on_at, off_at[NR_CAUSES];	/* thread clocks at entry */
-	__u64 child_wall, child_on, child_off[NR_CAUSES];
-	__u32 func;
-	__u32 pad;
-};
-
-struct thread_state {
-	__u64 last_ts;			/* last switch-in or switch-out */
-	__u64 last_ev;			/* time charged to folded stacks up to here */
-	__u64 on_acc, off_acc[NR_CAUSES];
-	__u32 depth;
-	__u8 running;
-	__u8 out_cause;			/* set at switch-out, CAUSE_PENDING: classify at switch-in */
-	__u16 pad;
-	struct frame frames[TRACE_MAX_DEPTH];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TRACE_MAX_THREADS);
@@ -137,15 +117,30 @@ static __always_inline __u64 cur_on(struct thread_state *st, __u64 now)
 	return st->on_acc + (st->running ? now - st->last_ts : 0);
 }
 
-/* Charge the time since the last event to the thread's current stack. */
+/*
+ * Charge the time since the last event to the thread's current stack. Only
+ * adds to st->pend: scheduler events run in the hook's int3 handler, an
+ * NMI-like context, where inserting into the fold map would take a bucket
+ * lock the uprobe programs also take (lockdep: inconsistent IN-NMI usage).
+ * The user side, whose events are the only ones that change the stack,
+ * moves pend into the map with fold_flush() first.
+ */
 static __always_inline void charge_fold(struct thread_state *st, __u64 now, __u32 kind)
 {
-	struct fold_key key = {};
-	__u64 delta = now - st->last_ev, *v;
-	__u32 i, depth = st->depth;
+	__u64 delta = now - st->last_ev;
 
 	st->last_ev = now;
-	if (!folded || !depth || !delta)
+	if (folded && st->depth && kind <= NR_CAUSES)
+		st->pend[kind] += delta;
+}
+
+static __always_inline void fold_flush(struct thread_state *st)
+{
+	struct fold_key key = {};
+	__u32 i, depth = st->depth;
+	__u64 *v, delta;
+
+	if (!folded || !depth)
 		return;
 	for (i = 0; i < TRACE_FOLD_DEPTH; i++) {
 		if (i >= depth || i >= TRACE_MAX_DEPTH)
@@ -153,12 +148,18 @@ static __always_inline void charge_fold(struct thread_state *st, __u64 now, __u3
 		key.funcs[i] = st->frames[i & DEPTH_MASK].func;
 	}
 	key.depth = i;
-	key.kind = kind;
-	v = bpf_map_lookup_elem(&fold, &key);
-	if (v)
-		__sync_fetch_and_add(v, delta);
-	else
-		bpf_map_update_elem(&fold, &key, &delta, BPF_NOEXIST);
+	for (i = 0; i <= NR_CAUSES; i++) {
+		delta = st->pend[i];
+		if (!delta)
+			continue;
+		st->pend[i] = 0;
+		key.kind = i;
+		v = bpf_map_lookup_elem(&fold, &key);
+		if (v)
+			__sync_fetch_and_add(v, delta);
+		else
+			bpf_map_update_elem(&fold, &key, &delta, BPF_NOEXIST);
+	}
 }
 
 /* ---- the scheduler side ---------------------------------------------------- */
@@ -241,7 +242,7 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 
-	if (!st || !st->running)
+	if (!st || !st->running || st->exited)
 		return;
 	charge_fold(st, now, 0);
 	st->on_acc += now - st->last_ts;
@@ -263,7 +264,7 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now)
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	__u32 cause;
 
-	if (!st || st->running)
+	if (!st || st->running || st->exited)
 		return;
 	cause = st->out_cause;
 	if (cause >= NR_CAUSES)
@@ -277,14 +278,20 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now)
 	count(CNT_SWITCH_IN);
 }
 
+/*
+ * The thread is gone. Its entry is marked, not deleted: a delete takes the
+ * map's bucket lock, which the hook's NMI-like context must not (see
+ * charge_fold()); userspace folds what it left pending and deletes it
+ * (threads_sweep()), thread_get() reuses it if the tid comes back first.
+ */
 static __always_inline void thread_exit(__u32 tid)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 
-	if (!st)
+	if (!st || st->exited)
 		return;
 	count_n(CNT_ABANDONED, st->depth);
-	bpf_map_delete_elem(&threads, &tid);
+	st->exited = 1;
 	count(CNT_EXITS);
 }
 
@@ -355,22 +362,32 @@ int BPF_PROG(fb_exit, struct task_struct *p)
 static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
-	__u32 zero = 0;
+	__u32 zero = 0, i;
 	char comm[16];
 
-	if (st)
+	if (st && !st->exited)
 		return st;
-	st = bpf_map_lookup_elem(&zero_state, &zero);
-	if (!st || bpf_map_update_elem(&threads, &tid, st, BPF_NOEXIST)) {
-		count(CNT_NO_THREAD);
-		return NULL;
+	if (!st) {
+		st = bpf_map_lookup_elem(&zero_state, &zero);
+		if (!st || bpf_map_update_elem(&threads, &tid, st, BPF_NOEXIST)) {
+			count(CNT_NO_THREAD);
+			return NULL;
+		}
+		st = bpf_map_lookup_elem(&threads, &tid);
+		if (!st)
+			return NULL;
 	}
-	st = bpf_map_lookup_elem(&threads, &tid);
-	if (!st)
-		return NULL;
+	/* New, or an exited thread's entry that its tid, reused, takes over. */
+	st->depth = 0;
+	st->on_acc = 0;
+	for (i = 0; i < NR_CAUSES; i++)
+		st->off_acc[i] = 0;
+	for (i = 0; i <= NR_CAUSES; i++)
+		st->pend[i] = 0;
 	st->running = 1;
 	st->last_ts = now;
 	st->last_ev = now;
+	st->exited = 0;
 	bpf_get_current_comm(comm, sizeof(comm));
 	bpf_map_update_elem(&comms, &tid, comm, BPF_ANY);
 	return st;
@@ -405,6 +422,7 @@ int fn_entry(struct pt_regs *ctx)
 		st->running = 1;
 	}
 	charge_fold(st, now, 0);
+	fold_flush(st);
 
 	/*
 	 * Frames deeper than this call site never returned (longjmp, C++
@@ -502,11 +520,12 @@ int fn_return(struct pt_regs *ctx)
 	struct frame *f;
 	__u32 i, d;
 
-	if (!st) {
+	if (!st || st->exited) {
 		count(CNT_UNMATCHED);
 		return 0;
 	}
 	charge_fold(st, now, 0);
+	fold_flush(st);
 	/* Deeper frames that never returned (their uretprobes were dropped). */
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
 		d = st->depth;

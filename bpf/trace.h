@@ -31,6 +31,34 @@ enum trace_hook_kind {
 	HOOK_EXIT = 3,		/* do_exit: a traced thread ends */
 };
 
+/* One call on a thread's shadow stack of traced functions. */
+struct frame {
+	__u64 entry_ts;
+	__u64 entry_sp;			/* sp at the first instruction: points at the return address */
+	__u64 on_at, off_at[NR_CAUSES];	/* thread clocks at entry */
+	__u64 child_wall, child_on, child_off[NR_CAUSES];
+	__u32 func;
+	__u32 pad;
+};
+
+/* A traced thread: its clocks and its shadow stack (the threads map). */
+struct thread_state {
+	__u64 last_ts;			/* last switch-in or switch-out */
+	__u64 last_ev;			/* time charged to folded stacks up to here */
+	__u64 on_acc, off_acc[NR_CAUSES];
+	__u32 depth;
+	__u8 running;
+	__u8 out_cause;			/* set at switch-out, CAUSE_PENDING: classify at switch-in */
+	__u8 exited;			/* the thread is gone; userspace deletes the entry */
+	__u8 pad;
+	/*
+	 * Time charged to the current stack by scheduler events, not yet in the
+	 * fold map (index: 0 on-CPU, 1 + cause off-CPU); see charge_fold().
+	 */
+	__u64 pend[1 + NR_CAUSES];
+	struct frame frames[TRACE_MAX_DEPTH];
+};
+
 /* Per function, per CPU (userspace sums the CPUs). */
 struct func_stats {
 	__u64 calls;

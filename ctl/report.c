@@ -410,6 +410,70 @@ static void print_threads(struct tsession *s, const struct func_stats *v)
 	free(idx);
 }
 
+/* Add a thread's pending stack time (see charge_fold() in trace.bpf.c) to the fold map. */
+static void fold_pending(int fd, const struct thread_state *st)
+{
+	struct fold_key k = {};
+	uint64_t ns;
+	uint32_t i;
+
+	for (i = 0; i < st->depth && i < TRACE_FOLD_DEPTH && i < TRACE_MAX_DEPTH; i++)
+		k.funcs[i] = st->frames[i].func;
+	k.depth = i;
+	if (!k.depth)
+		return;
+	for (i = 0; i <= NR_CAUSES; i++) {
+		if (!st->pend[i])
+			continue;
+		k.kind = i;
+		if (bpf_map_lookup_elem(fd, &k, &ns))
+			ns = 0;
+		ns += st->pend[i];
+		bpf_map_update_elem(fd, &k, &ns, BPF_ANY);
+	}
+}
+
+/*
+ * The BPF side marks exited threads instead of deleting them (its exit hook
+ * runs where map locks are off limits): fold what they left pending, delete
+ * them. At the end, live threads' pending time is folded too (read only: a
+ * thread still running can flush the same time once more, at most one
+ * scheduling slice).
+ */
+void threads_sweep(struct tsession *s, bool final)
+{
+	int fd = bpf_map__fd(s->skel->maps.threads), ffd = bpf_map__fd(s->skel->maps.fold);
+	uint64_t cnt[NR_COUNTERS], now = mono_ns();
+	struct thread_state *st;
+	uint32_t k, *prev = NULL, *dead;
+	int n = 0, i;
+
+	/* Not when nothing exited; under thread churn, once a second or per 1/4 table. */
+	counters(s, cnt);
+	if (!final && (cnt[CNT_EXITS] == s->swept_exits ||
+		       (now < s->swept_ns + 1000000000ull &&
+			cnt[CNT_EXITS] < s->swept_exits + TRACE_MAX_THREADS / 4)))
+		return;
+	s->swept_ns = now;
+	s->swept_exits = cnt[CNT_EXITS];
+	st = malloc(sizeof(*st));
+	dead = calloc(TRACE_MAX_THREADS, sizeof(*dead));
+	/* Deleting while walking would restart the walk: collect, then delete. */
+	while (st && dead && n < TRACE_MAX_THREADS && !bpf_map_get_next_key(fd, prev, &k)) {
+		prev = &k;
+		if (bpf_map_lookup_elem(fd, &k, st) || (!st->exited && !final))
+			continue;
+		if (s->folded)
+			fold_pending(ffd, st);
+		if (st->exited)
+			dead[n++] = k;
+	}
+	for (i = 0; i < n; i++)
+		bpf_map_delete_elem(fd, &dead[i]);
+	free(dead);
+	free(st);
+}
+
 /* Folded stacks: "comm;outer;inner[;cause] microseconds", flamegraph.pl input. */
 static void print_folded(struct tsession *s)
 {
@@ -462,8 +526,10 @@ int report_print(struct tsession *s, bool final)
 		s->prev_ns = now;
 	}
 	if (s->folded) {
-		if (final)
+		if (final) {
+			threads_sweep(s, true);
 			print_folded(s);
+		}
 	} else if (s->json) {
 		print_json(s, show, elapsed, final, cnt);
 	} else {

@@ -752,6 +752,7 @@ int cmd_trace(int argc, char **argv)
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;
+		threads_sweep(&s, false);
 		if (next_ns && now >= next_ns) {
 			report_print(&s, false);
 			next_ns += (uint64_t)(interval * 1e9);

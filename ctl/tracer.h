@@ -44,11 +44,16 @@ struct tsession {
 	/* time base (CLOCK_MONOTONIC ns) and the previous interval's totals */
 	uint64_t start_ns, prev_ns;
 	struct func_stats *prev;
+	uint64_t swept_exits;	/* exits counted at the last threads_sweep() */
+	uint64_t swept_ns;	/* and when it ran */
 };
 
 uint64_t mono_ns(void);
 
 /* Print a report: an interval (difference from the last one) or the final totals. */
 int report_print(struct tsession *s, bool final);
+
+/* Delete exited threads' entries, folding their pending time; at the end, fold every thread's. */
+void threads_sweep(struct tsession *s, bool final);
 
 #endif

@@ -114,13 +114,10 @@ if [ $DEBUG = 1 ]; then
 		guest_collect kunit
 	else
 		# Two VMs side by side (each is one TCG thread, the host has two
-		# cores), each about 30 minutes: the selftests split between them,
-		# with the stress and fuzz tests. The trace tests (40-44) are out:
-		# a BPF hash map shared by uprobe programs and the hook's program
-		# makes lockdep report an inconsistent lock state (the hook fires
-		# in int3 context, which lockdep counts as NMI); docs/debug.md.
-		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,view-,life- stress=rmmod,fuzz" "${DK[@]}"
-		guest_start stress "sh /xp/selftests/debug/job.sh selftests=coh- stress=forkexec,attach,kill,hotpath" "${DK[@]}"
+		# cores), each about 25 minutes: the selftests split between them,
+		# with the stress and fuzz tests.
+		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,view-,life-,trace-views,trace-json stress=rmmod,fuzz" "${DK[@]}"
+		guest_start stress "sh /xp/selftests/debug/job.sh selftests=coh-,trace-causes,trace-fallback,trace-robust stress=forkexec,attach,kill,hotpath" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
 	fi

@@ -14,6 +14,7 @@
  *   net       a request on a socket answered after MS               (net)
  *   longjmp   xw_jump() longjmps out of xw_deep(); xw_delay sleeps MS
  *   recurse   xw_recurse() 40 deep, then sleeps MS
+ *   threads   every call runs on a new thread (created, joined); MS of CPU
  *
  * Prints what it injected ("truth ...") on stderr when done.
  */
@@ -162,7 +163,8 @@ NOINLINE void xw_delay(void)
 {
 	char c = 'x';
 
-	if (!strcmp(scenario, "baseline") || !strcmp(scenario, "cpu")) {
+	if (!strcmp(scenario, "baseline") || !strcmp(scenario, "cpu") ||
+	    !strcmp(scenario, "threads")) {
 		spin_cpu(ms * 1000000LL);
 	} else if (!strcmp(scenario, "work")) {
 		spin_cpu(2 * ms * 1000000LL);
@@ -200,6 +202,12 @@ NOINLINE long long xw_request(void)
 	t1 = now_ns(CLOCK_MONOTONIC);
 	sink++;
 	return t1 - t0;
+}
+
+static void *request_thread(void *arg)
+{
+	*(long long *)arg = xw_request();
+	return NULL;
 }
 
 /* Never called: must not appear in a report. */
@@ -264,6 +272,14 @@ int main(int argc, char **argv)
 			lock_want = 1;		/* hand the lock over, then contend */
 			while (!lock_held)
 				sched_yield();
+		}
+		if (!strcmp(scenario, "threads")) {
+			long long d = 0;
+
+			if (pthread_create(&th, NULL, request_thread, &d) || pthread_join(th, NULL))
+				return 1;
+			delay_wall += d;
+			continue;
 		}
 		delay_wall += xw_request();
 	}
