@@ -8,12 +8,12 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 minimum() { sort -g | head -n 1; }
 maximum() { sort -g | tail -n 1; }
 
-# wait_line FILE PATTERN: until FILE has a line matching PATTERN (10 s at most)
+# wait_line FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN
 wait_line() {
 	local i=0
 	while ! grep -q "$2" "$1" 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -lt 200 ] || { echo "bench: timed out waiting for '$2' in $1" >&2; return 1; }
+		[ $i -lt $((${3:-10} * 20)) ] || { echo "bench: timed out waiting for '$2' in $1" >&2; return 1; }
 		sleep 0.05
 	done
 }
@@ -27,8 +27,15 @@ wait_line() {
 #   fentry  global fentry on __do_sys_getppid, PID test inside BPF
 #   post    global kprobes sending every event to user space, which filters
 #   pre     per-task kprobe perf events on TARGET, no BPF (perf stat -p)
+# and user functions $UFUNC of binary $UBIN in TARGET:
+#   instaret  a uprobe on UFUNC whose BPF program returns at once
+#   trace1    xprobectl trace -f UFUNC (uprobe + uretprobe, kernel hooks)
+#   traceall  xprobectl trace of every function of the main binary
+# setup leaves how long attaching took (guest seconds) in ATTACH_S.
+uptime_cs() { tr -d . < /proc/uptime | cut -d' ' -f1; }
 setup() {
-	local f
+	local f t0
+	t0=$(uptime_cs)
 	case $1 in
 	none) return 0 ;;
 	view)
@@ -38,10 +45,15 @@ setup() {
 		done
 		hookcount > /tmp/helper.out & ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
+	instaret) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
+	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	*) pidfilter -p $TARGET -m $1 $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
 	esac
 	HELPER=$!
-	wait_line /tmp/helper.out attached
+	wait_line /tmp/helper.out '^attached\|xprobectl: tracing' ${ATTACH_WAIT:-10} || return 1
+	ATTACH_S=$(( $(uptime_cs) - t0 ))
+	ATTACH_S=$((ATTACH_S / 100)).$(printf %02d $((ATTACH_S % 100)))
 }
 
 teardown() {
@@ -56,17 +68,21 @@ teardown() {
 # higher is better) under each configuration, ROUNDS times, the order
 # rotating each round, SETTLE seconds before and after each setup; with
 # PREPARE set, that command runs before each setup (to start a fresh
-# target). Writes $OUT/NAME.raw: "round config value".
+# target). Writes $OUT/NAME.raw: "round config value", and $OUT/NAME.attach:
+# "round config seconds-to-attach". 'measure' sees the configuration in $c.
 rounds() {
 	local name=$1 configs=$2 n=$3 r=1 order c v
 	RAW=$OUT/$name.raw
 	: > "$RAW"
+	: > "$OUT/$name.attach"
 	while [ $r -le $n ]; do
 		order=$(echo $configs | awk -v r=$r '{ for (i = 0; i < NF; i++) printf "%s ", $(((i + r) % NF) + 1) }')
 		for c in $order; do
 			sleep ${SETTLE:-3}
 			[ -z "${PREPARE:-}" ] || $PREPARE
+			ATTACH_S=0
 			setup $c || { echo "bench: cannot set up $c" >&2; exit 1; }
+			echo "$r $c $ATTACH_S" >> "$OUT/$name.attach"
 			sleep ${SETTLE:-3}
 			v=$(measure)
 			teardown $c

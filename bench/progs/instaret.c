@@ -1,0 +1,62 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * instaret: attach a uprobe whose BPF program returns at once to FUNC in
+ * BINARY, for process PID only, until SIGTERM/SIGINT.
+ *   instaret -p PID -b BINARY -f FUNC
+ * Prints "attached" once the probe is in.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "instaret.skel.h"
+
+static volatile sig_atomic_t stop;
+static void on_sig(int s) { (void)s; stop = 1; }
+
+int main(int argc, char **argv)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	const char *bin = NULL, *func = NULL;
+	struct instaret_bpf *skel;
+	struct bpf_link *link;
+	int pid = -1, c;
+
+	while ((c = getopt(argc, argv, "p:b:f:")) != -1) {
+		switch (c) {
+		case 'p': pid = atoi(optarg); break;
+		case 'b': bin = optarg; break;
+		case 'f': func = optarg; break;
+		default: goto usage;
+		}
+	}
+	if (pid <= 0 || !bin || !func)
+		goto usage;
+	skel = instaret_bpf__open_and_load();
+	if (!skel) {
+		fprintf(stderr, "instaret: cannot load the BPF program: %s\n", strerror(errno));
+		return 1;
+	}
+	uo.func_name = func;
+	link = bpf_program__attach_uprobe_opts(skel->progs.instaret, pid, bin, 0, &uo);
+	if (!link) {
+		fprintf(stderr, "instaret: cannot attach to %s in %s: %s\n", func, bin, strerror(errno));
+		instaret_bpf__destroy(skel);
+		return 1;
+	}
+	signal(SIGTERM, on_sig);
+	signal(SIGINT, on_sig);
+	printf("attached\n");
+	fflush(stdout);
+	while (!stop)
+		pause();
+	bpf_link__destroy(link);
+	instaret_bpf__destroy(skel);
+	return 0;
+usage:
+	fprintf(stderr, "usage: instaret -p PID -b BINARY -f FUNC\n");
+	return 2;
+}
