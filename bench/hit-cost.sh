@@ -12,14 +12,16 @@ HOOKS=__x64_sys_getppid
 CONFIGS="none view in fentry"
 
 start_target() {
+	: > /tmp/rate.out
 	callrate -g -d $D getppid > /tmp/rate.out &
 	TARGET=$!
 	wait_line /tmp/rate.out ready
 }
+# measure runs in a command substitution, a subshell that cannot 'wait' for
+# the target: watch for its rate line instead.
 measure() {
 	kill -USR1 $TARGET
-	wait $TARGET
-	tail -n 1 /tmp/rate.out
+	wait_line /tmp/rate.out '^[0-9]' 60 && tail -n 1 /tmp/rate.out
 }
 PREPARE=start_target
 rounds hit-cost "$CONFIGS" $ROUNDS

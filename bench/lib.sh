@@ -8,7 +8,9 @@ median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 minimum() { sort -g | head -n 1; }
 maximum() { sort -g | tail -n 1; }
 
-# wait_line FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN
+# wait_line FILE PATTERN [SECONDS]: until FILE has a line matching PATTERN.
+# Empty FILE before starting the writer: the shell truncates it only in the
+# child, after the fork, so an old line could satisfy the wait at once.
 wait_line() {
 	local i=0
 	while ! grep -q "$2" "$1" 2>/dev/null; do
@@ -36,6 +38,7 @@ uptime_cs() { tr -d . < /proc/uptime | cut -d' ' -f1; }
 setup() {
 	local f t0
 	t0=$(uptime_cs)
+	: > /tmp/helper.out
 	case $1 in
 	none) return 0 ;;
 	view)
@@ -60,7 +63,8 @@ teardown() {
 	[ "$1" = none ] && return 0
 	kill $HELPER
 	wait $HELPER
-	[ "$1" = view ] && xprobectl view del $TARGET
+	# (a target that has exited took its view with it)
+	[ "$1" = view ] && kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET
 	return 0
 }
 

@@ -8,6 +8,7 @@
 N=${N:-50}
 FUNCS="__x64_sys_getppid __x64_sys_getpid vfs_read vfs_write do_sys_poll __x64_sys_nanosleep do_exit schedule"
 
+: > /tmp/A.out
 sysloop -g -n 1 getppid > /tmp/A.out &
 A=$!
 wait_line /tmp/A.out ready

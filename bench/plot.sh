@@ -37,3 +37,28 @@ for w in syscall memcached redis; do
 	bars untraced-$w "Untraced $w throughput while another process is traced" "ratio to no tracing" ratio_median
 done
 bars hit-cost "Cost of one hook hit in the traced process" "guest ns (instructions) per hit" ns_per_hit
+bars redis-uprobes "Redis GET throughput under user-space probes" "ratio to no tracing" ratio_median
+
+# Attribution: what landed in the expected cause, over what was injected.
+if [ -f "$DIR/attribution.json" ]; then
+	python3 - "$DIR/attribution.json" > "$DIR/attribution.dat" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    inj = r["injected_ns"]
+    print("%s/%s(%s)" % (r["scenario"], r["mode"][0], r["cause"]), r["in_cause_ns"] / inj if inj else 0)
+PY
+	gnuplot <<GP
+set terminal pngcairo size 1000,450 noenhanced
+set output "$DIR/attribution.png"
+set title "Attribution: time in the expected cause / time injected (v: views, f: fallback)"
+set ylabel "ratio"
+set style fill solid 0.6
+set boxwidth 0.6
+set yrange [0:1.2]
+set grid ytics
+set xtics rotate by -45
+plot "$DIR/attribution.dat" using 0:2:xtic(1) with boxes notitle, 1 with lines lc rgb "black" notitle
+GP
+	echo "plot: $DIR/attribution.png"
+fi

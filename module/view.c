@@ -80,7 +80,8 @@ struct xp_view *xp_view_of_mm(struct mm_struct *mm)
 struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 {
 	struct task_struct *task = xp_get_task(nr, extack);
-	struct xp_view *v = NULL;
+	struct xp_view *v = NULL, *w;
+	bool execing = false;
 
 	lockdep_assert_held(&xp_views_lock);
 	if (!task)
@@ -89,8 +90,17 @@ struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 	if (task->mm)
 		v = xp_view_of_mm(task->mm);
 	task_unlock(task);
-	put_task_struct(task);
+	/*
+	 * A view made for this process that its mm is not on: it is between
+	 * exec_mmap() and sched_process_exec, where its new mm joins.
+	 */
 	if (!v)
+		list_for_each_entry(w, &xp_views, node)
+			execing |= w->root == task_tgid(task);
+	put_task_struct(task);
+	if (execing)
+		NL_SET_ERR_MSG_FMT(extack, "pid %u is in exec; its view follows it: try again", nr);
+	else if (!v)
 		NL_SET_ERR_MSG_FMT(extack, "pid %u has no kernel view (xprobectl view add %u)",
 				   nr, nr);
 	return v;
