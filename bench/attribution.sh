@@ -47,12 +47,11 @@ for sc in baseline work cpu lock io disk net sleep; do
 		else
 			inj=$((clock - cpu)) got=$(fn /tmp/attr.json xw_delay off_cpu_ns_by_cause.$cause) whole=$off
 		fi
-		awk -v sc=$sc -v m=$mode -v c=$cause -v clock=$clock -v wall=$wall -v inj=$inj -v got=$got -v whole=$whole '
-			function pct(a, b) { return b ? 100 * (a - b) / b : 0 }
-			BEGIN { printf "%-9s %-8s %-6s %10.1f %10.1f %6.1f %10.1f %10.1f %6.1f %6.1f\n", sc, m, c,
-				clock / 1e6, wall / 1e6, pct(wall, clock), inj / 1e6, got / 1e6, pct(got, inj),
-				whole ? 100 * got / whole : 0 }'
 		share=$(awk -v g=$got -v w=$whole 'BEGIN { printf "%.1f", w ? 100 * g / w : 0 }')
+		awk -v sc=$sc -v m=$mode -v c=$cause -v clock=$clock -v wall=$wall -v inj=$inj -v got=$got -v share=$share '
+			function pct(a, b) { return b ? 100 * (a - b) / b : 0 }
+			BEGIN { printf "%-9s %-8s %-6s %10.1f %10.1f %6.1f %10.1f %10.1f %6.1f %6s\n", sc, m, c,
+				clock / 1e6, wall / 1e6, pct(wall, clock), inj / 1e6, got / 1e6, pct(got, inj), share }'
 		[ $first = 1 ] || printf ',' >> "$J"
 		first=0
 		printf '{"scenario":"%s","mode":"%s","cause":"%s","clock_ns":%s,"cpu_clock_ns":%s,"wall_ns":%s,"on_ns":%s,"off_ns":%s,"injected_ns":%s,"in_cause_ns":%s,"share_pct":%s}' \

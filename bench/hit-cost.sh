@@ -12,10 +12,8 @@ HOOKS=__x64_sys_getppid
 CONFIGS="none view in fentry"
 
 start_target() {
-	: > /tmp/rate.out
-	callrate -g -d $D getppid > /tmp/rate.out &
-	TARGET=$!
-	wait_line /tmp/rate.out ready
+	start_ready /tmp/rate.out callrate -g -d $D getppid
+	TARGET=$BG
 }
 # measure runs in a command substitution, a subshell that cannot 'wait' for
 # the target: watch for its rate line instead.

@@ -20,6 +20,17 @@ wait_line() {
 	done
 }
 
+# start_ready FILE CMD...: run CMD in the background, its output in FILE
+# (emptied first, see wait_line), until it prints "ready"; its pid in BG.
+start_ready() {
+	local f=$1
+	shift
+	: > "$f"
+	"$@" > "$f" &
+	BG=$!
+	wait_line "$f" ready
+}
+
 # The tracing configurations the experiments compare, on process $TARGET and
 # kernel functions $HOOKS (setup CONFIG / teardown CONFIG):
 #   none    no tracing at all

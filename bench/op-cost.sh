@@ -8,10 +8,8 @@
 N=${N:-50}
 FUNCS="__x64_sys_getppid __x64_sys_getpid vfs_read vfs_write do_sys_poll __x64_sys_nanosleep do_exit schedule"
 
-: > /tmp/A.out
-sysloop -g -n 1 getppid > /tmp/A.out &
-A=$!
-wait_line /tmp/A.out ready
+start_ready /tmp/A.out sysloop -g -n 1 getppid
+A=$BG
 mem() { xprobectl status | awk '$1 == "memory:" { print $2 }'; }
 pages() { xprobectl view list | awk -v p=$A '$1 == p { print $4 }'; }
 

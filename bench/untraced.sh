@@ -22,10 +22,8 @@ ROUNDS=${ROUNDS:-7}
 D=${D:-1}
 NET_HOOKS="__x64_sys_read __x64_sys_write __x64_sys_sendmsg __x64_sys_epoll_wait"
 
-: > /tmp/A.out
-sysloop -g -n 1 getppid > /tmp/A.out &
-TARGET=$!
-wait_line /tmp/A.out ready
+start_ready /tmp/A.out sysloop -g -n 1 getppid
+TARGET=$BG
 
 case $W in
 syscall)
