@@ -13,10 +13,11 @@
 
 static void hook_usage(FILE *f)
 {
-	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--json]\n"
+	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--json]\n"
 		   "       xprobectl hook del ID\n"
 		   "       xprobectl hook list [PID] [--json]\n"
-		   "SYMBOL alone hooks the first instruction after ENDBR and the fentry site.\n");
+		   "SYMBOL alone hooks the first instruction after ENDBR and the fentry site.\n"
+		   "--return hooks where SYMBOL returns to its caller (x64_sys_call: syscall exit).\n");
 }
 
 struct hook_row {
@@ -94,23 +95,25 @@ static int hook_add(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "cookie", required_argument, NULL, 'c' },
+		{ "return", no_argument, NULL, 'r' },
 		COMMON_OPTS,
 		{ 0 }
 	};
 	uint64_t cookie = 0;
-	bool json = false;
+	bool json = false, ret = false;
 	struct target t;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
 	uint32_t pid;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "c:hj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:rhj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!parse_u64(optarg, &cookie))
 				return usage_error("bad cookie '%s'", optarg);
 			break;
+		case 'r': ret = true; break;
 		case 'j': json = true; break;
 		case 'h': hook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
@@ -132,6 +135,8 @@ static int hook_add(int argc, char **argv)
 	if (t.has_off)
 		nla_put_u32(msg, XPROBES_A_OFFSET, t.off);
 	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
+	if (ret)
+		nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_RETURN);
 	err = xp_nl_call(nl, msg, print_added, &json);
 	if (err) {
 		char what[600];

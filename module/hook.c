@@ -155,28 +155,45 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
-	err = xp_sym_resolve(sym, &start, &size);
-	if (err == -ENOENT || (!err && !size)) {
-		NL_SET_ERR_MSG(extack, "unknown kernel function");
-		return ERR_PTR(-ENOENT);
-	}
-	/* Init text is freed after boot and data is not code: read neither. */
-	if (err || !xp_is_core_text(start, size)) {
-		NL_SET_ERR_MSG(extack, "not a function in the core kernel text (init code and data cannot be hooked)");
-		return ERR_PTR(-EINVAL);
-	}
-	if (offp && *offp >= size) {
-		NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of the function (size %#lx)",
-				   *offp, size);
-		return ERR_PTR(-ERANGE);
-	}
-	if (offp) {
-		off = *offp;
-		addr = start + off;
-		xp_kprobe_ask(&addr, &kp, 1);
+	if (flags & XPROBES_F_RETURN) {
+		struct xp_insn insn;
+
+		if (offp) {
+			NL_SET_ERR_MSG(extack, "a return hook takes no offset");
+			return ERR_PTR(-EINVAL);
+		}
+		addr = xp_retsite_find(sym, &sym, &off, extack);
+		if (!addr)
+			return ERR_PTR(-EINVAL);
+		start = addr - off;
+		/* kprobes refuses all of noinstr: the decoder vouches alone (retsite.c). */
+		memset(&kp, 0, sizeof(kp));
+		if (!xp_insn_decode(&insn, xp_text(addr), XP_INSN_MAX))
+			kp.size = insn.len;
 	} else {
-		addr = xp_func_body_ask(start, &kp);
-		off = addr - start;
+		err = xp_sym_resolve(sym, &start, &size);
+		if (err == -ENOENT || (!err && !size)) {
+			NL_SET_ERR_MSG(extack, "unknown kernel function");
+			return ERR_PTR(-ENOENT);
+		}
+		/* Init text is freed after boot and data is not code: read neither. */
+		if (err || !xp_is_core_text(start, size)) {
+			NL_SET_ERR_MSG(extack, "not a function in the core kernel text (init code and data cannot be hooked)");
+			return ERR_PTR(-EINVAL);
+		}
+		if (offp && *offp >= size) {
+			NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of the function (size %#lx)",
+					   *offp, size);
+			return ERR_PTR(-ERANGE);
+		}
+		if (offp) {
+			off = *offp;
+			addr = start + off;
+			xp_kprobe_ask(&addr, &kp, 1);
+		} else {
+			addr = xp_func_body_ask(start, &kp);
+			off = addr - start;
+		}
 	}
 
 	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);

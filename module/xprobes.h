@@ -224,6 +224,10 @@ void xp_hook_stats(struct xp_hook *h, u64 *hits, u64 *dropped);
 void xp_hooks_disarm_all(struct xp_view *v);
 void xp_hooks_free_all(struct xp_view *v);
 
+/* retsite.c */
+unsigned long xp_retsite_find(const char *callee, const char **caller, u32 *off,
+			      struct netlink_ext_ack *extack);
+
 /* xol.c */
 int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *extack);
 void xp_xol_release(struct xp_view *v, struct xp_hook *h);

@@ -84,8 +84,11 @@ enum xprobes_mode {
 							 * context that traps on the view's CR3
 							 * (kernel threads, interrupts), not only
 							 * in the view's own tasks */
+#define XPROBES_F_RETURN		(1U << 3)	/* hook: fire where SYMBOL returns to
+							 * its caller; only x64_sys_call (every
+							 * syscall's exit, rax = its result) */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
-					 XPROBES_F_ANY_CONTEXT)
+					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
