@@ -75,8 +75,10 @@ $(BUILD)/bpf/vmlinux.h: | $(KTREE)/.complete
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
+# Objects that use atomic exchange need BPF ISA v3 (kernel 5.12+).
+BPF_CPU_metrics := -mcpu=v3
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/bpf/vmlinux.h
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Ibpf -Imodule/uapi \
+	$(CLANG) -g -O2 -target bpf $(BPF_CPU_$*) -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Ibpf -Imodule/uapi \
 		-c $< -o $@
 	llvm-strip -g $@ 2>/dev/null || true
 

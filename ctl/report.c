@@ -24,14 +24,6 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
 };
 
-uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
 static void add_stats(struct func_stats *d, const struct func_stats *s, int sign)
 {
 	const uint64_t *a = (const uint64_t *)s;

@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include "elfsym.h"
 #include "nl.h"
+#include "target.h"
 #include "tracer.h"
 #include "util.h"
 #include "xprobectl.h"
@@ -191,12 +192,6 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 
 /* ---- the kernel side: a view with three hooks ----------------------------- */
 
-struct hook_want {
-	const char *syms[2];	/* first that the kernel accepts wins */
-	uint32_t kind;
-	uint32_t flags;
-};
-
 static const struct hook_want hook_wants[] = {
 	{ { "switch_mm_irqs_off" }, HOOK_SWITCH_OUT, 0 },
 	{ { "finish_task_switch.isra.0", "finish_task_switch" }, HOOK_SWITCH_IN,
@@ -204,70 +199,18 @@ static const struct hook_want hook_wants[] = {
 	{ { "do_exit" }, HOOK_EXIT, 0 },
 };
 
-static int got_hook_id(struct nlattr **tb, void *arg)
-{
-	if (tb[XPROBES_A_HOOK_ID])
-		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
-	return 0;
-}
-
-static void view_del(struct xp_nl *nl, pid_t pid)
-{
-	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_DEL, 0);
-
-	if (msg && !nla_put_u32(msg, XPROBES_A_PID, pid))
-		xp_nl_call(nl, msg, NULL, NULL);
-}
-
-/*
- * Give PID a kernel view hooked on the scheduler paths. On failure fills
- * s->mode_note with the reason and returns -1 (the caller falls back).
- */
+/* Give PID a kernel view hooked on the scheduler paths; -1: fall back (s->mode_note says why). */
 static int views_setup(struct tsession *s, struct xp_nl *nl)
 {
-	struct nl_msg *msg;
-	size_t i, j;
-	int err;
+	int i, n = sizeof(hook_wants) / sizeof(hook_wants[0]);
 
-	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
-	if (!msg || nla_put_u32(msg, XPROBES_A_PID, s->pid) ||
-	    nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_NO_FOLLOW_FORK))
+	if (view_hooks_setup(nl, s->pid, XPROBES_F_NO_FOLLOW_FORK, hook_wants, n, s->hook_ids,
+			     s->mode_note, sizeof(s->mode_note)))
 		return -1;
-	err = xp_nl_call(nl, msg, NULL, NULL);
-	if (err) {
-		snprintf(s->mode_note, sizeof(s->mode_note), "cannot create a view: %s",
-			 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
-		return -1;
-	}
-	for (i = 0; i < sizeof(hook_wants) / sizeof(hook_wants[0]); i++) {
-		const struct hook_want *w = &hook_wants[i];
-		uint32_t id = 0;
-
-		for (j = 0; j < 2 && w->syms[j]; j++) {
-			msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
-			if (!msg || nla_put_u32(msg, XPROBES_A_PID, s->pid) ||
-			    nla_put_string(msg, XPROBES_A_SYMBOL, w->syms[j]) ||
-			    nla_put_u64(msg, XPROBES_A_COOKIE, w->kind) ||
-			    nla_put_u32(msg, XPROBES_A_FLAGS, w->flags))
-				goto fail;
-			err = xp_nl_call(nl, msg, got_hook_id, &id);
-			if (!err)
-				break;
-		}
-		if (err) {
-			snprintf(s->mode_note, sizeof(s->mode_note), "cannot hook %s: %s",
-				 w->syms[0], nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
-			goto fail;
-		}
-		s->hook_ids[s->nhooks] = id;
-		s->hook_kinds[s->nhooks++] = w->kind;
-	}
+	for (i = 0; i < n; i++)
+		s->hook_kinds[i] = hook_wants[i].kind;
+	s->nhooks = n;
 	return 0;
-fail:
-	if (!s->mode_note[0])
-		snprintf(s->mode_note, sizeof(s->mode_note), "hook setup failed");
-	view_del(nl, s->pid);
-	return -1;
 }
 
 /* ---- the user side: a uprobe and a uretprobe per function ------------------ */
@@ -447,38 +390,6 @@ static pid_t spawn_stopped(char **argv)
 	return pid;
 }
 
-/* Gone, or a zombie. */
-static bool target_gone(pid_t pid, bool child, int *status)
-{
-	char path[64], buf[512], *p;
-	FILE *f;
-
-	if (child)
-		return waitpid(pid, status, WNOHANG) == pid;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
-	return !p || p[2] == 'Z' || p[2] == 'X';
-}
-
-static void read_comm(pid_t pid, char *out, size_t len)
-{
-	char path[64];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
-	f = fopen(path, "re");
-	if (!f || !fgets(out, len, f))
-		snprintf(out, len, "?");
-	else
-		out[strcspn(out, "\n")] = 0;
-	if (f)
-		fclose(f);
-}
-
 /* Open, load and attach the scheduler side; the uprobes come after. */
 static int load_bpf(struct tsession *s)
 {
@@ -545,14 +456,6 @@ static int pid_exe(pid_t pid, char *exe)
 		return -errno;
 	exe[n] = 0;
 	return 0;
-}
-
-static bool parse_secs(const char *s, double *v)
-{
-	char *end;
-
-	*v = strtod(s, &end);
-	return *s && !*end && *v > 0 && *v < 1e7;
 }
 
 int cmd_trace(int argc, char **argv)

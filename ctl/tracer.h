@@ -8,6 +8,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 #include "trace.h"
+#include "target.h"
 
 struct trace_bpf;
 
@@ -48,7 +49,6 @@ struct tsession {
 	uint64_t swept_ns;	/* and when it ran */
 };
 
-uint64_t mono_ns(void);
 
 /* Print a report: an interval (difference from the last one) or the final totals. */
 int report_print(struct tsession *s, bool final);

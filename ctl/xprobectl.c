@@ -18,6 +18,7 @@ static const struct subcmd subcmds[] = {
 	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
 	{ "audit", cmd_audit, "audit [--json]   (compare every private copy with the kernel text now)" },
 	{ "trace", cmd_trace, "trace [-f [LIB:]GLOB]... [-d S] [-i S] [--json|--folded] [-H] [-T] [--no-views] PID | -- COMMAND [ARGS]" },
+	{ "metrics", cmd_metrics, "metrics [-i S] [-d S] [--json] [--no-views] PID   (requests/s, saturation, slack)" },
 	{ "walk", cmd_walk, "walk PID ADDRESS|SYMBOL [PAGES] [--json]   (page-table entries, for debugging)" },
 };
 

@@ -9,6 +9,7 @@ PKGS=(
 	libnl-3-dev libnl-genl-3-dev pkg-config
 	qemu-system-x86 busybox-static
 	python3
+	redis-server nginx	# servers the metrics tests load (loopback, in the VM)
 )
 # 'deps.sh debug': also what building the debug kernel takes (make kunit).
 [ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
@@ -38,6 +39,6 @@ if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
 	apt-get install -y -q --no-install-recommends "${missing[@]}"
 fi
 # The servers are for the VM: keep the host from running them as services.
-if [ "${1:-}" = bench ] && command -v systemctl > /dev/null; then
-	systemctl disable --now memcached redis-server > /dev/null 2>&1 || true
+if command -v systemctl > /dev/null; then
+	systemctl disable --now memcached redis-server nginx > /dev/null 2>&1 || true
 fi

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The BPF half of sysev.h: the programs that see one process's syscall
+ * entries and exits, through xprobes hooks or the fallback tracepoints. The
+ * including object defines what an entry and an exit mean to it:
+ *
+ *   static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0);
+ *	0: not interesting (no record kept, the exit is ignored); else a class
+ *   static __always_inline void sysev_done(struct sysev_slot *s, long ret, __u64 now);
+ *	the call in s returned ret
+ */
+#ifndef XPROBES_SYSEV_BPF_H
+#define XPROBES_SYSEV_BPF_H
+
+#include "sysev.h"
+
+const volatile __s32 target_tgid;	/* the fallback programs' PID test */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, SYSEV_SLOTS);
+	__type(key, __u32);
+	__type(value, struct sysev_slot);
+} sysev_slots SEC(".maps");
+
+/* xprobes hook id -> enum sysev_hook_kind, filled by xprobectl. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 8);
+	__type(key, __u32);
+	__type(value, __u32);
+} sysev_hooks SEC(".maps");
+
+static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0);
+static __always_inline void sysev_done(struct sysev_slot *s, long ret, __u64 now);
+
+static __always_inline struct sysev_slot *sysev_slot(__u32 tid)
+{
+	__u32 i = tid & (SYSEV_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&sysev_slots, &i);
+}
+
+static __always_inline void sysev_enter(__u32 nr, __u64 arg0)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct sysev_slot *s = sysev_slot(tid);
+	__u8 cls;
+
+	if (!s)
+		return;
+	cls = sysev_classify(nr, arg0);
+	if (!cls) {
+		if (s->tid == tid)
+			s->busy = 0;
+		return;
+	}
+	if (s->tid != tid) {		/* a new thread in this slot */
+		s->tid = tid;
+		s->last_dir = 0;
+		s->last_fd = -1;
+	}
+	s->nr = nr;
+	s->arg0 = arg0;
+	s->cls = cls;
+	s->ts = bpf_ktime_get_ns();
+	s->busy = 1;
+}
+
+static __always_inline void sysev_exit(long ret)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct sysev_slot *s = sysev_slot(tid);
+
+	if (!s || s->tid != tid || !s->busy)
+		return;
+	s->busy = 0;
+	sysev_done(s, ret, bpf_ktime_get_ns());
+}
+
+/* Views mode: the two hooks in the process's kernel view. */
+SEC("raw_tp/xprobes_hook")
+int sysev_on_hook(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 id = (__u32)ctx->args[0], *kind;
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[2];
+	struct pt_regs *uregs;
+
+	kind = bpf_map_lookup_elem(&sysev_hooks, &id);
+	if (!kind)
+		return 0;
+	if (*kind == SYSEV_ENTER) {
+		/* x64_sys_call(const struct pt_regs *regs, unsigned int nr) */
+		uregs = (struct pt_regs *)PT_REGS_PARM1_CORE(regs);
+		sysev_enter((__u32)PT_REGS_PARM2_CORE(regs), BPF_CORE_READ(uregs, di));
+	} else if (*kind == SYSEV_EXIT) {
+		sysev_exit((long)PT_REGS_RC_CORE(regs));
+	}
+	return 0;
+}
+
+/* The target or one of its children (a server's forked workers). */
+static __always_inline bool sysev_is_target(void)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+
+	return t->tgid == target_tgid || BPF_CORE_READ(t, real_parent, tgid) == target_tgid;
+}
+
+/* Fallback mode: every process's syscalls, tested against the target. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sysev_fb_enter, struct pt_regs *regs, long id)
+{
+	if (!sysev_is_target())
+		return 0;
+	sysev_enter((__u32)id, BPF_CORE_READ(regs, di));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sysev_fb_exit, struct pt_regs *regs, long ret)
+{
+	if (!sysev_is_target())
+		return 0;
+	sysev_exit(ret);
+	return 0;
+}
+
+#endif

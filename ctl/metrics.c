@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xprobectl metrics: what a server is doing, from its syscalls alone.
+ *
+ *   requests/s  1 / mean time between responses (inter-send time)
+ *   saturation  variance of the time between requests read (inter-receive)
+ *   slack       mean time the server waits in epoll_wait, poll or select
+ *
+ * The sums behind them are kept in BPF (bpf/metrics.bpf.c); every interval
+ * this reads them and prints the difference.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "json.h"
+#include "metrics.h"
+#include "syswatch.h"
+#include "target.h"
+#include "util.h"
+#include "xprobectl.h"
+#include "metrics.skel.h"
+
+static void metrics_usage(FILE *f)
+{
+	fprintf(f,
+"usage: xprobectl metrics [OPTIONS] PID\n"
+"  -i, --interval SECONDS   print every SECONDS (default 1)\n"
+"  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C or the target's exit)\n"
+"      --json               one JSON object per line: each interval, then the total\n"
+"      --no-views           fallback mode: the global raw_syscalls tracepoints\n"
+"  -v, --verbose            libbpf's messages\n"
+"PID and the processes it forks (a server's workers) are measured together.\n");
+}
+
+static volatile sig_atomic_t stop_req;
+static bool verbose;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_req = 1;
+}
+
+static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	return verbose || lvl == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
+}
+
+/* The sums of every CPU. */
+static int read_acc(struct metrics_bpf *skel, int ncpus, struct metrics_acc *out)
+{
+	struct metrics_acc per[ncpus];
+	uint64_t *o = (uint64_t *)out;
+	uint32_t zero = 0;
+	size_t i, w, nw = sizeof(*out) / sizeof(uint64_t);
+
+	memset(out, 0, sizeof(*out));
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.acc), &zero, per))
+		return -1;
+	for (i = 0; i < (size_t)ncpus; i++)
+		for (w = 0; w < nw; w++)
+			o[w] += ((uint64_t *)&per[i])[w];
+	return 0;
+}
+
+struct figures {
+	double secs;
+	double rps;		/* 1 / mean inter-send time */
+	double sends, recvs;	/* responses and requests per second, counted */
+	double gap_var_us2;	/* saturation: variance of inter-receive time */
+	double gap_cv2;		/* the same over the squared mean: burstiness without units */
+	double slack_us;	/* mean wait */
+	double waits;		/* waits per second */
+};
+
+static void figures(const struct metrics_acc *now, const struct metrics_acc *then,
+		    double secs, struct figures *f)
+{
+	struct metrics_acc d;
+	const uint64_t *a = (const uint64_t *)now, *b = (const uint64_t *)then;
+	uint64_t *o = (uint64_t *)&d;
+	size_t w;
+
+	for (w = 0; w < sizeof(d) / sizeof(uint64_t); w++)
+		o[w] = a[w] - b[w];
+	memset(f, 0, sizeof(*f));
+	f->secs = secs;
+	if (d.send_gap_ns)
+		f->rps = 1e9 * d.send_gaps / d.send_gap_ns;
+	f->sends = d.sends / secs;
+	f->recvs = d.recvs / secs;
+	if (d.recv_gaps >= 2) {
+		double mean = (double)d.recv_gap_ns / d.recv_gaps;
+		double sq = (double)d.recv_gap_sq * (1u << (2 * METRICS_SQ_SHIFT)) / d.recv_gaps;
+		double var = sq > mean * mean ? sq - mean * mean : 0;
+
+		f->gap_var_us2 = var / 1e6;
+		f->gap_cv2 = mean > 0 ? var / (mean * mean) : 0;
+	}
+	if (d.waits)
+		f->slack_us = d.wait_ns / 1e3 / d.waits;
+	f->waits = d.waits / secs;
+}
+
+static void print_header(void)
+{
+	printf("%8s %10s %9s %9s %12s %7s %10s %8s\n", "TIME(s)", "REQ/S", "RESP/S", "RECV/S",
+	       "SAT(us^2)", "CV2", "SLACK(us)", "WAITS/S");
+}
+
+static void print_row(const char *label, const struct figures *f, double t, bool json)
+{
+	if (json) {
+		json_obj_begin(NULL);
+		json_str("type", label);
+		json_double("t", t);
+		json_double("seconds", f->secs);
+		json_double("rps", f->rps);
+		json_double("responses_per_s", f->sends);
+		json_double("requests_per_s", f->recvs);
+		json_double("saturation_us2", f->gap_var_us2);
+		json_double("saturation_cv2", f->gap_cv2);
+		json_double("slack_us", f->slack_us);
+		json_double("waits_per_s", f->waits);
+		json_obj_end();
+		json_done();
+	} else {
+		char when[16];
+
+		if (!strcmp(label, "total"))
+			snprintf(when, sizeof(when), "total");
+		else
+			snprintf(when, sizeof(when), "%.1f", t);
+		printf("%8s %10.1f %9.1f %9.1f %12.4g %7.3f %10.1f %8.1f\n", when, f->rps, f->sends,
+		       f->recvs, f->gap_var_us2, f->gap_cv2, f->slack_us, f->waits);
+	}
+	fflush(stdout);
+}
+
+int cmd_metrics(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "no-views", no_argument, NULL, 'N' },
+		{ "verbose", no_argument, NULL, 'v' },
+		COMMON_OPTS,
+		{ 0 }
+	};
+	double interval = 1, duration = 0;
+	bool json = false, no_views = false;
+	struct metrics_acc first, prev, now;
+	struct metrics_bpf *skel = NULL;
+	struct syswatch w = { 0 };
+	struct figures f;
+	uint64_t start, prev_ns, next, end, t;
+	int c, ncpus, ret = EXIT_RUNTIME;
+	char comm[32];
+	uint32_t pid;
+
+	while ((c = getopt_long(argc, argv, "i:d:vhj", opts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (!parse_secs(optarg, &interval))
+				return usage_error("bad interval '%s' (seconds)", optarg);
+			break;
+		case 'd':
+			if (!parse_secs(optarg, &duration))
+				return usage_error("bad duration '%s' (seconds)", optarg);
+			break;
+		case 'N': no_views = true; break;
+		case 'v': verbose = true; break;
+		case 'j': json = true; break;
+		case 'h': metrics_usage(stdout); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 != argc)
+		return usage_error("metrics takes one PID");
+	if (!parse_pid(argv[optind], &pid))
+		return EXIT_USAGE;
+	if (target_gone(pid, false, NULL)) {
+		fprintf(stderr, "xprobectl: pid %u: no such process\n", pid);
+		return EXIT_RUNTIME;
+	}
+	read_comm(pid, comm, sizeof(comm));
+	libbpf_set_print(libbpf_log);
+	ncpus = libbpf_num_possible_cpus();
+
+	if (syswatch_begin(&w, pid, no_views))
+		return EXIT_RUNTIME;
+	skel = metrics_bpf__open();
+	if (!skel) {
+		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
+		goto out;
+	}
+	skel->rodata->target_tgid = pid;
+	syswatch_prepare(&w, skel->obj);
+	if (metrics_bpf__load(skel)) {
+		fprintf(stderr, "xprobectl: cannot load the BPF programs (%s): run as root on a "
+			"kernel with BTF (5.12 or later); -v shows the verifier's log\n",
+			strerror(errno));
+		goto out;
+	}
+	if (syswatch_attach(&w, skel->obj) || read_acc(skel, ncpus, &first))
+		goto out;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	fprintf(stderr, "xprobectl: metrics of pid %u (%s), %s%s\n", pid, comm, syswatch_mode(&w),
+		duration ? "" : "; Ctrl-C ends");
+	if (!json)
+		print_header();
+	prev = first;
+	start = prev_ns = mono_ns();
+	next = start + (uint64_t)(interval * 1e9);
+	end = duration ? start + (uint64_t)(duration * 1e9) : 0;
+	while (!stop_req) {
+		usleep(10000);
+		t = mono_ns();
+		if (target_gone(pid, false, NULL) || (end && t >= end))
+			break;
+		if (t < next)
+			continue;
+		if (read_acc(skel, ncpus, &now))
+			break;
+		figures(&now, &prev, (t - prev_ns) / 1e9, &f);
+		print_row("interval", &f, (t - start) / 1e9, json);
+		prev = now;
+		prev_ns = t;
+		next += (uint64_t)(interval * 1e9);
+	}
+	t = mono_ns();
+	if (!read_acc(skel, ncpus, &now)) {
+		figures(&now, &first, (t - start) / 1e9, &f);
+		print_row("total", &f, (t - start) / 1e9, json);
+	}
+	ret = EXIT_OK;
+out:
+	syswatch_end(&w);
+	metrics_bpf__destroy(skel);
+	return ret;
+}

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One process's syscall entries and exits for metrics and latency: the two
+ * xprobes hooks (x64_sys_call and its return) in the process's view, or the
+ * raw_syscalls tracepoints with a PID test (fallback). The BPF side is
+ * bpf/sysev.bpf.h; its programs and maps have the same names in every object
+ * that includes it.
+ */
+#ifndef XPROBECTL_SYSWATCH_H
+#define XPROBECTL_SYSWATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bpf_object;
+struct bpf_link;
+struct xp_nl;
+
+struct syswatch {
+	pid_t pid;
+	bool views;		/* hooks in the view, else fallback */
+	char note[320];		/* why fallback mode */
+	uint32_t ids[2];	/* views mode: entry and exit hook ids */
+	struct bpf_link *links[2];
+	struct xp_nl *nl;
+};
+
+/*
+ * Choose the mode for PID: a view that follows forks, with the two hooks,
+ * unless NO_VIEWS or the module is missing or refuses (then w->note says
+ * why and fallback mode is used). -1 only on an error that ends the command
+ * (already printed).
+ */
+int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views);
+/* Before loading OBJ: load only the programs of the chosen mode. */
+void syswatch_prepare(struct syswatch *w, struct bpf_object *obj);
+/* After loading: tell the BPF side the hook ids, attach. -1: printed. */
+int syswatch_attach(struct syswatch *w, struct bpf_object *obj);
+/* Detach, end the view. */
+void syswatch_end(struct syswatch *w);
+/* "views mode" or "fallback mode (why)", for headers. */
+const char *syswatch_mode(const struct syswatch *w);
+
+#endif

@@ -1,0 +1,124 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The watched process: its view and hooks, its liveness. See target.h. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <netlink/attr.h>
+#include "nl.h"
+#include "target.h"
+
+static int got_hook_id(struct nlattr **tb, void *arg)
+{
+	if (tb[XPROBES_A_HOOK_ID])
+		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
+	return 0;
+}
+
+void view_del(struct xp_nl *nl, pid_t pid)
+{
+	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_DEL, 0);
+
+	if (msg && !nla_put_u32(msg, XPROBES_A_PID, pid))
+		xp_nl_call(nl, msg, NULL, NULL);
+}
+
+int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
+		     const struct hook_want *want, int n, uint32_t *ids,
+		     char *note, size_t note_len)
+{
+	struct nl_msg *msg;
+	int i, j, err = 0;
+
+	note[0] = 0;
+	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
+	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+	    nla_put_u32(msg, XPROBES_A_FLAGS, view_flags)) {
+		snprintf(note, note_len, "out of memory");
+		return -1;
+	}
+	err = xp_nl_call(nl, msg, NULL, NULL);
+	if (err) {
+		snprintf(note, note_len, "cannot create a view: %s",
+			 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+		return -1;
+	}
+	for (i = 0; i < n; i++) {
+		const struct hook_want *w = &want[i];
+		uint32_t id = 0;
+
+		for (j = 0; j < 2 && w->syms[j]; j++) {
+			msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+			if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+			    nla_put_string(msg, XPROBES_A_SYMBOL, w->syms[j]) ||
+			    nla_put_u64(msg, XPROBES_A_COOKIE, w->kind) ||
+			    nla_put_u32(msg, XPROBES_A_FLAGS, w->flags)) {
+				snprintf(note, note_len, "out of memory");
+				goto fail;
+			}
+			err = xp_nl_call(nl, msg, got_hook_id, &id);
+			if (!err)
+				break;
+		}
+		if (err) {
+			snprintf(note, note_len, "cannot hook %s%s: %s", w->syms[0],
+				 w->flags & XPROBES_F_RETURN ? " (return)" : "",
+				 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+			goto fail;
+		}
+		ids[i] = id;
+	}
+	return 0;
+fail:
+	view_del(nl, pid);
+	return -1;
+}
+
+bool target_gone(pid_t pid, bool child, int *status)
+{
+	char path[64], buf[512], *p;
+	FILE *f;
+
+	if (child)
+		return waitpid(pid, status, WNOHANG) == pid;
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return true;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	return !p || p[2] == 'Z' || p[2] == 'X';
+}
+
+void read_comm(pid_t pid, char *out, size_t len)
+{
+	char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	f = fopen(path, "re");
+	if (!f || !fgets(out, len, f))
+		snprintf(out, len, "?");
+	else
+		out[strcspn(out, "\n")] = 0;
+	if (f)
+		fclose(f);
+}
+
+bool parse_secs(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	return *s && !*end && *v > 0 && *v < 1e7;
+}
+
+uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}

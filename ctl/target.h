@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The process a sampling command (trace, metrics, latency) watches: its
+ * kernel view and hooks, or the reason it runs in fallback mode, and whether
+ * it is still there.
+ */
+#ifndef XPROBECTL_TARGET_H
+#define XPROBECTL_TARGET_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct xp_nl;
+
+/* A hook a command wants: the first of syms the kernel accepts wins. */
+struct hook_want {
+	const char *syms[2];
+	uint32_t kind;		/* the command's own tag for it, kept beside the id */
+	uint32_t flags;		/* XPROBES_F_* for HOOK_ADD */
+};
+
+/*
+ * Give PID a kernel view (VIEW_FLAGS: XPROBES_F_NO_FOLLOW_FORK or 0) with
+ * the N hooks of WANT; their ids go to IDS. On failure writes the reason to
+ * NOTE, removes the view and returns -1: the caller falls back.
+ */
+int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
+		     const struct hook_want *want, int n, uint32_t *ids,
+		     char *note, size_t note_len);
+void view_del(struct xp_nl *nl, pid_t pid);
+
+/* Gone, or a zombie (CHILD: our own child, reaped here into *status). */
+bool target_gone(pid_t pid, bool child, int *status);
+void read_comm(pid_t pid, char *out, size_t len);
+
+/* "0.5" -> 0.5 seconds, positive and sane. */
+bool parse_secs(const char *s, double *v);
+/* CLOCK_MONOTONIC in ns. */
+uint64_t mono_ns(void);
+
+#endif

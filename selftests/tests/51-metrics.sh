@@ -1,0 +1,67 @@
+# xprobectl metrics on real servers (redis, nginx) at known request rates
+# from loadgen: the observed requests/s fit the actual ones (R^2 >= 0.95),
+# and as the rate approaches the server's limit, saturation (variance of the
+# inter-receive time over its squared mean) rises and slack (mean time in
+# epoll_wait) falls. All through the server's kernel view; one point again in
+# fallback mode; load on a second, untraced server is not counted.
+. /xp/selftests/tests/lib.sh
+. /xp/selftests/servers.sh
+for b in redis-server nginx; do
+	command -v $b > /dev/null || fail "$b is not in the VM image (make deps installs it)"
+done
+SECS=2
+[ -n "$DEBUG_KERNEL" ] && SECS=3
+RATES="50 100 200 400 800"
+
+sweep() {	# sweep PROTO PORT: rows for each rate, then the server's limit
+	local r
+	for r in $RATES 0; do
+		metrics_point $1 $2 $SRV_PID $r $SECS || fail "$1 at $r/s"
+	done
+}
+
+check_server() {	# check_server NAME PROTO PORT
+	local rows fit lo hi
+	server_start $2 $3 || fail "cannot start $1"
+	rows=$(sweep $2 $3) || exit 1
+	assert_match "$1 measured through the view" "views mode" "$(cat /tmp/mp.err)"
+	note "$1: target actual observed saturation variance_us2 slack_us"
+	echo "$rows" | sed 's/^/  /'
+	fit=$(echo "$rows" | awk '$1 > 0 { print $2, $3 }' | r2)
+	note "$1: R^2 $fit (slope second)"
+	awk -v r="${fit% *}" 'BEGIN { exit !(r >= 0.95) }' || fail "$1: R^2 ${fit% *} < 0.95"
+	note "ok: $1 R^2 >= 0.95"
+	lo=$(echo "$rows" | head -n 1)
+	hi=$(echo "$rows" | tail -n 1)
+	note "$1: lowest rate: $lo; limit: $hi"
+	echo "$lo $hi" | awk '{ exit !($10 > $4) }' || fail "$1: saturation did not rise toward the limit ($lo / $hi)"
+	note "ok: $1 saturation rises toward the limit"
+	echo "$lo $hi" | awk '{ exit !($12 < $6) }' || fail "$1: slack did not fall toward the limit ($lo / $hi)"
+	note "ok: $1 slack falls toward the limit"
+	server_stop
+}
+
+check_server redis redis 6390
+check_server nginx http 8090
+
+# The hooks are in the traced server's view: a second server under load
+# beside it adds nothing, and fallback mode observes the same rate.
+server_start redis 6391 || fail "cannot start the second redis"
+OTHER=$SRV_PID
+server_start redis 6390 || fail "cannot start redis"
+loadgen -p redis -P 6391 -r 300 -c 4 -d $((SECS + 4)) > /tmp/other.out &
+LG=$!
+row=$(metrics_point redis 6390 $SRV_PID 200 $SECS) || exit 1
+note "views, beside a loaded untraced server: $row"
+assert_match "views mode said" "views mode" "$(cat /tmp/mp.err)"
+echo "$row" | awk '{ exit !($3 > 0.9 * $2 && $3 < 1.1 * $2) }' || fail "observed rate off while another server ran: $row"
+note "ok: observed within 10% of actual, the untraced server not counted"
+row=$(metrics_point redis 6390 $SRV_PID 200 $SECS --no-views) || exit 1
+note "fallback: $row"
+assert_match "fallback mode said" "fallback mode" "$(cat /tmp/mp.err)"
+echo "$row" | awk '{ exit !($3 > 0.9 * $2 && $3 < 1.1 * $2) }' || fail "fallback observed rate off: $row"
+note "ok: fallback observed within 10% of actual"
+wait $LG
+server_stop
+kill $OTHER; wait $OTHER 2> /dev/null
+assert_eq "no views left" "" "$(xprobectl view list | sed 1d)"
