@@ -25,7 +25,7 @@ BPFTOOL  ?= bpftool
 CFLAGS   ?= -O2 -g
 XCFLAGS  := -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE \
 	    $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
-LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz
+LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz -lm
 
 VM       := selftests/vm
 RUNVM    := $(VM)/run-vm.sh
@@ -89,9 +89,14 @@ bpf: $(BPF_OBJS) $(BPF_SKELS)
 
 # --- xprobectl ----------------------------------------------------------------
 ctl: $(BUILD)/ctl/xprobectl
-$(BUILD)/ctl/%.o: ctl/%.c $(wildcard ctl/*.h) module/uapi/xprobes.h $(BPF_SKELS)
+$(BUILD)/ctl/%.o: ctl/%.c $(wildcard ctl/*.h) module/uapi/xprobes.h $(BPF_SKELS) $(BUILD)/ctl/sysnames.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -c $< -o $@
+	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -I$(BUILD)/ctl -Ibpf -c $< -o $@
+# Syscall names by number, for xprobectl latency, from the libc's kernel headers.
+SYSCALL_HDR ?= /usr/include/x86_64-linux-gnu/asm/unistd_64.h
+$(BUILD)/ctl/sysnames.h: $(SYSCALL_HDR)
+	@mkdir -p $(@D)
+	awk '$$1 == "#define" && $$2 ~ /^__NR_/ { printf "\t[%d] = \"%s\",\n", $$3, substr($$2, 6) }' $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/ctl/xprobectl: $(CTL_OBJS)
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS_CTL)
 

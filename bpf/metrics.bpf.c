@@ -66,7 +66,7 @@ static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0)
 
 #include "sysev.bpf.h"
 
-static __always_inline void sysev_done(struct sysev_slot *s, long ret, __u64 now)
+static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret, __u64 now)
 {
 	__u32 zero = 0;
 	struct metrics_acc *a = bpf_map_lookup_elem(&acc, &zero);

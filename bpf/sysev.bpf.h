@@ -6,8 +6,8 @@
  *
  *   static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0);
  *	0: not interesting (no record kept, the exit is ignored); else a class
- *   static __always_inline void sysev_done(struct sysev_slot *s, long ret, __u64 now);
- *	the call in s returned ret
+ *   static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret, __u64 now);
+ *	the call in s returned ret (ctx: the program's, for helpers that want it)
  */
 #ifndef XPROBES_SYSEV_BPF_H
 #define XPROBES_SYSEV_BPF_H
@@ -32,7 +32,7 @@ struct {
 } sysev_hooks SEC(".maps");
 
 static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0);
-static __always_inline void sysev_done(struct sysev_slot *s, long ret, __u64 now);
+static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret, __u64 now);
 
 static __always_inline struct sysev_slot *sysev_slot(__u32 tid)
 {
@@ -67,7 +67,7 @@ static __always_inline void sysev_enter(__u32 nr, __u64 arg0)
 	s->busy = 1;
 }
 
-static __always_inline void sysev_exit(long ret)
+static __always_inline void sysev_exit(void *ctx, long ret)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct sysev_slot *s = sysev_slot(tid);
@@ -75,7 +75,7 @@ static __always_inline void sysev_exit(long ret)
 	if (!s || s->tid != tid || !s->busy)
 		return;
 	s->busy = 0;
-	sysev_done(s, ret, bpf_ktime_get_ns());
+	sysev_done(ctx, s, ret, bpf_ktime_get_ns());
 }
 
 /* Views mode: the two hooks in the process's kernel view. */
@@ -94,7 +94,7 @@ int sysev_on_hook(struct bpf_raw_tracepoint_args *ctx)
 		uregs = (struct pt_regs *)PT_REGS_PARM1_CORE(regs);
 		sysev_enter((__u32)PT_REGS_PARM2_CORE(regs), BPF_CORE_READ(uregs, di));
 	} else if (*kind == SYSEV_EXIT) {
-		sysev_exit((long)PT_REGS_RC_CORE(regs));
+		sysev_exit(ctx, (long)PT_REGS_RC_CORE(regs));
 	}
 	return 0;
 }
@@ -122,7 +122,7 @@ int BPF_PROG(sysev_fb_exit, struct pt_regs *regs, long ret)
 {
 	if (!sysev_is_target())
 		return 0;
-	sysev_exit(ret);
+	sysev_exit(ctx, ret);
 	return 0;
 }
 

@@ -1,0 +1,126 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * slowcalls: ordinary syscalls with a known few made slow, the ground truth
+ * for xprobectl latency.
+ *
+ *   slowcalls [-n ROUNDS] [-e EVERY] [-s MS] [-d BLOCKDEV] [-g]
+ *
+ * Each round makes ordinary calls: a write to /dev/null, a byte through a
+ * pipe and back (write, read), and with -d an fsync of the block device with
+ * nothing dirty. Every EVERY-th round (after the first 200) is slow: a read
+ * of a pipe whose writer, a helper thread, waits MS first (a slow pipe
+ * reader) and, with -d, an fsync that has a dirty 4 KiB page to write to a
+ * device that takes MS per request (null_blk with completion_nsec).
+ * -g: print "ready" and wait for SIGUSR1 before starting.
+ * Prints "truth slow_reads R slow_fsyncs F rounds N" when done.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static int late[2];		/* the helper writes here after a delay */
+static int go_fd[2];		/* and is told when through this one */
+static int slow_ms = 30;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "slowcalls: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void *late_writer(void *arg)
+{
+	struct timespec d = { slow_ms / 1000, (slow_ms % 1000) * 1000000L };
+	char c;
+
+	(void)arg;
+	while (read(go_fd[0], &c, 1) == 1) {
+		nanosleep(&d, NULL);
+		if (write(late[1], "x", 1) != 1)
+			die("write late");
+	}
+	return NULL;
+}
+
+static void on_usr1(int sig)
+{
+	(void)sig;
+}
+
+int main(int argc, char **argv)
+{
+	int rounds = 2000, every = 250, c, i, nul, dev = -1, pip[2];
+	int slow_reads = 0, slow_fsyncs = 0;
+	const char *devpath = NULL;
+	bool gate = false;
+	static char page[4096] __attribute__((aligned(4096)));
+	pthread_t th;
+	char b;
+
+	while ((c = getopt(argc, argv, "n:e:s:d:g")) != -1) {
+		switch (c) {
+		case 'n': rounds = atoi(optarg); break;
+		case 'e': every = atoi(optarg); break;
+		case 's': slow_ms = atoi(optarg); break;
+		case 'd': devpath = optarg; break;
+		case 'g': gate = true; break;
+		default:
+			fprintf(stderr, "usage: slowcalls [-n ROUNDS] [-e EVERY] [-s MS] [-d BLOCKDEV] [-g]\n");
+			return 2;
+		}
+	}
+	if (rounds < 1 || every < 1 || slow_ms < 1)
+		return 2;
+	nul = open("/dev/null", O_WRONLY);
+	if (nul < 0 || pipe(pip) || pipe(late) || pipe(go_fd))
+		die("setup");
+	if (devpath && (dev = open(devpath, O_RDWR)) < 0)
+		die(devpath);
+	if (pthread_create(&th, NULL, late_writer, NULL))
+		die("pthread_create");
+	memset(page, 'x', sizeof(page));
+	if (gate) {
+		sigset_t s, old;
+
+		signal(SIGUSR1, on_usr1);
+		sigemptyset(&s);
+		sigaddset(&s, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &s, &old);
+		printf("ready\n");
+		fflush(stdout);
+		sigsuspend(&old);
+	}
+	for (i = 0; i < rounds; i++) {
+		if (write(nul, page, 64) != 64 || write(pip[1], "y", 1) != 1 || read(pip[0], &b, 1) != 1)
+			die("ordinary calls");
+		if (dev >= 0 && fsync(dev))
+			die("fsync");
+		if (i < 200 || i % every)
+			continue;
+		/* The slow ones. */
+		if (write(go_fd[1], "g", 1) != 1 || read(late[0], &b, 1) != 1)
+			die("slow read");
+		slow_reads++;
+		if (dev >= 0) {
+			if (pwrite(dev, page, sizeof(page), 0) != sizeof(page) || fsync(dev))
+				die("slow fsync");
+			slow_fsyncs++;
+		}
+	}
+	printf("truth slow_reads %d slow_fsyncs %d rounds %d\n", slow_reads, slow_fsyncs, rounds);
+	fflush(stdout);
+	if (gate) {	/* stay until told, so the tracer can read the summary */
+		sigset_t s;
+
+		sigemptyset(&s);
+		sigsuspend(&s);
+	}
+	return 0;
+}

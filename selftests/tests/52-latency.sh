@@ -1,0 +1,73 @@
+# xprobectl latency learns each syscall's normal and reports the calls far
+# above it: slowcalls makes thousands of ordinary calls (write to /dev/null,
+# a byte through a pipe, fsync with nothing dirty) and a known few slow ones
+# (a read of a pipe whose writer waits 30 ms, an fsync with a dirty page on
+# a disk that takes 2 ms). Every slow one is reported, with its syscall and
+# thread; ordinary calls seldom are (at most 2%: under TCG a timer interrupt
+# that lands in a 10 us call makes it ten times slower, which is real);
+# through the view, and once more in fallback mode.
+. /xp/selftests/tests/lib.sh
+nullblk_setup 2
+N=$(scaled 3000 2)
+
+# run_case OUT [xprobectl options]: trace a slowcalls run into OUT.json
+run_case() {
+	local out=$1
+	shift
+	: > $out.sc
+	slowcalls -g -n $N -e 100 -s 30 -d /dev/nullb0 > $out.sc &
+	SC=$!
+	wait_for $out.sc '^ready' "slowcalls did not start"
+	: > $out.err
+	xprobectl latency --json "$@" $SC > $out.json 2> $out.err &
+	XP=$!
+	wait_for $out.err 'syscall latency of pid' "xprobectl latency did not start"
+	kill -USR1 $SC
+	wait_for $out.sc '^truth' "slowcalls did not finish" 6000
+	kill -INT $XP
+	wait $XP || fail "xprobectl latency failed: $(cat $out.err)"
+	kill $SC
+	wait $SC 2> /dev/null
+	note "$(cat $out.sc | tail -n 1); $(tail -n 1 $out.err)"
+}
+
+# count OUT AWK-CONDITION: slow-call lines of OUT.json meeting it
+count() {
+	awk -v main=$SC '
+		/"type":"slow"/ {
+			tid = $0; sub(/.*"tid":/, "", tid); sub(/,.*/, "", tid)
+			sys = $0; sub(/.*"syscall":"/, "", sys); sub(/".*/, "", sys)
+			us = $0; sub(/.*"duration_us":/, "", us); sub(/,.*/, "", us)
+			tid += 0; us += 0	# numbers, not strings, in the comparisons
+			if ('"$2"') n++
+		}
+		END { print n + 0 }' $1.json
+}
+
+check_case() {
+	local out=$1 reads fsyncs calls other limit got
+	reads=$(awk '/^truth/ { print $3 }' $out.sc)
+	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
+	got=$(count $out 'tid == main && sys == "read" && us >= 25000')
+	[ $got -ge $reads ] && [ $got -le $((reads + 2)) ] || fail "$got slow reads reported, $reads made"
+	note "ok: slow reads reported: $got of $reads (main thread, >= 25 ms)"
+	got=$(count $out 'tid == main && sys == "fsync" && us >= 1500')
+	[ $got -ge $fsyncs ] || fail "$got slow fsyncs reported, $fsyncs made"
+	note "ok: slow fsyncs reported: $got, $fsyncs made (>= 1.5 ms; an ordinary one may wait for the disk too)"
+	calls=$(sed -n 's/.*"type":"summary","k":[0-9.e+-]*,"calls":\([0-9]*\),.*/\1/p' $out.json)
+	[ -n "$calls" ] && [ $calls -ge $((4 * N)) ] || fail "summary counts $calls calls for $N rounds"
+	# Ordinary: the main thread's calls that were not injected.
+	other=$(count $out 'tid == main && !(sys == "read" && us >= 25000) && !(sys == "fsync" && us >= 1500)')
+	limit=$((calls / 50))
+	note "ordinary calls reported: $other of $calls"
+	[ $other -le $limit ] || fail "$other ordinary calls reported slow (limit $limit): $(grep -v '"us":[0-9]\{5\}' $out.json | head -n 5)"
+	note "ok: at most 2% of ordinary calls reported"
+}
+
+run_case /tmp/lat
+assert_match "views mode" "views mode" "$(cat /tmp/lat.err)"
+check_case /tmp/lat
+run_case /tmp/latfb --no-views
+assert_match "fallback mode" "fallback mode" "$(cat /tmp/latfb.err)"
+check_case /tmp/latfb
+assert_eq "no views left" "" "$(xprobectl view list | sed 1d)"
