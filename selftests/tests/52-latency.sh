@@ -4,7 +4,8 @@
 # (a read of a pipe whose writer waits 30 ms, an fsync with a dirty page on
 # a disk that takes 2 ms). Every slow one is reported, with its syscall and
 # thread; ordinary calls seldom are (at most 2%: under TCG a timer interrupt
-# that lands in a 10 us call makes it ten times slower, which is real);
+# that lands in a 10 us call makes it ten times slower, which is real; 5%
+# on the debug kernel, whose checkers make every call jitter more);
 # through the view, and once more in fallback mode.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
@@ -45,7 +46,7 @@ count() {
 }
 
 check_case() {
-	local out=$1 reads fsyncs calls other limit got
+	local out=$1 reads fsyncs calls other limit got pct
 	reads=$(awk '/^truth/ { print $3 }' $out.sc)
 	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
 	got=$(count $out 'tid == main && sys == "read" && us >= 25000')
@@ -58,10 +59,12 @@ check_case() {
 	[ -n "$calls" ] && [ $calls -ge $((4 * N)) ] || fail "summary counts $calls calls for $N rounds"
 	# Ordinary: the main thread's calls that were not injected.
 	other=$(count $out 'tid == main && !(sys == "read" && us >= 25000) && !(sys == "fsync" && us >= 1500)')
-	limit=$((calls / 50))
+	pct=2
+	[ -n "$DEBUG_KERNEL" ] && pct=5
+	limit=$((calls * pct / 100))
 	note "ordinary calls reported: $other of $calls"
 	[ $other -le $limit ] || fail "$other ordinary calls reported slow (limit $limit): $(grep -v '"us":[0-9]\{5\}' $out.json | head -n 5)"
-	note "ok: at most 2% of ordinary calls reported"
+	note "ok: at most $pct% of ordinary calls reported"
 }
 
 run_case /tmp/lat
