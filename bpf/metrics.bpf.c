@@ -66,12 +66,20 @@ static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0)
 
 #include "sysev.bpf.h"
 
+/* Time since the process's previous event of this kind (0: none); now is the last. */
+static __always_inline __u64 gap_since(__u64 *last, __u64 now)
+{
+	__u64 prev = __sync_lock_test_and_set(last, now);
+
+	return prev && now > prev ? now - prev : 0;
+}
+
 static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret, __u64 now)
 {
 	__u32 zero = 0;
 	struct metrics_acc *a = bpf_map_lookup_elem(&acc, &zero);
 	struct metrics_last *l = bpf_map_lookup_elem(&last, &zero);
-	__u64 prev, gap, g;
+	__u64 gap, g;
 	bool fresh;
 
 	if (!a || !l)
@@ -94,10 +102,10 @@ static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret
 		if (!fresh)
 			return;
 		a->sends++;
-		prev = __sync_lock_test_and_set(&l->send_ts, now);
-		if (prev && now > prev) {
+		gap = gap_since(&l->send_ts, now);
+		if (gap) {
 			a->send_gaps++;
-			a->send_gap_ns += now - prev;
+			a->send_gap_ns += gap;
 		}
 		return;
 	}
@@ -105,9 +113,8 @@ static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret
 	if (!fresh)
 		return;
 	a->recvs++;
-	prev = __sync_lock_test_and_set(&l->recv_ts, now);
-	if (prev && now > prev) {
-		gap = now - prev;
+	gap = gap_since(&l->recv_ts, now);
+	if (gap) {
 		g = gap >> METRICS_SQ_SHIFT;
 		a->recv_gaps++;
 		a->recv_gap_ns += gap;

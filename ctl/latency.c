@@ -7,7 +7,6 @@
 #include <errno.h>
 #include <math.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,20 +234,6 @@ void latency_stop(struct latency *l)
 
 /* ---- xprobectl latency PID ----------------------------------------------- */
 
-static volatile sig_atomic_t stop_req;
-static bool verbose;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_req = 1;
-}
-
-static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
-{
-	return verbose || lvl == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
-}
-
 static void latency_usage(FILE *f)
 {
 	fprintf(f,
@@ -280,7 +265,7 @@ int cmd_latency(int argc, char **argv)
 	};
 	struct latency_opts o = { .k = 3, .threads_fd = -1 };
 	double duration = 0;
-	bool no_views = false;
+	bool no_views = false, verbose = false;
 	struct syswatch w = { 0 };
 	struct latency *l;
 	uint64_t end;
@@ -318,23 +303,17 @@ int cmd_latency(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		return usage_error("latency takes one PID");
-	if (!parse_pid(argv[optind], &pid))
-		return EXIT_USAGE;
-	if (target_gone(pid, false, NULL)) {
-		fprintf(stderr, "xprobectl: pid %u: no such process\n", pid);
-		return EXIT_RUNTIME;
-	}
-	read_comm(pid, comm, sizeof(comm));
-	libbpf_set_print(libbpf_log);
-	if (syswatch_begin(&w, pid, no_views))
-		return EXIT_RUNTIME;
+	libbpf_messages(verbose, true);
+	c = syswatch_open(&w, argv[optind], no_views, comm, sizeof(comm));
+	if (c != EXIT_OK)
+		return c;
+	pid = w.pid;
 	l = latency_start(&w, &o);
 	if (!l) {
 		syswatch_end(&w);
 		return EXIT_RUNTIME;
 	}
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	stop_on_signals();
 	fprintf(stderr, "xprobectl: syscall latency of pid %u (%s), slow above mean + %.2g sigma, "
 		"%s%s\n", pid, comm, o.k, syswatch_mode(&w), duration ? "" : "; Ctrl-C ends");
 	end = duration ? mono_ns() + (uint64_t)(duration * 1e9) : 0;

@@ -11,7 +11,6 @@
  */
 #include <errno.h>
 #include <getopt.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,20 +35,6 @@ static void metrics_usage(FILE *f)
 "      --no-views           fallback mode: the global raw_syscalls tracepoints\n"
 "  -v, --verbose            libbpf's messages\n"
 "PID and the processes it forks (a server's workers) are measured together.\n");
-}
-
-static volatile sig_atomic_t stop_req;
-static bool verbose;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_req = 1;
-}
-
-static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
-{
-	return verbose || lvl == LIBBPF_WARN ? vfprintf(stderr, fmt, ap) : 0;
 }
 
 /* The sums of every CPU. */
@@ -154,7 +139,7 @@ int cmd_metrics(int argc, char **argv)
 		{ 0 }
 	};
 	double interval = 1, duration = 0;
-	bool json = false, no_views = false;
+	bool json = false, no_views = false, verbose = false;
 	struct metrics_acc first, prev, now;
 	struct metrics_bpf *skel = NULL;
 	struct syswatch w = { 0 };
@@ -183,18 +168,12 @@ int cmd_metrics(int argc, char **argv)
 	}
 	if (optind + 1 != argc)
 		return usage_error("metrics takes one PID");
-	if (!parse_pid(argv[optind], &pid))
-		return EXIT_USAGE;
-	if (target_gone(pid, false, NULL)) {
-		fprintf(stderr, "xprobectl: pid %u: no such process\n", pid);
-		return EXIT_RUNTIME;
-	}
-	read_comm(pid, comm, sizeof(comm));
-	libbpf_set_print(libbpf_log);
+	libbpf_messages(verbose, true);
+	c = syswatch_open(&w, argv[optind], no_views, comm, sizeof(comm));
+	if (c != EXIT_OK)
+		return c;
+	pid = w.pid;
 	ncpus = libbpf_num_possible_cpus();
-
-	if (syswatch_begin(&w, pid, no_views))
-		return EXIT_RUNTIME;
 	skel = metrics_bpf__open();
 	if (!skel) {
 		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
@@ -211,8 +190,7 @@ int cmd_metrics(int argc, char **argv)
 	if (syswatch_attach(&w, skel->obj) || read_acc(skel, ncpus, &first))
 		goto out;
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	stop_on_signals();
 	fprintf(stderr, "xprobectl: metrics of pid %u (%s), %s%s\n", pid, comm, syswatch_mode(&w),
 		duration ? "" : "; Ctrl-C ends");
 	if (!json)

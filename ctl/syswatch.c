@@ -9,6 +9,8 @@
 #include "sysev.h"
 #include "syswatch.h"
 #include "target.h"
+#include "util.h"
+#include "xprobectl.h"
 
 static const struct hook_want sys_hooks[] = {
 	{ { "x64_sys_call" }, SYSEV_ENTER, 0 },
@@ -45,6 +47,21 @@ int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 	}
 	w->views = true;
 	return 0;
+}
+
+int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *comm,
+		  size_t comm_len)
+{
+	uint32_t pid;
+
+	if (!parse_pid(pid_arg, &pid))
+		return EXIT_USAGE;
+	if (target_gone(pid, false, NULL)) {
+		fprintf(stderr, "xprobectl: pid %u: no such process\n", pid);
+		return EXIT_RUNTIME;
+	}
+	read_comm(pid, comm, comm_len);
+	return syswatch_begin(w, pid, no_views) ? EXIT_RUNTIME : EXIT_OK;
 }
 
 static struct bpf_program *prog(struct bpf_object *obj, const char *name)

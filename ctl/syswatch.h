@@ -10,6 +10,7 @@
 #define XPROBECTL_SYSWATCH_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -33,6 +34,13 @@ struct syswatch {
  * (already printed).
  */
 int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views);
+/*
+ * How metrics and latency start: PID_ARG parsed, the process there, its
+ * name in COMM, then syswatch_begin(). Returns an exit code: EXIT_OK to go
+ * on, anything else already printed.
+ */
+int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *comm,
+		  size_t comm_len);
 /* Before loading OBJ: load only the programs of the chosen mode. */
 void syswatch_prepare(struct syswatch *w, struct bpf_object *obj);
 /* After loading: tell the BPF side the hook ids, attach. -1: printed. */

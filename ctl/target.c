@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The watched process: its view and hooks, its liveness. See target.h. */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <sys/wait.h>
 #include <netlink/attr.h>
+#include <bpf/libbpf.h>
 #include "nl.h"
 #include "target.h"
 
@@ -105,6 +107,36 @@ void read_comm(pid_t pid, char *out, size_t len)
 		out[strcspn(out, "\n")] = 0;
 	if (f)
 		fclose(f);
+}
+
+volatile sig_atomic_t stop_req;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop_req = 1;
+}
+
+void stop_on_signals(void)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+}
+
+static bool lb_verbose, lb_warnings;
+
+static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
+{
+	if (lb_verbose || (lb_warnings && lvl == LIBBPF_WARN))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+void libbpf_messages(bool verbose, bool warnings)
+{
+	lb_verbose = verbose;
+	lb_warnings = warnings;
+	libbpf_set_print(libbpf_log);
 }
 
 bool parse_secs(const char *s, double *v)

@@ -9,6 +9,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -34,6 +35,13 @@ void view_del(struct xp_nl *nl, pid_t pid);
 /* Gone, or a zombie (CHILD: our own child, reaped here into *status). */
 bool target_gone(pid_t pid, bool child, int *status);
 void read_comm(pid_t pid, char *out, size_t len);
+
+/* Set by SIGINT and SIGTERM once stop_on_signals() ran: loops end, then report. */
+extern volatile sig_atomic_t stop_req;
+void stop_on_signals(void);
+
+/* libbpf's messages: all of them with VERBOSE, else its warnings if WARNINGS. */
+void libbpf_messages(bool verbose, bool warnings);
 
 /* "0.5" -> 0.5 seconds, positive and sane. */
 bool parse_secs(const char *s, double *v);

@@ -52,23 +52,7 @@ static void trace_usage(FILE *f)
 "  -v, --verbose             libbpf's messages\n");
 }
 
-static volatile sig_atomic_t stop_req;
 static bool verbose;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop_req = 1;
-}
-
-static int libbpf_log(enum libbpf_print_level lvl, const char *fmt, va_list ap)
-{
-	if (!verbose && lvl != LIBBPF_WARN)
-		return 0;
-	if (!verbose)	/* per-function attach failures are reported by us, once */
-		return 0;
-	return vfprintf(stderr, fmt, ap);
-}
 
 /* ---- choosing functions ----------------------------------------------------- */
 
@@ -549,7 +533,8 @@ int cmd_trace(int argc, char **argv)
 		specs[0].glob = "*";
 		nspecs = 1;
 	}
-	libbpf_set_print(libbpf_log);
+	/* per-function attach failures are reported by us, once: no libbpf warnings */
+	libbpf_messages(verbose, false);
 
 	if (list) {
 		if (cmd && which(cmd[0], exe)) {
@@ -631,8 +616,7 @@ int cmd_trace(int argc, char **argv)
 		break;
 	}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	stop_on_signals();
 	if (child && ptrace(PTRACE_DETACH, s.pid, NULL, NULL)) {
 		fprintf(stderr, "xprobectl: cannot start the command: %s\n", strerror(errno));
 		goto out;
