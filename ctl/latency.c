@@ -34,10 +34,28 @@ struct latency {
 	bool header;
 };
 
+/* Syscalls newer than the libc headers sysnames.h comes from (Debian 12's stop at 450). */
+static const char *newer_sysname(uint32_t nr)
+{
+	static const char *const names[] = {
+		"cachestat", "fchmodat2", "map_shadow_stack", "futex_wake", "futex_wait",
+		"futex_requeue", "statmount", "listmount", "lsm_get_self_attr",
+		"lsm_set_self_attr", "lsm_list_modules", "mseal",
+	};
+
+	if (nr == 335)
+		return "uretprobe";
+	if (nr >= 451 && nr < 451 + sizeof(names) / sizeof(names[0]))
+		return names[nr - 451];
+	return NULL;
+}
+
 static const char *sysname(uint32_t nr, char *buf, size_t len)
 {
 	if (nr < SYSEV_NR_MAX && sysnames[nr])
 		return sysnames[nr];
+	if (newer_sysname(nr))
+		return newer_sysname(nr);
 	snprintf(buf, len, "syscall_%u", nr);
 	return buf;
 }

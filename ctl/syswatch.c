@@ -49,6 +49,21 @@ int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 	return 0;
 }
 
+void syswatch_join(struct syswatch *w, struct xp_nl *nl, pid_t pid, const char *why)
+{
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	if (!nl) {
+		snprintf(w->note, sizeof(w->note), "%s", why);
+		return;
+	}
+	if (hooks_add(nl, pid, sys_hooks, 2, w->ids, w->note, sizeof(w->note))) {
+		fprintf(stderr, "xprobectl: %s; syscalls in fallback mode\n", w->note);
+		return;
+	}
+	w->views = true;
+}
+
 int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *comm,
 		  size_t comm_len)
 {

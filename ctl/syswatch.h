@@ -24,7 +24,7 @@ struct syswatch {
 	char note[320];		/* why fallback mode */
 	uint32_t ids[2];	/* views mode: entry and exit hook ids */
 	struct bpf_link *links[2];
-	struct xp_nl *nl;
+	struct xp_nl *nl;	/* the view's, when it is ours to end */
 };
 
 /*
@@ -34,6 +34,13 @@ struct syswatch {
  * (already printed).
  */
 int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views);
+/*
+ * Beside another command's view of PID (NL: its socket, NULL when that
+ * command is in fallback mode, for the reason WHY): the two hooks go into
+ * that view, which stays the other command's to end. Fallback mode when
+ * they cannot.
+ */
+void syswatch_join(struct syswatch *w, struct xp_nl *nl, pid_t pid, const char *why);
 /*
  * How metrics and latency start: PID_ARG parsed, the process there, its
  * name in COMM, then syswatch_begin(). Returns an exit code: EXIT_OK to go

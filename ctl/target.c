@@ -27,12 +27,46 @@ void view_del(struct xp_nl *nl, pid_t pid)
 		xp_nl_call(nl, msg, NULL, NULL);
 }
 
+int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
+	      uint32_t *ids, char *note, size_t note_len)
+{
+	struct nl_msg *msg;
+	int i, j, err = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct hook_want *w = &want[i];
+		uint32_t id = 0;
+
+		for (j = 0; j < 2 && w->syms[j]; j++) {
+			msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+			if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+			    nla_put_string(msg, XPROBES_A_SYMBOL, w->syms[j]) ||
+			    nla_put_u64(msg, XPROBES_A_COOKIE, w->kind) ||
+			    nla_put_u32(msg, XPROBES_A_FLAGS, w->flags)) {
+				snprintf(note, note_len, "out of memory");
+				return -1;
+			}
+			err = xp_nl_call(nl, msg, got_hook_id, &id);
+			if (!err)
+				break;
+		}
+		if (err) {
+			snprintf(note, note_len, "cannot hook %s%s: %s", w->syms[0],
+				 w->flags & XPROBES_F_RETURN ? " (return)" : "",
+				 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+			return -1;
+		}
+		ids[i] = id;
+	}
+	return 0;
+}
+
 int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 		     const struct hook_want *want, int n, uint32_t *ids,
 		     char *note, size_t note_len)
 {
 	struct nl_msg *msg;
-	int i, j, err = 0;
+	int err;
 
 	note[0] = 0;
 	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
@@ -47,35 +81,11 @@ int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 			 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
 		return -1;
 	}
-	for (i = 0; i < n; i++) {
-		const struct hook_want *w = &want[i];
-		uint32_t id = 0;
-
-		for (j = 0; j < 2 && w->syms[j]; j++) {
-			msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
-			if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
-			    nla_put_string(msg, XPROBES_A_SYMBOL, w->syms[j]) ||
-			    nla_put_u64(msg, XPROBES_A_COOKIE, w->kind) ||
-			    nla_put_u32(msg, XPROBES_A_FLAGS, w->flags)) {
-				snprintf(note, note_len, "out of memory");
-				goto fail;
-			}
-			err = xp_nl_call(nl, msg, got_hook_id, &id);
-			if (!err)
-				break;
-		}
-		if (err) {
-			snprintf(note, note_len, "cannot hook %s%s: %s", w->syms[0],
-				 w->flags & XPROBES_F_RETURN ? " (return)" : "",
-				 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
-			goto fail;
-		}
-		ids[i] = id;
+	if (hooks_add(nl, pid, want, n, ids, note, note_len)) {
+		view_del(nl, pid);
+		return -1;
 	}
 	return 0;
-fail:
-	view_del(nl, pid);
-	return -1;
 }
 
 bool target_gone(pid_t pid, bool child, int *status)

@@ -30,6 +30,9 @@ struct hook_want {
 int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 		     const struct hook_want *want, int n, uint32_t *ids,
 		     char *note, size_t note_len);
+/* Add the N hooks of WANT to PID's existing view; -1 with NOTE as above (the view stays). */
+int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
+	      uint32_t *ids, char *note, size_t note_len);
 void view_del(struct xp_nl *nl, pid_t pid);
 
 /* Gone, or a zombie (CHILD: our own child, reaped here into *status). */

@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "elfsym.h"
+#include "latency_api.h"
 #include "nl.h"
 #include "target.h"
 #include "tracer.h"
@@ -48,6 +49,9 @@ static void trace_usage(FILE *f)
 "  -T, --per-thread          add a per-thread breakdown\n"
 "      --json                machine-readable report (docs/trace.md)\n"
 "      --folded              folded stacks for flamegraph.pl/speedscope (microseconds)\n"
+"      --latency[=K]         also report slow syscalls as they happen, each with the\n"
+"                            traced function that made it (xprobectl latency; K sigmas, 3)\n"
+"      --latency-min-us US   and only those longer than US microseconds\n"
 "      --no-views            fallback mode: global sched_switch with a PID test\n"
 "  -v, --verbose             libbpf's messages\n");
 }
@@ -175,6 +179,14 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 }
 
 /* ---- the kernel side: a view with three hooks ----------------------------- */
+
+/* Slow syscalls (--latency) name the traced function on top of the thread's stack. */
+static const char *func_name(int idx, void *arg)
+{
+	struct tsession *s = arg;
+
+	return idx < s->nfuncs ? s->funcs[idx].name : NULL;
+}
 
 static const struct hook_want hook_wants[] = {
 	{ { "switch_mm_irqs_off" }, HOOK_SWITCH_OUT, 0 },
@@ -456,6 +468,8 @@ int cmd_trace(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "no-views", no_argument, NULL, 'N' },
+		{ "latency", optional_argument, NULL, 'S' },
+		{ "latency-min-us", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -468,6 +482,11 @@ int cmd_trace(int argc, char **argv)
 	char exe[PATH_MAX], **cmd = NULL;
 	struct xp_nl *nl = NULL;
 	uint64_t end_ns, next_ns;
+	struct latency_opts lo = { .k = 3, .threads_fd = -1, .func_name = func_name };
+	struct latency *lat = NULL;
+	struct syswatch sw = { 0 };
+	bool latency = false;
+	char *e;
 
 	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTvh", opts, NULL)) != -1) {
 		switch (c) {
@@ -510,6 +529,20 @@ int cmd_trace(int argc, char **argv)
 		case 'j': s.json = true; break;
 		case 'F': s.folded = true; break;
 		case 'N': no_views = true; break;
+		case 'S':
+			latency = true;
+			if (!optarg)
+				break;
+			lo.k = strtod(optarg, &e);
+			if (*e || !(lo.k > 0 && lo.k <= 20))
+				return usage_error("bad --latency sigma '%s' (0 < K <= 20)", optarg);
+			break;
+		case 'M':
+			latency = true;
+			lo.min_us = strtod(optarg, &e);
+			if (*e || !(lo.min_us >= 0 && lo.min_us < 1e9))
+				return usage_error("bad --latency-min-us '%s'", optarg);
+			break;
 		case 'v': verbose = true; break;
 		case 'h': trace_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
@@ -517,6 +550,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (s.json && s.folded)
 		return usage_error("--json and --folded exclude each other");
+	if (latency && s.folded)
+		return usage_error("--latency and --folded exclude each other");
 	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
 		cmd = argv + optind;
 	} else if (optind + 1 == argc) {
@@ -615,6 +650,16 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		break;
 	}
+	if (latency) {
+		/* Its hooks join our view; it reads our shadow stacks. */
+		syswatch_join(&sw, nl, s.pid, s.mode_note);
+		lo.json = s.json;
+		lo.threads_fd = bpf_map__fd(s.skel->maps.threads);
+		lo.func_arg = &s;
+		lat = latency_start(&sw, &lo);
+		if (!lat)
+			goto out;
+	}
 
 	stop_on_signals();
 	if (child && ptrace(PTRACE_DETACH, s.pid, NULL, NULL)) {
@@ -625,13 +670,19 @@ int cmd_trace(int argc, char **argv)
 	fprintf(stderr, "xprobectl: tracing %d function%s in pid %d (%s), %s mode%s\n",
 		s.nfuncs - s.nfailed, s.nfuncs - s.nfailed == 1 ? "" : "s", s.pid, s.comm,
 		s.views ? "views" : "fallback", child || duration ? "" : "; Ctrl-C ends");
+	if (lat)
+		fprintf(stderr, "xprobectl: and slow syscalls (above mean + %.2g sigma), %s\n",
+			lo.k, syswatch_mode(&sw));
 	s.start_ns = s.prev_ns = mono_ns();
 	end_ns = duration ? s.start_ns + (uint64_t)(duration * 1e9) : 0;
 	next_ns = interval ? s.start_ns + (uint64_t)(interval * 1e9) : 0;
 	while (!stop_req) {
 		uint64_t now;
 
-		usleep(20000);
+		if (lat)
+			latency_poll(lat, 20);
+		else
+			usleep(20000);
 		if (target_gone(s.pid, child, &status)) {
 			child = false;	/* reaped */
 			break;
@@ -646,6 +697,8 @@ int cmd_trace(int argc, char **argv)
 		}
 	}
 	report_print(&s, true);
+	if (lat)
+		latency_summary(lat, s.top ? s.top : 20);
 	ret = EXIT_OK;
 	if (cmd && !child && WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0],
@@ -655,6 +708,8 @@ out:
 		kill(s.pid, SIGKILL);
 		waitpid(s.pid, NULL, 0);
 	}
+	syswatch_end(&sw);	/* a zeroed one when --latency is off */
+	latency_stop(lat);
 	detach_multi(&s);
 	if (s.skel)
 		trace_bpf__destroy(s.skel);

@@ -17,7 +17,7 @@ DEBUG=0
 OUT=$BUILD/check
 [ $DEBUG = 1 ] && OUT=$BUILD/check-debug
 mkdir -p "$OUT"
-rm -f "$OUT"/guest-*.comments
+rm -f "$OUT"/guest-*.comments "$OUT"/guest-*.last
 RUNVM=$HERE/vm/run-vm.sh
 
 pass=0 fail=0 skip=0 n=0
@@ -53,15 +53,24 @@ guest_collect() {	# guest_collect NAME: wait for it, record its TAP lines
 	pid=$(eval echo "\$vm_$(echo "$name" | tr -c 'a-z0-9\n' _)")
 	wait "$pid"
 	vm_rc=$?
+	# A failing test's last comments go to stdout with its TAP line: CI
+	# keeps only what make check prints, and they say why it failed.
+	: > "$OUT/guest-$name.last"
 	while IFS= read -r line; do
 		tname=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^ ]+).*/\2/')
 		[ "$name" = main ] || tname="$tname[$name]"
 		case $line in
 		"ok "*"# SKIP"*) record skip "$tname" "$(echo "$line" | sed 's/.*# SKIP *//')" ;;
 		"ok "*) record ok "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
-		"not ok "*) record "not ok" "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
-		"#"*) echo "$line" >> "$OUT/guest-$name.comments" ;;
+		"not ok "*)
+			tail -n 15 "$OUT/guest-$name.last"
+			record "not ok" "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
+		"#"*)
+			echo "$line" >> "$OUT/guest-$name.comments"
+			echo "$line" >> "$OUT/guest-$name.last"
+			continue ;;
 		esac
+		: > "$OUT/guest-$name.last"
 	done < "$OUT/guest-$name.txt"
 	if [ $vm_rc != 0 ]; then
 		cat "$OUT/guest-$name.err"

@@ -55,8 +55,11 @@ server_stop() {
 # metrics_point PROTO PORT PID RATE SECS [XPROBECTL-OPTIONS...]: load PID's
 # server at RATE (0: as fast as it goes) for SECS under 'xprobectl metrics'
 # and print one line:
-#   target actual observed saturation_cv2 variance_us2 slack_us
-# (actual: loadgen's completed responses/s; the rest from the metrics total).
+#   target actual observed saturation_cv2 variance_us2 slack_us run_rate
+# actual: loadgen's responses/s between its first and last response (the
+# estimator metrics applies on the server, on the client's clock); run_rate:
+# its responses over the whole run (lower when loadgen stalls at the end);
+# the rest from the metrics total.
 metrics_point() {
 	local proto=$1 port=$2 pid=$3 rate=$4 secs=$5 xp i lg
 	shift 5
@@ -72,17 +75,21 @@ metrics_point() {
 		fi
 		sleep 0.05
 	done
-	lg=$(loadgen -p "$proto" -P "$port" -r "$rate" -c 8 -d "$secs")
+	lg=$(loadgen -p "$proto" -P "$port" -r "$rate" -c 8 -d "$secs" 2> /tmp/mp.lgerr)
 	kill -INT $xp
 	wait $xp
+	case $lg in
+	*span_rate*) ;;
+	*) echo "metrics_point: loadgen failed: $(cat /tmp/mp.lgerr)" >&2; return 1 ;;
+	esac
 	echo "$lg" > /tmp/mp.loadgen
 	awk -v target="$rate" -v lg="$lg" '
-		BEGIN { n = split(lg, f, " "); for (i = 1; i < n; i++) if (f[i] == "rate") actual = f[i + 1] }
+		BEGIN { n = split(lg, f, " "); for (i = 1; i < n; i++) { if (f[i] == "span_rate") actual = f[i + 1]; if (f[i] == "rate") run = f[i + 1] } }
 		/"type":"total"/ {
 			for (i = 1; i <= split($0, kv, ","); i++) {
 				split(kv[i], p, ":"); gsub(/[{}"]/, "", p[1]); gsub(/[{}"]/, "", p[2]); v[p[1]] = p[2]
 			}
-			printf "%s %s %s %s %s %s\n", target, actual, v["rps"], v["saturation_cv2"], v["saturation_us2"], v["slack_us"]
+			printf "%s %s %s %s %s %s %s\n", target, actual, v["rps"], v["saturation_cv2"], v["saturation_us2"], v["slack_us"], run
 		}' /tmp/mp.json | grep . || { echo "metrics_point: no total from xprobectl: $(cat /tmp/mp.err)" >&2; return 1; }
 }
 

@@ -11,9 +11,13 @@
  * requests are PING (redis), "get" of a missing key (memcached) and GET /
  * (http, keep-alive). Prints one line:
  *
- *   loadgen proto P target R conns C secs S done N rate A late L p50_us X p99_us Y
+ *   loadgen proto P target R conns C secs S done N rate A span_rate B late L p50_us X p99_us Y
  *
  * rate is completed responses per second over the run: the actual rate.
+ * span_rate is the same between the first and the last response, (N - 1)
+ * over that time: what 'xprobectl metrics' estimates on the server's side
+ * (1 / mean time between responses), here on the client's clock. The two
+ * differ when loadgen itself stalls near the end of the run.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -119,6 +123,7 @@ int main(int argc, char **argv)
 	double rate = 0, secs = 3;
 	int nconns = 8, port = 0, c, ep, i, n, rr = 0;
 	uint64_t start, end, due, t, wait, done = 0, issued = 0, late = 0;
+	uint64_t first_done = 0, last_done = 0;
 	struct conn *conns;
 	struct epoll_event ev, evs[MAX_CONNS];
 
@@ -227,7 +232,9 @@ int main(int argc, char **argv)
 				memmove(k->buf, k->buf + len, k->len - len);
 				k->len -= len;
 				k->busy = 0;
-				done++;
+				if (!done++)
+					first_done = t;
+				last_done = t;
 				if (nlat < MAX_SAMPLES)
 					lat_us[nlat++] = (t - k->sent_ns) / 1000;
 			}
@@ -235,9 +242,10 @@ int main(int argc, char **argv)
 	}
 	secs = (now_ns() - start) / 1e9;
 	qsort(lat_us, nlat, sizeof(lat_us[0]), cmp_u32);
-	printf("loadgen proto %s target %.0f conns %d secs %.3f done %llu rate %.1f late %llu "
-	       "p50_us %u p99_us %u\n", proto, rate, nconns, secs, (unsigned long long)done,
-	       done / secs, (unsigned long long)late, nlat ? lat_us[nlat / 2] : 0,
+	printf("loadgen proto %s target %.0f conns %d secs %.3f done %llu rate %.1f span_rate %.1f "
+	       "late %llu p50_us %u p99_us %u\n", proto, rate, nconns, secs, (unsigned long long)done,
+	       done / secs, last_done > first_done ? (done - 1) / ((last_done - first_done) / 1e9) : 0,
+	       (unsigned long long)late, nlat ? lat_us[nlat / 2] : 0,
 	       nlat ? lat_us[nlat * 99 / 100] : 0);
 	return done ? 0 : 1;
 usage:

@@ -13,6 +13,8 @@
  * device that takes MS per request (null_blk with completion_nsec).
  * -g: print "ready" and wait for SIGUSR1 before starting.
  * Prints "truth slow_reads R slow_fsyncs F rounds N" when done.
+ * ordinary_round(), slow_read() and slow_fsync() make the calls their names
+ * say, for 'xprobectl trace --latency' to name.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,6 +51,31 @@ static void *late_writer(void *arg)
 	return NULL;
 }
 
+/* Global and noinline: each keeps its own symbol for uprobes. */
+__attribute__((noinline)) void ordinary_round(int nul, int pip[2], int dev, const char *page)
+{
+	char b;
+
+	if (write(nul, page, 64) != 64 || write(pip[1], "y", 1) != 1 || read(pip[0], &b, 1) != 1)
+		die("ordinary calls");
+	if (dev >= 0 && fsync(dev))
+		die("fsync");
+}
+
+__attribute__((noinline)) void slow_read(void)
+{
+	char b;
+
+	if (write(go_fd[1], "g", 1) != 1 || read(late[0], &b, 1) != 1)
+		die("slow read");
+}
+
+__attribute__((noinline)) void slow_fsync(int dev, const char *page)
+{
+	if (pwrite(dev, page, 4096, 0) != 4096 || fsync(dev))
+		die("slow fsync");
+}
+
 static void on_usr1(int sig)
 {
 	(void)sig;
@@ -62,7 +89,6 @@ int main(int argc, char **argv)
 	bool gate = false;
 	static char page[4096] __attribute__((aligned(4096)));
 	pthread_t th;
-	char b;
 
 	while ((c = getopt(argc, argv, "n:e:s:d:g")) != -1) {
 		switch (c) {
@@ -98,19 +124,14 @@ int main(int argc, char **argv)
 		sigsuspend(&old);
 	}
 	for (i = 0; i < rounds; i++) {
-		if (write(nul, page, 64) != 64 || write(pip[1], "y", 1) != 1 || read(pip[0], &b, 1) != 1)
-			die("ordinary calls");
-		if (dev >= 0 && fsync(dev))
-			die("fsync");
+		ordinary_round(nul, pip, dev, page);
 		if (i < 200 || i % every)
 			continue;
 		/* The slow ones. */
-		if (write(go_fd[1], "g", 1) != 1 || read(late[0], &b, 1) != 1)
-			die("slow read");
+		slow_read();
 		slow_reads++;
 		if (dev >= 0) {
-			if (pwrite(dev, page, sizeof(page), 0) != sizeof(page) || fsync(dev))
-				die("slow fsync");
+			slow_fsync(dev, page);
 			slow_fsyncs++;
 		}
 	}

@@ -13,6 +13,11 @@ SECS=2
 [ -n "$DEBUG_KERNEL" ] && SECS=3
 RATES="50 100 200 400 800"
 
+order_stat() {	# order_stat COLUMN median|min < rows (an odd number of them)
+	awk -v c=$1 '{ print $c }' | sort -g |
+		awk -v m="$2" '{ v[NR] = $1 } END { print v[m == "min" ? 1 : int((NR + 1) / 2)] }'
+}
+
 sweep() {	# sweep PROTO PORT: rows for each rate, then the server's limit
 	local r
 	for r in $RATES 0; do
@@ -25,18 +30,25 @@ check_server() {	# check_server NAME PROTO PORT
 	server_start $2 $3 || fail "cannot start $1"
 	rows=$(sweep $2 $3) || exit 1
 	assert_match "$1 measured through the view" "views mode" "$(cat /tmp/mp.err)"
-	note "$1: target actual observed saturation variance_us2 slack_us"
+	note "$1: target actual observed saturation variance_us2 slack_us run_rate"
 	echo "$rows" | sed 's/^/  /'
 	fit=$(echo "$rows" | awk '$1 > 0 { print $2, $3 }' | r2)
 	note "$1: R^2 $fit (slope second)"
 	awk -v r="${fit% *}" 'BEGIN { exit !(r >= 0.95) }' || fail "$1: R^2 ${fit% *} < 0.95"
 	note "ok: $1 R^2 >= 0.95"
-	lo=$(echo "$rows" | head -n 1)
-	hi=$(echo "$rows" | tail -n 1)
-	note "$1: lowest rate: $lo; limit: $hi"
-	echo "$lo $hi" | awk '{ exit !($10 > $4) }' || fail "$1: saturation did not rise toward the limit ($lo / $hi)"
+	# The three lowest rates against the limit. A stall of the emulated
+	# machine only adds variance (a few long gaps: CV2 went from 0.01 to 9
+	# at 100/s beside another VM), so the least disturbed of the three, the
+	# smallest, is the baseline; slack, a mean, takes their median.
+	lo=$(echo "$rows" | head -n 3 | order_stat 4 min)
+	hi=$(echo "$rows" | tail -n 1 | awk '{ print $4 }')
+	note "$1: saturation (CV2) at the three lowest rates, least: $lo; at the limit: $hi"
+	awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(hi > lo) }' || fail "$1: saturation did not rise toward the limit"
 	note "ok: $1 saturation rises toward the limit"
-	echo "$lo $hi" | awk '{ exit !($12 < $6) }' || fail "$1: slack did not fall toward the limit ($lo / $hi)"
+	lo=$(echo "$rows" | head -n 3 | order_stat 6 median)
+	hi=$(echo "$rows" | tail -n 1 | awk '{ print $6 }')
+	note "$1: slack (us) at the three lowest rates, median: $lo; at the limit: $hi"
+	awk -v lo="$lo" -v hi="$hi" 'BEGIN { exit !(hi < lo) }' || fail "$1: slack did not fall toward the limit"
 	note "ok: $1 slack falls toward the limit"
 	server_stop
 }

@@ -1,0 +1,86 @@
+# trace --latency: slow syscalls reported as they happen, each with the
+# traced function that made it. slowcalls makes its injected slow reads in
+# slow_read() and its slow fsyncs in slow_fsync(); every one of them must be
+# reported with that function's name, and no slow call may name a function
+# that did not make it. The syscall hooks join trace's own view (one view,
+# five hooks); the same again with trace in fallback mode.
+. /xp/selftests/tests/lib.sh
+nullblk_setup 2
+N=$(scaled 2000 2)
+
+# run_case OUT [trace options]: trace a slowcalls run into OUT.json
+run_case() {
+	local out=$1 hooks
+	shift
+	: > $out.sc
+	slowcalls -g -n $N -e 100 -s 30 -d /dev/nullb0 > $out.sc &
+	SC=$!
+	wait_for $out.sc '^ready' "slowcalls did not start"
+	: > $out.err
+	xprobectl trace --json --latency -f ordinary_round -f 'slow_*' "$@" $SC \
+		> $out.json 2> $out.err &
+	XP=$!
+	wait_for $out.err 'and slow syscalls' "xprobectl trace --latency did not start"
+	hooks=$(status_field hooks)
+	kill -USR1 $SC
+	wait_for $out.sc '^truth' "slowcalls did not finish" 6000
+	kill -INT $XP
+	wait $XP || fail "xprobectl trace --latency failed: $(cat $out.err)"
+	kill $SC
+	wait $SC 2> /dev/null
+	note "$(tail -n 1 $out.sc); hooks while tracing: $hooks; $(tail -n 1 $out.err)"
+	HOOKS=$hooks
+}
+
+# count OUT AWK-CONDITION: slow-call lines of OUT.json meeting it (fields:
+# sys, fn, us, tid)
+count() {
+	awk '
+		/"type":"slow"/ {
+			tid = $0; sub(/.*"tid":/, "", tid); sub(/,.*/, "", tid)
+			sys = $0; sub(/.*"syscall":"/, "", sys); sub(/".*/, "", sys)
+			us = $0; sub(/.*"duration_us":/, "", us); sub(/,.*/, "", us)
+			fn = "-"
+			if ($0 ~ /"function":"/) { fn = $0; sub(/.*"function":"/, "", fn); sub(/".*/, "", fn) }
+			tid += 0; us += 0
+			if ('"$2"') n++
+		}
+		END { print n + 0 }' $1.json
+}
+
+check_case() {
+	local out=$1 reads fsyncs got
+	reads=$(awk '/^truth/ { print $3 }' $out.sc)
+	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
+	got=$(count $out 'tid == '$SC' && sys == "read" && us >= 25000 && fn == "slow_read"')
+	[ $got -ge $reads ] && [ $got -le $((reads + 2)) ] ||
+		fail "$got slow reads named slow_read, $reads made: $(grep '"tid":'$SC',"syscall":"read".*"duration_us":[0-9]\{5\}' $out.json | grep -v slow_read | head -n 3)"
+	note "ok: slow reads named slow_read: $got of $reads"
+	got=$(count $out 'tid == '$SC' && sys == "fsync" && us >= 1500 && fn == "slow_fsync"')
+	[ $got -ge $fsyncs ] || fail "$got slow fsyncs named slow_fsync, $fsyncs made"
+	note "ok: slow fsyncs named slow_fsync: $got of $fsyncs"
+	# The injected delays happen only there: a main-thread read that long
+	# named anything else is a misattribution, and so is a slow fsync
+	# named a function that makes none (ordinary_round's fsync may wait
+	# behind slow_fsync's write, so it can be slow too). The helper
+	# thread's reads wait long as well, outside any traced function.
+	got=$(count $out 'tid == '$SC' && ((sys == "read" && us >= 25000 && fn != "slow_read") || (sys == "fsync" && fn != "slow_fsync" && fn != "ordinary_round"))')
+	[ $got = 0 ] || fail "$got slow calls named a function that did not make them: $(grep '"tid":'$SC',' $out.json | grep -v 'slow_read\|slow_fsync\|ordinary_round' | head -n 4)"
+	note "ok: no slow call named a function that did not make it"
+	# trace's own report is still there, and agrees with the truth.
+	grep '"schema":"xprobes-trace/1"' $out.json | tail -n 1 > $out.report
+	jsonq $out.report . > /dev/null || fail "the trace report is not JSON: $(head -c 300 $out.report)"
+	assert_eq "slow_read calls in the trace report" "$reads" "$(fn $out.report slow_read calls)"
+	assert_eq "ordinary_round calls in the trace report" "$N" "$(fn $out.report ordinary_round calls)"
+	grep -q '"type":"summary"' $out.json || fail "no latency summary in $out.json"
+}
+
+run_case /tmp/tl
+assert_match "views mode" "views mode" "$(grep 'and slow syscalls' /tmp/tl.err)"
+assert_eq "trace's 3 hooks and the 2 syscall hooks, in one view" 5 "$HOOKS"
+check_case /tmp/tl
+assert_eq "no hooks left" 0 "$(status_field hooks)"
+run_case /tmp/tlfb --no-views
+assert_match "fallback mode" "fallback mode" "$(grep 'and slow syscalls' /tmp/tlfb.err)"
+check_case /tmp/tlfb
+assert_eq "no views left" "" "$(xprobectl view list | sed 1d)"
