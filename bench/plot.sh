@@ -62,3 +62,26 @@ plot "$DIR/attribution.dat" using 0:2:xtic(1) with boxes notitle, 1 with lines l
 GP
 	echo "plot: $DIR/attribution.png"
 fi
+
+# metrics: each server's throughput at its limit under 'xprobectl metrics', views and fallback.
+if [ -f "$DIR/metrics.json" ]; then
+	python3 - "$DIR/metrics.json" > "$DIR/metrics.dat" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+for r in d["results"]:
+    print(r["server"], r["throughput_ratio_views"], r["throughput_ratio_fallback"], r["r2_median"])
+PY
+	gnuplot <<GP
+set terminal pngcairo size 800,450 noenhanced
+set output "$DIR/metrics.png"
+set title "Server throughput at its limit under xprobectl metrics (ratio to none)"
+set ylabel "ratio to no tracing"
+set style data histograms
+set style histogram clustered gap 1
+set style fill solid 0.6
+set yrange [0:1.2]
+set grid ytics
+plot "$DIR/metrics.dat" using 2:xtic(1) title "views", "" using 3 title "fallback"
+GP
+	echo "plot: $DIR/metrics.png"
+fi

@@ -125,7 +125,7 @@ if [ $DEBUG = 1 ]; then
 		# Two VMs side by side (each is one TCG thread, the host has two
 		# cores), each about 25 minutes: the selftests split between them,
 		# with the stress and fuzz tests.
-		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,view-,life-,trace-views,trace-json stress=rmmod,fuzz" "${DK[@]}"
+		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,view-,life-,trace-views,trace-json,trace-latency,sys-hooks,metrics,52-latency stress=rmmod,fuzz" "${DK[@]}"
 		guest_start stress "sh /xp/selftests/debug/job.sh selftests=coh-,trace-causes,trace-fallback,trace-robust stress=forkexec,attach,kill,hotpath" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress

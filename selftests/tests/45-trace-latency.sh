@@ -52,21 +52,22 @@ check_case() {
 	local out=$1 reads fsyncs got
 	reads=$(awk '/^truth/ { print $3 }' $out.sc)
 	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
+	# slow_read() makes exactly one read per call: all of them, and no
+	# more, are reported under its name.
 	got=$(count $out 'tid == '$SC' && sys == "read" && us >= 25000 && fn == "slow_read"')
-	[ $got -ge $reads ] && [ $got -le $((reads + 2)) ] ||
+	[ $got = $reads ] ||
 		fail "$got slow reads named slow_read, $reads made: $(grep '"tid":'$SC',"syscall":"read".*"duration_us":[0-9]\{5\}' $out.json | grep -v slow_read | head -n 3)"
 	note "ok: slow reads named slow_read: $got of $reads"
 	got=$(count $out 'tid == '$SC' && sys == "fsync" && us >= 1500 && fn == "slow_fsync"')
-	[ $got -ge $fsyncs ] || fail "$got slow fsyncs named slow_fsync, $fsyncs made"
+	[ $got -ge $fsyncs ] && [ $got -le $((fsyncs + 2)) ] || fail "$got slow fsyncs named slow_fsync, $fsyncs made"
 	note "ok: slow fsyncs named slow_fsync: $got of $fsyncs"
-	# The injected delays happen only there: a main-thread read that long
-	# named anything else is a misattribution, and so is a slow fsync
-	# named a function that makes none (ordinary_round's fsync may wait
-	# behind slow_fsync's write, so it can be slow too). The helper
-	# thread's reads wait long as well, outside any traced function.
-	got=$(count $out 'tid == '$SC' && ((sys == "read" && us >= 25000 && fn != "slow_read") || (sys == "fsync" && fn != "slow_fsync" && fn != "ordinary_round"))')
-	[ $got = 0 ] || fail "$got slow calls named a function that did not make them: $(grep '"tid":'$SC',' $out.json | grep -v 'slow_read\|slow_fsync\|ordinary_round' | head -n 4)"
-	note "ok: no slow call named a function that did not make it"
+	# Every slow call of the main thread names a function that makes that
+	# syscall, or none. (ordinary_round's calls can be slow too, kept off
+	# the CPU; an earlier version of this check, which counted any read over
+	# 25 ms outside slow_read as misnamed, failed twice on the debug kernel.)
+	got=$(count $out 'tid == '$SC' && fn != "-" && !((sys == "read" || sys == "write") && (fn == "slow_read" || fn == "ordinary_round")) && !(sys == "fsync" && (fn == "slow_fsync" || fn == "ordinary_round")) && !(sys == "pwrite64" && fn == "slow_fsync")')
+	[ $got = 0 ] || fail "$got slow calls named a function that does not make them: $(grep '"tid":'$SC',' $out.json | grep -v '"read".*"slow_read"\|"fsync".*"slow_fsync"\|"ordinary_round"' | head -n 4)"
+	note "ok: every slow call names a function that makes it"
 	# trace's own report is still there, and agrees with the truth.
 	grep '"schema":"xprobes-trace/1"' $out.json | tail -n 1 > $out.report
 	jsonq $out.report . > /dev/null || fail "the trace report is not JSON: $(head -c 300 $out.report)"

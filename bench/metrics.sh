@@ -1,0 +1,114 @@
+# Experiment 6: xprobectl metrics on real servers, over rounds.
+#   accuracy  per server (redis, memcached, nginx) and round: loadgen at
+#             50..800 requests/s and as fast as the server answers, observed
+#             requests/s against loadgen's; R^2 and slope of the fit, CV2 and
+#             slack at the lowest rate and at the limit (selftests/servers.sh,
+#             the code selftest 51 uses)
+#   cost      each server's throughput at its limit (loadgen -r 0) with no
+#             tracing, with 'xprobectl metrics' through its view, and in
+#             fallback mode (the global raw_syscalls tracepoints), alternated
+#             round by round; ratios to no tracing in the same round
+. /xp/bench/lib.sh
+. /xp/selftests/servers.sh
+ROUNDS=${ROUNDS:-3}
+SECS=${SECS:-2}
+RATES="50 100 200 400 800 0"
+SERVERS="redis memcache http"
+for b in redis-server memcached nginx; do
+	command -v $b > /dev/null || { echo "bench: $b missing in the VM (make deps installs it)"; exit 1; }
+done
+
+port_of() { case $1 in redis) echo 6390 ;; memcache) echo 11290 ;; http) echo 8090 ;; esac; }
+
+# --- accuracy -------------------------------------------------------------
+ACC=$OUT/metrics-accuracy.raw	# server round target actual observed cv2 var slack run_rate
+: > "$ACC"
+for s in $SERVERS; do
+	port=$(port_of $s)
+	server_start $s $port || exit 1
+	r=1
+	while [ $r -le $ROUNDS ]; do
+		for rate in $RATES; do
+			row=$(metrics_point $s $port $SRV_PID $rate $SECS) || exit 1
+			echo "$s $r $row" >> "$ACC"
+		done
+		r=$((r + 1))
+	done
+	server_stop
+done
+
+# --- cost -----------------------------------------------------------------
+setup_metrics() {	# setup_metrics CONFIG: start xprobectl metrics on $TARGET
+	: > /tmp/helper.out
+	case $1 in
+	none) return 0 ;;
+	views) xprobectl metrics $TARGET > /dev/null 2> /tmp/helper.out & ;;
+	fallback) xprobectl metrics --no-views $TARGET > /dev/null 2> /tmp/helper.out & ;;
+	esac
+	HELPER=$!
+	wait_line /tmp/helper.out 'metrics of pid' 20
+}
+for s in $SERVERS; do
+	port=$(port_of $s)
+	server_start $s $port || exit 1
+	TARGET=$SRV_PID
+	: > "$OUT/metrics-cost-$s.raw"
+	r=1
+	while [ $r -le $ROUNDS ]; do
+		order=$(echo none views fallback | awk -v r=$r '{ for (i = 0; i < NF; i++) printf "%s ", $(((i + r) % NF) + 1) }')
+		for c in $order; do
+			sleep 1
+			setup_metrics $c || { echo "bench: cannot start metrics ($c): $(cat /tmp/helper.out)" >&2; exit 1; }
+			v=$(loadgen -p $s -P $port -r 0 -c 8 -d $SECS | sed -n 's/.* span_rate \([0-9.]*\) .*/\1/p')
+			[ $c = none ] || { kill -INT $HELPER; wait $HELPER; }
+			[ -n "$v" ] || { echo "bench: no loadgen result for $s under $c" >&2; exit 1; }
+			echo "$r $c $v" >> "$OUT/metrics-cost-$s.raw"
+		done
+		r=$((r + 1))
+	done
+	server_stop
+done
+
+# --- report ---------------------------------------------------------------
+fit() {	# fit SERVER ROUND: "r2 slope" of that sweep's non-limit points
+	awk -v s=$1 -v r=$2 '$1 == s && $2 == r && $3 > 0 { print $4, $5 }' "$ACC" | r2
+}
+col() {	# col SERVER TARGET COLUMN: that column over the rounds, one per line
+	awk -v s=$1 -v t=$2 -v c=$3 '$1 == s && $3 == t { print $c }' "$ACC"
+}
+name_of() { case $1 in memcache) echo memcached ;; http) echo nginx ;; *) echo $1 ;; esac; }
+echo "xprobectl metrics against loadgen: $ROUNDS rounds per server, $SECS s per point"
+printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min" slope \
+	"CV2 50" "CV2 max" "slack 50" "slack max" "cost views" "cost fb"
+{
+	printf '{"experiment":"metrics","rounds":%d,"secs_per_point":%s,"results":[' $ROUNDS $SECS
+	first=1
+	for s in $SERVERS; do
+		fits=$(r=1; while [ $r -le $ROUNDS ]; do fit $s $r; r=$((r + 1)); done)
+		r2m=$(echo "$fits" | awk '{ print $1 }' | median)
+		r2lo=$(echo "$fits" | awk '{ print $1 }' | minimum)
+		slope=$(echo "$fits" | awk '{ print $2 }' | median)
+		cv_lo=$(col $s 50 6 | median)
+		cv_hi=$(col $s 0 6 | median)
+		sl_lo=$(col $s 50 8 | median)
+		sl_hi=$(col $s 0 8 | median)
+		limit=$(col $s 0 4 | median)
+		costs=
+		for c in views fallback; do
+			costs="$costs $(awk -v c=$c '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print v[k] / v[p[1] ",none"] } }' \
+				"$OUT/metrics-cost-$s.raw" | median)"
+		done
+		set -- $costs
+		[ $first = 1 ] || printf ','
+		first=0
+		printf '{"server":"%s","r2_median":%s,"r2_min":%s,"slope_median":%s,"limit_rps":%s,' \
+			$(name_of $s) $r2m $r2lo $slope $limit
+		printf '"cv2_at_50":%s,"cv2_at_limit":%s,"slack_us_at_50":%s,"slack_us_at_limit":%s,' \
+			$cv_lo $cv_hi $sl_lo $sl_hi
+		printf '"throughput_ratio_views":%s,"throughput_ratio_fallback":%s}' $1 $2
+		printf '%-10s %9s %9s %9s %8.3g %8.3g %10.0f %10.0f %11.4f %11.4f\n' $(name_of $s) $r2m $r2lo \
+			$slope $cv_lo $cv_hi $sl_lo $sl_hi $1 $2 >&2
+	done
+	echo "]}"
+} 2>&1 > "$OUT/metrics.json"
+echo "results: $OUT/metrics.json, raw: $ACC, $OUT/metrics-cost-*.raw"
