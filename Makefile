@@ -157,7 +157,7 @@ bench: deps
 	@bash $(VM)/deps.sh bench
 	@$(MAKE) --no-print-directory initramfs
 	@mkdir -p $(BUILD)/bench
-	@{ echo "BENCH_ONLY='$(BENCH_ONLY)'"; cat bench/run.sh; } > $(BUILD)/bench/job.sh
+	@{ echo "BENCH_ONLY='$(BENCH_ONLY)'"; echo "export METRICS_PARTS='$(METRICS_PARTS)'"; cat bench/run.sh; } > $(BUILD)/bench/job.sh
 	@XP_ICOUNT=$${XP_ICOUNT-0} bash $(RUNVM) --timeout 5400 --share $(BUILD)/bench --script $(BUILD)/bench/job.sh
 	@bash bench/plot.sh $(BUILD)/bench
 

@@ -8,9 +8,17 @@
 #             tracing, with 'xprobectl metrics' through its view, and in
 #             fallback mode (the global raw_syscalls tracepoints), alternated
 #             round by round; ratios to no tracing in the same round
+#   untraced  the same three configurations on an idle redis, while a second,
+#             untraced redis runs at its limit: what metrics costs everyone
+#             else (views: nothing by construction; fallback: the syscall
+#             tracepoints fire for every process)
+# METRICS_PARTS="cost untraced" reruns only those parts; the report takes
+# the others' raw files from an earlier run in the same directory.
 . /xp/bench/lib.sh
 . /xp/selftests/servers.sh
 ROUNDS=${ROUNDS:-3}
+PARTS=${METRICS_PARTS:-accuracy cost untraced}
+part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 SECS=${SECS:-2}
 RATES="50 100 200 400 800 0"
 SERVERS="redis memcache http"
@@ -22,8 +30,8 @@ port_of() { case $1 in redis) echo 6390 ;; memcache) echo 11290 ;; http) echo 80
 
 # --- accuracy -------------------------------------------------------------
 ACC=$OUT/metrics-accuracy.raw	# server round target actual observed cv2 var slack run_rate
-: > "$ACC"
-for s in $SERVERS; do
+part accuracy && : > "$ACC"
+part accuracy && for s in $SERVERS; do
 	port=$(port_of $s)
 	server_start $s $port || exit 1
 	r=1
@@ -48,26 +56,42 @@ setup_metrics() {	# setup_metrics CONFIG: start xprobectl metrics on $TARGET
 	HELPER=$!
 	wait_line /tmp/helper.out 'metrics of pid' 20
 }
-for s in $SERVERS; do
-	port=$(port_of $s)
-	server_start $s $port || exit 1
-	TARGET=$SRV_PID
-	: > "$OUT/metrics-cost-$s.raw"
-	r=1
+# cost_rounds NAME PROTO PORT: the limit of the server on PORT under each
+# configuration on $TARGET, ROUNDS rounds, the order rotating
+cost_rounds() {
+	local r=1 order c v
+	: > "$OUT/metrics-$1.raw"
 	while [ $r -le $ROUNDS ]; do
 		order=$(echo none views fallback | awk -v r=$r '{ for (i = 0; i < NF; i++) printf "%s ", $(((i + r) % NF) + 1) }')
 		for c in $order; do
 			sleep 1
 			setup_metrics $c || { echo "bench: cannot start metrics ($c): $(cat /tmp/helper.out)" >&2; exit 1; }
-			v=$(loadgen -p $s -P $port -r 0 -c 8 -d $SECS | sed -n 's/.* span_rate \([0-9.]*\) .*/\1/p')
+			v=$(loadgen -p $2 -P $3 -r 0 -c 8 -d $SECS | sed -n 's/.* span_rate \([0-9.]*\) .*/\1/p')
 			[ $c = none ] || { kill -INT $HELPER; wait $HELPER; }
-			[ -n "$v" ] || { echo "bench: no loadgen result for $s under $c" >&2; exit 1; }
-			echo "$r $c $v" >> "$OUT/metrics-cost-$s.raw"
+			[ -n "$v" ] || { echo "bench: no loadgen result for $2 under $c" >&2; exit 1; }
+			echo "$r $c $v" >> "$OUT/metrics-$1.raw"
 		done
 		r=$((r + 1))
 	done
+}
+part cost && for s in $SERVERS; do
+	port=$(port_of $s)
+	server_start $s $port || exit 1
+	TARGET=$SRV_PID
+	cost_rounds cost-$s $s $port
 	server_stop
 done
+# An idle traced redis, a busy untraced one.
+if part untraced; then
+	server_start redis 6391 || exit 1
+	TARGET=$SRV_PID
+	IDLE=$SRV_PID
+	server_start redis 6392 || exit 1
+	cost_rounds untraced redis 6392
+	server_stop
+	SRV_PID=$IDLE
+	server_stop
+fi
 
 # --- report ---------------------------------------------------------------
 fit() {	# fit SERVER ROUND: "r2 slope" of that sweep's non-limit points
@@ -75,6 +99,9 @@ fit() {	# fit SERVER ROUND: "r2 slope" of that sweep's non-limit points
 }
 col() {	# col SERVER TARGET COLUMN: that column over the rounds, one per line
 	awk -v s=$1 -v t=$2 -v c=$3 '$1 == s && $3 == t { print $c }' "$ACC"
+}
+ratio() {	# ratio CONFIG RAW: median over rounds of CONFIG's value / none's
+	awk -v c=$1 '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print v[k] / v[p[1] ",none"] } }' "$2" | median
 }
 name_of() { case $1 in memcache) echo memcached ;; http) echo nginx ;; *) echo $1 ;; esac; }
 echo "xprobectl metrics against loadgen: $ROUNDS rounds per server, $SECS s per point"
@@ -95,8 +122,7 @@ printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min
 		limit=$(col $s 0 4 | median)
 		costs=
 		for c in views fallback; do
-			costs="$costs $(awk -v c=$c '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print v[k] / v[p[1] ",none"] } }' \
-				"$OUT/metrics-cost-$s.raw" | median)"
+			costs="$costs $(ratio $c "$OUT/metrics-cost-$s.raw")"
 		done
 		set -- $costs
 		[ $first = 1 ] || printf ','
@@ -109,6 +135,9 @@ printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min
 		printf '%-10s %9s %9s %9s %8.3g %8.3g %10.0f %10.0f %11.4f %11.4f\n' $(name_of $s) $r2m $r2lo \
 			$slope $cv_lo $cv_hi $sl_lo $sl_hi $1 $2 >&2
 	done
-	echo "]}"
+	printf '],"untraced_redis_ratio_views":%s,"untraced_redis_ratio_fallback":%s}\n' \
+		$(ratio views "$OUT/metrics-untraced.raw") $(ratio fallback "$OUT/metrics-untraced.raw")
 } 2>&1 > "$OUT/metrics.json"
+printf 'an untraced redis at its limit while metrics watches an idle one: views %.4f, fallback %.4f of none\n' \
+	$(ratio views "$OUT/metrics-untraced.raw") $(ratio fallback "$OUT/metrics-untraced.raw")
 echo "results: $OUT/metrics.json, raw: $ACC, $OUT/metrics-cost-*.raw"
