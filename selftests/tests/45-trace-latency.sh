@@ -7,13 +7,16 @@
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
 N=$(scaled 2000 2)
+SLOW_MS=30
+[ -n "$DEBUG_KERNEL" ] && SLOW_MS=100	# as in 52-latency
+SLOW_US=$((SLOW_MS * 800))	# a read that long was injected
 
 # run_case OUT [trace options]: trace a slowcalls run into OUT.json
 run_case() {
 	local out=$1 hooks
 	shift
 	: > $out.sc
-	slowcalls -g -n $N -e 100 -s 30 -d /dev/nullb0 > $out.sc &
+	slowcalls -g -n $N -e 100 -s $SLOW_MS -d /dev/nullb0 > $out.sc &
 	SC=$!
 	wait_for $out.sc '^ready' "slowcalls did not start"
 	: > $out.err
@@ -54,7 +57,7 @@ check_case() {
 	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
 	# slow_read() makes exactly one read per call: all of them, and no
 	# more, are reported under its name.
-	got=$(count $out 'tid == '$SC' && sys == "read" && us >= 25000 && fn == "slow_read"')
+	got=$(count $out 'tid == '$SC' && sys == "read" && us >= '$SLOW_US' && fn == "slow_read"')
 	[ $got = $reads ] ||
 		fail "$got slow reads named slow_read, $reads made: $(grep '"tid":'$SC',"syscall":"read".*"duration_us":[0-9]\{5\}' $out.json | grep -v slow_read | head -n 3)"
 	note "ok: slow reads named slow_read: $got of $reads"

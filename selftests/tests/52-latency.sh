@@ -10,13 +10,19 @@
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
 N=$(scaled 3000 2)
+# The injected slow read: 30 ms, 100 ms on the debug kernel, whose calls
+# jitter so much under a second VM that the learned spread of read once
+# put the threshold near 30 ms (12 of 13 reported).
+SLOW_MS=30
+[ -n "$DEBUG_KERNEL" ] && SLOW_MS=100
+SLOW_US=$((SLOW_MS * 800))	# a read that long was injected
 
 # run_case OUT [xprobectl options]: trace a slowcalls run into OUT.json
 run_case() {
 	local out=$1
 	shift
 	: > $out.sc
-	slowcalls -g -n $N -e 100 -s 30 -d /dev/nullb0 > $out.sc &
+	slowcalls -g -n $N -e 100 -s $SLOW_MS -d /dev/nullb0 > $out.sc &
 	SC=$!
 	wait_for $out.sc '^ready' "slowcalls did not start"
 	: > $out.err
@@ -49,16 +55,17 @@ check_case() {
 	local out=$1 reads fsyncs calls other limit got pct
 	reads=$(awk '/^truth/ { print $3 }' $out.sc)
 	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
-	got=$(count $out 'tid == main && sys == "read" && us >= 25000')
-	[ $got -ge $reads ] && [ $got -le $((reads + 2)) ] || fail "$got slow reads reported, $reads made"
-	note "ok: slow reads reported: $got of $reads (main thread, >= 25 ms)"
+	got=$(count $out 'tid == main && sys == "read" && us >= '$SLOW_US)
+	[ $got -ge $reads ] && [ $got -le $((reads + 2)) ] ||
+		fail "$got slow reads reported, $reads made; read's normal: $(grep -o '{"syscall":"read"[^}]*}' $out.json); $(grep -o '"lost":[0-9]*' $out.json)"
+	note "ok: slow reads reported: $got of $reads (main thread, >= $((SLOW_US / 1000)) ms)"
 	got=$(count $out 'tid == main && sys == "fsync" && us >= 1500')
 	[ $got -ge $fsyncs ] || fail "$got slow fsyncs reported, $fsyncs made"
 	note "ok: slow fsyncs reported: $got, $fsyncs made (>= 1.5 ms; an ordinary one may wait for the disk too)"
 	calls=$(sed -n 's/.*"type":"summary","k":[0-9.e+-]*,"calls":\([0-9]*\),.*/\1/p' $out.json)
 	[ -n "$calls" ] && [ $calls -ge $((4 * N)) ] || fail "summary counts $calls calls for $N rounds"
 	# Ordinary: the main thread's calls that were not injected.
-	other=$(count $out 'tid == main && !(sys == "read" && us >= 25000) && !(sys == "fsync" && us >= 1500)')
+	other=$(count $out 'tid == main && !(sys == "read" && us >= '$SLOW_US') && !(sys == "fsync" && us >= 1500)')
 	pct=2
 	[ -n "$DEBUG_KERNEL" ] && pct=5
 	limit=$((calls * pct / 100))
