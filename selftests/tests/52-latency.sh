@@ -10,9 +10,9 @@
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
 N=$(scaled 3000 2)
-# The injected slow read: 30 ms, 100 ms on the debug kernel, whose calls
-# jitter so much under a second VM that the learned spread of read once
-# put the threshold near 30 ms (12 of 13 reported).
+# The injected slow read: 30 ms, 100 ms on the debug kernel. There, beside
+# a second VM, 12 of 13 30-ms reads were reported once; most likely its
+# jitter had widened read's learned spread until the threshold neared 30 ms.
 SLOW_MS=30
 [ -n "$DEBUG_KERNEL" ] && SLOW_MS=100
 SLOW_US=$((SLOW_MS * 800))	# a read that long was injected
