@@ -6,49 +6,19 @@
 # five hooks); the same again with trace in fallback mode.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
+. /xp/selftests/slowcalls.sh
 N=$(scaled 2000 2)
-SLOW_MS=30
-[ -n "$DEBUG_KERNEL" ] && SLOW_MS=100	# as in 52-latency
-SLOW_US=$((SLOW_MS * 800))	# a read that long was injected
 
 # run_case OUT [trace options]: trace a slowcalls run into OUT.json
 run_case() {
 	local out=$1 hooks
 	shift
-	: > $out.sc
-	slowcalls -g -n $N -e 100 -s $SLOW_MS -d /dev/nullb0 > $out.sc &
-	SC=$!
-	wait_for $out.sc '^ready' "slowcalls did not start"
-	: > $out.err
-	xprobectl trace --json --latency -f ordinary_round -f 'slow_*' "$@" $SC \
-		> $out.json 2> $out.err &
-	XP=$!
-	wait_for $out.err 'and slow syscalls' "xprobectl trace --latency did not start"
+	slow_start $out $N 'and slow syscalls' trace --json --latency -f ordinary_round \
+		-f 'slow_*' "$@"
 	hooks=$(status_field hooks)
-	kill -USR1 $SC
-	wait_for $out.sc '^truth' "slowcalls did not finish" 6000
-	kill -INT $XP
-	wait $XP || fail "xprobectl trace --latency failed: $(cat $out.err)"
-	kill $SC
-	wait $SC 2> /dev/null
+	slow_finish $out
 	note "$(tail -n 1 $out.sc); hooks while tracing: $hooks; $(tail -n 1 $out.err)"
 	HOOKS=$hooks
-}
-
-# count OUT AWK-CONDITION: slow-call lines of OUT.json meeting it (fields:
-# sys, fn, us, tid)
-count() {
-	awk '
-		/"type":"slow"/ {
-			tid = $0; sub(/.*"tid":/, "", tid); sub(/,.*/, "", tid)
-			sys = $0; sub(/.*"syscall":"/, "", sys); sub(/".*/, "", sys)
-			us = $0; sub(/.*"duration_us":/, "", us); sub(/,.*/, "", us)
-			fn = "-"
-			if ($0 ~ /"function":"/) { fn = $0; sub(/.*"function":"/, "", fn); sub(/".*/, "", fn) }
-			tid += 0; us += 0
-			if ('"$2"') n++
-		}
-		END { print n + 0 }' $1.json
 }
 
 check_case() {
@@ -57,18 +27,18 @@ check_case() {
 	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
 	# slow_read() makes exactly one read per call: all of them, and no
 	# more, are reported under its name.
-	got=$(count $out 'tid == '$SC' && sys == "read" && us >= '$SLOW_US' && fn == "slow_read"')
+	got=$(slow_count $out 'tid == '$SC' && sys == "read" && us >= '$SLOW_US' && fn == "slow_read"')
 	[ $got = $reads ] ||
 		fail "$got slow reads named slow_read, $reads made: $(grep '"tid":'$SC',"syscall":"read".*"duration_us":[0-9]\{5\}' $out.json | grep -v slow_read | head -n 3)"
 	note "ok: slow reads named slow_read: $got of $reads"
-	got=$(count $out 'tid == '$SC' && sys == "fsync" && us >= 1500 && fn == "slow_fsync"')
+	got=$(slow_count $out 'tid == '$SC' && sys == "fsync" && us >= 1500 && fn == "slow_fsync"')
 	[ $got -ge $fsyncs ] && [ $got -le $((fsyncs + 2)) ] || fail "$got slow fsyncs named slow_fsync, $fsyncs made"
 	note "ok: slow fsyncs named slow_fsync: $got of $fsyncs"
 	# Every slow call of the main thread names a function that makes that
 	# syscall, or none. (ordinary_round's calls can be slow too, kept off
 	# the CPU; an earlier version of this check, which counted any read over
 	# 25 ms outside slow_read as misnamed, failed twice on the debug kernel.)
-	got=$(count $out 'tid == '$SC' && fn != "-" && !((sys == "read" || sys == "write") && (fn == "slow_read" || fn == "ordinary_round")) && !(sys == "fsync" && (fn == "slow_fsync" || fn == "ordinary_round")) && !(sys == "pwrite64" && fn == "slow_fsync")')
+	got=$(slow_count $out 'tid == '$SC' && fn != "-" && !((sys == "read" || sys == "write") && (fn == "slow_read" || fn == "ordinary_round")) && !(sys == "fsync" && (fn == "slow_fsync" || fn == "ordinary_round")) && !(sys == "pwrite64" && fn == "slow_fsync")')
 	[ $got = 0 ] || fail "$got slow calls named a function that does not make them: $(grep '"tid":'$SC',' $out.json | grep -v '"read".*"slow_read"\|"fsync".*"slow_fsync"\|"ordinary_round"' | head -n 4)"
 	note "ok: every slow call names a function that makes it"
 	# trace's own report is still there, and agrees with the truth.

@@ -9,63 +9,33 @@
 # through the view, and once more in fallback mode.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
+. /xp/selftests/slowcalls.sh
 N=$(scaled 3000 2)
-# The injected slow read: 30 ms, 100 ms on the debug kernel. There, beside
-# a second VM, 12 of 13 30-ms reads were reported once; most likely its
-# jitter had widened read's learned spread until the threshold neared 30 ms.
-SLOW_MS=30
-[ -n "$DEBUG_KERNEL" ] && SLOW_MS=100
-SLOW_US=$((SLOW_MS * 800))	# a read that long was injected
 
 # run_case OUT [xprobectl options]: trace a slowcalls run into OUT.json
 run_case() {
 	local out=$1
 	shift
-	: > $out.sc
-	slowcalls -g -n $N -e 100 -s $SLOW_MS -d /dev/nullb0 > $out.sc &
-	SC=$!
-	wait_for $out.sc '^ready' "slowcalls did not start"
-	: > $out.err
-	xprobectl latency --json "$@" $SC > $out.json 2> $out.err &
-	XP=$!
-	wait_for $out.err 'syscall latency of pid' "xprobectl latency did not start"
-	kill -USR1 $SC
-	wait_for $out.sc '^truth' "slowcalls did not finish" 6000
-	kill -INT $XP
-	wait $XP || fail "xprobectl latency failed: $(cat $out.err)"
-	kill $SC
-	wait $SC 2> /dev/null
-	note "$(cat $out.sc | tail -n 1); $(tail -n 1 $out.err)"
-}
-
-# count OUT AWK-CONDITION: slow-call lines of OUT.json meeting it
-count() {
-	awk -v main=$SC '
-		/"type":"slow"/ {
-			tid = $0; sub(/.*"tid":/, "", tid); sub(/,.*/, "", tid)
-			sys = $0; sub(/.*"syscall":"/, "", sys); sub(/".*/, "", sys)
-			us = $0; sub(/.*"duration_us":/, "", us); sub(/,.*/, "", us)
-			tid += 0; us += 0	# numbers, not strings, in the comparisons
-			if ('"$2"') n++
-		}
-		END { print n + 0 }' $1.json
+	slow_start $out $N 'syscall latency of pid' latency --json "$@"
+	slow_finish $out
+	note "$(tail -n 1 $out.sc); $(tail -n 1 $out.err)"
 }
 
 check_case() {
 	local out=$1 reads fsyncs calls other limit got pct
 	reads=$(awk '/^truth/ { print $3 }' $out.sc)
 	fsyncs=$(awk '/^truth/ { print $5 }' $out.sc)
-	got=$(count $out 'tid == main && sys == "read" && us >= '$SLOW_US)
+	got=$(slow_count $out 'tid == main && sys == "read" && us >= '$SLOW_US)
 	[ $got -ge $reads ] && [ $got -le $((reads + 2)) ] ||
 		fail "$got slow reads reported, $reads made; read's normal: $(grep -o '{"syscall":"read"[^}]*}' $out.json); $(grep -o '"lost":[0-9]*' $out.json)"
 	note "ok: slow reads reported: $got of $reads (main thread, >= $((SLOW_US / 1000)) ms)"
-	got=$(count $out 'tid == main && sys == "fsync" && us >= 1500')
+	got=$(slow_count $out 'tid == main && sys == "fsync" && us >= 1500')
 	[ $got -ge $fsyncs ] || fail "$got slow fsyncs reported, $fsyncs made"
 	note "ok: slow fsyncs reported: $got, $fsyncs made (>= 1.5 ms; an ordinary one may wait for the disk too)"
 	calls=$(sed -n 's/.*"type":"summary","k":[0-9.e+-]*,"calls":\([0-9]*\),.*/\1/p' $out.json)
 	[ -n "$calls" ] && [ $calls -ge $((4 * N)) ] || fail "summary counts $calls calls for $N rounds"
 	# Ordinary: the main thread's calls that were not injected.
-	other=$(count $out 'tid == main && !(sys == "read" && us >= '$SLOW_US') && !(sys == "fsync" && us >= 1500)')
+	other=$(slow_count $out 'tid == main && !(sys == "read" && us >= '$SLOW_US') && !(sys == "fsync" && us >= 1500)')
 	pct=2
 	[ -n "$DEBUG_KERNEL" ] && pct=5
 	limit=$((calls * pct / 100))
