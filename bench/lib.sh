@@ -44,6 +44,9 @@ start_ready() {
 #   instaret  a uprobe on UFUNC whose BPF program returns at once
 #   trace1    xprobectl trace -f UFUNC (uprobe + uretprobe, kernel hooks)
 #   traceall  xprobectl trace of every function of the main binary
+# and syscall metrics of TARGET:
+#   metrics     xprobectl metrics through a view of TARGET
+#   metrics-fb  xprobectl metrics --no-views (the global syscall tracepoints)
 # setup leaves how long attaching took (guest seconds) in ATTACH_S.
 uptime_cs() { tr -d . < /proc/uptime | cut -d' ' -f1; }
 setup() {
@@ -62,10 +65,12 @@ setup() {
 	instaret) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	metrics) xprobectl metrics $TARGET > /dev/null 2> /tmp/helper.out & ;;
+	metrics-fb) xprobectl metrics --no-views $TARGET > /dev/null 2> /tmp/helper.out & ;;
 	*) pidfilter -p $TARGET -m $1 $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
 	esac
 	HELPER=$!
-	wait_line /tmp/helper.out '^attached\|xprobectl: tracing' ${ATTACH_WAIT:-10} || return 1
+	wait_line /tmp/helper.out '^attached\|xprobectl: tracing\|metrics of pid' ${ATTACH_WAIT:-10} || return 1
 	ATTACH_S=$(( $(uptime_cs) - t0 ))
 	ATTACH_S=$((ATTACH_S / 100)).$(printf %02d $((ATTACH_S % 100)))
 }
@@ -96,7 +101,7 @@ rounds() {
 			sleep ${SETTLE:-3}
 			[ -z "${PREPARE:-}" ] || $PREPARE
 			ATTACH_S=0
-			setup $c || { echo "bench: cannot set up $c" >&2; exit 1; }
+			setup $c || { echo "bench: cannot set up $c: $(tail -n 3 /tmp/helper.out)" >&2; exit 1; }
 			echo "$r $c $ATTACH_S" >> "$OUT/$name.attach"
 			sleep ${SETTLE:-3}
 			v=$(measure)
@@ -108,6 +113,12 @@ rounds() {
 	done
 }
 
+# round_ratios CONFIG RAW: per round of RAW ("round config value"), CONFIG's value
+# over none's, one per line
+round_ratios() {
+	awk -v c=$1 '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print v[k] / v[p[1] ",none"] } }' "$2"
+}
+
 # ratio_json NAME "CONFIGS" EXTRA-JSON: from $OUT/NAME.raw, per configuration
 # the median value and the median, min and max of its ratio to 'none' in the
 # same round; writes $OUT/NAME.json and prints a table.
@@ -117,7 +128,7 @@ ratio_json() {
 		printf '{"experiment":"%s",%s"results":[' "$name" "$extra"
 		for c in $configs; do
 			vals=$(awk -v c=$c '$2 == c { print $3 }' "$OUT/$name.raw")
-			ratios=$(awk -v c=$c '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print v[k] / v[p[1] ",none"] } }' "$OUT/$name.raw")
+			ratios=$(round_ratios $c "$OUT/$name.raw")
 			[ $first = 1 ] || printf ','
 			first=0
 			printf '{"config":"%s","median":%s,"ratio_median":%s,"ratio_min":%s,"ratio_max":%s}' \

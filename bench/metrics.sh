@@ -46,39 +46,17 @@ part accuracy && for s in $SERVERS; do
 done
 
 # --- cost -----------------------------------------------------------------
-setup_metrics() {	# setup_metrics CONFIG: start xprobectl metrics on $TARGET
-	: > /tmp/helper.out
-	case $1 in
-	none) return 0 ;;
-	views) xprobectl metrics $TARGET > /dev/null 2> /tmp/helper.out & ;;
-	fallback) xprobectl metrics --no-views $TARGET > /dev/null 2> /tmp/helper.out & ;;
-	esac
-	HELPER=$!
-	wait_line /tmp/helper.out 'metrics of pid' 20
-}
-# cost_rounds NAME PROTO PORT: the limit of the server on PORT under each
-# configuration on $TARGET, ROUNDS rounds, the order rotating
-cost_rounds() {
-	local r=1 order c v
-	: > "$OUT/metrics-$1.raw"
-	while [ $r -le $ROUNDS ]; do
-		order=$(echo none views fallback | awk -v r=$r '{ for (i = 0; i < NF; i++) printf "%s ", $(((i + r) % NF) + 1) }')
-		for c in $order; do
-			sleep 1
-			setup_metrics $c || { echo "bench: cannot start metrics ($c): $(cat /tmp/helper.out)" >&2; exit 1; }
-			v=$(loadgen -p $2 -P $3 -r 0 -c 8 -d $SECS | sed -n 's/.* span_rate \([0-9.]*\) .*/\1/p')
-			[ $c = none ] || { kill -INT $HELPER; wait $HELPER; }
-			[ -n "$v" ] || { echo "bench: no loadgen result for $2 under $c" >&2; exit 1; }
-			echo "$r $c $v" >> "$OUT/metrics-$1.raw"
-		done
-		r=$((r + 1))
-	done
-}
+# Each server's limit under none, metrics (views) and metrics-fb (fallback)
+# on $TARGET, rounds() alternating them; measure's loadgen speaks $PROTO.
+CONFIGS="none metrics metrics-fb"
+SETTLE=1
+ATTACH_WAIT=20
+measure() { loadgen -p $PROTO -P $PORT -r 0 -c 8 -d $SECS | sed -n 's/.* span_rate \([0-9.]*\) .*/\1/p'; }
 part cost && for s in $SERVERS; do
 	port=$(port_of $s)
 	server_start $s $port || exit 1
-	TARGET=$SRV_PID
-	cost_rounds cost-$s $s $port
+	TARGET=$SRV_PID PROTO=$s PORT=$port
+	rounds metrics-cost-$s "$CONFIGS" $ROUNDS
 	server_stop
 done
 # An idle traced redis, a busy untraced one.
@@ -87,7 +65,8 @@ if part untraced; then
 	TARGET=$SRV_PID
 	IDLE=$SRV_PID
 	server_start redis 6392 || exit 1
-	cost_rounds untraced redis 6392
+	PROTO=redis PORT=6392
+	rounds metrics-untraced "$CONFIGS" $ROUNDS
 	server_stop
 	SRV_PID=$IDLE
 	server_stop
@@ -100,9 +79,7 @@ fit() {	# fit SERVER ROUND: "r2 slope" of that sweep's non-limit points
 col() {	# col SERVER TARGET COLUMN: that column over the rounds, one per line
 	awk -v s=$1 -v t=$2 -v c=$3 '$1 == s && $3 == t { print $c }' "$ACC"
 }
-ratio() {	# ratio CONFIG RAW: median over rounds of CONFIG's value / none's
-	awk -v c=$1 '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print v[k] / v[p[1] ",none"] } }' "$2" | median
-}
+ratio() { round_ratios "$@" | median; }	# ratio CONFIG RAW: the median over rounds
 name_of() { case $1 in memcache) echo memcached ;; http) echo nginx ;; *) echo $1 ;; esac; }
 echo "xprobectl metrics against loadgen: $ROUNDS rounds per server, $SECS s per point"
 printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min" slope \
@@ -121,7 +98,7 @@ printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min
 		sl_hi=$(col $s 0 8 | median)
 		limit=$(col $s 0 4 | median)
 		costs=
-		for c in views fallback; do
+		for c in metrics metrics-fb; do
 			costs="$costs $(ratio $c "$OUT/metrics-cost-$s.raw")"
 		done
 		set -- $costs
@@ -136,8 +113,8 @@ printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min
 			$slope $cv_lo $cv_hi $sl_lo $sl_hi $1 $2 >&2
 	done
 	printf '],"untraced_redis_ratio_views":%s,"untraced_redis_ratio_fallback":%s}\n' \
-		$(ratio views "$OUT/metrics-untraced.raw") $(ratio fallback "$OUT/metrics-untraced.raw")
+		$(ratio metrics "$OUT/metrics-untraced.raw") $(ratio metrics-fb "$OUT/metrics-untraced.raw")
 } 2>&1 > "$OUT/metrics.json"
 printf 'an untraced redis at its limit while metrics watches an idle one: views %.4f, fallback %.4f of none\n' \
-	$(ratio views "$OUT/metrics-untraced.raw") $(ratio fallback "$OUT/metrics-untraced.raw")
+	$(ratio metrics "$OUT/metrics-untraced.raw") $(ratio metrics-fb "$OUT/metrics-untraced.raw")
 echo "results: $OUT/metrics.json, raw: $ACC, $OUT/metrics-cost-*.raw"
