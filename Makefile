@@ -152,14 +152,12 @@ demo: deps
 
 # Overhead experiments, in the VM; results land in build/bench (docs/experiments.md).
 # XP_ICOUNT=0 (default) runs the guest on instruction-count time; XP_ICOUNT= for wall time.
-# BENCH_ONLY="hit-cost op-cost" runs only those parts (bench/run.sh names them).
+# BENCH_ONLY="hit-cost op-cost" runs only those parts (bench/run.sh names them),
+# each part in a VM of its own (bench/vm.sh).
 bench: deps
 	@bash $(VM)/deps.sh bench
 	@$(MAKE) --no-print-directory initramfs
-	@mkdir -p $(BUILD)/bench
-	@{ echo "BENCH_ONLY='$(BENCH_ONLY)'"; echo "export METRICS_PARTS='$(METRICS_PARTS)'"; cat bench/run.sh; } > $(BUILD)/bench/job.sh
-	@XP_ICOUNT=$${XP_ICOUNT-0} bash $(RUNVM) --timeout 5400 --share $(BUILD)/bench --script $(BUILD)/bench/job.sh
-	@bash bench/plot.sh $(BUILD)/bench
+	@BENCH_ONLY='$(BENCH_ONLY)' METRICS_PARTS='$(METRICS_PARTS)' bash bench/vm.sh $(BUILD)/bench
 
 # --- debug kernel: KUnit, KASAN, lockdep, kmemleak (selftests/debug) ---------
 # The module is built twice against it, plain and with its KUnit suites, each
