@@ -60,6 +60,7 @@ fi
 cat "$INITRD" "$work/job.cpio.gz" > "$work/initrd.cpio.gz"
 
 accel=$("$HERE/accel.sh" "$KERNEL" "$BUILD/vm/accel")
+icount=()
 if [ "$accel" = kvm ]; then
 	machine=(-accel kvm -cpu host)
 else
@@ -67,9 +68,17 @@ else
 	# kernel's own text_poke_bp(): about 1 boot in 30 dies with "Oops: int3"
 	# in a jump-label site without xprobes loaded (docs/vm.md). One TCG
 	# thread for all vCPUs does not; XP_TCG_OPTS=thread=multi overrides.
-	machine=(-accel "tcg,${XP_TCG_OPTS:-thread=single}" -cpu "$CPU")
 	# Deterministic guest time for experiments: 1 ns per emulated instruction.
-	[ -n "${XP_ICOUNT:-}" ] && machine+=(-icount "shift=${XP_ICOUNT},sleep=off")
+	# QEMU 7.2 translates CMPXCHG16B to a helper that reads a stale cc_op, so
+	# general-register bits (even VM) can land in RFLAGS; under -icount and
+	# TCP load the guest died with a double fault in SLUB's cmpxchg16b within
+	# a minute, without xprobes loaded (docs/vm.md). Without cx16 the kernel
+	# uses its emulation (pushf; cli) instead. XP_CX16=1 keeps the instruction.
+	if [ -n "${XP_ICOUNT:-}" ]; then
+		[ "${XP_CX16:-0}" = 1 ] || CPU="$CPU,cx16=off"
+		icount=(-icount "shift=${XP_ICOUNT},sleep=off")
+	fi
+	machine=(-accel "tcg,${XP_TCG_OPTS:-thread=single}" -cpu "$CPU" "${icount[@]}")
 fi
 share=()
 if [ -n "$SHARE" ]; then
