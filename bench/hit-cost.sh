@@ -1,7 +1,9 @@
 # Experiment 2: what one hook hit costs the traced process itself.
 # The target makes getppid() for D seconds (callrate -g: started, made the
 # target, then let go) with a hook on __x64_sys_getppid under each of:
-# none, view (+ a BPF program on xprobes_hook), in (global kprobe + PID test
+# none, view (+ a BPF program on xprobes_hook; the function's first
+# instruction, an int3 here), view-call (its first instruction that becomes a
+# call hook), view-int3 (that one kept an int3), in (global kprobe + PID test
 # in BPF), fentry (global fentry + PID test). Cost of a hit = 1/rate - 1/rate
 # of none in the same round; under -icount a guest nanosecond is one
 # emulated instruction, so the cost reads as instructions per hit.
@@ -9,7 +11,7 @@
 ROUNDS=${ROUNDS:-7}
 D=${D:-1}
 HOOKS=__x64_sys_getppid
-CONFIGS="none view in fentry"
+CONFIGS="none view view-call view-int3 in fentry"
 
 start_target() {
 	start_ready /tmp/rate.out callrate -g -d $D getppid

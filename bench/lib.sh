@@ -35,7 +35,11 @@ start_ready() {
 # kernel functions $HOOKS (setup CONFIG / teardown CONFIG):
 #   none    no tracing at all
 #   view    an xprobes view of TARGET with hooks on HOOKS, and a BPF program
-#           counting the hooks' hits (raw tracepoint xprobes_hook)
+#           counting the hooks' hits (raw tracepoint xprobes_hook); each hook
+#           at the function's first instruction, whatever kind it becomes
+#   view-call  the same, each hook on the function's first instruction that
+#           becomes a call hook (5 bytes or more)
+#   view-int3  the same instruction as view-call, kept an int3 (--trap)
 #   in      global kprobes on HOOKS, PID test inside BPF (bpftrace -p, bcc)
 #   fentry  global fentry on __do_sys_getppid, PID test inside BPF
 #   post    global kprobes sending every event to user space, which filters
@@ -49,16 +53,41 @@ start_ready() {
 #   metrics-fb  xprobectl metrics --no-views (the global syscall tracepoints)
 # setup leaves how long attaching took (guest seconds) in ATTACH_S.
 uptime_cs() { tr -d . < /proc/uptime | cut -d' ' -f1; }
+# call_site FUNC: FUNC+OFF of FUNC's first instruction that becomes a call
+# hook, found once by trying them in the view of an idle process (cached).
+call_site() {
+	local off=9 j id p
+	if [ ! -s /tmp/call_site.$1 ]; then
+		sleep 600 &
+		p=$!
+		xprobectl view add $p > /dev/null || return 1
+		while [ $off -lt 128 ]; do
+			if j=$(xprobectl hook add --json $p $1+$off 2>/dev/null); then
+				id=$(echo "$j" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+				xprobectl hook del $id
+				case $j in *'"kind":"call"'*) echo "$1+$off" > /tmp/call_site.$1; break ;; esac
+			fi
+			off=$((off + 1))
+		done
+		kill $p
+		wait $p 2>/dev/null
+	fi
+	cat /tmp/call_site.$1
+}
 setup() {
 	local f t0
 	t0=$(uptime_cs)
 	: > /tmp/helper.out
 	case $1 in
 	none) return 0 ;;
-	view)
+	view|view-call|view-int3)
 		xprobectl view add $TARGET > /dev/null || return 1
 		for f in $HOOKS; do
-			xprobectl hook add $TARGET $f > /dev/null || return 1
+			case $1 in
+			view) xprobectl hook add $TARGET $f > /dev/null ;;
+			view-call) xprobectl hook add $TARGET $(call_site $f) > /dev/null ;;
+			view-int3) xprobectl hook add --trap $TARGET $(call_site $f) > /dev/null ;;
+			esac || return 1
 		done
 		hookcount > /tmp/helper.out & ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
@@ -80,7 +109,7 @@ teardown() {
 	kill $HELPER
 	wait $HELPER
 	# (a target that has exited took its view with it)
-	[ "$1" = view ] && kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET
+	case $1 in view*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
 	return 0
 }
 

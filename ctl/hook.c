@@ -13,11 +13,13 @@
 
 static void hook_usage(FILE *f)
 {
-	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--json]\n"
+	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap] [--json]\n"
 		   "       xprobectl hook del ID\n"
 		   "       xprobectl hook list [PID] [--json]\n"
 		   "SYMBOL alone hooks the first instruction after ENDBR and the fentry site.\n"
-		   "--return hooks where SYMBOL returns to its caller (x64_sys_call: syscall exit).\n");
+		   "--return hooks where SYMBOL returns to its caller (x64_sys_call: syscall exit).\n"
+		   "A hook on an instruction of 5 bytes or more becomes a call into the module\n"
+		   "(no trap per hit); --trap keeps it an int3.\n");
 }
 
 struct hook_row {
@@ -41,6 +43,12 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
 		snprintf(r->sym, sizeof(r->sym), "%s", nla_get_string(tb[XPROBES_A_SYMBOL]));
 }
 
+/* How a hit reaches the module: through a call in the copy or an int3 trap. */
+static const char *hook_kind(const struct hook_row *r)
+{
+	return r->flags & XPROBES_HOOK_CALL ? "call" : "int3";
+}
+
 static void json_hook(const struct hook_row *r)
 {
 	char where[600];
@@ -57,6 +65,7 @@ static void json_hook(const struct hook_row *r)
 	json_u64("hits", r->hits);
 	json_u64("dropped", r->dropped);
 	json_str("state", r->flags & XPROBES_HOOK_BROKEN ? "displaced" : "armed");
+	json_str("kind", hook_kind(r));
 	json_obj_end();
 }
 
@@ -85,8 +94,8 @@ static int print_hook(struct nlattr **tb, void *arg)
 		return 0;
 	}
 	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r.sym, r.off);
-	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64 "%s\n",
-	       r.id, r.pid, r.addr, where, r.hits, r.dropped,
+	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64 "  %-4s%s\n",
+	       r.id, r.pid, r.addr, where, r.hits, r.dropped, hook_kind(&r),
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" : "");
 	return 0;
 }
@@ -96,24 +105,26 @@ static int hook_add(int argc, char **argv)
 	static const struct option opts[] = {
 		{ "cookie", required_argument, NULL, 'c' },
 		{ "return", no_argument, NULL, 'r' },
+		{ "trap", no_argument, NULL, 't' },
 		COMMON_OPTS,
 		{ 0 }
 	};
 	uint64_t cookie = 0;
-	bool json = false, ret = false;
+	bool json = false, ret = false, trap = false;
 	struct target t;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
 	uint32_t pid;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "c:rhj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "c:rthj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'c':
 			if (!parse_u64(optarg, &cookie))
 				return usage_error("bad cookie '%s'", optarg);
 			break;
 		case 'r': ret = true; break;
+		case 't': trap = true; break;
 		case 'j': json = true; break;
 		case 'h': hook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
@@ -135,8 +146,8 @@ static int hook_add(int argc, char **argv)
 	if (t.has_off)
 		nla_put_u32(msg, XPROBES_A_OFFSET, t.off);
 	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
-	if (ret)
-		nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_RETURN);
+	if (ret || trap)
+		nla_put_u32(msg, XPROBES_A_FLAGS, (ret ? XPROBES_F_RETURN : 0) | (trap ? XPROBES_F_TRAP : 0));
 	err = xp_nl_call(nl, msg, print_added, &json);
 	if (err) {
 		char what[600];
@@ -197,8 +208,8 @@ static int hook_list(int argc, char **argv)
 	if (json)
 		json_arr_begin(NULL);
 	else
-		printf("%-6s %-8s %-18s  %-36s %12s %10s\n", "ID", "PID", "ADDRESS", "LOCATION",
-		       "HITS", "DROPPED");
+		printf("%-6s %-8s %-18s  %-36s %12s %10s  %-4s\n", "ID", "PID", "ADDRESS", "LOCATION",
+		       "HITS", "DROPPED", "KIND");
 	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
 	if (pid)
 		nla_put_u32(msg, XPROBES_A_PID, pid);

@@ -14,7 +14,7 @@
 struct status {
 	char version[64];
 	uint32_t mode, views, hooks;
-	uint64_t mem, mismatches, audits, conflicts, mirrored;
+	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
 	char reason[256];
 };
 
@@ -49,6 +49,10 @@ static int parse_status(struct nlattr **tb, void *arg)
 		s->conflicts = nla_get_u64(tb[XPROBES_A_CONFLICTS]);
 	if (tb[XPROBES_A_MIRRORED])
 		s->mirrored = nla_get_u64(tb[XPROBES_A_MIRRORED]);
+	if (tb[XPROBES_A_BACKUPS_FIXED])
+		s->backups_fixed = nla_get_u64(tb[XPROBES_A_BACKUPS_FIXED]);
+	if (tb[XPROBES_A_KPROBES_REFUSED])
+		s->kprobes_refused = nla_get_u64(tb[XPROBES_A_KPROBES_REFUSED]);
 	if (tb[XPROBES_A_REASON])
 		snprintf(s->reason, sizeof(s->reason), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	return 0;
@@ -106,6 +110,8 @@ int cmd_status(int argc, char **argv)
 		json_u64("memory_bytes", s.mem);
 		json_u64("text_writes_mirrored", s.mirrored);
 		json_u64("hooks_displaced", s.conflicts);
+		json_u64("kprobe_backups_fixed", s.backups_fixed);
+		json_u64("kprobes_refused", s.kprobes_refused);
 		json_u64("audits", s.audits);
 		json_u64("audit_mismatches", s.mismatches);
 		json_obj_end();
@@ -119,6 +125,8 @@ int cmd_status(int argc, char **argv)
 		printf("coherence: %" PRIu64 " kernel text writes mirrored, %" PRIu64
 		       " hooks displaced, %" PRIu64 " audits, %" PRIu64 " mismatches\n",
 		       s.mirrored, s.conflicts, s.audits, s.mismatches);
+		printf("kprobes:  %" PRIu64 " optimizer backups corrected, %" PRIu64
+		       " registrations refused to traced processes\n", s.backups_fixed, s.kprobes_refused);
 	}
 	return EXIT_OK;
 }

@@ -14,7 +14,7 @@ struct subcmd {
 static const struct subcmd subcmds[] = {
 	{ "status", cmd_status, "status [--json]" },
 	{ "view", cmd_view, "view add PID [--no-follow-fork] | view del PID | view list [--json]" },
-	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] | hook del ID | hook list [PID] [--json]" },
+	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap] | hook del ID | hook list [PID] [--json]" },
 	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
 	{ "audit", cmd_audit, "audit [--json]   (compare every private copy with the kernel text now)" },
 	{ "trace", cmd_trace, "trace [-f [LIB:]GLOB]... [-d S] [-i S] [--json|--folded] [-H] [-T] [--no-views] PID | -- COMMAND [ARGS]" },

@@ -21,7 +21,7 @@
  * hook is marked broken and stops firing in that view.
  *
  * The audit compares every copy with its original, outside the bytes of armed
- * hooks, periodically (lifecycle.c) and on demand; differences are counted
+ * hooks (an int3, or a call's five bytes), periodically (lifecycle.c) and on demand; differences are counted
  * and repaired.
  *
  * Locking: the kprobe handler runs with text_mutex held by the patcher and
@@ -44,6 +44,38 @@ atomic64_t xp_conflicts;		/* hooks broken by kernel patching */
 atomic64_t xp_mismatches;		/* copy pages the audit found different */
 atomic64_t xp_audits;			/* audit passes */
 
+/*
+ * The kernel is about to write [lo, hi) over a call hook's instruction: give
+ * the copy back the bytes the kernel expects there first. Each runtime patcher
+ * first writes an int3 at the start of the instruction it patches and
+ * serialises every CPU before it writes the rest (callhook.c), so:
+ * - a live call whose first byte is written: that is the int3; put ours there
+ *   first and leave the displacement behind it, which no CPU may be fetching
+ *   yet; it goes at the next write here or at the next audit;
+ * - a live call covered from an earlier address: the patcher keeps every CPU
+ *   out of what it covers, so the whole call can go at once;
+ * - a displacement left behind earlier: the patcher has serialised since.
+ */
+static void displace_call(struct xp_hook *h, unsigned long lo)
+{
+	u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+
+	if (READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == CALL_INSN_OPCODE) {
+		if (lo >= h->addr) {
+			WRITE_ONCE(c[0], INT3_INSN_OPCODE);
+			if (lo > h->addr)	/* not a patcher's protocol: say so */
+				pr_warn_once("kernel write inside a call hook at %pS\n", (void *)h->addr);
+		} else {
+			WRITE_ONCE(c[0], *(u8 *)xp_text(h->addr));
+		}
+		WRITE_ONCE(h->mode, XP_HOOK_TRAP);
+		if (lo == h->addr)
+			return;
+	}
+	xp_call_restore_tail(h);
+}
+NOKPROBE_SYMBOL(displace_call);
+
 /* A hook of @v whose instruction overlaps [lo, hi) is displaced by the kernel. */
 static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigned long hi)
 {
@@ -51,7 +83,11 @@ static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigne
 	int bkt;
 
 	hash_for_each_rcu(v->hooks, bkt, h, hnode) {
-		if (h->addr < hi && h->addr + h->insn.len > lo && !READ_ONCE(h->broken)) {
+		if (h->addr >= hi || h->addr + h->insn.len <= lo)
+			continue;
+		if (h->call_ok)
+			displace_call(h, lo);
+		if (!READ_ONCE(h->broken)) {
 			WRITE_ONCE(h->broken, true);
 			atomic64_inc(&xp_conflicts);
 		}
@@ -92,6 +128,8 @@ static int on_text_poke(struct kprobe *p, struct pt_regs *regs)
 
 	if (addr >= xp_k.etext || addr + len <= xp_k.stext)
 		return 0;
+	if (regs->di != poke_memset)
+		xp_readers_poke(addr, (const u8 *)regs->dx, len);
 	rcu_read_lock();
 	mirror(addr, (const u8 *)regs->dx, len, regs->di == poke_memset);
 	rcu_read_unlock();
@@ -103,11 +141,31 @@ static struct kprobe poke_kp = {
 	.pre_handler = on_text_poke,
 };
 
+/* Is @addr one of the five bytes of a live call hook of @v? */
+static bool in_live_call(struct xp_view *v, unsigned long addr)
+{
+	unsigned int back;
+
+	for (back = 0; back < CALL_INSN_SIZE; back++) {
+		struct xp_hook *h = xp_hook_at(v, addr - back);
+
+		if (h && READ_ONCE(h->mode) == XP_HOOK_CALL && h->tail_ours)
+			return true;
+	}
+	return false;
+}
+
 /* Compare every copy of @v with its original; repair and count differences. */
 static unsigned int audit_view(struct xp_view *v)
 {
 	unsigned int bad_pages = 0;
 	struct xp_tpage *t;
+	struct xp_hook *h;
+
+	/* A displacement left behind a displaced call (see displace_call). */
+	list_for_each_entry(h, &v->hook_list, vnode)
+		if (READ_ONCE(h->mode) != XP_HOOK_CALL)
+			xp_call_restore_tail(h);
 
 	list_for_each_entry(t, &v->tpages, node) {
 		const u8 *orig = pfn_to_kaddr(t->orig_pfn);
@@ -116,13 +174,13 @@ static unsigned int audit_view(struct xp_view *v)
 		int i;
 
 		for (i = 0; i < PAGE_SIZE; i++) {
-			struct xp_hook *h;
-
 			if (copy[i] == orig[i])
 				continue;
 			h = xp_hook_at(v, t->va + i);
 			if (h && !h->broken && copy[i] == INT3_INSN_OPCODE)
 				continue;	/* an armed hook */
+			if (in_live_call(v, t->va + i))
+				continue;
 			WRITE_ONCE(copy[i], orig[i]);
 			bad = true;
 		}
@@ -156,6 +214,7 @@ unsigned int xp_audit_all(void)
 int xp_coherence_init(void)
 {
 	unsigned long start = xp_sym_lookup("__text_poke", NULL);
+	const char *why;
 	int err;
 
 	poke_memset = xp_sym_lookup("text_poke_memset", NULL);
@@ -171,11 +230,15 @@ int xp_coherence_init(void)
 		return 0;
 	}
 	poke_probe_on = true;
+	why = xp_readers_init();
+	if (why && !xp_k.unsupported)
+		xp_k.unsupported = why;
 	return 0;
 }
 
 void xp_coherence_exit(void)
 {
+	xp_readers_exit();
 	if (poke_probe_on)
 		unregister_kprobe(&poke_kp);
 }

@@ -7,8 +7,9 @@
  * copy it was executing (the view whose chain its pgd carries); only that
  * view's hooks are considered. The handler counts the hit when the trapping
  * context is a task running on its own mm (lazy-TLB kernel threads,
- * interrupts and idle running on a traced CR3 are counted as dropped), fires the xprobes_hook tracepoint, then runs the
- * displaced instruction: emulated for branches, out of line otherwise.
+ * interrupts and idle running on a traced CR3 are counted as dropped), fires
+ * the xprobes_hook tracepoint, then runs the displaced instruction: emulated
+ * for branches, otherwise out of line in a slot that jumps back by itself.
  *
  * It runs in NMI-like context (irqentry_nmi_enter), under RCU only, and must
  * not be probed itself. Every int3 it cannot account for is left to the
@@ -54,13 +55,31 @@ static void run_displaced(struct xp_hook *h, struct pt_regs *regs)
 		int3_emulate_ret(regs);
 		break;
 	default:
-		/* Out of line, interrupts off until the slot's own int3. */
+		/* Out of line, interrupts off until the slot jumps back (xol.c). */
 		regs->ip = h->slot_va + ((regs->flags & X86_EFLAGS_IF) ? XP_SLOT_SIZE : 0);
 		regs->flags &= ~X86_EFLAGS_IF;
 		break;
 	}
 }
 NOKPROBE_SYMBOL(run_displaced);
+
+/*
+ * Count a hit of @h and fire the tracepoint: a hit when the context is a task
+ * (@in_task) running on its own mm, whose tables are @pgd (not a lazy-TLB
+ * borrower); anything else is dropped. Shared by the trap and call paths.
+ */
+void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, pgd_t *pgd, bool in_task)
+{
+	if (current->mm && current->mm->pgd == pgd && in_task) {
+		this_cpu_inc(h->stats->hits);
+		trace_xprobes_hook(h->id, h->cookie, regs);
+	} else {
+		this_cpu_inc(h->stats->dropped);
+		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
+			trace_xprobes_hook(h->id, h->cookie, regs);
+	}
+}
+NOKPROBE_SYMBOL(xp_hook_fire);
 
 /* No hook at @addr: was it one that is being removed right now? */
 static bool removed_under_us(struct xp_view *v, unsigned long addr)
@@ -82,18 +101,9 @@ static int xp_int3(struct pt_regs *regs)
 	pgd_t *pgd = __va(read_cr3_pa());
 	struct xp_view *v = xp_view_of_pgd(pgd);
 	struct xp_hook *h;
-	bool irq_on;
 
 	if (!v)
 		return NOTIFY_DONE;
-
-	h = xp_xol_owner(v, addr, &irq_on);
-	if (h) {	/* end of an out-of-line slot: back to the copy */
-		regs->ip = h->addr + h->insn.len;
-		if (irq_on)
-			regs->flags |= X86_EFLAGS_IF;
-		return NOTIFY_STOP;
-	}
 
 	hash_for_each_possible_rcu(v->hooks, h, hnode, addr)
 		if (h->addr == addr)
@@ -105,15 +115,7 @@ static int xp_int3(struct pt_regs *regs)
 	return NOTIFY_DONE;
 
 found:
-	/* A task running on its own mm (not a lazy-TLB borrower), not an interrupt. */
-	if (current->mm && current->mm->pgd == pgd && trapped_in_task()) {
-		this_cpu_inc(h->stats->hits);
-		trace_xprobes_hook(h->id, h->cookie, regs);
-	} else {
-		this_cpu_inc(h->stats->dropped);
-		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
-			trace_xprobes_hook(h->id, h->cookie, regs);
-	}
+	xp_hook_fire(h, regs, pgd, trapped_in_task());
 	run_displaced(h, regs);
 	return NOTIFY_STOP;
 }

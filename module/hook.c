@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Hookpoints: an int3 in a view's private copy of a kernel text page.
+ * Hookpoints: an int3 in a view's private copy of a kernel text page (which
+ * callhook.c may then turn into a call).
  *
  * A hook may only sit where kprobes itself would put a probe (an instruction
  * boundary outside the kprobe blacklist, off jump-label, static-call,
@@ -242,7 +243,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		err = -EAGAIN;
 		goto fail_page;
 	}
-	if (h->insn.kind == XP_INSN_SLOT) {
+	h->call_ok = xp_call_possible(h, flags);
+	if (h->insn.kind == XP_INSN_SLOT || h->call_ok) {
 		err = xp_xol_alloc(v, h, extack);
 		if (err)
 			goto fail_page;
@@ -257,6 +259,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);
 	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
+	if (h->call_ok)
+		xp_call_arm(h);
 	return h;
 
 fail_page:
@@ -294,6 +298,8 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	}
 	v = h->view;
 	copy = copy_byte(h);
+	if (h->call_ok)		/* a call first becomes a trap again */
+		xp_calls_disarm(v, h);
 
 	/*
 	 * Disarm and let every CPU see it; only then stop handling the address.
@@ -320,6 +326,7 @@ void xp_hooks_disarm_all(struct xp_view *v)
 	struct xp_hook *h;
 
 	lockdep_assert_held(&xp_views_lock);
+	xp_calls_disarm(v, NULL);
 	mutex_lock(xp_k.text_mutex);
 	list_for_each_entry(h, &v->hook_list, vnode)
 		if (!h->broken)

@@ -360,7 +360,7 @@ static void view_copy_and_patch(struct kunit *test)
 	unsigned int i, diff = 0;
 
 	v = make_view(test, 0);
-	h = add_hook(v, "schedule", NULL, 0);
+	h = add_hook(v, "schedule", NULL, XPROBES_F_TRAP);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
 	KUNIT_EXPECT_PTR_EQ(test, xp_hook_at(v, h->addr), h);
 	KUNIT_EXPECT_EQ(test, v->nr_hooks, 1U);
@@ -419,11 +419,11 @@ static void view_shared_copy(struct kunit *test)
 	u32 off2;
 
 	v = make_view(test, 0);
-	h1 = add_hook(v, "schedule", NULL, 0);
+	h1 = add_hook(v, "schedule", NULL, XPROBES_F_TRAP);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h1);
 	KUNIT_ASSERT_EQ(test, xp_insn_decode(&insn, h1->orig, XP_INSN_MAX), 0);
 	off2 = h1->sym_off + insn.len;
-	h2 = add_hook(v, "schedule", &off2, 0);
+	h2 = add_hook(v, "schedule", &off2, XPROBES_F_TRAP);
 	if (IS_ERR(h2)) {
 		/* The next instruction may be one kprobes refuses; say which. */
 		kunit_info(test, "second hook refused (%ld), single-hook coverage only", PTR_ERR(h2));
@@ -487,6 +487,62 @@ static void view_hook_refusals(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
+void xp_call_entry(void);
+
+/*
+ * A hook on an instruction of 5 bytes or more becomes a call to
+ * xp_call_entry in the copy, and only those 5 bytes differ; turned back into
+ * a trap, the copy is the shared page with one int3 again.
+ */
+static void view_call_hook(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	unsigned int i, diff = 0;
+	struct xp_hook *h = NULL;
+	struct xp_view *v;
+	u8 *copy, *orig;
+	u32 off;
+	s32 rel;
+
+	v = make_view(test, 0);
+	for (off = 4; off < 96 && !h; off++) {
+		h = add_hook(v, "schedule", &off, 0);
+		if (IS_ERR(h) || !h->call_ok) {
+			if (!IS_ERR(h))
+				KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+			h = NULL;
+		}
+	}
+	KUNIT_ASSERT_NOT_NULL_MSG(test, h, "no call-capable instruction in schedule's first 96 bytes");
+	KUNIT_EXPECT_GE(test, h->insn.len, 5);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
+	copy = page_address(h->tpage->copy);
+	orig = xp_text(h->addr & PAGE_MASK);
+	KUNIT_EXPECT_EQ(test, copy[offset_in_page(h->addr)], (u8)CALL_INSN_OPCODE);
+	memcpy(&rel, copy + offset_in_page(h->addr) + 1, sizeof(rel));
+	KUNIT_EXPECT_EQ(test, h->addr + CALL_INSN_SIZE + rel, (unsigned long)xp_call_entry);
+	for (i = 0; i < PAGE_SIZE; i++)
+		if (copy[i] != orig[i]) {
+			diff++;
+			KUNIT_EXPECT_LT(test, i - offset_in_page(h->addr), (unsigned int)CALL_INSN_SIZE);
+		}
+	KUNIT_EXPECT_LE(test, diff, (unsigned int)CALL_INSN_SIZE);
+
+	mutex_lock(&xp_views_lock);
+	xp_calls_disarm(v, h);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+	for (diff = 0, i = 0; i < PAGE_SIZE; i++)
+		diff += copy[i] != orig[i];
+	KUNIT_EXPECT_EQ(test, diff, 1U);
+	KUNIT_EXPECT_EQ(test, copy[offset_in_page(h->addr)], (u8)INT3_INSN_OPCODE);
+
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
 /* Peek reads through the process's tables: the copy for it, the text for others. */
 static void view_peek(struct kunit *test)
 {
@@ -495,7 +551,7 @@ static void view_peek(struct kunit *test)
 	u8 b[4];
 
 	v = make_view(test, 0);
-	h = add_hook(v, "schedule", NULL, 0);
+	h = add_hook(v, "schedule", NULL, XPROBES_F_TRAP);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
 	KUNIT_ASSERT_EQ(test, xp_peek(kunit_pid, h->addr, b, 1, NULL), 0);
 	KUNIT_EXPECT_EQ(test, b[0], (u8)INT3_INSN_OPCODE);
@@ -514,6 +570,7 @@ static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_shared_copy),
 	KUNIT_CASE(view_hook_refusals),
 	KUNIT_CASE(view_peek),
+	KUNIT_CASE(view_call_hook),
 	{}
 };
 

@@ -55,6 +55,7 @@ static void __exit xprobes_exit(void)
 {
 	xp_netlink_exit();
 	xp_views_destroy_all();
+	xp_calls_exit();
 	xp_lifecycle_exit();
 	xp_coherence_exit();
 	xp_dispatch_exit();

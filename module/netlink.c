@@ -127,6 +127,10 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_MIRRORED, atomic64_read(&xp_mirrored),
 				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_BACKUPS_FIXED, atomic64_read(&xp_backups_fixed),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_KPROBES_REFUSED,
+				atomic64_read(&xp_kprobes_refused), XPROBES_A_PAD) ||
 	      nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
 	      nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
 			  XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||
@@ -246,6 +250,8 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
 	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, (READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) |
+			   (READ_ONCE(h->mode) == XP_HOOK_CALL ? XPROBES_HOOK_CALL : 0) |
+			   (h->call_ok ? 0 : XPROBES_F_TRAP) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||

@@ -8,15 +8,18 @@
  * slot of the kernel-image PUD. Only CPUs running on the view's CR3 can reach
  * them, and those are exactly the CPUs that can hit the view's int3s.
  *
- * Each hook gets two slot copies of its instruction, each followed by an int3:
- * one for a trap taken with interrupts on, one with them off. The trap handler
- * enters a slot with interrupts off (so nothing can preempt or migrate the CPU
- * while it runs code that exists only in this view), and the int3 that ends the
- * slot tells by its address whether to turn interrupts back on: no per-CPU
- * state, so nested traps (NMI, recursion through BPF) need no bookkeeping.
+ * Each hook gets two slot copies of its instruction, each followed by a jump
+ * back to the instruction after it: one for a trap taken with interrupts off,
+ * one, with an sti before the jump, for a trap taken with them on. The trap
+ * handler enters a slot with interrupts off, so nothing can preempt or migrate
+ * the CPU while it runs code that exists only in this view (a kernel thread
+ * resumed elsewhere may run on another mm's tables); sti's one-instruction
+ * shadow keeps interrupts off until the jump has left the slot. No second trap
+ * and no per-CPU state: nested traps (NMI, recursion through BPF) need no
+ * bookkeeping. The decoder refuses instructions that read or write IF.
  *
- * Locking: slots are handed out and written under xp_views_lock; owner[] is
- * read by the trap handler under RCU and cleared before a slot is reused.
+ * Locking: slots are handed out, written and released under xp_views_lock; a
+ * slot is released only once no CPU can be in it (hook.c, view.c).
  */
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -66,17 +69,72 @@ static int xol_map_page(struct xp_view *v, int i)
 	return 0;
 }
 
-static void write_slot(struct xp_hook *h, u8 *dst, unsigned long slot_va)
+/* Slots and text lie in the kernel-image PUD (1 GiB): every rel32 fits. */
+static void put_rel32(u8 *dst, unsigned long from_end, unsigned long to)
 {
-	memcpy(dst, h->orig, h->insn.len);
+	s32 rel = (s32)(to - from_end);
+
+	memcpy(dst, &rel, sizeof(rel));
+}
+
+/* [sti,] jmp @to, at @dst (address @va); returns the bytes written. */
+static unsigned int put_exit(u8 *dst, unsigned long va, unsigned long to, bool irq_on)
+{
+	unsigned int n = 0;
+
+	if (irq_on)
+		dst[n++] = 0xfb;			/* sti */
+	dst[n++] = JMP32_INSN_OPCODE;
+	put_rel32(dst + n, va + n + 4, to);
+	return n + 4;
+}
+
+/*
+ * What the hook's instruction does, then back, with interrupts turned on
+ * again on the way out when @irq_on. An instruction that is not a branch is
+ * copied (RIP-relative displacement fixed up); the branches only a call hook
+ * runs here (the trap emulates them) are rebuilt with rel32 targets.
+ */
+static void write_slot(struct xp_hook *h, u8 *dst, unsigned long va, bool irq_on)
+{
+	unsigned long next = h->addr + h->insn.len, target = next + h->insn.rel;
+	unsigned int n = 0;
+	s32 imm;
+
+	switch (h->insn.kind) {
+	case XP_INSN_CALL:
+		/* push $next (sign-extended imm32: kernel text is in the top 2 GiB) */
+		dst[n++] = 0x68;
+		imm = (s32)next;
+		memcpy(dst + n, &imm, sizeof(imm));
+		n += sizeof(imm);
+		put_exit(dst + n, va + n, target, irq_on);
+		return;
+	case XP_INSN_JMP:
+		put_exit(dst, va, target, irq_on);
+		return;
+	case XP_INSN_JCC:
+		/* jcc taken; not taken: exit to next; taken: exit to target */
+		dst[n++] = 0x0f;
+		dst[n++] = 0x80 | h->insn.cc;
+		n += 4;
+		n += put_exit(dst + n, va + n, next, irq_on);
+		put_rel32(dst + 2, va + 6, va + n);
+		put_exit(dst + n, va + n, target, irq_on);
+		return;
+	default:
+		break;
+	}
+	n = h->insn.len;
+	memcpy(dst, h->orig, n);
 	if (h->insn.rip_rel) {
 		s32 disp;
 
 		memcpy(&disp, h->orig + h->insn.disp_off, sizeof(disp));
-		disp += (s32)(h->addr - slot_va);
+		disp += (s32)(h->addr - va);
 		memcpy(dst + h->insn.disp_off, &disp, sizeof(disp));
 	}
-	dst[h->insn.len] = INT3_INSN_OPCODE;
+	put_exit(dst + n, va + n, next, irq_on);
 }
 
 int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *extack)
@@ -107,11 +165,10 @@ int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *e
 		NL_SET_ERR_MSG(extack, "RIP-relative instruction too far from the xol area");
 		return -ERANGE;
 	}
-	write_slot(h, slot_ptr(v, slot, 0), h->slot_va);
-	write_slot(h, slot_ptr(v, slot, 1), h->slot_va + XP_SLOT_SIZE);
+	write_slot(h, slot_ptr(v, slot, 0), h->slot_va, false);
+	write_slot(h, slot_ptr(v, slot, 1), h->slot_va + XP_SLOT_SIZE, true);
 	__set_bit(slot, v->xol.used);
 	h->slot = slot;
-	rcu_assign_pointer(v->xol.owner[slot], h);
 	return 0;
 }
 
@@ -120,7 +177,6 @@ void xp_xol_release(struct xp_view *v, struct xp_hook *h)
 {
 	if (h->slot < 0)
 		return;
-	RCU_INIT_POINTER(v->xol.owner[h->slot], NULL);
 	__clear_bit(h->slot, v->xol.used);
 	h->slot = -1;
 }
@@ -137,20 +193,3 @@ void xp_xol_free(struct xp_view *v)
 	}
 	xp_free_table(v->xol.ptes);
 }
-
-/* Trap handler: the hook whose slot ends at @addr (the slot's int3), if any. */
-struct xp_hook *xp_xol_owner(struct xp_view *v, unsigned long addr, bool *irq_on)
-{
-	unsigned long off;
-	struct xp_hook *h;
-
-	if (!v->xol.va || addr < v->xol.va || addr >= v->xol.va + XP_XOL_PAGES * PAGE_SIZE)
-		return NULL;
-	off = addr - v->xol.va;
-	h = rcu_dereference(v->xol.owner[off / (2 * XP_SLOT_SIZE)]);
-	if (!h || off % XP_SLOT_SIZE != h->insn.len)
-		return NULL;
-	*irq_on = (off / XP_SLOT_SIZE) & 1;
-	return h;
-}
-NOKPROBE_SYMBOL(xp_xol_owner);

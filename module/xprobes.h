@@ -82,7 +82,7 @@ int xp_peek(u32 pid, unsigned long addr, u8 *buf, size_t len, struct netlink_ext
 
 /* view.c: see the locking rules at the top of view.c */
 #define XP_XOL_PAGES	4
-#define XP_SLOT_SIZE	32		/* one copy: displaced insn + int3 */
+#define XP_SLOT_SIZE	32		/* one copy: displaced insn, sti, jmp back */
 #define XP_XOL_SLOTS	(XP_XOL_PAGES * PAGE_SIZE / (2 * XP_SLOT_SIZE))
 
 /* A 2 MiB region of kernel text mapped through a private PTE table. */
@@ -110,7 +110,6 @@ struct xp_xol {
 	unsigned long va;		/* 0 until the first hook needs it */
 	pte_t *ptes;
 	struct page *pages[XP_XOL_PAGES];
-	struct xp_hook __rcu *owner[XP_XOL_SLOTS];
 	DECLARE_BITMAP(used, XP_XOL_SLOTS);
 };
 
@@ -184,6 +183,12 @@ void xp_lifecycle_exit(void);
 
 /* coherence.c */
 extern atomic64_t xp_mirrored, xp_conflicts, xp_mismatches, xp_audits;
+
+/* readers.c */
+extern atomic64_t xp_backups_fixed, xp_kprobes_refused;
+void xp_readers_poke(unsigned long addr, const u8 *src, size_t len);
+const char *xp_readers_init(void);
+void xp_readers_exit(void);
 unsigned int xp_audit_all(void);
 int xp_coherence_init(void);
 void xp_coherence_exit(void);
@@ -211,8 +216,13 @@ struct xp_hook {
 	unsigned int sym_off;
 	bool broken;			/* displaced by kernel text patching */
 	bool any_context;		/* XPROBES_F_ANY_CONTEXT */
+	bool call_ok;			/* may become a call hook (callhook.c) */
+	u8 mode;			/* XP_HOOK_*: what xp_call_handler accepts */
+	bool tail_ours;			/* copy bytes 1..4 hold our call's rel32 */
 	struct rcu_head rcu;
 };
+
+enum { XP_HOOK_TRAP, XP_HOOK_CALL };
 
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
@@ -232,9 +242,17 @@ unsigned long xp_retsite_find(const char *callee, const char **caller, u32 *off,
 int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *extack);
 void xp_xol_release(struct xp_view *v, struct xp_hook *h);
 void xp_xol_free(struct xp_view *v);
-struct xp_hook *xp_xol_owner(struct xp_view *v, unsigned long addr, bool *irq_on);
+
+/* callhook.c */
+bool xp_call_possible(struct xp_hook *h, u32 flags);
+void xp_call_arm(struct xp_hook *h);
+void xp_call_restore_tail(struct xp_hook *h);
+void xp_calls_disarm(struct xp_view *v, struct xp_hook *only);
+unsigned long xp_call_handler(struct pt_regs *regs);
+void xp_calls_exit(void);
 
 /* dispatch.c */
+void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, pgd_t *pgd, bool in_task);
 int xp_dispatch_init(void);
 void xp_dispatch_exit(void);
 void xp_sync_cores(void);

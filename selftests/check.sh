@@ -158,7 +158,7 @@ fi
 
 guest_suite main "${XP_TESTS:-}"
 if [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ]; then
-	guest_suite 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-rmmod view-bpf view-refusals view-dispatch life-fork life-exec life-exit coh-self coh-static trace-views trace-causes}" --cpu max,la57=off --append pti=on
+	guest_suite 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit coh-self coh-static trace-views trace-causes}" --cpu max,la57=off --append pti=on
 fi
 
 # 2. No kernel splat anywhere in the guests' logs.

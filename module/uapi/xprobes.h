@@ -68,6 +68,8 @@ enum xprobes_attr {
 	XPROBES_A_NR_PROCS,	/* u32: address spaces running on a view (process, children, execs) */
 	XPROBES_A_CONFLICTS,	/* u64: hooks displaced by kernel text patching so far */
 	XPROBES_A_MIRRORED,	/* u64: kernel text writes applied to copies so far */
+	XPROBES_A_BACKUPS_FIXED,	/* u64: kprobe optimizer backups read through a view, corrected */
+	XPROBES_A_KPROBES_REFUSED,	/* u64: kprobe registrations refused on a traced CR3 */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -87,10 +89,15 @@ enum xprobes_mode {
 #define XPROBES_F_RETURN		(1U << 3)	/* hook: fire where SYMBOL returns to
 							 * its caller; only x64_sys_call (every
 							 * syscall's exit, rax = its result) */
+#define XPROBES_F_TRAP			(1U << 4)	/* hook: always an int3, never
+							 * turned into a call */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
-					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN)
+					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
+					 XPROBES_F_TRAP)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
+#define XPROBES_HOOK_CALL		(1U << 17)	/* taken through a call in the copy,
+							 * not a trap */
 
 #endif /* _UAPI_XPROBES_H */

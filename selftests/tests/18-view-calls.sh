@@ -1,0 +1,189 @@
+# Call hooks: a hook on an instruction of 5 bytes or more becomes a call into
+# the module (no trap). (a) Its process sees the call's opcode where everyone
+# else sees the kernel's instruction, and it counts exactly A's calls; --trap
+# on the same instruction in another view stays an int3, and both count their
+# own process. (b) Other users' kprobes: one on the hooked instruction, and an
+# optimized one before it whose jump covers it; each displaces the hook, fires
+# for the traced process, which sees the kernel's bytes again once they are
+# gone; the optimizer's backup, read through the view, is corrected, so the
+# shared text stays intact. (d) A traced process cannot register kprobes.
+# (c) rmmod while a process runs through a call hook.
+. /xp/selftests/tests/lib.sh
+trap reset_tracing EXIT
+F=__x64_sys_getppid
+T=/sys/kernel/tracing
+N=$(scaled 1000)
+
+# kind_at PID OFF: add a hook at F+OFF and print "ID KIND" (nothing if refused).
+kind_at() {
+	local j
+	j=$(xprobectl hook add --json "$1" "$F+$2" 2>/dev/null) || return 1
+	echo "$(json_get "$j" id) $(json_get "$j" kind)"
+}
+
+start_loop /tmp/a.out -e -n $N getppid
+A=$LOOP_PID
+start_loop /tmp/c.out -e -n $N getppid
+C=$LOOP_PID
+xprobectl view add $A > /dev/null || fail "view add A"
+xprobectl view add $C > /dev/null || fail "view add C"
+
+# The first call-capable instruction of F, and one too short for a call.
+off=9 call= short=
+while [ $off -lt 48 ] && [ -z "$call" ]; do
+	if set -- $(kind_at $A $off); then
+		if [ "$2" = call ]; then
+			call=$off id=$1
+		else
+			[ -n "$short" ] || short=$off
+			xprobectl hook del $1
+		fi
+	fi
+	off=$((off + 1))
+done
+[ -n "$call" ] || fail "no instruction of $F became a call hook"
+[ -n "$short" ] || fail "no instruction of $F stayed an int3"
+note "call hook at $F+$call (hook $id), int3 before it at $F+$short"
+assert_eq "A executes a call there" e8 "$(peek_byte $A $F+$call)"
+[ "$(xprobectl peek $A $F+$call 5)" != "$(xprobectl peek $$ $F+$call 5)" ] ||
+	fail "A's copy has the kernel's own bytes at $F+$call"
+note "ok: A: $(xprobectl peek $A $F+$call 5 | cut -d' ' -f2-), everyone else: $(xprobectl peek $$ $F+$call 5 | cut -d' ' -f2-)"
+assert_eq "C still sees the kernel's instruction" "$(xprobectl peek $$ $F+$call 8)" \
+	"$(xprobectl peek $C $F+$call 8)"
+j=$(xprobectl hook add --json --trap $C $F+$call) || fail "hook add --trap"
+cid=$(json_get "$j" id)
+assert_eq "--trap keeps an int3" int3 "$(json_get "$j" kind)"
+assert_eq "C sees the int3" cc "$(peek_byte $C $F+$call)"
+set -- $(kind_at $A $short)
+assert_eq "a short instruction stays an int3" int3 "$2"
+sid=$1
+assert_eq "hook list kind" call "$(hook_col $id 7)"
+
+go_loop $A /tmp/a.out
+go_loop $C /tmp/c.out
+assert_eq "hits of the call hook" $N "$(hook_col $id 5)"
+assert_eq "dropped of the call hook" 0 "$(hook_col $id 6)"
+assert_eq "hits of the int3 hook before it" $N "$(hook_col $sid 5)"
+assert_eq "hits of C's trap on the same instruction" $N "$(hook_col $cid 5)"
+sysloop -n $N getppid
+assert_eq "an untraced process adds nothing" $N "$(hook_col $id 5)"
+assert_match "audit" "^0 private page" "$(xprobectl audit)"
+end_loop $C /tmp/c.out
+xprobectl hook del $sid || fail "hook del"
+assert_eq "the call outlives its neighbour" e8 "$(peek_byte $A $F+$call)"
+end_loop $A /tmp/a.out
+
+# (b) Other users' kprobes over a call hook.
+sysloop -n 0 getppid &
+B=$!
+xprobectl view add $B > /dev/null || fail "view add B"
+set -- $(kind_at $B $call)
+assert_eq "B's hook is a call" call "$2"
+bid=$1
+echo "p:xpsame $F+$call" > $T/kprobe_events || fail "kprobe on the call hook"
+echo 1 > $T/events/kprobes/xpsame/enable
+sleep 0.3
+n=$(grep -c "sysloop-$B .*xpsame" $T/trace)
+[ "$n" -gt 0 ] || fail "the kprobe on the call hook's instruction did not fire for B"
+note "ok: the kprobe on the call hook's instruction fired $n times for B"
+assert_eq "hook displaced" 1 "$(status_field hooks_displaced)"
+assert_eq "B sees the kernel's int3" cc "$(peek_byte $B $F+$call)"
+echo 0 > $T/events/kprobes/xpsame/enable
+echo "-:xpsame" >> $T/kprobe_events
+assert_eq "B sees the kernel's bytes again" "$(xprobectl peek $$ $F+$call 8)" "$(xprobectl peek $B $F+$call 8)"
+assert_match "audit" "^0 private page" "$(xprobectl audit)"
+xprobectl hook del $bid || fail "hook del of a displaced call hook"
+
+# An optimized kprobe on an instruction shorter than its jump, right before a
+# call hook: its jump's tail covers the hooked instruction.
+# Instruction starts and kinds from F+short on; then the first int3-kind
+# instruction followed by a call-capable one that is no branch (kprobes can
+# move neither a call nor a jump out of line, so could not optimize).
+kinds= o=$short
+while [ $o -lt 48 ]; do
+	if r=$(kind_at $B $o); then
+		set -- $r
+		xprobectl hook del $1
+		kinds="$kinds $o:$2"
+	fi
+	o=$((o + 1))
+done
+pre= nxt= last=
+for k in $kinds; do
+	o=${k%:*}
+	if [ -n "$last" ] && [ "${k#*:}" = call ] &&
+	   ! echo "$(peek_byte $$ $F+$o)" | grep -q '^e[89b]$'; then
+		pre=$last nxt=$o
+		break
+	fi
+	last=
+	[ "${k#*:}" = int3 ] && last=$o
+done
+echo > $T/trace
+[ -n "$nxt" ] || fail "$F has no short instruction right before a call-capable one ($kinds)"
+set -- $(kind_at $B $nxt)
+assert_eq "B's hook at $F+$nxt is a call" call "$2"
+bid=$1
+note "call hook at $F+$nxt, the other kprobe at $F+$pre"
+# B and this shell on one CPU: the optimizer's kworker then runs after B,
+# on B's tables, and backs up the bytes its jump covers from B's copy.
+taskset -p 2 $B > /dev/null && taskset -p 2 $$ > /dev/null || fail "taskset"
+before=$(xprobectl peek $$ $F+$pre 16)
+fixed0=$(status_field kprobe_backups_fixed)
+echo "p:xpbefore $F+$pre" > $T/kprobe_events || fail "kprobe before the call hook"
+echo 1 > $T/events/kprobes/xpbefore/enable
+sleep 1
+i=0
+paddr=$(printf '%x' $((0x$(ksym $F) + pre)))
+until grep -q "^$paddr .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "kprobes did not optimize the probe at $F+$pre: $(cat /sys/kernel/debug/kprobes/list)"
+	sleep 0.1
+done
+note "ok: kprobes optimized the probe at $F+$pre"
+sleep 0.3
+n=$(grep -c "sysloop-$B .*xpbefore" $T/trace)
+[ "$n" -gt 0 ] || fail "the optimized kprobe did not fire for B"
+note "ok: the optimized kprobe fired $n times for B"
+assert_eq "hooks displaced" 2 "$(status_field hooks_displaced)"
+fixed=$(status_field kprobe_backups_fixed)
+[ "$fixed" -gt "$fixed0" ] || fail "the optimizer's backup was not read through B's view (or not corrected): $fixed"
+note "ok: the optimizer read its backup through B's view; corrected ($fixed)"
+echo 0 > $T/events/kprobes/xpbefore/enable
+echo "-:xpbefore" >> $T/kprobe_events
+assert_eq "the shared text is what it was" "$before" "$(xprobectl peek $$ $F+$pre 16)"
+assert_eq "B sees the kernel's bytes again" "$before" "$(xprobectl peek $B $F+$pre 16)"
+assert_match "audit" "^0 private page" "$(xprobectl audit)"
+sysloop -n 1000 getppid || fail "an untraced process cannot call $F any more"
+xprobectl view del $B
+kill $B; wait $B
+taskset -p 3 $$ > /dev/null
+
+# (d) A traced process cannot register a kprobe that kprobes would copy out
+# of line (it would read the copy); an ftrace-based one at the entry is fine.
+refused0=$(status_field kprobes_refused)
+sh -c "sleep 1; echo 'p:xptraced $F+$short' >> $T/kprobe_events; echo rc=\$?
+	echo 'p:xpentry $F' >> $T/kprobe_events; echo entry=\$?" > /tmp/kp.out 2>&1 &
+S=$!
+xprobectl view add $S > /dev/null || fail "view add S"
+wait $S
+assert_match "the traced shell's kprobe is refused" "rc=[1-9]" "$(cat /tmp/kp.out)"
+assert_eq "refusals counted" $((refused0 + 1)) "$(status_field kprobes_refused)"
+grep -q xptraced $T/kprobe_events && fail "the kprobe was registered anyway"
+assert_match "the traced shell's ftrace-based kprobe is not" "entry=0" "$(cat /tmp/kp.out)"
+echo "-:xpentry" >> $T/kprobe_events
+echo "p:xpuntraced $F" >> $T/kprobe_events || fail "an untraced shell cannot register a kprobe"
+echo "-:xpuntraced" >> $T/kprobe_events
+
+# (c) rmmod while a process runs through a call hook, on both CPUs.
+sysloop -n 0 -t 2 getppid &
+D=$!
+xprobectl view add $D > /dev/null || fail "view add D"
+set -- $(kind_at $D $call)
+assert_eq "D's hook is a call" call "$2"
+sleep 0.5
+rmmod xprobes || fail "rmmod with a live call hook"
+kill -0 $D || fail "the process died with the module"
+kill $D; wait $D
+load_module
+assert_eq "no views after reload" 0 "$(status_field views)"
