@@ -39,7 +39,7 @@ BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)))
-MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.h module/uapi/*.h)) module/Kbuild Kbuild
+MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 TEST_KO   := selftests/modules/xp_klp.ko
 
@@ -177,7 +177,7 @@ debug-kernel: deps-debug
 $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	@rm -rf $(DBG)/mod/$* && mkdir -p $(DBG)/mod/$*/module/uapi
 	@cp Kbuild $(DBG)/mod/$*/
-	@cp $(filter-out %.mod.c,$(wildcard module/*.c module/*.h)) module/Kbuild $(DBG)/mod/$*/module/
+	@cp $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h)) module/Kbuild $(DBG)/mod/$*/module/
 	@cp module/uapi/*.h $(DBG)/mod/$*/module/uapi/
 	$(MAKE) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
 $(DTEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(DBG)/.stamp

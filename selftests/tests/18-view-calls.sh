@@ -81,11 +81,7 @@ set -- $(kind_at $B $call)
 assert_eq "B's hook is a call" call "$2"
 bid=$1
 echo "p:xpsame $F+$call" > $T/kprobe_events || fail "kprobe on the call hook"
-echo 1 > $T/events/kprobes/xpsame/enable
-sleep 0.3
-n=$(grep -c "sysloop-$B .*xpsame" $T/trace)
-[ "$n" -gt 0 ] || fail "the kprobe on the call hook's instruction did not fire for B"
-note "ok: the kprobe on the call hook's instruction fired $n times for B"
+kprobe_fired xpsame $B "the kprobe on the call hook's instruction"
 assert_eq "hook displaced" 1 "$(status_field hooks_displaced)"
 assert_eq "B sees the kernel's int3" cc "$(peek_byte $B $F+$call)"
 echo 0 > $T/events/kprobes/xpsame/enable
@@ -141,10 +137,7 @@ until grep -q "^$paddr .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; 
 	sleep 0.1
 done
 note "ok: kprobes optimized the probe at $F+$pre"
-sleep 0.3
-n=$(grep -c "sysloop-$B .*xpbefore" $T/trace)
-[ "$n" -gt 0 ] || fail "the optimized kprobe did not fire for B"
-note "ok: the optimized kprobe fired $n times for B"
+kprobe_fired xpbefore $B "the optimized kprobe"
 assert_eq "hooks displaced" 2 "$(status_field hooks_displaced)"
 fixed=$(status_field kprobe_backups_fixed)
 [ "$fixed" -gt "$fixed0" ] || fail "the optimizer's backup was not read through B's view (or not corrected): $fixed"

@@ -34,11 +34,7 @@ assert_eq "hooks displaced so far" 0 "$(status_field hooks_displaced)"
 echo > $T/trace
 echo "-:xpother" >> $T/kprobe_events
 echo "p:xpsame $F+0x17" >> $T/kprobe_events || fail "kprobe on the hooked instruction"
-echo 1 > $T/events/kprobes/xpsame/enable
-sleep 0.3
-n=$(grep -c "sysloop-$A .*xpsame" $T/trace)
-[ "$n" -gt 0 ] || fail "the kprobe on the hooked instruction did not fire for A"
-note "ok: the kprobe on the hooked instruction fired $n times for A"
+kprobe_fired xpsame $A "the kprobe on the hooked instruction"
 assert_eq "hooks displaced" 1 "$(status_field hooks_displaced)"
 assert_match "hook list says so" "displaced" "$(xprobectl hook list)"
 echo 0 > $T/events/kprobes/xpsame/enable

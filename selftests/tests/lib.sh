@@ -159,6 +159,17 @@ hook_all_pages() {
 	done
 }
 
+# kprobe_fired EVENT PID WHAT: the kprobe event EVENT (tracefs), enabled for
+# 0.3 s, recorded hits of sysloop process PID; fail with WHAT if none.
+kprobe_fired() {
+	local T=/sys/kernel/tracing n
+	echo 1 > $T/events/kprobes/$1/enable
+	sleep 0.3
+	n=$(grep -c "sysloop-$2 .*$1" $T/trace)
+	[ "$n" -gt 0 ] || fail "$3 did not fire for $2"
+	note "ok: $3 fired $n times for $2"
+}
+
 # Leave tracefs as a test found it: no tracer, no filter, no event.
 reset_tracing() {
 	local T=/sys/kernel/tracing
