@@ -1,30 +1,50 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Count xprobes_hook hits per (hook id, process): a raw tracepoint program. */
+/*
+ * Count xprobes_hook hits per (hook id, process): a raw tracepoint program.
+ *
+ * It runs from int3 hooks (NMI-like context) and from call hooks (task
+ * context, interrupts off), so it takes no lock: a hash map's bucket lock,
+ * taken in both, is what lockdep rightly calls a possible deadlock. Slots of
+ * an array are claimed with a compare-and-swap and counted with an atomic add.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include "hookcount.h"
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 4096);
-	__type(key, struct hookcount_key);
-	__type(value, __u64);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, HOOKCOUNT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct hookcount_slot);
 } counts SEC(".maps");
+
+__u64 lost;	/* hits with no free slot within HOOKCOUNT_PROBES */
 
 SEC("raw_tp/xprobes_hook")
 int count_hook(struct bpf_raw_tracepoint_args *ctx)
 {
-	struct hookcount_key key = {
-		.id = (__u32)ctx->args[0],
-		.tgid = bpf_get_current_pid_tgid() >> 32,
-	};
-	__u64 one = 1, *c;
+	__u64 key = (ctx->args[0] << 32) | (bpf_get_current_pid_tgid() >> 32);
+	__u32 h = (__u32)((key * 0x9e3779b97f4a7c15ULL) >> 40), i;
 
-	c = bpf_map_lookup_elem(&counts, &key);
-	if (c)
-		__sync_fetch_and_add(c, 1);
-	else
-		bpf_map_update_elem(&counts, &key, &one, BPF_NOEXIST);
+	for (i = 0; i < HOOKCOUNT_PROBES; i++) {
+		__u32 idx = (h + i) & (HOOKCOUNT_SLOTS - 1);
+		struct hookcount_slot *s = bpf_map_lookup_elem(&counts, &idx);
+		__u64 k;
+
+		if (!s)
+			break;
+		k = s->key;
+		if (!k) {
+			k = __sync_val_compare_and_swap(&s->key, 0, key);
+			if (!k)
+				k = key;	/* ours now */
+		}
+		if (k == key) {
+			__sync_fetch_and_add(&s->count, 1);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&lost, 1);
 	return 0;
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * hookcount: attach a BPF raw tracepoint program to xprobes_hook and, on
- * SIGINT/SIGTERM/SIGUSR1 (or after -d SECONDS), print "ID TGID COUNT" lines.
- * Prints "attached" once the program is live.
+ * SIGINT/SIGTERM/SIGUSR1 (or after -d SECONDS), print "ID TGID COUNT" lines
+ * (hits the table had no room for go to stderr). Prints "attached" once the
+ * program is live.
  */
 #include <errno.h>
 #include <string.h>
@@ -21,10 +22,10 @@ static void on_sig(int s) { (void)s; stop = 1; }
 
 int main(int argc, char **argv)
 {
-	struct hookcount_key key, next, *prev = NULL;
+	struct hookcount_slot slot;
 	struct hookcount_bpf *skel;
 	int opt, secs = 0, fd;
-	__u64 val;
+	__u32 i;
 
 	while ((opt = getopt(argc, argv, "d:")) != -1)
 		if (opt == 'd')
@@ -48,12 +49,13 @@ int main(int argc, char **argv)
 	while (!stop && (secs == 0 || secs-- > 0))
 		sleep(1);
 	fd = bpf_map__fd(skel->maps.counts);
-	while (!bpf_map_get_next_key(fd, prev, &next)) {
-		if (!bpf_map_lookup_elem(fd, &next, &val))
-			printf("%u %u %llu\n", next.id, next.tgid, (unsigned long long)val);
-		key = next;
-		prev = &key;
-	}
+	for (i = 0; i < HOOKCOUNT_SLOTS; i++)
+		if (!bpf_map_lookup_elem(fd, &i, &slot) && slot.key)
+			printf("%u %u %llu\n", (unsigned int)(slot.key >> 32), (unsigned int)slot.key,
+			       (unsigned long long)slot.count);
+	if (skel->bss->lost)
+		fprintf(stderr, "hookcount: %llu hits found no free slot\n",
+			(unsigned long long)skel->bss->lost);
 	hookcount_bpf__destroy(skel);
 	return 0;
 }
