@@ -2,7 +2,7 @@
 # make bench, host side: every part of bench/run.sh in a VM of its own, on
 # instruction-count time (XP_ICOUNT, default 0; empty for wall-clock time).
 # A guest that dies costs its part, not the run (docs/experiments.md,
-# "Open"): the other parts still run and are plotted, and the exit status
+# crash section): the other parts still run and are plotted, and the exit status
 # says that one failed.
 #   usage: bench/vm.sh OUTDIR     (BENCH_ONLY, METRICS_PARTS from the environment)
 set -u
