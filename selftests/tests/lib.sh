@@ -210,8 +210,33 @@ trace_scenario() {
 	_out=$1 _sc=$2
 	shift 2
 	xprobectl trace --json -f 'xw_*' "$@" -- workload $_sc -n ${XW_N:-6} -t ${XW_MS:-20} \
-		-d /dev/nullb0 > $_out.json 2> $_out.err || fail "trace $_sc: $(cat $_out.err)"
+		-d /dev/nullb0 > $_out.json 2> $_out.err &
+	_tp=$!
+	# A scenario takes seconds (a minute on the debug kernel): one that
+	# hangs says where its threads are before the test is killed.
+	_s=0
+	while kill -0 $_tp 2>/dev/null; do
+		[ $_s -lt 2400 ] || { task_dump xprobectl workload; kill -9 $_tp; fail "trace $_sc hung"; }
+		sleep 0.1
+		_s=$((_s + 1))
+	done
+	wait $_tp || fail "trace $_sc: $(cat $_out.err)"
 	jsonq $_out.json . > /dev/null || fail "trace $_sc: invalid JSON: $(head -c 300 $_out.json)"
+}
+
+# task_dump COMM...: state, wait channel and kernel stack of every thread of
+# the processes named COMM (a hang's evidence), and blocked tasks to the log.
+task_dump() {
+	local c p t
+	for c in "$@"; do
+		for p in $(pidof $c); do
+			for t in /proc/$p/task/*; do
+				note "$c $p thread ${t##*/}: $(grep -E '^State' $t/status) wchan $(cat $t/wchan 2>/dev/null)"
+				sed 's/^/#   /' $t/stack 2>/dev/null
+			done
+		done
+	done
+	echo w > /proc/sysrq-trigger 2>/dev/null
 }
 
 # fn FILE FUNC PATH: a value of function FUNC in a trace report
