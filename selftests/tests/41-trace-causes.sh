@@ -4,7 +4,7 @@
 nullblk_setup 2
 for sc in baseline work cpu lock io disk net; do
 	trace_scenario /tmp/$sc $sc
-	note "$sc: $(cat /tmp/$sc.err | tr '\n' ' ')"
+	note "$sc: $(cat /tmp/$sc.err | tr '\n' ' ') traced xw_delay calls: $(fn /tmp/$sc.json xw_delay calls)"
 	assert_eq "$sc mode" views "$(jsonq /tmp/$sc.json mode)"
 	for f in xw_request xw_prepare xw_delay; do
 		check_balance /tmp/$sc.json $f

@@ -4,7 +4,7 @@
 nullblk_setup 2
 for sc in sleep cpu lock io net; do
 	trace_scenario /tmp/fb-$sc $sc --no-views
-	note "$sc: $(cat /tmp/fb-$sc.err | tr '\n' ' ')"
+	note "$sc: $(cat /tmp/fb-$sc.err | tr '\n' ' ') traced xw_delay calls: $(fn /tmp/fb-$sc.json xw_delay calls)"
 	assert_eq "$sc mode" fallback "$(jsonq /tmp/fb-$sc.json mode)"
 	for f in xw_request xw_prepare xw_delay; do
 		check_balance /tmp/fb-$sc.json $f
