@@ -7,7 +7,8 @@
 # for the traced process, which sees the kernel's bytes again once they are
 # gone; the optimizer's backup, read through the view, is corrected, so the
 # shared text stays intact. (d) A traced process cannot register kprobes.
-# (c) rmmod while a process runs through a call hook.
+# (e) Conditional branches as call hooks. (c) rmmod while a process runs
+# through a call hook.
 . /xp/selftests/tests/lib.sh
 trap reset_tracing EXIT
 F=__x64_sys_getppid
@@ -167,6 +168,37 @@ assert_match "the traced shell's ftrace-based kprobe is not" "entry=0" "$(cat /t
 echo "-:xpentry" >> $T/kprobe_events
 echo "p:xpuntraced $F" >> $T/kprobe_events || fail "an untraced shell cannot register a kprobe"
 echo "-:xpuntraced" >> $T/kprobe_events
+
+# (e) Conditional branches (jcc rel32) as call hooks: each slot has an exit
+# for each direction. x64_sys_call dispatches by comparing the syscall
+# number: every jcc among its first instructions becomes a call hook, and a
+# shell's reads and writes, and getppid, must still reach the right syscall.
+rm -f /tmp/go.fifo /tmp/end.fifo
+mkfifo /tmp/go.fifo /tmp/end.fifo
+sh -c "read x < /tmp/go.fifo; echo hello > /tmp/e.txt; cat /tmp/e.txt; sysloop -n 1000 getppid > /dev/null && echo done; read x < /tmp/end.fifo" > /tmp/e.out &
+E=$!
+xprobectl view add $E > /dev/null || fail "view add E"
+jids= o=9
+while [ $o -lt 64 ]; do
+	case $(xprobectl peek $$ x64_sys_call+$o 2 | cut -d' ' -f2-3) in
+	"0f 8"?)
+		if j=$(xprobectl hook add --json $E x64_sys_call+$o 2>/dev/null); then
+			assert_eq "the jcc at x64_sys_call+$o is a call hook" call "$(json_get "$j" kind)"
+			jids="$jids $(json_get "$j" id)"
+		fi ;;
+	esac
+	o=$((o + 1))
+done
+[ -n "$jids" ] || fail "no jcc rel32 among x64_sys_call's first instructions"
+echo go > /tmp/go.fifo
+wait_for /tmp/e.out done "the shell under the jcc hooks did not finish: $(cat /tmp/e.out)"
+assert_eq "its reads, writes and getppid calls did what they should" "hello done" "$(tr '\n' ' ' < /tmp/e.out | sed 's/ $//')"
+set -- $jids
+n=$(hook_col $1 5)
+[ "$n" -ge 1000 ] || fail "the first jcc hook counted $n syscalls, fewer than the 1000 getppid calls"
+note "ok: jcc hooks$jids; the first counted $n syscalls"
+echo end > /tmp/end.fifo
+wait $E
 
 # (c) rmmod while a process runs through a call hook, on both CPUs.
 sysloop -n 0 -t 2 getppid &
