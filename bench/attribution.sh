@@ -38,6 +38,7 @@ for sc in baseline work cpu lock io disk net sleep; do
 			> /tmp/attr.json 2> /tmp/attr.err || { echo "bench: trace $sc ($mode) failed: $(tail -n 1 /tmp/attr.err)"; continue; }
 		cause=$(expected $sc)
 		clock=$(truth /tmp/attr.err delay_wall_ns)
+		clock_in=$(truth /tmp/attr.err delay_in_ns)
 		cpu=$(truth /tmp/attr.err delay_cpu_ns)
 		wall=$(fn /tmp/attr.json xw_delay wall_ns)
 		on=$(fn /tmp/attr.json xw_delay on_cpu_ns)
@@ -54,8 +55,8 @@ for sc in baseline work cpu lock io disk net sleep; do
 				clock / 1e6, wall / 1e6, pct(wall, clock), inj / 1e6, got / 1e6, pct(got, inj), share }'
 		[ $first = 1 ] || printf ',' >> "$J"
 		first=0
-		printf '{"scenario":"%s","mode":"%s","cause":"%s","clock_ns":%s,"cpu_clock_ns":%s,"wall_ns":%s,"on_ns":%s,"off_ns":%s,"injected_ns":%s,"in_cause_ns":%s,"share_pct":%s}' \
-			$sc $mode $cause $clock $cpu $wall $on $off $inj $got $share >> "$J"
+		printf '{"scenario":"%s","mode":"%s","cause":"%s","clock_ns":%s,"clock_in_ns":%s,"cpu_clock_ns":%s,"wall_ns":%s,"on_ns":%s,"off_ns":%s,"injected_ns":%s,"in_cause_ns":%s,"share_pct":%s}' \
+			$sc $mode $cause $clock $clock_in $cpu $wall $on $off $inj $got $share >> "$J"
 	done
 done
 echo "]}" >> "$J"

@@ -9,6 +9,8 @@ for sc in sleep cpu lock io net; do
 	for f in xw_request xw_prepare xw_delay; do
 		check_balance /tmp/fb-$sc.json $f
 	done
+	assert_eq "$sc: xw_delay calls" 6 "$(fn /tmp/fb-$sc.json xw_delay calls)"
+	check_wall /tmp/fb-$sc.json xw_delay /tmp/fb-$sc.err
 done
 check_cause /tmp/fb-sleep.json xw_delay sleep /tmp/fb-sleep.err
 check_cause /tmp/fb-cpu.json xw_delay runq /tmp/fb-cpu.err

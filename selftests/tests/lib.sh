@@ -259,13 +259,36 @@ check_balance() {
 	assert_within "$2 ON+OFF vs wall" 10 $(($(fn $1 $2 on_cpu_ns) + $(fn $1 $2 off_cpu_ns))) $_w
 }
 
+# check_wall FILE FUNC TRUTHFILE: FUNC's traced wall time lies between the
+# workload's clock inside the function and its clock around the calls (the
+# probes fire between the two; 100 us of slack for the two clock readers).
+# Below the inner clock means a call was lost; the distance to the outer one
+# is probe cost, which a debug kernel under TCG makes about 1 ms a call.
+check_wall() {
+	_w=$(fn $1 $2 wall_ns) _in=$(truth $3 delay_in_ns) _out=$(truth $3 delay_wall_ns)
+	note "$2 wall: inside $_in <= traced $_w <= around $_out"
+	[ $_w -ge $((_in - 100000)) ] ||
+		fail "$2 wall: traced $_w < $_in measured inside the function (a call missed?)"
+	[ $_w -le $((_out + 100000)) ] ||
+		fail "$2 wall: traced $_w > $_out measured around the calls"
+}
+
+# check_spin FILE FUNC: FUNC only computes, so its time is ON-CPU or waiting
+# to run (preempted: a debug kernel's own threads take a CPU now and then),
+# at least 90% of its wall between them.
+check_spin() {
+	_on=$(fn $1 $2 on_cpu_ns) _rq=$(fn $1 $2 off_cpu_ns_by_cause.runq) _w=$(fn $1 $2 wall_ns)
+	note "$2: wall $_w on $_on runq $_rq off $(fn $1 $2 off_cpu_ns)"
+	assert_ge "$2 ON-CPU + runq >= 90% of wall" $(((_on + _rq) * 10)) $((_w * 9))
+}
+
 # check_cause FILE FUNC CAUSE TRUTHFILE: at least 80% of the off-CPU time the
-# workload injected into FUNC (its measured wall minus what we saw on CPU) is
-# in CAUSE, and so is 80% of the off-CPU time we saw.
+# workload injected into FUNC (its wall by its own clock minus what we saw on
+# CPU) is in CAUSE, and so is 80% of the off-CPU time we saw.
 check_cause() {
 	_c=$(fn $1 $2 off_cpu_ns_by_cause.$3)
 	_off=$(fn $1 $2 off_cpu_ns)
-	_inj=$(($(truth $4 delay_wall_ns) - $(fn $1 $2 on_cpu_ns)))
+	_inj=$(($(truth $4 delay_in_ns) - $(fn $1 $2 on_cpu_ns)))
 	note "$2: $3=$_c off=$_off injected~$_inj"
 	assert_ge "$2 $3 vs 80% of off-CPU" $((_c * 10)) $((_off * 8))
 	assert_ge "$2 $3 vs 80% of injected" $((_c * 10)) $((_inj * 8))
