@@ -19,7 +19,7 @@
  * Prints what it injected ("truth ...") on stderr when done: the wall time
  * around the xw_delay() calls (delay_wall_ns, taken by the caller), the wall
  * time inside them (delay_in_ns, taken by xw_delay itself) and the CPU time
- * the threads spent in them. A tracer's entry and return probes fire between
+ * the threads spent in them, and how many disk writes they made. A tracer's entry and return probes fire between
  * the two clocks, so what it measures must lie between delay_in_ns and
  * delay_wall_ns, however slow the probes are.
  */
@@ -123,6 +123,9 @@ static void disk_write(long long off)
 	}
 }
 
+/* Writes xw_delay() made (io, disk): to compare the wait per request. */
+static long disk_writes;
+
 /* I/O until MS have passed: each write waits for the (throttled) device. */
 static void io_for_ms(void)
 {
@@ -131,6 +134,7 @@ static void io_for_ms(void)
 
 	do {
 		disk_write(off);
+		disk_writes++;
 		off = (off + 4096) % (8 << 20);
 	} while (now_ns(CLOCK_MONOTONIC) < end);
 }
@@ -298,8 +302,9 @@ int main(int argc, char **argv)
 		}
 		delay_wall += xw_request();
 	}
-	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld\n",
-		scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu);
+	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld\n",
+		scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
+		disk_writes);
 	if (helper > 0) {
 		kill(helper, SIGKILL);
 		waitpid(helper, NULL, 0);
