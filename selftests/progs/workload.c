@@ -18,10 +18,10 @@
  *
  * Prints what it injected ("truth ...") on stderr when done: the wall time
  * around the xw_delay() calls (delay_wall_ns, taken by the caller), the wall
- * time inside them (delay_in_ns, taken by xw_delay itself) and the CPU time
- * the threads spent in them, and how many disk writes they made. A tracer's entry and return probes fire between
- * the two clocks, so what it measures must lie between delay_in_ns and
- * delay_wall_ns, however slow the probes are.
+ * time inside them (delay_in_ns, taken by xw_delay itself), the CPU time the
+ * threads spent in them, and how many disk writes they made. A tracer's
+ * entry and return probes fire between the two clocks, so what it measures
+ * must lie between delay_in_ns and delay_wall_ns, however slow the probes.
  */
 
 #include <errno.h>

@@ -30,9 +30,8 @@ check_cause /tmp/disk.json xw_delay io /tmp/disk.err
 check_cause /tmp/net.json xw_delay net /tmp/net.err
 # a busy disk makes each request wait longer (per write: a call writes for
 # MS of wall time, so its wait is bounded whatever the disk does)
-for sc in io disk; do
-	eval ${sc}_w=$(($(fn /tmp/$sc.json xw_delay off_cpu_ns_by_cause.io) / $(truth /tmp/$sc.err writes)))
-done
+io_per_write() { echo $(($(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.io) / $(truth /tmp/$1.err writes))); }
+io_w=$(io_per_write io) disk_w=$(io_per_write disk)
 note "io wait per write: quiet $io_w ns, busy $disk_w ns"
 assert_ge "disk: io wait per write >= 1.3x the quiet disk's" $((disk_w * 10)) $((io_w * 13))
 # the spinning helper in "cpu" is pinned with us: xw_prepare also waits in runq

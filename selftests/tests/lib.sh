@@ -267,10 +267,8 @@ check_balance() {
 check_wall() {
 	_w=$(fn $1 $2 wall_ns) _in=$(truth $3 delay_in_ns) _out=$(truth $3 delay_wall_ns)
 	note "$2 wall: inside $_in <= traced $_w <= around $_out"
-	[ $_w -ge $((_in - 100000)) ] ||
-		fail "$2 wall: traced $_w < $_in measured inside the function (a call missed?)"
-	[ $_w -le $((_out + 100000)) ] ||
-		fail "$2 wall: traced $_w > $_out measured around the calls"
+	assert_ge "$2 wall: traced vs inside the function (a call missed?)" $_w $((_in - 100000))
+	assert_ge "$2 wall: around the calls vs traced" $((_out + 100000)) $_w
 }
 
 # check_spin FILE FUNC: FUNC only computes, so its time is ON-CPU or waiting
