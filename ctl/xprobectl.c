@@ -16,7 +16,7 @@ static const struct subcmd subcmds[] = {
 	{ "view", cmd_view, "view add PID [--no-follow-fork] | view del PID | view list [--json]" },
 	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap] | hook del ID | hook list [PID] [--json]" },
 	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
-	{ "audit", cmd_audit, "audit [--json]   (compare every private copy with the kernel text now)" },
+	{ "audit", cmd_audit, "audit [--tables] [--json]   (copies vs kernel text; --tables: page-table invariants)" },
 	{ "trace", cmd_trace, "trace [-f [LIB:]GLOB]... [-d S] [-i S] [--json|--folded] [-H] [-T] [--no-views] PID | -- COMMAND [ARGS]" },
 	{ "metrics", cmd_metrics, "metrics [-i S] [-d S] [--json] [--no-views] PID   (requests/s, saturation, slack)" },
 	{ "latency", cmd_latency, "latency [-k SIGMA] [-m US] [-d S] [--json] [--no-views] PID   (slow syscalls)" },

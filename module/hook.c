@@ -261,6 +261,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	xp_sync_cores();
 	if (h->call_ok)
 		xp_call_arm(h);
+	xp_tables_check(NULL);
 	return h;
 
 fail_page:
@@ -317,6 +318,7 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	xp_xol_release(v, h);
 	xp_view_put_page(v, h->tpage);
 	call_rcu(&h->rcu, free_hook_rcu);
+	xp_tables_check(NULL);
 	return 0;
 }
 

@@ -11,6 +11,7 @@
 #include <linux/pgtable.h>
 #include <linux/sched.h>
 #include <asm/processor.h>
+#include <asm/cpufeature.h>
 #include <xen/xen.h>
 #include "xprobes.h"
 
@@ -51,12 +52,29 @@ int __init xp_kernel_init(void)
 		xp_k.image_pgd = *pgd_offset_pgd(current->active_mm->pgd, xp_k.stext);
 		xp_k.image_pmds = pud_pgtable(*w.pud);
 	}
+#if defined(CONFIG_MITIGATION_PAGE_TABLE_ISOLATION) || defined(CONFIG_PAGE_TABLE_ISOLATION)
+	/*
+	 * With PTI, every mm's user pgd shares the kernel's user-mode chain,
+	 * where pti_clone_kernel_text() may have put global copies of the
+	 * image's entries (pgd_ctor() copies the kernel half of both pgds).
+	 */
+	if (boot_cpu_has(X86_FEATURE_PTI)) {
+		xp_walk(kernel_to_user_pgdp(current->active_mm->pgd), xp_k.stext, &w);
+		if (w.pud && pud_present(*w.pud) && !pud_leaf(*w.pud))
+			xp_k.user_pmds = pud_pgtable(*w.pud);
+	}
+#endif
+	/* The page-attribute locks (arch/x86/mm/pat/set_memory.c): data symbols. */
+	xp_k.pgd_lock = (spinlock_t *)xp_sym_lookup("pgd_lock", NULL);
+	xp_k.cpa_lock = (spinlock_t *)xp_sym_lookup("cpa_lock", NULL);
 
 	/* Views need page tables the module may build itself. */
 	if (xen_pv_domain())
 		xp_k.unsupported = "kernel views do not work in a Xen PV guest (hypervisor-managed page tables)";
 	else if (!xp_k.image_pmds)
 		xp_k.unsupported = "kernel views do not work here: cannot find the kernel image's page tables";
+	else if (!xp_k.pgd_lock || !xp_k.cpa_lock)
+		xp_k.unsupported = "kernel views do not work here: cannot find the kernel's page-attribute locks (pgd_lock, cpa_lock)";
 	else if (pgd_index(xp_k.stext) != PTRS_PER_PGD - 1 ||
 		 pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
 		xp_k.unsupported = "kernel views do not work here: unexpected kernel image placement";

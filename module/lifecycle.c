@@ -10,7 +10,8 @@
  *   followed too.
  * - exec: sched_process_exec runs after the new mm is installed and before
  *   the new program's first instruction; a process that was a member joins
- *   with its new mm (a local TLB flush: the new mm is loaded only here).
+ *   with its new mm (a local TLB flush, and the mm's TLB generation moves for
+ *   any CPU that ran it between exec_mmap() and here).
  * - exit: an mm with no users left is dead. A sweeper, running while views
  *   exist, detaches dead members and ends views that have none, announcing
  *   each on the events multicast group. It also runs the coherence audit.
@@ -78,7 +79,12 @@ static void on_exec(void *data, struct task_struct *p, pid_t old_pid, struct lin
 		if (xp_member_add(v, mm, tgid, GFP_ATOMIC)) {
 			atomic64_inc(&xp_follow_failures);
 		} else {
-			/* The new mm is loaded on this CPU only (preemption is off). */
+			/*
+			 * exec_mmap() may have loaded the new mm on another CPU
+			 * before this one: xp_member_add() moved its TLB
+			 * generation, so that CPU flushes before it runs it again.
+			 * Here it runs now (preemption is off).
+			 */
 			__flush_tlb_all();
 			atomic64_inc(&xp_followed_execs);
 		}
@@ -116,8 +122,10 @@ static void sweep(struct work_struct *work)
 	list_for_each_entry_safe(v, n, &xp_views, node)
 		if (!xp_view_reap_members(v))
 			xp_view_destroy(v, "exit");
-	if (xp_nr_views && ++sweeps % XP_AUDIT_EVERY == 0)
+	if (xp_nr_views && ++sweeps % XP_AUDIT_EVERY == 0) {
 		xp_audit_all();
+		xp_tables_check(NULL);
+	}
 	idle_sweeps = xp_nr_views ? 0 : idle_sweeps + 1;
 	if (idle_sweeps >= XP_IDLE_SWEEPS)
 		unregister_probes();

@@ -131,6 +131,10 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_KPROBES_REFUSED,
 				atomic64_read(&xp_kprobes_refused), XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_TABLE_CHECKS, atomic64_read(&xp_table_checks),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_VIOLATIONS_TOTAL,
+				atomic64_read(&xp_table_violations), XPROBES_A_PAD) ||
 	      nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
 	      nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
 			  XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||
@@ -491,6 +495,31 @@ static int xp_cmd_audit(struct sk_buff *skb, struct genl_info *info)
 					       XPROBES_A_PAD));
 }
 
+static int xp_cmd_tables(struct sk_buff *skb, struct genl_info *info)
+{
+	struct xp_tables_report rep;
+	struct sk_buff *msg;
+	unsigned int bad;
+	void *hdr;
+
+	msg = xp_reply_new(info, XPROBES_CMD_TABLES, &hdr, NLMSG_GOODSIZE);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&xp_views_lock);
+	bad = xp_tables_check(&rep);
+	mutex_unlock(&xp_views_lock);
+	return xp_reply_send(msg, hdr, info,
+			     nla_put_u64_64bit(msg, XPROBES_A_VIOLATIONS, bad, XPROBES_A_PAD) ||
+			     nla_put_u64_64bit(msg, XPROBES_A_VIOLATIONS_TOTAL,
+					       atomic64_read(&xp_table_violations), XPROBES_A_PAD) ||
+			     nla_put_u64_64bit(msg, XPROBES_A_TABLE_CHECKS,
+					       atomic64_read(&xp_table_checks), XPROBES_A_PAD) ||
+			     nla_put_u32(msg, XPROBES_A_NR_VIEWS, rep.views) ||
+			     nla_put_u32(msg, XPROBES_A_NR_REGIONS, rep.regions) ||
+			     nla_put_u32(msg, XPROBES_A_NR_PROCS, rep.members) ||
+			     (bad && nla_put_string(msg, XPROBES_A_REASON, rep.first)));
+}
+
 /* ---- events --------------------------------------------------------------- */
 
 static bool xp_netlink_up;	/* the family is registered; under xp_views_lock */
@@ -531,6 +560,7 @@ static const struct genl_ops xp_ops[] = {
 	{ .cmd = XPROBES_CMD_WALK,	.start = xp_dump_start,	  .dumpit = xp_dump_walk,
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_AUDIT,	.doit = xp_cmd_audit,	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_TABLES,	.doit = xp_cmd_tables,	  .flags = GENL_ADMIN_PERM },
 };
 
 static const struct genl_multicast_group xp_mcgrps[] = {

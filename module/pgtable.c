@@ -2,7 +2,7 @@
 /*
  * The page tables of a view: the private chain for the kernel image, private
  * PTE tables for hooked 2 MiB regions, private copies of hooked text pages,
- * the global bit of the shared mappings they shadow, and TLB flushes.
+ * the global bit of every mapping of a hooked region, and TLB flushes.
  *
  * A view's chain is built from the shared tables, not from any one mm:
  *
@@ -12,15 +12,24 @@
  * slot, so PUD[511] (modules, BPF, fixmap) stays the shared page. The private
  * PMD starts as a copy of the shared kernel-image PMD page; each 2 MiB region
  * that holds a hooked page gets a private PTE table mirroring the shared
- * mapping without the global bit, and the hooked pages point at private
- * copies of the text. One otherwise empty PMD slot above the kernel image maps
- * the view's out-of-line execution area (xol.c). Every mm that is a member of
- * the view has its pgd[511] pointing at the chain (view.c).
+ * mapping, and the hooked pages point at private copies of the text. One
+ * otherwise empty PMD slot above the kernel image maps the view's out-of-line
+ * execution area (xol.c). Every mm that is a member of the view has its
+ * pgd[511] pointing at the chain (view.c).
+ *
+ * TLB rules followed (Intel SDM vol. 3, 4.10.4; the kernel's
+ * __split_large_page() does the same): a translation never changes page size
+ * and frame (or attributes) in one step. Hooking the first page of a region
+ * goes: global bit off everywhere, flush; 2 MiB leaf -> PTE table with the same
+ * frames and attributes, flush; PTE -> copy, flush. Unhooking and teardown
+ * run the same steps backwards. Every flush is __flush_tlb_all() on every CPU:
+ * global entries, every PCID, and the paging-structure caches.
  *
  * Locking: everything here runs under xp_views_lock. Copies are taken and
  * their PTEs switched under the kernel's text_mutex, which also serialises
  * them with text pokes (coherence.c). The trap handler reads a view's tpages
- * under RCU only.
+ * under RCU only. The shared entries' global bits change under cpa_lock and
+ * pgd_lock (see gclear_get()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -36,20 +45,36 @@
 atomic64_t xp_mem_bytes = ATOMIC64_INIT(0);
 
 /*
- * The global bit of shared kernel-image mappings that cover a hooked page.
- * With PTI off, kernel text is mapped global, and a global TLB entry loaded by
- * any other mm would keep serving the shared (unhooked) page to the traced mm.
- * While at least one view has a private copy in a 2 MiB region, the shared
- * entries of that region are non-global. Indexed by PMD slot in the shared
- * kernel-image PMD page; under xp_views_lock.
+ * The global bit of every mapping of a hooked region. With PTI off (or PTI
+ * without PCID), kernel text is mapped global, and a global TLB entry survives
+ * CR3 writes: loaded by any other mm, it would keep serving the shared
+ * (unhooked) page to a traced mm. So while at least one view has a private
+ * copy in a 2 MiB region, every table a CPU can load that maps the region
+ * carries it non-global:
+ * - the shared kernel-image PMD page (its 2 MiB leaf, or the PTEs of the
+ *   shared PTE table it points at, which every chain shares);
+ * - each view's private PMD page, whose entries for regions it does not hook
+ *   itself mirror the shared ones (so a view made earlier does not keep a
+ *   global 2 MiB leaf for a region a later view hooks);
+ * - the PTI user tables, which pti_clone_kernel_text() may fill with global
+ *   copies of the image's entries.
+ * Indexed by PMD slot; under xp_views_lock. Only the bit is taken away and
+ * given back, under the kernel's own page-attribute locks, so a concurrent
+ * change of the shared entries by the kernel is neither lost nor undone.
  */
 struct xp_gclear {
-	unsigned int refs;
-	bool pmd_had_g;				/* a 2 MiB leaf that was global */
-	DECLARE_BITMAP(pte_had_g, PTRS_PER_PTE);	/* 4 KiB entries that were global */
+	unsigned int refs;			/* views with a private region here */
+	bool pmd_had_g;				/* shared 2 MiB leaf was global */
+	bool upmd_had_g;			/* PTI user 2 MiB leaf was global */
+	DECLARE_BITMAP(pte_had_g, PTRS_PER_PTE);	/* shared 4 KiB entries */
+	DECLARE_BITMAP(upte_had_g, PTRS_PER_PTE);	/* PTI user 4 KiB entries */
 };
 static struct xp_gclear *xp_gclear;
 
+unsigned int xp_gclear_refs(unsigned int idx)
+{
+	return xp_gclear[idx].refs;
+}
 
 void *xp_alloc_table(void)
 {
@@ -75,71 +100,149 @@ static void flush_local(void *unused)
 
 /*
  * Flush every TLB entry, global ones and those of every PCID, and the
- * paging-structure caches, on every CPU. on_each_cpu() waits for all of them,
- * and a CPU only takes the IPI with interrupts on, so when this returns no CPU
- * is inside a trap handler or an xol slot that started before.
+ * paging-structure caches, on every CPU (what the kernel's flush_tlb_all()
+ * does). on_each_cpu() waits for all of them, and a CPU only takes the IPI
+ * with interrupts on, so when this returns no CPU is inside a trap handler or
+ * an xol slot that started before.
  */
 void xp_flush_all(void)
 {
 	on_each_cpu(flush_local, NULL, 1);
 }
 
-static int gclear_get(unsigned int idx)
+/*
+ * The kernel's page-attribute locks, in set_memory.c's order: cpa_lock
+ * serialises every change of attributes (!DEBUG_PAGEALLOC), pgd_lock every
+ * large-page split. Holding both, no CPA runs on the shared image tables.
+ */
+static void cpa_lock(void)
 {
-	struct xp_gclear *g = &xp_gclear[idx];
-	pmd_t *spmd, pmd;
+	if (xp_k.cpa_lock && !debug_pagealloc_enabled())
+		spin_lock(xp_k.cpa_lock);
+	spin_lock(xp_k.pgd_lock);
+}
+
+static void cpa_unlock(void)
+{
+	spin_unlock(xp_k.pgd_lock);
+	if (xp_k.cpa_lock && !debug_pagealloc_enabled())
+		spin_unlock(xp_k.cpa_lock);
+}
+
+/* Take G away from a PMD entry (a 2 MiB leaf) or from the PTEs it points at. */
+static void g_clear(pmd_t *pmdp, bool *leaf_had, unsigned long *pte_had)
+{
+	pmd_t pmd = READ_ONCE(*pmdp);
 	pte_t *pte;
 	int i;
 
-	if (g->refs++)
-		return 0;
-	spmd = xp_k.image_pmds;
-	pmd = READ_ONCE(spmd[idx]);
-	g->pmd_had_g = false;
-	bitmap_zero(g->pte_had_g, PTRS_PER_PTE);
+	*leaf_had = false;
+	bitmap_zero(pte_had, PTRS_PER_PTE);
+	if (pmd_none(pmd) || !pmd_present(pmd))
+		return;
 	if (pmd_leaf(pmd)) {
 		if (pmd_flags(pmd) & _PAGE_GLOBAL) {
-			g->pmd_had_g = true;
-			set_pmd(&spmd[idx], pmd_clear_flags(pmd, _PAGE_GLOBAL));
+			*leaf_had = true;
+			set_pmd(pmdp, pmd_clear_flags(pmd, _PAGE_GLOBAL));
 		}
-		return 0;
+		return;
 	}
 	pte = (pte_t *)pmd_page_vaddr(pmd);
 	for (i = 0; i < PTRS_PER_PTE; i++) {
 		pte_t e = READ_ONCE(pte[i]);
 
 		if (pte_present(e) && (pte_flags(e) & _PAGE_GLOBAL)) {
-			__set_bit(i, g->pte_had_g);
+			__set_bit(i, pte_had);
 			set_pte(&pte[i], pte_clear_flags(e, _PAGE_GLOBAL));
 		}
 	}
-	return 0;
 }
 
-/* Give back the global bit; only the bit, in case the kernel changed the entry. */
-static void gclear_put(unsigned int idx)
+/* Give back what g_clear() took: only the bit, in case the entry changed. */
+static void g_restore(pmd_t *pmdp, bool leaf_had, const unsigned long *pte_had)
 {
-	struct xp_gclear *g = &xp_gclear[idx];
-	pmd_t *spmd, pmd;
+	pmd_t pmd = READ_ONCE(*pmdp);
 	pte_t *pte;
 	int i;
 
-	if (WARN_ON_ONCE(!g->refs) || --g->refs)
+	if (pmd_none(pmd) || !pmd_present(pmd))
 		return;
-	spmd = xp_k.image_pmds;
-	pmd = READ_ONCE(spmd[idx]);
 	if (pmd_leaf(pmd)) {
-		if (g->pmd_had_g)
-			set_pmd(&spmd[idx], pmd_set_flags(pmd, _PAGE_GLOBAL));
+		if (leaf_had)
+			set_pmd(pmdp, pmd_set_flags(pmd, _PAGE_GLOBAL));
 		return;
 	}
 	pte = (pte_t *)pmd_page_vaddr(pmd);
-	for_each_set_bit(i, g->pte_had_g, PTRS_PER_PTE) {
+	for_each_set_bit(i, pte_had, PTRS_PER_PTE) {
 		pte_t e = READ_ONCE(pte[i]);
 
 		if (pte_present(e))
 			set_pte(&pte[i], pte_set_flags(e, _PAGE_GLOBAL));
 	}
+}
+
+/* Does @v map region @idx through a table of its own (a hooked region or xol)? */
+static bool own_table(struct xp_view *v, unsigned int idx)
+{
+	struct xp_region *r;
+
+	if (v->xol.va && pmd_index(v->xol.va) == idx)
+		return true;
+	list_for_each_entry(r, &v->regions, node)
+		if (pmd_index(r->base) == idx)
+			return true;
+	return false;
+}
+
+/*
+ * Every view's private PMD entry for a region it does not hook itself is the
+ * shared entry: copy the shared one again after its global bit changed.
+ */
+static void views_mirror_shared(unsigned int idx)
+{
+	pmd_t shared = READ_ONCE(xp_k.image_pmds[idx]);
+	struct xp_view *v;
+
+	list_for_each_entry(v, &xp_views, node)
+		if (!own_table(v, idx))
+			set_pmd(&v->pmd[idx], shared);
+}
+
+/*
+ * A view is about to hook region @idx. Returns whether an entry changed (the
+ * caller flushes before it changes the region's page size).
+ */
+static bool gclear_get(unsigned int idx)
+{
+	struct xp_gclear *g = &xp_gclear[idx];
+
+	lockdep_assert_held(&xp_views_lock);
+	if (g->refs++)
+		return false;
+	cpa_lock();
+	g_clear(&xp_k.image_pmds[idx], &g->pmd_had_g, g->pte_had_g);
+	if (xp_k.user_pmds)
+		g_clear(&xp_k.user_pmds[idx], &g->upmd_had_g, g->upte_had_g);
+	cpa_unlock();
+	views_mirror_shared(idx);
+	return true;
+}
+
+/* The last view unhooked region @idx; returns whether an entry changed. */
+static bool gclear_put(unsigned int idx)
+{
+	struct xp_gclear *g = &xp_gclear[idx];
+
+	lockdep_assert_held(&xp_views_lock);
+	if (WARN_ON_ONCE(!g->refs) || --g->refs)
+		return false;
+	cpa_lock();
+	g_restore(&xp_k.image_pmds[idx], g->pmd_had_g, g->pte_had_g);
+	if (xp_k.user_pmds)
+		g_restore(&xp_k.user_pmds[idx], g->upmd_had_g, g->upte_had_g);
+	cpa_unlock();
+	views_mirror_shared(idx);
+	return true;
 }
 
 /* Build the private chain from the shared tables, down to the private PMD. */
@@ -165,6 +268,7 @@ int xp_chain_build(struct xp_view *v, struct netlink_ext_ack *extack)
 	v->pud = xp_alloc_table();
 	if (!v->pmd || !v->pud)
 		return -ENOMEM;
+	/* Under xp_views_lock: every global bit gclear_get() took is off here too. */
 	memcpy(v->pmd, xp_k.image_pmds, PAGE_SIZE);
 	memcpy(v->pud, puds, PAGE_SIZE);
 	v->pud[pud_index(a)] = __pud(__pa(v->pmd) | pud_flags(pud));
@@ -187,13 +291,46 @@ layout:
 	return -EINVAL;
 }
 
-/* Give back the global bits the view's regions took (after the chain is unhooked). */
+/*
+ * Point every hooked page of @v back at its original frame, then every
+ * region back at the shared entry, flushing after each step: the chain then
+ * maps what the shared tables map (but the xol area), so the members' pgd
+ * entries can go back to the shared one without a page-size change. The hooks
+ * are disarmed and every CPU has left them (view.c).
+ */
+void xp_chain_unmap(struct xp_view *v)
+{
+	struct xp_region *r;
+	struct xp_tpage *t;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (list_empty(&v->regions))
+		return;
+	mutex_lock(xp_k.text_mutex);
+	list_for_each_entry(t, &v->tpages, node)
+		set_pte(&t->region->ptes[pte_index(t->va)],
+			pfn_pte(t->orig_pfn, pte_pgprot(READ_ONCE(t->region->ptes[pte_index(t->va)]))));
+	mutex_unlock(xp_k.text_mutex);
+	xp_flush_all();
+	list_for_each_entry(r, &v->regions, node)
+		set_pmd(&v->pmd[pmd_index(r->base)], READ_ONCE(xp_k.image_pmds[pmd_index(r->base)]));
+	xp_flush_all();
+}
+
+/*
+ * Give back the global bits the view's regions took. The chain is no longer
+ * loaded anywhere (pgd entries restored and flushed) and the view is off the
+ * views list.
+ */
 void xp_chain_release_globals(struct xp_view *v)
 {
 	struct xp_region *r;
+	bool changed = false;
 
 	list_for_each_entry(r, &v->regions, node)
-		gclear_put(pmd_index(r->base));
+		changed |= gclear_put(pmd_index(r->base));
+	if (changed)
+		xp_flush_all();
 }
 
 /* Free every page of the chain; no CPU may walk it any more. */
@@ -218,7 +355,12 @@ void xp_chain_free(struct xp_view *v)
 	xp_free_table(v->pmd);
 }
 
-/* A private PTE table for the 2 MiB region of @va, made on first use. */
+/*
+ * A private PTE table for the 2 MiB region of @va, made on first use. It maps
+ * exactly what the view's PMD entry mapped (the global bit is already off),
+ * so only the page size changes, and every CPU flushes before anything in it
+ * changes frame.
+ */
 static struct xp_region *get_region(struct xp_view *v, unsigned long va,
 				    struct netlink_ext_ack *extack)
 {
@@ -242,43 +384,46 @@ static struct xp_region *get_region(struct xp_view *v, unsigned long va,
 		return ERR_PTR(-ENOMEM);
 	atomic64_add(sizeof(*r), &xp_mem_bytes);
 	r->ptes = xp_alloc_table();
-	if (!r->ptes || gclear_get(idx)) {
-		xp_free_table(r->ptes);
+	if (!r->ptes) {
 		kfree(r);
 		atomic64_sub(sizeof(*r), &xp_mem_bytes);
 		return ERR_PTR(-ENOMEM);
 	}
 	r->base = base;
-	r->shared = pmd;
+	if (gclear_get(idx))
+		xp_flush_all();		/* no global translation of the region is left */
+	pmd = READ_ONCE(v->pmd[idx]);
 	if (pmd_leaf(pmd)) {
-		/* Split the 2 MiB mapping: same frames, same protection, not global. */
-		pgprot_t prot = __pgprot(protval_large_2_4k(pmd_flags(pmd)) & ~_PAGE_GLOBAL);
+		/* Split the 2 MiB mapping: same frames, same attributes. */
+		pgprot_t prot = __pgprot(protval_large_2_4k(pmd_flags(pmd)));
 		unsigned long pfn = pmd_pfn(pmd);
 
 		for (i = 0; i < PTRS_PER_PTE; i++)
 			r->ptes[i] = pfn_pte(pfn + i, prot);
 	} else {
-		pte_t *src = (pte_t *)pmd_page_vaddr(pmd);
-
-		for (i = 0; i < PTRS_PER_PTE; i++)
-			r->ptes[i] = pte_present(src[i]) ?
-				     pte_clear_flags(src[i], _PAGE_GLOBAL) : src[i];
+		/* The shared PTE table (non-global now): the same entries. */
+		memcpy(r->ptes, (void *)pmd_page_vaddr(pmd), PAGE_SIZE);
 	}
 	set_pmd(&v->pmd[idx], __pmd(__pa(r->ptes) | _KERNPG_TABLE));
 	list_add(&r->node, &v->regions);
 	v->nr_tables++;
+	xp_flush_all();			/* the page size changed: before any frame does */
 	return r;
 }
 
+/* The region's last private page is gone: back to the shared entry. */
 static void put_region(struct xp_view *v, struct xp_region *r)
 {
+	unsigned int idx = pmd_index(r->base);
+
 	if (r->nr_pages)
 		return;
-	set_pmd(&v->pmd[pmd_index(r->base)], r->shared);
-	xp_flush_all();
-	gclear_put(pmd_index(r->base));
+	set_pmd(&v->pmd[idx], READ_ONCE(xp_k.image_pmds[idx]));
 	list_del(&r->node);
 	v->nr_tables--;
+	xp_flush_all();			/* the page size changed: no CPU walks r->ptes */
+	if (gclear_put(idx))
+		xp_flush_all();
 	xp_free_table(r->ptes);
 	kfree(r);
 	atomic64_sub(sizeof(*r), &xp_mem_bytes);
@@ -370,10 +515,10 @@ unsigned long xp_view_free_pmd_slot(struct xp_view *v)
 	unsigned int i;
 
 	for (i = pmd_index(xp_k.etext); i < PTRS_PER_PMD; i++)
-		if (pmd_none(v->pmd[i]))
+		if (pmd_none(v->pmd[i]) && pmd_none(xp_k.image_pmds[i]))
 			goto found;
 	for (i = pmd_index(xp_k.stext); i-- > 0;)
-		if (pmd_none(v->pmd[i]))
+		if (pmd_none(v->pmd[i]) && pmd_none(xp_k.image_pmds[i]))
 			goto found;
 	return 0;
 found:

@@ -33,6 +33,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <asm/tlbflush.h>
 #include <net/netlink.h>
 #include "xprobes.h"
 
@@ -128,7 +129,18 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 	m->tgid = get_pid(tgid);
 	list_add_tail(&m->node, &v->members);
 	v->nr_members++;
+	m->gen_before = atomic64_read(&mm->context.tlb_gen);
 	set_image_slot(mm, v->new_pgd);
+	/*
+	 * A CPU that ran @mm before keeps its translations under the mm's PCID,
+	 * and switch_mm_irqs_off() reuses them without a flush as long as the
+	 * mm's TLB generation has not moved: move it (as flush_tlb_mm_range()
+	 * does), so every CPU flushes before it runs @mm on the new entry. A
+	 * full barrier, after the entry is written. The caller flushes the CPUs
+	 * @mm is running on now. (inc_mm_tlb_gen() is hidden from modules; this
+	 * is all it does.)
+	 */
+	m->gen_joined = atomic64_inc_return(&mm->context.tlb_gen);
 	spin_unlock(&v->lock);
 	atomic64_add(sizeof(*m), &xp_mem_bytes);
 	return 0;
@@ -274,16 +286,28 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, u32 owner, struct netlink_ext_
 	v->orig_pgd = xp_k.image_pgd;
 
 	err = xp_chain_build(v, extack);
-	if (!err)
-		err = xp_member_add(v, mm, v->root, GFP_KERNEL_ACCOUNT);
 	if (err) {
 		free_view(v);
 		goto out;
 	}
-	xp_flush_all();
+	/*
+	 * Published, and forks followed, before the process joins: a fork it
+	 * makes once it runs on the chain finds the view (lifecycle.c).
+	 */
 	list_add_tail_rcu(&v->node, &xp_views);
 	if (!xp_nr_views++)
 		xp_lifecycle_start();
+	err = xp_member_add(v, mm, v->root, GFP_KERNEL_ACCOUNT);
+	if (err) {
+		list_del_rcu(&v->node);
+		if (!--xp_nr_views)
+			xp_lifecycle_stop();
+		synchronize_rcu();
+		free_view(v);
+		goto out;
+	}
+	xp_flush_all();
+	xp_tables_check(NULL);
 	mmput(mm);
 	put_task_struct(task);
 	return v;
@@ -314,10 +338,12 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	xp_sync_cores();
 
 	/*
-	 * Then put every member back on the shared tables; no new member can
-	 * join once ->dying is set. After the flush no CPU walks the chain. Only
-	 * then may the trap handler stop finding the view.
+	 * Then make the chain map what the shared tables map, page size by page
+	 * size (pgtable.c), and put every member back on the shared tables; no
+	 * new member can join once ->dying is set. After the flush no CPU walks
+	 * the chain. Only then may the trap handler stop finding the view.
 	 */
+	xp_chain_unmap(v);
 	spin_lock(&v->lock);
 	v->dying = true;
 	list_for_each_entry(m, &v->members, node)
@@ -328,6 +354,7 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	xp_chain_release_globals(v);
 	if (!--xp_nr_views)
 		xp_lifecycle_stop();
+	xp_tables_check(NULL);
 
 	/* Trap handlers and tracepoints that found the view before are done. */
 	synchronize_rcu();

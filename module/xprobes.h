@@ -40,6 +40,8 @@ struct xp_kernel {
 	bool l5;				/* 5-level paging */
 	pgd_t image_pgd;			/* the shared pgd entry for the image */
 	pmd_t *image_pmds;			/* the shared PMD page for the image */
+	pmd_t *user_pmds;			/* its PTI user copy, or NULL */
+	spinlock_t *pgd_lock, *cpa_lock;	/* the kernel's page-attribute locks */
 	const char *unsupported;		/* why views cannot work here, or NULL */
 };
 extern struct xp_kernel xp_k;
@@ -90,7 +92,6 @@ struct xp_region {
 	struct list_head node;		/* in view->regions */
 	unsigned long base;		/* 2 MiB aligned */
 	pte_t *ptes;			/* private PTE table */
-	pmd_t shared;			/* the shared PMD entry it stands in for */
 	unsigned int nr_pages;		/* private text pages in it */
 };
 
@@ -118,6 +119,7 @@ struct xp_member {
 	struct list_head node;		/* in view->members, under view->lock */
 	struct mm_struct *mm;		/* mmgrab()ed until detached */
 	struct pid *tgid;		/* the process it joined for */
+	u64 gen_before, gen_joined;	/* mm->context.tlb_gen around the join */
 };
 
 struct xp_view {
@@ -161,7 +163,9 @@ void *xp_alloc_table(void);
 void xp_free_table(void *p);
 void xp_flush_all(void);
 int xp_chain_build(struct xp_view *v, struct netlink_ext_ack *extack);
+void xp_chain_unmap(struct xp_view *v);
 void xp_chain_release_globals(struct xp_view *v);
+unsigned int xp_gclear_refs(unsigned int idx);
 void xp_chain_free(struct xp_view *v);
 struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
 				  struct netlink_ext_ack *extack);
@@ -171,6 +175,14 @@ int xp_view_map_table(struct xp_view *v, unsigned long va, pte_t *ptes);
 void xp_view_unmap_table(struct xp_view *v, unsigned long va);
 int xp_pgtable_init(void);
 void xp_pgtable_exit(void);
+
+/* tables.c */
+struct xp_tables_report {
+	unsigned int views, regions, members;
+	char first[128];		/* the first violation found */
+};
+extern atomic64_t xp_table_checks, xp_table_violations;
+unsigned int xp_tables_check(struct xp_tables_report *rep);
 
 /* lifecycle.c */
 extern atomic64_t xp_followed_forks, xp_followed_execs, xp_follow_failures;

@@ -39,6 +39,13 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	start=$(date +%s)
 	( cd /tmp && timeout -s KILL "${XP_TEST_TIMEOUT:-600}" sh "$t" ) > "$out" 2>&1
 	rc=$?
+	# The page-table invariants (module/tables.c) held through the test:
+	# the module checks them at every change of a view, so a violation at
+	# any point of the test shows here (and in the kernel log).
+	if module_loaded && ! xprobectl audit --tables >> "$out" 2>&1; then
+		echo "FAIL: page-table invariants violated during $name" >> "$out"
+		case $rc in 0|4) rc=1 ;; esac
+	fi
 	secs=$(( $(date +%s) - start ))
 	sed 's/^/# /' "$out"
 	case $rc in

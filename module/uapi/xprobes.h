@@ -28,6 +28,9 @@ enum xprobes_cmd {
 	XPROBES_CMD_VIEW_ENDED,	/* multicast on "events": PID REASON */
 	XPROBES_CMD_AUDIT,	/* do: compare every copy with the shared text now -> MISMATCH */
 	XPROBES_CMD_WALK,	/* dump: PID ADDR [COUNT] -> page-table entries per 4 KiB page */
+	XPROBES_CMD_TABLES,	/* do: check the page-table invariants of every view now
+				 * -> VIOLATIONS VIOLATIONS_TOTAL NR_VIEWS NR_REGIONS
+				 *    NR_PROCS [REASON: the first violation] */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
@@ -70,6 +73,12 @@ enum xprobes_attr {
 	XPROBES_A_MIRRORED,	/* u64: kernel text writes applied to copies so far */
 	XPROBES_A_BACKUPS_FIXED,	/* u64: kprobe optimizer backups read through a view, corrected */
 	XPROBES_A_KPROBES_REFUSED,	/* u64: kprobe registrations refused on a traced CR3 */
+	XPROBES_A_VIOLATIONS,		/* u64: page-table invariant violations found now */
+	XPROBES_A_VIOLATIONS_TOTAL,	/* u64: ... by every check since the module loaded */
+	XPROBES_A_NR_REGIONS,		/* u32: hooked 2 MiB regions, summed over views */
+	XPROBES_A_TABLE_CHECKS,		/* u64: page-table checks run since the module loaded */
+	XPROBES_A_NESTED,		/* u64: hits of a hook while this CPU was already
+					 * dispatching one (dropped, not fired) */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

@@ -4,7 +4,7 @@
 # exits 1 if there is any; exits 0 on a clean log.
 set -u
 LOG=${1:?console log}
-PAT='(Oops|BUG:|WARNING:|kernel BUG at|general protection fault|Kernel panic|Fatal exception|KASAN:|UBSAN:|KFENCE:|possible circular locking|possible recursive locking|inconsistent lock state|lockdep is turned off|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|unreferenced object|soft lockup|hard LOCKUP|rcu_sched self-detected stall|detected stalls on CPUs|hung_task|blocked for more than|Call Trace:|int3: 0000)'
+PAT='(Oops|BUG:|WARNING:|kernel BUG at|general protection fault|Kernel panic|Fatal exception|KASAN:|UBSAN:|KFENCE:|possible circular locking|possible recursive locking|inconsistent lock state|lockdep is turned off|DEBUG_LOCKS_WARN_ON|suspicious RCU usage|unreferenced object|soft lockup|hard LOCKUP|rcu_sched self-detected stall|detected stalls on CPUs|hung_task|blocked for more than|Call Trace:|int3: 0000|page-table invariant violated)'
 [ -f "$LOG" ] || { echo "splat: no console log at $LOG"; exit 1; }
 awk -v pat="$PAT" '
 	{ sub(/\r$/, "") }	# serial consoles end lines with CR LF

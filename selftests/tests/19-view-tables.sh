@@ -1,0 +1,85 @@
+# (t) Page-table invariants with two views hooking different 2 MiB regions.
+# A real CPU keeps a global TLB entry across CR3 writes (TCG does not, so this
+# is checked on the tables): when view B hooks region R, view A - made
+# earlier, its PMD page copied then - must no longer map R with a global 2 MiB
+# leaf, or a CPU that loaded it from A (or from any kernel thread borrowing
+# A) runs B's process on the shared, unhooked text. The reverse when B
+# unhooks: A gets the global leaf back. Checked with walk (A's and B's PMD
+# entries for both regions) and with the module's own invariant checker
+# (xprobectl audit --tables), which also runs after every selftest.
+. /xp/selftests/tests/lib.sh
+G=$((1 << 8)) PSE=$((1 << 7))
+region() { echo $(( 0x$1 >> 21 )); }
+
+# Two hookable functions in different 2 MiB regions of the text.
+F=__x64_sys_getppid
+fr=$(region "$(ksym $F)")
+H=
+for cand in $(awk '$2 ~ /^[tT]$/ && $3 ~ /^__x64_sys_[a-z]+$/ { print $1 ":" $3 }' /proc/kallsyms); do
+	[ "$(region "${cand%%:*}")" != "$fr" ] || continue
+	H=${cand#*:}
+	break
+done
+[ -n "$H" ] || skip "the text has one 2 MiB region"
+hr=$(region "$(ksym $H)")
+note "$F in region $fr, $H in region $hr"
+
+# pmd_of PID SYMBOL: the PMD entry (hex) PID's tables use for SYMBOL's page;
+# level_of: 1 (4 KiB leaf) or 2 (2 MiB leaf).
+pmd_of() { set -- $(xprobectl walk "$1" "$2"); echo "$7"; }
+level_of() { set -- $(xprobectl walk "$1" "$2"); echo "$2"; }
+tables_ok() {
+	expect_rc "$1: audit --tables" 0 xprobectl audit --tables
+	note "$OUT"
+}
+
+start_loop /tmp/a.out -e -n 10 getppid
+A=$LOOP_PID
+start_loop /tmp/b.out -e -n 10 getppid
+B=$LOOP_PID
+C=$$
+leaf_before=$(pmd_of $C $H)
+note "shared PMD entry for $H's region before: $leaf_before (level $(level_of $C $H))"
+
+xprobectl view add $A > /dev/null || fail "view add A"
+ida=$(xprobectl hook add $A $F) || fail "hook add A $F"
+xprobectl view add $B > /dev/null || fail "view add B"
+tables_ok "A hooks $F"
+idb=$(xprobectl hook add $B $H) || fail "hook add B $H"
+tables_ok "A hooks $F, B hooks $H"
+
+# Region hr in A: A does not hook it, so A maps it as the shared tables do,
+# and that is non-global now (or a PTE table whose entries are non-global).
+if [ "$(level_of $A $H)" = 2 ]; then
+	e=$(pmd_of $A $H)
+	[ $((0x$e & G)) = 0 ] || fail "A maps B's hooked region $hr with a global 2 MiB leaf ($e)"
+	note "ok: A's 2 MiB leaf for B's hooked region is non-global ($e)"
+	assert_eq "A's entry for region $hr is the shared one" "$(pmd_of $C $H)" "$e"
+fi
+# Region fr in B, likewise.
+if [ "$(level_of $B $F)" = 2 ]; then
+	e=$(pmd_of $B $F)
+	[ $((0x$e & G)) = 0 ] || fail "B maps A's hooked region $fr with a global 2 MiB leaf ($e)"
+	note "ok: B's 2 MiB leaf for A's hooked region is non-global ($e)"
+fi
+# Each view's own region is a private PTE table.
+assert_eq "A's hooked page is a 4 KiB leaf" 1 "$(level_of $A $F)"
+assert_eq "B's hooked page is a 4 KiB leaf" 1 "$(level_of $B $H)"
+
+# B unhooks: the region is global again in A and in the shared tables, as before.
+xprobectl hook del $idb || fail "hook del B"
+tables_ok "B unhooked"
+assert_eq "shared entry for region $hr after B unhooked" "$leaf_before" "$(pmd_of $C $H)"
+assert_eq "A's entry for region $hr after B unhooked" "$leaf_before" "$(pmd_of $A $H)"
+
+# A view made while another hooks a region copies it non-global, and keeps
+# it so when the first view goes.
+idb=$(xprobectl hook add $B $F) || fail "hook add B $F"
+tables_ok "A and B hook $F"
+xprobectl view del $A || fail "view del A"
+tables_ok "A gone, B hooks $F"
+xprobectl view del $B || fail "view del B"
+tables_ok "no view"
+assert_eq "shared entry for region $hr at the end" "$leaf_before" "$(pmd_of $C $H)"
+end_loop $A /tmp/a.out
+end_loop $B /tmp/b.out
