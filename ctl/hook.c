@@ -24,7 +24,7 @@ static void hook_usage(FILE *f)
 
 struct hook_row {
 	uint32_t id, pid, off, flags;
-	uint64_t addr, cookie, hits, dropped;
+	uint64_t addr, cookie, hits, dropped, nested;
 	char sym[512];
 };
 
@@ -39,6 +39,7 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
 	if (tb[XPROBES_A_COOKIE]) r->cookie = nla_get_u64(tb[XPROBES_A_COOKIE]);
 	if (tb[XPROBES_A_HITS]) r->hits = nla_get_u64(tb[XPROBES_A_HITS]);
 	if (tb[XPROBES_A_DROPPED]) r->dropped = nla_get_u64(tb[XPROBES_A_DROPPED]);
+	if (tb[XPROBES_A_NESTED]) r->nested = nla_get_u64(tb[XPROBES_A_NESTED]);
 	if (tb[XPROBES_A_SYMBOL])
 		snprintf(r->sym, sizeof(r->sym), "%s", nla_get_string(tb[XPROBES_A_SYMBOL]));
 }
@@ -64,6 +65,7 @@ static void json_hook(const struct hook_row *r)
 	json_u64("cookie", r->cookie);
 	json_u64("hits", r->hits);
 	json_u64("dropped", r->dropped);
+	json_u64("nested", r->nested);
 	json_str("state", r->flags & XPROBES_HOOK_BROKEN ? "displaced" : "armed");
 	json_str("kind", hook_kind(r));
 	json_obj_end();
@@ -94,8 +96,9 @@ static int print_hook(struct nlattr **tb, void *arg)
 		return 0;
 	}
 	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r.sym, r.off);
-	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64 "  %-4s%s\n",
-	       r.id, r.pid, r.addr, where, r.hits, r.dropped, hook_kind(&r),
+	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64
+	       " %8" PRIu64 "  %-4s%s\n",
+	       r.id, r.pid, r.addr, where, r.hits, r.dropped, r.nested, hook_kind(&r),
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" : "");
 	return 0;
 }
@@ -208,8 +211,8 @@ static int hook_list(int argc, char **argv)
 	if (json)
 		json_arr_begin(NULL);
 	else
-		printf("%-6s %-8s %-18s  %-36s %12s %10s  %-4s\n", "ID", "PID", "ADDRESS", "LOCATION",
-		       "HITS", "DROPPED", "KIND");
+		printf("%-6s %-8s %-18s  %-36s %12s %10s %8s  %-4s\n", "ID", "PID", "ADDRESS", "LOCATION",
+		       "HITS", "DROPPED", "NESTED", "KIND");
 	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
 	if (pid)
 		nla_put_u32(msg, XPROBES_A_PID, pid);

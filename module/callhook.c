@@ -29,7 +29,7 @@
  *
  * Locking: placing and removing run under xp_views_lock, every write to a copy
  * under text_mutex (coherence.c applies kernel writes under it too); the
- * handler reads ->mode and the view's hooks under RCU.
+ * handler reads ->mode and the view's hooks with interrupts off (RCU).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -37,14 +37,12 @@
 #include <linux/mm.h>
 #include <linux/preempt.h>
 #include <linux/rcupdate.h>
+#include <linux/irqflags.h>
 #include <asm/text-patching.h>
 #include <asm/tlbflush.h>
 #include "xprobes.h"
 
 void xp_call_entry(void);
-
-/* Set once a call was written: module exit then waits for preempted entries. */
-static bool xp_calls_used;
 
 /* rel32 of a call at @addr to xp_call_entry (kept opaque: objtool wants the
  * reference to point at the ENDBR, not at a folded entry - 5). */
@@ -101,7 +99,6 @@ void xp_call_arm(struct xp_hook *h)
 
 	mutex_lock(xp_k.text_mutex);
 	if (!READ_ONCE(h->broken) && c[0] == INT3_INSN_OPCODE) {
-		xp_calls_used = true;
 		WRITE_ONCE(h->mode, XP_HOOK_CALL);	/* before any CPU can take the call */
 		smp_wmb();
 		WRITE_ONCE(c[0], CALL_INSN_OPCODE);
@@ -167,33 +164,42 @@ void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 /*
  * Called from xp_call_entry with interrupts off; @regs as an int3 at the hook
  * would have left them. Returns where to go on (see the top of the file).
+ *
+ * No rcu_read_lock(): with interrupts off this is a read-side critical
+ * section already, and __rcu_read_lock() is a function a hook may be on
+ * (dispatch.c). Lockdep is told about the cli, and about interrupts coming
+ * back on (at the slot's sti, or popfq), as the kernel's entry code does.
  */
 unsigned long xp_call_handler(struct pt_regs *regs)
 {
 	unsigned long addr = regs->ip - INT3_INSN_SIZE, to = addr;
+	bool irq_on = regs->flags & X86_EFLAGS_IF;
 	pgd_t *pgd = __va(read_cr3_pa());
 	struct xp_view *v;
 	struct xp_hook *h;
 
-	rcu_read_lock();
+	if (irq_on)
+		trace_hardirqs_off();
 	v = xp_view_of_pgd(pgd);
 	h = v ? xp_hook_at(v, addr) : NULL;
 	if (h && READ_ONCE(h->mode) == XP_HOOK_CALL) {
 		xp_hook_fire(h, regs, pgd, in_task());
-		to = h->slot_va + ((regs->flags & X86_EFLAGS_IF) ? XP_SLOT_SIZE : 0);
+		to = h->slot_va + (irq_on ? XP_SLOT_SIZE : 0);
 		regs->flags &= ~X86_EFLAGS_IF;
 	}
-	rcu_read_unlock();
+	if (irq_on)
+		trace_hardirqs_on();
 	return to;
 }
 NOKPROBE_SYMBOL(xp_call_handler);
 
 /*
- * Module exit, after every view is gone: a task preempted in xp_call_entry
- * before its cli still has to run out of module text.
+ * Module exit, after every view is gone: a task may still be preempted in
+ * module text it was sent to, in xp_call_entry before its cli or at
+ * xp_just_return (readers.c), whatever this load did. Wait for every task to
+ * pass a voluntary context switch, out of both.
  */
 void xp_calls_exit(void)
 {
-	if (xp_calls_used)
-		synchronize_rcu_tasks();
+	synchronize_rcu_tasks();
 }

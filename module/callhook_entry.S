@@ -17,6 +17,9 @@
  */
 #include <linux/linkage.h>
 #include <asm/segment.h>
+#include <asm/smap.h>
+#include <asm/unwind_hints.h>
+#include <linux/objtool.h>
 
 /* struct pt_regs offsets (arch/x86/include/asm/ptrace.h, x86_64) */
 #define XP_REGS_IP	128
@@ -24,11 +27,25 @@
 #define XP_REGS_SIZE	168
 
 	.text
-SYM_FUNC_START(xp_call_entry)
+/*
+ * Code, not a C function (SYM_CODE): it is entered from the middle of any
+ * kernel code, where DF may be set (objtool assumes a C function's callers
+ * cleared it). Only direct calls from the copies reach it: no ENDBR.
+ */
+SYM_CODE_START(xp_call_entry)
+	UNWIND_HINT_FUNC
+	ANNOTATE_NOENDBR
 	pushq	$__KERNEL_DS		/* ss */
 	pushq	%rsp			/* sp, fixed up below */
 	pushfq				/* flags, before anything changes them */
 	cli
+	/*
+	 * As the int3 entry does (entry_64.S): C code runs with DF clear and,
+	 * inside a user_access_begin() region of the hooked code, SMAP back on.
+	 * popfq below gives the hooked code its own AC and DF again.
+	 */
+	cld
+	ASM_CLAC
 	pushq	$__KERNEL_CS		/* cs */
 	pushq	32(%rsp)		/* ip: the return address, fixed up below */
 	pushq	$-1			/* orig_ax */
@@ -74,4 +91,4 @@ SYM_FUNC_START(xp_call_entry)
 	popfq				/* flags: IF cleared on the way to a slot */
 	leaq	16(%rsp), %rsp		/* sp, ss: lea keeps the flags */
 	RET
-SYM_FUNC_END(xp_call_entry)
+SYM_CODE_END(xp_call_entry)

@@ -11,8 +11,9 @@
  * the xprobes_hook tracepoint, then runs the displaced instruction: emulated
  * for branches, otherwise out of line in a slot that jumps back by itself.
  *
- * It runs in NMI-like context (irqentry_nmi_enter), under RCU only, and must
- * not be probed itself. Every int3 it cannot account for is left to the
+ * It runs in NMI-like context (irqentry_nmi_enter), with interrupts off, and
+ * must not be probed itself; nor may anything it calls before its re-entry
+ * guard (xp_on_dispatch_path()). Every int3 it cannot account for is left to the
  * kernel, except one a concurrent removal just took out of a copy, which is
  * retried.
  */
@@ -64,13 +65,25 @@ static void run_displaced(struct xp_hook *h, struct pt_regs *regs)
 NOKPROBE_SYMBOL(run_displaced);
 
 /*
+ * Hooks this CPU is dispatching right now. The tracepoint runs kernel code
+ * (the BPF run path, helpers, whatever a program calls); a hook on any of it
+ * hits again inside the dispatch of the first. That nested hit is counted
+ * and its instruction runs, but it fires nothing: no recursion, whatever is
+ * hooked. Both paths run with interrupts off, so only an NMI or a trap can
+ * nest, and the count is back to its value when they return.
+ */
+static DEFINE_PER_CPU(unsigned int, xp_dispatching);
+
+/*
  * Count a hit of @h and fire the tracepoint: a hit when the context is a task
  * (@in_task) running on its own mm, whose tables are @pgd (not a lazy-TLB
  * borrower); anything else is dropped. Shared by the trap and call paths.
  */
 void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, pgd_t *pgd, bool in_task)
 {
-	if (current->mm && current->mm->pgd == pgd && in_task) {
+	if (__this_cpu_inc_return(xp_dispatching) > 1) {
+		this_cpu_inc(h->stats->nested);
+	} else if (current->mm && current->mm->pgd == pgd && in_task) {
 		this_cpu_inc(h->stats->hits);
 		trace_xprobes_hook(h->id, h->cookie, regs);
 	} else {
@@ -78,8 +91,68 @@ void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, pgd_t *pgd, bool in_t
 		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
 			trace_xprobes_hook(h->id, h->cookie, regs);
 	}
+	__this_cpu_dec(xp_dispatching);
 }
 NOKPROBE_SYMBOL(xp_hook_fire);
+
+/*
+ * Kernel functions that run on the way to xp_hook_fire()'s guard, or only
+ * inside it: a hook there would trap again before any of our code can tell
+ * (the int3 path runs exc_int3 -> do_int3 -> notify_die ->
+ * atomic_notifier_call_chain -> rcu_read_lock() before our notifier), or
+ * could only ever be a nested hit. Refused at HOOK_ADD, with what kprobes
+ * refuses. Those missing from a kernel (no PREEMPT_RCU, no lockdep) are
+ * skipped.
+ */
+static const char *const dispatch_path[] = {
+	/* RCU read side (PREEMPT_RCU): notify_die's rcu_read_lock() */
+	"__rcu_read_lock", "__rcu_read_unlock", "rcu_read_unlock_special",
+	/* the die notifier chain */
+	"notify_die", "atomic_notifier_call_chain", "notifier_call_chain",
+	/* lockdep and RCU debugging (debug kernels), in rcu_read_lock() and RCU lists */
+	"lock_acquire", "lock_release", "lock_is_held_type", "rcu_read_lock_held",
+	"rcu_read_lock_any_held", "rcu_read_lock_sched_held", "rcu_read_lock_bh_held",
+	"debug_lockdep_rcu_enabled", "rcu_is_watching", "rcu_lockdep_current_cpu_online",
+	"lockdep_rcu_suspicious",
+	/* irq-state tracing, around the call path's cli */
+	"trace_hardirqs_on", "trace_hardirqs_off", "trace_hardirqs_on_prepare",
+	"trace_hardirqs_off_finish", "lockdep_hardirqs_on", "lockdep_hardirqs_on_prepare",
+	"lockdep_hardirqs_off", "preempt_count_add", "preempt_count_sub",
+	"__this_cpu_preempt_check", "check_preemption_disabled",
+	/* the tracepoint's BPF run path */
+	"bpf_trace_run1", "bpf_trace_run2", "bpf_trace_run3", "bpf_trace_run4",
+	"bpf_trace_run5", "bpf_trace_run6", "bpf_trace_run7", "bpf_trace_run8",
+	"bpf_trace_run9", "bpf_trace_run10", "bpf_trace_run11", "bpf_trace_run12",
+	"bpf_prog_inc_misses_counter",
+};
+
+static struct { unsigned long start, end; } dispatch_ranges[ARRAY_SIZE(dispatch_path)];
+
+/* Does @addr lie in a function the dispatch path runs? */
+bool xp_on_dispatch_path(unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(dispatch_ranges); i++)
+		if (addr >= dispatch_ranges[i].start && addr < dispatch_ranges[i].end)
+			return true;
+	return false;
+}
+
+static void find_dispatch_path(void)
+{
+	unsigned long size;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(dispatch_path); i++) {
+		unsigned long start = xp_sym_lookup(dispatch_path[i], &size);
+
+		if (start && size) {
+			dispatch_ranges[i].start = start;
+			dispatch_ranges[i].end = start + size;
+		}
+	}
+}
 
 /* No hook at @addr: was it one that is being removed right now? */
 static bool removed_under_us(struct xp_view *v, unsigned long addr)
@@ -121,17 +194,18 @@ found:
 }
 NOKPROBE_SYMBOL(xp_int3);
 
+/*
+ * No rcu_read_lock() here or in the call path: it is a function a hook could
+ * be on (PREEMPT_RCU). Interrupts are off in both, and synchronize_rcu()
+ * waits for such regions as for read-side critical sections.
+ */
 static int xp_die_notify(struct notifier_block *nb, unsigned long val, void *data)
 {
 	struct die_args *args = data;
-	int ret;
 
 	if (val != DIE_INT3 || user_mode(args->regs))
 		return NOTIFY_DONE;
-	rcu_read_lock();
-	ret = xp_int3(args->regs);
-	rcu_read_unlock();
-	return ret;
+	return xp_int3(args->regs);
 }
 NOKPROBE_SYMBOL(xp_die_notify);
 
@@ -154,6 +228,7 @@ void xp_sync_cores(void)
 
 int xp_dispatch_init(void)
 {
+	find_dispatch_path();
 	return register_die_notifier(&xp_die_nb);
 }
 

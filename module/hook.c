@@ -90,6 +90,10 @@ static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
 		xp_set_msg(extack, kprobe_refusal(kp->err));
 		return kp->err == -EILSEQ ? -EINVAL : kp->err;
 	}
+	if (xp_on_dispatch_path(addr)) {
+		NL_SET_ERR_MSG(extack, "xprobes' own dispatch path runs this function: a hook here would trap again before it could be handled");
+		return -EINVAL;
+	}
 	if (kp->flags & KPROBE_FLAG_FTRACE) {
 		NL_SET_ERR_MSG(extack, "an ftrace (fentry) site: the kernel patches it at run time");
 		return -EINVAL;
@@ -358,16 +362,16 @@ struct xp_hook *xp_hook_next(u32 *id)
 	return h;
 }
 
-void xp_hook_stats(struct xp_hook *h, u64 *hits, u64 *dropped)
+void xp_hook_stats(struct xp_hook *h, struct xp_hook_stats *sum)
 {
 	int cpu;
 
-	*hits = 0;
-	*dropped = 0;
+	memset(sum, 0, sizeof(*sum));
 	for_each_possible_cpu(cpu) {
 		struct xp_hook_stats *s = per_cpu_ptr(h->stats, cpu);
 
-		*hits += READ_ONCE(s->hits);
-		*dropped += READ_ONCE(s->dropped);
+		sum->hits += READ_ONCE(s->hits);
+		sum->dropped += READ_ONCE(s->dropped);
+		sum->nested += READ_ONCE(s->nested);
 	}
 }

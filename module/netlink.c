@@ -248,9 +248,9 @@ static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
 
 static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 {
-	u64 hits, dropped;
+	struct xp_hook_stats st;
 
-	xp_hook_stats(h, &hits, &dropped);
+	xp_hook_stats(h, &st);
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
 	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, (READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) |
@@ -261,8 +261,9 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_HITS, hits, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_DROPPED, dropped, XPROBES_A_PAD);
+	       nla_put_u64_64bit(msg, XPROBES_A_HITS, st.hits, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_DROPPED, st.dropped, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_NESTED, st.nested, XPROBES_A_PAD);
 }
 
 static int xp_cmd_hook_add(struct sk_buff *skb, struct genl_info *info)

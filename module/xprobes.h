@@ -209,6 +209,7 @@ void xp_coherence_exit(void);
 struct xp_hook_stats {
 	u64 hits;			/* taken by the view's own tasks */
 	u64 dropped;			/* other contexts on the view's CR3 */
+	u64 nested;			/* inside the dispatch of another hit */
 };
 
 struct xp_hook {
@@ -242,7 +243,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);
-void xp_hook_stats(struct xp_hook *h, u64 *hits, u64 *dropped);
+void xp_hook_stats(struct xp_hook *h, struct xp_hook_stats *sum);
 void xp_hooks_disarm_all(struct xp_view *v);
 void xp_hooks_free_all(struct xp_view *v);
 
@@ -265,6 +266,7 @@ void xp_calls_exit(void);
 
 /* dispatch.c */
 void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, pgd_t *pgd, bool in_task);
+bool xp_on_dispatch_path(unsigned long addr);
 int xp_dispatch_init(void);
 void xp_dispatch_exit(void);
 void xp_sync_cores(void);

@@ -1,6 +1,7 @@
 # (g) Bad requests get a clear error and change nothing: pid 0, pid 1, a kernel
 # thread, a nonexistent pid, an unknown symbol, freed init code, the end of text, data, a mid-instruction offset, a
-# blacklisted function, an fentry site, ENDBR, a duplicate hook, a second view.
+# blacklisted function, an fentry site, ENDBR, a duplicate hook, a second view,
+# functions xprobes' own dispatch path runs (__rcu_read_lock, ...).
 . /xp/selftests/tests/lib.sh
 F=__x64_sys_getppid
 
@@ -37,6 +38,13 @@ refused "ENDBR (middle)" "ENDBR" hook add $A $F+2
 refused "duplicate" "already has hook $id" hook add $A $F+9
 refused "beyond the function" "beyond the end" hook add $A $F+0x10000
 refused "padding int3" "breakpoint|beyond|boundary" hook add $A $F+0x36
+# xprobes' own dispatch path runs these before (or only inside) its re-entry
+# guard: an int3 there would trap again before any of our code runs.
+for f in __rcu_read_lock __rcu_read_unlock rcu_read_unlock_special notify_die bpf_trace_run3; do
+	refused "dispatch path: $f" "dispatch path|kprobes refuses" hook add $A $f
+done
+assert_match "__rcu_read_lock: refused as xprobes' dispatch path" "dispatch path" \
+	"$(xprobectl hook add $A __rcu_read_lock 2>&1)"
 refused "hook del unknown" "no hook with id" hook del 999999
 refused "view del unviewed" "has no kernel view" view del $$
 after=$(state)

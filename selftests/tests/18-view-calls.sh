@@ -58,7 +58,7 @@ assert_eq "C sees the int3" cc "$(peek_byte $C $F+$call)"
 set -- $(kind_at $A $short)
 assert_eq "a short instruction stays an int3" int3 "$2"
 sid=$1
-assert_eq "hook list kind" call "$(hook_col $id 7)"
+assert_eq "hook list kind" call "$(hook_col $id 8)"
 
 go_loop $A /tmp/a.out
 go_loop $C /tmp/c.out

@@ -117,7 +117,7 @@ end_loop() {
 }
 
 # hook_col ID COLUMN: a column of 'xprobectl hook list' for hook ID
-# (2 pid, 3 address, 4 location, 5 hits, 6 dropped).
+# (2 pid, 3 address, 4 location, 5 hits, 6 dropped, 7 nested, 8 kind).
 hook_col() { xprobectl hook list | awk -v id="$1" -v c="$2" '$1 == id { print $c }'; }
 
 # status_field NAME: a field of 'xprobectl status --json'.
