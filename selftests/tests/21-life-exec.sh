@@ -42,4 +42,28 @@ for r in 1 2 3; do
 	xprobectl view del $C
 	kill -USR1 $C; wait $C
 done
+# The same chain while its CPU keeps changing under it: exec_mmap() may load
+# the new mm on one CPU and the exec tracepoint run on another. A CPU that ran
+# the new mm before it joined keeps translations under its PCID, reused
+# without a flush unless the mm's TLB generation moved (TCG has no PCID, so
+# this is checked on the tables: every member's pgd entry is the view's and
+# its generation moved when it joined; xprobectl audit --tables).
+if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
+	execchain -g -n 10 -k 20 > /tmp/m.out &
+	M=$!
+	wait_for /tmp/m.out '^ready' "execchain did not start"
+	xprobectl view add $M > /dev/null || fail "view add"
+	id=$(xprobectl hook add $M $F) || fail "hook add"
+	( cpu=0; while kill -0 $M 2> /dev/null; do taskset -p $((1 << cpu)) $M > /dev/null 2>&1; cpu=$((1 - cpu)); done ) &
+	FLIP=$!
+	go_loop $M /tmp/m.out
+	kill $FLIP 2> /dev/null; wait $FLIP 2> /dev/null
+	assert_eq "migrating chain: hits over 22 programs" 220 "$(hook_col $id 5)"
+	j=$(xprobectl audit --tables --json) || fail "audit --tables: $j"
+	assert_eq "migrating chain: page-table violations" 0 "$(json_get "$j" violations)"
+	[ "$(json_get "$j" members)" -ge 1 ] || fail "no member checked: $j"
+	note "ok: the exec'd process's pgd entry and TLB generation checked ($j)"
+	xprobectl view del $M
+	kill -USR1 $M; wait $M
+fi
 assert_eq "no memory held" 0 "$(status_field memory_bytes)"
