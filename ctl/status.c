@@ -264,7 +264,7 @@ int cmd_audit(int argc, char **argv)
 		json_done();
 	} else {
 		printf("%" PRIu64 " private page(s) differed from the kernel text%s\n", bad,
-		       bad ? " (repaired)" : "");
+		       bad ? " (their views were ended)" : "");
 	}
 	return EXIT_OK;
 }

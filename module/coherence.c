@@ -21,8 +21,9 @@
  * hook is marked broken and stops firing in that view.
  *
  * The audit compares every copy with its original, outside the bytes of armed
- * hooks (an int3, or a call's five bytes), periodically (lifecycle.c) and on demand; differences are counted
- * and repaired.
+ * hooks (an int3, or a call's five bytes), periodically (lifecycle.c) and on
+ * demand; a view whose copy differs is ended (never patched byte by byte
+ * under CPUs that may be executing it).
  *
  * Locking: the kprobe handler runs with text_mutex held by the patcher and
  * walks views and their pages under RCU. Copies are made (pgtable.c), and
@@ -56,7 +57,7 @@ atomic64_t xp_audits;			/* audit passes */
  *   out of what it covers, so the whole call can go at once;
  * - a displacement left behind earlier: the patcher has serialised since.
  */
-static void displace_call(struct xp_hook *h, unsigned long lo)
+static void displace_call(struct xp_hook *h, unsigned long lo, u8 first)
 {
 	u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
 
@@ -69,15 +70,25 @@ static void displace_call(struct xp_hook *h, unsigned long lo)
 			WRITE_ONCE(c[0], *(u8 *)xp_text(h->addr));
 		}
 		WRITE_ONCE(h->mode, XP_HOOK_TRAP);
-		if (lo == h->addr)
+		/*
+		 * Only a patcher's int3 may leave our displacement behind it. A
+		 * plain write of another first byte (text_poke() of a lock prefix
+		 * by the UP/SMP switch, say) makes the instruction whole at once:
+		 * such writes come when no CPU can be executing it.
+		 */
+		if (lo == h->addr && first == INT3_INSN_OPCODE)
 			return;
 	}
 	xp_call_restore_tail(h);
 }
 NOKPROBE_SYMBOL(displace_call);
 
-/* A hook of @v whose instruction overlaps [lo, hi) is displaced by the kernel. */
-static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigned long hi)
+/*
+ * A hook of @v whose instruction overlaps [lo, hi) is displaced by the kernel;
+ * @src holds the bytes written from @lo on, or with @set the byte repeated.
+ */
+static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigned long hi,
+				    const u8 *src, bool set)
 {
 	struct xp_hook *h;
 	int bkt;
@@ -86,7 +97,8 @@ static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigne
 		if (h->addr >= hi || h->addr + h->insn.len <= lo)
 			continue;
 		if (h->call_ok)
-			displace_call(h, lo);
+			displace_call(h, lo, h->addr < lo ? 0 :
+				      set ? (u8)*(const int *)src : src[h->addr - lo]);
 		if (!READ_ONCE(h->broken)) {
 			WRITE_ONCE(h->broken, true);
 			atomic64_inc(&xp_conflicts);
@@ -95,7 +107,12 @@ static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigne
 }
 NOKPROBE_SYMBOL(break_overlapping_hooks);
 
-static void mirror(unsigned long addr, const u8 *src, size_t len, bool set)
+/*
+ * Apply a kernel write of @len bytes at @addr to every copy, before the
+ * kernel writes the original. @src is the bytes, or with @set the byte to
+ * repeat (text_poke_memset). The caller holds text_mutex and RCU.
+ */
+void xp_mirror_write(unsigned long addr, const u8 *src, size_t len, bool set)
 {
 	struct xp_view *v;
 	struct xp_tpage *t;
@@ -108,7 +125,7 @@ static void mirror(unsigned long addr, const u8 *src, size_t len, bool set)
 
 			if (lo >= hi)
 				continue;
-			break_overlapping_hooks(v, lo, hi);
+			break_overlapping_hooks(v, lo, hi, set ? src : src + (lo - addr), set);
 			dst = (u8 *)page_address(t->copy) + (lo - t->va);
 			if (set)
 				memset(dst, *(const int *)src, hi - lo);
@@ -118,7 +135,7 @@ static void mirror(unsigned long addr, const u8 *src, size_t len, bool set)
 		}
 	}
 }
-NOKPROBE_SYMBOL(mirror);
+NOKPROBE_SYMBOL(xp_mirror_write);
 
 /* __text_poke(text_poke_f func, void *addr, const void *src, size_t len) */
 static int on_text_poke(struct kprobe *p, struct pt_regs *regs)
@@ -131,7 +148,7 @@ static int on_text_poke(struct kprobe *p, struct pt_regs *regs)
 	if (regs->di != poke_memset)
 		xp_readers_poke(addr, (const u8 *)regs->dx, len);
 	rcu_read_lock();
-	mirror(addr, (const u8 *)regs->dx, len, regs->di == poke_memset);
+	xp_mirror_write(addr, (const u8 *)regs->dx, len, regs->di == poke_memset);
 	rcu_read_unlock();
 	return 0;
 }
@@ -155,14 +172,20 @@ static bool in_live_call(struct xp_view *v, unsigned long addr)
 	return false;
 }
 
-/* Compare every copy of @v with its original; repair and count differences. */
+/*
+ * Compare every copy of @v with its original, outside the bytes of armed
+ * hooks; returns how many pages differ. A copy is live code that CPUs may be
+ * executing: nothing here writes it but the displacement a displaced call
+ * left behind its int3 (the patcher has serialised every CPU since, see
+ * displace_call()). Any other difference is not repaired byte by byte, which
+ * could tear an instruction under a running CPU: the caller ends the view.
+ */
 static unsigned int audit_view(struct xp_view *v)
 {
 	unsigned int bad_pages = 0;
 	struct xp_tpage *t;
 	struct xp_hook *h;
 
-	/* A displacement left behind a displaced call (see displace_call). */
 	list_for_each_entry(h, &v->hook_list, vnode)
 		if (READ_ONCE(h->mode) != XP_HOOK_CALL)
 			xp_call_restore_tail(h);
@@ -170,7 +193,6 @@ static unsigned int audit_view(struct xp_view *v)
 	list_for_each_entry(t, &v->tpages, node) {
 		const u8 *orig = pfn_to_kaddr(t->orig_pfn);
 		u8 *copy = page_address(t->copy);
-		bool bad = false;
 		int i;
 
 		for (i = 0; i < PAGE_SIZE; i++) {
@@ -181,34 +203,51 @@ static unsigned int audit_view(struct xp_view *v)
 				continue;	/* an armed hook */
 			if (in_live_call(v, t->va + i))
 				continue;
-			WRITE_ONCE(copy[i], orig[i]);
-			bad = true;
-		}
-		if (bad) {
-			pr_notice("copy of %pS differed from the kernel text; repaired\n",
-				  (void *)t->va);
+			pr_notice("copy of %pS differs from the kernel text: ending its view\n",
+				  (void *)(t->va + i));
 			bad_pages++;
+			break;
 		}
 	}
 	return bad_pages;
 }
 
-/* One audit pass over every view. Under xp_views_lock. Returns pages repaired. */
+/*
+ * One audit pass over every view. Under xp_views_lock. Returns the pages that
+ * differed; their views are ended (VIEW_ENDED "audit: ...").
+ */
 unsigned int xp_audit_all(void)
 {
+	struct xp_view *v, *n;
 	unsigned int bad = 0;
-	struct xp_view *v;
+	LIST_HEAD(diverged);
 
 	lockdep_assert_held(&xp_views_lock);
 	mutex_lock(xp_k.text_mutex);
-	list_for_each_entry(v, &xp_views, node)
-		bad += audit_view(v);
+	list_for_each_entry(v, &xp_views, node) {
+		unsigned int b = audit_view(v);
+
+		bad += b;
+		v->diverged = b;
+	}
 	mutex_unlock(xp_k.text_mutex);
-	if (bad)
-		xp_sync_cores();
+	list_for_each_entry_safe(v, n, &xp_views, node)
+		if (v->diverged)
+			xp_view_destroy(v, "audit: its copy of kernel text differed from the kernel's");
 	atomic64_add(bad, &xp_mismatches);
 	atomic64_inc(&xp_audits);
 	return bad;
+}
+
+/* Is the __text_poke probe in the kernel text (an int3, or an optimized jump)? */
+bool xp_poke_probe_armed(void)
+{
+	u8 b;
+
+	if (!poke_probe_on)
+		return false;
+	b = READ_ONCE(*(u8 *)xp_text((unsigned long)poke_kp.addr));
+	return b == INT3_INSN_OPCODE || b == JMP32_INSN_OPCODE;
 }
 
 int xp_coherence_init(void)

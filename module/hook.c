@@ -228,6 +228,12 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	err = validate(h, start, addr, &kp, extack);
 	if (err)
 		goto fail;
+	/* After kprobes was asked (under kprobe_mutex): sees a disarm before it. */
+	if (xp_kprobes_broken()) {
+		xp_set_msg(extack, xp_kprobes_broken());
+		err = -EOPNOTSUPP;
+		goto fail;
+	}
 
 	err = idr_alloc_cyclic(&xp_hook_ids, h, 1, INT_MAX, GFP_KERNEL);
 	if (err < 0)
@@ -241,12 +247,6 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	}
 	h->tpage = t;
 	copy = copy_byte(h);
-	if (memcmp(copy, h->orig, min_t(unsigned long, h->insn.len, PAGE_SIZE - offset_in_page(addr)))) {
-		/* Another hook's int3 cannot be here (no duplicates), so the text moved. */
-		NL_SET_ERR_MSG(extack, "kernel text changed while the hook was being placed");
-		err = -EAGAIN;
-		goto fail_page;
-	}
 	h->call_ok = xp_call_possible(h, flags);
 	if (h->insn.kind == XP_INSN_SLOT || h->call_ok) {
 		err = xp_xol_alloc(v, h, extack);
@@ -254,12 +254,26 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			goto fail_page;
 	}
 
-	/* Publish, then arm: the handler must exist before the int3 does. */
+	/*
+	 * Check the copy, publish, then arm (the handler must exist before the
+	 * int3 does), all in one hold of text_mutex: a kernel write to these
+	 * bytes (someone's kprobe) comes either before, and the check sees it,
+	 * or after, and finds the hook published and displaces it
+	 * (coherence.c). Between two holds it would be overwritten by our
+	 * int3, and later by our call.
+	 */
+	mutex_lock(xp_k.text_mutex);
+	if (memcmp(copy, h->orig, min_t(unsigned long, h->insn.len, PAGE_SIZE - offset_in_page(addr)))) {
+		mutex_unlock(xp_k.text_mutex);
+		/* Another hook's int3 cannot be here (no duplicates), so the text moved. */
+		NL_SET_ERR_MSG(extack, "kernel text changed while the hook was being placed: try again");
+		err = -EAGAIN;
+		goto fail_xol;
+	}
 	hash_add_rcu(v->hooks, &h->hnode, addr);
 	list_add_tail(&h->vnode, &v->hook_list);
 	v->nr_hooks++;
 	xp_nr_hooks++;
-	mutex_lock(xp_k.text_mutex);	/* no text poke writes the copy meanwhile */
 	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);
 	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
@@ -268,6 +282,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	xp_tables_check(NULL);
 	return h;
 
+fail_xol:
+	xp_xol_release(v, h);
 fail_page:
 	xp_view_put_page(v, t);
 fail_id:

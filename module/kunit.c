@@ -25,6 +25,9 @@
 static unsigned int kunit_pid;
 module_param(kunit_pid, uint, 0444);
 MODULE_PARM_DESC(kunit_pid, "KUnit only: a user process the view tests may build views for");
+static unsigned int kunit_pid2;
+module_param(kunit_pid2, uint, 0444);
+MODULE_PARM_DESC(kunit_pid2, "KUnit only: a second such process (tests with two views)");
 
 /* ---- instruction decoding: what a hook may displace and how ---------------- */
 
@@ -543,6 +546,151 @@ static void view_call_hook(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
+/* A call hook whose first byte takes a hook-index mirror write, as __text_poke would. */
+static struct xp_hook *call_hook_on_schedule(struct kunit *test, struct xp_view *v)
+{
+	struct xp_hook *h = NULL;
+	u32 off;
+
+	for (off = 4; off < 96 && !h; off++) {
+		h = add_hook(v, "schedule", &off, 0);
+		if (IS_ERR(h) || !h->call_ok) {
+			if (!IS_ERR(h))
+				KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+			h = NULL;
+		}
+	}
+	KUNIT_ASSERT_NOT_NULL_MSG(test, h, "no call-capable instruction in schedule's first 96 bytes");
+	return h;
+}
+
+/*
+ * Defect 6 of issue 16: a plain kernel write of a first byte that is not an
+ * int3 (the UP -> SMP switch writes a lock prefix with text_poke()) must not
+ * leave the call's displacement behind it: the copy gets the kernel's byte
+ * and the instruction's own tail at once. A patcher's int3 keeps the
+ * displacement behind it until the next write or audit.
+ */
+static void view_call_displaced_plain_write(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	u8 lock = 0xf0, int3 = INT3_INSN_OPCODE;
+	struct xp_hook *h;
+	struct xp_view *v;
+	u8 *copy;
+
+	v = make_view(test, 0);
+	h = call_hook_on_schedule(test, v);
+	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	mutex_lock(xp_k.text_mutex);
+	rcu_read_lock();
+	xp_mirror_write(h->addr, &lock, 1, false);
+	rcu_read_unlock();
+	mutex_unlock(xp_k.text_mutex);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(h->broken));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+	KUNIT_EXPECT_EQ(test, copy[0], lock);
+	KUNIT_EXPECT_EQ(test, memcmp(copy + 1, xp_text(h->addr + 1), CALL_INSN_SIZE - 1), 0);
+	KUNIT_EXPECT_FALSE(test, h->tail_ours);
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+
+	/* The patcher's protocol: its int3 first, the displacement stays behind it. */
+	h = call_hook_on_schedule(test, v);
+	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	mutex_lock(xp_k.text_mutex);
+	rcu_read_lock();
+	xp_mirror_write(h->addr, &int3, 1, false);
+	rcu_read_unlock();
+	mutex_unlock(xp_k.text_mutex);
+	KUNIT_EXPECT_EQ(test, copy[0], int3);
+	KUNIT_EXPECT_TRUE(test, h->tail_ours);
+	/* Put the kernel's bytes back in the copy as a patcher would finish. */
+	mutex_lock(xp_k.text_mutex);
+	rcu_read_lock();
+	xp_mirror_write(h->addr, xp_text(h->addr), 1, false);
+	rcu_read_unlock();
+	mutex_unlock(xp_k.text_mutex);
+	KUNIT_EXPECT_EQ(test, memcmp(copy, xp_text(h->addr), CALL_INSN_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/*
+ * Defect 10 of issue 16: a copy that differs from the kernel text outside the
+ * hooks is not repaired byte by byte under CPUs that may execute it; the
+ * audit ends its view.
+ */
+static void view_audit_ends_diverged(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	unsigned int bad;
+	struct xp_hook *h;
+	struct xp_view *v;
+	u8 *copy;
+	int i;
+
+	v = make_view(test, 0);
+	h = add_hook(v, "schedule", NULL, XPROBES_F_TRAP);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	copy = page_address(h->tpage->copy);
+	/* A byte far from the hook, changed behind the module's back. */
+	i = offset_in_page(h->addr) < PAGE_SIZE / 2 ? PAGE_SIZE - 1 : 0;
+	mutex_lock(xp_k.text_mutex);
+	copy[i] ^= 0xff;
+	mutex_unlock(xp_k.text_mutex);
+	mutex_lock(&xp_views_lock);
+	bad = xp_audit_all();
+	KUNIT_EXPECT_EQ(test, bad, 1U);
+	KUNIT_EXPECT_NULL(test, xp_view_of_mm(c->mm));
+	mutex_unlock(&xp_views_lock);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/*
+ * Defect 2 of issue 16: a view made before another view hooks a region must
+ * not keep mapping that region with a global 2 MiB leaf.
+ */
+static void view_tables_two_views(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_view *v, *w;
+	struct xp_hook *h;
+	struct mm_struct *mm2;
+	struct task_struct *t;
+	unsigned int idx;
+
+	t = kunit_pid2 ? xp_get_task(kunit_pid2, NULL) : NULL;
+	if (!t)
+		kunit_skip(test, "no kunit_pid2= given");
+	mm2 = get_task_mm(t);
+	put_task_struct(t);
+	KUNIT_ASSERT_NOT_NULL(test, mm2);
+	v = make_view(test, 0);
+	mutex_lock(&xp_views_lock);
+	w = xp_view_create(kunit_pid2, 0, 0, NULL);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w);
+	h = add_hook(w, "schedule", NULL, XPROBES_F_TRAP);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	idx = pmd_index(h->addr);
+	if (pmd_leaf(v->pmd[idx]))
+		KUNIT_EXPECT_FALSE(test, pmd_flags(v->pmd[idx]) & _PAGE_GLOBAL);
+	KUNIT_EXPECT_EQ(test, pmd_val(v->pmd[idx]), pmd_val(xp_k.image_pmds[idx]));
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
+	xp_view_destroy(w, NULL);
+	KUNIT_EXPECT_EQ(test, pmd_val(v->pmd[idx]), pmd_val(xp_k.image_pmds[idx]));
+	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
+	mutex_unlock(&xp_views_lock);
+	mmput(mm2);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
 /* Peek reads through the process's tables: the copy for it, the text for others. */
 static void view_peek(struct kunit *test)
 {
@@ -571,6 +719,9 @@ static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_hook_refusals),
 	KUNIT_CASE(view_peek),
 	KUNIT_CASE(view_call_hook),
+	KUNIT_CASE(view_call_displaced_plain_write),
+	KUNIT_CASE(view_audit_ends_diverged),
+	KUNIT_CASE(view_tables_two_views),
 	{}
 };
 

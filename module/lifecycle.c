@@ -14,7 +14,8 @@
  *   any CPU that ran it between exec_mmap() and here).
  * - exit: an mm with no users left is dead. A sweeper, running while views
  *   exist, detaches dead members and ends views that have none, announcing
- *   each on the events multicast group. It also runs the coherence audit.
+ *   each on the events multicast group. It also runs the coherence audit and
+ *   the page-table check, and ends every view if kprobes stopped (kpstate.c).
  * - owner: a view belongs to the generic netlink socket that created it
  *   unless made with XPROBES_F_PERSIST; closing the socket (the controller
  *   exiting, killed or not) ends its views.
@@ -117,10 +118,14 @@ static void unregister_probes(void)
 static void sweep(struct work_struct *work)
 {
 	struct xp_view *v, *n;
+	const char *why;
 
 	mutex_lock(&xp_views_lock);
+	why = xp_nr_views ? xp_kprobes_broken() : NULL;
 	list_for_each_entry_safe(v, n, &xp_views, node)
-		if (!xp_view_reap_members(v))
+		if (why)
+			xp_view_destroy(v, why);
+		else if (!xp_view_reap_members(v))
 			xp_view_destroy(v, "exit");
 	if (xp_nr_views && ++sweeps % XP_AUDIT_EVERY == 0) {
 		xp_audit_all();

@@ -30,9 +30,10 @@ static int __init xprobes_init(void)
 	err = xp_coherence_init();
 	if (err)
 		goto out_dispatch;
+	xp_kpstate_init();
 	err = xp_lifecycle_init();
 	if (err)
-		goto out_coherence;
+		goto out_kpstate;
 	err = xp_netlink_init();
 	if (err)
 		goto out_lifecycle;
@@ -42,7 +43,8 @@ static int __init xprobes_init(void)
 
 out_lifecycle:
 	xp_lifecycle_exit();
-out_coherence:
+out_kpstate:
+	xp_kpstate_exit();
 	xp_coherence_exit();
 out_dispatch:
 	xp_dispatch_exit();
@@ -54,6 +56,7 @@ out_pgtable:
 static void __exit xprobes_exit(void)
 {
 	xp_netlink_exit();
+	xp_kpstate_exit();
 	xp_views_destroy_all();
 	xp_calls_exit();
 	xp_lifecycle_exit();

@@ -242,6 +242,10 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, u32 owner, struct netlink_ext_
 		xp_set_msg(extack, xp_k.unsupported);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
+	if (xp_kprobes_broken()) {
+		xp_set_msg(extack, xp_kprobes_broken());
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	task = xp_get_task(nr, extack);
 	if (!task)
 		return ERR_PTR(-ESRCH);

@@ -128,6 +128,7 @@ struct xp_view {
 	struct list_head members;	/* struct xp_member */
 	unsigned int nr_members;
 	bool dying;
+	bool diverged;			/* the audit found a copy differing (coherence.c) */
 	struct pid *root;		/* the process the view was made for */
 	u32 root_nr;			/* its pid, as the creator named it */
 	u32 flags;			/* XPROBES_F_* */
@@ -196,12 +197,20 @@ void xp_lifecycle_exit(void);
 /* coherence.c */
 extern atomic64_t xp_mirrored, xp_conflicts, xp_mismatches, xp_audits;
 
+/* kpstate.c */
+extern atomic64_t xp_disarms_refused;
+const char *xp_kprobes_broken(void);
+void xp_kpstate_init(void);
+void xp_kpstate_exit(void);
+bool xp_poke_probe_armed(void);
+
 /* readers.c */
 extern atomic64_t xp_backups_fixed, xp_kprobes_refused;
 void xp_readers_poke(unsigned long addr, const u8 *src, size_t len);
 const char *xp_readers_init(void);
 void xp_readers_exit(void);
 unsigned int xp_audit_all(void);
+void xp_mirror_write(unsigned long addr, const u8 *src, size_t len, bool set);
 int xp_coherence_init(void);
 void xp_coherence_exit(void);
 

@@ -1,16 +1,18 @@
 #!/bin/sh
 # Guest: run the module's KUnit suites and print every case as a TAP line
 # ("ok N kunit.SUITE.CASE"). KUnit runs a module's suites when it loads; the
-# view suites build views for the sleeper named by kunit_pid=.
+# view suites build views for the sleepers named by kunit_pid= and kunit_pid2=.
 . /xp/selftests/tests/lib.sh
 
 lsmod | grep -q '^xprobes ' && rmmod xprobes
 sleep 1000 &
 target=$!
+sleep 1000 &
+target2=$!
 dmesg -c > /dev/null
-insmod /xp/xprobes-kunit.ko kunit_pid=$target || echo "not ok 0 kunit.insmod"
+insmod /xp/xprobes-kunit.ko kunit_pid=$target kunit_pid2=$target2 || echo "not ok 0 kunit.insmod"
 rmmod xprobes
-kill $target
+kill $target $target2
 insmod $KO || echo "not ok 0 kunit.reload"
 
 # KTAP in the kernel log: "# Subtest: SUITE" opens a suite, its cases are

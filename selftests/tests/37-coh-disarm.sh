@@ -1,0 +1,58 @@
+# kprobes switched off under live views. Views follow kernel text patching
+# through a kprobe on __text_poke: with kprobes disarmed
+# (debugfs kprobes/enabled = 0), the next patch made through a traced CR3
+# would read back a stale copy and hit __text_poke's BUG_ON(memcmp). While
+# views exist the disarm is refused (EBUSY) and every view ends with a reason;
+# then the traced shell toggles a tracepoint whose site is in its (former)
+# copy: no BUG. Tried again, the disarm goes through, and views are refused
+# until kprobes are armed again.
+. /xp/selftests/tests/lib.sh
+K=/sys/kernel/debug/kprobes/enabled
+T=/sys/kernel/tracing
+E=$T/events/signal/signal_generate/enable
+F=__send_signal_locked
+trap 'echo 1 > $K; reset_tracing' EXIT
+[ -w $K ] || skip "no $K"
+
+rm -f /tmp/go
+sh -c 'trap "" USR2
+	while [ ! -f /tmp/go ]; do sleep 0.05; done
+	i=0
+	while [ $i -lt 20 ]; do
+		echo 1 > '$E'
+		kill -USR2 $$
+		echo 0 > '$E'
+		i=$((i + 1))
+	done' &
+S=$!
+xprobectl view add $S > /dev/null || fail "view add"
+hook_all_pages $S $F > /dev/null || fail "cannot hook $F"
+xpevents -n 1 -t 20 > /tmp/ev.out &
+EV=$!
+wait_for /tmp/ev.out listening "xpevents did not subscribe"
+
+if echo 0 > $K 2> /tmp/k.err; then
+	fail "kprobes were disarmed under a live view"
+fi
+note "ok: disarm refused while a view exists: $(cat /tmp/k.err)"
+wait $EV
+assert_match "the view ended, with the reason" "^ended $S .*kprobes were being disarmed" "$(cat /tmp/ev.out)"
+assert_eq "views left" 0 "$(status_field views)"
+assert_eq "kprobes still armed" 1 "$(cat $K)"
+
+# The traced shell patches text now: its view is gone, nothing to trip on.
+touch /tmp/go
+wait $S || fail "the traced shell failed"
+
+# Again: no view, so the disarm goes through; views are refused meanwhile.
+echo 0 > $K || fail "disarm refused with no view"
+assert_eq "kprobes disarmed" 0 "$(cat $K)"
+sleep 100 &
+P=$!
+expect_rc "view add with kprobes disarmed" 1 xprobectl view add $P
+assert_match "the reason" "kprobes are disarmed" "$OUT"
+echo 1 > $K || fail "arm"
+xprobectl view add $P > /dev/null || fail "view add after kprobes were armed again"
+echo 1 > $K || fail "an arming write is let through under a view"
+xprobectl view del $P
+kill $P
