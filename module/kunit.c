@@ -18,6 +18,8 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <net/genetlink.h>
+#include <linux/net.h>
+#include <net/net_namespace.h>
 #include <asm/ibt.h>
 #include <asm/text-patching.h>
 #include "xprobes.h"
@@ -248,7 +250,7 @@ static struct xp_view *make_view(struct kunit *test, u32 flags)
 	struct xp_view *v;
 
 	mutex_lock(&xp_views_lock);
-	v = xp_view_create(kunit_pid, flags, 0, NULL);
+	v = xp_view_create(kunit_pid, flags, NULL, 0, NULL);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
 	return v;
@@ -318,14 +320,14 @@ static void view_refusals(struct kunit *test)
 	struct xp_view *v, *again;
 
 	mutex_lock(&xp_views_lock);
-	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(1, 0, 0, NULL)), -EPERM);	/* init */
-	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(2, 0, 0, NULL)), -ESRCH);	/* kthreadd */
-	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(PID_MAX_LIMIT + 1, 0, 0, NULL)), -ESRCH);
+	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(1, 0, NULL, 0, NULL)), -EPERM);	/* init */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(2, 0, NULL, 0, NULL)), -ESRCH);	/* kthreadd */
+	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_create(PID_MAX_LIMIT + 1, 0, NULL, 0, NULL)), -ESRCH);
 	mutex_unlock(&xp_views_lock);
 
 	v = make_view(test, 0);
 	mutex_lock(&xp_views_lock);
-	again = xp_view_create(kunit_pid, 0, 0, NULL);
+	again = xp_view_create(kunit_pid, 0, NULL, 0, NULL);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(again), -EEXIST);
 	destroy_view(v);
@@ -670,7 +672,7 @@ static void view_tables_two_views(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, mm2);
 	v = make_view(test, 0);
 	mutex_lock(&xp_views_lock);
-	w = xp_view_create(kunit_pid2, 0, 0, NULL);
+	w = xp_view_create(kunit_pid2, 0, NULL, 0, NULL);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, w);
 	h = add_hook(w, "schedule", NULL, XPROBES_F_TRAP);
@@ -783,23 +785,51 @@ static void life_owner_release(struct kunit *test)
 	struct xp_view *v;
 
 	mutex_lock(&xp_views_lock);
-	v = xp_view_create(kunit_pid, 0, 4242, NULL);
+	v = xp_view_create(kunit_pid, 0, NULL, 4242, NULL);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
 	KUNIT_EXPECT_EQ(test, v->owner, 4242U);
-	xp_views_release_owner(4243);
+	xp_views_release_owner(4243, true);
 	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
-	xp_views_release_owner(4242);
+	xp_views_release_owner(4242, true);
 	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), NULL);
 
 	mutex_lock(&xp_views_lock);
-	v = xp_view_create(kunit_pid, XPROBES_F_PERSIST, 4242, NULL);
+	v = xp_view_create(kunit_pid, XPROBES_F_PERSIST, NULL, 4242, NULL);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
 	KUNIT_EXPECT_EQ(test, v->owner, 0U);
-	xp_views_release_owner(4242);
+	xp_views_release_owner(4242, true);
 	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
 	destroy_view(v);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/*
+ * Issue 16, 12: a port id is not an identity. netlink_release() frees the port
+ * id before it announces NETLINK_URELEASE; a socket that binds it meanwhile
+ * keeps its views. Only views whose own socket is released (orphaned) end.
+ */
+static void life_owner_is_a_socket(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct socket *sock;
+	struct xp_view *v;
+
+	KUNIT_ASSERT_EQ(test, sock_create_kern(&init_net, AF_NETLINK, SOCK_RAW, NETLINK_GENERIC,
+					       &sock), 0);
+	mutex_lock(&xp_views_lock);
+	v = xp_view_create(kunit_pid, 0, sock->sk, 4242, NULL);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, v);
+	/* Another socket that had port 4242 is released: ours is alive. */
+	xp_views_release_owner(4242, false);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
+	/* Ours is released (orphaned, as netlink_release does first). */
+	sock_release(sock);
+	xp_views_release_owner(4242, false);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), NULL);
+	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
@@ -807,6 +837,7 @@ static struct kunit_case life_cases[] = {
 	KUNIT_CASE(life_probes_follow_views),
 	KUNIT_CASE(life_no_join_while_dying),
 	KUNIT_CASE(life_owner_release),
+	KUNIT_CASE(life_owner_is_a_socket),
 	{}
 };
 

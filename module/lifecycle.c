@@ -36,6 +36,7 @@
 #include <linux/workqueue.h>
 #include <asm/tlbflush.h>
 #include <net/net_namespace.h>
+#include <net/sock.h>
 #include "xprobes.h"
 
 #define XP_SWEEP_MS	200
@@ -172,14 +173,22 @@ bool xp_lifecycle_following(void)
 	return on;
 }
 
-/* End the views owned by generic netlink socket @portid (not 0). */
-void xp_views_release_owner(u32 portid)
+/*
+ * End the views owned by generic netlink port @portid (not 0): all of them
+ * with @any, else only those whose owning socket is released. A port id is
+ * not an identity: netlink_release() frees it (netlink_remove) before it
+ * announces NETLINK_URELEASE, so another socket may bind it in between and
+ * own views of its own by then. The socket being released is orphaned
+ * (SOCK_DEAD) before the announcement; each view holds its owner's socket.
+ */
+void xp_views_release_owner(u32 portid, bool any)
 {
 	struct xp_view *v, *next;
 
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry_safe(v, next, &xp_views, node)
-		if (v->owner == portid)
+		if (v->owner == portid &&
+		    (any || !v->owner_sk || sock_flag(v->owner_sk, SOCK_DEAD)))
 			xp_view_destroy(v, "owner closed");
 	mutex_unlock(&xp_views_lock);
 }
@@ -191,7 +200,7 @@ static int on_netlink_release(struct notifier_block *nb, unsigned long event, vo
 
 	if (event == NETLINK_URELEASE && n->protocol == NETLINK_GENERIC && n->portid &&
 	    net_eq(n->net, &init_net))
-		xp_views_release_owner(n->portid);
+		xp_views_release_owner(n->portid, false);
 	return NOTIFY_DONE;
 }
 

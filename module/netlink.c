@@ -6,6 +6,7 @@
  * Handlers take xp_views_lock around anything that touches views or hooks.
  */
 #include <linux/module.h>
+#include <linux/security.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <net/genetlink.h>
@@ -46,6 +47,7 @@ static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
 };
 
 static struct genl_family xp_family;
+
 
 /* Like GENL_REQ_ATTR_CHECK, plus a message a person can read. */
 static bool xp_missing(struct genl_info *info, int attr)
@@ -191,7 +193,7 @@ static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&xp_views_lock);
 	v = xp_view_create(nla_get_u32(a[XPROBES_A_PID]),
 			   a[XPROBES_A_FLAGS] ? nla_get_u32(a[XPROBES_A_FLAGS]) : 0,
-			   info->snd_portid, info->extack);
+			   NETLINK_CB(skb).sk, info->snd_portid, info->extack);
 	if (IS_ERR(v)) {
 		mutex_unlock(&xp_views_lock);
 		nlmsg_free(msg);
@@ -361,6 +363,19 @@ static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 
 /* ---- peek and walk ---------------------------------------------------------- */
 
+/*
+ * peek reads kernel memory and walk shows page-table entries and physical
+ * addresses (the KASLR layout): what lockdown=confidentiality keeps from
+ * root, as it does /proc/kcore.
+ */
+static bool xp_locked_down(struct netlink_ext_ack *extack)
+{
+	if (!security_locked_down(LOCKDOWN_KCORE))
+		return false;
+	NL_SET_ERR_MSG(extack, "the kernel is locked down (confidentiality): peek and walk would read kernel memory");
+	return true;
+}
+
 static int xp_cmd_peek(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
@@ -373,6 +388,8 @@ static int xp_cmd_peek(struct sk_buff *skb, struct genl_info *info)
 
 	if (xp_missing(info, XPROBES_A_PID))
 		return -EINVAL;
+	if (xp_locked_down(info->extack))
+		return -EPERM;
 	pid = nla_get_u32(a[XPROBES_A_PID]);
 	if (a[XPROBES_A_LEN])
 		len = nla_get_u32(a[XPROBES_A_LEN]);
@@ -416,6 +433,16 @@ out:
 	return err;
 }
 
+/* A dump's errors are best given before it starts: they come back as the ack. */
+static int xp_dump_walk_start(struct netlink_callback *cb)
+{
+	int err = xp_dump_start(cb);
+
+	if (!err && xp_locked_down(cb->extack))
+		err = -EPERM;
+	return err;
+}
+
 /*
  * WALK: the page-table entries a CPU would use for each 4 KiB page of a range
  * in one process, read by a plain software walk of its pgd. A test oracle for
@@ -434,6 +461,7 @@ static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 		NL_SET_ERR_MSG(cb->extack, "walk needs a pid and an address");
 		return -EINVAL;
 	}
+
 	if (a[XPROBES_A_COUNT])
 		count = nla_get_u32(a[XPROBES_A_COUNT]);
 	start = nla_get_u64(a[XPROBES_A_ADDR]) & PAGE_MASK;
@@ -558,7 +586,7 @@ static const struct genl_ops xp_ops[] = {
 	{ .cmd = XPROBES_CMD_HOOK_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_hooks,
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_PEEK,	.doit = xp_cmd_peek,	  .flags = GENL_ADMIN_PERM },
-	{ .cmd = XPROBES_CMD_WALK,	.start = xp_dump_start,	  .dumpit = xp_dump_walk,
+	{ .cmd = XPROBES_CMD_WALK,	.start = xp_dump_walk_start, .dumpit = xp_dump_walk,
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_AUDIT,	.doit = xp_cmd_audit,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_TABLES,	.doit = xp_cmd_tables,	  .flags = GENL_ADMIN_PERM },

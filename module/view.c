@@ -33,6 +33,7 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <net/sock.h>
 #include <asm/tlbflush.h>
 #include <net/netlink.h>
 #include "xprobes.h"
@@ -224,13 +225,16 @@ bool xp_view_has_process(struct xp_view *v, struct pid *tgid, struct mm_struct *
 
 static void free_view(struct xp_view *v)
 {
+	if (v->owner_sk)
+		sock_put(v->owner_sk);
 	xp_chain_free(v);
 	put_pid(v->root);
 	kfree(v);
 	atomic64_sub(sizeof(*v), &xp_mem_bytes);
 }
 
-struct xp_view *xp_view_create(u32 nr, u32 flags, u32 owner, struct netlink_ext_ack *extack)
+struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 owner,
+			       struct netlink_ext_ack *extack)
 {
 	struct task_struct *task;
 	struct mm_struct *mm;
@@ -284,7 +288,12 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, u32 owner, struct netlink_ext_
 	INIT_LIST_HEAD(&v->hook_list);
 	hash_init(v->hooks);
 	v->flags = flags;
-	v->owner = (flags & XPROBES_F_PERSIST) ? 0 : owner;
+	if (!(flags & XPROBES_F_PERSIST) && owner) {
+		v->owner = owner;
+		v->owner_sk = owner_sk;
+		if (owner_sk)
+			sock_hold(owner_sk);	/* its identity: see lifecycle.c */
+	}
 	v->root = get_task_pid(task, PIDTYPE_TGID);
 	v->root_nr = nr;
 	v->orig_pgd = xp_k.image_pgd;

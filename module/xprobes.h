@@ -18,6 +18,7 @@
 #define XPROBES_VERSION "0.1.0"
 
 struct netlink_ext_ack;
+struct sock;
 struct mm_struct;
 struct task_struct;
 struct exception_table_entry;
@@ -132,7 +133,8 @@ struct xp_view {
 	struct pid *root;		/* the process the view was made for */
 	u32 root_nr;			/* its pid, as the creator named it */
 	u32 flags;			/* XPROBES_F_* */
-	u32 owner;			/* netlink portid that owns it, 0 if persistent */
+	u32 owner;			/* netlink port id of its owner, 0 if persistent */
+	struct sock *owner_sk;		/* the owning socket, held (lifecycle.c) */
 	pgd_t orig_pgd, new_pgd;	/* shared and private values of pgd[511] */
 	p4d_t *p4d;			/* private P4D page (5-level only) */
 	pud_t *pud;			/* private PUD page */
@@ -151,7 +153,8 @@ extern unsigned int xp_nr_views;
 struct xp_view *xp_view_of_pgd(pgd_t *pgd);
 struct xp_view *xp_view_of_mm(struct mm_struct *mm);
 struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack);
-struct xp_view *xp_view_create(u32 nr, u32 flags, u32 owner, struct netlink_ext_ack *extack);
+struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 owner,
+			       struct netlink_ext_ack *extack);
 void xp_view_destroy(struct xp_view *v, const char *reason);
 int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp_t gfp);
 unsigned int xp_view_reap_members(struct xp_view *v);
@@ -190,7 +193,7 @@ extern atomic64_t xp_followed_forks, xp_followed_execs, xp_follow_failures;
 void xp_lifecycle_start(void);
 void xp_lifecycle_stop(void);
 bool xp_lifecycle_following(void);
-void xp_views_release_owner(u32 portid);
+void xp_views_release_owner(u32 portid, bool any);
 int xp_lifecycle_init(void);
 void xp_lifecycle_exit(void);
 
