@@ -256,6 +256,8 @@ static void latency_usage(FILE *f)
 {
 	fprintf(f,
 "usage: xprobectl latency [OPTIONS] PID\n"
+"Reports the syscalls of PID that took far longer than that syscall's normal, which it\n"
+"learns as it runs (mean and variance of log2 latency), as they happen.\n"
 "  -k, --sigma K            a call is slow when log2 of its latency is above mean + K sigma\n"
 "                           of its syscall's (default 3; sigma at least one doubling)\n"
 "  -m, --min-us US          and never when shorter than US microseconds (default 0)\n"

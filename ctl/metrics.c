@@ -29,6 +29,9 @@ static void metrics_usage(FILE *f)
 {
 	fprintf(f,
 "usage: xprobectl metrics [OPTIONS] PID\n"
+"Measures a server from its syscalls, per interval: requests/s (1 / mean time between\n"
+"responses), saturation (variance of the time between requests, and that over the\n"
+"squared mean) and slack (mean time waiting in epoll_wait/poll/select).\n"
 "  -i, --interval SECONDS   print every SECONDS (default 1)\n"
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C or the target's exit)\n"
 "      --json               one JSON object per line: each interval, then the total\n"

@@ -68,7 +68,10 @@ int cmd_peek(int argc, char **argv)
 		switch (c) {
 		case 'j': o.json = true; break;
 		case 'h':
-			printf("usage: xprobectl peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]\n");
+			printf("usage: xprobectl peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]\n"
+			       "Prints the LEN (default 16) bytes of kernel text at an address as process PID\n"
+			       "executes them: its private copy where its view has one, else the shared text.\n"
+			       "  -j, --json  one JSON object\n");
 			return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
@@ -129,21 +132,28 @@ static int print_walk(struct nlattr **tb, void *arg)
 
 int cmd_walk(int argc, char **argv)
 {
-	static const struct option opts[] = { COMMON_OPTS, { 0 } };
+	static const struct option opts[] = {
+		{ "user", no_argument, NULL, 'u' }, COMMON_OPTS, { 0 }
+	};
+	bool json = false, user = false;
 	uint64_t pages = 1;
-	bool json = false;
 	struct target t;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
 	uint32_t pid;
 	int c, err;
 
-	while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "hju", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'u': user = true; break;
 		case 'h':
-			printf("usage: xprobectl walk PID ADDRESS|SYMBOL [PAGES] [--json]\n"
-			       "prints: address level phys pgd p4d pud pmd pte (raw entries)\n");
+			printf("usage: xprobectl walk PID ADDRESS|SYMBOL [PAGES] [--user] [--json]\n"
+			       "Shows the page-table entries process PID uses for PAGES (default 1) kernel pages\n"
+			       "from an address (a debugging aid: which pages are private, their flags).\n"
+			       "prints: address level phys pgd p4d pud pmd pte (raw entries)\n"
+			       "  -u, --user  the PTI user-mode tables (what the CPU uses in user mode)\n"
+			       "  -j, --json  one JSON object per page\n");
 			return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
@@ -170,6 +180,8 @@ int cmd_walk(int argc, char **argv)
 	nla_put_u32(msg, XPROBES_A_PID, pid);
 	nla_put_u64(msg, XPROBES_A_ADDR, t.addr);
 	nla_put_u32(msg, XPROBES_A_COUNT, pages);
+	if (user)
+		nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_USER_TABLES);
 	if (json)
 		json_arr_begin(NULL);
 	err = xp_nl_call(nl, msg, print_walk, &json);

@@ -77,7 +77,10 @@ int cmd_status(int argc, char **argv)
 			json = true;
 			break;
 		case 'h':
-			printf("usage: xprobectl status [--json]\n");
+			printf("usage: xprobectl status [--json]\n"
+			       "Says whether xprobes.ko is loaded and in which mode (views or why not), and what it\n"
+			       "holds: views, hooks, memory, kernel text writes mirrored, audits, kprobes guarded.\n"
+			       "  -j, --json  one JSON object\n");
 			return EXIT_OK;
 		default:
 			return EXIT_USAGE;

@@ -37,6 +37,8 @@ static void trace_usage(FILE *f)
 	fprintf(f,
 "usage: xprobectl trace [OPTIONS] PID\n"
 "       xprobectl trace [OPTIONS] -- COMMAND [ARGS...]\n"
+"Measures, per function of one process: calls, wall time, and that time split into\n"
+"ON-CPU and OFF-CPU by cause (runq, lock, io, net, sleep, other).\n"
 "  -f, --function GLOB       trace functions of the main binary matching GLOB\n"
 "  -f LIB:GLOB               ... of a shared library (\"c:malloc\", \"libz:*\"); repeatable;\n"
 "                            default: every function of the main binary\n"

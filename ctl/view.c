@@ -15,7 +15,11 @@ static void view_usage(FILE *f)
 {
 	fprintf(f, "usage: xprobectl view add PID [--no-follow-fork]\n"
 		   "       xprobectl view del PID\n"
-		   "       xprobectl view list [--json]\n");
+		   "       xprobectl view list [--json]\n"
+		   "Gives a process its own kernel view (private copies of the kernel text pages that\n"
+		   "carry its hooks), ends one, or lists them with their memory.\n"
+		   "  --no-follow-fork  children the process forks are not traced (default: they are)\n"
+		   "  -j, --json        JSON output (list)\n");
 }
 
 struct view_row {

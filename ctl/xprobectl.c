@@ -20,7 +20,7 @@ static const struct subcmd subcmds[] = {
 	{ "trace", cmd_trace, "trace [-f [LIB:]GLOB]... [-d S] [-i S] [--json|--folded] [-H] [-T] [--no-views] PID | -- COMMAND [ARGS]" },
 	{ "metrics", cmd_metrics, "metrics [-i S] [-d S] [--json] [--no-views] PID   (requests/s, saturation, slack)" },
 	{ "latency", cmd_latency, "latency [-k SIGMA] [-m US] [-d S] [--json] [--no-views] PID   (slow syscalls)" },
-	{ "walk", cmd_walk, "walk PID ADDRESS|SYMBOL [PAGES] [--json]   (page-table entries, for debugging)" },
+	{ "walk", cmd_walk, "walk PID ADDRESS|SYMBOL [PAGES] [--user] [--json]   (page-table entries, for debugging)" },
 };
 
 static void usage(FILE *f)

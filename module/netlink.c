@@ -436,10 +436,17 @@ out:
 /* A dump's errors are best given before it starts: they come back as the ack. */
 static int xp_dump_walk_start(struct netlink_callback *cb)
 {
+	const struct genl_info *info = genl_info_dump(cb);
 	int err = xp_dump_start(cb);
 
 	if (!err && xp_locked_down(cb->extack))
 		err = -EPERM;
+	if (!err && info->attrs[XPROBES_A_FLAGS] &&
+	    (nla_get_u32(info->attrs[XPROBES_A_FLAGS]) & XPROBES_F_USER_TABLES) &&
+	    !boot_cpu_has(X86_FEATURE_PTI)) {
+		NL_SET_ERR_MSG(cb->extack, "no page-table isolation here: there are no user-mode tables");
+		err = -EOPNOTSUPP;
+	}
 	return err;
 }
 
@@ -455,6 +462,7 @@ static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 	unsigned long start, addr;
 	struct mm_struct *mm;
 	u32 count = 1, i;
+	pgd_t *pgd;
 	int err = 0;
 
 	if (!a[XPROBES_A_PID] || !a[XPROBES_A_ADDR]) {
@@ -474,6 +482,11 @@ static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 	if (!mm)
 		return -ESRCH;
 
+	pgd = mm->pgd;
+#if defined(CONFIG_MITIGATION_PAGE_TABLE_ISOLATION) || defined(CONFIG_PAGE_TABLE_ISOLATION)
+	if (a[XPROBES_A_FLAGS] && (nla_get_u32(a[XPROBES_A_FLAGS]) & XPROBES_F_USER_TABLES))
+		pgd = kernel_to_user_pgdp(pgd);	/* checked at start: PTI is on */
+#endif
 	mutex_lock(&xp_views_lock);
 	for (i = cb->args[0]; i < count; i++) {
 		struct xp_walk_result w;
@@ -481,7 +494,7 @@ static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 		int miss;
 
 		addr = start + (unsigned long)i * PAGE_SIZE;
-		miss = xp_walk(mm->pgd, addr, &w);
+		miss = xp_walk(pgd, addr, &w);
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &xp_family, NLM_F_MULTI, XPROBES_CMD_WALK);
 		if (!hdr ||

@@ -158,7 +158,11 @@ fi
 
 guest_suite main "${XP_TESTS:-}"
 if [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ]; then
-	guest_suite 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit coh-self coh-static trace-views trace-causes}" --cpu max,la57=off --append pti=on
+	guest_suite 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}" --cpu max,la57=off --append pti=on
+	# A Meltdown-affected CPU model without PCID: PTI on by default, and
+	# kernel text global in the kernel tables and in the PTI user tables
+	# (pti_clone_kernel_text), the shape where every global bit matters.
+	guest_suite pti-global "${XP_TESTS_PG:-view-hits view-structure view-tables view-calls life-exec coh-self}" --cpu Haswell
 fi
 
 # 2. No kernel splat anywhere in the guests' logs.

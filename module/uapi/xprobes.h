@@ -100,9 +100,11 @@ enum xprobes_mode {
 							 * syscall's exit, rax = its result) */
 #define XPROBES_F_TRAP			(1U << 4)	/* hook: always an int3, never
 							 * turned into a call */
+#define XPROBES_F_USER_TABLES		(1U << 5)	/* walk: the PTI user-mode tables
+							 * (what the CPU uses in user mode) */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
 					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
-					 XPROBES_F_TRAP)
+					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */

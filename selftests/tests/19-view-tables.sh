@@ -40,6 +40,12 @@ B=$LOOP_PID
 C=$$
 leaf_before=$(pmd_of $C $H)
 note "shared PMD entry for $H's region before: $leaf_before (level $(level_of $C $H))"
+# With PTI, the user-mode tables (pti_clone_kernel_text) may map the text too,
+# global when the CPU has no PCID: the leaf entry for H there, if mapped.
+uleaf() { set -- $(xprobectl walk --user "$1" "$2"); [ "$2" = 2 ] && echo "$7"; [ "$2" = 1 ] && echo "$8"; }
+user_before=
+xprobectl walk --user $C $H > /dev/null 2>&1 && user_before=$(uleaf $C $H)
+note "PTI user tables' entry for $H: ${user_before:-none}"
 
 xprobectl view add $A > /dev/null || fail "view add A"
 ida=$(xprobectl hook add $A $F) || fail "hook add A $F"
@@ -62,6 +68,11 @@ if [ "$(level_of $B $F)" = 2 ]; then
 	[ $((0x$e & G)) = 0 ] || fail "B maps A's hooked region $fr with a global 2 MiB leaf ($e)"
 	note "ok: B's 2 MiB leaf for A's hooked region is non-global ($e)"
 fi
+if [ -n "$user_before" ]; then
+	e=$(uleaf $C $H)
+	[ $((0x$e & G)) = 0 ] || fail "the PTI user tables map B's hooked region global ($e)"
+	note "ok: the PTI user tables' entry for B's hooked region is non-global ($e)"
+fi
 # Each view's own region is a private PTE table.
 assert_eq "A's hooked page is a 4 KiB leaf" 1 "$(level_of $A $F)"
 assert_eq "B's hooked page is a 4 KiB leaf" 1 "$(level_of $B $H)"
@@ -71,6 +82,7 @@ xprobectl hook del $idb || fail "hook del B"
 tables_ok "B unhooked"
 assert_eq "shared entry for region $hr after B unhooked" "$leaf_before" "$(pmd_of $C $H)"
 assert_eq "A's entry for region $hr after B unhooked" "$leaf_before" "$(pmd_of $A $H)"
+[ -z "$user_before" ] || assert_eq "PTI user entry after B unhooked" "$user_before" "$(uleaf $C $H)"
 
 # A view made while another hooks a region copies it non-global, and keeps
 # it so when the first view goes.
