@@ -8,8 +8,8 @@
  * Each round makes ordinary calls: a write to /dev/null, a byte through a
  * pipe and back (write, read), and with -d an fsync of the block device with
  * nothing dirty. Every EVERY-th round (after the first 200) is slow: a read
- * of a pipe whose writer, a helper thread, waits MS first (a slow pipe
- * reader) and, with -d, an fsync that has a dirty 4 KiB page to write to a
+ * of a pipe whose writer, a helper thread, waits MS after the reader is
+ * asleep in it, so the read lasts at least MS (a slow pipe reader) and, with -d, an fsync that has a dirty 4 KiB page to write to a
  * device that takes MS per request (null_blk with completion_nsec).
  * -g: print "ready" and wait for SIGUSR1 before starting.
  * Prints "truth slow_reads R slow_fsyncs F rounds N" when done.
@@ -30,6 +30,7 @@
 static int late[2];		/* the helper writes here after a delay */
 static int go_fd[2];		/* and is told when through this one */
 static int slow_ms = 30;
+static char main_syscall[64];	/* /proc/self/task/MAIN/syscall */
 
 static void die(const char *what)
 {
@@ -37,13 +38,38 @@ static void die(const char *what)
 	exit(1);
 }
 
+/*
+ * Is the main thread asleep in read(2)? /proc/.../syscall shows the number
+ * of the syscall a task is blocked in ("running" while it runs).
+ */
+static bool main_in_read(void)
+{
+	char buf[32] = "";
+	int fd = open(main_syscall, O_RDONLY);
+	ssize_t n;
+
+	if (fd < 0)
+		die("open syscall");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	return n > 2 && !strncmp(buf, "0 ", 2);
+}
+
+/*
+ * The delay starts once the main thread sleeps in its read, not when it asks
+ * for it: a main thread preempted between the two (a busy machine) would
+ * otherwise make the read shorter than MS, and the ground truth wrong.
+ */
 static void *late_writer(void *arg)
 {
 	struct timespec d = { slow_ms / 1000, (slow_ms % 1000) * 1000000L };
+	struct timespec poll = { 0, 100000 };
 	char c;
 
 	(void)arg;
 	while (read(go_fd[0], &c, 1) == 1) {
+		while (!main_in_read())
+			nanosleep(&poll, NULL);
 		nanosleep(&d, NULL);
 		if (write(late[1], "x", 1) != 1)
 			die("write late");
@@ -109,6 +135,7 @@ int main(int argc, char **argv)
 		die("setup");
 	if (devpath && (dev = open(devpath, O_RDWR)) < 0)
 		die(devpath);
+	snprintf(main_syscall, sizeof(main_syscall), "/proc/self/task/%d/syscall", (int)gettid());
 	if (pthread_create(&th, NULL, late_writer, NULL))
 		die("pthread_create");
 	memset(page, 'x', sizeof(page));
