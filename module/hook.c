@@ -30,6 +30,11 @@
 static DEFINE_IDR(xp_hook_ids);		/* under xp_views_lock */
 unsigned int xp_nr_hooks;		/* under xp_views_lock */
 
+#ifdef XPROBES_KUNIT
+/* KUnit only: runs between taking the copy and arming the hook (kunit.c). */
+void (*xp_test_before_arm)(struct xp_hook *h);
+#endif
+
 /* Does the kernel expect a fault at @addr (exception table entry)? */
 static bool in_extable(unsigned long addr)
 {
@@ -154,6 +159,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	unsigned long start, size, addr;
 	struct xp_hook *h, *dup;
 	struct xp_kp_answer kp;
+	const char *why;
 	struct xp_tpage *t;
 	u8 *copy;
 	u32 off;
@@ -229,8 +235,9 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	if (err)
 		goto fail;
 	/* After kprobes was asked (under kprobe_mutex): sees a disarm before it. */
-	if (xp_kprobes_broken()) {
-		xp_set_msg(extack, xp_kprobes_broken());
+	why = xp_kprobes_broken();
+	if (why) {
+		xp_set_msg(extack, why);
 		err = -EOPNOTSUPP;
 		goto fail;
 	}
@@ -254,6 +261,10 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			goto fail_page;
 	}
 
+#ifdef XPROBES_KUNIT
+	if (xp_test_before_arm)
+		xp_test_before_arm(h);
+#endif
 	/*
 	 * Check the copy, publish, then arm (the handler must exist before the
 	 * int3 does), all in one hold of text_mutex: a kernel write to these

@@ -548,22 +548,40 @@ static void view_call_hook(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
-/* A call hook whose first byte takes a hook-index mirror write, as __text_poke would. */
-static struct xp_hook *call_hook_on_schedule(struct kunit *test, struct xp_view *v)
+/*
+ * Tests that write into a copy as the kernel would hook __x64_sys_getppid:
+ * only a task's own syscalls run it, and the view's process sleeps, so no
+ * CPU executes the bytes in between (schedule, say, runs in any kernel
+ * thread that borrows the sleeper's tables lazily).
+ */
+#define XP_QUIET_FN "__x64_sys_getppid"
+
+/* A call hook in XP_QUIET_FN. */
+static struct xp_hook *call_hook_quiet(struct kunit *test, struct xp_view *v)
 {
 	struct xp_hook *h = NULL;
 	u32 off;
 
 	for (off = 4; off < 96 && !h; off++) {
-		h = add_hook(v, "schedule", &off, 0);
+		h = add_hook(v, XP_QUIET_FN, &off, 0);
 		if (IS_ERR(h) || !h->call_ok) {
 			if (!IS_ERR(h))
 				KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 			h = NULL;
 		}
 	}
-	KUNIT_ASSERT_NOT_NULL_MSG(test, h, "no call-capable instruction in schedule's first 96 bytes");
+	KUNIT_ASSERT_NOT_NULL_MSG(test, h, "no call-capable instruction in " XP_QUIET_FN);
 	return h;
+}
+
+/* A kernel write of @len bytes at @addr, applied to the copies as __text_poke would. */
+static void kernel_writes(unsigned long addr, const u8 *src, size_t len)
+{
+	mutex_lock(xp_k.text_mutex);
+	rcu_read_lock();
+	xp_mirror_write(addr, src, len, false);
+	rcu_read_unlock();
+	mutex_unlock(xp_k.text_mutex);
 }
 
 /*
@@ -582,36 +600,28 @@ static void view_call_displaced_plain_write(struct kunit *test)
 	u8 *copy;
 
 	v = make_view(test, 0);
-	h = call_hook_on_schedule(test, v);
+	h = call_hook_quiet(test, v);
 	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
-	mutex_lock(xp_k.text_mutex);
-	rcu_read_lock();
-	xp_mirror_write(h->addr, &lock, 1, false);
-	rcu_read_unlock();
-	mutex_unlock(xp_k.text_mutex);
+	kernel_writes(h->addr, &lock, 1);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(h->broken));
 	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
 	KUNIT_EXPECT_EQ(test, copy[0], lock);
 	KUNIT_EXPECT_EQ(test, memcmp(copy + 1, xp_text(h->addr + 1), CALL_INSN_SIZE - 1), 0);
 	KUNIT_EXPECT_FALSE(test, h->tail_ours);
+	kernel_writes(h->addr, xp_text(h->addr), 1);	/* the kernel's byte again */
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 
 	/* The patcher's protocol: its int3 first, the displacement stays behind it. */
-	h = call_hook_on_schedule(test, v);
+	h = call_hook_quiet(test, v);
 	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
-	mutex_lock(xp_k.text_mutex);
-	rcu_read_lock();
-	xp_mirror_write(h->addr, &int3, 1, false);
-	rcu_read_unlock();
-	mutex_unlock(xp_k.text_mutex);
+	kernel_writes(h->addr, &int3, 1);
 	KUNIT_EXPECT_EQ(test, copy[0], int3);
 	KUNIT_EXPECT_TRUE(test, h->tail_ours);
-	/* Put the kernel's bytes back in the copy as a patcher would finish. */
-	mutex_lock(xp_k.text_mutex);
-	rcu_read_lock();
-	xp_mirror_write(h->addr, xp_text(h->addr), 1, false);
-	rcu_read_unlock();
-	mutex_unlock(xp_k.text_mutex);
+	/* The patcher finishes: its first byte back, and the audit takes ours away. */
+	kernel_writes(h->addr, xp_text(h->addr), 1);
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, xp_audit_all(), 0U);
+	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, memcmp(copy, xp_text(h->addr), CALL_INSN_SIZE), 0);
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 	destroy_view(v);
@@ -634,11 +644,12 @@ static void view_audit_ends_diverged(struct kunit *test)
 	int i;
 
 	v = make_view(test, 0);
-	h = add_hook(v, "schedule", NULL, XPROBES_F_TRAP);
+	h = add_hook(v, XP_QUIET_FN, NULL, XPROBES_F_TRAP);
 	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
 	copy = page_address(h->tpage->copy);
-	/* A byte far from the hook, changed behind the module's back. */
-	i = offset_in_page(h->addr) < PAGE_SIZE / 2 ? PAGE_SIZE - 1 : 0;
+	/* The next instruction's first byte, changed behind the module's back. */
+	i = offset_in_page(h->addr) + h->insn.len;
+	KUNIT_ASSERT_LT(test, i, (int)PAGE_SIZE);
 	mutex_lock(xp_k.text_mutex);
 	copy[i] ^= 0xff;
 	mutex_unlock(xp_k.text_mutex);
@@ -693,6 +704,57 @@ static void view_tables_two_views(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
+extern void (*xp_test_before_arm)(struct xp_hook *h);
+
+/* What a kprobe armed at the hook's address does to every copy: int3 first. */
+static unsigned long kprobe_at;
+
+static void kprobe_arrives(struct xp_hook *h)
+{
+	u8 int3 = INT3_INSN_OPCODE;
+
+	kprobe_at = h->addr;
+	kernel_writes(h->addr, &int3, 1);
+}
+
+/*
+ * Defect 7 of issue 16: a kernel write (someone's kprobe) to a hook's bytes
+ * after its copy was taken and before the hook is armed. The copy check,
+ * publication and arming are one text_mutex hold, so the check sees it and
+ * the hook is refused (-EAGAIN, "try again"); before, it passed the check,
+ * and our int3 and then our call went over the kprobe's int3.
+ */
+static void view_write_before_arm(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_hook *h;
+	struct xp_view *v;
+	u32 off = 0;
+
+	v = make_view(test, 0);
+	/* A first hook on the page, so the copy exists when the second arrives. */
+	h = add_hook(v, XP_QUIET_FN, NULL, XPROBES_F_TRAP);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	xp_test_before_arm = kprobe_arrives;
+	kprobe_at = 0;
+	for (off = h->sym_off + 1; off < 96; off++) {
+		struct xp_hook *h2 = add_hook(v, XP_QUIET_FN, &off, 0);
+
+		if (PTR_ERR_OR_ZERO(h2) == -EAGAIN)
+			break;
+		if (!IS_ERR(h2))
+			KUNIT_FAIL(test, "a hook was armed over a kernel write at +%u", off);
+	}
+	xp_test_before_arm = NULL;
+	KUNIT_EXPECT_LT_MSG(test, off, 96U, "no instruction met the injected write");
+	KUNIT_EXPECT_EQ(test, v->nr_hooks, 1U);
+	if (kprobe_at)		/* the "kprobe" goes: the kernel's byte again */
+		kernel_writes(kprobe_at, xp_text(kprobe_at), 1);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
 /* Peek reads through the process's tables: the copy for it, the text for others. */
 static void view_peek(struct kunit *test)
 {
@@ -722,6 +784,7 @@ static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_peek),
 	KUNIT_CASE(view_call_hook),
 	KUNIT_CASE(view_call_displaced_plain_write),
+	KUNIT_CASE(view_write_before_arm),
 	KUNIT_CASE(view_audit_ends_diverged),
 	KUNIT_CASE(view_tables_two_views),
 	{}

@@ -239,6 +239,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	struct task_struct *task;
 	struct mm_struct *mm;
 	struct xp_view *v;
+	const char *why;
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
@@ -246,8 +247,9 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 		xp_set_msg(extack, xp_k.unsupported);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
-	if (xp_kprobes_broken()) {
-		xp_set_msg(extack, xp_kprobes_broken());
+	why = xp_kprobes_broken();
+	if (why) {
+		xp_set_msg(extack, why);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 	task = xp_get_task(nr, extack);
