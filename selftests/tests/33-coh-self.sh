@@ -8,17 +8,7 @@ F=__send_signal_locked
 T=/sys/kernel/tracing
 E=$T/events/signal/signal_generate/enable
 
-rm -f /tmp/go
-sh -c 'trap "" USR2
-	while [ ! -f /tmp/go ]; do sleep 0.05; done
-	i=0
-	while [ $i -lt 100 ]; do
-		echo 1 > '$E'
-		kill -USR2 $$
-		echo 0 > '$E'
-		i=$((i + 1))
-	done' &
-S=$!
+toggling_shell 100 $E
 xprobectl view add $S > /dev/null || fail "view add"
 ids=$(hook_all_pages $S $F) || fail "cannot hook $F"
 echo > $T/trace

@@ -14,17 +14,7 @@ F=__send_signal_locked
 trap 'echo 1 > $K; reset_tracing' EXIT
 [ -w $K ] || skip "no $K"
 
-rm -f /tmp/go
-sh -c 'trap "" USR2
-	while [ ! -f /tmp/go ]; do sleep 0.05; done
-	i=0
-	while [ $i -lt 20 ]; do
-		echo 1 > '$E'
-		kill -USR2 $$
-		echo 0 > '$E'
-		i=$((i + 1))
-	done' &
-S=$!
+toggling_shell 20 $E
 xprobectl view add $S > /dev/null || fail "view add"
 hook_all_pages $S $F > /dev/null || fail "cannot hook $F"
 xpevents -n 1 -t 20 > /tmp/ev.out &

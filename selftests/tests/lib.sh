@@ -116,6 +116,24 @@ end_loop() {
 	wait "$1"
 }
 
+# toggling_shell N ENABLE-FILE: start a shell in the background (its pid in
+# S) that waits for /tmp/go, then N times enables the tracepoint ENABLE-FILE,
+# signals itself (SIGUSR2, ignored) and disables it again: a process that
+# patches kernel text itself (jump labels).
+toggling_shell() {
+	rm -f /tmp/go
+	sh -c 'trap "" USR2
+		while [ ! -f /tmp/go ]; do sleep 0.05; done
+		i=0
+		while [ $i -lt '"$1"' ]; do
+			echo 1 > '"$2"'
+			kill -USR2 $$
+			echo 0 > '"$2"'
+			i=$((i + 1))
+		done' &
+	S=$!
+}
+
 # hook_col ID COLUMN: a column of 'xprobectl hook list' for hook ID
 # (2 pid, 3 address, 4 location, 5 hits, 6 dropped, 7 nested, 8 kind).
 hook_col() { xprobectl hook list | awk -v id="$1" -v c="$2" '$1 == id { print $c }'; }
