@@ -704,6 +704,31 @@ static void view_tables_two_views(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
+/*
+ * A view's copied tables that no longer mirror the kernel's are seen: an
+ * entry the view does not own differs (here an unused PMD slot of the view
+ * gets a non-present marker, as if the kernel had changed the shared one).
+ */
+static void view_stale_tables(struct kunit *test)
+{
+	struct xp_view *v;
+	unsigned int i;
+
+	v = make_view(test, 0);
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_FALSE(test, xp_chain_stale(v));
+	for (i = PTRS_PER_PMD; i-- > 0;)
+		if (pmd_none(v->pmd[i]) && pmd_none(xp_k.image_pmds[i]))
+			break;
+	KUNIT_ASSERT_LT(test, i, (unsigned int)PTRS_PER_PMD);
+	set_pmd(&v->pmd[i], __pmd(0x1000));	/* not present: nothing can use it */
+	KUNIT_EXPECT_TRUE(test, xp_chain_stale(v));
+	pmd_clear(&v->pmd[i]);
+	KUNIT_EXPECT_FALSE(test, xp_chain_stale(v));
+	mutex_unlock(&xp_views_lock);
+	destroy_view(v);
+}
+
 extern void (*xp_test_before_arm)(struct xp_hook *h);
 
 /* What a kprobe armed at the hook's address does to every copy: int3 first. */
@@ -787,6 +812,7 @@ static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_write_before_arm),
 	KUNIT_CASE(view_audit_ends_diverged),
 	KUNIT_CASE(view_tables_two_views),
+	KUNIT_CASE(view_stale_tables),
 	{}
 };
 

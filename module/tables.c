@@ -210,9 +210,8 @@ static void check_view(struct check *c, struct xp_view *v, pud_t *shared_puds, p
 /* Check every invariant now; returns the number of violations. Under xp_views_lock. */
 unsigned int xp_tables_check(struct xp_tables_report *rep)
 {
-	unsigned long a = xp_k.stext;
 	struct check c = { .rep = rep };
-	p4d_t *shared_p4ds = NULL;
+	p4d_t *shared_p4ds;
 	pud_t *shared_puds;
 	struct xp_view *v;
 	unsigned int i;
@@ -222,12 +221,8 @@ unsigned int xp_tables_check(struct xp_tables_report *rep)
 		return 0;
 	if (rep)
 		memset(rep, 0, sizeof(*rep));
-	if (xp_k.l5) {
-		shared_p4ds = (p4d_t *)pgd_page_vaddr(xp_k.image_pgd);
-		shared_puds = p4d_pgtable(shared_p4ds[p4d_index(a)]);
-	} else {
-		shared_puds = p4d_pgtable(__p4d(pgd_val(xp_k.image_pgd)));
-	}
+	shared_p4ds = xp_shared_p4ds();
+	shared_puds = xp_shared_puds();
 
 	for (i = 0; i < PTRS_PER_PMD; i++) {
 		unsigned int hooking = 0;
