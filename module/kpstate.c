@@ -37,7 +37,6 @@ void xp_just_return(void);
 static bool *all_disarmed;		/* kprobes_all_disarmed (kernel/kprobes.c) */
 static bool *ftrace_disabled;		/* kprobe_ftrace_disabled */
 static bool write_probe_on;
-atomic64_t xp_disarms_refused;
 
 /* Why views cannot stand now, or NULL. */
 const char *xp_kprobes_broken(void)
@@ -79,7 +78,6 @@ static int on_enabled_write(struct kprobe *p, struct pt_regs *regs)
 {
 	if (!READ_ONCE(xp_nr_views) || arms((const char __user *)regs->si, regs->dx))
 		return 0;
-	atomic64_inc(&xp_disarms_refused);
 	schedule_work(&end_views_work);
 	regs->ax = (unsigned long)-EBUSY;
 	regs->ip = (unsigned long)xp_just_return;

@@ -181,17 +181,21 @@ static void g_restore(pmd_t *pmdp, bool leaf_had, const unsigned long *pte_had)
 	}
 }
 
-/* Does @v map region @idx through a table of its own (a hooked region or xol)? */
-static bool own_table(struct xp_view *v, unsigned int idx)
+/* @v's private region in PMD slot @idx of the image, or NULL. */
+struct xp_region *xp_region_at(struct xp_view *v, unsigned int idx)
 {
 	struct xp_region *r;
 
-	if (v->xol.va && pmd_index(v->xol.va) == idx)
-		return true;
 	list_for_each_entry(r, &v->regions, node)
 		if (pmd_index(r->base) == idx)
-			return true;
-	return false;
+			return r;
+	return NULL;
+}
+
+/* Does @v map region @idx through a table of its own (a hooked region or xol)? */
+static bool own_table(struct xp_view *v, unsigned int idx)
+{
+	return (v->xol.va && pmd_index(v->xol.va) == idx) || xp_region_at(v, idx);
 }
 
 /*
@@ -246,12 +250,12 @@ static bool gclear_put(unsigned int idx)
 }
 
 /* The shared P4D page (5-level only, else NULL) and PUD page of the image. */
-p4d_t *xp_shared_p4ds(void)
+static p4d_t *xp_shared_p4ds(void)
 {
 	return xp_k.l5 ? (p4d_t *)pgd_page_vaddr(xp_k.image_pgd) : NULL;
 }
 
-pud_t *xp_shared_puds(void)
+static pud_t *xp_shared_puds(void)
 {
 	p4d_t *p4ds = xp_shared_p4ds();
 
@@ -413,9 +417,9 @@ static struct xp_region *get_region(struct xp_view *v, unsigned long va,
 	pmd_t pmd;
 	int i;
 
-	list_for_each_entry(r, &v->regions, node)
-		if (r->base == base)
-			return r;
+	r = xp_region_at(v, idx);
+	if (r)
+		return r;
 
 	pmd = READ_ONCE(v->pmd[idx]);
 	if (pmd_none(pmd) || !pmd_present(pmd)) {

@@ -79,16 +79,6 @@ static bool maps_global(pmd_t pmd)
 	return false;
 }
 
-static struct xp_region *region_at(struct xp_view *v, unsigned int idx)
-{
-	struct xp_region *r;
-
-	list_for_each_entry(r, &v->regions, node)
-		if (pmd_index(r->base) == idx)
-			return r;
-	return NULL;
-}
-
 static struct xp_tpage *tpage_at(struct xp_view *v, unsigned long va)
 {
 	struct xp_tpage *t;
@@ -146,29 +136,24 @@ static void check_region(struct check *c, struct xp_view *v, struct xp_region *r
 	}
 }
 
-static void check_view(struct check *c, struct xp_view *v, pud_t *shared_puds, p4d_t *shared_p4ds)
+static void check_view(struct check *c, struct xp_view *v)
 {
 	unsigned long a = xp_k.stext;
 	struct xp_member *m;
 	struct xp_region *r;
 	unsigned int i;
 
-	if (shared_p4ds)
-		for (i = 0; i < PTRS_PER_P4D; i++)
-			if (i != p4d_index(a) && p4d_val(v->p4d[i]) != p4d_val(shared_p4ds[i]))
-				violated(c, "view of pid %u: private P4D entry %u is not the shared one",
-					 v->root_nr, i);
-	for (i = 0; i < PTRS_PER_PUD; i++)
-		if (i != pud_index(a) && pud_val(v->pud[i]) != pud_val(shared_puds[i]))
-			violated(c, "view of pid %u: private PUD entry %u is not the shared one",
-				 v->root_nr, i);
+	/* Every copied entry it does not own is the kernel's (P4D, PUD, PMD). */
+	if (xp_chain_stale(v))
+		violated(c, "view of pid %u: a copied P4D, PUD or PMD entry is not the kernel's",
+			 v->root_nr);
 	if (pud_pfn(v->pud[pud_index(a)]) != PHYS_PFN(__pa(v->pmd)))
 		violated(c, "view of pid %u: PUD image slot is not its PMD", v->root_nr);
 
 	for (i = 0; i < PTRS_PER_PMD; i++) {
 		pmd_t e = READ_ONCE(v->pmd[i]);
 
-		r = region_at(v, i);
+		r = xp_region_at(v, i);
 		if (r) {
 			if (pmd_leaf(e) || pmd_pfn(e) != PHYS_PFN(__pa(r->ptes)))
 				violated(c, "view of pid %u: region %u is not mapped by its PTE table",
@@ -177,9 +162,6 @@ static void check_view(struct check *c, struct xp_view *v, pud_t *shared_puds, p
 		} else if (v->xol.va && pmd_index(v->xol.va) == i) {
 			if (pmd_leaf(e) || pmd_pfn(e) != PHYS_PFN(__pa(v->xol.ptes)))
 				violated(c, "view of pid %u: xol slot is not its PTE table", v->root_nr);
-		} else if (pmd_val(e) != pmd_val(READ_ONCE(xp_k.image_pmds[i]))) {
-			violated(c, "view of pid %u: PMD entry %u is not the shared one (%s)",
-				 v->root_nr, i, xp_gclear_refs(i) ? "a hooked region" : "not hooked");
 		}
 		if (xp_gclear_refs(i) && !r && maps_global(e))
 			violated(c, "view of pid %u: hooked region %u mapped global", v->root_nr, i);
@@ -211,8 +193,6 @@ static void check_view(struct check *c, struct xp_view *v, pud_t *shared_puds, p
 unsigned int xp_tables_check(struct xp_tables_report *rep)
 {
 	struct check c = { .rep = rep };
-	p4d_t *shared_p4ds;
-	pud_t *shared_puds;
 	struct xp_view *v;
 	unsigned int i;
 
@@ -221,14 +201,12 @@ unsigned int xp_tables_check(struct xp_tables_report *rep)
 		return 0;
 	if (rep)
 		memset(rep, 0, sizeof(*rep));
-	shared_p4ds = xp_shared_p4ds();
-	shared_puds = xp_shared_puds();
 
 	for (i = 0; i < PTRS_PER_PMD; i++) {
 		unsigned int hooking = 0;
 
 		list_for_each_entry(v, &xp_views, node)
-			hooking += !!region_at(v, i);
+			hooking += !!xp_region_at(v, i);
 		if (rep)
 			rep->regions += hooking;
 		if (hooking != xp_gclear_refs(i))
@@ -244,7 +222,7 @@ unsigned int xp_tables_check(struct xp_tables_report *rep)
 	list_for_each_entry(v, &xp_views, node) {
 		if (rep)
 			rep->views++;
-		check_view(&c, v, shared_puds, shared_p4ds);
+		check_view(&c, v);
 	}
 	atomic64_inc(&xp_table_checks);
 	atomic64_add(c.bad, &xp_table_violations);

@@ -170,9 +170,8 @@ int xp_chain_build(struct xp_view *v, struct netlink_ext_ack *extack);
 void xp_chain_unmap(struct xp_view *v);
 void xp_chain_release_globals(struct xp_view *v);
 unsigned int xp_gclear_refs(unsigned int idx);
-p4d_t *xp_shared_p4ds(void);
-pud_t *xp_shared_puds(void);
 bool xp_chain_stale(struct xp_view *v);
+struct xp_region *xp_region_at(struct xp_view *v, unsigned int idx);
 void xp_chain_free(struct xp_view *v);
 struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
 				  struct netlink_ext_ack *extack);
@@ -204,7 +203,6 @@ void xp_lifecycle_exit(void);
 extern atomic64_t xp_mirrored, xp_conflicts, xp_mismatches, xp_audits;
 
 /* kpstate.c */
-extern atomic64_t xp_disarms_refused;
 const char *xp_kprobes_broken(void);
 void xp_kpstate_init(void);
 void xp_kpstate_exit(void);
