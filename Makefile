@@ -1,23 +1,37 @@
 # SPDX-License-Identifier: GPL-2.0
 # xprobes: one entry point. See README.md.
 #
-#   make deps     install Debian packages, fetch the target kernel (image + headers)
+#   make deps     install Debian packages, fetch the target kernels (image + headers)
 #   make          module (against KDIR), xprobectl, BPF objects, selftest programs
-#   make check    everything: build, boot the VM, run all selftests, summary line
+#   make check    everything: build, boot the VM on each of KERNELS ("6.12 6.1"),
+#                 run all selftests, summary line
 #   make demo     boot the VM, load the module, show what xprobes does
 #   make kunit    build the debug kernel (cached), run the module's KUnit suites in it
 #   make check-debug   KUnit, selftests, stress and fuzz tests on the debug
 #                 kernel (KASAN, lockdep, kmemleak), then a kmemleak scan
-#   make vm CMD='...' [VM_SHARE=dir]   run CMD as root in the test VM
+#   make vm CMD='...' [VM_SHARE=dir] [KSERIES=6.1]   run CMD as root in the test VM
 #   make clean
 
 BUILD    ?= $(CURDIR)/build
+# Kernels are named SERIES[-FLAVOUR] (6.12, 6.1, 6.1-rt, 6.12-cloud) and
+# fetched from Debian's archive into $(BUILD)/kernel/<name> (fetch-kernel.sh).
+# KSERIES is the one 'make module' and 'make vm' use; make check runs the guest
+# suite on each of KERNELS.
 KSERIES  ?= 6.12
-KTREE    := $(BUILD)/kernel/current
+KERNELS  ?= 6.12 6.1
+KTREE    := $(BUILD)/kernel/$(KSERIES)
 KDIR     ?= $(KTREE)/headers
 KIMAGE   ?= $(KTREE)/vmlinuz
-KMODDIR  ?= $(KTREE)/modules
-VMLINUX_BTF ?= $(KDIR)/vmlinux
+# A KDIR given by the user is used as it is: nothing is fetched for it.
+KDIR_DEP := $(if $(filter $(KTREE)/headers,$(KDIR)),$(KTREE)/.complete)
+kseries  = $(firstword $(subst -, ,$(1)))
+kflavour = $(if $(word 2,$(subst -, ,$(1))),$(word 2,$(subst -, ,$(1)))-amd64,amd64)
+VMLINUX_BTF ?= $(BUILD)/kernel/6.12/headers/vmlinux
+BTF_DEP  := $(if $(filter $(BUILD)/kernel/6.12/headers/vmlinux,$(VMLINUX_BTF)),$(BUILD)/kernel/6.12/.complete)
+VERSION  := $(shell sed -n 's/^\#define XPROBES_VERSION "\(.*\)"/\1/p' module/xprobes.h)
+PREFIX   ?= /usr/local
+# make install: the module for the running kernel (or KREL), from its headers.
+KREL     ?= $(shell uname -r)
 
 CC       ?= gcc
 CLANG    ?= clang
@@ -29,7 +43,11 @@ LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz -lm
 
 VM       := selftests/vm
 RUNVM    := $(VM)/run-vm.sh
-INITRD   := $(BUILD)/vm/base.cpio.gz
+# The default kernel's image uses the module built in place (make module); any
+# other kernel's is built from a copy of the sources under $(BUILD)/k/<name>
+# (Kbuild builds external modules in their source tree).
+initrd_of = $(if $(filter 6.12,$(1)),$(BUILD)/vm/base.cpio.gz,$(BUILD)/k/$(1)/base.cpio.gz)
+INITRD   := $(call initrd_of,$(KSERIES))
 VM_TIMEOUT ?= 600
 
 CTL_SRCS  := $(wildcard ctl/*.c)
@@ -44,7 +62,7 @@ MODULE_KO := module/xprobes.ko
 TEST_KO   := selftests/modules/xp_klp.ko
 
 .PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help \
-	deps-debug debug-kernel debug-initramfs kunit check-debug
+	deps-debug debug-kernel debug-initramfs kunit check-debug install uninstall deb check-dkms check-flavours
 
 all: module test-modules bpf ctl progs
 
@@ -53,25 +71,41 @@ help:
 
 deps:
 	@bash $(VM)/deps.sh
-	@bash $(VM)/fetch-kernel.sh $(BUILD) $(KSERIES)
+	@for k in $(sort $(KSERIES) $(KERNELS)); do \
+		bash $(VM)/fetch-kernel.sh $(BUILD) $(call kseries,$$k) $(call kflavour,$$k) || exit; done
 
-# The target kernel is fetched on first use if 'make deps' was not run.
-$(KTREE)/.complete:
-	@bash $(VM)/fetch-kernel.sh $(BUILD) $(KSERIES)
+# A kernel is fetched on first use if 'make deps' did not fetch it.
+$(BUILD)/kernel/%/.complete:
+	@bash $(VM)/fetch-kernel.sh $(BUILD) $(call kseries,$*) $(call kflavour,$*)
 kernel: $(KTREE)/.complete
 
 # --- module -----------------------------------------------------------------
 module: $(MODULE_KO)
-$(MODULE_KO): $(MOD_SRCS) | $(KTREE)/.complete
+$(MODULE_KO): $(MOD_SRCS) | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 # Test-only modules (a livepatch), built the same way.
 test-modules: $(TEST_KO)
-$(TEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild | $(KTREE)/.complete
+$(TEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
 
-# --- BPF (CO-RE, vmlinux.h from the target kernel's BTF) --------------------
-$(BUILD)/bpf/vmlinux.h: | $(KTREE)/.complete
+# The same two modules for another kernel, from copies (mtimes kept, so a
+# rebuild compiles only what changed). copy_module DEST: the module's sources.
+copy_module = mkdir -p $(1)/module/uapi && cp -p Kbuild $(1)/ && \
+	cp -p $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h)) module/Kbuild $(1)/module/ && \
+	cp -p module/uapi/*.h $(1)/module/uapi/
+$(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
+	@$(call copy_module,$(BUILD)/k/$*)
+	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
+$(BUILD)/k/%/klp/xp_klp.ko: $(wildcard selftests/modules/*.c) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
+	@mkdir -p $(@D) && cp -p selftests/modules/*.c selftests/modules/Kbuild $(@D)/
+	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
+
+# Pattern-rule results make would otherwise delete as intermediate.
+.PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/kernel/%/.complete
+
+# --- BPF (CO-RE: one set of objects for every kernel; vmlinux.h from 6.12's BTF)
+$(BUILD)/bpf/vmlinux.h: | $(BTF_DEP)
 	@mkdir -p $(@D)
 	$(BPFTOOL) btf dump file $(VMLINUX_BTF) format c > $@.tmp && mv $@.tmp $@
 
@@ -92,14 +126,14 @@ bpf: $(BPF_OBJS) $(BPF_SKELS)
 ctl: $(BUILD)/ctl/xprobectl
 $(BUILD)/ctl/%.o: ctl/%.c $(wildcard ctl/*.h) module/uapi/xprobes.h $(BPF_SKELS) $(BUILD)/ctl/sysnames.h
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -I$(BUILD)/ctl -Ibpf -c $< -o $@
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -I$(BUILD)/ctl -Ibpf -c $< -o $@
 # Syscall names by number, for xprobectl latency, from the libc's kernel headers.
 SYSCALL_HDR ?= /usr/include/x86_64-linux-gnu/asm/unistd_64.h
 $(BUILD)/ctl/sysnames.h: $(SYSCALL_HDR)
 	@mkdir -p $(@D)
 	awk '$$1 == "#define" && $$2 ~ /^__NR_/ { printf "\t[%d] = \"%s\",\n", $$3, substr($$2, 6) }' $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/ctl/xprobectl: $(CTL_OBJS)
-	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS_CTL)
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CTL)
 
 # --- selftest helper programs -----------------------------------------------
 progs: $(PROGS)
@@ -122,11 +156,15 @@ INITRD_FILES = $(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
 INITRD_DEPS = all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh \
 	$(BUILD)/vm/guest-bins.present $(wildcard selftests/*.sh selftests/tests/* selftests/debug/*.sh selftests/debug/tests/*)
 
-$(INITRD): $(INITRD_DEPS)
+$(BUILD)/vm/base.cpio.gz: $(INITRD_DEPS)
 	@mkdir -p $(@D)
 	@echo "  INITRAMFS $@"
-	@bash $(VM)/mkinitramfs.sh $@ $(KMODDIR) \
+	@bash $(VM)/mkinitramfs.sh $@ $(BUILD)/kernel/6.12/modules \
 		$(MODULE_KO)=xp/xprobes.ko $(TEST_KO)=xp/xp_klp.ko $(INITRD_FILES)
+$(BUILD)/k/%/base.cpio.gz: $(INITRD_DEPS) $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko
+	@echo "  INITRAMFS $@"
+	@bash $(VM)/mkinitramfs.sh $@ $(BUILD)/kernel/$*/modules \
+		$(BUILD)/k/$*/module/xprobes.ko=xp/xprobes.ko $(BUILD)/k/$*/klp/xp_klp.ko=xp/xp_klp.ko $(INITRD_FILES)
 
 # Which of guest-bins this host has: rewritten only when that changes (make
 # bench installs the servers), so the images follow without a rebuild each time.
@@ -140,16 +178,19 @@ $(BUILD)/vm/ids.sh: module/uapi/xprobes.h selftests/gen-ids.sh
 	@mkdir -p $(@D)
 	@sh selftests/gen-ids.sh $< > $@
 
+VMK := --kernel $(KIMAGE) --initrd $(INITRD)
 vm: initramfs
-	@bash $(RUNVM) --timeout $(VM_TIMEOUT) $(if $(VM_SHARE),--share $(VM_SHARE)) -- '$(CMD)'
+	@bash $(RUNVM) $(VMK) --timeout $(VM_TIMEOUT) $(if $(VM_SHARE),--share $(VM_SHARE)) -- '$(CMD)'
 
+# check.sh gets each kernel as NAME=IMAGE:INITRD.
 check: deps
-	@$(MAKE) --no-print-directory initramfs
-	@bash selftests/check.sh
+	@$(MAKE) --no-print-directory $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
+	@XP_KERNELS='$(foreach k,$(KERNELS),$(k)=$(BUILD)/kernel/$(k)/vmlinuz:$(call initrd_of,$(k)))' \
+		bash selftests/check.sh
 
 demo: deps
 	@$(MAKE) --no-print-directory initramfs
-	@bash $(RUNVM) --timeout $(VM_TIMEOUT) --script selftests/demo.sh
+	@bash $(RUNVM) $(VMK) --timeout $(VM_TIMEOUT) --script selftests/demo.sh
 
 # Overhead experiments, in the VM; results land in build/bench (docs/experiments.md).
 # XP_ICOUNT=0 (default) runs the guest on instruction-count time; XP_ICOUNT= for wall time.
@@ -159,6 +200,47 @@ bench: deps
 	@bash $(VM)/deps.sh bench
 	@$(MAKE) --no-print-directory initramfs
 	@BENCH_ONLY='$(BENCH_ONLY)' METRICS_PARTS='$(METRICS_PARTS)' bash bench/vm.sh $(BUILD)/bench
+
+# --- install ------------------------------------------------------------------
+# The module for the running kernel (or KREL) from its headers, built in a copy
+# of the sources, into /lib/modules/KREL/updates; xprobectl (built with this
+# machine's BTF: nothing is fetched) and its man page under PREFIX.
+IKDIR := /lib/modules/$(KREL)/build
+IBUILD := $(BUILD)/install
+SYS_BTF := $(firstword $(wildcard /sys/kernel/btf/vmlinux) $(VMLINUX_BTF))
+install:
+	@[ -e $(IKDIR)/Makefile ] || { echo "install: no kernel headers for $(KREL) in $(IKDIR):" \
+		"apt install linux-headers-$(KREL), or give KREL=" >&2; exit 1; }
+	@$(MAKE) --no-print-directory ctl BUILD=$(IBUILD) VMLINUX_BTF=$(SYS_BTF)
+	@$(call copy_module,$(IBUILD)/$(KREL))
+	$(MAKE) -C $(IKDIR) M=$(IBUILD)/$(KREL) modules
+	install -D -m 644 $(IBUILD)/$(KREL)/module/xprobes.ko $(DESTDIR)/lib/modules/$(KREL)/updates/xprobes.ko
+	$(if $(DESTDIR),,depmod -a $(KREL))
+	install -D -m 755 $(IBUILD)/ctl/xprobectl $(DESTDIR)$(PREFIX)/sbin/xprobectl
+	install -D -m 644 docs/xprobectl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xprobectl.8
+
+uninstall:
+	rm -f $(DESTDIR)/lib/modules/$(KREL)/updates/xprobes.ko
+	$(if $(DESTDIR),,[ ! -d /lib/modules/$(KREL) ] || depmod -a $(KREL))
+	rm -f $(DESTDIR)$(PREFIX)/sbin/xprobectl $(DESTDIR)$(PREFIX)/share/man/man8/xprobectl.8
+
+# Debian packages, with Debian's tools, from a copy of the tree (tracked and
+# new files; not build/): xprobes-dkms and xprobectl, into $(BUILD)/deb.
+DEB := $(BUILD)/deb
+deb:
+	@bash $(VM)/deps.sh deb
+	@for v in "$$(sed -n 's/^PACKAGE_VERSION="\(.*\)"/\1/p' dkms.conf)" "$$(dpkg-parsechangelog -S Version)"; do \
+		[ "$$v" = "$(VERSION)" ] || { echo "deb: version $$v (dkms.conf, debian/changelog) is not $(VERSION)" >&2; exit 1; }; done
+	@rm -rf $(DEB) && mkdir -p $(DEB)/xprobes-$(VERSION)
+	@git ls-files -z --cached --others --exclude-standard | xargs -0 cp -p --parents -t $(DEB)/xprobes-$(VERSION)
+	cd $(DEB)/xprobes-$(VERSION) && dpkg-buildpackage -us -uc -b
+	@ls $(DEB)/*.deb
+
+# Installs the packages on this machine with the 6.1 and 6.12 headers, checks
+# DKMS built a module for each, boots each in the VM (selftests/dkms.sh).
+check-dkms: deb
+	@$(MAKE) --no-print-directory all
+	@bash selftests/dkms.sh $(DEB) $(foreach k,$(KERNELS),$(BUILD)/kernel/$(k))
 
 # --- debug kernel: KUnit, KASAN, lockdep, kmemleak (selftests/debug) ---------
 # The module is built twice against it, plain and with its KUnit suites, each
@@ -176,10 +258,8 @@ debug-kernel: deps-debug
 	@bash selftests/debug/build-kernel.sh $(BUILD)
 
 $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
-	@rm -rf $(DBG)/mod/$* && mkdir -p $(DBG)/mod/$*/module/uapi
-	@cp Kbuild $(DBG)/mod/$*/
-	@cp $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h)) module/Kbuild $(DBG)/mod/$*/module/
-	@cp module/uapi/*.h $(DBG)/mod/$*/module/uapi/
+	@rm -rf $(DBG)/mod/$*
+	@$(call copy_module,$(DBG)/mod/$*)
 	$(MAKE) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
 $(DTEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(DBG)/.stamp
 	@rm -rf $(@D) && mkdir -p $(@D)
@@ -206,4 +286,4 @@ check-debug: deps debug-kernel
 clean:
 	-$(MAKE) -C $(KDIR) M=$(CURDIR) clean 2>/dev/null
 	-$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules clean 2>/dev/null
-	rm -rf $(BUILD)/ctl $(BUILD)/bpf $(BUILD)/progs $(BUILD)/vm $(BUILD)/check $(DBG)/mod $(DBG)/vm
+	rm -rf $(BUILD)/ctl $(BUILD)/bpf $(BUILD)/progs $(BUILD)/vm $(BUILD)/k $(BUILD)/check $(DBG)/mod $(DBG)/vm

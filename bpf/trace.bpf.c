@@ -99,7 +99,12 @@ static __always_inline void count(__u32 which)
 	count_n(which, 1);
 }
 
-static __always_inline __u32 log2_bucket(__u64 v)
+/*
+ * A global function: the verifier checks it once, on its own, and the caller
+ * sees one unknown result. Inlined, its six branches multiplied fn_return's
+ * states past 6.1's million-instruction budget.
+ */
+__noinline __u32 log2_bucket(__u64 v)
 {
 	__u32 r = 0;
 
@@ -110,6 +115,14 @@ static __always_inline __u32 log2_bucket(__u64 v)
 	if (v >> 2) { v >>= 2; r += 2; }
 	if (v >> 1) { r += 1; }
 	return r < TRACE_HIST ? r : TRACE_HIST - 1;
+}
+
+static __always_inline void hist_inc(__u32 *hist, __u64 v)
+{
+	__u32 b = log2_bucket(v);
+
+	if (b < TRACE_HIST)
+		hist[b]++;
 }
 
 static __always_inline __u64 cur_on(struct thread_state *st, __u64 now)
@@ -442,6 +455,12 @@ int fn_entry(struct pt_regs *ctx)
 		count(CNT_ABANDONED);
 	}
 	d = st->depth;
+	/*
+	 * A fresh read the compiler may not merge with the loop's: it would
+	 * drop the mask below, and 6.1's verifier then walks the impossible
+	 * path with d > TRACE_MAX_DEPTH and rejects the program.
+	 */
+	barrier_var(d);
 	if (d >= TRACE_MAX_DEPTH) {
 		count(CNT_DEPTH_OVERFLOW);
 		return 0;
@@ -461,6 +480,10 @@ int fn_entry(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * The loops over causes are unrolled: kept as loops (log2_bucket() is a call
+ * now), 6.1's verifier rejects the body's fall-through back-edge.
+ */
 static __always_inline void account(struct thread_state *st, struct frame *f, __u64 now, __u32 tid)
 {
 	__u64 wall = now - f->entry_ts, on = cur_on(st, now) - f->on_at, off[NR_CAUSES];
@@ -469,6 +492,7 @@ static __always_inline void account(struct thread_state *st, struct frame *f, __
 	struct func_stats *s;
 	__u32 i, d = st->depth;
 
+	_Pragma("unroll")
 	for (i = 0; i < NR_CAUSES; i++)
 		off[i] = st->off_acc[i] - f->off_at[i];
 
@@ -478,13 +502,14 @@ static __always_inline void account(struct thread_state *st, struct frame *f, __
 		s->wall += wall;
 		s->on_incl += on;
 		s->on_excl += on > f->child_on ? on - f->child_on : 0;
-		s->hist_wall[log2_bucket(wall)]++;
-		s->hist_on[log2_bucket(on)]++;
+		hist_inc(s->hist_wall, wall);
+		hist_inc(s->hist_on, on);
+		_Pragma("unroll")
 		for (i = 0; i < NR_CAUSES; i++) {
 			s->off_incl[i] += off[i];
 			s->off_excl[i] += off[i] > f->child_off[i] ? off[i] - f->child_off[i] : 0;
 			if (off[i])
-				s->hist_off[i][log2_bucket(off[i])]++;
+				hist_inc(s->hist_off[i], off[i]);
 		}
 	}
 	if (d >= 2 && d <= TRACE_MAX_DEPTH) {
@@ -492,6 +517,7 @@ static __always_inline void account(struct thread_state *st, struct frame *f, __
 
 		parent->child_wall += wall;
 		parent->child_on += on;
+		_Pragma("unroll")
 		for (i = 0; i < NR_CAUSES; i++)
 			parent->child_off[i] += off[i];
 	}
@@ -507,6 +533,7 @@ static __always_inline void account(struct thread_state *st, struct frame *f, __
 	ts->calls++;
 	ts->wall += wall;
 	ts->on_incl += on;
+	_Pragma("unroll")
 	for (i = 0; i < NR_CAUSES; i++)
 		ts->off_incl[i] += off[i];
 }
@@ -538,6 +565,7 @@ int fn_return(struct pt_regs *ctx)
 		count(CNT_ABANDONED);
 	}
 	d = st->depth;
+	barrier_var(d);		/* as in fn_entry: keep the mask for 6.1's verifier */
 	if (!d || d > TRACE_MAX_DEPTH) {
 		count(CNT_UNMATCHED);
 		return 0;

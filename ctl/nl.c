@@ -125,18 +125,9 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	return NL_OK;
 }
 
-static int on_finish(struct nl_msg *msg, void *arg)
+/* Pull NLMSGERR_ATTR_MSG / _OFFS out of the TLVs from @off of @h's payload. */
+static void parse_tlvs(struct xp_nl *nl, struct nlmsghdr *h, size_t off)
 {
-	(void)msg;
-	((struct call_state *)arg)->done = 1;
-	return NL_STOP;
-}
-
-/* Pull NLMSGERR_ATTR_MSG / _OFFS out of an error message (NLM_F_ACK_TLVS). */
-static void parse_extack(struct xp_nl *nl, struct nlmsgerr *e)
-{
-	struct nlmsghdr *h = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
-	size_t off = sizeof(*e);
 	struct nlattr *a;
 	int rem;
 
@@ -144,12 +135,10 @@ static void parse_extack(struct xp_nl *nl, struct nlmsgerr *e)
 	nl->ext_offs = 0;
 	if (!(h->nlmsg_flags & NLM_F_ACK_TLVS))
 		return;
-	if (!(h->nlmsg_flags & NLM_F_CAPPED))
-		off += e->msg.nlmsg_len - sizeof(e->msg);
 	if (NLMSG_HDRLEN + off >= h->nlmsg_len)
 		return;
 	rem = h->nlmsg_len - NLMSG_HDRLEN - off;
-	for (a = (struct nlattr *)((char *)e + off); nla_ok(a, rem); a = nla_next(a, &rem)) {
+	for (a = (struct nlattr *)((char *)NLMSG_DATA(h) + off); nla_ok(a, rem); a = nla_next(a, &rem)) {
 		if (nla_type(a) == NLMSGERR_ATTR_MSG) {
 			snprintf(nl->ext_msg, sizeof(nl->ext_msg), "%.*s",
 				 nla_len(a), (const char *)nla_data(a));
@@ -157,6 +146,46 @@ static void parse_extack(struct xp_nl *nl, struct nlmsgerr *e)
 			nl->ext_offs = nla_get_u32(a);
 		}
 	}
+}
+
+static int on_ack(struct nl_msg *msg, void *arg)
+{
+	(void)msg;
+	((struct call_state *)arg)->done = 1;
+	return NL_STOP;
+}
+
+/* An error message (NLMSG_ERROR): the request, maybe capped, then TLVs. */
+static void parse_extack(struct xp_nl *nl, struct nlmsgerr *e)
+{
+	struct nlmsghdr *h = (struct nlmsghdr *)((char *)e - NLMSG_HDRLEN);
+	size_t off = sizeof(*e);
+
+	if (!(h->nlmsg_flags & NLM_F_CAPPED))
+		off += e->msg.nlmsg_len - sizeof(e->msg);
+	parse_tlvs(nl, h, off);
+}
+
+/*
+ * The end of a dump (NLMSG_DONE) carries the dump's own error, and its
+ * extack after it: a refusal made inside the dump ends up here, which libnl
+ * does not look at.
+ */
+static int on_finish(struct nl_msg *msg, void *arg)
+{
+	struct call_state *st = arg;
+	struct nlmsghdr *h = nlmsg_hdr(msg);
+	int err;
+
+	st->done = 1;
+	if (h->nlmsg_type != NLMSG_DONE || h->nlmsg_len < NLMSG_HDRLEN + sizeof(int))
+		return NL_STOP;
+	memcpy(&err, NLMSG_DATA(h), sizeof(err));
+	if (err < 0) {
+		st->nl->err = err;
+		parse_tlvs(st->nl, h, sizeof(int));
+	}
+	return NL_STOP;
 }
 
 static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
@@ -185,7 +214,7 @@ int xp_nl_call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg)
 	}
 	nl_cb_set(ncb, NL_CB_VALID, NL_CB_CUSTOM, on_valid, &st);
 	nl_cb_set(ncb, NL_CB_FINISH, NL_CB_CUSTOM, on_finish, &st);
-	nl_cb_set(ncb, NL_CB_ACK, NL_CB_CUSTOM, on_finish, &st);
+	nl_cb_set(ncb, NL_CB_ACK, NL_CB_CUSTOM, on_ack, &st);
 	nl_cb_err(ncb, NL_CB_CUSTOM, on_error, &st);
 
 	err = nl_send_auto(nl->sk, msg);

@@ -258,20 +258,20 @@ int xp_coherence_init(void)
 
 	poke_memset = xp_sym_lookup("text_poke_memset", NULL);
 	if (!start || !poke_memset) {
-		xp_k.unsupported = "kernel views do not work here: cannot find __text_poke to follow kernel text patching";
+		xp_unsupported("cannot find __text_poke or text_poke_memset to follow kernel text patching");
 		return 0;
 	}
 	poke_kp.addr = (kprobe_opcode_t *)xp_func_body(start);
 	err = register_kprobe(&poke_kp);
 	if (err) {
 		pr_err("cannot probe __text_poke (%d): views disabled\n", err);
-		xp_k.unsupported = "kernel views do not work here: cannot probe __text_poke to follow kernel text patching";
+		xp_unsupported("cannot probe __text_poke to follow kernel text patching");
 		return 0;
 	}
 	poke_probe_on = true;
 	why = xp_readers_init();
-	if (why && !xp_k.unsupported)
-		xp_k.unsupported = why;
+	if (why)
+		xp_unsupported(why);
 	return 0;
 }
 

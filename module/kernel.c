@@ -7,6 +7,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
+#include <linux/moduleparam.h>
+#include <linux/version.h>
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
 #include <linux/sched.h>
@@ -16,6 +18,42 @@
 #include "xprobes.h"
 
 struct xp_kernel xp_k __ro_after_init;
+
+/*
+ * The kernel series whose facts the views rely on were verified on, in the
+ * VM (docs/views.md, "Kernel facts, per kernel"). Built for any other, the
+ * module loads and its checks run, but views stay off unless asked for: a
+ * fact that silently changed (a text_poke path, a page-table rule) would
+ * not fail a check, it would crash.
+ */
+static bool unverified;
+module_param(unverified, bool, 0444);
+MODULE_PARM_DESC(unverified, "allow kernel views on a kernel series xprobes was not verified on (verified: 6.1, 6.12)");
+
+static bool __init xp_series_verified(void)
+{
+	/* vermagic makes the running kernel the one built against */
+	switch (LINUX_VERSION_CODE >> 8) {
+	case KERNEL_VERSION(6, 1, 0) >> 8:
+	case KERNEL_VERSION(6, 12, 0) >> 8:
+		return true;
+	}
+	return false;
+}
+
+/*
+ * Record one reason views cannot work here. Every check runs, so status and
+ * the log list all that is missing, not only the first.
+ */
+void xp_unsupported(const char *why)
+{
+	static char buf[512];
+	size_t n = strlen(buf);
+
+	scnprintf(buf + n, sizeof(buf) - n, "%s%s",
+		  n ? "; " : "kernel views do not work here: ", why);
+	xp_k.unsupported = buf;
+}
 
 static unsigned long __init need(const char *name)
 {
@@ -70,14 +108,24 @@ int __init xp_kernel_init(void)
 
 	/* Views need page tables the module may build itself. */
 	if (xen_pv_domain())
-		xp_k.unsupported = "kernel views do not work in a Xen PV guest (hypervisor-managed page tables)";
-	else if (!xp_k.image_pmds)
-		xp_k.unsupported = "kernel views do not work here: cannot find the kernel image's page tables";
-	else if (!xp_k.pgd_lock || !xp_k.cpa_lock)
-		xp_k.unsupported = "kernel views do not work here: cannot find the kernel's page-attribute locks (pgd_lock, cpa_lock)";
-	else if (pgd_index(xp_k.stext) != PTRS_PER_PGD - 1 ||
-		 pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
-		xp_k.unsupported = "kernel views do not work here: unexpected kernel image placement";
+		xp_unsupported("a Xen PV guest's page tables belong to the hypervisor");
+	if (!xp_k.image_pmds)
+		xp_unsupported("cannot find the kernel image's page tables");
+	if (!xp_k.pgd_lock)
+		xp_unsupported("cannot find symbol pgd_lock");
+	if (!xp_k.cpa_lock)
+		xp_unsupported("cannot find symbol cpa_lock");
+	if (pgd_index(xp_k.stext) != PTRS_PER_PGD - 1 ||
+	    pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
+		xp_unsupported("unexpected kernel image placement");
+	if (!xp_series_verified() && !unverified) {
+		static char msg[128];
+
+		snprintf(msg, sizeof(msg),
+			 "not verified on Linux %u.%u (6.1 and 6.12 are); load with unverified=1 to try",
+			 LINUX_VERSION_CODE >> 16, (LINUX_VERSION_CODE >> 8) & 0xff);
+		xp_unsupported(msg);
+	}
 	xp_k.l5 = pgtable_l5_enabled();
 	/* Sizes only: the log may be readable by users who must not learn the KASLR base. */
 	pr_info("kernel text %lu KiB, %d-level paging%s%s\n", (xp_k.etext - xp_k.stext) >> 10,

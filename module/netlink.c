@@ -12,12 +12,15 @@
 #include <net/genetlink.h>
 #include "xprobes.h"
 
-/* Hook offsets beyond 1 MiB cannot be inside one kernel function. */
-static const struct netlink_range_validation xp_offset_range = {
+/*
+ * Hook offsets beyond 1 MiB cannot be inside one kernel function. (Not
+ * const: 6.1's nla_policy points at ranges through a non-const pointer.)
+ */
+static struct netlink_range_validation xp_offset_range __ro_after_init = {
 	.max = 1 << 20,
 };
 
-static const struct netlink_range_validation xp_count_range = {
+static struct netlink_range_validation xp_count_range __ro_after_init = {
 	.min = 1,
 	.max = 1 << 20,
 };
@@ -63,7 +66,7 @@ static bool xp_missing(struct genl_info *info, int attr)
  * GENL_ADMIN_PERM already demands CAP_NET_ADMIN; changing what other processes
  * execute in the kernel also takes CAP_SYS_ADMIN, as ptrace-like power does.
  */
-static int xp_pre_doit(const struct genl_split_ops *ops, struct sk_buff *skb,
+static int xp_pre_doit(const xp_genl_op *ops, struct sk_buff *skb,
 		       struct genl_info *info)
 {
 	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
@@ -328,13 +331,13 @@ static int xp_cmd_hook_del(struct sk_buff *skb, struct genl_info *info)
 
 static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	const struct genl_info *info = genl_info_dump(cb);
+	struct nlattr **a = xp_dump_attrs(cb);
 	u32 id = cb->args[0] ?: 1, pid = 0;
 	struct xp_hook *h;
 	int err = 0;
 
-	if (info->attrs[XPROBES_A_PID])
-		pid = nla_get_u32(info->attrs[XPROBES_A_PID]);
+	if (a[XPROBES_A_PID])
+		pid = nla_get_u32(a[XPROBES_A_PID]);
 	mutex_lock(&xp_views_lock);
 	for (;;) {
 		u32 this = id;
@@ -433,23 +436,6 @@ out:
 	return err;
 }
 
-/* A dump's errors are best given before it starts: they come back as the ack. */
-static int xp_dump_walk_start(struct netlink_callback *cb)
-{
-	const struct genl_info *info = genl_info_dump(cb);
-	int err = xp_dump_start(cb);
-
-	if (!err && xp_locked_down(cb->extack))
-		err = -EPERM;
-	if (!err && info->attrs[XPROBES_A_FLAGS] &&
-	    (nla_get_u32(info->attrs[XPROBES_A_FLAGS]) & XPROBES_F_USER_TABLES) &&
-	    !boot_cpu_has(X86_FEATURE_PTI)) {
-		NL_SET_ERR_MSG(cb->extack, "no page-table isolation here: there are no user-mode tables");
-		err = -EOPNOTSUPP;
-	}
-	return err;
-}
-
 /*
  * WALK: the page-table entries a CPU would use for each 4 KiB page of a range
  * in one process, read by a plain software walk of its pgd. A test oracle for
@@ -457,14 +443,25 @@ static int xp_dump_walk_start(struct netlink_callback *cb)
  */
 static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 {
-	const struct genl_info *info = genl_info_dump(cb);
-	struct nlattr **a = info->attrs;
+	struct nlattr **a = xp_dump_attrs(cb);
 	unsigned long start, addr;
 	struct mm_struct *mm;
 	u32 count = 1, i;
 	pgd_t *pgd;
 	int err = 0;
 
+	/*
+	 * Refusals are made here, not in a start callback: 6.1 gives .start no
+	 * extack, a dump call has one on every kernel (the error and its
+	 * message come back in NLMSG_DONE).
+	 */
+	if (xp_locked_down(cb->extack))
+		return -EPERM;
+	if (a[XPROBES_A_FLAGS] && (nla_get_u32(a[XPROBES_A_FLAGS]) & XPROBES_F_USER_TABLES) &&
+	    !boot_cpu_has(X86_FEATURE_PTI)) {
+		NL_SET_ERR_MSG(cb->extack, "no page-table isolation here: there are no user-mode tables");
+		return -EOPNOTSUPP;
+	}
 	if (!a[XPROBES_A_PID] || !a[XPROBES_A_ADDR]) {
 		NL_SET_ERR_MSG(cb->extack, "walk needs a pid and an address");
 		return -EINVAL;
@@ -485,7 +482,7 @@ static int xp_dump_walk(struct sk_buff *skb, struct netlink_callback *cb)
 	pgd = mm->pgd;
 #if defined(CONFIG_MITIGATION_PAGE_TABLE_ISOLATION) || defined(CONFIG_PAGE_TABLE_ISOLATION)
 	if (a[XPROBES_A_FLAGS] && (nla_get_u32(a[XPROBES_A_FLAGS]) & XPROBES_F_USER_TABLES))
-		pgd = kernel_to_user_pgdp(pgd);	/* checked at start: PTI is on */
+		pgd = kernel_to_user_pgdp(pgd);	/* checked above: PTI is on */
 #endif
 	mutex_lock(&xp_views_lock);
 	for (i = cb->args[0]; i < count; i++) {
@@ -599,7 +596,7 @@ static const struct genl_ops xp_ops[] = {
 	{ .cmd = XPROBES_CMD_HOOK_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_hooks,
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_PEEK,	.doit = xp_cmd_peek,	  .flags = GENL_ADMIN_PERM },
-	{ .cmd = XPROBES_CMD_WALK,	.start = xp_dump_walk_start, .dumpit = xp_dump_walk,
+	{ .cmd = XPROBES_CMD_WALK,	.start = xp_dump_start, .dumpit = xp_dump_walk,
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_AUDIT,	.doit = xp_cmd_audit,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_TABLES,	.doit = xp_cmd_tables,	  .flags = GENL_ADMIN_PERM },

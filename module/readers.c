@@ -154,7 +154,7 @@ const char *xp_readers_init(void)
 	err = register_kprobe(&reg_kp);
 	if (err) {
 		pr_err("cannot probe arch_prepare_kprobe (%d): views disabled\n", err);
-		return "kernel views do not work here: cannot guard kprobes registration from traced processes";
+		return "cannot guard kprobes registration from traced processes";
 	}
 	reg_probe_on = true;
 	return NULL;

@@ -12,6 +12,7 @@
 #include <linux/spinlock.h>
 #include <linux/netlink.h>
 #include <net/netlink.h>
+#include "compat.h"
 #include "insn.h"
 #include "uapi/xprobes.h"
 
@@ -47,6 +48,7 @@ struct xp_kernel {
 };
 extern struct xp_kernel xp_k;
 int xp_kernel_init(void);
+void xp_unsupported(const char *why);	/* at load only: one more reason views are off */
 bool xp_is_core_text(unsigned long addr, size_t len);
 void *xp_text(unsigned long addr);
 

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Host side of 'make check': boot the VM once for the whole guest suite, then
-# check the harness itself, then print the summary line
+# Host side of 'make check': boot the VM for the guest suites on each kernel
+# (XP_KERNELS), check the harness itself, then print the summary line
 #   N passed, N failed, N skipped
 # Fails on any failed test and on any kernel splat in the guest's log.
 #
@@ -48,8 +48,8 @@ guest_start() {	# guest_start NAME JOB RUN-VM-OPTIONS...: boot in the background
 	logs="$logs $OUT/console-$name.log"
 }
 
-guest_collect() {	# guest_collect NAME: wait for it, record its TAP lines
-	local name=$1 line vm_rc pid
+guest_collect() {	# guest_collect NAME [SUFFIX]: wait for it, record its TAP lines
+	local name=$1 suffix=${2-[$1]} line vm_rc pid
 	pid=$(eval echo "\$vm_$(echo "$name" | tr -c 'a-z0-9\n' _)")
 	wait "$pid"
 	vm_rc=$?
@@ -58,7 +58,7 @@ guest_collect() {	# guest_collect NAME: wait for it, record its TAP lines
 	: > "$OUT/guest-$name.last"
 	while IFS= read -r line; do
 		tname=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^ ]+).*/\2/')
-		[ "$name" = main ] || tname="$tname[$name]"
+		tname=$tname$suffix
 		case $line in
 		"ok "*"# SKIP"*) record skip "$tname" "$(echo "$line" | sed 's/.*# SKIP *//')" ;;
 		"ok "*) record ok "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
@@ -74,20 +74,10 @@ guest_collect() {	# guest_collect NAME: wait for it, record its TAP lines
 	done < "$OUT/guest-$name.txt"
 	if [ $vm_rc != 0 ]; then
 		cat "$OUT/guest-$name.err"
-		record "not ok" "guest-suite-completed[$name]" "VM exited $vm_rc"
+		record "not ok" "guest-suite-completed${suffix:-[main]}" "VM exited $vm_rc"
 	else
-		record ok "guest-suite-completed[$name]"
+		record ok "guest-suite-completed${suffix:-[main]}"
 	fi
-}
-
-guest_suite() {	# guest_suite NAME TESTS RUN-VM-OPTIONS...: one boot, streamed
-	local name=$1 tests=$2
-	shift 2
-	guest_start "$name" "sh /xp/selftests/run.sh $tests" "$@"
-	tail -n +1 -s 0.5 -f --pid="$(eval echo "\$vm_$(echo "$name" | tr -c 'a-z0-9\n' _)")" \
-		"$OUT/guest-$name.txt" | grep --line-buffered '^#' &
-	guest_collect "$name"
-	sleep 0.6
 }
 
 check_logs() {	# no kernel splat in any guest log
@@ -136,33 +126,76 @@ if [ $DEBUG = 1 ]; then
 	summary check-debug
 	exit
 fi
-echo "# kernel $(readlink "$BUILD/kernel/current")"
+# The kernels to run on, each NAME=IMAGE:INITRD (make check passes KERNELS).
+KERNELS=${XP_KERNELS:-6.12=$BUILD/kernel/current/vmlinuz:$BUILD/vm/base.cpio.gz}
+knames=
+for k in $KERNELS; do
+	name=${k%%=*} img=${k#*=}
+	knames="$knames $name"
+	eval "kimg_$(echo "$name" | tr -c 'a-z0-9\n' _)=\${img%%:*}"
+	eval "kird_$(echo "$name" | tr -c 'a-z0-9\n' _)=\${img#*:}"
+	rel=$(basename "$(readlink -f "${img%%:*}")")
+	echo "# kernel $name: ${rel#vmlinuz-}"
+done
+kvar() {	# kvar img|ird NAME
+	eval echo "\$k$1_$(echo "$2" | tr -c 'a-z0-9\n' _)"
+}
+ksuffix() {	# ksuffix KERNEL SUITE: what a test's name gets for its boot
+	local s=$1
+	[ "$s" = 6.12 ] && s=
+	[ "$2" = main ] || s=${s:+$s/}$2
+	echo "${s:+[$s]}"
+}
+
 # 0. Host side: our x86 decoder agrees with objdump on every instruction of
-#    the target kernel's text (the module trusts it to displace instructions).
-host_insn_check() {
-	local dir=$BUILD/host vml
+#    each kernel's text (the module trusts it to displace instructions).
+host_insn_check() {	# host_insn_check KERNEL
+	local dir=$BUILD/host vml img
+	img=$(kvar img "$1")
 	mkdir -p "$dir"
-	vml=$dir/vmlinux
-	[ -s "$vml" ] && [ "$vml" -nt "$BUILD/kernel/current/vmlinuz" ] ||
-		bash "$HERE/host/extract-vmlinux.sh" "$BUILD/kernel/current/vmlinuz" > "$vml" || return 1
-	${CC:-cc} -O2 -o "$dir/insn-check" "$HERE/host/insn-check.c" "$TOP/module/insn.c" || return 1
+	vml=$dir/vmlinux-$1
+	[ -s "$vml" ] && [ "$vml" -nt "$img" ] ||
+		bash "$HERE/host/extract-vmlinux.sh" "$img" > "$vml" || return 1
+	[ "$dir/insn-check" -nt "$TOP/module/insn.c" ] ||
+		${CC:-cc} -O2 -o "$dir/insn-check" "$HERE/host/insn-check.c" "$TOP/module/insn.c" || return 1
 	objdump -d -w --section=.text "$vml" | "$dir/insn-check"
 }
-if out=$(host_insn_check 2>&1); then
-	echo "# $out"
-	record ok host-insn-decoder
-else
-	echo "$out" | tail -n 25 | sed 's/^/# /'
-	record "not ok" host-insn-decoder
-fi
+for k in $knames; do
+	if out=$(host_insn_check "$k" 2>&1); then
+		echo "# $k: $out"
+		record ok "host-insn-decoder$(ksuffix "$k" main)"
+	else
+		echo "$out" | tail -n 25 | sed 's/^/# /'
+		record "not ok" "host-insn-decoder$(ksuffix "$k" main)"
+	fi
+done
 
-guest_suite main "${XP_TESTS:-}"
+# 1. Each guest suite boots once per kernel, the kernels side by side (each
+#    VM is one TCG thread; the host has two cores); the first kernel's
+#    progress is streamed.
+guest_suites() {	# guest_suites SUITE TESTS RUN-VM-OPTIONS...
+	local suite=$1 tests=$2 k first=
+	shift 2
+	for k in $knames; do
+		guest_start "$suite@$k" "sh /xp/selftests/run.sh $tests" \
+			--kernel "$(kvar img "$k")" --initrd "$(kvar ird "$k")" "$@"
+		[ -n "$first" ] || first=$k
+	done
+	tail -n +1 -s 0.5 -f --pid="$(eval echo "\$vm_$(echo "$suite@$first" | tr -c 'a-z0-9\n' _)")" \
+		"$OUT/guest-$suite@$first.txt" | grep --line-buffered '^#' &
+	for k in $knames; do
+		guest_collect "$suite@$k" "$(ksuffix "$k" "$suite")"
+	done
+	sleep 0.6
+}
+
+guest_suites main "${XP_TESTS:-}"
 if [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ]; then
-	guest_suite 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}" --cpu max,la57=off --append pti=on
+	guest_suites 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}" --cpu max,la57=off --append pti=on
 	# A Meltdown-affected CPU model without PCID: PTI on by default, and
 	# kernel text global in the kernel tables and in the PTI user tables
 	# (pti_clone_kernel_text), the shape where every global bit matters.
-	guest_suite pti-global "${XP_TESTS_PG:-view-hits view-structure view-tables view-calls life-exec coh-self}" --cpu Haswell
+	guest_suites pti-global "${XP_TESTS_PG:-view-hits view-structure view-tables view-calls life-exec coh-self}" --cpu Haswell
 fi
 
 # 2. No kernel splat anywhere in the guests' logs.

@@ -47,7 +47,7 @@ start_loop /tmp/t.out -e -n 500 -t 4 getppid
 T=$LOOP_PID
 expect_rc "view add (threads)" 0 xprobectl view add $T
 id=$(xprobectl hook add $T $F) || fail "hook add $F"
-assert_match "default offset skips ENDBR and fentry" "$F\+0x9" "$(hook_col $id 4)"
+assert_match "default offset skips ENDBR and fentry" "$F\+0x$(printf %x "$(entry_off $T $F)")" "$(hook_col $id 4)"
 go_loop $T /tmp/t.out
 assert_eq "hits from 4 threads" 2000 "$(hook_col $id 5)"
 expect_rc "view del (threads)" 0 xprobectl view del $T

@@ -11,17 +11,18 @@ addr=$(ksym $F)
 [ -n "$addr" ] || fail "no address for $F"
 page=$(printf '%x' $(( 0x$addr & ~0xfff )))
 before=$(kread $page 4096) || fail "kread"
-orig=$(peek_byte $B $F+9)
-assert_eq "A sees the original before" "$orig" "$(peek_byte $A $F+9)"
+E=$(entry_off $B $F)
+orig=$(peek_byte $B $F+$E)
+assert_eq "A sees the original before" "$orig" "$(peek_byte $A $F+$E)"
 
 xprobectl view add $A > /dev/null || fail "view add"
-assert_eq "A sees the original with an empty view" "$orig" "$(peek_byte $A $F+9)"
+assert_eq "A sees the original with an empty view" "$orig" "$(peek_byte $A $F+$E)"
 id=$(xprobectl hook add $A $F) || fail "hook add"
-assert_eq "A sees int3" cc "$(peek_byte $A $F+9)"
-assert_eq "B sees the original" "$orig" "$(peek_byte $B $F+9)"
+assert_eq "A sees int3" cc "$(peek_byte $A $F+$E)"
+assert_eq "B sees the original" "$orig" "$(peek_byte $B $F+$E)"
 [ "$orig" != cc ] || fail "original byte is already int3"
-assert_eq "A's next byte untouched" "$(peek_byte $B $F+10)" "$(peek_byte $A $F+10)"
-assert_eq "kcore (read by B) shows the original" "$orig" "$(kread $addr 16 | awk '{ print $10 }')"
+assert_eq "A's next byte untouched" "$(peek_byte $B $F+$((E + 1)))" "$(peek_byte $A $F+$((E + 1)))"
+assert_eq "kcore (read by B) shows the original" "$orig" "$(kread $addr 16 | awk -v f=$((E + 1)) '{ print $f }')"
 during=$(kread $page 4096)
 [ "$before" = "$during" ] || fail "shared text page changed while hooked"
 note "ok: shared page identical before and during"
@@ -33,7 +34,7 @@ diffs=$(printf '%s\n%s\n' "$a_page" "$b_page" | awk 'NR == 1 { n = split($0, a, 
 assert_eq "bytes that differ between A's and B's page" 1 "$diffs"
 
 expect_rc "hook del" 0 xprobectl hook del $id
-assert_eq "A sees the original after hook del" "$orig" "$(peek_byte $A $F+9)"
+assert_eq "A sees the original after hook del" "$orig" "$(peek_byte $A $F+$E)"
 expect_rc "view del" 0 xprobectl view del $A
 after=$(kread $page 4096)
 [ "$before" = "$after" ] || fail "shared text page changed after the view"

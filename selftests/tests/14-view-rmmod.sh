@@ -9,7 +9,8 @@ while [ $round -le ${XP_RMMOD_ROUNDS:-$(scaled 5 2)} ]; do
 	A=$!
 	xprobectl view add $A > /dev/null || fail "view add"
 	id=$(xprobectl hook add $A $F) || fail "hook add"
-	xprobectl hook add $A $F+0xa > /dev/null || fail "hook add +0xa"
+	# and on the next instruction (the push at the entry is one byte)
+	xprobectl hook add $A $F+$(($(entry_off $A $F) + 1)) > /dev/null || fail "hook add (second)"
 	sleep 0.5
 	hits=$(hook_col $id 5)
 	[ "$hits" -gt 0 ] || fail "round $round: no hits before rmmod"

@@ -32,12 +32,17 @@ refused "end of text" "not a function in the core kernel text" hook add $A _etex
 refused "data symbol" "not a function in the core kernel text" hook add $A jiffies_64
 refused "mid-instruction" "not an instruction boundary" hook add $A $F+0x10
 refused "blacklisted function" "kprobes refuses" hook add $A do_int3+0x9
-refused "fentry site" "ftrace \(fentry\) site" hook add $A $F+4
-refused "ENDBR" "ENDBR" hook add $A $F+0
-refused "ENDBR (middle)" "ENDBR" hook add $A $F+2
-refused "duplicate" "already has hook $id" hook add $A $F+9
+E=$(entry_off $A $F)
+refused "fentry site" "ftrace \(fentry\) site" hook add $A $F+$((E - 5))
+if [ $E = 9 ]; then	# built with IBT (6.12; Debian's 6.1 is not)
+	refused "ENDBR" "ENDBR" hook add $A $F+0
+	refused "ENDBR (middle)" "ENDBR" hook add $A $F+2
+else
+	note "no ENDBR on this kernel: nothing to refuse there"
+fi
+refused "duplicate" "already has hook $id" hook add $A $F+$E
 refused "beyond the function" "beyond the end" hook add $A $F+0x10000
-refused "padding int3" "breakpoint|beyond|boundary" hook add $A $F+0x36
+refused "padding int3" "breakpoint|beyond|boundary|kprobes refuses" hook add $A $F+0x36
 # xprobes' own dispatch path runs these before (or only inside) its re-entry
 # guard: an int3 there would trap again before any of our code runs.
 # (A kernel may inline some of them: the debug kernel has no

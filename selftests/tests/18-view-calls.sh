@@ -30,9 +30,10 @@ xprobectl view add $A > /dev/null || fail "view add A"
 xprobectl view add $C > /dev/null || fail "view add C"
 
 # The first call-capable instruction of F, and one too short for a call.
-off=9 call= short=
+off=$(entry_off $A $F) call= short=
 while [ $off -lt 48 ] && [ -z "$call" ]; do
-	if set -- $(kind_at $A $off); then
+	if r=$(kind_at $A $off); then
+		set -- $r
 		if [ "$2" = call ]; then
 			call=$off id=$1
 		else

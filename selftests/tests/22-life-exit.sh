@@ -25,6 +25,6 @@ B=$!
 assert_eq "the new process got the old pid" $A $B
 wait_for /tmp/b.out '^ready' "sysloop did not start"
 assert_eq "no view for the recycled pid" "" "$(xprobectl view list | awk -v p=$B '$1 == p')"
-assert_eq "the recycled pid sees the original code" 53 "$(peek_byte $B $F+9)"
+assert_eq "the recycled pid sees the original code" 53 "$(peek_byte $B $F+$(entry_off $$ $F))"
 expect_rc "the recycled pid has no view" 1 xprobectl hook add $B $F
 end_loop $B /tmp/b.out

@@ -10,9 +10,13 @@ T=/sys/kernel/tracing
 sysloop -n 0 getppid &
 A=$!
 xprobectl view add $A > /dev/null || fail "view add"
-id=$(xprobectl hook add $A $F+0x17) || fail "hook add"
+# Our hook, and the other kprobe at least 5 bytes before it: even optimized
+# (a 5-byte jump), that one never covers the hooked instruction.
+other=$(insn_at $A $F $(($(entry_off $A $F) + 1))) || fail "no second instruction in $F"
+hooked=$(insn_at $A $F $((other + 5))) || fail "no instruction 5 bytes after $F+$other"
+id=$(xprobectl hook add $A $F+$hooked) || fail "hook add"
 
-echo "p:xpother $F+0xa" > $T/kprobe_events || fail "kprobe_events"
+echo "p:xpother $F+$other" > $T/kprobe_events || fail "kprobe_events"
 R=$(scaled 50 2)
 i=1
 while [ $i -le $R ]; do
@@ -33,7 +37,7 @@ assert_eq "hooks displaced so far" 0 "$(status_field hooks_displaced)"
 
 echo > $T/trace
 echo "-:xpother" >> $T/kprobe_events
-echo "p:xpsame $F+0x17" >> $T/kprobe_events || fail "kprobe on the hooked instruction"
+echo "p:xpsame $F+$hooked" >> $T/kprobe_events || fail "kprobe on the hooked instruction"
 kprobe_fired xpsame $A "the kprobe on the hooked instruction"
 assert_eq "hooks displaced" 1 "$(status_field hooks_displaced)"
 assert_match "hook list says so" "displaced" "$(xprobectl hook list)"
@@ -41,6 +45,6 @@ echo 0 > $T/events/kprobes/xpsame/enable
 echo "-:xpsame" >> $T/kprobe_events
 assert_match "audit" "^0 private page" "$(xprobectl audit)"
 xprobectl hook del $id || fail "hook del of a displaced hook"
-assert_eq "A sees the kernel's bytes again" "$(xprobectl peek $$ $F+0x17 4)" "$(xprobectl peek $A $F+0x17 4)"
+assert_eq "A sees the kernel's bytes again" "$(xprobectl peek $$ $F+$hooked 4)" "$(xprobectl peek $A $F+$hooked 4)"
 xprobectl view del $A
 kill $A; wait $A

@@ -147,6 +147,33 @@ ksym() { awk -v s="$1" '$3 == s && NF == 3 { print $1; exit }' /proc/kallsyms; }
 # The first byte of 'xprobectl peek PID SYMBOL[+OFF]'.
 peek_byte() { xprobectl peek "$1" "$2" 1 | awk '{ print $2 }'; }
 
+# entry_off PID SYMBOL: a function's first instruction after its ENDBR (6.12
+# builds with IBT, 6.1 does not) and its fentry call site, in decimal: where a
+# hook goes by default.
+entry_off() {
+	case $(xprobectl peek "$1" "$2" 4 | awk '{ print $2 $3 $4 $5 }') in
+	f30f1efa) echo 9 ;;
+	*) echo 5 ;;
+	esac
+}
+
+# insn_at PID SYMBOL FROM: the first offset at or after FROM (decimal) where
+# PID's view takes a hook, i.e. an instruction boundary xprobes accepts; the
+# trial hook is removed again. The kernels' code differs, the tests' needs
+# ("another instruction, 5 bytes further") do not.
+insn_at() {
+	local off=$3 id
+	while [ $off -lt $(($3 + 32)) ]; do
+		if id=$(xprobectl hook add "$1" "$2+$off" 2>/dev/null); then
+			xprobectl hook del "$id" > /dev/null
+			echo $off
+			return 0
+		fi
+		off=$((off + 1))
+	done
+	return 1
+}
+
 # fsize PID SYMBOL: size of a kernel function (from xprobes' own refusal).
 fsize() {
 	xprobectl hook add "$1" "$2+0xfffff" 2>&1 | sed -n 's/.*(size \(0x[0-9a-f]*\)).*/\1/p'

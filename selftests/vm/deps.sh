@@ -13,6 +13,9 @@ PKGS=(
 )
 # 'deps.sh debug': also what building the debug kernel takes (make kunit).
 [ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
+# 'deps.sh deb': what make deb and make check-dkms take.
+[ "${1:-}" = deb ] && PKGS=(debhelper dh-dkms dkms dpkg-dev git clang llvm bpftool libbpf-dev \
+	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config)
 # 'deps.sh bench': the servers, load generators and plotter make bench uses.
 [ "${1:-}" = bench ] && PKGS=(memcached libmemcached-tools redis-server redis-tools gnuplot-nox)
 

@@ -3,33 +3,49 @@
 # under the build tree. The version is resolved from the meta package at run
 # time, never hard-coded. Nothing is installed into the host's /boot.
 #
-# usage: fetch-kernel.sh BUILD_DIR [SERIES]      (SERIES defaults to 6.12)
-# Leaves BUILD_DIR/kernel/current -> BUILD_DIR/kernel/<release>, containing
-#   vmlinuz, config, System.map, headers/ (a KDIR), modules/ (lib/modules/<release>)
+# usage: fetch-kernel.sh BUILD_DIR [SERIES [FLAVOUR]]
+#   SERIES  6.12 (default) or 6.1; FLAVOUR amd64 (default), cloud-amd64, rt-amd64
+# Leaves BUILD_DIR/kernel/<series>[-<flavour>] -> BUILD_DIR/kernel/<release>,
+# containing vmlinuz, config, System.map, headers/ (a KDIR) and modules/
+# (lib/modules/<release>). BUILD_DIR/kernel/current names the default 6.12.
 set -euo pipefail
 
 BUILD=$(realpath -m "${1:?build dir}")
 SERIES=${2:-6.12}
-META=linux-image-$SERIES-amd64
+FLAVOUR=${3:-amd64}
 KROOT=$BUILD/kernel
+LINK=$SERIES
+[ "$FLAVOUR" = amd64 ] || LINK=$SERIES-${FLAVOUR%-amd64}
 
 resolve() {	# meta package -> the versioned package it depends on
 	apt-cache depends "$1" 2>/dev/null |
 		awk -v pre="$2" '$1 == "Depends:" && index($2, pre) == 1 { print $2; exit }'
 }
 
-img=$(resolve "$META" linux-image-)
-if [ -z "$img" ]; then
+# Debian 12 names its opt-in kernels by series (linux-image-6.12-amd64); its
+# own 6.1 is the plain meta package (linux-image-amd64).
+find_image() {
+	local meta
+	for meta in "linux-image-$SERIES-$FLAVOUR" "linux-image-$FLAVOUR"; do
+		img=$(resolve "$meta" "linux-image-$SERIES.")
+		[ -n "$img" ] && return 0
+	done
+	return 1
+}
+if ! find_image; then
 	apt-get update -q >/dev/null
-	img=$(resolve "$META" linux-image-)
+	find_image || { echo "fetch-kernel: no $SERIES $FLAVOUR kernel in apt's sources" >&2; exit 1; }
 fi
-[ -n "$img" ] || { echo "fetch-kernel: cannot resolve $META from apt" >&2; exit 1; }
 release=${img#linux-image-}				# e.g. 6.12.117+deb12-amd64
 version=$(apt-cache policy "$img" | awk '/Candidate:/ { print $2 }')
 dest=$KROOT/$release
+link() {
+	ln -sfn "$release" "$KROOT/$LINK"
+	[ "$LINK" != 6.12 ] || ln -sfn "$release" "$KROOT/current"
+}
 
 if [ -f "$dest/.complete" ] && [ "$(cat "$dest/.complete")" = "$version" ]; then
-	ln -sfn "$release" "$KROOT/current"
+	link
 	echo "fetch-kernel: $release ($version) already unpacked"
 	exit 0
 fi
@@ -38,7 +54,7 @@ echo "fetch-kernel: fetching $img $version"
 rm -rf "$dest"
 mkdir -p "$dest/debs" "$dest/root"
 hdr=linux-headers-$release
-common=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-headers-.*-common$/ { print $2; exit }')
+common=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-headers-.*-common(-rt)?$/ { print $2; exit }')
 kbuild=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ { print $2; exit }')
 [ -n "$common" ] && [ -n "$kbuild" ] || { echo "fetch-kernel: cannot resolve dependencies of $hdr" >&2; exit 1; }
 
@@ -52,8 +68,8 @@ done
 # our tree instead so that nothing needs to live under /usr/src on the host.
 hdir=$dest/root/usr/src/linux-headers-$release
 cdir=$dest/root/usr/src/$common
-[ -d "$cdir" ] || cdir=$(ls -d "$dest"/root/usr/src/linux-headers-*-common | head -n1)
-sed -i "s|^include /usr/src/linux-headers-[^ ]*-common/Makefile|include $cdir/Makefile|" "$hdir/Makefile"
+[ -d "$cdir" ] || cdir=$(ls -d "$dest"/root/usr/src/linux-headers-*-common* | head -n1)
+sed -i "s|^include /usr/src/linux-headers-[^ ]*-common[^ /]*/Makefile|include $cdir/Makefile|" "$hdir/Makefile"
 grep -q "^include $cdir/Makefile" "$hdir/Makefile" ||
 	{ echo "fetch-kernel: unexpected Makefile in $hdir" >&2; exit 1; }
 
@@ -64,5 +80,5 @@ ln -sfn "root/usr/src/linux-headers-$release" "$dest/headers"
 ln -sfn "root/lib/modules/$release" "$dest/modules"
 rm -rf "$dest/debs"
 echo "$version" > "$dest/.complete"
-ln -sfn "$release" "$KROOT/current"
+link
 echo "fetch-kernel: $release ready in $dest"

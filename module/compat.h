@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * What differs between the kernels xprobes builds for, in one place.
+ * Verified: Debian 12's 6.1 (6.1.0-N) and 6.12 (6.12.N+deb12). Run-time
+ * differences (symbols, layouts) are not here: kernel.c checks those at load.
+ */
+#ifndef _XPROBES_COMPAT_H
+#define _XPROBES_COMPAT_H
+
+#include <linux/version.h>
+#include <linux/atomic.h>
+#include <linux/kernel.h>
+#include <net/genetlink.h>
+
+/* genl_split_ops (6.2) is what pre_doit is handed; 6.1 hands the genl_ops. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+typedef struct genl_split_ops xp_genl_op;
+#else
+typedef struct genl_ops xp_genl_op;
+#endif
+
+/* A dump's parsed attributes: in its genl_info since 6.6, beside it before. */
+static inline struct nlattr **xp_dump_attrs(struct netlink_callback *cb)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 6, 0)
+	return genl_info_dump(cb)->attrs;
+#else
+	return genl_dumpit_info(cb)->attrs;
+#endif
+}
+
+#ifndef NL_SET_ERR_MSG_FMT
+/*
+ * Formatted extack messages came in 6.2 (with a buffer inside the extack).
+ * Before, the extack keeps only a pointer, read when the ack is built after
+ * the handler returns, so the text must outlive the handler: it goes in one
+ * of a ring of buffers. The family is not parallel_ops, so handlers run one
+ * at a time under genl_mutex; a message can only be overwritten if sixteen
+ * more are formatted between one handler's return and its ack, and even
+ * then the last byte of every buffer stays NUL, so the reader stays inside.
+ */
+#define XP_MSG_RING 16
+#define XP_MSG_LEN 80
+static inline const char *xp_fmt_msg(const char *fmt, ...)
+{
+	static char ring[XP_MSG_RING][XP_MSG_LEN];
+	static atomic_t next;
+	char *buf = ring[(unsigned int)atomic_inc_return(&next) % XP_MSG_RING];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, XP_MSG_LEN - 1, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+#define NL_SET_ERR_MSG_FMT(extack, fmt, args...) do {			\
+	struct netlink_ext_ack *__extack = (extack);			\
+									\
+	if (__extack)							\
+		__extack->_msg = xp_fmt_msg(fmt, ##args);		\
+} while (0)
+#endif
+
+#endif /* _XPROBES_COMPAT_H */

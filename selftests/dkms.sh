@@ -1,0 +1,119 @@
+#!/bin/bash
+# make check-dkms: the Debian packages as a user installs them. On this host
+# (which cannot load modules): install the kernel headers of each test kernel,
+# then xprobes-dkms and xprobectl with apt; DKMS must have built and installed
+# xprobes.ko for every one of those kernels. Then boot each kernel in the VM
+# with the module DKMS built and the packaged xprobectl, and run a smoke
+# subset of the selftests. The packages are purged at the end (DKMS must
+# remove its modules); the headers stay.
+#
+# usage: dkms.sh DEB_DIR KERNEL_TREE...   (trees as fetch-kernel.sh leaves them)
+set -u
+HERE=$(dirname "$(readlink -f "$0")")
+TOP=$(readlink -f "$HERE/..")
+BUILD=${XP_BUILD:-$TOP/build}
+DEB=$1
+shift
+OUT=$BUILD/check-dkms
+mkdir -p "$OUT"
+SMOKE=${XP_DKMS_TESTS:-"status ctl-errors view-hits view-calls life-fork trace-views"}
+export DEBIAN_FRONTEND=noninteractive
+
+pass=0 fail=0 n=0
+record() {	# record ok|"not ok" NAME [COMMENT]
+	n=$((n + 1))
+	if [ "$1" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	echo "$1 $n $2${3:+ # $3}"
+}
+
+echo "TAP version 13"
+rels=
+for tree in "$@"; do
+	rels="$rels $(basename "$(readlink -f "$tree")")"
+done
+# Headers of exactly the images the VM boots (vermagic must match).
+hdrs=
+for r in $rels; do hdrs="$hdrs linux-headers-$r"; done
+if apt-get install -y -q $hdrs > "$OUT/headers.log" 2>&1 ||
+   { apt-get update -q > /dev/null && apt-get install -y -q $hdrs > "$OUT/headers.log" 2>&1; }; then
+	record ok "headers-installed" "$(echo $rels)"
+else
+	tail -n 5 "$OUT/headers.log" | sed 's/^/# /'
+	record "not ok" "headers-installed"
+fi
+
+apt-get purge -y -q xprobes-dkms xprobectl > /dev/null 2>&1
+if apt-get install -y -q "$DEB"/xprobes-dkms_*_all.deb "$DEB"/xprobectl_*_amd64.deb > "$OUT/install.log" 2>&1; then
+	record ok "packages-installed"
+else
+	tail -n 20 "$OUT/install.log" | sed 's/^/# /'
+	record "not ok" "packages-installed"
+fi
+grep -i "building\|installing\|error" "$OUT/install.log" | head -n 20 | sed 's/^/# /'
+dkms status xprobes 2>&1 | sed 's/^/# dkms status: /'
+
+for r in $rels; do
+	ko=$(ls /lib/modules/"$r"/updates/dkms/xprobes.ko* 2>/dev/null | head -n 1)
+	vm=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{ print $1 }')
+	if [ -n "$ko" ] && [ "$vm" = "$r" ] && dkms status xprobes -k "$r" | grep -q installed; then
+		record ok "dkms-built[$r]" "$ko"
+	else
+		record "not ok" "dkms-built[$r]" "module '${ko:-none}', vermagic '$vm'"
+	fi
+done
+if [ -x /usr/sbin/xprobectl ] && /usr/sbin/xprobectl --version | grep -q '^xprobectl '; then
+	record ok "xprobectl-installed" "$(/usr/sbin/xprobectl --version)"
+else
+	record "not ok" "xprobectl-installed"
+fi
+
+# Each DKMS-built module in its own kernel, driven by the packaged xprobectl.
+for tree in "$@"; do
+	r=$(basename "$(readlink -f "$tree")")
+	ko=$(ls /lib/modules/"$r"/updates/dkms/xprobes.ko* 2>/dev/null | head -n 1)
+	[ -n "$ko" ] || { record "not ok" "smoke[$r]" "no module"; continue; }
+	case $ko in
+	*.xz) xz -dc "$ko" > "$OUT/xprobes-$r.ko" ;;
+	*.zst) zstd -qdc "$ko" > "$OUT/xprobes-$r.ko" ;;
+	*) cp "$ko" "$OUT/xprobes-$r.ko" ;;
+	esac
+	initrd=$OUT/initrd-$r.cpio.gz
+	# The test image of this kernel, its module and xprobectl replaced.
+	base=$BUILD/vm/base.cpio.gz
+	[ "$(basename "$(readlink -f "$BUILD/kernel/6.12")")" = "$r" ] ||
+		base=$BUILD/k/$(basename "$tree")/base.cpio.gz
+	[ -f "$base" ] || { record "not ok" "smoke[$r]" "no test image $base: make check first"; continue; }
+	work=$(mktemp -d)
+	mkdir -p "$work/xp/bin"
+	cp "$OUT/xprobes-$r.ko" "$work/xp/xprobes.ko"
+	cp /usr/sbin/xprobectl "$work/xp/bin/xprobectl"
+	(cd "$work" && find xp | cpio -o -H newc --quiet | gzip -1) > "$OUT/overlay-$r.cpio.gz"
+	rm -rf "$work"
+	cat "$base" "$OUT/overlay-$r.cpio.gz" > "$initrd"
+	bash "$HERE/vm/run-vm.sh" --timeout 900 --kernel "$tree/vmlinuz" --initrd "$initrd" \
+		--log "$OUT/console-$r.log" -- \
+		"modinfo -F vermagic /xp/xprobes.ko | sed 's/^/# module: /'; sh /xp/selftests/run.sh $SMOKE" \
+		> "$OUT/smoke-$r.txt" 2>&1
+	rc=$?
+	grep '^# module:' "$OUT/smoke-$r.txt"
+	bad=$(grep -c '^not ok' "$OUT/smoke-$r.txt")
+	good=$(grep -c '^ok' "$OUT/smoke-$r.txt")
+	if [ $rc = 0 ] && [ "$bad" = 0 ] && [ "$good" -gt 0 ]; then
+		record ok "smoke[$r]" "$good tests"
+	else
+		grep '^not ok\|FAIL' "$OUT/smoke-$r.txt" | head -n 10 | sed 's/^/# /'
+		record "not ok" "smoke[$r]" "run-vm exited $rc, $bad failed; see $OUT/smoke-$r.txt"
+	fi
+done
+
+# Removal: DKMS takes its modules back.
+apt-get purge -y -q xprobes-dkms xprobectl > "$OUT/purge.log" 2>&1
+left=$(ls /lib/modules/*/updates/dkms/xprobes.ko* 2>/dev/null)
+if [ -z "$left" ] && [ ! -e /usr/sbin/xprobectl ]; then
+	record ok "packages-purged"
+else
+	record "not ok" "packages-purged" "left: $left"
+fi
+echo "1..$n"
+echo "$pass passed, $fail failed, 0 skipped"
+[ $fail = 0 ]
