@@ -242,6 +242,12 @@ check-dkms: deb
 	@$(MAKE) --no-print-directory all
 	@bash selftests/dkms.sh $(DEB) $(foreach k,$(KERNELS),$(BUILD)/kernel/$(k))
 
+# Debian's other flavours: warning-free builds against the -cloud and -rt
+# headers of both series, the -rt kernels booted with the selftests.
+FLAVOURS ?= 6.12-rt 6.1-rt 6.12-cloud 6.1-cloud
+check-flavours: all
+	@bash selftests/flavours.sh $(FLAVOURS)
+
 # --- debug kernel: KUnit, KASAN, lockdep, kmemleak (selftests/debug) ---------
 # The module is built twice against it, plain and with its KUnit suites, each
 # from a copy of the sources (Kbuild builds external modules in place).

@@ -50,15 +50,18 @@ else
 	record "not ok" "packages-installed"
 fi
 grep -i "building\|installing\|error" "$OUT/install.log" | head -n 20 | sed 's/^/# /'
-dkms status xprobes 2>&1 | sed 's/^/# dkms status: /'
+dkms status xprobes 2> /dev/null | sed 's/^/# dkms status: /'
 
 for r in $rels; do
 	ko=$(ls /lib/modules/"$r"/updates/dkms/xprobes.ko* 2>/dev/null | head -n 1)
 	vm=$(modinfo -F vermagic "$ko" 2>/dev/null | awk '{ print $1 }')
-	if [ -n "$ko" ] && [ "$vm" = "$r" ] && dkms status xprobes -k "$r" | grep -q installed; then
-		record ok "dkms-built[$r]" "$ko"
+	# Signed with DKMS's machine owner key (what Secure Boot needs enrolled).
+	signer=$(modinfo -F signer "$ko" 2>/dev/null)
+	if [ -n "$ko" ] && [ "$vm" = "$r" ] && [ -n "$signer" ] &&
+	   dkms status xprobes -k "$r" 2> /dev/null | grep -q installed; then
+		record ok "dkms-built[$r]" "$ko, signed by '$signer'"
 	else
-		record "not ok" "dkms-built[$r]" "module '${ko:-none}', vermagic '$vm'"
+		record "not ok" "dkms-built[$r]" "module '${ko:-none}', vermagic '$vm', signer '$signer'"
 	fi
 done
 if [ -x /usr/sbin/xprobectl ] && /usr/sbin/xprobectl --version | grep -q '^xprobectl '; then

@@ -1,0 +1,81 @@
+#!/bin/bash
+# make check-flavours: Debian's other kernel flavours. For each kernel named
+# SERIES-FLAVOUR (6.1-cloud, 6.12-rt, ...): the module and the test livepatch
+# build against its headers with no warning; each -rt kernel (PREEMPT_RT) is
+# booted, side by side, with a subset of the selftests (XP_RT_TESTS). The
+# -cloud kernels are built for, not booted: they lack the drivers the test
+# VM uses (9p, null_blk) and share the standard flavour's code shape.
+#
+# usage: flavours.sh KERNEL...
+set -u
+HERE=$(dirname "$(readlink -f "$0")")
+TOP=$(readlink -f "$HERE/..")
+BUILD=${XP_BUILD:-$TOP/build}
+OUT=$BUILD/check-flavours
+mkdir -p "$OUT"
+RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life- coh-self coh-tracepoint coh-static trace-views trace-causes trace-latency sys-hooks metrics 52-latency"}
+
+pass=0 fail=0 n=0
+record() {	# record ok|"not ok" NAME [COMMENT]
+	n=$((n + 1))
+	if [ "$1" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	echo "$1 $n $2${3:+ # $3}"
+}
+
+echo "TAP version 13"
+rts=
+for k in "$@"; do
+	log=$OUT/build-$k.log
+	rm -f "$BUILD/k/$k/module/xprobes.ko" "$BUILD/k/$k/klp/xp_klp.ko"
+	find "$BUILD/k/$k" -name '*.o' -delete 2>/dev/null	# every file compiled again: all warnings seen
+	make -C "$TOP" --no-print-directory "$BUILD/k/$k/module/xprobes.ko" "$BUILD/k/$k/klp/xp_klp.ko" > "$log" 2>&1
+	rc=$?
+	warn=$(grep -ci 'warning' "$log")
+	if [ $rc = 0 ] && [ "$warn" = 0 ]; then
+		record ok "build[$k]" "$(basename "$(readlink -f "$BUILD/kernel/$k")")"
+	else
+		grep -i 'warning\|error' "$log" | head -n 10 | sed 's/^/# /'
+		record "not ok" "build[$k]" "make exited $rc, $warn warnings; see $log"
+		continue
+	fi
+	case $k in *-rt) rts="$rts $k" ;; esac
+done
+
+# The -rt kernels in the VM, side by side.
+pids=
+for k in $rts; do
+	make -C "$TOP" --no-print-directory "$BUILD/k/$k/base.cpio.gz" > "$OUT/initrd-$k.log" 2>&1 ||
+		{ record "not ok" "selftests[$k]" "no test image: $OUT/initrd-$k.log"; continue; }
+	echo "# $k: booting (console log: $OUT/console-$k.log)"
+	bash "$HERE/vm/run-vm.sh" --timeout "${XP_CHECK_TIMEOUT:-2400}" --kernel "$BUILD/kernel/$k/vmlinuz" \
+		--initrd "$BUILD/k/$k/base.cpio.gz" --log "$OUT/console-$k.log" --no-splat-check \
+		-- "sh /xp/selftests/run.sh $RT_TESTS" > "$OUT/guest-$k.txt" 2>&1 &
+	pids="$pids $!:$k"
+done
+for p in $pids; do
+	k=${p#*:}
+	wait "${p%%:*}"
+	rc=$?
+	while IFS= read -r line; do
+		case $line in
+		"ok "*|"not ok "*)
+			t=$(echo "$line" | sed -E 's/^(not )?ok [0-9]+ ([^ ]+).*/\2/')
+			case $line in
+			"not ok"*) grep -F -x -B 8 "$line" "$OUT/guest-$k.txt" | grep "^# " | tail -n 4
+				record "not ok" "$t[$k]" ;;
+			*"# SKIP"*) record ok "$t[$k]" "SKIP ${line#*# SKIP}" ;;
+			*) record ok "$t[$k]" ;;
+			esac ;;
+		esac
+	done < "$OUT/guest-$k.txt"
+	[ $rc = 0 ] && record ok "guest-suite-completed[$k]" || record "not ok" "guest-suite-completed[$k]" "VM exited $rc"
+	if splats=$(bash "$HERE/vm/splat.sh" "$OUT/console-$k.log"); then
+		record ok "kernel-log-clean[$k]"
+	else
+		echo "$splats" | sed 's/^/# /'
+		record "not ok" "kernel-log-clean[$k]" "see $OUT/console-$k.log"
+	fi
+done
+echo "1..$n"
+echo "$pass passed, $fail failed, 0 skipped"
+[ $fail = 0 ]
