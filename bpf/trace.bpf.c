@@ -130,6 +130,41 @@ static __always_inline __u64 cur_on(struct thread_state *st, __u64 now)
 	return st->on_acc + (st->running ? now - st->last_ts : 0);
 }
 
+/* The thread's clocks at one instant: when, ON-CPU so far, OFF-CPU by cause. */
+struct clocks {
+	__u64 now, on, off[NR_CAUSES];
+};
+
+/*
+ * Read them consistently. A uprobe program runs with migration, not
+ * preemption, disabled: on a fully preemptible kernel (PREEMPT_RT) the
+ * thread's own switch-out and switch-in can run in the middle of it, and
+ * they move last_ts, on_acc and off_acc together. A reading that straddles
+ * them mixes before and after and loses a whole time slice. The events run
+ * on this CPU and cannot be interrupted by this program, so a bump of seq
+ * around the reading is enough to see one; three tries, then the last.
+ */
+static __always_inline bool read_clocks_once(struct thread_state *st, struct clocks *c)
+{
+	volatile __u32 *seqp = &st->seq;
+	__u32 seq = *seqp, i;
+
+	barrier();
+	c->now = bpf_ktime_get_ns();
+	c->on = cur_on(st, c->now);
+	_Pragma("unroll")
+	for (i = 0; i < NR_CAUSES; i++)
+		c->off[i] = st->off_acc[i];
+	barrier();
+	return *seqp == seq;
+}
+
+static __always_inline void read_clocks(struct thread_state *st, struct clocks *c)
+{
+	if (!read_clocks_once(st, c) && !read_clocks_once(st, c))
+		read_clocks_once(st, c);
+}
+
 /*
  * Charge the time since the last event to the thread's current stack. Only
  * adds to st->pend: scheduler events run in the hook's int3 handler, an
@@ -261,6 +296,7 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	st->on_acc += now - st->last_ts;
 	st->last_ts = now;
 	st->running = 0;
+	st->seq++;
 	if (was_runnable)
 		st->out_cause = CAUSE_RUNQ;
 	else if (in_iowait(t))
@@ -288,6 +324,7 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now)
 	charge_fold(st, now, 1 + cause);
 	st->last_ts = now;
 	st->running = 1;
+	st->seq++;
 	count(CNT_SWITCH_IN);
 }
 
@@ -305,6 +342,7 @@ static __always_inline void thread_exit(__u32 tid)
 		return;
 	count_n(CNT_ABANDONED, st->depth);
 	st->exited = 1;
+	st->seq++;
 	count(CNT_EXITS);
 }
 
@@ -422,6 +460,7 @@ int fn_entry(struct pt_regs *ctx)
 	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
 	__u32 func = (__u32)bpf_get_attach_cookie(ctx), i, d;
 	struct thread_state *st;
+	struct clocks c;
 	struct frame *f;
 
 	count(CNT_ENTRIES);
@@ -434,6 +473,8 @@ int fn_entry(struct pt_regs *ctx)
 		st->last_ts = now;
 		st->running = 1;
 	}
+	read_clocks(st, &c);
+	now = c.now;
 	charge_fold(st, now, 0);
 	fold_flush(st);
 
@@ -469,9 +510,9 @@ int fn_entry(struct pt_regs *ctx)
 	f->func = func;
 	f->entry_ts = now;
 	f->entry_sp = sp;
-	f->on_at = cur_on(st, now);
+	f->on_at = c.on;
 	for (i = 0; i < NR_CAUSES; i++) {
-		f->off_at[i] = st->off_acc[i];
+		f->off_at[i] = c.off[i];
 		f->child_off[i] = 0;
 	}
 	f->child_wall = 0;
@@ -484,9 +525,10 @@ int fn_entry(struct pt_regs *ctx)
  * The loops over causes are unrolled: kept as loops (log2_bucket() is a call
  * now), 6.1's verifier rejects the body's fall-through back-edge.
  */
-static __always_inline void account(struct thread_state *st, struct frame *f, __u64 now, __u32 tid)
+static __always_inline void account(struct thread_state *st, struct frame *f,
+				    const struct clocks *c, __u32 tid)
 {
-	__u64 wall = now - f->entry_ts, on = cur_on(st, now) - f->on_at, off[NR_CAUSES];
+	__u64 wall = c->now - f->entry_ts, on = c->on - f->on_at, off[NR_CAUSES];
 	struct thread_func_key tk = { .func = f->func, .tid = tid };
 	struct thread_func_stats *ts, tzero = {};
 	struct func_stats *s;
@@ -494,7 +536,7 @@ static __always_inline void account(struct thread_state *st, struct frame *f, __
 
 	_Pragma("unroll")
 	for (i = 0; i < NR_CAUSES; i++)
-		off[i] = st->off_acc[i] - f->off_at[i];
+		off[i] = c->off[i] - f->off_at[i];
 
 	s = bpf_map_lookup_elem(&stats, &f->func);
 	if (s) {
@@ -541,9 +583,10 @@ static __always_inline void account(struct thread_state *st, struct frame *f, __
 SEC("uretprobe")
 int fn_return(struct pt_regs *ctx)
 {
-	__u64 now = bpf_ktime_get_ns(), esp = PT_REGS_SP(ctx) - 8;
+	__u64 esp = PT_REGS_SP(ctx) - 8;
 	__u32 func = (__u32)bpf_get_attach_cookie(ctx), tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct clocks c;
 	struct frame *f;
 	__u32 i, d;
 
@@ -551,7 +594,8 @@ int fn_return(struct pt_regs *ctx)
 		count(CNT_UNMATCHED);
 		return 0;
 	}
-	charge_fold(st, now, 0);
+	read_clocks(st, &c);
+	charge_fold(st, c.now, 0);
 	fold_flush(st);
 	/* Deeper frames that never returned (their uretprobes were dropped). */
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
@@ -575,7 +619,7 @@ int fn_return(struct pt_regs *ctx)
 		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
 		return 0;
 	}
-	account(st, f, now, tid);
+	account(st, f, &c, tid);
 	st->depth = d - 1;
 	count(CNT_RETURNS);
 	return 0;

@@ -51,6 +51,7 @@ struct thread_state {
 	__u8 out_cause;			/* set at switch-out, CAUSE_PENDING: classify at switch-in */
 	__u8 exited;			/* the thread is gone; userspace deletes the entry */
 	__u8 pad;
+	__u32 seq;			/* bumped by every scheduler event: see read_clocks() */
 	/*
 	 * Time charged to the current stack by scheduler events, not yet in the
 	 * fold map (index: 0 on-CPU, 1 + cause off-CPU); see charge_fold().

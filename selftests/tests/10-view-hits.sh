@@ -19,7 +19,9 @@ while [ $off -lt 64 ]; do
 	if id=$(xprobectl hook add $A $F+$off 2>/tmp/err); then
 		ids="$ids $id"
 		offs="$offs $off"
-		[ "$(peek_byte $$ $F+$off)" = c3 ] && break
+		# the return: a ret, or a jump to the return thunk where the
+		# CPU needs one (6.1 on the Haswell model keeps those)
+		case $(peek_byte $$ $F+$off) in c3|e9) break ;; esac
 	fi
 	off=$((off + 1))
 done

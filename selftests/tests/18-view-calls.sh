@@ -123,36 +123,43 @@ set -- $(kind_at $B $nxt)
 assert_eq "B's hook at $F+$nxt is a call" call "$2"
 bid=$1
 note "call hook at $F+$nxt, the other kprobe at $F+$pre"
-# B and this shell on one CPU: the optimizer's kworker then runs after B,
-# on B's tables, and backs up the bytes its jump covers from B's copy.
-taskset -p 2 $B > /dev/null && taskset -p 2 $$ > /dev/null || fail "taskset"
-before=$(xprobectl peek $$ $F+$pre 16)
-fixed0=$(status_field kprobe_backups_fixed)
-echo "p:xpbefore $F+$pre" > $T/kprobe_events || fail "kprobe before the call hook"
-echo 1 > $T/events/kprobes/xpbefore/enable
-sleep 1
-i=0
-paddr=$(printf '%x' $((0x$(ksym $F) + pre)))
-until grep -q "^$paddr .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "kprobes did not optimize the probe at $F+$pre: $(cat /sys/kernel/debug/kprobes/list)"
-	sleep 0.1
-done
-note "ok: kprobes optimized the probe at $F+$pre"
-kprobe_fired xpbefore $B "the optimized kprobe"
-assert_eq "hooks displaced" 2 "$(status_field hooks_displaced)"
-fixed=$(status_field kprobe_backups_fixed)
-[ "$fixed" -gt "$fixed0" ] || fail "the optimizer's backup was not read through B's view (or not corrected): $fixed"
-note "ok: the optimizer read its backup through B's view; corrected ($fixed)"
-echo 0 > $T/events/kprobes/xpbefore/enable
-echo "-:xpbefore" >> $T/kprobe_events
-assert_eq "the shared text is what it was" "$before" "$(xprobectl peek $$ $F+$pre 16)"
-assert_eq "B sees the kernel's bytes again" "$before" "$(xprobectl peek $B $F+$pre 16)"
-assert_match "audit" "^0 private page" "$(xprobectl audit)"
-sysloop -n 1000 getppid || fail "an untraced process cannot call $F any more"
-xprobectl view del $B
-kill $B; wait $B
-taskset -p 3 $$ > /dev/null
+if thunk_return $F; then
+	# Seen on 6.1 with the Haswell model (pti-global suite).
+	note "skipped the optimized kprobe: $F returns through a return thunk this kernel links among the indirect thunks, so kprobes optimizes no probe in it"
+	xprobectl view del $B
+	kill $B; wait $B
+else
+	# B and this shell on one CPU: the optimizer's kworker then runs after B,
+	# on B's tables, and backs up the bytes its jump covers from B's copy.
+	taskset -p 2 $B > /dev/null && taskset -p 2 $$ > /dev/null || fail "taskset"
+	before=$(xprobectl peek $$ $F+$pre 16)
+	fixed0=$(status_field kprobe_backups_fixed)
+	echo "p:xpbefore $F+$pre" > $T/kprobe_events || fail "kprobe before the call hook"
+	echo 1 > $T/events/kprobes/xpbefore/enable
+	sleep 1
+	i=0
+	paddr=$(printf '%x' $((0x$(ksym $F) + pre)))
+	until grep -q "^$paddr .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "kprobes did not optimize the probe at $F+$pre: $(cat /sys/kernel/debug/kprobes/list)"
+		sleep 0.1
+	done
+	note "ok: kprobes optimized the probe at $F+$pre"
+	kprobe_fired xpbefore $B "the optimized kprobe"
+	assert_eq "hooks displaced" 2 "$(status_field hooks_displaced)"
+	fixed=$(status_field kprobe_backups_fixed)
+	[ "$fixed" -gt "$fixed0" ] || fail "the optimizer's backup was not read through B's view (or not corrected): $fixed"
+	note "ok: the optimizer read its backup through B's view; corrected ($fixed)"
+	echo 0 > $T/events/kprobes/xpbefore/enable
+	echo "-:xpbefore" >> $T/kprobe_events
+	assert_eq "the shared text is what it was" "$before" "$(xprobectl peek $$ $F+$pre 16)"
+	assert_eq "B sees the kernel's bytes again" "$before" "$(xprobectl peek $B $F+$pre 16)"
+	assert_match "audit" "^0 private page" "$(xprobectl audit)"
+	sysloop -n 1000 getppid || fail "an untraced process cannot call $F any more"
+	xprobectl view del $B
+	kill $B; wait $B
+	taskset -p 3 $$ > /dev/null
+fi
 
 # (d) A traced process cannot register a kprobe that kprobes would copy out
 # of line (it would read the copy); an ftrace-based one at the entry is fine.

@@ -10,8 +10,8 @@
 P=/sys/kernel/debug/sched/preempt
 [ -w $P ] || skip "no $P"
 orig=$(sed -n 's/.*(\([a-z]*\)).*/\1/p' $P)
-# The models this kernel switches to (6.12's PREEMPT_RT lists three but
-# takes only full), tried before anything is traced.
+# The models this kernel switches to (6.12's PREEMPT_RT lists some it
+# refuses: none), tried before anything is traced.
 modes=
 for m in $(tr -d '()' < $P); do
 	echo $m > $P 2> /dev/null && modes="$modes $m"

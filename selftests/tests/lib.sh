@@ -174,6 +174,31 @@ insn_at() {
 	return 1
 }
 
+# thunk_return SYMBOL: the function returns by a jump into the range between
+# __indirect_thunk_start and _end, where 6.1 links its return thunks, so the
+# kprobe optimizer of 6.1 takes the jump for an indirect one and optimizes
+# no probe in the function (arch/x86/kernel/kprobes/opt.c,
+# insn_is_indirect_jump). The jumps stay only on CPUs that need a return
+# thunk (the Haswell model); elsewhere they are patched to ret.
+thunk_return() {
+	local s e f
+	s=$(ksym __indirect_thunk_start) e=$(ksym __indirect_thunk_end) f=$(ksym $1)
+	[ -n "$s" ] && [ -n "$e" ] && [ -n "$f" ] || return 1
+	xprobectl peek $$ $1 64 | cut -d: -f2 | tr ' ' '\n' | grep . |
+	awk -v lo=$((0x$s - 0x$f)) -v hi=$((0x$e - 0x$f)) '
+		function h(x) { return index("0123456789abcdef", substr(x, 1, 1)) * 16 - 17 + index("0123456789abcdef", substr(x, 2, 1)) }
+		{ b[n++] = $1 }
+		END {
+			for (i = 0; i + 4 < n; i++) {
+				if (b[i] != "e9") continue
+				r = h(b[i+1]) + h(b[i+2]) * 256 + h(b[i+3]) * 65536 + h(b[i+4]) * 16777216
+				if (r >= 2147483648) r -= 4294967296
+				if (i + 5 + r >= lo && i + 5 + r < hi) exit 0
+			}
+			exit 1
+		}'
+}
+
 # fsize PID SYMBOL: size of a kernel function (from xprobes' own refusal).
 fsize() {
 	xprobectl hook add "$1" "$2+0xfffff" 2>&1 | sed -n 's/.*(size \(0x[0-9a-f]*\)).*/\1/p'
