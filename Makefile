@@ -80,13 +80,19 @@ $(BUILD)/kernel/%/.complete:
 kernel: $(KTREE)/.complete
 
 # --- module -----------------------------------------------------------------
+# Which headers the in-place build used: another KDIR rebuilds it, so a
+# 'make module KDIR=...' never leaves a wrong-kernel module for the VM.
+KDIR_STAMP := $(BUILD)/module.kdir
+$(KDIR_STAMP): FORCE
+	@mkdir -p $(@D); echo '$(abspath $(KDIR))' | cmp -s - $@ || echo '$(abspath $(KDIR))' > $@
+
 module: $(MODULE_KO)
-$(MODULE_KO): $(MOD_SRCS) | $(KDIR_DEP)
+$(MODULE_KO): $(MOD_SRCS) $(KDIR_STAMP) | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
 # Test-only modules (a livepatch), built the same way.
 test-modules: $(TEST_KO)
-$(TEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild | $(KDIR_DEP)
+$(TEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
 
 # The same two modules for another kernel, from copies (mtimes kept, so a

@@ -15,7 +15,7 @@ struct status {
 	char version[64];
 	uint32_t mode, views, hooks;
 	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
-	char reason[256];
+	char reason[512];	/* every reason views are off (module/kernel.c) */
 };
 
 static const char *mode_name(uint32_t mode)

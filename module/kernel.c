@@ -30,6 +30,11 @@ static bool unverified;
 module_param(unverified, bool, 0444);
 MODULE_PARM_DESC(unverified, "allow kernel views on a kernel series xprobes was not verified on (verified: 6.1, 6.12)");
 
+/* An administrator's switch; also how the tests reach the unsupported path. */
+static bool views = true;
+module_param(views, bool, 0444);
+MODULE_PARM_DESC(views, "0: load with kernel views off (trace, metrics and latency then run in fallback mode)");
+
 static bool __init xp_series_verified(void)
 {
 	/* vermagic makes the running kernel the one built against */
@@ -118,6 +123,8 @@ int __init xp_kernel_init(void)
 	if (pgd_index(xp_k.stext) != PTRS_PER_PGD - 1 ||
 	    pud_index(xp_k.stext) != pud_index(xp_k.etext - 1))
 		xp_unsupported("unexpected kernel image placement");
+	if (!views)
+		xp_unsupported("turned off at load (views=0)");
 	if (!xp_series_verified() && !unverified) {
 		static char msg[128];
 

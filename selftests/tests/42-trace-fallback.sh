@@ -1,5 +1,6 @@
 # trace in fallback mode (global sched_switch with a PID test): with
-# --no-views, and with the module unloaded. Same causes as in views mode.
+# --no-views, with the module unloaded, and with a module that cannot make
+# views. Same causes as in views mode.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
 for sc in sleep cpu lock io net; do
@@ -26,3 +27,17 @@ load_module
 assert_eq "mode without the module" fallback "$(jsonq /tmp/nomod.json mode)"
 assert_match "the report says why" "module not loaded" "$(jsonq /tmp/nomod.json mode_note)"
 check_cause /tmp/nomod.json xw_delay sleep /tmp/nomod.err
+
+# A module that cannot make views (an unverified kernel, a missing symbol;
+# here views=0, the same path): status says why, trace falls back and says so.
+unload_module
+insmod $KO views=0 || fail "insmod views=0"
+assert_match "status: unsupported" "mode: +unsupported" "$(xprobectl status)"
+assert_match "status: the reason" "kernel views do not work here: turned off at load \(views=0\)" "$(xprobectl status)"
+trace_scenario /tmp/off sleep
+unload_module
+load_module
+assert_eq "mode with views off" fallback "$(jsonq /tmp/off.json mode)"
+assert_match "the report says why" "views=0" "$(jsonq /tmp/off.json mode_note)"
+assert_match "stderr says fallback" "using fallback mode" "$(cat /tmp/off.err)"
+check_cause /tmp/off.json xw_delay sleep /tmp/off.err
