@@ -12,11 +12,11 @@
 #include <linux/kernel.h>
 #include <net/genetlink.h>
 
-/* genl_split_ops (6.2) is what pre_doit is handed; 6.1 hands the genl_ops. */
+/* What pre_doit is handed: a genl_split_ops since 6.2, the genl_ops before. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
-typedef struct genl_split_ops xp_genl_op;
+#define xp_genl_op genl_split_ops
 #else
-typedef struct genl_ops xp_genl_op;
+#define xp_genl_op genl_ops
 #endif
 
 /* A dump's parsed attributes: in its genl_info since 6.6, beside it before. */

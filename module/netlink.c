@@ -66,7 +66,7 @@ static bool xp_missing(struct genl_info *info, int attr)
  * GENL_ADMIN_PERM already demands CAP_NET_ADMIN; changing what other processes
  * execute in the kernel also takes CAP_SYS_ADMIN, as ptrace-like power does.
  */
-static int xp_pre_doit(const xp_genl_op *ops, struct sk_buff *skb,
+static int xp_pre_doit(const struct xp_genl_op *ops, struct sk_buff *skb,
 		       struct genl_info *info)
 {
 	if (!netlink_capable(skb, CAP_SYS_ADMIN)) {
