@@ -95,6 +95,10 @@ test-modules: $(TEST_KO)
 $(TEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
 
+# The livepatch's sources: not the in-place build's generated xp_klp.mod.c,
+# which carries another kernel's symbol versions.
+KLP_SRCS := $(filter-out %.mod.c,$(wildcard selftests/modules/*.c))
+
 # The same two modules for another kernel, from copies (mtimes kept, so a
 # rebuild compiles only what changed). copy_module DEST: the module's sources.
 copy_module = mkdir -p $(1)/module/uapi && cp -p Kbuild $(1)/ && \
@@ -104,7 +108,7 @@ $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	@$(call copy_module,$(BUILD)/k/$*)
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
 $(BUILD)/k/%/klp/xp_klp.ko: $(wildcard selftests/modules/*.c) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
-	@mkdir -p $(@D) && cp -p selftests/modules/*.c selftests/modules/Kbuild $(@D)/
+	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
 
 # Pattern-rule results make would otherwise delete as intermediate.
@@ -275,7 +279,7 @@ $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	$(MAKE) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
 $(DTEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(DBG)/.stamp
 	@rm -rf $(@D) && mkdir -p $(@D)
-	@cp selftests/modules/*.c selftests/modules/Kbuild $(@D)/
+	@cp $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) -C $(DKDIR) M=$(@D) modules
 
 debug-initramfs: $(DINITRD)
