@@ -19,14 +19,7 @@ mkdir -p "$OUT"
 SMOKE=${XP_DKMS_TESTS:-"status ctl-errors view-hits view-calls life-fork trace-views"}
 export DEBIAN_FRONTEND=noninteractive
 
-pass=0 fail=0 n=0
-record() {	# record ok|"not ok" NAME [COMMENT]
-	n=$((n + 1))
-	if [ "$1" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-	echo "$1 $n $2${3:+ # $3}"
-}
-
-echo "TAP version 13"
+. "$HERE/tap.sh"
 rels=
 for tree in "$@"; do
 	rels="$rels $(basename "$(readlink -f "$tree")")"
@@ -117,6 +110,4 @@ if [ -z "$left" ] && [ ! -e /usr/sbin/xprobectl ]; then
 else
 	record "not ok" "packages-purged" "left: $left"
 fi
-echo "1..$n"
-echo "$pass passed, $fail failed, 0 skipped"
-[ $fail = 0 ]
+tap_end

@@ -15,14 +15,7 @@ OUT=$BUILD/check-flavours
 mkdir -p "$OUT"
 RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life- coh-self coh-tracepoint coh-static trace-views trace-causes trace-latency sys-hooks metrics 52-latency"}
 
-pass=0 fail=0 n=0
-record() {	# record ok|"not ok" NAME [COMMENT]
-	n=$((n + 1))
-	if [ "$1" = ok ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-	echo "$1 $n $2${3:+ # $3}"
-}
-
-echo "TAP version 13"
+. "$HERE/tap.sh"
 rts=
 for k in "$@"; do
 	log=$OUT/build-$k.log
@@ -76,6 +69,4 @@ for p in $pids; do
 		record "not ok" "kernel-log-clean[$k]" "see $OUT/console-$k.log"
 	fi
 done
-echo "1..$n"
-echo "$pass passed, $fail failed, 0 skipped"
-[ $fail = 0 ]
+tap_end
