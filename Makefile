@@ -90,14 +90,13 @@ module: $(MODULE_KO)
 $(MODULE_KO): $(MOD_SRCS) $(KDIR_STAMP) | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-# Test-only modules (a livepatch), built the same way.
-test-modules: $(TEST_KO)
-$(TEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
-	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
-
-# The livepatch's sources: not the in-place build's generated xp_klp.mod.c,
-# which carries another kernel's symbol versions.
+# Test-only modules (a livepatch), built the same way. Its sources are not
+# the in-place build's generated xp_klp.mod.c, which carries one kernel's
+# symbol versions (copied for another kernel, that one refuses the module).
 KLP_SRCS := $(filter-out %.mod.c,$(wildcard selftests/modules/*.c))
+test-modules: $(TEST_KO)
+$(TEST_KO): $(KLP_SRCS) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
+	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
 
 # The same two modules for another kernel, from copies (mtimes kept, so a
 # rebuild compiles only what changed). copy_module DEST: the module's sources.
@@ -107,7 +106,7 @@ copy_module = mkdir -p $(1)/module/uapi && cp -p Kbuild $(1)/ && \
 $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	@$(call copy_module,$(BUILD)/k/$*)
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
-$(BUILD)/k/%/klp/xp_klp.ko: $(wildcard selftests/modules/*.c) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
+$(BUILD)/k/%/klp/xp_klp.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
 	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
 
@@ -249,8 +248,8 @@ deb:
 # Installs the packages on this machine with the 6.1 and 6.12 headers, checks
 # DKMS built a module for each, boots each in the VM (selftests/dkms.sh).
 check-dkms: deb
-	@$(MAKE) --no-print-directory all
-	@bash selftests/dkms.sh $(DEB) $(foreach k,$(KERNELS),$(BUILD)/kernel/$(k))
+	@$(MAKE) --no-print-directory $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
+	@bash selftests/dkms.sh $(DEB) $(foreach k,$(KERNELS),$(BUILD)/kernel/$(k)=$(call initrd_of,$(k)))
 
 # Debian's other flavours: warning-free builds against the -cloud and -rt
 # headers of both series, the -rt kernels booted with the selftests.
@@ -277,7 +276,7 @@ $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	@rm -rf $(DBG)/mod/$*
 	@$(call copy_module,$(DBG)/mod/$*)
 	$(MAKE) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
-$(DTEST_KO): $(wildcard selftests/modules/*.c) selftests/modules/Kbuild $(DBG)/.stamp
+$(DTEST_KO): $(KLP_SRCS) selftests/modules/Kbuild $(DBG)/.stamp
 	@rm -rf $(@D) && mkdir -p $(@D)
 	@cp $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) -C $(DKDIR) M=$(@D) modules

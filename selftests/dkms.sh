@@ -7,7 +7,8 @@
 # subset of the selftests. The packages are purged at the end (DKMS must
 # remove its modules); the headers stay.
 #
-# usage: dkms.sh DEB_DIR KERNEL_TREE...   (trees as fetch-kernel.sh leaves them)
+# usage: dkms.sh DEB_DIR TREE=IMAGE...   (a kernel tree as fetch-kernel.sh leaves
+#        it, and the test image make built for it)
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
 TOP=$(readlink -f "$HERE/..")
@@ -21,8 +22,8 @@ export DEBIAN_FRONTEND=noninteractive
 
 . "$HERE/tap.sh"
 rels=
-for tree in "$@"; do
-	rels="$rels $(basename "$(readlink -f "$tree")")"
+for k in "$@"; do
+	rels="$rels $(basename "$(readlink -f "${k%%=*}")")"
 done
 # Headers of exactly the images the VM boots (vermagic must match).
 hdrs=
@@ -64,7 +65,8 @@ else
 fi
 
 # Each DKMS-built module in its own kernel, driven by the packaged xprobectl.
-for tree in "$@"; do
+for k in "$@"; do
+	tree=${k%%=*} base=${k#*=}
 	r=$(basename "$(readlink -f "$tree")")
 	ko=$(ls /lib/modules/"$r"/updates/dkms/xprobes.ko* 2>/dev/null | head -n 1)
 	[ -n "$ko" ] || { record "not ok" "smoke[$r]" "no module"; continue; }
@@ -75,10 +77,7 @@ for tree in "$@"; do
 	esac
 	initrd=$OUT/initrd-$r.cpio.gz
 	# The test image of this kernel, its module and xprobectl replaced.
-	base=$BUILD/vm/base.cpio.gz
-	[ "$(basename "$(readlink -f "$BUILD/kernel/6.12")")" = "$r" ] ||
-		base=$BUILD/k/$(basename "$tree")/base.cpio.gz
-	[ -f "$base" ] || { record "not ok" "smoke[$r]" "no test image $base: make check first"; continue; }
+	[ -f "$base" ] || { record "not ok" "smoke[$r]" "no test image $base"; continue; }
 	work=$(mktemp -d)
 	mkdir -p "$work/xp/bin"
 	cp "$OUT/xprobes-$r.ko" "$work/xp/xprobes.ko"
