@@ -1,17 +1,22 @@
 # Experiment 2: what one hook hit costs the traced process itself.
 # The target makes getppid() for D seconds (callrate -g: started, made the
 # target, then let go) with a hook on __x64_sys_getppid under each of:
-# none, view (+ a BPF program on xprobes_hook; the function's first
-# instruction, an int3 here), view-call (its first instruction that becomes a
-# call hook), view-int3 (that one kept an int3), in (global kprobe + PID test
-# in BPF), fentry (global fentry + PID test). Cost of a hit = 1/rate - 1/rate
-# of none in the same round; under -icount a guest nanosecond is one
-# emulated instruction, so the cost reads as instructions per hit.
+# none, view (the function's first instruction, a jump hook over push+call),
+# view-call (its first instruction of 5 bytes or more, a call hook),
+# view-int3 (that one kept an int3), view-bare (as view, no BPF program: the
+# mechanism alone), view-hc (as view, with the older hookcount program), in
+# (global kprobe + PID test in BPF), fentry (global fentry + PID test). The
+# view configurations run the very program body in and fentry run
+# (pidfilter -m hook: PID test and two atomic adds). Cost of a hit =
+# 1/rate - 1/rate of none in the same round; under -icount a guest
+# nanosecond is one emulated instruction, so the cost reads as instructions
+# per hit.
 . /xp/bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 D=${D:-1}
 HOOKS=__x64_sys_getppid
-CONFIGS="none view view-call view-int3 in fentry"
+CONFIGS=${CONFIGS:-"none view view-call view-int3 view-bare view-hc in fentry"}
+export VIEW_BPF=hook
 
 start_target() {
 	start_ready /tmp/rate.out callrate -g -d $D getppid

@@ -40,6 +40,12 @@ start_ready() {
 #   view-call  the same, each hook on the function's first instruction that
 #           becomes a call hook (5 bytes or more)
 #   view-int3  the same instruction as view-call, kept an int3 (--trap)
+#   view-bare  as view, with no BPF program attached (the tracepoint is off):
+#           what the hook mechanism itself costs
+#   view-hc the same as view, with the hookcount program whatever VIEW_BPF says
+# The view configurations count hits with VIEW_BPF: hookcount (per hook and
+# process, the default) or hook (pidfilter -m hook: the same program body as
+# the in and fentry configurations, PID test included).
 #   in      global kprobes on HOOKS, PID test inside BPF (bpftrace -p, bcc)
 #   fentry  global fentry on __do_sys_getppid, PID test inside BPF
 #   post    global kprobes sending every event to user space, which filters
@@ -80,16 +86,21 @@ setup() {
 	: > /tmp/helper.out
 	case $1 in
 	none) return 0 ;;
-	view|view-call|view-int3)
+	view|view-call|view-int3|view-bare|view-hc)
 		xprobectl view add $TARGET > /dev/null || return 1
 		for f in $HOOKS; do
 			case $1 in
 			view) xprobectl hook add $TARGET $f > /dev/null ;;
 			view-call) xprobectl hook add $TARGET $(call_site $f) > /dev/null ;;
+			view-bare|view-hc) xprobectl hook add $TARGET $f > /dev/null ;;
 			view-int3) xprobectl hook add --trap $TARGET $(call_site $f) > /dev/null ;;
 			esac || return 1
 		done
-		hookcount > /tmp/helper.out & ;;
+		case $1:${VIEW_BPF:-hookcount} in
+		view-bare:*) { echo attached; exec sleep 1000000; } > /tmp/helper.out & ;;
+		view-hc:*|*:hookcount) hookcount > /tmp/helper.out & ;;
+		*:hook) pidfilter -p $TARGET -m hook > /tmp/helper.out & ;;
+		esac ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
 	instaret) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;

@@ -54,4 +54,14 @@ int BPF_PROG(on_fentry)
 	return count();
 }
 
+/*
+ * The same program body on an xprobes view's hook (raw tracepoint): the PID
+ * test stays, so the comparison with fentry is of the attach paths alone.
+ */
+SEC("raw_tp/xprobes_hook")
+int on_hook(void *ctx)
+{
+	return count();
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

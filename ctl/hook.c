@@ -19,17 +19,21 @@ static void hook_usage(FILE *f)
 		   "Places a hook in a process's kernel view (BPF sees each hit as raw_tp/xprobes_hook),\n"
 		   "removes one, or lists them: HITS (the view's own tasks), DROPPED (interrupts and\n"
 		   "kernel threads on its page tables), NESTED (hits inside another hit's dispatch:\n"
-		   "counted, not fired), KIND (call or int3).\n"
+		   "counted, not fired), KIND and BYTES/INSNS (what the hook displaces, below).\n"
 		   "  --cookie N  a value BPF gets with every hit\n"
 		   "  -j, --json  JSON output\n"
 		   "SYMBOL alone hooks the first instruction after ENDBR and the fentry site.\n"
 		   "--return hooks where SYMBOL returns to its caller (x64_sys_call: syscall exit).\n"
-		   "A hook on an instruction of 5 bytes or more becomes a call into the module\n"
-		   "(no trap per hit); --trap keeps it an int3.\n");
+		   "KIND: a hook becomes a 5-byte jump into its own trampoline where it can (no trap\n"
+		   "per hit): 'call' when one instruction of 5 bytes or more is replaced, 'jump' when\n"
+		   "several whole instructions are (no branch may land inside them; placing one waits\n"
+		   "for preempted tasks). Elsewhere it is an 'int3' (--json says why); --trap keeps it\n"
+		   "an int3.\n");
 }
 
 struct hook_row {
-	uint32_t id, pid, off, flags;
+	uint32_t id, pid, off, flags, cover, ninsn;
+	char why[256];
 	uint64_t addr, cookie, hits, dropped, nested;
 	char sym[512];
 };
@@ -46,13 +50,23 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
 	if (tb[XPROBES_A_HITS]) r->hits = nla_get_u64(tb[XPROBES_A_HITS]);
 	if (tb[XPROBES_A_DROPPED]) r->dropped = nla_get_u64(tb[XPROBES_A_DROPPED]);
 	if (tb[XPROBES_A_NESTED]) r->nested = nla_get_u64(tb[XPROBES_A_NESTED]);
+	if (tb[XPROBES_A_COVER]) r->cover = nla_get_u32(tb[XPROBES_A_COVER]);
+	if (tb[XPROBES_A_NR_INSNS]) r->ninsn = nla_get_u32(tb[XPROBES_A_NR_INSNS]);
+	if (tb[XPROBES_A_REASON])
+		snprintf(r->why, sizeof(r->why), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	if (tb[XPROBES_A_SYMBOL])
 		snprintf(r->sym, sizeof(r->sym), "%s", nla_get_string(tb[XPROBES_A_SYMBOL]));
 }
 
-/* How a hit reaches the module: through a call in the copy or an int3 trap. */
+/*
+ * How a hit reaches the module: an int3 trap, or a jump in the copy into the
+ * hook's own entry that replaces one instruction ("call", 5 bytes or more)
+ * or several whole ones ("jump").
+ */
 static const char *hook_kind(const struct hook_row *r)
 {
+	if (r->flags & XPROBES_HOOK_JUMP)
+		return "jump";
 	return r->flags & XPROBES_HOOK_CALL ? "call" : "int3";
 }
 
@@ -74,6 +88,10 @@ static void json_hook(const struct hook_row *r)
 	json_u64("nested", r->nested);
 	json_str("state", r->flags & XPROBES_HOOK_BROKEN ? "displaced" : "armed");
 	json_str("kind", hook_kind(r));
+	json_u64("bytes", r->cover);
+	json_u64("instructions", r->ninsn);
+	if (r->why[0])
+		json_str("why_int3", r->why);
 	json_obj_end();
 }
 
@@ -103,8 +121,9 @@ static int print_hook(struct nlattr **tb, void *arg)
 	}
 	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r.sym, r.off);
 	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64
-	       " %8" PRIu64 "  %-4s%s\n",
+	       " %8" PRIu64 "  %-4s %5" PRIu32 "/%-5" PRIu32 "%s\n",
 	       r.id, r.pid, r.addr, where, r.hits, r.dropped, r.nested, hook_kind(&r),
+	       r.cover, r.ninsn,
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" : "");
 	return 0;
 }
@@ -217,8 +236,8 @@ static int hook_list(int argc, char **argv)
 	if (json)
 		json_arr_begin(NULL);
 	else
-		printf("%-6s %-8s %-18s  %-36s %12s %10s %8s  %-4s\n", "ID", "PID", "ADDRESS", "LOCATION",
-		       "HITS", "DROPPED", "NESTED", "KIND");
+		printf("%-6s %-8s %-18s  %-36s %12s %10s %8s  %-4s %11s\n", "ID", "PID", "ADDRESS",
+		       "LOCATION", "HITS", "DROPPED", "NESTED", "KIND", "BYTES/INSNS");
 	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
 	if (pid)
 		nla_put_u32(msg, XPROBES_A_PID, pid);

@@ -61,7 +61,7 @@ static void displace_call(struct xp_hook *h, unsigned long lo, u8 first)
 {
 	u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
 
-	if (READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == CALL_INSN_OPCODE) {
+	if (READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == JMP32_INSN_OPCODE) {
 		if (lo >= h->addr) {
 			WRITE_ONCE(c[0], INT3_INSN_OPCODE);
 			if (lo > h->addr)	/* not a patcher's protocol: say so */
@@ -84,28 +84,70 @@ static void displace_call(struct xp_hook *h, unsigned long lo, u8 first)
 NOKPROBE_SYMBOL(displace_call);
 
 /*
+ * Is [lo, hi) a write at an instruction boundary behind the first byte of a
+ * live jump hook's jump (someone's kprobe on the second covered instruction)?
+ * The jump may be executing on any CPU, and only an IPI could make it safe
+ * to change its displacement, which cannot be sent from here: the write is
+ * kept out of those bytes (xp_mirror_write()) and the hook is taken apart
+ * from process context (fix_tail_conflicts()).
+ */
+static bool tail_conflict(struct xp_hook *h, unsigned long lo)
+{
+	u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+
+	return h->ninsn > 1 && lo > h->addr && lo < h->addr + XP_JUMP_SIZE &&
+	       READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == JMP32_INSN_OPCODE;
+}
+
+static void fix_tail_conflicts(struct work_struct *work);
+static DECLARE_WORK(conflict_work, fix_tail_conflicts);
+
+/*
  * A hook of @v whose instruction overlaps [lo, hi) is displaced by the kernel;
  * @src holds the bytes written from @lo on, or with @set the byte repeated.
+ * Returns true if some bytes must not be written now (tail_conflict()).
  */
-static void break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigned long hi,
+static bool break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigned long hi,
 				    const u8 *src, bool set)
 {
+	bool keep_out = false;
 	struct xp_hook *h;
 	int bkt;
 
 	hash_for_each_rcu(v->hooks, bkt, h, hnode) {
-		if (h->addr >= hi || h->addr + h->insn.len <= lo)
+		if (h->addr >= hi || h->addr + h->cover <= lo)
 			continue;
-		if (h->call_ok)
+		if (tail_conflict(h, lo)) {
+			h->tail_conflict = true;
+			keep_out = true;
+			schedule_work(&conflict_work);
+		} else if (h->call_ok) {
 			displace_call(h, lo, h->addr < lo ? 0 :
 				      set ? (u8)*(const int *)src : src[h->addr - lo]);
+		}
 		if (!READ_ONCE(h->broken)) {
 			WRITE_ONCE(h->broken, true);
 			atomic64_inc(&xp_conflicts);
 		}
 	}
+	return keep_out;
 }
 NOKPROBE_SYMBOL(break_overlapping_hooks);
+
+/* Is @addr behind the first byte of a jump whose tail the kernel may not write yet? */
+static bool kept_out(struct xp_view *v, unsigned long addr)
+{
+	unsigned int back;
+
+	for (back = 1; back < XP_JUMP_SIZE; back++) {
+		struct xp_hook *h = xp_hook_at(v, addr - back);
+
+		if (h && h->tail_conflict)
+			return true;
+	}
+	return false;
+}
+NOKPROBE_SYMBOL(kept_out);
 
 /*
  * Apply a kernel write of @len bytes at @addr to every copy, before the
@@ -121,16 +163,24 @@ void xp_mirror_write(unsigned long addr, const u8 *src, size_t len, bool set)
 		list_for_each_entry_rcu(t, &v->tpages, node) {
 			unsigned long lo = max(addr, t->va);
 			unsigned long hi = min(addr + len, t->va + PAGE_SIZE);
+			bool keep;
 			u8 *dst;
 
 			if (lo >= hi)
 				continue;
-			break_overlapping_hooks(v, lo, hi, set ? src : src + (lo - addr), set);
+			keep = break_overlapping_hooks(v, lo, hi, set ? src : src + (lo - addr), set);
 			dst = (u8 *)page_address(t->copy) + (lo - t->va);
-			if (set)
+			if (keep) {
+				unsigned long a;
+
+				for (a = lo; a < hi; a++)
+					if (!kept_out(v, a))
+						dst[a - lo] = set ? (u8)*(const int *)src : src[a - addr];
+			} else if (set) {
 				memset(dst, *(const int *)src, hi - lo);
-			else
+			} else {
 				memcpy(dst, src + (lo - addr), hi - lo);
+			}
 			atomic64_inc(&xp_mirrored);
 		}
 	}
@@ -158,12 +208,12 @@ static struct kprobe poke_kp = {
 	.pre_handler = on_text_poke,
 };
 
-/* Is @addr one of the five bytes of a live call hook of @v? */
+/* Is @addr one of the five bytes of a live jump of @v? */
 static bool in_live_call(struct xp_view *v, unsigned long addr)
 {
 	unsigned int back;
 
-	for (back = 0; back < CALL_INSN_SIZE; back++) {
+	for (back = 0; back < XP_JUMP_SIZE; back++) {
 		struct xp_hook *h = xp_hook_at(v, addr - back);
 
 		if (h && READ_ONCE(h->mode) == XP_HOOK_CALL && h->tail_ours)
@@ -239,6 +289,50 @@ unsigned int xp_audit_all(void)
 	return bad;
 }
 
+/*
+ * Take apart the jump hooks whose tail the kernel wrote into while they were
+ * live (tail_conflict()): the int3 protocol, in process context. The jump
+ * becomes an int3 (which runs the covered bytes out of line, as before),
+ * every CPU serialises, the kernel's bytes go behind it, every CPU
+ * serialises, and the kernel's own first byte replaces the int3. The hook
+ * is broken: it stays, and fires no more, like any hook the kernel displaced.
+ */
+static void fix_tail_conflicts(struct work_struct *work)
+{
+	struct xp_view *v;
+	struct xp_hook *h;
+
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry(v, &xp_views, node) {
+		list_for_each_entry(h, &v->hook_list, vnode) {
+			u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+
+			if (!h->tail_conflict)
+				continue;
+			mutex_lock(xp_k.text_mutex);
+			if (c[0] == JMP32_INSN_OPCODE)
+				WRITE_ONCE(c[0], INT3_INSN_OPCODE);
+			WRITE_ONCE(h->mode, XP_HOOK_TRAP);
+			mutex_unlock(xp_k.text_mutex);
+			xp_sync_cores();
+			mutex_lock(xp_k.text_mutex);
+			memcpy(c + 1, xp_text(h->addr + 1), XP_JUMP_SIZE - 1);
+			h->tail_ours = false;
+			h->tail_conflict = false;
+			mutex_unlock(xp_k.text_mutex);
+			xp_sync_cores();
+			mutex_lock(xp_k.text_mutex);
+			if (c[0] == INT3_INSN_OPCODE)
+				WRITE_ONCE(c[0], *(u8 *)xp_text(h->addr));
+			mutex_unlock(xp_k.text_mutex);
+			xp_sync_cores();
+			pr_notice("kernel text patching inside the jump hook at %pS: hook displaced\n",
+				  (void *)h->addr);
+		}
+	}
+	mutex_unlock(&xp_views_lock);
+}
+
 /* Is the __text_poke probe in the kernel text (an int3, or an optimized jump)? */
 bool xp_poke_probe_armed(void)
 {
@@ -277,6 +371,7 @@ int xp_coherence_init(void)
 
 void xp_coherence_exit(void)
 {
+	flush_work(&conflict_work);
 	xp_readers_exit();
 	if (poke_probe_on)
 		unregister_kprobe(&poke_kp);

@@ -56,7 +56,10 @@ static void run_displaced(struct xp_hook *h, struct pt_regs *regs)
 		int3_emulate_ret(regs);
 		break;
 	default:
-		/* Out of line, interrupts off until the slot jumps back (xol.c). */
+		/*
+		 * Out of line (every instruction a jump hook covers), interrupts
+		 * off until the slot jumps back (xol.c).
+		 */
 		regs->ip = h->slot_va + ((regs->flags & X86_EFLAGS_IF) ? XP_SLOT_SIZE : 0);
 		regs->flags &= ~X86_EFLAGS_IF;
 		break;
@@ -76,14 +79,15 @@ static DEFINE_PER_CPU(unsigned int, xp_dispatching);
 
 /*
  * Count a hit of @h and fire the tracepoint: a hit when the context is a task
- * (@in_task) running on its own mm, whose tables are @pgd (not a lazy-TLB
- * borrower); anything else is dropped. Shared by the trap and call paths.
+ * running on its own mm (@own_task: not an interrupt, not a lazy-TLB
+ * borrower of the view's tables); anything else is dropped. Shared by the
+ * trap and jump paths; preemption is off.
  */
-void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, pgd_t *pgd, bool in_task)
+void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
 	if (__this_cpu_inc_return(xp_dispatching) > 1) {
 		this_cpu_inc(h->stats->nested);
-	} else if (current->mm && current->mm->pgd == pgd && in_task) {
+	} else if (own_task) {
 		this_cpu_inc(h->stats->hits);
 		trace_xprobes_hook(h->id, h->cookie, regs);
 	} else {
@@ -188,7 +192,7 @@ static int xp_int3(struct pt_regs *regs)
 	return NOTIFY_DONE;
 
 found:
-	xp_hook_fire(h, regs, pgd, trapped_in_task());
+	xp_hook_fire(h, regs, current->mm && current->mm->pgd == pgd && trapped_in_task());
 	run_displaced(h, regs);
 	return NOTIFY_STOP;
 }

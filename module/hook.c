@@ -103,7 +103,7 @@ static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
 		NL_SET_ERR_MSG(extack, "an ftrace (fentry) site: the kernel patches it at run time");
 		return -EINVAL;
 	}
-	memcpy(h->orig, xp_text(addr), XP_INSN_MAX);
+	memcpy(h->orig, xp_text(addr), sizeof(h->orig));
 	if (xp_insn_decode(&h->insn, h->orig, XP_INSN_MAX)) {
 		NL_SET_ERR_MSG(extack, "cannot decode the instruction");
 		return -EINVAL;
@@ -122,6 +122,108 @@ static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
 		return -EINVAL;
 	}
 	return 0;
+}
+
+/* A hook of @v at an address in [@lo, @hi), if any. */
+static struct xp_hook *hook_inside(struct xp_view *v, unsigned long lo, unsigned long hi)
+{
+	struct xp_hook *h;
+
+	list_for_each_entry(h, &v->hook_list, vnode)
+		if (h->addr >= lo && h->addr < hi)
+			return h;
+	return NULL;
+}
+
+/* A hook of @v whose jump covers @addr behind its first byte, if any. */
+static struct xp_hook *covering_hook(struct xp_view *v, unsigned long addr)
+{
+	struct xp_hook *h;
+
+	list_for_each_entry(h, &v->hook_list, vnode)
+		if (addr > h->addr && addr < h->addr + h->cover)
+			return h;
+	return NULL;
+}
+
+/* Does an exception fixup land inside (@lo, @hi)? */
+static bool fixup_inside(unsigned long lo, unsigned long hi)
+{
+	const struct exception_table_entry *e;
+
+	for (e = xp_k.ex_start; e < xp_k.ex_stop; e++) {
+		unsigned long fixup = (unsigned long)&e->fixup + e->fixup;
+
+		if (fixup > lo && fixup < hi)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A jump over several instructions (cover.c decided from the decoded
+ * function): each covered instruction must also be one kprobes would probe
+ * (no jump-label, static-call, ftrace or BUG site among them: the kernel
+ * patches those) and none may fault on purpose, nor any fixup land inside.
+ * Returns why not, or NULL.
+ */
+static const char *jump_allowed(struct xp_hook *h)
+{
+	unsigned long addrs[XP_KP_ASK_MAX];
+	struct xp_kp_answer ans[XP_KP_ASK_MAX];
+	unsigned int pos = 0, i, n = 0;
+
+	while (pos < h->cover && n < XP_KP_ASK_MAX) {
+		struct xp_insn insn;
+
+		if (xp_insn_decode(&insn, h->orig + pos, XP_INSN_MAX))
+			return "a covered instruction does not decode";
+		if (in_extable(h->addr + pos))
+			return "a covered instruction may fault on purpose (exception table entry)";
+		if (pos)
+			addrs[n++] = h->addr + pos;
+		pos += insn.len;
+	}
+	if (fixup_inside(h->addr, h->addr + h->cover))
+		return "an exception fixup lands inside the covered bytes";
+	xp_kprobe_ask(addrs, ans, n);
+	for (i = 0; i < n; i++) {
+		if (ans[i].err)
+			return "kprobes refuses a covered instruction (a jump-label, static-call or BUG site, or blacklisted)";
+		if (ans[i].flags & KPROBE_FLAG_FTRACE)
+			return "a covered instruction is an ftrace site";
+	}
+	return NULL;
+}
+
+/*
+ * Decide whether @h becomes a call or jump hook (->call_ok, ->cover,
+ * ->ninsn) and take its entry. Anything that rules a jump out leaves an int3
+ * hook, which works everywhere.
+ */
+static void choose_kind(struct xp_view *v, struct xp_hook *h, u32 flags, unsigned long start,
+			unsigned long size)
+{
+	const char *why;
+
+	h->call_ok = xp_call_possible(h, flags, start, size, &why);
+	if (h->call_ok && h->ninsn > 1) {
+		why = jump_allowed(h);
+		h->call_ok = !why;
+	}
+	if (h->call_ok && h->ninsn > 1 && hook_inside(v, h->addr + 1, h->addr + h->cover)) {
+		why = "another hook of this view is on an instruction the jump would cover";
+		h->call_ok = false;
+	}
+	if (h->call_ok && !xp_jentry_get(h)) {
+		why = "all jump-hook entries are in use";
+		h->call_ok = false;
+	}
+	if (!h->call_ok) {
+		h->cover = h->insn.len;
+		h->ninsn = 1;
+	}
+	h->why_int3 = why;
 }
 
 /* Where the hook's int3 goes: its byte in the view's copy of the page. */
@@ -156,7 +258,7 @@ static void free_hook_rcu(struct rcu_head *rcu)
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack)
 {
-	unsigned long start, size, addr;
+	unsigned long start, size = 0, addr;
 	struct xp_hook *h, *dup;
 	struct xp_kp_answer kp;
 	const char *why;
@@ -222,6 +324,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	h->cookie = cookie;
 	h->any_context = flags & XPROBES_F_ANY_CONTEXT;
 	h->slot = -1;
+	h->jentry = -1;
 	strscpy(h->sym, sym, sizeof(h->sym));
 	h->sym_off = off;
 
@@ -229,6 +332,14 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	if (dup) {
 		NL_SET_ERR_MSG_FMT(extack, "this view already has hook %u at this address", dup->id);
 		err = -EEXIST;
+		goto fail;
+	}
+	/* Its int3 would land inside that hook's jump. */
+	dup = covering_hook(v, addr);
+	if (dup) {
+		NL_SET_ERR_MSG_FMT(extack, "hook %u's jump covers this instruction (add it with --trap)",
+				   dup->id);
+		err = -EBUSY;
 		goto fail;
 	}
 	err = validate(h, start, addr, &kp, extack);
@@ -254,7 +365,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	}
 	h->tpage = t;
 	copy = copy_byte(h);
-	h->call_ok = xp_call_possible(h, flags);
+	choose_kind(v, h, flags, start, size);
 	if (h->insn.kind == XP_INSN_SLOT || h->call_ok) {
 		err = xp_xol_alloc(v, h, extack);
 		if (err)
@@ -274,7 +385,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	 * int3, and later by our call.
 	 */
 	mutex_lock(xp_k.text_mutex);
-	if (memcmp(copy, h->orig, min_t(unsigned long, h->insn.len, PAGE_SIZE - offset_in_page(addr)))) {
+	if (memcmp(copy, h->orig, min_t(unsigned long, h->cover, PAGE_SIZE - offset_in_page(addr)))) {
 		mutex_unlock(xp_k.text_mutex);
 		/* Another hook's int3 cannot be here (no duplicates), so the text moved. */
 		NL_SET_ERR_MSG(extack, "kernel text changed while the hook was being placed: try again");
@@ -295,6 +406,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 
 fail_xol:
 	xp_xol_release(v, h);
+	xp_jentry_put(h);	/* never a jump: nobody can be in the entry */
 fail_page:
 	xp_view_put_page(v, t);
 fail_id:
@@ -346,6 +458,11 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	xp_sync_cores();
 	hash_del_rcu(&h->hnode);
 	unlink_hook(h);
+	/* Tasks may still be on their way through its entry or slot. */
+	if (h->jentry >= 0) {
+		xp_calls_quiesce();
+		xp_jentry_put(h);
+	}
 	xp_xol_release(v, h);
 	xp_view_put_page(v, h->tpage);
 	call_rcu(&h->rcu, free_hook_rcu);
@@ -374,6 +491,7 @@ void xp_hooks_free_all(struct xp_view *v)
 
 	list_for_each_entry_safe(h, n, &v->hook_list, vnode) {
 		unlink_hook(h);
+		xp_jentry_put(h);	/* the view's teardown quiesced (view.c) */
 		free_hook(h);
 	}
 }

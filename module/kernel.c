@@ -69,6 +69,29 @@ static unsigned long __init need(const char *name)
 	return a;
 }
 
+/*
+ * The retpoline thunks: a jump to one is an indirect jump (cover.c). They
+ * lie together in .text..__x86.indirect_thunk; none without retpolines.
+ */
+static void __init find_thunks(void)
+{
+	static const char *const arrays[] = {
+		"__x86_indirect_thunk_array", "__x86_indirect_call_thunk_array",
+		"__x86_indirect_jump_thunk_array",
+	};
+	unsigned long a, size;
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(arrays); i++) {
+		a = xp_sym_lookup(arrays[i], &size);
+		if (!a || !size)
+			continue;
+		if (!xp_k.thunk_lo || a < xp_k.thunk_lo)
+			xp_k.thunk_lo = a;
+		xp_k.thunk_hi = max(xp_k.thunk_hi, a + size);
+	}
+}
+
 int __init xp_kernel_init(void)
 {
 	struct xp_walk_result w;
@@ -85,6 +108,7 @@ int __init xp_kernel_init(void)
 		pr_err("unexpected kernel image layout\n");
 		return -EINVAL;
 	}
+	find_thunks();
 
 	/*
 	 * The shared kernel half, from the loading process (nothing is traced

@@ -119,7 +119,75 @@ static void insn_agrees_with_kprobes(struct kunit *test)
 	KUNIT_EXPECT_GT(test, checked, 4);
 }
 
+/*
+ * The rules of cover.c on real code of the running kernel. Debian 6.12's
+ * trace_reschedule_entry.constprop.0 (the debug build) starts
+ *   +0: push %rbp; +1: push %rbx; +2: xchg %ax,%ax; +4: mov $imm32,%rbp
+ * and loops back with "jne +0x4" from +0xd4: a jump at +0 would cover +4, a
+ * branch target. __x64_sys_getppid's body (push %rbx; call ...) may be
+ * covered: the call is the last covered instruction, and nothing lands at it.
+ */
+static void cover_real_functions(struct kunit *test)
+{
+	unsigned long start, size, body;
+	struct xp_cover c;
+	struct xp_insn insn;
+	const u8 *p;
+	int err;
+
+	start = xp_sym_lookup("trace_reschedule_entry.constprop.0", &size);
+	if (!start || !size)
+		kunit_skip(test, "trace_reschedule_entry.constprop.0 is not in this kernel");
+	p = xp_text(start);
+	err = xp_cover_decide(p, start, size, 0, xp_k.thunk_lo, xp_k.thunk_hi, &c);
+	KUNIT_EXPECT_EQ(test, err, -EINVAL);
+	KUNIT_ASSERT_NOT_NULL(test, c.why);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(c.why, "lands inside"));
+	KUNIT_ASSERT_EQ(test, xp_insn_decode(&insn, p + c.branch_from, XP_INSN_MAX), 0);
+	KUNIT_EXPECT_GT(test, (long)(c.branch_from + insn.len + insn.rel), 0L);
+	KUNIT_EXPECT_LT(test, (long)(c.branch_from + insn.len + insn.rel), (long)XP_JUMP_SIZE + 6);
+
+	start = xp_sym_lookup("__x64_sys_getppid", &size);
+	KUNIT_ASSERT_NE(test, start, 0UL);
+	body = xp_func_body(start);
+	err = xp_cover_decide(xp_text(start), start, size, body - start, xp_k.thunk_lo,
+			      xp_k.thunk_hi, &c);
+	KUNIT_EXPECT_EQ(test, err, 0);
+	KUNIT_EXPECT_GE(test, c.bytes, (unsigned int)XP_JUMP_SIZE);
+	KUNIT_EXPECT_GE(test, c.ninsn, 2U);
+}
+
+/* The same rules on code written for the purpose. */
+static void cover_synthetic(struct kunit *test)
+{
+	/* push %rbx; mov %rdi,%rbx; mov %rsi,%rbp; jne -8 (to +1); ret */
+	static const u8 loop_in[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x89, 0xf5, 0x75, 0xf8, 0xc3 };
+	/* push %rbx; jmp *%rax; ret */
+	static const u8 indirect[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x89, 0xf5, 0xff, 0xe0, 0xc3 };
+	/* push %rbx; ret; ... */
+	static const u8 ret_inside[] = { 0x53, 0xc3, 0x48, 0x89, 0xfb, 0x48, 0x89, 0xf5, 0xc3 };
+	/* push %rbx; jmp +3; mov...: a branch before the end of the 5 bytes */
+	static const u8 jmp_early[] = { 0x53, 0xeb, 0x03, 0x48, 0x89, 0xfb, 0x90, 0xc3 };
+	unsigned long base = 0xffffffff81000000UL;
+	struct xp_cover c;
+
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, c.branch_from, 7U);
+	/* Not from +1: the target is then the first byte. */
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 1, 0, 0, &c), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 6U);
+	KUNIT_EXPECT_EQ(test, c.ninsn, 2U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(indirect, base, sizeof(indirect), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(c.why, "indirect"));
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(ret_inside, base, sizeof(ret_inside), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(jmp_early, base, sizeof(jmp_early), 0, 0, 0, &c), -EINVAL);
+	/* Past the function's end. */
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, 3, 0, 0, 0, &c), -ERANGE);
+}
+
 static struct kunit_case insn_cases_list[] = {
+	KUNIT_CASE(cover_real_functions),
+	KUNIT_CASE(cover_synthetic),
 	KUNIT_CASE(insn_decode_cases),
 	KUNIT_CASE(insn_rip_relative_layout),
 	KUNIT_CASE(insn_agrees_with_kprobes),
@@ -492,12 +560,10 @@ static void view_hook_refusals(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
-void xp_call_entry(void);
-
 /*
- * A hook on an instruction of 5 bytes or more becomes a call to
- * xp_call_entry in the copy, and only those 5 bytes differ; turned back into
- * a trap, the copy is the shared page with one int3 again.
+ * A hook on an instruction of 5 bytes or more becomes a jmp to its entry in
+ * the copy, and only those 5 bytes differ; turned back into a trap, the copy
+ * is the shared page with one int3 again.
  */
 static void view_call_hook(struct kunit *test)
 {
@@ -512,7 +578,7 @@ static void view_call_hook(struct kunit *test)
 	v = make_view(test, 0);
 	for (off = 4; off < 96 && !h; off++) {
 		h = add_hook(v, "schedule", &off, 0);
-		if (IS_ERR(h) || !h->call_ok) {
+		if (IS_ERR(h) || !h->call_ok || h->ninsn > 1) {
 			if (!IS_ERR(h))
 				KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 			h = NULL;
@@ -523,9 +589,9 @@ static void view_call_hook(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
 	copy = page_address(h->tpage->copy);
 	orig = xp_text(h->addr & PAGE_MASK);
-	KUNIT_EXPECT_EQ(test, copy[offset_in_page(h->addr)], (u8)CALL_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, copy[offset_in_page(h->addr)], (u8)JMP32_INSN_OPCODE);
 	memcpy(&rel, copy + offset_in_page(h->addr) + 1, sizeof(rel));
-	KUNIT_EXPECT_EQ(test, h->addr + CALL_INSN_SIZE + rel, (unsigned long)xp_call_entry);
+	KUNIT_EXPECT_EQ(test, h->addr + XP_JUMP_SIZE + rel, xp_jentry_addr(h->jentry));
 	for (i = 0; i < PAGE_SIZE; i++)
 		if (copy[i] != orig[i]) {
 			diff++;
@@ -564,7 +630,7 @@ static struct xp_hook *call_hook_quiet(struct kunit *test, struct xp_view *v)
 
 	for (off = 4; off < 96 && !h; off++) {
 		h = add_hook(v, XP_QUIET_FN, &off, 0);
-		if (IS_ERR(h) || !h->call_ok) {
+		if (IS_ERR(h) || !h->call_ok || h->ninsn > 1) {
 			if (!IS_ERR(h))
 				KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 			h = NULL;

@@ -27,6 +27,7 @@ static int __init xprobes_init(void)
 	err = xp_dispatch_init();
 	if (err)
 		goto out_pgtable;
+	xp_jump_init();
 	err = xp_coherence_init();
 	if (err)
 		goto out_dispatch;

@@ -259,11 +259,15 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
 	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, (READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) |
-			   (READ_ONCE(h->mode) == XP_HOOK_CALL ? XPROBES_HOOK_CALL : 0) |
+			   (READ_ONCE(h->mode) == XP_HOOK_CALL ?
+			    (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) : 0) |
 			   (h->call_ok ? 0 : XPROBES_F_TRAP) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
+	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
+	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||
+	       (h->why_int3 && nla_put_string(msg, XPROBES_A_REASON, h->why_int3)) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_HITS, st.hits, XPROBES_A_PAD) ||

@@ -109,22 +109,26 @@ unsigned long xp_sym_lookup(const char *name, unsigned long *size)
 }
 
 /*
- * Ask kprobes whether it would probe each of @n (at most 2) addresses, by
- * registering a disabled probe at each and removing them together (one RCU
- * grace period). kprobes applies the kernel's own rules (blacklist,
- * instruction boundary, jump-label, static-call and BUG sites) and decodes the
- * instruction with the kernel's decoder.
+ * Ask kprobes whether it would probe each of @n (at most XP_KP_ASK_MAX)
+ * addresses, by registering a disabled probe at each and removing them
+ * together (one RCU grace period). kprobes applies the kernel's own rules
+ * (blacklist, instruction boundary, jump-label, static-call and BUG sites)
+ * and decodes the instruction with the kernel's decoder.
  */
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 {
-	struct kprobe kps[2], *reg[2];
+	struct kprobe *kps, *reg[XP_KP_ASK_MAX];
 	int i, nreg = 0;
 
-	for (i = 0; i < n && i < 2; i++) {
-		kps[i] = (struct kprobe){
-			.addr = (kprobe_opcode_t *)addrs[i],
-			.flags = KPROBE_FLAG_DISABLED,
-		};
+	n = min(n, XP_KP_ASK_MAX);
+	kps = kcalloc(n, sizeof(*kps), GFP_KERNEL);
+	for (i = 0; i < n; i++) {
+		if (!kps) {
+			ans[i].err = -ENOMEM;
+			continue;
+		}
+		kps[i].addr = (kprobe_opcode_t *)addrs[i];
+		kps[i].flags = KPROBE_FLAG_DISABLED;
 		ans[i].err = register_kprobe(&kps[i]);
 		if (ans[i].err)
 			continue;
@@ -134,6 +138,7 @@ void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 	}
 	if (nreg)
 		unregister_kprobes(reg, nreg);
+	kfree(kps);
 }
 
 /*

@@ -351,6 +351,13 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	 */
 	xp_hooks_disarm_all(v);
 	xp_sync_cores();
+	/*
+	 * The view's own tasks may be preempted in a jump hook's entry or slot
+	 * with interrupts on (jump.c): wait until they are out, while the
+	 * slots are still mapped.
+	 */
+	if (v->jumped)
+		xp_calls_quiesce();
 
 	/*
 	 * Then make the chain map what the shared tables map, page size by page

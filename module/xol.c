@@ -8,8 +8,8 @@
  * slot of the kernel-image PUD. Only CPUs running on the view's CR3 can reach
  * them, and those are exactly the CPUs that can hit the view's int3s.
  *
- * Each hook gets two slot copies of its instruction, each followed by a jump
- * back to the instruction after it: one for a trap taken with interrupts off,
+ * Each hook gets two slot copies of its instruction (of every instruction a
+ * jump hook covers), each followed by a jump back to the instruction after: one for a trap taken with interrupts off,
  * one, with an sti before the jump, for a trap taken with them on. The trap
  * handler enters a slot with interrupts off, so nothing can preempt or migrate
  * the CPU while it runs code that exists only in this view (a kernel thread
@@ -90,51 +90,68 @@ static unsigned int put_exit(u8 *dst, unsigned long va, unsigned long to, bool i
 }
 
 /*
- * What the hook's instruction does, then back, with interrupts turned on
- * again on the way out when @irq_on. An instruction that is not a branch is
- * copied (RIP-relative displacement fixed up); the branches only a call hook
- * runs here (the trap emulates them) are rebuilt with rel32 targets.
+ * A direct branch @insn (of @h's, at @from) rebuilt at @dst (address @va)
+ * with rel32 targets: returns the bytes written. Interrupts go back on, with
+ * @irq_on, on the way out.
  */
-static void write_slot(struct xp_hook *h, u8 *dst, unsigned long va, bool irq_on)
+static unsigned int put_branch(const struct xp_insn *insn, unsigned long from, u8 *dst,
+			       unsigned long va, bool irq_on)
 {
-	unsigned long next = h->addr + h->insn.len, target = next + h->insn.rel;
+	unsigned long next = from + insn->len, target = next + insn->rel;
 	unsigned int n = 0;
 	s32 imm;
 
-	switch (h->insn.kind) {
+	switch (insn->kind) {
 	case XP_INSN_CALL:
 		/* push $next (sign-extended imm32: kernel text is in the top 2 GiB) */
 		dst[n++] = 0x68;
 		imm = (s32)next;
 		memcpy(dst + n, &imm, sizeof(imm));
 		n += sizeof(imm);
-		put_exit(dst + n, va + n, target, irq_on);
-		return;
+		return n + put_exit(dst + n, va + n, target, irq_on);
 	case XP_INSN_JMP:
-		put_exit(dst, va, target, irq_on);
-		return;
-	case XP_INSN_JCC:
+		return put_exit(dst, va, target, irq_on);
+	default:	/* XP_INSN_JCC */
 		/* jcc taken; not taken: exit to next; taken: exit to target */
 		dst[n++] = 0x0f;
-		dst[n++] = 0x80 | h->insn.cc;
+		dst[n++] = 0x80 | insn->cc;
 		n += 4;
 		n += put_exit(dst + n, va + n, next, irq_on);
 		put_rel32(dst + 2, va + 6, va + n);
-		put_exit(dst + n, va + n, target, irq_on);
-		return;
-	default:
-		break;
+		return n + put_exit(dst + n, va + n, target, irq_on);
 	}
-	n = h->insn.len;
-	memcpy(dst, h->orig, n);
-	if (h->insn.rip_rel) {
-		s32 disp;
+}
 
-		memcpy(&disp, h->orig + h->insn.disp_off, sizeof(disp));
-		disp += (s32)(h->addr - va);
-		memcpy(dst + h->insn.disp_off, &disp, sizeof(disp));
+/*
+ * What the hook's instructions do (every one a jump hook covers), then back,
+ * with interrupts turned on again on the way out when @irq_on. Instructions
+ * that are not branches are copied (RIP-relative displacement fixed up); a
+ * direct branch, only ever the last one (cover.c), is rebuilt with a rel32
+ * target (the trap emulates a lone one instead).
+ */
+static void write_slot(struct xp_hook *h, u8 *dst, unsigned long va, bool irq_on)
+{
+	unsigned int n = 0;
+
+	while (n < h->cover) {
+		struct xp_insn insn;
+
+		xp_insn_decode(&insn, h->orig + n, XP_INSN_MAX);
+		if (insn.kind != XP_INSN_SLOT) {
+			put_branch(&insn, h->addr + n, dst + n, va + n, irq_on);
+			return;
+		}
+		memcpy(dst + n, h->orig + n, insn.len);
+		if (insn.rip_rel) {
+			s32 disp;
+
+			memcpy(&disp, h->orig + n + insn.disp_off, sizeof(disp));
+			disp += (s32)(h->addr - va);
+			memcpy(dst + n + insn.disp_off, &disp, sizeof(disp));
+		}
+		n += insn.len;
 	}
-	put_exit(dst + n, va + n, next, irq_on);
+	put_exit(dst + n, va + n, h->addr + h->cover, irq_on);
 }
 
 int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *extack)
@@ -160,8 +177,9 @@ int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *e
 			return err;
 	}
 	h->slot_va = v->xol.va + (unsigned long)slot * 2 * XP_SLOT_SIZE;
+	/* Every displacement moves by the same delta (cover.c vetted the rest). */
 	delta = (s64)h->addr - (s64)h->slot_va;
-	if (h->insn.rip_rel && (delta > S32_MAX / 2 || delta < S32_MIN / 2)) {
+	if (delta > S32_MAX / 2 || delta < S32_MIN / 2) {
 		NL_SET_ERR_MSG(extack, "RIP-relative instruction too far from the xol area");
 		return -ERANGE;
 	}

@@ -14,6 +14,7 @@
 #include <net/netlink.h>
 #include "compat.h"
 #include "insn.h"
+#include "cover.h"
 #include "uapi/xprobes.h"
 
 #define XPROBES_VERSION "0.1.0"
@@ -44,6 +45,7 @@ struct xp_kernel {
 	pmd_t *image_pmds;			/* the shared PMD page for the image */
 	pmd_t *user_pmds;			/* its PTI user copy, or NULL */
 	spinlock_t *pgd_lock, *cpa_lock;	/* the kernel's page-attribute locks */
+	unsigned long thunk_lo, thunk_hi;	/* the retpoline thunks, or 0s (cover.c) */
 	const char *unsupported;		/* why views cannot work here, or NULL */
 };
 extern struct xp_kernel xp_k;
@@ -60,6 +62,7 @@ struct xp_kp_answer {
 };
 int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size);
 unsigned long xp_sym_lookup(const char *name, unsigned long *size);
+#define XP_KP_ASK_MAX	8
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n);
 unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans);
 unsigned long xp_func_body(unsigned long start);
@@ -132,6 +135,7 @@ struct xp_view {
 	unsigned int nr_members;
 	bool dying;
 	bool diverged;			/* the audit found a copy differing (coherence.c) */
+	bool jumped;			/* a call or jump hook was live: teardown waits (jump.c) */
 	struct pid *root;		/* the process the view was made for */
 	u32 root_nr;			/* its pid, as the creator named it */
 	u32 flags;			/* XPROBES_F_* */
@@ -234,8 +238,10 @@ struct xp_hook {
 	u32 id;
 	unsigned long addr;
 	u64 cookie;
-	struct xp_insn insn;		/* the displaced instruction */
-	u8 orig[XP_INSN_MAX];		/* its bytes */
+	struct xp_insn insn;		/* the displaced instruction (the first covered one) */
+	u8 orig[XP_COVER_MAX];		/* the shared text's bytes from addr */
+	u8 cover;			/* bytes a jump covers (insn.len for an int3) */
+	u8 ninsn;			/* whole instructions in them */
 	struct xp_tpage *tpage;
 	int slot;			/* xol slot, -1 when emulated */
 	unsigned long slot_va;
@@ -244,13 +250,16 @@ struct xp_hook {
 	unsigned int sym_off;
 	bool broken;			/* displaced by kernel text patching */
 	bool any_context;		/* XPROBES_F_ANY_CONTEXT */
-	bool call_ok;			/* may become a call hook (callhook.c) */
+	bool call_ok;			/* may become a call or jump hook (jump.c) */
+	int jentry;			/* its entry (jump_entry.S), -1 if none */
+	const char *why_int3;		/* why it is not a call or jump hook, or NULL */
 	u8 mode;			/* XP_HOOK_*: what xp_call_handler accepts */
-	bool tail_ours;			/* copy bytes 1..4 hold our call's rel32 */
+	bool tail_ours;			/* copy bytes 1..4 hold our jump's rel32 */
+	bool tail_conflict;		/* the kernel wrote behind our live jump (coherence.c) */
 	struct rcu_head rcu;
 };
 
-enum { XP_HOOK_TRAP, XP_HOOK_CALL };
+enum { XP_HOOK_TRAP, XP_HOOK_CALL };	/* CALL: a live jump, of either kind */
 
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
@@ -271,16 +280,22 @@ int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *e
 void xp_xol_release(struct xp_view *v, struct xp_hook *h);
 void xp_xol_free(struct xp_view *v);
 
-/* callhook.c */
-bool xp_call_possible(struct xp_hook *h, u32 flags);
+/* jump.c */
+int xp_jump_init(void);
+bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigned long size,
+		      const char **why);
+bool xp_jentry_get(struct xp_hook *h);
+unsigned long xp_jentry_addr(int n);
+void xp_jentry_put(struct xp_hook *h);
 void xp_call_arm(struct xp_hook *h);
 void xp_call_restore_tail(struct xp_hook *h);
 void xp_calls_disarm(struct xp_view *v, struct xp_hook *only);
-unsigned long xp_call_handler(struct pt_regs *regs);
+void xp_calls_quiesce(void);
+unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n);
 void xp_calls_exit(void);
 
 /* dispatch.c */
-void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, pgd_t *pgd, bool in_task);
+void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, bool own_task);
 bool xp_on_dispatch_path(unsigned long addr);
 int xp_dispatch_init(void);
 void xp_dispatch_exit(void);

@@ -6,6 +6,8 @@
  * MODE:
  *   kprobe  global kprobes, PID test inside BPF (bpftrace -p, bcc: "in-eBPF")
  *   fentry  the same with fentry (built for __do_sys_getppid only)
+ *   hook    the same program body on raw_tp/xprobes_hook: the hooks of an
+ *           xprobes view (-f is ignored; make the view and hooks first)
  *   post    global kprobes whose BPF program sends every event to a ring
  *           buffer; the PID test is made here, in user space ("post-eBPF")
  *   pre     per-task kprobe perf events (perf stat -p): the kprobes are
@@ -124,6 +126,7 @@ int main(int argc, char **argv)
 		return 1;
 	skel->rodata->target_tgid = target;
 	bpf_program__set_autoload(skel->progs.on_fentry, !strcmp(mode, "fentry"));
+	bpf_program__set_autoload(skel->progs.on_hook, !strcmp(mode, "hook"));
 	bpf_program__set_autoload(skel->progs.on_kprobe, !strcmp(mode, "kprobe"));
 	bpf_program__set_autoload(skel->progs.on_kprobe_post, !strcmp(mode, "post"));
 	if (pidfilter_bpf__load(skel)) {
@@ -132,11 +135,14 @@ int main(int argc, char **argv)
 	}
 	prog = !strcmp(mode, "post") ? skel->progs.on_kprobe_post : skel->progs.on_kprobe;
 	for (i = 0; i < nf; i++) {
-		if (!strcmp(mode, "fentry"))
-			links[i] = i ? NULL : bpf_program__attach(skel->progs.on_fentry);
+		bool one = !strcmp(mode, "fentry") || !strcmp(mode, "hook");
+
+		if (one)
+			links[i] = i ? NULL : bpf_program__attach(!strcmp(mode, "hook") ?
+								  skel->progs.on_hook : skel->progs.on_fentry);
 		else
 			links[i] = bpf_program__attach_kprobe(prog, false, funcs[i]);
-		if (!links[i] && !(i && !strcmp(mode, "fentry"))) {
+		if (!links[i] && !(i && one)) {
 			fprintf(stderr, "pidfilter: attach %s %s failed: %s\n", mode, funcs[i],
 				strerror(errno));
 			return 1;

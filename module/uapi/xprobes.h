@@ -79,6 +79,8 @@ enum xprobes_attr {
 	XPROBES_A_TABLE_CHECKS,		/* u64: page-table checks run since the module loaded */
 	XPROBES_A_NESTED,		/* u64: hits of a hook while this CPU was already
 					 * dispatching one (dropped, not fired) */
+	XPROBES_A_COVER,		/* u32: bytes of text a hook displaces */
+	XPROBES_A_NR_INSNS,		/* u32: whole instructions among them */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -99,7 +101,7 @@ enum xprobes_mode {
 							 * its caller; only x64_sys_call (every
 							 * syscall's exit, rax = its result) */
 #define XPROBES_F_TRAP			(1U << 4)	/* hook: always an int3, never
-							 * turned into a call */
+							 * turned into a call or jump hook */
 #define XPROBES_F_USER_TABLES		(1U << 5)	/* walk: the PTI user-mode tables
 							 * (what the CPU uses in user mode) */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
@@ -108,7 +110,9 @@ enum xprobes_mode {
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
-#define XPROBES_HOOK_CALL		(1U << 17)	/* taken through a call in the copy,
-							 * not a trap */
+#define XPROBES_HOOK_CALL		(1U << 17)	/* taken through a jump in the copy
+							 * that replaces one instruction */
+#define XPROBES_HOOK_JUMP		(1U << 18)	/* taken through a jump in the copy
+							 * that covers several instructions */
 
 #endif /* _UAPI_XPROBES_H */

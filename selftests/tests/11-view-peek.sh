@@ -1,4 +1,4 @@
-# (b) peek shows the int3 at the hooked address in A's view and the original
+# (b) peek shows the int3 (--trap) at the hooked address in A's view and the original
 # byte in B's; /proc/kcore read by untraced B shows the original; the shared
 # text of the whole page is identical before, during and after.
 . /xp/selftests/tests/lib.sh
@@ -17,7 +17,7 @@ assert_eq "A sees the original before" "$orig" "$(peek_byte $A $F+$E)"
 
 xprobectl view add $A > /dev/null || fail "view add"
 assert_eq "A sees the original with an empty view" "$orig" "$(peek_byte $A $F+$E)"
-id=$(xprobectl hook add $A $F) || fail "hook add"
+id=$(xprobectl hook add --trap $A $F) || fail "hook add"
 assert_eq "A sees int3" cc "$(peek_byte $A $F+$E)"
 assert_eq "B sees the original" "$orig" "$(peek_byte $B $F+$E)"
 [ "$orig" != cc ] || fail "original byte is already int3"

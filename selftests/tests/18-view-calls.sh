@@ -46,7 +46,7 @@ done
 [ -n "$call" ] || fail "no instruction of $F became a call hook"
 [ -n "$short" ] || fail "no instruction of $F stayed an int3"
 note "call hook at $F+$call (hook $id), int3 before it at $F+$short"
-assert_eq "A executes a call there" e8 "$(peek_byte $A $F+$call)"
+assert_eq "A executes a jump to the hook's entry there" e9 "$(peek_byte $A $F+$call)"
 [ "$(xprobectl peek $A $F+$call 5)" != "$(xprobectl peek $$ $F+$call 5)" ] ||
 	fail "A's copy has the kernel's own bytes at $F+$call"
 note "ok: A: $(xprobectl peek $A $F+$call 5 | cut -d' ' -f2-), everyone else: $(xprobectl peek $$ $F+$call 5 | cut -d' ' -f2-)"
@@ -57,7 +57,7 @@ cid=$(json_get "$j" id)
 assert_eq "--trap keeps an int3" int3 "$(json_get "$j" kind)"
 assert_eq "C sees the int3" cc "$(peek_byte $C $F+$call)"
 set -- $(kind_at $A $short)
-assert_eq "a short instruction stays an int3" int3 "$2"
+assert_eq "a short instruction whose jump would cover the call hook stays an int3" int3 "$2"
 sid=$1
 assert_eq "hook list kind" call "$(hook_col $id 8)"
 
@@ -72,7 +72,7 @@ assert_eq "an untraced process adds nothing" $N "$(hook_col $id 5)"
 assert_match "audit" "^0 private page" "$(xprobectl audit)"
 end_loop $C /tmp/c.out
 xprobectl hook del $sid || fail "hook del"
-assert_eq "the call outlives its neighbour" e8 "$(peek_byte $A $F+$call)"
+assert_eq "the call outlives its neighbour" e9 "$(peek_byte $A $F+$call)"
 end_loop $A /tmp/a.out
 
 # (b) Other users' kprobes over a call hook.
@@ -115,7 +115,7 @@ for k in $kinds; do
 		break
 	fi
 	last=
-	[ "${k#*:}" = int3 ] && last=$o
+	case ${k#*:} in int3|jump) last=$o ;; esac
 done
 echo > $T/trace
 [ -n "$nxt" ] || fail "$F has no short instruction right before a call-capable one ($kinds)"

@@ -14,7 +14,7 @@ go_loop $E /tmp/e.out
 assert_eq "the last program is sysloop" sysloop "$(cat /proc/$E/comm)"
 assert_eq "hits over 3 programs" $((3 * N)) "$(hook_col $id 5)"
 o=$(entry_off $$ $F)
-assert_eq "the exec'd process still sees its hook" cc "$(peek_byte $E $F+$o)"
+assert_eq "the exec'd process still sees its hook" "$(armed_byte $id)" "$(peek_byte $E $F+$o)"
 assert_eq "an untraced process does not" 53 "$(peek_byte $$ $F+$o)"
 xprobectl view del $E
 kill -USR1 $E; wait $E

@@ -146,6 +146,9 @@ ksym() { awk -v s="$1" '$3 == s && NF == 3 { print $1; exit }' /proc/kallsyms; }
 
 # The first byte of 'xprobectl peek PID SYMBOL[+OFF]'.
 peek_byte() { xprobectl peek "$1" "$2" 1 | awk '{ print $2 }'; }
+# armed_byte ID: the first byte hook ID puts in its copy: cc for an int3, e9
+# for a call or jump hook (a jmp to its entry).
+armed_byte() { case $(hook_col $1 8) in int3) echo cc ;; *) echo e9 ;; esac; }
 
 # entry_off PID SYMBOL: a function's first instruction after its ENDBR (6.12
 # builds with IBT, 6.1 does not) and its fentry call site, in decimal: where a

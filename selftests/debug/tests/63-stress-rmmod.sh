@@ -172,7 +172,7 @@ while [ $round -lt $ROUNDS ]; do
 	id=$(xprobectl hook list | awk -v n=$N '$2 == n { print $1 }')
 	go_loop $N $D/fresh.out
 	assert_eq "round $round: hits on the fresh module's view" 1000 "$(hook_col $id 5)"
-	assert_eq "round $round: the fresh view sees its hook" cc "$(peek_byte $N $(hook_col $id 4))"
+	assert_eq "round $round: the fresh view sees its hook" "$(armed_byte $id)" "$(peek_byte $N $(hook_col $id 4))"
 	kill -9 $ON
 	wait $ON 2>/dev/null
 	assert_eq "round $round: the view went with its owner" 0 "$(status_field views)"

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Which instructions a jump hook may cover.
+ *
+ * A hook's 5-byte jump replaces every instruction that starts in those 5
+ * bytes. When the first instruction is shorter (most function bodies start
+ * with a 1-byte push), the jump covers several whole instructions, which
+ * then run in the hook's out-of-line slot. That is only correct when nothing
+ * can arrive in the middle of the covered bytes, the rules kprobes applies
+ * before it optimizes a probe (can_optimize() in arch/x86/kernel/kprobes/
+ * opt.c):
+ *  - every covered instruction is one the slot can run: nothing the decoder
+ *    refuses, no ret, and a direct branch (call, jmp, jcc) only as the last
+ *    one, which the slot rebuilds with its target (each then also passes
+ *    kprobes' own checks and the exception table, in hook.c);
+ *  - the whole function decodes, and no direct branch in it (jmp, jcc, call)
+ *    targets a covered byte other than the first;
+ *  - the function has no indirect jump (a jump table could target anything)
+ *    and no jump to the retpoline thunks that stand for one.
+ * Exception-table fixups that land inside are checked in hook.c, which has
+ * the table. This file works on a buffer, so KUnit can feed it real code.
+ */
+#include <linux/types.h>
+#include <linux/errno.h>
+#include <linux/minmax.h>
+#include "insn.h"
+#include "cover.h"
+
+/* Is @insn an indirect jump, or a direct jump to a thunk standing for one? */
+static bool indirect_jump(const struct xp_insn *insn, const u8 *p, unsigned long ip,
+			  unsigned long thunk_lo, unsigned long thunk_hi)
+{
+	unsigned int reg = (insn->modrm >> 3) & 7;
+	unsigned long target;
+
+	/* ff /4 and ff /5: jmp through a register or memory (decoded as refused) */
+	if (insn->map == 0 && insn->opcode == 0xff && insn->has_modrm && (reg == 4 || reg == 5))
+		return true;
+	if (insn->kind != XP_INSN_JMP && insn->kind != XP_INSN_JCC)
+		return false;
+	target = ip + insn->len + insn->rel;
+	return thunk_lo && target >= thunk_lo && target < thunk_hi;
+}
+
+int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
+		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c)
+{
+	unsigned int pos, end;
+	struct xp_insn insn;
+
+	c->bytes = 0;
+	c->ninsn = 0;
+	c->why = NULL;
+	if (off >= size)
+		return -EINVAL;
+
+	/* The instructions the jump's 5 bytes start in. */
+	for (pos = off; pos < off + XP_JUMP_SIZE; pos += insn.len) {
+		if (pos >= size || xp_insn_decode(&insn, func + pos,
+						   min_t(unsigned int, size - pos, XP_INSN_MAX))) {
+			c->why = "the covered instructions run past the function's end";
+			return -ERANGE;
+		}
+		c->ninsn++;
+		if (insn.kind == XP_INSN_SLOT)
+			continue;
+		if (insn.kind == XP_INSN_RET || insn.kind == XP_INSN_REFUSE || pos == off) {
+			c->why = pos == off ? "the first instruction cannot be displaced out of line" :
+				 "a covered instruction is a return or cannot run out of line";
+			return -EINVAL;
+		}
+		if (pos + insn.len < off + XP_JUMP_SIZE) {
+			c->why = "a branch is followed by more covered instructions";
+			return -EINVAL;
+		}
+	}
+	if (c->ninsn > XP_COVER_INSNS) {
+		c->why = "too many instructions under the jump";
+		return -E2BIG;
+	}
+	end = pos;
+	if (end - off > XP_COVER_MAX) {
+		c->why = "the covered instructions are too long";
+		return -E2BIG;
+	}
+
+	/* Every instruction of the function, for branches into (off, end). */
+	for (pos = 0; pos < size; pos += insn.len) {
+		unsigned long ip = base + pos, target;
+
+		if (xp_insn_decode(&insn, func + pos, min_t(unsigned int, size - pos, XP_INSN_MAX))) {
+			c->why = "part of the function does not decode: branch targets unknown";
+			return -EINVAL;
+		}
+		if (indirect_jump(&insn, func + pos, ip, thunk_lo, thunk_hi)) {
+			c->why = "the function has an indirect jump: its targets are unknown";
+			return -EINVAL;
+		}
+		if (insn.kind != XP_INSN_JMP && insn.kind != XP_INSN_JCC && insn.kind != XP_INSN_CALL)
+			continue;
+		target = ip + insn.len + insn.rel;
+		if (target > base + off && target < base + end) {
+			c->why = "a branch in the function lands inside the covered bytes";
+			c->branch_from = pos;
+			return -EINVAL;
+		}
+	}
+	c->bytes = end - off;
+	return 0;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Which instructions a jump hook may cover (cover.c). */
+#ifndef _XPROBES_COVER_H
+#define _XPROBES_COVER_H
+
+#include "insn.h"
+
+#define XP_JUMP_SIZE	5				/* jmp rel32 */
+#define XP_COVER_MAX	(XP_JUMP_SIZE - 1 + XP_INSN_MAX)	/* bytes a jump may cover */
+#define XP_COVER_INSNS	5				/* instructions it may cover */
+
+struct xp_cover {
+	unsigned int bytes;	/* covered bytes from the hook, >= XP_JUMP_SIZE */
+	unsigned int ninsn;	/* whole instructions among them */
+	unsigned int branch_from;	/* with a branch refusal: where the branch is */
+	const char *why;	/* why not, or NULL */
+};
+
+/*
+ * May a jump at @off of the function @func (its bytes, @size of them, at
+ * kernel address @base) cover the instructions there? 0 and @c filled, or
+ * an error with @c->why. [@thunk_lo, @thunk_hi) are the retpoline thunks,
+ * or 0s if there are none.
+ */
+int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
+		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c);
+
+#endif /* _XPROBES_COVER_H */

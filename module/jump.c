@@ -1,0 +1,339 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Call and jump hooks: a hook whose copy carries "jmp <its entry>" instead
+ * of an int3, so a hit costs two jumps and a register save instead of an
+ * exception, and finds its hook by the entry it came through.
+ *
+ * Two kinds, by what the jump's 5 bytes displace:
+ * - call: one instruction of 5 bytes or more (the name is from when such a
+ *   hook was a call into the module). No instruction boundary lies inside
+ *   the 5 bytes, so nothing can land or be preempted inside them, and the
+ *   kernel never writes inside them without first writing an int3 on their
+ *   first byte and serialising every CPU (every runtime patcher follows that
+ *   protocol at instruction starts). The int3 protocol alone places and
+ *   removes such a hook.
+ * - jump: several whole instructions (a function body's 1-byte push and
+ *   what follows), allowed by cover.c: no branch lands inside them. A task
+ *   may still be preempted, or an interrupt taken, between two of them, and
+ *   would resume in the middle of the jump. As optimized kprobes do, the
+ *   hook is first armed as an int3 whose handler runs all the covered
+ *   instructions out of line (so nobody enters them any more), then
+ *   synchronize_rcu_tasks() waits until every task preempted inside has
+ *   left, and only then the jump goes in.
+ * Both go in as text_poke_bp() writes an instruction: with the int3 in place,
+ * the displacement behind it, every CPU serialises, then the opcode replaces
+ * the int3. Going back is the reverse, and needs no wait: while the jump was
+ * there, nobody executed the bytes behind it.
+ *
+ * A hit (jump_entry.S, xp_jump_handler()):
+ * - a task running on its own mm (current->mm set): its CR3 is that mm's
+ *   and stays so whatever happens to the task, preemption and migration
+ *   included; the handler fires with interrupts as they were and sends it
+ *   to the slot (view-private code) with interrupts still as they were.
+ * - anything else (a lazy-TLB kernel thread or the idle task on the view's
+ *   CR3, an exiting task): a TLB-flush IPI may switch its CR3 to init_mm at
+ *   any instruction, and a preempted kernel thread resumes on whatever mm is
+ *   loaded, where the view's slots do not exist. The handler turns
+ *   interrupts off first and checks the CR3 it finds: still the view's, it
+ *   goes to the slot with interrupts off until the slot's sti; otherwise
+ *   nothing of the hooked instructions has run, and it goes back to the
+ *   hook's address to run what those tables have there.
+ * So only the traced process's own tasks may be anywhere in our code with
+ * interrupts on; taking a hook away waits for them (xp_calls_retire()).
+ *
+ * Locking: placing and removing run under xp_views_lock, every write to a
+ * copy under text_mutex (coherence.c applies kernel writes under it too);
+ * xp_jhooks[] is written under xp_views_lock and read by the handler with
+ * preemption or interrupts off; an entry is reused only after every task
+ * and CPU that could be on its way through it has passed (RCU-tasks + RCU).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/idr.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/preempt.h>
+#include <linux/rcupdate.h>
+#include <linux/rcupdate_wait.h>
+#include <linux/irqflags.h>
+#include <linux/sched.h>
+#include <asm/text-patching.h>
+#include <asm/tlbflush.h>
+#include "xprobes.h"
+#include "cover.h"
+#include "jump_entry.h"
+
+extern const u8 xp_jentries[];
+
+static struct xp_hook *xp_jhooks[XP_NR_JENTRIES];	/* the hook each entry serves */
+static DEFINE_IDA(xp_jentry_ids);
+static bool xp_jentries_ok;
+
+static unsigned long entry_addr(int n)
+{
+	return (unsigned long)xp_jentries + (unsigned long)n * XP_JENTRY_SIZE;
+}
+
+unsigned long xp_jentry_addr(int n)
+{
+	return entry_addr(n);
+}
+
+/* rel32 of a jmp at @addr to the entry of @h */
+static s64 entry_rel(struct xp_hook *h)
+{
+	return (s64)entry_addr(h->jentry) - (s64)(h->addr + XP_JUMP_SIZE);
+}
+
+static u8 *copy_at(struct xp_hook *h)
+{
+	return (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+}
+
+/* Every entry is "push $n; jmp": check the pool once, at load. */
+int xp_jump_init(void)
+{
+	int n;
+
+	for (n = 0; n < XP_NR_JENTRIES; n++) {
+		const u8 *p = (const u8 *)entry_addr(n);
+		u32 imm;
+		bool ok;
+
+		memcpy(&imm, p + 1, sizeof(imm));
+		ok = n < 128 ? p[0] == 0x6a && p[1] == n : p[0] == 0x68 && imm == n;
+
+		if (!ok) {
+			pr_warn("the jump-hook entry pool is not laid out as expected: every hook stays an int3\n");
+			return 0;
+		}
+	}
+	xp_jentries_ok = true;
+	return 0;
+}
+
+/*
+ * Can @h become a call or a jump hook, and over how many bytes? Decided
+ * once, when it is added: sets ->cover and ->ninsn (1 and the instruction's
+ * length when it stays an int3). @func is the shared text of the function
+ * (@size bytes at @start); @why says why a jump is not possible.
+ */
+bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigned long size,
+		      const char **why)
+{
+	struct xp_cover c;
+
+	h->cover = h->insn.len;
+	h->ninsn = 1;
+	*why = NULL;
+	if (flags & (XPROBES_F_TRAP | XPROBES_F_RETURN) || !xp_jentries_ok)
+		return false;
+	if (h->insn.kind == XP_INSN_RET || h->insn.kind == XP_INSN_REFUSE)
+		return false;
+	/* The jump's bytes must lie in the one private page. */
+	if (offset_in_page(h->addr) + XP_JUMP_SIZE > PAGE_SIZE) {
+		*why = "the jump would cross into the next page";
+		return false;
+	}
+	if (h->insn.len >= XP_JUMP_SIZE)
+		return true;
+	if (xp_cover_decide(xp_text(start), start, size, h->addr - start,
+			    xp_k.thunk_lo, xp_k.thunk_hi, &c)) {
+		*why = c.why;
+		return false;
+	}
+	h->cover = c.bytes;
+	h->ninsn = c.ninsn;
+	return true;
+}
+
+/* Take an entry for @h (under xp_views_lock); false if all are in use. */
+bool xp_jentry_get(struct xp_hook *h)
+{
+	int n = ida_alloc_max(&xp_jentry_ids, XP_NR_JENTRIES - 1, GFP_KERNEL);
+
+	if (n < 0)
+		return false;
+	h->jentry = n;
+	WRITE_ONCE(xp_jhooks[n], h);
+	return true;
+}
+
+/*
+ * The hook is armed as a trap (whose handler runs everything the jump will
+ * cover) and has its slot and entry: make it a jump. Under xp_views_lock.
+ * If kernel patching displaces the instruction meanwhile, it stays what the
+ * kernel made of it (coherence.c).
+ */
+void xp_call_arm(struct xp_hook *h)
+{
+	s32 rel = (s32)entry_rel(h);
+	u8 *c = copy_at(h);
+
+	lockdep_assert_held(&xp_views_lock);
+	/*
+	 * A jump hook: tasks preempted between two covered instructions, before
+	 * the int3 went in, must be out before the jump's bytes land on them.
+	 * Nobody new comes in: the trap runs the covered bytes out of line.
+	 */
+	if (h->ninsn > 1)
+		synchronize_rcu_tasks();
+	mutex_lock(xp_k.text_mutex);
+	if (READ_ONCE(h->broken)) {
+		mutex_unlock(xp_k.text_mutex);
+		return;
+	}
+	/* Behind the int3: nothing executes these bytes. */
+	memcpy(c + 1, &rel, sizeof(rel));
+	h->tail_ours = true;
+	mutex_unlock(xp_k.text_mutex);
+	xp_sync_cores();
+
+	mutex_lock(xp_k.text_mutex);
+	if (!READ_ONCE(h->broken) && c[0] == INT3_INSN_OPCODE) {
+		WRITE_ONCE(h->mode, XP_HOOK_CALL);	/* before any CPU can take the jump */
+		h->view->jumped = true;
+		smp_wmb();
+		WRITE_ONCE(c[0], JMP32_INSN_OPCODE);
+	}
+	mutex_unlock(xp_k.text_mutex);
+	xp_sync_cores();
+}
+
+/* Put the kernel's bytes back behind the hook's first byte. Under text_mutex. */
+void xp_call_restore_tail(struct xp_hook *h)
+{
+	if (!h->tail_ours)
+		return;
+	memcpy(copy_at(h) + 1, xp_text(h->addr + 1), XP_JUMP_SIZE - 1);
+	h->tail_ours = false;
+}
+
+/* First half of making jumps traps again: int3 over every live jump of @v. */
+static bool calls_to_int3(struct xp_view *v, struct xp_hook *only)
+{
+	struct xp_hook *h;
+	bool any = false;
+
+	mutex_lock(xp_k.text_mutex);
+	list_for_each_entry(h, &v->hook_list, vnode) {
+		u8 *c;
+
+		if (only && h != only)
+			continue;
+		c = copy_at(h);
+		if (READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == JMP32_INSN_OPCODE) {
+			WRITE_ONCE(c[0], INT3_INSN_OPCODE);
+			any = true;
+		}
+	}
+	mutex_unlock(xp_k.text_mutex);
+	return any;
+}
+
+/*
+ * Turn the call and jump hooks of @v (or only @only) back into armed traps.
+ * Under xp_views_lock. When it returns, no CPU enters their jumps; tasks
+ * already on their way through an entry or a slot finish as before (their
+ * slot and entry stay until xp_calls_retire()).
+ */
+void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
+{
+	struct xp_hook *h;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (calls_to_int3(v, only))
+		xp_sync_cores();
+	mutex_lock(xp_k.text_mutex);
+	list_for_each_entry(h, &v->hook_list, vnode) {
+		if (only && h != only)
+			continue;
+		WRITE_ONCE(h->mode, XP_HOOK_TRAP);
+		xp_call_restore_tail(h);
+	}
+	mutex_unlock(xp_k.text_mutex);
+	xp_sync_cores();
+}
+
+/*
+ * After xp_calls_disarm() and the removal of the int3s: wait until nothing
+ * can be in the view's entries, handler or slots any more, so that they may
+ * be reused or unmapped. Tasks of the view may have been preempted anywhere
+ * in them with interrupts on (RCU-tasks waits for them); idle tasks and
+ * interrupts are only ever there with preemption off (RCU waits for those).
+ */
+void xp_calls_quiesce(void)
+{
+	synchronize_rcu_tasks();
+	synchronize_rcu();
+}
+
+/* Give @h's entry back; only once xp_calls_quiesce() has run since it was disarmed. */
+void xp_jentry_put(struct xp_hook *h)
+{
+	if (h->jentry < 0)
+		return;
+	WRITE_ONCE(xp_jhooks[h->jentry], NULL);
+	ida_free(&xp_jentry_ids, h->jentry);
+	h->jentry = -1;
+}
+
+/*
+ * Called from xp_jump_common with @regs as an int3 at the hook would have
+ * left them (but ip) and the number of the entry it came through. Returns
+ * where to go on (see the top of the file).
+ *
+ * No rcu_read_lock(): it is a function a hook may be on (dispatch.c); the
+ * hook is read with preemption or interrupts off, and its entry is not
+ * reused before both RCU and RCU-tasks have passed. Lockdep is told about
+ * the cli of the slow path and about interrupts coming back on (at the
+ * slot's sti, or popfq), as the kernel's entry code does.
+ */
+unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
+{
+	bool irq_on = regs->flags & X86_EFLAGS_IF;
+	unsigned long to;
+	struct xp_hook *h;
+	pgd_t *pgd;
+
+	if (likely(current->mm)) {
+		/* On its own tables, wherever it may resume: interrupts stay as they are. */
+		preempt_disable_notrace();
+		h = READ_ONCE(xp_jhooks[n]);
+		regs->ip = h->addr + INT3_INSN_SIZE;
+		xp_hook_fire(h, regs, in_task());
+		to = h->slot_va;
+		preempt_enable_notrace();
+		return to;
+	}
+
+	if (irq_on) {
+		raw_local_irq_disable();
+		trace_hardirqs_off();
+	}
+	h = READ_ONCE(xp_jhooks[n]);
+	regs->ip = h->addr + INT3_INSN_SIZE;
+	to = h->addr;
+	pgd = __va(read_cr3_pa());
+	if (pgd_val(READ_ONCE(*pgd_offset_pgd(pgd, h->addr))) == pgd_val(h->view->new_pgd)) {
+		xp_hook_fire(h, regs, false);
+		to = h->slot_va + (irq_on ? XP_SLOT_SIZE : 0);
+		regs->flags &= ~X86_EFLAGS_IF;
+	}
+	if (irq_on)
+		trace_hardirqs_on();
+	return to;
+}
+NOKPROBE_SYMBOL(xp_jump_handler);
+
+/*
+ * Module exit, after every view is gone: a task may still be preempted in
+ * module text it was sent to, in an entry or at xp_just_return (readers.c),
+ * whatever this load did. Wait for every task to pass a voluntary context
+ * switch, out of both.
+ */
+void xp_calls_exit(void)
+{
+	synchronize_rcu_tasks();
+	ida_destroy(&xp_jentry_ids);
+}
