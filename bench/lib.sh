@@ -81,7 +81,7 @@ call_site() {
 	cat /tmp/call_site.$1
 }
 setup() {
-	local f t0
+	local f t0 i
 	t0=$(uptime_cs)
 	: > /tmp/helper.out
 	case $1 in
@@ -95,6 +95,12 @@ setup() {
 			view-bare|view-hc) xprobectl hook add $TARGET $f > /dev/null ;;
 			view-int3) xprobectl hook add --trap $TARGET $(call_site $f) > /dev/null ;;
 			esac || return 1
+		done
+		# jump hooks go live after an RCU-tasks grace period
+		i=0
+		while xprobectl hook list | grep -q "jump once" && [ $i -lt 100 ]; do
+			sleep 0.1
+			i=$((i + 1))
 		done
 		case $1:${VIEW_BPF:-hookcount} in
 		view-bare:*) { echo attached; exec sleep 1000000; } > /tmp/helper.out & ;;

@@ -27,8 +27,8 @@ static void hook_usage(FILE *f)
 		   "KIND: a hook becomes a 5-byte jump into its own trampoline where it can (no trap\n"
 		   "per hit): 'call' when one instruction of 5 bytes or more is replaced, 'jump' when\n"
 		   "several whole instructions are (no branch may land inside them; placing one waits\n"
-		   "for preempted tasks). Elsewhere it is an 'int3' (--json says why); --trap keeps it\n"
-		   "an int3.\n");
+		   "for preempted tasks: it is an int3 for the first fraction of a second). Elsewhere\n"
+		   "it is an 'int3' (--json says why); --trap keeps it an int3.\n");
 }
 
 struct hook_row {
@@ -92,6 +92,8 @@ static void json_hook(const struct hook_row *r)
 	json_u64("instructions", r->ninsn);
 	if (r->why[0])
 		json_str("why_int3", r->why);
+	if (r->flags & XPROBES_HOOK_PENDING)
+		json_str("pending", "jump");
 	json_obj_end();
 }
 
@@ -124,7 +126,8 @@ static int print_hook(struct nlattr **tb, void *arg)
 	       " %8" PRIu64 "  %-4s %5" PRIu32 "/%-5" PRIu32 "%s\n",
 	       r.id, r.pid, r.addr, where, r.hits, r.dropped, r.nested, hook_kind(&r),
 	       r.cover, r.ninsn,
-	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" : "");
+	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" :
+	       r.flags & XPROBES_HOOK_PENDING ? "  (a jump once preempted tasks are out)" : "");
 	return 0;
 }
 

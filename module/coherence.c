@@ -117,9 +117,15 @@ static bool break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigne
 	hash_for_each_rcu(v->hooks, bkt, h, hnode) {
 		if (h->addr >= hi || h->addr + h->cover <= lo)
 			continue;
-		if (tail_conflict(h, lo)) {
+		if (h->ninsn > 1 && lo > h->addr) {
+			/*
+			 * At a covered instruction behind the first: the hook's
+			 * slot would run it without the kernel's change. Live,
+			 * its jump's bytes are kept out too (tail_conflict()).
+			 */
+			if (tail_conflict(h, lo))
+				keep_out = true;
 			h->tail_conflict = true;
-			keep_out = true;
 			schedule_work(&conflict_work);
 		} else if (h->call_ok) {
 			displace_call(h, lo, h->addr < lo ? 0 :
@@ -142,7 +148,7 @@ static bool kept_out(struct xp_view *v, unsigned long addr)
 	for (back = 1; back < XP_JUMP_SIZE; back++) {
 		struct xp_hook *h = xp_hook_at(v, addr - back);
 
-		if (h && h->tail_conflict)
+		if (h && h->tail_conflict && READ_ONCE(h->mode) == XP_HOOK_CALL)
 			return true;
 	}
 	return false;
@@ -331,6 +337,12 @@ static void fix_tail_conflicts(struct work_struct *work)
 		}
 	}
 	mutex_unlock(&xp_views_lock);
+}
+
+/* Wait for fix_tail_conflicts() (KUnit). */
+void xp_conflicts_flush(void)
+{
+	flush_work(&conflict_work);
 }
 
 /* Is the __text_poke probe in the kernel text (an int3, or an optimized jump)? */

@@ -255,6 +255,27 @@ static void free_hook_rcu(struct rcu_head *rcu)
 	free_hook(container_of(rcu, struct xp_hook, rcu));
 }
 
+/*
+ * Retiring a hook that was a live jump: the view's tasks may still be
+ * preempted in its entry, handler or slot (RCU-tasks waits for them), and
+ * idle tasks and interrupts may be there with preemption off (RCU waits for
+ * those). Its entry and slot are given back, and it is freed, after both;
+ * the view outlives the callbacks (view.c waits for them at teardown).
+ */
+static void retire_hook_rcu(struct rcu_head *rcu)
+{
+	struct xp_hook *h = container_of(rcu, struct xp_hook, rcu);
+
+	xp_jentry_put(h);
+	xp_xol_release(h->view, h);
+	free_hook(h);
+}
+
+static void retire_hook_tasks(struct rcu_head *rcu)
+{
+	call_rcu(rcu, retire_hook_rcu);
+}
+
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack)
 {
@@ -458,14 +479,16 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	xp_sync_cores();
 	hash_del_rcu(&h->hnode);
 	unlink_hook(h);
-	/* Tasks may still be on their way through its entry or slot. */
-	if (h->jentry >= 0) {
-		xp_calls_quiesce();
-		xp_jentry_put(h);
+	if (h->went_live) {
+		/* Tasks may still be on their way through its entry or slot. */
+		xp_view_put_page(v, h->tpage);
+		call_rcu_tasks(&h->rcu, retire_hook_tasks);
+	} else {
+		xp_jentry_put(h);	/* never a jump: nobody is in its entry */
+		xp_xol_release(v, h);
+		xp_view_put_page(v, h->tpage);
+		call_rcu(&h->rcu, free_hook_rcu);
 	}
-	xp_xol_release(v, h);
-	xp_view_put_page(v, h->tpage);
-	call_rcu(&h->rcu, free_hook_rcu);
 	xp_tables_check(NULL);
 	return 0;
 }

@@ -17,9 +17,9 @@
  *   may still be preempted, or an interrupt taken, between two of them, and
  *   would resume in the middle of the jump. As optimized kprobes do, the
  *   hook is first armed as an int3 whose handler runs all the covered
- *   instructions out of line (so nobody enters them any more), then
- *   synchronize_rcu_tasks() waits until every task preempted inside has
- *   left, and only then the jump goes in.
+ *   instructions out of line (so nobody enters them any more), then an
+ *   RCU-tasks grace period lets every task preempted inside leave, and
+ *   only then the jump goes in (optimize_jumps(), in the background).
  * Both go in as text_poke_bp() writes an instruction: with the int3 in place,
  * the displacement behind it, every CPU serialises, then the opcode replaces
  * the int3. Going back is the reverse, and needs no wait: while the jump was
@@ -57,6 +57,7 @@
 #include <linux/rcupdate_wait.h>
 #include <linux/irqflags.h>
 #include <linux/sched.h>
+#include <linux/workqueue.h>
 #include <asm/text-patching.h>
 #include <asm/tlbflush.h>
 #include "xprobes.h"
@@ -162,22 +163,17 @@ bool xp_jentry_get(struct xp_hook *h)
 /*
  * The hook is armed as a trap (whose handler runs everything the jump will
  * cover) and has its slot and entry: make it a jump. Under xp_views_lock.
- * If kernel patching displaces the instruction meanwhile, it stays what the
- * kernel made of it (coherence.c).
+ * A jump hook (several instructions) only once an RCU-tasks grace period has
+ * passed since its int3 went in (xp_jumps_optimize()). If kernel patching
+ * displaces the instruction meanwhile, it stays what the kernel made of it
+ * (coherence.c).
  */
-void xp_call_arm(struct xp_hook *h)
+static void arm_jump(struct xp_hook *h)
 {
 	s32 rel = (s32)entry_rel(h);
 	u8 *c = copy_at(h);
 
 	lockdep_assert_held(&xp_views_lock);
-	/*
-	 * A jump hook: tasks preempted between two covered instructions, before
-	 * the int3 went in, must be out before the jump's bytes land on them.
-	 * Nobody new comes in: the trap runs the covered bytes out of line.
-	 */
-	if (h->ninsn > 1)
-		synchronize_rcu_tasks();
 	mutex_lock(xp_k.text_mutex);
 	if (READ_ONCE(h->broken)) {
 		mutex_unlock(xp_k.text_mutex);
@@ -193,11 +189,78 @@ void xp_call_arm(struct xp_hook *h)
 	if (!READ_ONCE(h->broken) && c[0] == INT3_INSN_OPCODE) {
 		WRITE_ONCE(h->mode, XP_HOOK_CALL);	/* before any CPU can take the jump */
 		h->view->jumped = true;
+		h->went_live = true;
 		smp_wmb();
 		WRITE_ONCE(c[0], JMP32_INSN_OPCODE);
 	}
 	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
+}
+
+/*
+ * Jump hooks wait, as armed traps, for the optimizer: tasks preempted
+ * between two covered instructions before the int3 went in must be out
+ * before the jump's bytes land on them, and nobody new comes in (the trap
+ * runs the covered bytes out of line). One RCU-tasks grace period serves
+ * every hook armed before it began (xp_opt_seq), as kprobes' optimizer
+ * batches its probes; HOOK_ADD does not wait for it.
+ */
+static u64 xp_opt_seq;		/* under xp_views_lock */
+static void optimize_jumps(struct work_struct *work);
+static DECLARE_WORK(xp_optimizer, optimize_jumps);
+
+static void optimize_jumps(struct work_struct *work)
+{
+	bool again = false;
+	struct xp_view *v;
+	struct xp_hook *h;
+	u64 seq;
+
+	mutex_lock(&xp_views_lock);
+	seq = xp_opt_seq++;
+	mutex_unlock(&xp_views_lock);
+	synchronize_rcu_tasks();
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry(v, &xp_views, node) {
+		list_for_each_entry(h, &v->hook_list, vnode) {
+			if (!h->jump_pending)
+				continue;
+			if (h->pending_seq > seq) {
+				again = true;
+				continue;
+			}
+			h->jump_pending = false;
+			arm_jump(h);
+		}
+	}
+	mutex_unlock(&xp_views_lock);
+	if (again)
+		schedule_work(&xp_optimizer);
+}
+
+/* Wait for the optimizer pass under way or queued (KUnit). */
+void xp_jumps_flush(void)
+{
+	flush_work(&xp_optimizer);
+}
+
+/* Module exit, before the views go: no optimizer pass runs any more. */
+void xp_jumps_stop(void)
+{
+	cancel_work_sync(&xp_optimizer);
+}
+
+/* @h is armed as a trap: make it a call hook now, or a jump hook soon. */
+void xp_call_arm(struct xp_hook *h)
+{
+	lockdep_assert_held(&xp_views_lock);
+	if (h->ninsn == 1) {
+		arm_jump(h);
+		return;
+	}
+	h->jump_pending = true;
+	h->pending_seq = xp_opt_seq;
+	schedule_work(&xp_optimizer);
 }
 
 /* Put the kernel's bytes back behind the hook's first byte. Under text_mutex. */
@@ -249,6 +312,7 @@ void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 		if (only && h != only)
 			continue;
 		WRITE_ONCE(h->mode, XP_HOOK_TRAP);
+		h->jump_pending = false;
 		xp_call_restore_tail(h);
 	}
 	mutex_unlock(xp_k.text_mutex);
@@ -334,6 +398,9 @@ NOKPROBE_SYMBOL(xp_jump_handler);
  */
 void xp_calls_exit(void)
 {
+	cancel_work_sync(&xp_optimizer);
 	synchronize_rcu_tasks();
+	rcu_barrier_tasks();	/* retired hooks (hook.c) */
+	rcu_barrier();
 	ida_destroy(&xp_jentry_ids);
 }

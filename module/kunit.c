@@ -866,7 +866,63 @@ static void view_peek(struct kunit *test)
 	destroy_view(v);
 }
 
+/*
+ * A kernel write at the second instruction a live jump hook covers (someone's
+ * kprobe there): the jump's bytes in the copy stay ours until a work item has
+ * turned the jump into an int3 and serialised every CPU; then the copy gets
+ * the kernel's bytes, first byte last, and the hook is displaced.
+ */
+static void view_jump_tail_write(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	u8 int3 = INT3_INSN_OPCODE, jmp[XP_JUMP_SIZE];
+	struct xp_insn first;
+	struct xp_hook *h;
+	struct xp_view *v;
+	unsigned long at;
+	u8 *copy;
+
+	v = make_view(test, 0);
+	h = add_hook(v, XP_QUIET_FN, NULL, 0);
+	KUNIT_ASSERT_FALSE(test, IS_ERR(h));
+	if (h->ninsn < 2) {
+		del_hook(h->id);
+		destroy_view(v);
+		kunit_skip(test, XP_QUIET_FN "'s first instruction is no jump hook here");
+	}
+	KUNIT_EXPECT_TRUE(test, h->jump_pending);	/* an int3 until the optimizer ran */
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+	xp_jumps_flush();
+	if (h->jump_pending)
+		xp_jumps_flush();	/* queued again behind a pass already under way */
+	KUNIT_EXPECT_FALSE(test, h->jump_pending);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
+	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	memcpy(jmp, copy, sizeof(jmp));
+	KUNIT_EXPECT_EQ(test, jmp[0], (u8)JMP32_INSN_OPCODE);
+	KUNIT_ASSERT_EQ(test, xp_insn_decode(&first, h->orig, XP_INSN_MAX), 0);
+	at = h->addr + first.len;
+
+	kernel_writes(at, &int3, 1);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(h->broken));
+	KUNIT_EXPECT_EQ(test, memcmp(copy, jmp, sizeof(jmp)), 0);	/* kept out */
+	xp_conflicts_flush();
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+	KUNIT_EXPECT_FALSE(test, h->tail_ours);
+	KUNIT_EXPECT_EQ(test, copy[0], h->orig[0]);
+	/* The shared text never got the write here: the copy follows it. */
+	KUNIT_EXPECT_EQ(test, memcmp(copy, xp_text(h->addr), XP_JUMP_SIZE), 0);
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, xp_audit_all(), 0U);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
 static struct kunit_case view_cases[] = {
+	KUNIT_CASE(view_jump_tail_write),
 	KUNIT_CASE(view_chain_structure),
 	KUNIT_CASE(view_refusals),
 	KUNIT_CASE(view_copy_and_patch),

@@ -58,6 +58,7 @@ static void __exit xprobes_exit(void)
 {
 	xp_netlink_exit();
 	xp_kpstate_exit();
+	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
 	xp_calls_exit();
 	xp_lifecycle_exit();

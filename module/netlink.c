@@ -262,6 +262,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 			   (READ_ONCE(h->mode) == XP_HOOK_CALL ?
 			    (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) : 0) |
 			   (h->call_ok ? 0 : XPROBES_F_TRAP) |
+			   (h->jump_pending ? XPROBES_HOOK_PENDING : 0) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||

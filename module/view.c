@@ -380,6 +380,11 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 
 	/* Trap handlers and tracepoints that found the view before are done. */
 	synchronize_rcu();
+	/* Jump hooks deleted earlier are retired by callbacks that use the view. */
+	if (v->jumped) {
+		rcu_barrier_tasks();
+		rcu_barrier();
+	}
 	xp_hooks_free_all(v);
 	list_for_each_entry_safe(m, n, &v->members, node)
 		free_member(m);

@@ -18,8 +18,10 @@
  * and no per-CPU state: nested traps (NMI, recursion through BPF) need no
  * bookkeeping. The decoder refuses instructions that read or write IF.
  *
- * Locking: slots are handed out, written and released under xp_views_lock; a
- * slot is released only once no CPU can be in it (hook.c, view.c).
+ * Locking: slots are handed out and written under xp_views_lock, and released
+ * under it or, for a jump hook's, from the RCU callback that retires it
+ * (hook.c), hence the atomic bit operations; a slot is released only once
+ * no CPU can be in it (hook.c, view.c).
  */
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -185,7 +187,7 @@ int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *e
 	}
 	write_slot(h, slot_ptr(v, slot, 0), h->slot_va, false);
 	write_slot(h, slot_ptr(v, slot, 1), h->slot_va + XP_SLOT_SIZE, true);
-	__set_bit(slot, v->xol.used);
+	set_bit(slot, v->xol.used);	/* atomic: retired slots are cleared from RCU callbacks */
 	h->slot = slot;
 	return 0;
 }
@@ -195,7 +197,7 @@ void xp_xol_release(struct xp_view *v, struct xp_hook *h)
 {
 	if (h->slot < 0)
 		return;
-	__clear_bit(h->slot, v->xol.used);
+	clear_bit(h->slot, v->xol.used);
 	h->slot = -1;
 }
 

@@ -208,6 +208,8 @@ void xp_lifecycle_exit(void);
 /* coherence.c */
 extern atomic64_t xp_mirrored, xp_conflicts, xp_mismatches, xp_audits;
 
+void xp_conflicts_flush(void);
+
 /* kpstate.c */
 const char *xp_kprobes_broken(void);
 void xp_kpstate_init(void);
@@ -256,6 +258,9 @@ struct xp_hook {
 	u8 mode;			/* XP_HOOK_*: what xp_call_handler accepts */
 	bool tail_ours;			/* copy bytes 1..4 hold our jump's rel32 */
 	bool tail_conflict;		/* the kernel wrote behind our live jump (coherence.c) */
+	bool went_live;			/* its jump was in the copy once: retired after RCU-tasks */
+	bool jump_pending;		/* an int3 waiting for the optimizer to become a jump */
+	u64 pending_seq;		/* the optimizer pass it waits for (jump.c) */
 	struct rcu_head rcu;
 };
 
@@ -291,6 +296,8 @@ void xp_call_arm(struct xp_hook *h);
 void xp_call_restore_tail(struct xp_hook *h);
 void xp_calls_disarm(struct xp_view *v, struct xp_hook *only);
 void xp_calls_quiesce(void);
+void xp_jumps_stop(void);
+void xp_jumps_flush(void);
 unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n);
 void xp_calls_exit(void);
 

@@ -114,5 +114,7 @@ enum xprobes_mode {
 							 * that replaces one instruction */
 #define XPROBES_HOOK_JUMP		(1U << 18)	/* taken through a jump in the copy
 							 * that covers several instructions */
+#define XPROBES_HOOK_PENDING		(1U << 19)	/* an int3 that becomes a jump once
+							 * preempted tasks are out (soon) */
 
 #endif /* _UAPI_XPROBES_H */

@@ -1,16 +1,20 @@
 # Jump hooks: a hook on a function's first instruction (a 1-byte push) becomes
-# a 5-byte jump over several whole instructions into its own entry. (a) Its
+# a 5-byte jump over several whole instructions into its own entry, once an
+# RCU-tasks grace period after its int3 went in has passed. (a) Its
 # process sees the jmp where everyone else sees the kernel's bytes; it counts
 # exactly A's calls, and so does the BPF program behind it; an int3 (--trap)
 # and a call hook in other views count the same calls of their own process.
 # (b) A hook inside the bytes a jump covers is refused; a hook whose jump
 # would cover another hook stays an int3. (c) $CYCLES add/del cycles of the
-# jump hook while 4 threads call the function, then exact counts on a known
+# hook while 4 threads call the function (most are deleted while their int3
+# waits to become a jump), then $LIVE cycles of a live jump (add, wait for
+# the jump, delete: each costs a grace period), then exact counts on a known
 # loop. (d) rmmod with jump hooks live under 4 threads.
 . /xp/selftests/tests/lib.sh
 F=__x64_sys_getppid
 N=$(scaled 1000)
 CYCLES=${XP_CYCLES:-$(scaled 1000 10)}
+LIVE=${XP_LIVE_CYCLES:-$(scaled 50 5)}
 
 # add_json PID WHERE [FLAG]: add a hook, print its JSON (fails if refused)
 add_json() { xprobectl hook add --json ${3:-} "$1" "$2"; }
@@ -29,7 +33,9 @@ E=$(entry_off $$ $F)
 # (a)
 j=$(add_json $A $F) || fail "hook add at $F"
 id=$(json_get "$j" id)
-assert_eq "the first instruction's hook is a jump" jump "$(json_get "$j" kind)"
+assert_eq "the first instruction's hook starts as an int3" int3 "$(json_get "$j" kind)"
+assert_eq "that becomes a jump" jump "$(json_get "$j" pending)"
+wait_jump $id
 bytes=$(json_get "$j" bytes) insns=$(json_get "$j" instructions)
 [ "$bytes" -ge 5 ] && [ "$insns" -ge 2 ] || fail "a jump over $bytes bytes, $insns instructions"
 note "ok: $F+$E: a jump over $bytes bytes ($insns instructions): $(xprobectl peek $A $F+$E 5 | cut -d' ' -f2-)"
@@ -60,7 +66,7 @@ assert_match "and says why" "another hook" "$(json_get "$j" why_int3)"
 xprobectl hook del $(json_get "$j" id)
 xprobectl hook del $sid
 id=$(json_get "$(add_json $A $F)" id)
-assert_eq "the jump again" jump "$(hook_col $id 8)"
+wait_jump $id
 
 go_loop $A /tmp/a.out
 go_loop $C /tmp/c.out
@@ -84,15 +90,25 @@ xprobectl view add $H > /dev/null || fail "view add H"
 t0=$(date +%s)
 expect_rc "$CYCLES jump hook add/del cycles under 4 threads" 0 xpcycle hook $H $F $CYCLES
 note "ok: $CYCLES cycles in $(( $(date +%s) - t0 )) s"
+t0=$(date +%s) i=0
+while [ $i -lt $LIVE ]; do
+	id=$(xprobectl hook add $H $F) || fail "live cycle $i: hook add"
+	wait_jump $id
+	xprobectl hook del $id || fail "live cycle $i: hook del"
+	i=$((i + 1))
+done
+note "ok: $LIVE live jump cycles in $(( $(date +%s) - t0 )) s"
+kill -0 $H || fail "the hammered process died"
 kill $H
 wait $H
 start_loop /tmp/h.out -e -n $N -t 4 getppid
 H=$!
 xprobectl view add $H > /dev/null || fail "view add H2"
 id=$(xprobectl hook add $H $F) || fail "hook add after the cycles"
-assert_eq "the hook after the cycles is a jump" jump "$(hook_col $id 8)"
+wait_jump $id
 go_loop $H /tmp/h.out
 assert_eq "exact count after the cycles" $((4 * N)) "$(hook_col $id 5)"
+xprobectl view del $H || fail "view del H2"
 end_loop $H /tmp/h.out
 assert_eq "hooks at the end" 0 "$(status_field hooks)"
 assert_eq "memory at the end" 0 "$(status_field memory_bytes)"
@@ -104,6 +120,7 @@ xprobectl view add $D > /dev/null || fail "view add D"
 for f in $F __x64_sys_getpid schedule; do
 	xprobectl hook add $D $f > /dev/null || fail "hook add $f"
 done
+wait_settled
 note "D's hooks: $(xprobectl hook list $D | awk 'NR > 1 { print $4, $8, $9 }' | tr '\n' ';')"
 sleep 0.5
 rmmod xprobes || fail "rmmod with live jump hooks"

@@ -146,6 +146,25 @@ ksym() { awk -v s="$1" '$3 == s && NF == 3 { print $1; exit }' /proc/kallsyms; }
 
 # The first byte of 'xprobectl peek PID SYMBOL[+OFF]'.
 peek_byte() { xprobectl peek "$1" "$2" 1 | awk '{ print $2 }'; }
+# wait_jump ID: wait until hook ID is a live jump (placed as an int3, it
+# becomes one once preempted tasks are out: an RCU-tasks grace period).
+wait_jump() {
+	local i=0
+	while [ "$(hook_col $1 8)" != jump ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "hook $1 did not become a jump: $(xprobectl hook list | awk -v id=$1 '$1 == id')"
+		sleep 0.1
+	done
+}
+# wait_settled: until no hook waits to become a jump.
+wait_settled() {
+	local i=0
+	while xprobectl hook list | grep -q "jump once"; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "hooks still pending: $(xprobectl hook list)"
+		sleep 0.1
+	done
+}
 # armed_byte ID: the first byte hook ID puts in its copy: cc for an int3, e9
 # for a call or jump hook (a jmp to its entry).
 armed_byte() { case $(hook_col $1 8) in int3) echo cc ;; *) echo e9 ;; esac; }
