@@ -355,17 +355,17 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		err = -EEXIST;
 		goto fail;
 	}
-	/* Its int3 would land inside that hook's jump. */
+	err = validate(h, start, addr, &kp, extack);
+	if (err)
+		goto fail;
+	/* An instruction boundary, but its int3 would land inside that hook's jump. */
 	dup = covering_hook(v, addr);
 	if (dup) {
-		NL_SET_ERR_MSG_FMT(extack, "hook %u's jump covers this instruction (add it with --trap)",
+		NL_SET_ERR_MSG_FMT(extack, "hook %u's jump covers this instruction (place that one with --trap)",
 				   dup->id);
 		err = -EBUSY;
 		goto fail;
 	}
-	err = validate(h, start, addr, &kp, extack);
-	if (err)
-		goto fail;
 	/* After kprobes was asked (under kprobe_mutex): sees a disarm before it. */
 	why = xp_kprobes_broken();
 	if (why) {

@@ -879,11 +879,14 @@ static void view_jump_tail_write(struct kunit *test)
 	struct xp_insn first;
 	struct xp_hook *h;
 	struct xp_view *v;
+	bool was = xp_jump_hooks;
 	unsigned long at;
 	u8 *copy;
 
+	xp_jump_hooks = true;	/* the module parameter, for this test */
 	v = make_view(test, 0);
 	h = add_hook(v, XP_QUIET_FN, NULL, 0);
+	xp_jump_hooks = was;
 	KUNIT_ASSERT_FALSE(test, IS_ERR(h));
 	if (h->ninsn < 2) {
 		del_hook(h->id);

@@ -286,6 +286,7 @@ void xp_xol_release(struct xp_view *v, struct xp_hook *h);
 void xp_xol_free(struct xp_view *v);
 
 /* jump.c */
+extern bool xp_jump_hooks;		/* module parameter jump_hooks */
 int xp_jump_init(void);
 bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigned long size,
 		      const char **why);

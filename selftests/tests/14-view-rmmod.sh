@@ -1,4 +1,5 @@
-# (e) rmmod while A hammers the hooked path on both CPUs: the unload is clean,
+# (e) rmmod while A hammers the hooked path (a jump hook and the hook after
+# it) on both CPUs: the unload is clean,
 # A keeps running (and exits normally when told), no splat. Five rounds.
 . /xp/selftests/tests/lib.sh
 F=__x64_sys_getppid
@@ -9,8 +10,11 @@ while [ $round -le ${XP_RMMOD_ROUNDS:-$(scaled 5 2)} ]; do
 	A=$!
 	xprobectl view add $A > /dev/null || fail "view add"
 	id=$(xprobectl hook add $A $F) || fail "hook add"
-	# and on the next instruction (the push at the entry is one byte)
-	xprobectl hook add $A $F+$(($(entry_off $A $F) + 1)) > /dev/null || fail "hook add (second)"
+	# and on the instruction after the bytes its jump covers
+	cover=$(hook_col $id 9)
+	xprobectl hook add $A $F+$(($(entry_off $A $F) + ${cover%/*})) > /dev/null ||
+		fail "hook add (second)"
+	wait_settled			# rmmod with the jump live
 	sleep 0.5
 	hits=$(hook_col $id 5)
 	[ "$hits" -gt 0 ] || fail "round $round: no hits before rmmod"

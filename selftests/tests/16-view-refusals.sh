@@ -9,6 +9,7 @@ start_loop /tmp/a.out -e -n 1 getppid
 A=$LOOP_PID
 xprobectl view add $A > /dev/null || fail "view add"
 id=$(xprobectl hook add $A $F) || fail "hook add"
+wait_settled		# a jump hook's kind changes once it is live
 state() { xprobectl view list; xprobectl hook list; xprobectl status | grep -E '^(views|hooks|memory):'; }
 before=$(state)
 

@@ -9,8 +9,12 @@
 # hook while 4 threads call the function (most are deleted while their int3
 # waits to become a jump), then $LIVE cycles of a live jump (add, wait for
 # the jump, delete: each costs a grace period), then exact counts on a known
-# loop. (d) rmmod with jump hooks live under 4 threads.
+# loop. (d) rmmod with jump hooks live under 4 threads. Jump hooks are off by
+# default (module parameter jump_hooks, docs/views.md): the test loads the
+# module with them, and reloads it without at the end.
 . /xp/selftests/tests/lib.sh
+rmmod xprobes || fail "rmmod"
+insmod $KO jump_hooks=1 || fail "insmod jump_hooks=1"
 F=__x64_sys_getppid
 N=$(scaled 1000)
 CYCLES=${XP_CYCLES:-$(scaled 1000 10)}
