@@ -59,7 +59,7 @@ atomic64_t xp_audits;			/* audit passes */
  */
 static void displace_call(struct xp_hook *h, unsigned long lo, u8 first)
 {
-	u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	u8 *c = xp_hook_copy(h);
 
 	if (READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == JMP32_INSN_OPCODE) {
 		if (lo >= h->addr) {
@@ -93,7 +93,7 @@ NOKPROBE_SYMBOL(displace_call);
  */
 static bool tail_conflict(struct xp_hook *h, unsigned long lo)
 {
-	u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	u8 *c = xp_hook_copy(h);
 
 	return h->ninsn > 1 && lo > h->addr && lo < h->addr + XP_JUMP_SIZE &&
 	       READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == JMP32_INSN_OPCODE;
@@ -311,23 +311,13 @@ static void fix_tail_conflicts(struct work_struct *work)
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry(v, &xp_views, node) {
 		list_for_each_entry(h, &v->hook_list, vnode) {
-			u8 *c = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+			u8 *c = xp_hook_copy(h);
 
 			if (!h->tail_conflict)
 				continue;
+			xp_calls_disarm(v, h);	/* an int3 again, the kernel's bytes behind it */
 			mutex_lock(xp_k.text_mutex);
-			if (c[0] == JMP32_INSN_OPCODE)
-				WRITE_ONCE(c[0], INT3_INSN_OPCODE);
-			WRITE_ONCE(h->mode, XP_HOOK_TRAP);
-			mutex_unlock(xp_k.text_mutex);
-			xp_sync_cores();
-			mutex_lock(xp_k.text_mutex);
-			memcpy(c + 1, xp_text(h->addr + 1), XP_JUMP_SIZE - 1);
-			h->tail_ours = false;
 			h->tail_conflict = false;
-			mutex_unlock(xp_k.text_mutex);
-			xp_sync_cores();
-			mutex_lock(xp_k.text_mutex);
 			if (c[0] == INT3_INSN_OPCODE)
 				WRITE_ONCE(c[0], *(u8 *)xp_text(h->addr));
 			mutex_unlock(xp_k.text_mutex);

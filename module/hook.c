@@ -226,12 +226,6 @@ static void choose_kind(struct xp_view *v, struct xp_hook *h, u32 flags, unsigne
 	h->why_int3 = why;
 }
 
-/* Where the hook's int3 goes: its byte in the view's copy of the page. */
-static u8 *copy_byte(struct xp_hook *h)
-{
-	return (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
-}
-
 /* The hook of @v at @addr, if any. Under xp_views_lock or RCU. */
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr)
 {
@@ -385,7 +379,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		goto fail_id;
 	}
 	h->tpage = t;
-	copy = copy_byte(h);
+	copy = xp_hook_copy(h);
 	choose_kind(v, h, flags, start, size);
 	if (h->insn.kind == XP_INSN_SLOT || h->call_ok) {
 		err = xp_xol_alloc(v, h, extack);
@@ -462,7 +456,7 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 		return -ENOENT;
 	}
 	v = h->view;
-	copy = copy_byte(h);
+	copy = xp_hook_copy(h);
 	if (h->call_ok)		/* a call first becomes a trap again */
 		xp_calls_disarm(v, h);
 
@@ -503,7 +497,7 @@ void xp_hooks_disarm_all(struct xp_view *v)
 	mutex_lock(xp_k.text_mutex);
 	list_for_each_entry(h, &v->hook_list, vnode)
 		if (!h->broken)
-			WRITE_ONCE(*copy_byte(h), h->orig[0]);
+			WRITE_ONCE(*xp_hook_copy(h), h->orig[0]);
 	mutex_unlock(xp_k.text_mutex);
 }
 

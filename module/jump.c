@@ -39,7 +39,8 @@
  *   nothing of the hooked instructions has run, and it goes back to the
  *   hook's address to run what those tables have there.
  * So only the traced process's own tasks may be anywhere in our code with
- * interrupts on; taking a hook away waits for them (xp_calls_retire()).
+ * interrupts on; taking a hook away waits for them (retire_hook_tasks() in hook.c,
+ * xp_calls_quiesce() at view teardown).
  *
  * Locking: placing and removing run under xp_views_lock, every write to a
  * copy under text_mutex (coherence.c applies kernel writes under it too);
@@ -82,34 +83,24 @@ static struct xp_hook *xp_jhooks[XP_NR_JENTRIES];	/* the hook each entry serves 
 static DEFINE_IDA(xp_jentry_ids);
 static bool xp_jentries_ok;
 
-static unsigned long entry_addr(int n)
-{
-	return (unsigned long)xp_jentries + (unsigned long)n * XP_JENTRY_SIZE;
-}
-
 unsigned long xp_jentry_addr(int n)
 {
-	return entry_addr(n);
+	return (unsigned long)xp_jentries + (unsigned long)n * XP_JENTRY_SIZE;
 }
 
 /* rel32 of a jmp at @addr to the entry of @h */
 static s64 entry_rel(struct xp_hook *h)
 {
-	return (s64)entry_addr(h->jentry) - (s64)(h->addr + XP_JUMP_SIZE);
-}
-
-static u8 *copy_at(struct xp_hook *h)
-{
-	return (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	return (s64)xp_jentry_addr(h->jentry) - (s64)(h->addr + XP_JUMP_SIZE);
 }
 
 /* Every entry is "push $n; jmp": check the pool once, at load. */
-int xp_jump_init(void)
+void xp_jump_init(void)
 {
 	int n;
 
 	for (n = 0; n < XP_NR_JENTRIES; n++) {
-		const u8 *p = (const u8 *)entry_addr(n);
+		const u8 *p = (const u8 *)xp_jentry_addr(n);
 		u32 imm;
 		bool ok;
 
@@ -118,11 +109,10 @@ int xp_jump_init(void)
 
 		if (!ok) {
 			pr_warn("the jump-hook entry pool is not laid out as expected: every hook stays an int3\n");
-			return 0;
+			return;
 		}
 	}
 	xp_jentries_ok = true;
-	return 0;
 }
 
 /*
@@ -180,14 +170,14 @@ bool xp_jentry_get(struct xp_hook *h)
  * The hook is armed as a trap (whose handler runs everything the jump will
  * cover) and has its slot and entry: make it a jump. Under xp_views_lock.
  * A jump hook (several instructions) only once an RCU-tasks grace period has
- * passed since its int3 went in (xp_jumps_optimize()). If kernel patching
+ * passed since its int3 went in (optimize_jumps()). If kernel patching
  * displaces the instruction meanwhile, it stays what the kernel made of it
  * (coherence.c).
  */
 static void arm_jump(struct xp_hook *h)
 {
 	s32 rel = (s32)entry_rel(h);
-	u8 *c = copy_at(h);
+	u8 *c = xp_hook_copy(h);
 
 	lockdep_assert_held(&xp_views_lock);
 	mutex_lock(xp_k.text_mutex);
@@ -284,7 +274,7 @@ void xp_call_restore_tail(struct xp_hook *h)
 {
 	if (!h->tail_ours)
 		return;
-	memcpy(copy_at(h) + 1, xp_text(h->addr + 1), XP_JUMP_SIZE - 1);
+	memcpy(xp_hook_copy(h) + 1, xp_text(h->addr + 1), XP_JUMP_SIZE - 1);
 	h->tail_ours = false;
 }
 
@@ -300,7 +290,7 @@ static bool calls_to_int3(struct xp_view *v, struct xp_hook *only)
 
 		if (only && h != only)
 			continue;
-		c = copy_at(h);
+		c = xp_hook_copy(h);
 		if (READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == JMP32_INSN_OPCODE) {
 			WRITE_ONCE(c[0], INT3_INSN_OPCODE);
 			any = true;
@@ -314,7 +304,7 @@ static bool calls_to_int3(struct xp_view *v, struct xp_hook *only)
  * Turn the call and jump hooks of @v (or only @only) back into armed traps.
  * Under xp_views_lock. When it returns, no CPU enters their jumps; tasks
  * already on their way through an entry or a slot finish as before (their
- * slot and entry stay until xp_calls_retire()).
+ * slot and entry stay until the hook is retired, hook.c).
  */
 void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 {

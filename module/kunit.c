@@ -667,7 +667,7 @@ static void view_call_displaced_plain_write(struct kunit *test)
 
 	v = make_view(test, 0);
 	h = call_hook_quiet(test, v);
-	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	copy = xp_hook_copy(h);
 	kernel_writes(h->addr, &lock, 1);
 	KUNIT_EXPECT_TRUE(test, READ_ONCE(h->broken));
 	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
@@ -679,7 +679,7 @@ static void view_call_displaced_plain_write(struct kunit *test)
 
 	/* The patcher's protocol: its int3 first, the displacement stays behind it. */
 	h = call_hook_quiet(test, v);
-	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	copy = xp_hook_copy(h);
 	kernel_writes(h->addr, &int3, 1);
 	KUNIT_EXPECT_EQ(test, copy[0], int3);
 	KUNIT_EXPECT_TRUE(test, h->tail_ours);
@@ -900,7 +900,7 @@ static void view_jump_tail_write(struct kunit *test)
 		xp_jumps_flush();	/* queued again behind a pass already under way */
 	KUNIT_EXPECT_FALSE(test, h->jump_pending);
 	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
-	copy = (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+	copy = xp_hook_copy(h);
 	memcpy(jmp, copy, sizeof(jmp));
 	KUNIT_EXPECT_EQ(test, jmp[0], (u8)JMP32_INSN_OPCODE);
 	KUNIT_ASSERT_EQ(test, xp_insn_decode(&first, h->orig, XP_INSN_MAX), 0);

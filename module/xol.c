@@ -9,8 +9,9 @@
  * them, and those are exactly the CPUs that can hit the view's int3s.
  *
  * Each hook gets two slot copies of its instruction (of every instruction a
- * jump hook covers), each followed by a jump back to the instruction after: one for a trap taken with interrupts off,
- * one, with an sti before the jump, for a trap taken with them on. The trap
+ * jump hook covers), each followed by a jump back to the instruction after:
+ * one for a trap taken with interrupts off, one, with an sti before the
+ * jump, for a trap taken with them on. The trap
  * handler enters a slot with interrupts off, so nothing can preempt or migrate
  * the CPU while it runs code that exists only in this view (a kernel thread
  * resumed elsewhere may run on another mm's tables); sti's one-instruction
@@ -92,8 +93,8 @@ static unsigned int put_exit(u8 *dst, unsigned long va, unsigned long to, bool i
 }
 
 /*
- * A direct branch @insn (of @h's, at @from) rebuilt at @dst (address @va)
- * with rel32 targets: returns the bytes written. Interrupts go back on, with
+ * A direct branch @insn (at @from in the kernel text) rebuilt at @dst
+ * (address @va) with rel32 targets: returns the bytes written. Interrupts go back on, with
  * @irq_on, on the way out.
  */
 static unsigned int put_branch(const struct xp_insn *insn, unsigned long from, u8 *dst,

@@ -6,6 +6,7 @@
 #include <linux/types.h>
 #include <linux/hashtable.h>
 #include <linux/list.h>
+#include <linux/mm.h>
 #include <linux/mutex.h>
 #include <linux/pgtable.h>
 #include <linux/rcupdate.h>
@@ -264,7 +265,13 @@ struct xp_hook {
 	struct rcu_head rcu;
 };
 
-enum { XP_HOOK_TRAP, XP_HOOK_CALL };	/* CALL: a live jump, of either kind */
+enum { XP_HOOK_TRAP, XP_HOOK_CALL };
+
+/* The hook's first byte in its view's private copy of the page. */
+static inline u8 *xp_hook_copy(struct xp_hook *h)
+{
+	return (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
+}	/* CALL: a live jump, of either kind */
 
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
@@ -287,7 +294,7 @@ void xp_xol_free(struct xp_view *v);
 
 /* jump.c */
 extern bool xp_jump_hooks;		/* module parameter jump_hooks */
-int xp_jump_init(void);
+void xp_jump_init(void);
 bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigned long size,
 		      const char **why);
 bool xp_jentry_get(struct xp_hook *h);
