@@ -74,6 +74,7 @@ end_loop $C /tmp/c.out
 xprobectl hook del $sid || fail "hook del"
 assert_eq "the call outlives its neighbour" e9 "$(peek_byte $A $F+$call)"
 end_loop $A /tmp/a.out
+wait_views 0
 
 # (b) Other users' kprobes over a call hook.
 sysloop -n 0 getppid &

@@ -165,6 +165,17 @@ wait_settled() {
 		sleep 0.1
 	done
 }
+# wait_views N: until N views are left. A view whose process exited ends in
+# the background, and with call or jump hooks that takes an RCU-tasks grace
+# period; until then its hooks still count in the coherence figures.
+wait_views() {
+	local i=0
+	while [ "$(status_field views)" != "$1" ]; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || fail "$(status_field views) views left, not $1"
+		sleep 0.1
+	done
+}
 # armed_byte ID: the first byte hook ID puts in its copy: cc for an int3, e9
 # for a call or jump hook (a jmp to its entry).
 armed_byte() { case $(hook_col $1 8) in int3) echo cc ;; *) echo e9 ;; esac; }
