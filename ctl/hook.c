@@ -26,9 +26,11 @@ static void hook_usage(FILE *f)
 		   "--return hooks where SYMBOL returns to its caller (x64_sys_call: syscall exit).\n"
 		   "KIND: a hook becomes a 5-byte jump into its own trampoline where it can (no trap\n"
 		   "per hit): 'call' when one instruction of 5 bytes or more is replaced, 'jump' when\n"
-		   "several whole instructions are (module parameter jump_hooks=1; no branch may land\n"
-		   "inside them; it is an int3 until preempted tasks are out, a fraction of a second).\n"
-		   "Elsewhere it is an 'int3' (--json says why); --trap keeps it an int3.\n");
+		   "several whole instructions are (no branch may land inside them, no kprobe on them;\n"
+		   "it is an int3 until preempted tasks are out, a fraction of a second; module\n"
+		   "parameter jump_hooks=0 turns jumps off). Elsewhere it is an 'int3' (--json says why);\n"
+		   "a kprobe registered on its instructions later makes it an int3 again (displaced).\n"
+		   "--trap keeps it an int3.\n");
 }
 
 struct hook_row {

@@ -27,6 +27,7 @@
 #include <asm/tlbflush.h>
 #include "xprobes.h"
 #include "trace.h"
+#include "fire.h"
 
 /* Was the trapped context a task (not irq, softirq, NMI)? int3 added one NMI level. */
 static bool trapped_in_task(void)
@@ -67,37 +68,7 @@ static void run_displaced(struct xp_hook *h, struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(run_displaced);
 
-/*
- * Hooks this CPU is dispatching right now. The tracepoint runs kernel code
- * (the BPF run path, helpers, whatever a program calls); a hook on any of it
- * hits again inside the dispatch of the first. That nested hit is counted
- * and its instruction runs, but it fires nothing: no recursion, whatever is
- * hooked. Both paths run with interrupts off, so only an NMI or a trap can
- * nest, and the count is back to its value when they return.
- */
-static DEFINE_PER_CPU(unsigned int, xp_dispatching);
-
-/*
- * Count a hit of @h and fire the tracepoint: a hit when the context is a task
- * running on its own mm (@own_task: not an interrupt, not a lazy-TLB
- * borrower of the view's tables); anything else is dropped. Shared by the
- * trap and jump paths; preemption is off.
- */
-void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, bool own_task)
-{
-	if (__this_cpu_inc_return(xp_dispatching) > 1) {
-		this_cpu_inc(h->stats->nested);
-	} else if (own_task) {
-		this_cpu_inc(h->stats->hits);
-		trace_xprobes_hook(h->id, h->cookie, regs);
-	} else {
-		this_cpu_inc(h->stats->dropped);
-		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
-			trace_xprobes_hook(h->id, h->cookie, regs);
-	}
-	__this_cpu_dec(xp_dispatching);
-}
-NOKPROBE_SYMBOL(xp_hook_fire);
+DEFINE_PER_CPU(unsigned int, xp_dispatching);	/* fire.h */
 
 /*
  * Kernel functions that run on the way to xp_hook_fire()'s guard, or only

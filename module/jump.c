@@ -65,19 +65,29 @@
 #include "xprobes.h"
 #include "cover.h"
 #include "jump_entry.h"
+#include "fire.h"
 
 extern const u8 xp_jentries[];
 
 /*
- * Jump hooks over several instructions are off by default: a kernel kprobe
- * armed at a live jump hook's own address takes the int3 that replaces the
- * jump, runs only the first covered instruction and resumes behind it,
- * inside the jump's displacement (found by selftest 34 on 6.1). The int3
- * protocol cannot hand such a site back; docs/views.md, "Known limits".
+ * Jump hooks over several instructions can be turned off at load
+ * (jump_hooks=0): every hook on an instruction shorter than the jump is then
+ * an int3, as before this kind existed.
  */
-bool xp_jump_hooks;
+bool xp_jump_hooks = true;
 module_param_named(jump_hooks, xp_jump_hooks, bool, 0444);
-MODULE_PARM_DESC(jump_hooks, "1: hooks on short instructions become jumps over several instructions (experimental; see docs/views.md)");
+MODULE_PARM_DESC(jump_hooks, "0: hooks on instructions shorter than 5 bytes stay int3s instead of jumps over several instructions");
+
+/*
+ * kprobes' table, under its mutex (kernel/kprobes.c). A kprobe on an
+ * instruction a jump covers would take its int3 there, run that one
+ * instruction out of line and resume behind it, inside our jump's bytes:
+ * a jump goes live only where no kprobe is registered on a covered
+ * instruction (optimize_jumps()), and a kprobe that comes later takes the
+ * jump apart before kprobes prepares it (xp_jumps_yield()).
+ */
+static struct mutex *xp_kprobe_mutex;
+static struct kprobe *(*xp_get_kprobe)(void *addr);
 
 static struct xp_hook *xp_jhooks[XP_NR_JENTRIES];	/* the hook each entry serves */
 static DEFINE_IDA(xp_jentry_ids);
@@ -113,6 +123,10 @@ void xp_jump_init(void)
 		}
 	}
 	xp_jentries_ok = true;
+	xp_kprobe_mutex = (struct mutex *)xp_sym_lookup("kprobe_mutex", NULL);
+	xp_get_kprobe = (void *)xp_sym_lookup("get_kprobe", NULL);
+	if (!xp_kprobe_mutex || !xp_get_kprobe)
+		pr_warn("cannot find kprobes' table: hooks on short instructions stay int3s\n");
 }
 
 /*
@@ -142,6 +156,10 @@ bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigne
 		return true;
 	if (!xp_jump_hooks) {
 		*why = "jump hooks over several instructions are off (module parameter jump_hooks)";
+		return false;
+	}
+	if (!xp_get_kprobe || !xp_kprobes_guarded()) {
+		*why = "kprobes' table was not found, so kprobes could not be kept off a jump";
 		return false;
 	}
 	if (xp_cover_decide(xp_text(start), start, size, h->addr - start,
@@ -215,6 +233,24 @@ static u64 xp_opt_seq;		/* under xp_views_lock */
 static void optimize_jumps(struct work_struct *work);
 static DECLARE_WORK(xp_optimizer, optimize_jumps);
 
+/* Is a kprobe registered on one of the instructions @h covers? Under kprobe_mutex. */
+static bool kprobe_on_cover(struct xp_hook *h)
+{
+	unsigned int pos = 0;
+
+	lockdep_assert_held(xp_kprobe_mutex);
+	while (pos < h->cover) {
+		struct xp_insn insn;
+
+		if (xp_get_kprobe((void *)(h->addr + pos)))
+			return true;
+		if (xp_insn_decode(&insn, h->orig + pos, XP_INSN_MAX))
+			return true;	/* decoded when it was placed: cannot happen */
+		pos += insn.len;
+	}
+	return false;
+}
+
 static void optimize_jumps(struct work_struct *work)
 {
 	bool again = false;
@@ -227,6 +263,12 @@ static void optimize_jumps(struct work_struct *work)
 	mutex_unlock(&xp_views_lock);
 	synchronize_rcu_tasks();
 	mutex_lock(&xp_views_lock);
+	/*
+	 * kprobes registers under its mutex, and prepares (xp_jumps_yield())
+	 * before the probe enters its table: a kprobe is either found here, or
+	 * comes after the jump and takes it apart.
+	 */
+	mutex_lock(xp_kprobe_mutex);
 	list_for_each_entry(v, &xp_views, node) {
 		list_for_each_entry(h, &v->hook_list, vnode) {
 			if (!h->jump_pending)
@@ -236,9 +278,14 @@ static void optimize_jumps(struct work_struct *work)
 				continue;
 			}
 			h->jump_pending = false;
+			if (kprobe_on_cover(h)) {
+				h->why_int3 = "a kprobe is registered on an instruction the jump would cover";
+				continue;
+			}
 			arm_jump(h);
 		}
 	}
+	mutex_unlock(xp_kprobe_mutex);
 	mutex_unlock(&xp_views_lock);
 	if (again)
 		schedule_work(&xp_optimizer);
@@ -325,6 +372,70 @@ void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 	xp_sync_cores();
 }
 
+/* The live jump over several instructions of @v that covers @addr, if any. Under RCU. */
+static struct xp_hook *jump_over(struct xp_view *v, unsigned long addr)
+{
+	unsigned int back;
+
+	for (back = 0; back < XP_COVER_MAX; back++) {
+		struct xp_hook *h = xp_hook_at(v, addr - back);
+
+		if (h && h->ninsn > 1 && back < h->cover && READ_ONCE(h->mode) == XP_HOOK_CALL)
+			return h;
+	}
+	return NULL;
+}
+
+/*
+ * kprobes is about to prepare a kprobe at @addr (from the probe on
+ * arch_prepare_kprobe(), readers.c: ftrace-based, preemption off, in the
+ * registering task, text_mutex held and CPU hotplug off): take apart, in every view, the live jump that covers @addr, as
+ * xp_calls_disarm() does, before the probe can be found in kprobes' table.
+ * Each becomes an int3 whose slot runs every covered instruction; the
+ * kprobe's own int3 then displaces it (coherence.c). Without this, a task
+ * of the view would take the kprobe's int3 where our jump was, run that one
+ * instruction and resume inside the jump's displacement. Cannot take
+ * xp_views_lock (HOOK_ADD takes kprobe_mutex under it): the views and hooks
+ * are walked under RCU, and the copies written under text_mutex, as every
+ * write to them is.
+ */
+void xp_jumps_yield(unsigned long addr)
+{
+	struct xp_view *v;
+	struct xp_hook *h;
+	bool any = false;
+
+	lockdep_assert_held(xp_k.text_mutex);
+	if (!READ_ONCE(xp_nr_views))
+		return;
+	rcu_read_lock();
+	list_for_each_entry_rcu(v, &xp_views, node) {
+		h = jump_over(v, addr);
+		if (!h)
+			continue;
+		/* An int3 already there may be HOOK_DEL's, not yet serialised. */
+		if (xp_hook_copy(h)[0] == JMP32_INSN_OPCODE)
+			WRITE_ONCE(xp_hook_copy(h)[0], INT3_INSN_OPCODE);
+		any = true;
+	}
+	if (any)
+		xp_sync_cores();
+	list_for_each_entry_rcu(v, &xp_views, node) {
+		h = jump_over(v, addr);
+		if (h) {
+			WRITE_ONCE(h->mode, XP_HOOK_TRAP);
+			xp_call_restore_tail(h);
+			WRITE_ONCE(h->why_int3, "a kprobe was registered on an instruction the jump covered");
+			pr_notice("a kprobe at %pS: the jump hook at %pS is an int3 again\n",
+				  (void *)addr, (void *)h->addr);
+		}
+	}
+	rcu_read_unlock();
+	if (any)
+		xp_sync_cores();
+}
+NOKPROBE_SYMBOL(xp_jumps_yield);
+
 /*
  * After xp_calls_disarm() and the removal of the int3s: wait until nothing
  * can be in the view's entries, handler or slots any more, so that they may
@@ -359,7 +470,7 @@ void xp_jentry_put(struct xp_hook *h)
  * the cli of the slow path and about interrupts coming back on (at the
  * slot's sti, or popfq), as the kernel's entry code does.
  */
-unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
+notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 {
 	bool irq_on = regs->flags & X86_EFLAGS_IF;
 	unsigned long to;

@@ -253,6 +253,7 @@ static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
 
 static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 {
+	const char *why = READ_ONCE(h->why_int3);	/* a kprobe's registration may set it */
 	struct xp_hook_stats st;
 
 	xp_hook_stats(h, &st);
@@ -268,7 +269,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
 	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
 	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||
-	       (h->why_int3 && nla_put_string(msg, XPROBES_A_REASON, h->why_int3)) ||
+	       (why && nla_put_string(msg, XPROBES_A_REASON, why)) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_HITS, st.hits, XPROBES_A_PAD) ||

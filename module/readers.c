@@ -29,6 +29,17 @@
  *   from register_kprobe() itself is not safe: callers' error paths expect
  *   what it initialises first. Seen: trace_kprobe's list corrupted.)
  *
+ * - A kprobe on an instruction a live jump hook covers (jump.c): kprobes
+ *   would take its int3 where our jump was, run that one instruction and
+ *   resume inside the jump's displacement. The same arch_prepare_kprobe()
+ *   probe takes such jumps apart first (xp_jumps_yield()), before kprobes
+ *   puts the probe in its table. That needs IPIs, which an ftrace-based
+ *   probe may send (preemption off, interrupts on, in the registering
+ *   task); where the probe is not ftrace-based, jumps over several
+ *   instructions are not made (xp_kprobes_guarded()). Our own questions to
+ *   kprobes (xp_kprobe_ask(): disabled probes, unregistered at once) are let
+ *   through.
+ *
  * Locking: the poke path runs under text_mutex, held by the patcher (and the
  * kprobes optimizer holds kprobe_mutex, so the backup cannot change under
  * us); the registration probe looks views up under RCU.
@@ -125,13 +136,17 @@ static void find_template(void)
 
 static int on_prepare_kprobe(struct kprobe *p, struct pt_regs *regs)
 {
+	struct kprobe *newp = (struct kprobe *)regs->di;	/* arch_prepare_kprobe(p) */
 	bool traced;
 
 	rcu_read_lock();
 	traced = xp_view_of_pgd(__va(read_cr3_pa()));
 	rcu_read_unlock();
-	if (!traced)
+	if (!traced) {
+		if (xp_kprobes_guarded() && READ_ONCE(xp_asking) != current)
+			xp_jumps_yield((unsigned long)newp->addr);
 		return 0;
+	}
 	/* return -EBUSY (just_return.S) */
 	regs->ax = (unsigned long)-EBUSY;
 	regs->ip = (unsigned long)xp_just_return;
@@ -157,7 +172,15 @@ const char *xp_readers_init(void)
 		return "cannot guard kprobes registration from traced processes";
 	}
 	reg_probe_on = true;
+	if (!xp_kprobes_guarded())
+		pr_notice("the arch_prepare_kprobe probe is not ftrace-based: hooks on short instructions stay int3s\n");
 	return NULL;
+}
+
+/* Can a kprobe's registration take jump hooks apart first (xp_jumps_yield())? */
+bool xp_kprobes_guarded(void)
+{
+	return reg_probe_on && (reg_kp.flags & KPROBE_FLAG_FTRACE);
 }
 
 void xp_readers_exit(void)

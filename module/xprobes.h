@@ -65,6 +65,7 @@ int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size);
 unsigned long xp_sym_lookup(const char *name, unsigned long *size);
 #define XP_KP_ASK_MAX	8
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n);
+extern struct task_struct *xp_asking;
 unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans);
 unsigned long xp_func_body(unsigned long start);
 bool xp_sym_at(unsigned long addr, const char *want, unsigned long *off, unsigned long *size);
@@ -222,6 +223,7 @@ extern atomic64_t xp_backups_fixed, xp_kprobes_refused;
 void xp_readers_poke(unsigned long addr, const u8 *src, size_t len);
 const char *xp_readers_init(void);
 void xp_readers_exit(void);
+bool xp_kprobes_guarded(void);
 unsigned int xp_audit_all(void);
 void xp_mirror_write(unsigned long addr, const u8 *src, size_t len, bool set);
 int xp_coherence_init(void);
@@ -303,6 +305,7 @@ void xp_jentry_put(struct xp_hook *h);
 void xp_call_arm(struct xp_hook *h);
 void xp_call_restore_tail(struct xp_hook *h);
 void xp_calls_disarm(struct xp_view *v, struct xp_hook *only);
+void xp_jumps_yield(unsigned long addr);
 void xp_calls_quiesce(void);
 void xp_jumps_stop(void);
 void xp_jumps_flush(void);
@@ -310,7 +313,6 @@ unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n);
 void xp_calls_exit(void);
 
 /* dispatch.c */
-void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, bool own_task);
 bool xp_on_dispatch_path(unsigned long addr);
 int xp_dispatch_init(void);
 void xp_dispatch_exit(void);

@@ -9,12 +9,14 @@
 # hook while 4 threads call the function (most are deleted while their int3
 # waits to become a jump), then $LIVE cycles of a live jump (add, wait for
 # the jump, delete: each costs a grace period), then exact counts on a known
-# loop. (d) rmmod with jump hooks live under 4 threads. Jump hooks are off by
-# default (module parameter jump_hooks, docs/views.md): the test loads the
-# module with them, and reloads it without at the end.
+# loop. (d) rmmod with jump hooks live under 4 threads. (e) Other users'
+# kprobes on the instructions a live jump covers, its first and the one
+# after: registering one first makes the jump an int3 again, so the kprobe
+# fires for the traced process, which keeps running, and the hook is
+# displaced; a jump is not made where a kprobe is registered already.
 . /xp/selftests/tests/lib.sh
-rmmod xprobes || fail "rmmod"
-insmod $KO jump_hooks=1 || fail "insmod jump_hooks=1"
+trap reset_tracing EXIT
+T=/sys/kernel/tracing
 F=__x64_sys_getppid
 N=$(scaled 1000)
 CYCLES=${XP_CYCLES:-$(scaled 1000 10)}
@@ -132,3 +134,31 @@ kill -0 $D || fail "the process died with the module"
 kill $D; wait $D
 load_module
 assert_eq "no views after reload" 0 "$(status_field views)"
+
+# (e)
+sysloop -n 0 getppid &
+K=$!
+xprobectl view add $K > /dev/null || fail "view add K"
+for at in $E $second; do
+	id=$(xprobectl hook add $K $F) || fail "hook add in K"
+	wait_jump $id
+	echo "p:xpjump $F+$at" > $T/kprobe_events || fail "a kprobe at $F+$at, under a live jump"
+	assert_eq "K's hook is an int3 again" int3 "$(hook_col $id 8)"
+	kprobe_fired xpjump $K "the kprobe at $F+$at"
+	kill -0 $K || fail "K died"
+	assert_match "the hook is displaced" "displaced" "$(xprobectl hook list $K)"
+	echo 0 > $T/events/kprobes/xpjump/enable
+	echo "-:xpjump" >> $T/kprobe_events
+	assert_match "audit" "^0 private page" "$(xprobectl audit)"
+	xprobectl hook del $id || fail "hook del"
+	assert_eq "K sees the kernel's bytes again" "$(xprobectl peek $$ $F+$E 8)" "$(xprobectl peek $K $F+$E 8)"
+done
+echo "p:xpjump $F+$second" > $T/kprobe_events || fail "a kprobe at $F+$second"
+j=$(add_json $K $F) || fail "hook add over a registered kprobe"
+id=$(json_get "$j" id)
+wait_settled
+assert_eq "no jump over a registered kprobe" int3 "$(hook_col $id 8)"
+assert_match "and it says why" "kprobe is registered" "$(xprobectl hook list --json $K)"
+echo "-:xpjump" >> $T/kprobe_events
+xprobectl view del $K || fail "view del K"
+kill $K; wait $K

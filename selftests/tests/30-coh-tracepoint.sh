@@ -4,6 +4,7 @@
 # enabled (A's copy follows the kernel's patching), none after; the audit
 # finds nothing to repair; no splat.
 . /xp/selftests/tests/lib.sh
+D0=$(status_field hooks_displaced)	# the counter is the module's, since it loaded
 trap reset_tracing EXIT
 F=__send_signal_locked
 T=/sys/kernel/tracing
@@ -13,6 +14,7 @@ sysloop -n 0 selfsig &
 A=$!
 xprobectl view add $A > /dev/null || fail "view add"
 ids=$(hook_all_pages $A $F) || fail "cannot hook $F"
+jump_among $ids
 [ -n "$ids" ] || fail "no hook in $F"
 note "hooks on every page of $F: $(echo $ids)"
 # Where the compiler did not inline the tracepoint's wrapper (the debug
@@ -44,7 +46,7 @@ done
 [ "$(hook_col $(echo $ids | cut -d' ' -f1) 5)" -gt 0 ] || fail "the first hook never hit"
 assert_match "audit" "^0 private page" "$(xprobectl audit)"
 assert_eq "audit mismatches" 0 "$(status_field audit_mismatches)"
-assert_eq "hooks displaced" 0 "$(status_field hooks_displaced)"
+assert_eq "hooks displaced" $((D0 + 0)) "$(status_field hooks_displaced)"
 note "text writes mirrored: $(status_field text_writes_mirrored)"
 if [ -n "$SITE_IN_VIEW" ]; then
 	[ "$(status_field text_writes_mirrored)" -gt 0 ] || fail "no kernel text write was mirrored"

@@ -10,6 +10,7 @@ sysloop -n 0 selfsig &
 A=$!
 xprobectl view add $A > /dev/null || fail "view add"
 ids=$(hook_all_pages $A $F) || fail "cannot hook $F"
+jump_among $ids
 echo $F > $T/set_ftrace_filter || fail "set_ftrace_filter"
 echo > $T/trace
 R=$(scaled 100)

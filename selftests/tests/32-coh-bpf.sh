@@ -10,6 +10,7 @@ sysloop -n 0 getppid &
 A=$!
 xprobectl view add $A > /dev/null || fail "view add"
 id=$(xprobectl hook add $A $F) || fail "hook add"
+jump_among $id
 R=$(scaled 100)
 fentryloop -p $A -n $R -m 30 > /tmp/fl.out || fail "fentryloop: $(tail -n 3 /tmp/fl.out)"
 rounds=$(awk '$2 > 0' /tmp/fl.out | wc -l)

@@ -26,6 +26,7 @@ id=$(xprobectl hook add $A __x64_sys_getppid) || fail "hook add"
 for f in schedule __cond_resched preempt_schedule dynamic_might_resched; do
 	xprobectl hook add $A $f > /dev/null 2>&1 && note "also hooked $f"
 done
+jump_among $id
 i=1
 R=$(scaled 5)	# 2 on the debug kernel
 while [ $i -le $R ]; do

@@ -9,7 +9,8 @@ K=/sys/kernel/livepatch/xp_klp
 ppidcount -d 12 > /tmp/pc.out &
 A=$!
 xprobectl view add $A > /dev/null || fail "view add"
-xprobectl hook add $A __x64_sys_getppid > /dev/null || fail "hook add"
+id=$(xprobectl hook add $A __x64_sys_getppid) || fail "hook add"
+jump_among $id
 sleep 1
 insmod /xp/xp_klp.ko || fail "insmod xp_klp"
 i=0; while [ "$(cat $K/transition 2>/dev/null)" != 0 ]; do

@@ -262,6 +262,19 @@ hook_all_pages() {
 	done
 }
 
+# jump_among IDS...: wait until no hook waits to become a jump, note the
+# kinds of hooks IDS, and fail unless one of them is a jump (a coherence test
+# then also runs the kernel's patching past a live jump hook).
+jump_among() {
+	local id kinds=
+	wait_settled
+	for id in "$@"; do
+		kinds="$kinds $id:$(hook_col $id 8)/$(hook_col $id 9)"
+	done
+	note "hook kinds:$kinds"
+	case "$kinds" in *:jump/*) ;; *) fail "no jump hook among$kinds" ;; esac
+}
+
 # kprobe_fired EVENT PID WHAT: the kprobe event EVENT (tracefs), enabled for
 # 0.3 s, recorded hits of sysloop process PID; fail with WHAT if none.
 kprobe_fired() {
