@@ -93,6 +93,8 @@ done
 [ -n "$idS" ] && note "every-syscall hook: $(hook_col $idS 4)" ||
 	note "no every-syscall function could be hooked (x64_sys_call, do_syscall_64)"
 orig=$(peek_byte $$ $L1)
+wait_settled		# a jump hook's first byte changes once it is live
+armed=$(armed_byte $id1)
 echo go > $D/go.t &
 echo go > $D/go.u
 wait $!
@@ -108,7 +110,7 @@ while [ ! -s $D/tally.t ] || [ ! -s $D/tally.u ]; do
 	b=$(peek_byte $UROOT $L1)
 	[ "$b" = "$orig" ] || fail "the untraced root sees '$b' at $L1, not the original '$orig'"
 	b=$(peek_byte $ROOT $L1)
-	[ "$b" = cc ] || fail "the traced root sees '$b' at $L1, not its hook (cc)"
+	[ "$b" = "$armed" ] || fail "the traced root sees '$b' at $L1, not its hook ($armed)"
 	peeked=$((peeked + 1))
 	sleep 0.5
 done
