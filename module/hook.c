@@ -26,6 +26,7 @@
 #include <asm/text-patching.h>
 #include <net/netlink.h>
 #include "xprobes.h"
+#include "cover.h"
 
 static DEFINE_IDR(xp_hook_ids);		/* under xp_views_lock */
 unsigned int xp_nr_hooks;		/* under xp_views_lock */
@@ -169,25 +170,20 @@ static bool fixup_inside(unsigned long lo, unsigned long hi)
  */
 static const char *jump_allowed(struct xp_hook *h)
 {
-	unsigned long addrs[XP_KP_ASK_MAX];
-	struct xp_kp_answer ans[XP_KP_ASK_MAX];
-	unsigned int pos = 0, i, n = 0;
+	unsigned long starts[XP_COVER_INSNS];
+	struct xp_kp_answer ans[XP_COVER_INSNS];
+	int i, n = xp_cover_starts(h, starts);
 
-	while (pos < h->cover && n < XP_KP_ASK_MAX) {
-		struct xp_insn insn;
-
-		if (xp_insn_decode(&insn, h->orig + pos, XP_INSN_MAX))
-			return "a covered instruction does not decode";
-		if (in_extable(h->addr + pos))
+	if (n < 0)
+		return "a covered instruction does not decode";
+	for (i = 0; i < n; i++)
+		if (in_extable(starts[i]))
 			return "a covered instruction may fault on purpose (exception table entry)";
-		if (pos)
-			addrs[n++] = h->addr + pos;
-		pos += insn.len;
-	}
 	if (fixup_inside(h->addr, h->addr + h->cover))
 		return "an exception fixup lands inside the covered bytes";
-	xp_kprobe_ask(addrs, ans, n);
-	for (i = 0; i < n; i++) {
+	/* The first one was asked already, when the hook was placed. */
+	xp_kprobe_ask(starts + 1, ans, n - 1);
+	for (i = 0; i < n - 1; i++) {
 		if (ans[i].err)
 			return "kprobes refuses a covered instruction (a jump-label, static-call or BUG site, or blacklisted)";
 		if (ans[i].flags & KPROBE_FLAG_FTRACE)

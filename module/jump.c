@@ -233,21 +233,39 @@ static u64 xp_opt_seq;		/* under xp_views_lock */
 static void optimize_jumps(struct work_struct *work);
 static DECLARE_WORK(xp_optimizer, optimize_jumps);
 
+/*
+ * The addresses of the instructions @h covers, decoded from ->orig (they
+ * decoded when it was placed): returns how many, at most XP_COVER_INSNS, or
+ * -EINVAL if one does not decode or there are more.
+ */
+int xp_cover_starts(const struct xp_hook *h, unsigned long *starts)
+{
+	unsigned int pos = 0;
+	int n = 0;
+
+	while (pos < h->cover && n < XP_COVER_INSNS) {
+		struct xp_insn insn;
+
+		if (xp_insn_decode(&insn, h->orig + pos, XP_INSN_MAX))
+			return -EINVAL;
+		starts[n++] = h->addr + pos;
+		pos += insn.len;
+	}
+	return pos < h->cover ? -EINVAL : n;	/* cover.c allows no more */
+}
+
 /* Is a kprobe registered on one of the instructions @h covers? Under kprobe_mutex. */
 static bool kprobe_on_cover(struct xp_hook *h)
 {
-	unsigned int pos = 0;
+	unsigned long starts[XP_COVER_INSNS];
+	int i, n = xp_cover_starts(h, starts);
 
 	lockdep_assert_held(xp_kprobe_mutex);
-	while (pos < h->cover) {
-		struct xp_insn insn;
-
-		if (xp_get_kprobe((void *)(h->addr + pos)))
+	if (n < 0)
+		return true;	/* cannot happen, see above */
+	for (i = 0; i < n; i++)
+		if (xp_get_kprobe((void *)starts[i]))
 			return true;
-		if (xp_insn_decode(&insn, h->orig + pos, XP_INSN_MAX))
-			return true;	/* decoded when it was placed: cannot happen */
-		pos += insn.len;
-	}
 	return false;
 }
 
@@ -279,7 +297,8 @@ static void optimize_jumps(struct work_struct *work)
 			}
 			h->jump_pending = false;
 			if (kprobe_on_cover(h)) {
-				h->why_int3 = "a kprobe is registered on an instruction the jump would cover";
+				WRITE_ONCE(h->why_int3,
+					   "a kprobe is registered on an instruction the jump would cover");
 				continue;
 			}
 			arm_jump(h);

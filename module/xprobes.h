@@ -306,6 +306,7 @@ void xp_call_arm(struct xp_hook *h);
 void xp_call_restore_tail(struct xp_hook *h);
 void xp_calls_disarm(struct xp_view *v, struct xp_hook *only);
 void xp_jumps_yield(unsigned long addr);
+int xp_cover_starts(const struct xp_hook *h, unsigned long *starts);
 void xp_calls_quiesce(void);
 void xp_jumps_stop(void);
 void xp_jumps_flush(void);
