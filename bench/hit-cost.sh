@@ -3,8 +3,10 @@
 # target, then let go) with a hook on __x64_sys_getppid under each of:
 # none, view (the function's first instruction, a jump hook over push+call),
 # view-call (its first instruction of 5 bytes or more, a call hook),
-# view-int3 (that one kept an int3), view-bare (as view, no BPF program: the
-# mechanism alone), view-hc (as view, with the older hookcount program), in
+# view-int3 (that one kept an int3), view-tp (as view, the program reached
+# through the xprobes_hook tracepoint instead of run by the hook itself),
+# view-bare (as view, no BPF program: the mechanism alone), view-hc (as
+# view, with the older hookcount program), in
 # (global kprobe + PID test in BPF), fentry (global fentry + PID test). The
 # view configurations run the very program body in and fentry run
 # (pidfilter -m hook: PID test and two atomic adds). Cost of a hit =
@@ -15,7 +17,7 @@
 ROUNDS=${ROUNDS:-7}
 D=${D:-1}
 HOOKS=__x64_sys_getppid
-CONFIGS=${CONFIGS:-"none view view-call view-int3 view-bare view-hc in fentry"}
+CONFIGS=${CONFIGS:-"none view view-tp view-call view-int3 view-bare view-hc in fentry"}
 export VIEW_BPF=hook
 
 start_target() {

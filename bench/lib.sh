@@ -43,6 +43,9 @@ start_ready() {
 #   view-bare  as view, with no BPF program attached (the tracepoint is off):
 #           what the hook mechanism itself costs
 #   view-hc the same as view, with the hookcount program whatever VIEW_BPF says
+#   view-tp as view, the program attached to the xprobes_hook tracepoint
+#           instead of run by each hook directly (xprobectl hook prog), as
+#           xprobectl's own commands do
 # The view configurations count hits with VIEW_BPF: hookcount (per hook and
 # process, the default) or hook (pidfilter -m hook: the same program body as
 # the in and fentry configurations, PID test included).
@@ -58,6 +61,7 @@ start_ready() {
 #   metrics     xprobectl metrics through a view of TARGET
 #   metrics-fb  xprobectl metrics --no-views (the global syscall tracepoints)
 # setup leaves how long attaching took (guest seconds) in ATTACH_S.
+PIN=/sys/fs/bpf/xp_bench_prog
 uptime_cs() { tr -d . < /proc/uptime | cut -d' ' -f1; }
 # call_site FUNC: FUNC+OFF of FUNC's first instruction that becomes a call
 # hook, found once by trying them in the view of an idle process (cached).
@@ -86,13 +90,13 @@ setup() {
 	: > /tmp/helper.out
 	case $1 in
 	none) return 0 ;;
-	view|view-call|view-int3|view-bare|view-hc)
+	view|view-call|view-int3|view-bare|view-hc|view-tp)
 		xprobectl view add $TARGET > /dev/null || return 1
 		for f in $HOOKS; do
 			case $1 in
 			view) xprobectl hook add $TARGET $f > /dev/null ;;
 			view-call) xprobectl hook add $TARGET $(call_site $f) > /dev/null ;;
-			view-bare|view-hc) xprobectl hook add $TARGET $f > /dev/null ;;
+			view-bare|view-hc|view-tp) xprobectl hook add $TARGET $f > /dev/null ;;
 			view-int3) xprobectl hook add --trap $TARGET $(call_site $f) > /dev/null ;;
 			esac || return 1
 		done
@@ -104,8 +108,10 @@ setup() {
 		done
 		case $1:${VIEW_BPF:-hookcount} in
 		view-bare:*) { echo attached; exec sleep 1000000; } > /tmp/helper.out & ;;
-		view-hc:*|*:hookcount) hookcount > /tmp/helper.out & ;;
-		*:hook) pidfilter -p $TARGET -m hook > /tmp/helper.out & ;;
+		view-tp:hook) pidfilter -p $TARGET -m hook > /tmp/helper.out & ;;
+		view-tp:*) hookcount > /tmp/helper.out & ;;
+		view-hc:*|*:hookcount) hookcount -P $PIN > /tmp/helper.out & ;;
+		*:hook) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		esac ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
 	instaret) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
@@ -117,6 +123,12 @@ setup() {
 	esac
 	HELPER=$!
 	wait_line /tmp/helper.out '^attached\|xprobectl: tracing\|metrics of pid' ${ATTACH_WAIT:-10} || return 1
+	# the program pinned for the hooks to run directly
+	case $1 in view|view-call|view-int3|view-hc)
+		for i in $(xprobectl hook list $TARGET | awk 'NR > 1 { print $1 }'); do
+			xprobectl hook prog $i $PIN || return 1
+		done ;;
+	esac
 	ATTACH_S=$(( $(uptime_cs) - t0 ))
 	ATTACH_S=$((ATTACH_S / 100)).$(printf %02d $((ATTACH_S % 100)))
 }

@@ -48,4 +48,14 @@ int count_hook(struct bpf_raw_tracepoint_args *ctx)
 	return 0;
 }
 
+/*
+ * Not attached: reads a fourth argument the hook does not give, for the
+ * test that xprobes refuses it (hookcount -P pins it beside count_hook).
+ */
+SEC("raw_tp")
+int reads_past(struct bpf_raw_tracepoint_args *ctx)
+{
+	return ctx->args[3] != 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

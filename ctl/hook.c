@@ -5,9 +5,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <netlink/attr.h>
+#include <bpf/bpf.h>
 #include "json.h"
 #include "nl.h"
+#include "target.h"
 #include "util.h"
 #include "xprobectl.h"
 
@@ -15,6 +18,7 @@ static void hook_usage(FILE *f)
 {
 	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap] [--json]\n"
 		   "       xprobectl hook del ID\n"
+		   "       xprobectl hook prog ID (PINNED | --detach)\n"
 		   "       xprobectl hook list [PID] [--json]\n"
 		   "Places a hook in a process's kernel view (BPF sees each hit as raw_tp/xprobes_hook),\n"
 		   "removes one, or lists them: HITS (the view's own tasks), DROPPED (interrupts and\n"
@@ -30,11 +34,15 @@ static void hook_usage(FILE *f)
 		   "it is an int3 until preempted tasks are out, a fraction of a second; module\n"
 		   "parameter jump_hooks=0 turns jumps off). Elsewhere it is an 'int3' (--json says why);\n"
 		   "a kprobe registered on its instructions later makes it an int3 again (displaced).\n"
-		   "--trap keeps it an int3.\n");
+		   "--trap keeps it an int3.\n"
+		   "hook prog makes hook ID run the BPF raw tracepoint program pinned at PINNED (in\n"
+		   "bpffs) itself on every hit, with the tracepoint's arguments, cheaper than through\n"
+		   "the tracepoint (which still fires); --detach stops it. xprobectl's own commands\n"
+		   "attach their programs this way. PROG in the list: the id of that program.\n");
 }
 
 struct hook_row {
-	uint32_t id, pid, off, flags, cover, ninsn;
+	uint32_t id, pid, off, flags, cover, ninsn, prog;
 	char why[256];
 	uint64_t addr, cookie, hits, dropped, nested;
 	char sym[512];
@@ -54,6 +62,7 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
 	if (tb[XPROBES_A_NESTED]) r->nested = nla_get_u64(tb[XPROBES_A_NESTED]);
 	if (tb[XPROBES_A_COVER]) r->cover = nla_get_u32(tb[XPROBES_A_COVER]);
 	if (tb[XPROBES_A_NR_INSNS]) r->ninsn = nla_get_u32(tb[XPROBES_A_NR_INSNS]);
+	if (tb[XPROBES_A_PROG_ID]) r->prog = nla_get_u32(tb[XPROBES_A_PROG_ID]);
 	if (tb[XPROBES_A_REASON])
 		snprintf(r->why, sizeof(r->why), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	if (tb[XPROBES_A_SYMBOL])
@@ -92,6 +101,7 @@ static void json_hook(const struct hook_row *r)
 	json_str("kind", hook_kind(r));
 	json_u64("bytes", r->cover);
 	json_u64("instructions", r->ninsn);
+	json_u64("prog", r->prog);
 	if (r->why[0])
 		json_str("why_int3", r->why);
 	if (r->flags & XPROBES_HOOK_PENDING)
@@ -125,9 +135,9 @@ static int print_hook(struct nlattr **tb, void *arg)
 	}
 	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r.sym, r.off);
 	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64
-	       " %8" PRIu64 "  %-4s %5" PRIu32 "/%-5" PRIu32 "%s\n",
+	       " %8" PRIu64 "  %-4s %5" PRIu32 "/%-5" PRIu32 " %5" PRIu32 "%s\n",
 	       r.id, r.pid, r.addr, where, r.hits, r.dropped, r.nested, hook_kind(&r),
-	       r.cover, r.ninsn,
+	       r.cover, r.ninsn, r.prog,
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" :
 	       r.flags & XPROBES_HOOK_PENDING ? "  (a jump once preempted tasks are out)" : "");
 	return 0;
@@ -215,6 +225,40 @@ static int hook_del(int argc, char **argv)
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }
 
+static int hook_prog(int argc, char **argv)
+{
+	struct xp_nl *nl;
+	uint64_t id;
+	int fd = -1, err;
+
+	if (argc != 3)
+		return usage_error("hook prog takes a hook ID and a pinned program path or --detach");
+	if (!parse_u64(argv[1], &id) || !id || id > 0xffffffffu)
+		return usage_error("'%s' is not a hook id", argv[1]);
+	if (strcmp(argv[2], "--detach")) {
+		fd = bpf_obj_get(argv[2]);
+		if (fd < 0) {
+			fprintf(stderr, "xprobectl: hook prog: cannot open the pinned program %s: %s "
+				"(pin a raw_tp program in bpffs, e.g. bpftool prog load ... pinned)\n",
+				argv[2], strerror(errno));
+			return EXIT_RUNTIME;
+		}
+	}
+	nl = xp_nl_open();
+	if (!nl) {
+		if (fd >= 0)
+			close(fd);
+		return EXIT_RUNTIME;
+	}
+	err = hooks_run_prog(nl, &(uint32_t){ id }, 1, fd);
+	if (err)
+		xp_nl_perror(nl, "hook prog");
+	xp_nl_close(nl);
+	if (fd >= 0)
+		close(fd);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
+
 static int hook_list(int argc, char **argv)
 {
 	static const struct option opts[] = { COMMON_OPTS, { 0 } };
@@ -241,8 +285,8 @@ static int hook_list(int argc, char **argv)
 	if (json)
 		json_arr_begin(NULL);
 	else
-		printf("%-6s %-8s %-18s  %-36s %12s %10s %8s  %-4s %11s\n", "ID", "PID", "ADDRESS",
-		       "LOCATION", "HITS", "DROPPED", "NESTED", "KIND", "BYTES/INSNS");
+		printf("%-6s %-8s %-18s  %-36s %12s %10s %8s  %-4s %11s %5s\n", "ID", "PID", "ADDRESS",
+		       "LOCATION", "HITS", "DROPPED", "NESTED", "KIND", "BYTES/INSNS", "PROG");
 	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
 	if (pid)
 		nla_put_u32(msg, XPROBES_A_PID, pid);
@@ -270,6 +314,8 @@ int cmd_hook(int argc, char **argv)
 		return hook_del(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
 		return hook_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "prog"))
+		return hook_prog(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		hook_usage(stdout);
 		return EXIT_OK;

@@ -46,6 +46,7 @@ int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 		return 0;
 	}
 	w->views = true;
+	w->hooks_nl = w->nl;
 	return 0;
 }
 
@@ -62,6 +63,7 @@ void syswatch_join(struct syswatch *w, struct xp_nl *nl, pid_t pid, const char *
 		return;
 	}
 	w->views = true;
+	w->hooks_nl = nl;
 }
 
 int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *comm,
@@ -116,8 +118,9 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 				return -1;
 			}
 		}
-		w->links[0] = attach(obj, "sysev_on_hook");
-		return w->links[0] ? 0 : -1;
+		/* Both hooks run the program themselves (cheaper than the tracepoint). */
+		return attach_hook_prog(w->hooks_nl, w->ids, 2, prog(obj, "sysev_on_hook"),
+					&w->links[0]);
 	}
 	w->links[0] = attach(obj, "sysev_fb_enter");
 	w->links[1] = w->links[0] ? attach(obj, "sysev_fb_exit") : NULL;

@@ -25,6 +25,7 @@ struct syswatch {
 	uint32_t ids[2];	/* views mode: entry and exit hook ids */
 	struct bpf_link *links[2];
 	struct xp_nl *nl;	/* the view's, when it is ours to end */
+	struct xp_nl *hooks_nl;	/* views mode: the socket that added our hooks */
 };
 
 /*

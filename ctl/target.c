@@ -61,6 +61,49 @@ int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	return 0;
 }
 
+int hooks_run_prog(struct xp_nl *nl, const uint32_t *ids, int n, int prog_fd)
+{
+	struct nl_msg *msg;
+	int i, err;
+
+	for (i = 0; i < n; i++) {
+		msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_PROG, 0);
+		if (!msg || nla_put_u32(msg, XPROBES_A_HOOK_ID, ids[i]) ||
+		    (prog_fd >= 0 && nla_put_s32(msg, XPROBES_A_PROG_FD, prog_fd)))
+			return -ENOMEM;
+		err = xp_nl_call(nl, msg, NULL, NULL);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_program *prog,
+		     struct bpf_link **link)
+{
+	const char *name = bpf_program__name(prog);
+	int err;
+
+	*link = NULL;
+	err = hooks_run_prog(nl, ids, n, bpf_program__fd(prog));
+	if (!err)
+		return 0;
+	if (err != -EOPNOTSUPP) {
+		fprintf(stderr, "xprobectl: cannot give the hooks BPF program %s: %s\n", name,
+			nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+		return -1;
+	}
+	/* A module without HOOK_PROG: the tracepoint reaches the program too. */
+	*link = bpf_program__attach(prog);
+	if (libbpf_get_error(*link)) {
+		*link = NULL;
+		fprintf(stderr, "xprobectl: cannot attach %s to the xprobes_hook tracepoint: %s\n",
+			name, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 		     const struct hook_want *want, int n, uint32_t *ids,
 		     char *note, size_t note_len)

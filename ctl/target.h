@@ -34,6 +34,21 @@ int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	      uint32_t *ids, char *note, size_t note_len);
 void view_del(struct xp_nl *nl, pid_t pid);
+/*
+ * Make the N hooks IDS run the BPF raw tracepoint program PROG_FD on every
+ * hit, directly (XPROBES_CMD_HOOK_PROG; PROG_FD < 0: stop). 0 or -errno,
+ * NL's ext_msg saying why.
+ */
+int hooks_run_prog(struct xp_nl *nl, const uint32_t *ids, int n, int prog_fd);
+/*
+ * Give the N hooks IDS the loaded PROG: directly, or, from a module that
+ * cannot (no HOOK_PROG), through the xprobes_hook tracepoint (*LINK set).
+ * -1: printed.
+ */
+struct bpf_program;
+struct bpf_link;
+int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_program *prog,
+		     struct bpf_link **link);
 
 /* Gone, or a zombie (CHILD: our own child, reaped here into *status). */
 bool target_gone(pid_t pid, bool child, int *status);

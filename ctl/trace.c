@@ -208,6 +208,7 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
 	for (i = 0; i < n; i++)
 		s->hook_kinds[i] = hook_wants[i].kind;
 	s->nhooks = n;
+	s->nl = nl;
 	return 0;
 }
 
@@ -423,18 +424,17 @@ static int load_bpf(struct tsession *s)
 	for (i = 0; i < s->nhooks; i++)
 		bpf_map_update_elem(bpf_map__fd(s->skel->maps.hooks), &s->hook_ids[i],
 				    &s->hook_kinds[i], BPF_ANY);
-	if (s->views) {
-		l = bpf_program__attach(s->skel->progs.on_hook);
-		s->skel->links.on_hook = libbpf_get_error(l) ? NULL : l;
-	} else {
-		l = bpf_program__attach(s->skel->progs.fb_switch);
-		s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
-		if (s->skel->links.fb_switch) {
-			l = bpf_program__attach(s->skel->progs.fb_exit);
-			s->skel->links.fb_exit = libbpf_get_error(l) ? NULL : l;
-		}
+	/* In a view, each hook runs on_hook itself (cheaper than through the tracepoint). */
+	if (s->views)
+		return attach_hook_prog(s->nl, s->hook_ids, s->nhooks, s->skel->progs.on_hook,
+					&s->skel->links.on_hook);
+	l = bpf_program__attach(s->skel->progs.fb_switch);
+	s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
+	if (s->skel->links.fb_switch) {
+		l = bpf_program__attach(s->skel->progs.fb_exit);
+		s->skel->links.fb_exit = libbpf_get_error(l) ? NULL : l;
 	}
-	if (!s->skel->links.on_hook && !s->skel->links.fb_exit) {
+	if (!s->skel->links.fb_exit) {
 		fprintf(stderr, "xprobectl: cannot attach to the scheduler events: %s\n",
 			strerror(errno));
 		return -1;

@@ -34,6 +34,7 @@ struct tsession {
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
 	int *links;		/* their fds */
 	int nlinks;
+	struct xp_nl *nl;	/* views mode: the view's socket */
 	uint32_t hook_ids[4], hook_kinds[4];	/* views mode: our hooks, by id */
 	int nhooks;
 

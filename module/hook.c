@@ -445,12 +445,9 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	struct xp_view *v;
 	u8 *copy;
 
-	lockdep_assert_held(&xp_views_lock);
-	h = idr_find(&xp_hook_ids, id);
-	if (!h) {
-		NL_SET_ERR_MSG_FMT(extack, "no hook with id %u", id);
+	h = xp_hook_find(id, extack);
+	if (!h)
 		return -ENOENT;
-	}
 	v = h->view;
 	copy = xp_hook_copy(h);
 	if (h->call_ok)		/* a call first becomes a trap again */
@@ -469,6 +466,7 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	xp_sync_cores();
 	hash_del_rcu(&h->hnode);
 	unlink_hook(h);
+	xp_hook_set_prog(h, NULL);	/* hits under way still hold it: see prog.c */
 	if (h->went_live) {
 		/* Tasks may still be on their way through its entry or slot. */
 		xp_view_put_page(v, h->tpage);
@@ -502,11 +500,25 @@ void xp_hooks_free_all(struct xp_view *v)
 {
 	struct xp_hook *h, *n;
 
+	lockdep_assert_held(&xp_views_lock);
 	list_for_each_entry_safe(h, n, &v->hook_list, vnode) {
 		unlink_hook(h);
+		xp_hook_set_prog(h, NULL);
 		xp_jentry_put(h);	/* the view's teardown quiesced (view.c) */
 		free_hook(h);
 	}
+}
+
+/* The hook with id @id, or NULL with @extack set. Under xp_views_lock. */
+struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack)
+{
+	struct xp_hook *h;
+
+	lockdep_assert_held(&xp_views_lock);
+	h = idr_find(&xp_hook_ids, id);
+	if (!h)
+		NL_SET_ERR_MSG_FMT(extack, "no hook with id %u", id);
+	return h;
 }
 
 /* Iterate hooks in id order: the first with id >= *id, and advance *id. */

@@ -489,23 +489,12 @@ void xp_jentry_put(struct xp_hook *h)
  * the cli of the slow path and about interrupts coming back on (at the
  * slot's sti, or popfq), as the kernel's entry code does.
  */
-notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
+static noinline notrace unsigned long jump_borrowed(struct pt_regs *regs, unsigned long n)
 {
 	bool irq_on = regs->flags & X86_EFLAGS_IF;
 	unsigned long to;
 	struct xp_hook *h;
 	pgd_t *pgd;
-
-	if (likely(current->mm)) {
-		/* On its own tables, wherever it may resume: interrupts stay as they are. */
-		preempt_disable_notrace();
-		h = READ_ONCE(xp_jhooks[n]);
-		regs->ip = h->addr + INT3_INSN_SIZE;
-		xp_hook_fire(h, regs, in_task());
-		to = h->slot_va;
-		preempt_enable_notrace();
-		return to;
-	}
 
 	if (irq_on) {
 		raw_local_irq_disable();
@@ -522,6 +511,25 @@ notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 	}
 	if (irq_on)
 		trace_hardirqs_on();
+	return to;
+}
+NOKPROBE_SYMBOL(jump_borrowed);
+
+/* The traced process's own tasks take the fast path; the rest jump_borrowed(). */
+notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
+{
+	unsigned long to;
+	struct xp_hook *h;
+
+	if (unlikely(!current->mm))
+		return jump_borrowed(regs, n);
+	/* On its own tables, wherever it may resume: interrupts stay as they are. */
+	preempt_disable_notrace();
+	h = READ_ONCE(xp_jhooks[n]);
+	regs->ip = h->addr + INT3_INSN_SIZE;
+	xp_hook_fire(h, regs, in_task());
+	to = h->slot_va;
+	preempt_enable_notrace();
 	return to;
 }
 NOKPROBE_SYMBOL(xp_jump_handler);

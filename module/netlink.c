@@ -5,6 +5,7 @@
  * input is refused by the genl core with an extack message before a handler runs.
  * Handlers take xp_views_lock around anything that touches views or hooks.
  */
+#include <linux/bpf.h>
 #include <linux/module.h>
 #include <linux/security.h>
 #include <linux/sched/mm.h>
@@ -34,6 +35,7 @@ const struct nla_policy xp_policy[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_LEN]		= NLA_POLICY_RANGE(NLA_U32, 1, XPROBES_PEEK_MAX),
 	[XPROBES_A_HOOK_ID]	= NLA_POLICY_MIN(NLA_U32, 1),
 	[XPROBES_A_COOKIE]	= { .type = NLA_U64 },
+	[XPROBES_A_PROG_FD]	= NLA_POLICY_MIN(NLA_S32, 0),
 	[XPROBES_A_COUNT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &xp_count_range),
 };
 
@@ -46,6 +48,7 @@ static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_LEN]		= "length",
 	[XPROBES_A_HOOK_ID]	= "hook id",
 	[XPROBES_A_COOKIE]	= "cookie",
+	[XPROBES_A_PROG_FD]	= "program fd",
 	[XPROBES_A_COUNT]	= "count",
 };
 
@@ -269,6 +272,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
 	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
 	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||
+	       nla_put_u32(msg, XPROBES_A_PROG_ID, xp_hook_prog_id(h)) ||
 	       (why && nla_put_string(msg, XPROBES_A_REASON, why)) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
@@ -332,6 +336,33 @@ static int xp_cmd_hook_del(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&xp_views_lock);
 	err = xp_hook_del(nla_get_u32(info->attrs[XPROBES_A_HOOK_ID]), info->extack);
 	mutex_unlock(&xp_views_lock);
+	return err;
+}
+
+static int xp_cmd_hook_prog(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct bpf_prog *prog = NULL;
+	struct xp_hook *h;
+	int err = 0;
+
+	if (xp_missing(info, XPROBES_A_HOOK_ID))
+		return -EINVAL;
+	/* Resolved in the caller's file table: genetlink runs in its context. */
+	if (a[XPROBES_A_PROG_FD]) {
+		prog = xp_prog_get(nla_get_s32(a[XPROBES_A_PROG_FD]), info->extack);
+		if (IS_ERR(prog))
+			return PTR_ERR(prog);
+	}
+	mutex_lock(&xp_views_lock);
+	h = xp_hook_find(nla_get_u32(a[XPROBES_A_HOOK_ID]), info->extack);
+	if (h)
+		xp_hook_set_prog(h, prog);
+	else
+		err = -ENOENT;
+	mutex_unlock(&xp_views_lock);
+	if (err && prog)
+		bpf_prog_put(prog);
 	return err;
 }
 
@@ -599,6 +630,7 @@ static const struct genl_ops xp_ops[] = {
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_HOOK_ADD,	.doit = xp_cmd_hook_add,  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_HOOK_DEL,	.doit = xp_cmd_hook_del,  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_HOOK_PROG,	.doit = xp_cmd_hook_prog, .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_HOOK_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_hooks,
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_PEEK,	.doit = xp_cmd_peek,	  .flags = GENL_ADMIN_PERM },

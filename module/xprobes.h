@@ -13,6 +13,9 @@
 #include <linux/spinlock.h>
 #include <linux/netlink.h>
 #include <net/netlink.h>
+
+struct bpf_prog;
+
 #include "compat.h"
 #include "insn.h"
 #include "cover.h"
@@ -264,6 +267,7 @@ struct xp_hook {
 	bool went_live;			/* its jump was in the copy once: retired after RCU-tasks */
 	bool jump_pending;		/* an int3 waiting for the optimizer to become a jump */
 	u64 pending_seq;		/* the optimizer pass it waits for (jump.c) */
+	struct bpf_prog __rcu *prog;	/* run directly on each hit (prog.c) */
 	struct rcu_head rcu;
 };
 
@@ -279,11 +283,17 @@ extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack);
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
+struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);
 void xp_hook_stats(struct xp_hook *h, struct xp_hook_stats *sum);
 void xp_hooks_disarm_all(struct xp_view *v);
 void xp_hooks_free_all(struct xp_view *v);
+
+/* prog.c */
+struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack);
+void xp_hook_set_prog(struct xp_hook *h, struct bpf_prog *prog);
+u32 xp_hook_prog_id(struct xp_hook *h);
 
 /* retsite.c */
 unsigned long xp_retsite_find(const char *callee, const char **caller, u32 *off,

@@ -7,7 +7,9 @@
  *   kprobe  global kprobes, PID test inside BPF (bpftrace -p, bcc: "in-eBPF")
  *   fentry  the same with fentry (built for __do_sys_getppid only)
  *   hook    the same program body on raw_tp/xprobes_hook: the hooks of an
- *           xprobes view (-f is ignored; make the view and hooks first)
+ *           xprobes view (-f is ignored; make the view and hooks first);
+ *           with -P PATH, pinned at PATH instead, for hooks to run directly
+ *           (xprobectl hook prog ID PATH); unpinned at exit
  *   post    global kprobes whose BPF program sends every event to a ring
  *           buffer; the PID test is made here, in user space ("post-eBPF")
  *   pre     per-task kprobe perf events (perf stat -p): the kprobes are
@@ -95,15 +97,16 @@ static int run_pre(const char **funcs, int n)
 
 int main(int argc, char **argv)
 {
-	const char *mode = "kprobe", *funcs[MAX_FUNCS] = { "__x64_sys_getppid" };
+	const char *mode = "kprobe", *funcs[MAX_FUNCS] = { "__x64_sys_getppid" }, *pin = NULL;
 	struct bpf_link *links[MAX_FUNCS] = { 0 };
 	struct ring_buffer *rb = NULL;
 	struct pidfilter_bpf *skel;
 	struct bpf_program *prog;
 	int opt, i, nf = 0;
 
-	while ((opt = getopt(argc, argv, "p:m:f:")) != -1) {
+	while ((opt = getopt(argc, argv, "p:m:f:P:")) != -1) {
 		switch (opt) {
+		case 'P': pin = optarg; break;
 		case 'p': target = atoi(optarg); break;
 		case 'm': mode = optarg; break;
 		case 'f':
@@ -134,6 +137,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	prog = !strcmp(mode, "post") ? skel->progs.on_kprobe_post : skel->progs.on_kprobe;
+	if (pin && !strcmp(mode, "hook")) {
+		if (bpf_program__pin(skel->progs.on_hook, pin)) {
+			fprintf(stderr, "pidfilter: cannot pin at %s: %s\n", pin, strerror(errno));
+			return 1;
+		}
+		nf = 0;
+	}
 	for (i = 0; i < nf; i++) {
 		bool one = !strcmp(mode, "fentry") || !strcmp(mode, "hook");
 
@@ -169,6 +179,8 @@ int main(int argc, char **argv)
 	       rb ? post_hits : (unsigned long long)skel->bss->hits,
 	       (unsigned long long)skel->bss->seen);
 	ring_buffer__free(rb);
+	if (pin && !nf)
+		unlink(pin);
 	for (i = 0; i < nf; i++)
 		bpf_link__destroy(links[i]);
 	pidfilter_bpf__destroy(skel);

@@ -31,6 +31,9 @@ enum xprobes_cmd {
 	XPROBES_CMD_TABLES,	/* do: check the page-table invariants of every view now
 				 * -> VIOLATIONS VIOLATIONS_TOTAL NR_VIEWS NR_REGIONS
 				 *    NR_PROCS [REASON: the first violation] */
+	XPROBES_CMD_HOOK_PROG,	/* do: HOOK_ID [PROG_FD]: run that BPF raw tracepoint
+				 * program on every hit of the hook, directly (the
+				 * tracepoint still fires); without PROG_FD, stop */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
@@ -81,6 +84,8 @@ enum xprobes_attr {
 					 * dispatching one (dropped, not fired) */
 	XPROBES_A_COVER,		/* u32: bytes of text a hook displaces */
 	XPROBES_A_NR_INSNS,		/* u32: whole instructions among them */
+	XPROBES_A_PROG_FD,		/* s32: a BPF raw tracepoint program (HOOK_PROG) */
+	XPROBES_A_PROG_ID,		/* u32: the BPF program a hook runs directly, 0 if none */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

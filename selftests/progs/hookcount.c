@@ -4,6 +4,9 @@
  * SIGINT/SIGTERM/SIGUSR1 (or after -d SECONDS), print "ID TGID COUNT" lines
  * (hits the table had no room for go to stderr). Prints "attached" once the
  * program is live.
+ * -P PATH: do not attach to the tracepoint; pin the program at PATH (for
+ * "xprobectl hook prog ID PATH"), and at PATH_past one that reads beyond the
+ * hook's arguments; both unpinned at exit. Prints "attached" once pinned.
  */
 #include <errno.h>
 #include <string.h>
@@ -24,21 +27,42 @@ int main(int argc, char **argv)
 {
 	struct hookcount_slot slot;
 	struct hookcount_bpf *skel;
-	int opt, secs = 0, fd;
+	const char *pin = NULL;
+	char past[256] = "";
+	int opt, secs = 0, fd, err;
 	__u32 i;
 
-	while ((opt = getopt(argc, argv, "d:")) != -1)
+	while ((opt = getopt(argc, argv, "d:P:")) != -1) {
 		if (opt == 'd')
 			secs = atoi(optarg);
+		else if (opt == 'P')
+			pin = optarg;
+	}
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
 	signal(SIGUSR1, on_sig);
-	skel = hookcount_bpf__open_and_load();
+	skel = hookcount_bpf__open();
+	if (skel)
+		bpf_program__set_autoattach(skel->progs.reads_past, false);
+	if (skel && hookcount_bpf__load(skel)) {
+		hookcount_bpf__destroy(skel);
+		skel = NULL;
+	}
 	if (!skel) {
 		fprintf(stderr, "hookcount: cannot load the BPF program: %s\n", strerror(errno));
 		return 1;
 	}
-	if (hookcount_bpf__attach(skel)) {
+	if (pin) {
+		snprintf(past, sizeof(past), "%s_past", pin);
+		err = bpf_program__pin(skel->progs.count_hook, pin);
+		if (!err)
+			err = bpf_program__pin(skel->progs.reads_past, past);
+		if (err) {
+			fprintf(stderr, "hookcount: cannot pin at %s: %s\n", pin, strerror(-err));
+			hookcount_bpf__destroy(skel);
+			return 1;
+		}
+	} else if (hookcount_bpf__attach(skel)) {
 		fprintf(stderr, "hookcount: cannot attach to xprobes_hook (is xprobes.ko loaded?): %s\n",
 			strerror(errno));
 		hookcount_bpf__destroy(skel);
@@ -56,6 +80,10 @@ int main(int argc, char **argv)
 	if (skel->bss->lost)
 		fprintf(stderr, "hookcount: %llu hits found no free slot\n",
 			(unsigned long long)skel->bss->lost);
+	if (pin) {
+		unlink(pin);
+		unlink(past);
+	}
 	hookcount_bpf__destroy(skel);
 	return 0;
 }

@@ -1,0 +1,69 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A BPF program run directly by one hook (XPROBES_CMD_HOOK_PROG).
+ *
+ * Every hit fires the xprobes_hook tracepoint, which reaches any program
+ * attached to it (raw_tp/xprobes_hook, bpftrace): that stays the interface.
+ * A hook may also run one program itself (fire.h): the same context the
+ * tracepoint gives a raw tracepoint program (u64 args[] = id, cookie, regs),
+ * with what bpf_trace_run3() does around it, but none of the tracepoint's
+ * dispatch (preemption guard, static call, the probe stub, bpf_trace_run3()'s
+ * own frame). A hook with neither a program nor a tracepoint user runs no
+ * BPF at all. docs/experiments.md measures both paths.
+ *
+ * Only BPF_PROG_TYPE_RAW_TRACEPOINT programs (not the writable kind): the
+ * verifier bounded their context reads by max_ctx_offset, checked here
+ * against the three arguments, as bpf_probe_register() checks it for a
+ * tracepoint. A program written for the tracepoint runs unchanged here.
+ *
+ * Lifetime: ->prog holds a reference, written under xp_views_lock. Hits
+ * read it with preemption or interrupts off, an RCU read-side section, and a
+ * program whose last reference is put is freed only after an RCU grace
+ * period (bpf_prog_put()), as when a tracepoint drops it: replacing or
+ * dropping the pointer needs no wait of its own.
+ */
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include "xprobes.h"
+
+#define XP_PROG_ARGS	3	/* id, cookie, regs: trace_xprobes_hook()'s */
+
+/* The program behind @fd, with a reference, or an ERR_PTR and @extack set. */
+struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack)
+{
+	struct bpf_prog *prog = bpf_prog_get_type_dev(fd, BPF_PROG_TYPE_RAW_TRACEPOINT, false);
+
+	if (IS_ERR(prog)) {
+		NL_SET_ERR_MSG_FMT(extack, "fd %d is not a BPF raw tracepoint program (%s)", fd,
+				   "load one with SEC(\"raw_tp\") or SEC(\"raw_tp/xprobes_hook\")");
+		return prog;
+	}
+	if (prog->aux->max_ctx_offset > XP_PROG_ARGS * sizeof(u64)) {
+		NL_SET_ERR_MSG_FMT(extack,
+				   "the program reads %u bytes of context; a hook gives %zu (id, cookie, regs)",
+				   prog->aux->max_ctx_offset, XP_PROG_ARGS * sizeof(u64));
+		bpf_prog_put(prog);
+		return ERR_PTR(-EINVAL);
+	}
+	return prog;
+}
+
+/* Make @h run @prog (its reference moves to @h), or nothing if NULL. */
+void xp_hook_set_prog(struct xp_hook *h, struct bpf_prog *prog)
+{
+	struct bpf_prog *old;
+
+	lockdep_assert_held(&xp_views_lock);
+	old = rcu_replace_pointer(h->prog, prog, lockdep_is_held(&xp_views_lock));
+	if (old)
+		bpf_prog_put(old);
+}
+
+/* The id of the program @h runs, 0 if none (under xp_views_lock). */
+u32 xp_hook_prog_id(struct xp_hook *h)
+{
+	struct bpf_prog *prog = rcu_dereference_protected(h->prog,
+							  lockdep_is_held(&xp_views_lock));
+
+	return prog ? prog->aux->id : 0;
+}

@@ -1,0 +1,128 @@
+# Hooks that run a BPF program themselves (XPROBES_CMD_HOOK_PROG, xprobectl
+# hook prog), not through the xprobes_hook tracepoint. (a) One raw tracepoint
+# program pinned in bpffs, given to a jump, a call and an int3 hook of A,
+# counts exactly A's calls through each, attributed to A, with no program on
+# the tracepoint at all; the list shows the program's id. (b) A hook whose
+# program is detached runs it no more (hits still counted). (c) Refusals,
+# each with its reason: not a BPF program, a program that reads past the
+# hook's three arguments, a negative fd, no such hook. (d) Ending a view, or
+# rmmod, gives the program back: it is freed once its loader lets go.
+. /xp/selftests/tests/lib.sh
+N=$(scaled 1000)
+F=__x64_sys_getppid
+PIN=/sys/fs/bpf/xp_test26
+
+# first_kind PID FROM KIND [FLAGS]: add a hook at the first offset from FROM
+# that becomes KIND; print "ID OFF" (the others tried are removed).
+first_kind() {
+	local off=$2 j
+	while [ $off -lt 64 ]; do
+		if j=$(xprobectl hook add --json $4 "$1" "$F+$off" 2>/dev/null); then
+			if [ "$(json_get "$j" kind)" = "$3" ]; then
+				echo "$(json_get "$j" id) $off"
+				return 0
+			fi
+			xprobectl hook del "$(json_get "$j" id)"
+		fi
+		off=$((off + 1))
+	done
+	return 1
+}
+# prog_gone ID: wait until BPF program ID no longer exists.
+prog_gone() {
+	local i=0
+	while bpftool prog show id "$1" > /dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "BPF program $1 is still loaded: $2"
+		sleep 0.1
+	done
+}
+
+hookcount -P $PIN > /tmp/hc.out &
+HC=$!
+wait_for /tmp/hc.out attached "hookcount did not pin its program"
+start_loop /tmp/a.out -e -n $N getppid
+A=$LOOP_PID
+start_loop /tmp/b.out -e -n $N getppid
+B=$LOOP_PID
+xprobectl view add $A > /dev/null || fail "view add A"
+xprobectl view add $B > /dev/null || fail "view add B"
+
+# (a) a jump (the default place), a call and an int3 hook in A
+jid=$(xprobectl hook add $A $F) || fail "hook add"
+wait_jump $jid
+set -- $(first_kind $A 10 call) || fail "no call hook in $F"
+cid=$1
+set -- $(first_kind $A $(($2 + 1)) int3 --trap) || fail "no int3 hook in $F"
+tid=$1
+note "jump $jid, call $cid, int3 $tid: $(xprobectl hook list $A | awk 'NR > 1 { print $4, $8 }' | tr '\n' ';')"
+for id in $jid $cid $tid; do
+	xprobectl hook prog $id $PIN || fail "hook prog $id"
+done
+pid_prog=$(hook_col $jid 10)
+[ "$pid_prog" -gt 0 ] 2>/dev/null || fail "hook list shows no program id: '$pid_prog'"
+assert_eq "the call hook runs the same program" "$pid_prog" "$(hook_col $cid 10)"
+assert_eq "the program is the pinned one" "$pid_prog" \
+	"$(bpftool prog show pinned $PIN | sed -n 's/^\([0-9]*\):.*/\1/p')"
+
+# (b) B's hook gets the program, then loses it
+bid=$(xprobectl hook add $B $F) || fail "hook add B"
+xprobectl hook prog $bid $PIN || fail "hook prog B"
+xprobectl hook prog $bid --detach || fail "hook prog --detach"
+assert_eq "a detached hook lists no program" 0 "$(hook_col $bid 10)"
+
+# (c) refusals
+out=$(nlraw $CMD_HOOK_PROG $A_HOOK_ID:u32:$jid $A_PROG_FD:u32:0 < /dev/null) &&
+	fail "fd 0 (/dev/null) accepted as a program"
+assert_match "not a program" "not a BPF raw tracepoint program" "$out"
+out=$(nlraw $CMD_HOOK_PROG $A_HOOK_ID:u32:$jid $A_PROG_FD:u32:4294967295) &&
+	fail "fd -1 accepted"
+assert_match "negative fd" "out of range" "$out"
+out=$(xprobectl hook prog $jid ${PIN}_past 2>&1) && fail "a program reading past the arguments accepted"
+assert_match "reads past" "reads 32 bytes of context" "$out"
+out=$(xprobectl hook prog 999999 $PIN 2>&1) && fail "hook 999999 accepted"
+assert_match "no such hook" "no hook with id 999999" "$out"
+out=$(xprobectl hook prog $jid /sys/fs/bpf/nothing 2>&1) && fail "a missing pin accepted"
+assert_match "missing pin" "cannot open the pinned program" "$out"
+
+go_loop $A /tmp/a.out
+go_loop $B /tmp/b.out
+sysloop -n $N getppid			# untraced
+kill -USR1 $HC
+wait $HC
+note "hookcount: $(tr '\n' ';' < /tmp/hc.out)"
+cnt() { awk -v id=$1 -v p=$2 '$1 == id && $2 == p { print $3 }' /tmp/hc.out; }
+assert_eq "program count, jump hook" $N "$(cnt $jid $A)"
+assert_eq "program count, call hook" $N "$(cnt $cid $A)"
+assert_eq "program count, int3 hook" $N "$(cnt $tid $A)"
+assert_eq "program count, detached hook" "" "$(cnt $bid $B)"
+assert_eq "program events from other processes" 0 \
+	"$(awk -v a=$A 'NF == 3 && $2 != a { n += $3 } END { print n + 0 }' /tmp/hc.out)"
+for id in $jid $cid $tid $bid; do
+	assert_eq "module hits of hook $id" $N "$(hook_col $id 5)"
+done
+assert_eq "the jump is still a jump" jump "$(hook_col $jid 8)"
+
+# (d) the program outlives neither the view nor the module
+end_loop $A /tmp/a.out
+end_loop $B /tmp/b.out
+wait_views 0
+prog_gone $pid_prog "after its views ended and hookcount exited"
+
+hookcount -P $PIN > /tmp/hc.out &
+HC=$!
+wait_for /tmp/hc.out attached "hookcount did not pin its program"
+start_loop /tmp/a.out -e -n $N getppid
+A=$LOOP_PID
+xprobectl view add $A > /dev/null || fail "view add A"
+jid=$(xprobectl hook add $A $F) || fail "hook add"
+xprobectl hook prog $jid $PIN || fail "hook prog"
+p=$(hook_col $jid 10)
+go_loop $A /tmp/a.out
+unload_module
+kill -USR1 $HC
+wait $HC
+assert_eq "program count before rmmod" $N "$(cnt $jid $A)"
+prog_gone $p "after rmmod and hookcount exited"
+end_loop $A /tmp/a.out
+load_module
