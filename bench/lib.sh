@@ -70,9 +70,9 @@ call_site() {
 	if [ ! -s /tmp/call_site.$1 ]; then
 		sleep 600 &
 		p=$!
-		xprobectl view add $p > /dev/null || return 1
+		xprobectl view add $p > /dev/null || { kill $p; return 1; }
 		while [ $off -lt 128 ]; do
-			if j=$(xprobectl hook add --json $p $1+$off 2>/dev/null); then
+			if j=$(xprobectl hook add --json $p $1+$off 2>>/tmp/helper.out); then
 				id=$(echo "$j" | sed -n 's/.*"id":\([0-9]*\).*/\1/p')
 				xprobectl hook del $id
 				case $j in *'"kind":"call"'*) echo "$1+$off" > /tmp/call_site.$1; break ;; esac

@@ -9,21 +9,33 @@
 #include "trace.h"
 
 /*
- * Hooks this CPU is dispatching right now. The tracepoint runs kernel code
- * (the BPF run path, helpers, whatever a program calls); a hook on any of it
- * hits again inside the dispatch of the first. That nested hit is counted
- * and its instruction runs, but it fires nothing: no recursion, whatever is
- * hooked. Both paths run with interrupts off, so only an NMI or a trap can
- * nest, and the count is back to its value when they return.
+ * Set while this CPU dispatches a hit (1, else 0). A hook's program and the
+ * tracepoint run kernel code (the BPF run path, helpers, whatever a program
+ * calls); a hook on any of it hits again inside the dispatch of the first.
+ * That nested hit is counted and its instruction runs, but it fires nothing:
+ * no recursion, whatever is hooked. What can nest (an interrupt on the jump
+ * path, whose interrupts stay as they were; an NMI; a trap) runs to its end
+ * before the outer dispatch goes on, and leaves the flag as it found it.
  */
 DECLARE_PER_CPU(unsigned int, xp_dispatching);
 
 /*
  * Run the BPF program attached to @h directly (prog.c): what bpf_trace_run3()
  * does around a program on the tracepoint, without the tracepoint's own
- * dispatch. The program's per-CPU recursion guard and run context (its
- * attach cookie is the hook's) as there; RCU read side as there, although
- * preemption is already off, so that lockdep sees what BPF helpers check.
+ * dispatch: the program's per-CPU recursion guard, and its run context (its
+ * attach cookie is the hook's).
+ *
+ * RCU: preemption is off here (interrupts too on the trap path), which makes
+ * this an RCU read-side critical section already (RCU flavours are one since
+ * v4.20: a grace period waits for preemption-disabled code). rcu_read_lock()
+ * would only tell lockdep, whose bpf_rcu_lock_held() checks in BPF helpers
+ * do not count preemption; without lockdep those checks are constant true
+ * and the pair would be two calls per hit for nothing. So it is taken where
+ * lockdep looks (the debug kernel of make check-debug), nowhere else.
+ *
+ * The program runs as bpf_prog_run() runs it; with BPF statistics on
+ * (kernel.bpf_stats_enabled), through bpf_prog_run() itself, out of line,
+ * so that the common path keeps no registers for it.
  */
 static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog,
 					struct pt_regs *regs)
@@ -34,9 +46,14 @@ static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog
 
 	if (likely(this_cpu_inc_return(*prog->active) == 1)) {
 		old = bpf_set_run_ctx(&run_ctx.run_ctx);
-		rcu_read_lock();
-		bpf_prog_run(prog, args);
-		rcu_read_unlock();
+		if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
+			rcu_read_lock();
+		if (static_branch_unlikely(&bpf_stats_enabled_key))
+			xp_prog_run_counted(prog, args);
+		else
+			bpf_dispatcher_nop_func(args, prog->insnsi, prog->bpf_func);
+		if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
+			rcu_read_unlock();
 		bpf_reset_run_ctx(old);
 	}
 	this_cpu_dec(*prog->active);
@@ -61,9 +78,17 @@ static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs
  */
 static __always_inline void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
-	if (__this_cpu_inc_return(xp_dispatching) > 1) {
+	/*
+	 * Read, then set: whatever nests between the two (an interrupt on the
+	 * jump path, an NMI) has put the flag back as it found it by the time
+	 * it returns.
+	 */
+	if (__this_cpu_read(xp_dispatching)) {
 		this_cpu_inc(h->stats->nested);
-	} else if (own_task) {
+		return;
+	}
+	__this_cpu_write(xp_dispatching, 1);
+	if (own_task) {
 		this_cpu_inc(h->stats->hits);
 		xp_hook_emit(h, regs);
 	} else {
@@ -71,7 +96,7 @@ static __always_inline void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs
 		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
 			xp_hook_emit(h, regs);
 	}
-	__this_cpu_dec(xp_dispatching);
+	__this_cpu_write(xp_dispatching, 0);
 }
 
 #endif /* _XPROBES_FIRE_H */

@@ -28,6 +28,12 @@
 
 #define XP_PROG_ARGS	3	/* id, cookie, regs: trace_xprobes_hook()'s */
 
+/* A hit's program, when BPF statistics are on: bpf_prog_run() counts it. */
+noinline void xp_prog_run_counted(struct bpf_prog *prog, u64 *args)
+{
+	bpf_prog_run(prog, args);
+}
+
 /* The program behind @fd, with a reference, or an ERR_PTR and @extack set. */
 struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack)
 {
