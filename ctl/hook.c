@@ -202,17 +202,29 @@ static int hook_add(int argc, char **argv)
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }
 
+/* A hook ID argument into *ID: EXIT_OK, or the usage error (printed). */
+static int hook_id_arg(const char *s, uint32_t *id)
+{
+	uint64_t v;
+
+	if (!parse_u64(s, &v) || !v || v > 0xffffffffu)
+		return usage_error("'%s' is not a hook id", s);
+	*id = v;
+	return EXIT_OK;
+}
+
 static int hook_del(int argc, char **argv)
 {
 	struct xp_nl *nl;
 	struct nl_msg *msg;
-	uint64_t id;
+	uint32_t id = 0;
 	int err;
 
 	if (argc != 2)
 		return usage_error("hook del takes one hook ID");
-	if (!parse_u64(argv[1], &id) || !id || id > 0xffffffffu)
-		return usage_error("'%s' is not a hook id", argv[1]);
+	err = hook_id_arg(argv[1], &id);
+	if (err)
+		return err;
 	nl = xp_nl_open();
 	if (!nl)
 		return EXIT_RUNTIME;
@@ -228,13 +240,14 @@ static int hook_del(int argc, char **argv)
 static int hook_prog(int argc, char **argv)
 {
 	struct xp_nl *nl;
-	uint64_t id;
+	uint32_t id = 0;
 	int fd = -1, err;
 
 	if (argc != 3)
 		return usage_error("hook prog takes a hook ID and a pinned program path or --detach");
-	if (!parse_u64(argv[1], &id) || !id || id > 0xffffffffu)
-		return usage_error("'%s' is not a hook id", argv[1]);
+	err = hook_id_arg(argv[1], &id);
+	if (err)
+		return err;
 	if (strcmp(argv[2], "--detach")) {
 		fd = bpf_obj_get(argv[2]);
 		if (fd < 0) {
@@ -250,7 +263,7 @@ static int hook_prog(int argc, char **argv)
 			close(fd);
 		return EXIT_RUNTIME;
 	}
-	err = hooks_run_prog(nl, &(uint32_t){ id }, 1, fd);
+	err = hooks_run_prog(nl, &id, 1, fd);
 	if (err)
 		xp_nl_perror(nl, "hook prog");
 	xp_nl_close(nl);

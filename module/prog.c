@@ -40,8 +40,9 @@ struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack)
 	struct bpf_prog *prog = bpf_prog_get_type_dev(fd, BPF_PROG_TYPE_RAW_TRACEPOINT, false);
 
 	if (IS_ERR(prog)) {
-		NL_SET_ERR_MSG_FMT(extack, "fd %d is not a BPF raw tracepoint program (%s)", fd,
-				   "load one with SEC(\"raw_tp\") or SEC(\"raw_tp/xprobes_hook\")");
+		NL_SET_ERR_MSG_FMT(extack,
+				   "fd %d is not a BPF raw tracepoint program (load one with SEC(\"raw_tp\") or SEC(\"raw_tp/xprobes_hook\"))",
+				   fd);
 		return prog;
 	}
 	if (prog->aux->max_ctx_offset > XP_PROG_ARGS * sizeof(u64)) {

@@ -102,6 +102,7 @@ int main(int argc, char **argv)
 	struct ring_buffer *rb = NULL;
 	struct pidfilter_bpf *skel;
 	struct bpf_program *prog;
+	bool pinned;
 	int opt, i, nf = 0;
 
 	while ((opt = getopt(argc, argv, "p:m:f:P:")) != -1) {
@@ -137,12 +138,13 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	prog = !strcmp(mode, "post") ? skel->progs.on_kprobe_post : skel->progs.on_kprobe;
-	if (pin && !strcmp(mode, "hook")) {
+	pinned = pin && !strcmp(mode, "hook");
+	if (pinned) {
 		if (bpf_program__pin(skel->progs.on_hook, pin)) {
 			fprintf(stderr, "pidfilter: cannot pin at %s: %s\n", pin, strerror(errno));
 			return 1;
 		}
-		nf = 0;
+		nf = 0;		/* nothing to attach */
 	}
 	for (i = 0; i < nf; i++) {
 		bool one = !strcmp(mode, "fentry") || !strcmp(mode, "hook");
@@ -179,7 +181,7 @@ int main(int argc, char **argv)
 	       rb ? post_hits : (unsigned long long)skel->bss->hits,
 	       (unsigned long long)skel->bss->seen);
 	ring_buffer__free(rb);
-	if (pin && !nf)
+	if (pinned)
 		unlink(pin);
 	for (i = 0; i < nf; i++)
 		bpf_link__destroy(links[i]);
