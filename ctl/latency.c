@@ -285,7 +285,7 @@ int cmd_latency(int argc, char **argv)
 	};
 	struct latency_opts o = { .k = 3, .threads_fd = -1 };
 	double duration = 0;
-	bool no_views = false, verbose = false;
+	bool no_views = false, verbose = false, cut = false;
 	struct syswatch w = { 0 };
 	struct latency *l;
 	uint64_t end;
@@ -337,10 +337,11 @@ int cmd_latency(int argc, char **argv)
 	fprintf(stderr, "xprobectl: syscall latency of pid %u (%s), slow above mean + %.2g sigma, "
 		"%s%s\n", pid, comm, o.k, syswatch_mode(&w), duration ? "" : "; Ctrl-C ends");
 	end = duration ? mono_ns() + (uint64_t)(duration * 1e9) : 0;
-	while (!stop_req && !target_gone(pid, false, NULL) && !(end && mono_ns() >= end))
+	while (!stop_req && !target_gone(pid, false, NULL) && !(end && mono_ns() >= end) &&
+	       !(cut = syswatch_view_ended(&w)))
 		latency_poll(l, 50);
 	latency_summary(l, top);
 	syswatch_end(&w);
 	latency_stop(l);
-	return EXIT_OK;
+	return cut ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -142,7 +142,7 @@ int cmd_metrics(int argc, char **argv)
 		{ 0 }
 	};
 	double interval = 1, duration = 0;
-	bool json = false, no_views = false, verbose = false;
+	bool json = false, no_views = false, verbose = false, cut = false;
 	struct metrics_acc first, prev, now;
 	struct metrics_bpf *skel = NULL;
 	struct syswatch w = { 0 };
@@ -214,6 +214,10 @@ int cmd_metrics(int argc, char **argv)
 		t = mono_ns();
 		if (target_gone(pid, false, NULL) || (end && t >= end))
 			break;
+		if (syswatch_view_ended(&w)) {
+			cut = true;
+			break;
+		}
 		if (t < next)
 			continue;
 		if (read_acc(skel, ncpus, &now))
@@ -229,7 +233,7 @@ int cmd_metrics(int argc, char **argv)
 		figures(&now, &first, (t - start) / 1e9, &f);
 		print_row("total", &f, (t - start) / 1e9, json);
 	}
-	ret = EXIT_OK;
+	ret = cut ? EXIT_RUNTIME : EXIT_OK;
 out:
 	syswatch_end(&w);
 	metrics_bpf__destroy(skel);

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "events.h"
 #include "nl.h"
 #include "sysev.h"
 #include "syswatch.h"
@@ -47,6 +48,7 @@ int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 	}
 	w->views = true;
 	w->hooks_nl = w->nl;
+	w->ev = xp_events_open(pid);
 	return 0;
 }
 
@@ -140,6 +142,13 @@ void syswatch_end(struct syswatch *w)
 		xp_nl_close(w->nl);
 		w->nl = NULL;
 	}
+	xp_events_close(w->ev);
+	w->ev = NULL;
+}
+
+bool syswatch_view_ended(struct syswatch *w)
+{
+	return xp_events_view_ended(w->ev);
 }
 
 const char *syswatch_mode(const struct syswatch *w)

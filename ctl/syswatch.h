@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+struct xp_events;
+
 struct bpf_object;
 struct bpf_link;
 struct xp_nl;
@@ -26,6 +28,7 @@ struct syswatch {
 	struct bpf_link *links[2];
 	struct xp_nl *nl;	/* the view's, when it is ours to end */
 	struct xp_nl *hooks_nl;	/* views mode: the socket that added our hooks */
+	struct xp_events *ev;	/* the end of our own view, when it is ours */
 };
 
 /*
@@ -56,6 +59,8 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj);
 /* Detach, end the view. */
 void syswatch_end(struct syswatch *w);
 /* "views mode" or "fallback mode (why)", for headers. */
+/* Whether the kernel ended our own view (said once on stderr): see events.h. */
+bool syswatch_view_ended(struct syswatch *w);
 const char *syswatch_mode(const struct syswatch *w);
 
 #endif

@@ -24,6 +24,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "elfsym.h"
+#include "events.h"
 #include "latency_api.h"
 #include "nl.h"
 #include "target.h"
@@ -480,12 +481,13 @@ int cmd_trace(int argc, char **argv)
 	struct spec specs[64];
 	int nspecs = 0, c, ret = EXIT_RUNTIME, status = 0;
 	double duration = 0, interval = 0;
-	bool list = false, no_views = false, child = false, started = false, missing;
+	bool list = false, no_views = false, child = false, started = false, cut = false, missing;
 	char exe[PATH_MAX], **cmd = NULL;
 	struct xp_nl *nl = NULL;
 	uint64_t end_ns, next_ns;
 	struct latency_opts lo = { .k = 3, .threads_fd = -1, .func_name = func_name };
 	struct latency *lat = NULL;
+	struct xp_events *ev = NULL;
 	struct syswatch sw = { 0 };
 	bool latency = false;
 	char *e;
@@ -636,6 +638,8 @@ int cmd_trace(int argc, char **argv)
 		nl = NULL;
 		s.views = false;
 	}
+	if (s.views)
+		ev = xp_events_open(s.pid);
 	s.multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
 	for (;;) {
 		if (load_bpf(&s))
@@ -689,6 +693,10 @@ int cmd_trace(int argc, char **argv)
 			child = false;	/* reaped */
 			break;
 		}
+		if (xp_events_view_ended(ev)) {
+			cut = true;
+			break;
+		}
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;
@@ -701,7 +709,7 @@ int cmd_trace(int argc, char **argv)
 	report_print(&s, true);
 	if (lat)
 		latency_summary(lat, s.top ? s.top : 20);
-	ret = EXIT_OK;
+	ret = cut ? EXIT_RUNTIME : EXIT_OK;
 	if (cmd && !child && WIFEXITED(status) && WEXITSTATUS(status))
 		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0],
 			WEXITSTATUS(status));
@@ -715,6 +723,7 @@ out:
 	detach_multi(&s);
 	if (s.skel)
 		trace_bpf__destroy(s.skel);
+	xp_events_close(ev);
 	if (nl) {
 		view_del(nl, s.pid);
 		xp_nl_close(nl);

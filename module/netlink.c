@@ -673,7 +673,17 @@ int xp_netlink_init(void)
 
 void xp_netlink_exit(void)
 {
+	struct xp_view *v;
+
 	mutex_lock(&xp_views_lock);
+	/*
+	 * Tell the controllers whose hooks are about to go: one that gave its
+	 * hooks a BPF program holds no reference on this module (only a
+	 * program on the xprobes_hook tracepoint does), so rmmod goes through
+	 * under it and it must learn that its counts stop here.
+	 */
+	list_for_each_entry(v, &xp_views, node)
+		xp_netlink_view_ended(v->root_nr, "the xprobes module was unloaded");
 	xp_netlink_up = false;
 	mutex_unlock(&xp_views_lock);
 	genl_unregister_family(&xp_family);

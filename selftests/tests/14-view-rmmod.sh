@@ -30,3 +30,28 @@ while [ $round -le ${XP_RMMOD_ROUNDS:-$(scaled 5 2)} ]; do
 	note "ok: round $round ($hits hits before rmmod)"
 	round=$((round + 1))
 done
+
+# rmmod under 'xprobectl metrics': its hooks run its BPF program directly, so
+# nothing holds the module; the unload goes through, the module's last
+# announcement tells metrics its view ended, and metrics says so, prints its
+# total and exits 1 instead of counting nothing on.
+sysloop -n 0 -i 1000 getppid &
+A=$!
+xprobectl metrics --json -i 0.2 $A > /tmp/14m.out 2> /tmp/14m.err &
+M=$!
+wait_for /tmp/14m.err "views mode" "metrics did not start in views mode" 300
+wait_for /tmp/14m.out interval "metrics printed no interval" 300
+rmmod xprobes || fail "rmmod under metrics failed"
+i=0
+while kill -0 $M 2>/dev/null; do
+	i=$((i + 1)); [ $i -lt 100 ] || fail "metrics still runs 5 s after rmmod: $(cat /tmp/14m.err)"
+	sleep 0.05
+done
+wait $M
+assert_eq "metrics' status once the module is gone" 1 $?
+assert_match "metrics says why it stopped" \
+	"the kernel ended the view of pid $A: the xprobes module was unloaded" "$(cat /tmp/14m.err)"
+assert_match "metrics printed its total" "total" "$(cat /tmp/14m.out)"
+kill $A
+wait $A
+insmod $KO || fail "insmod"
