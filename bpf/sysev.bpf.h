@@ -94,7 +94,12 @@ int sysev_on_hook(struct bpf_raw_tracepoint_args *ctx)
 		uregs = (struct pt_regs *)PT_REGS_PARM1_CORE(regs);
 		sysev_enter((__u32)PT_REGS_PARM2_CORE(regs), BPF_CORE_READ(uregs, di));
 	} else if (*kind == SYSEV_EXIT) {
-		sysev_exit(ctx, (long)PT_REGS_RC_CORE(regs));
+		/*
+		 * The return hook sits on syscall_exit_to_user_mode(regs):
+		 * the result is in the syscall's pt_regs on every path.
+		 */
+		uregs = (struct pt_regs *)PT_REGS_PARM1_CORE(regs);
+		sysev_exit(ctx, (long)BPF_CORE_READ(uregs, ax));
 	}
 	return 0;
 }

@@ -5,8 +5,9 @@
  *
  * With xprobes, two hooks in the process's kernel view: x64_sys_call (every
  * syscall's entry: the user registers in rdi, the number in esi) and its
- * return hook (XPROBES_F_RETURN: right after the call in do_syscall_64, rax
- * holding the result). Only the traced process traps there. Without the
+ * return hook (XPROBES_F_RETURN: on the call to syscall_exit_to_user_mode
+ * that follows it in do_syscall_64, rdi the user registers whose ax holds
+ * the result). Only the traced process runs them, as jumps. Without the
  * module (fallback mode): the raw_syscalls tracepoints with a PID test, which
  * every process on the machine pays for.
  */

@@ -143,7 +143,7 @@ bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigne
 	h->cover = h->insn.len;
 	h->ninsn = 1;
 	*why = NULL;
-	if (flags & (XPROBES_F_TRAP | XPROBES_F_RETURN) || !xp_jentries_ok)
+	if (flags & XPROBES_F_TRAP || !xp_jentries_ok)
 		return false;
 	if (h->insn.kind == XP_INSN_RET || h->insn.kind == XP_INSN_REFUSE)
 		return false;
