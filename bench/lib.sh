@@ -4,7 +4,8 @@ OUT=${BENCH_OUT:-/mnt/share}
 mkdir -p "$OUT"
 
 # median of numbers on stdin
-median() { sort -g | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+# median, minimum, maximum of one number per line; nothing for no input
+median() { sort -g | awk '{ v[NR] = $1 } END { if (!NR) exit; if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 minimum() { sort -g | head -n 1; }
 maximum() { sort -g | tail -n 1; }
 

@@ -73,13 +73,19 @@ if part untraced; then
 fi
 
 # --- report ---------------------------------------------------------------
+# A part that neither ran now nor in an earlier run leaves its figures
+# empty: null in the JSON, '-' in the table.
 fit() {	# fit SERVER ROUND: "r2 slope" of that sweep's non-limit points
+	[ -s "$ACC" ] || return 0
 	awk -v s=$1 -v r=$2 '$1 == s && $2 == r && $3 > 0 { print $4, $5 }' "$ACC" | r2
 }
 col() {	# col SERVER TARGET COLUMN: that column over the rounds, one per line
+	[ -s "$ACC" ] || return 0
 	awk -v s=$1 -v t=$2 -v c=$3 '$1 == s && $3 == t { print $c }' "$ACC"
 }
-ratio() { round_ratios "$@" | median; }	# ratio CONFIG RAW: the median over rounds
+ratio() { [ -s "$2" ] && round_ratios "$@" | median; }	# ratio CONFIG RAW: the median over rounds
+jnum() { printf '%s' "${1:-null}"; }			# jnum VALUE: for the JSON
+tnum() { if [ -n "$2" ]; then printf "$1" "$2"; else printf -- -; fi; }	# tnum FORMAT VALUE: for the table
 name_of() { case $1 in memcache) echo memcached ;; http) echo nginx ;; *) echo $1 ;; esac; }
 echo "xprobectl metrics against loadgen: $ROUNDS rounds per server, $SECS s per point"
 printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min" slope \
@@ -97,24 +103,24 @@ printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' server "R2 med" "R2 min
 		sl_lo=$(col $s 50 8 | median)
 		sl_hi=$(col $s 0 8 | median)
 		limit=$(col $s 0 4 | median)
-		costs=
-		for c in metrics metrics-fb; do
-			costs="$costs $(ratio $c "$OUT/metrics-cost-$s.raw")"
-		done
-		set -- $costs
+		cv=$(ratio metrics "$OUT/metrics-cost-$s.raw")
+		cf=$(ratio metrics-fb "$OUT/metrics-cost-$s.raw")
 		[ $first = 1 ] || printf ','
 		first=0
 		printf '{"server":"%s","r2_median":%s,"r2_min":%s,"slope_median":%s,"limit_rps":%s,' \
-			$(name_of $s) $r2m $r2lo $slope $limit
+			$(name_of $s) $(jnum $r2m) $(jnum $r2lo) $(jnum $slope) $(jnum $limit)
 		printf '"cv2_at_50":%s,"cv2_at_limit":%s,"slack_us_at_50":%s,"slack_us_at_limit":%s,' \
-			$cv_lo $cv_hi $sl_lo $sl_hi
-		printf '"throughput_ratio_views":%s,"throughput_ratio_fallback":%s}' $1 $2
-		printf '%-10s %9s %9s %9s %8.3g %8.3g %10.0f %10.0f %11.4f %11.4f\n' $(name_of $s) $r2m $r2lo \
-			$slope $cv_lo $cv_hi $sl_lo $sl_hi $1 $2 >&2
+			$(jnum $cv_lo) $(jnum $cv_hi) $(jnum $sl_lo) $(jnum $sl_hi)
+		printf '"throughput_ratio_views":%s,"throughput_ratio_fallback":%s}' $(jnum $cv) $(jnum $cf)
+		printf '%-10s %9s %9s %9s %8s %8s %10s %10s %11s %11s\n' $(name_of $s) $(tnum %s "$r2m") \
+			$(tnum %s "$r2lo") $(tnum %s "$slope") $(tnum %.3g "$cv_lo") $(tnum %.3g "$cv_hi") \
+			$(tnum %.0f "$sl_lo") $(tnum %.0f "$sl_hi") $(tnum %.4f "$cv") $(tnum %.4f "$cf") >&2
 	done
+	uv=$(ratio metrics "$OUT/metrics-untraced.raw")
+	uf=$(ratio metrics-fb "$OUT/metrics-untraced.raw")
 	printf '],"untraced_redis_ratio_views":%s,"untraced_redis_ratio_fallback":%s}\n' \
-		$(ratio metrics "$OUT/metrics-untraced.raw") $(ratio metrics-fb "$OUT/metrics-untraced.raw")
+		$(jnum $uv) $(jnum $uf)
 } 2>&1 > "$OUT/metrics.json"
-printf 'an untraced redis at its limit while metrics watches an idle one: views %.4f, fallback %.4f of none\n' \
-	$(ratio metrics "$OUT/metrics-untraced.raw") $(ratio metrics-fb "$OUT/metrics-untraced.raw")
+printf 'an untraced redis at its limit while metrics watches an idle one: views %s, fallback %s of none\n' \
+	$(tnum %.4f "$uv") $(tnum %.4f "$uf")
 echo "results: $OUT/metrics.json, raw: $ACC, $OUT/metrics-cost-*.raw"
