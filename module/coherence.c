@@ -166,15 +166,20 @@ void xp_mirror_write(unsigned long addr, const u8 *src, size_t len, bool set)
 	struct xp_tpage *t;
 
 	list_for_each_entry_rcu(v, &xp_views, node) {
+		/*
+		 * The whole write at once, not page by page: a hook's bytes
+		 * may cross into the next page, and what the write does to it
+		 * depends on where the write begins (displace_call()).
+		 */
+		bool keep = break_overlapping_hooks(v, addr, addr + len, src, set);
+
 		list_for_each_entry_rcu(t, &v->tpages, node) {
 			unsigned long lo = max(addr, t->va);
 			unsigned long hi = min(addr + len, t->va + PAGE_SIZE);
-			bool keep;
 			u8 *dst;
 
 			if (lo >= hi)
 				continue;
-			keep = break_overlapping_hooks(v, lo, hi, set ? src : src + (lo - addr), set);
 			dst = (u8 *)page_address(t->copy) + (lo - t->va);
 			if (keep) {
 				unsigned long a;

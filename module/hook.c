@@ -233,6 +233,31 @@ struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr)
 	return NULL;
 }
 
+/*
+ * Does the view's copy still hold the shared text's bytes where the hook
+ * goes? Every covered byte for a jump (in both pages where it crosses),
+ * the bytes on the hook's page for an int3. Under text_mutex.
+ */
+static bool copy_is_orig(struct xp_hook *h)
+{
+	unsigned int i, n = h->cover;
+
+	if (!h->tpage2)
+		n = min_t(unsigned long, n, PAGE_SIZE - offset_in_page(h->addr));
+	for (i = 0; i < n; i++)
+		if (*xp_hook_byte(h, i) != h->orig[i])
+			return false;
+	return true;
+}
+
+/* Give back the copies the hook held (under xp_views_lock). */
+static void put_pages(struct xp_hook *h)
+{
+	if (h->tpage2)
+		xp_view_put_page(h->view, h->tpage2);
+	xp_view_put_page(h->view, h->tpage);
+}
+
 /* Memory is accounted to hooks from allocation until unlink_hook(). */
 static void free_hook(struct xp_hook *h)
 {
@@ -382,6 +407,15 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		if (err)
 			goto fail_page;
 	}
+	if (h->call_ok && xp_jump_crosses(addr)) {
+		/* The jump's last bytes go in the next page's copy. */
+		t = xp_view_get_page(v, (addr & PAGE_MASK) + PAGE_SIZE, extack);
+		if (IS_ERR(t)) {
+			err = PTR_ERR(t);
+			goto fail_xol;
+		}
+		h->tpage2 = t;
+	}
 
 #ifdef XPROBES_KUNIT
 	if (xp_test_before_arm)
@@ -396,7 +430,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	 * int3, and later by our call.
 	 */
 	mutex_lock(xp_k.text_mutex);
-	if (memcmp(copy, h->orig, min_t(unsigned long, h->cover, PAGE_SIZE - offset_in_page(addr)))) {
+	if (!copy_is_orig(h)) {
 		mutex_unlock(xp_k.text_mutex);
 		/* Another hook's int3 cannot be here (no duplicates), so the text moved. */
 		NL_SET_ERR_MSG(extack, "kernel text changed while the hook was being placed: try again");
@@ -418,6 +452,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 fail_xol:
 	xp_xol_release(v, h);
 	xp_jentry_put(h);	/* never a jump: nobody can be in the entry */
+	put_pages(h);
+	goto fail_id;
 fail_page:
 	xp_view_put_page(v, t);
 fail_id:
@@ -467,14 +503,13 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	hash_del_rcu(&h->hnode);
 	unlink_hook(h);
 	xp_hook_set_prog(h, NULL);	/* hits under way still hold it: see prog.c */
+	put_pages(h);	/* its bytes are the kernel's: the shared pages will do */
 	if (h->went_live) {
 		/* Tasks may still be on their way through its entry or slot. */
-		xp_view_put_page(v, h->tpage);
 		call_rcu_tasks(&h->rcu, retire_hook_tasks);
 	} else {
 		xp_jentry_put(h);	/* never a jump: nobody is in its entry */
 		xp_xol_release(v, h);
-		xp_view_put_page(v, h->tpage);
 		call_rcu(&h->rcu, free_hook_rcu);
 	}
 	xp_tables_check(NULL);

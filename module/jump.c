@@ -20,6 +20,9 @@
  *   instructions out of line (so nobody enters them any more), then an
  *   RCU-tasks grace period lets every task preempted inside leave, and
  *   only then the jump goes in (optimize_jumps(), in the background).
+ * The jump's bytes may cross into the next page (the hook then holds that
+ * page's copy too, hook.c): its tail is written in both copies, as
+ * text_poke_bp() writes an instruction across a page boundary.
  * Both go in as text_poke_bp() writes an instruction: with the int3 in place,
  * the displacement behind it, every CPU serialises, then the opcode replaces
  * the int3. Going back is the reverse, and needs no wait: while the jump was
@@ -147,11 +150,6 @@ bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigne
 		return false;
 	if (h->insn.kind == XP_INSN_RET || h->insn.kind == XP_INSN_REFUSE)
 		return false;
-	/* The jump's bytes must lie in the one private page. */
-	if (offset_in_page(h->addr) + XP_JUMP_SIZE > PAGE_SIZE) {
-		*why = "the jump would cross into the next page";
-		return false;
-	}
 	if (h->insn.len >= XP_JUMP_SIZE)
 		return true;
 	if (!xp_jump_hooks) {
@@ -185,6 +183,21 @@ bool xp_jentry_get(struct xp_hook *h)
 }
 
 /*
+ * Write the 4 bytes behind the hook's first byte in the copies, from @src:
+ * where the jump crosses a page boundary, its last bytes are in the copy of
+ * the next page (xp_hook_byte()). Under text_mutex; a CPU may fetch them
+ * only once every CPU has serialised after the write.
+ */
+static void write_tail(struct xp_hook *h, const u8 *src)
+{
+	unsigned int i;
+
+	lockdep_assert_held(xp_k.text_mutex);
+	for (i = 1; i < XP_JUMP_SIZE; i++)
+		*xp_hook_byte(h, i) = src[i - 1];
+}
+
+/*
  * The hook is armed as a trap (whose handler runs everything the jump will
  * cover) and has its slot and entry: make it a jump. Under xp_views_lock.
  * A jump hook (several instructions) only once an RCU-tasks grace period has
@@ -204,7 +217,7 @@ static void arm_jump(struct xp_hook *h)
 		return;
 	}
 	/* Behind the int3: nothing executes these bytes. */
-	memcpy(c + 1, &rel, sizeof(rel));
+	write_tail(h, (const u8 *)&rel);
 	h->tail_ours = true;
 	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
@@ -340,7 +353,7 @@ void xp_call_restore_tail(struct xp_hook *h)
 {
 	if (!h->tail_ours)
 		return;
-	memcpy(xp_hook_copy(h) + 1, xp_text(h->addr + 1), XP_JUMP_SIZE - 1);
+	write_tail(h, xp_text(h->addr + 1));
 	h->tail_ours = false;
 }
 

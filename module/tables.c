@@ -17,6 +17,7 @@
  * - a view's private PMD equals the shared one but for its own regions and
  *   its xol slot; a region's PTEs map the shared frames with the shared
  *   attributes (but G, A, D), except its copies, which map the copy pages;
+ * - every page a call or jump hook's five bytes lie on maps its copy;
  * - the global-bit reference count of each region is the number of views
  *   that hook it;
  * - every member's pgd entry is the view's, and its TLB generation moved
@@ -136,6 +137,33 @@ static void check_region(struct check *c, struct xp_view *v, struct xp_region *r
 	}
 }
 
+/*
+ * A jump hook's five bytes are fetched through the view's PTEs: each page
+ * they lie on (two where they cross a boundary) must map the copy the hook
+ * writes them in.
+ */
+static void check_hooks(struct check *c, struct xp_view *v)
+{
+	struct xp_hook *h;
+
+	list_for_each_entry(h, &v->hook_list, vnode) {
+		unsigned int i;
+
+		if (!h->call_ok)
+			continue;
+		for (i = 0; i < XP_JUMP_SIZE; i += XP_JUMP_SIZE - 1) {
+			unsigned long va = (h->addr + i) & PAGE_MASK;
+			struct xp_region *r = xp_region_at(v, pmd_index(va));
+			struct xp_tpage *t = va == (h->addr & PAGE_MASK) ? h->tpage : h->tpage2;
+
+			if (!r || !t || t->va != va ||
+			    pte_pfn(READ_ONCE(r->ptes[pte_index(va)])) != page_to_pfn(t->copy))
+				violated(c, "view of pid %u: hook %u's jump byte %u is not on its copy",
+					 v->root_nr, h->id, i);
+		}
+	}
+}
+
 static void check_view(struct check *c, struct xp_view *v)
 {
 	unsigned long a = xp_k.stext;
@@ -166,6 +194,7 @@ static void check_view(struct check *c, struct xp_view *v)
 		if (xp_gclear_refs(i) && !r && maps_global(e))
 			violated(c, "view of pid %u: hooked region %u mapped global", v->root_nr, i);
 	}
+	check_hooks(c, v);
 	if (v->xol.ptes)
 		for (i = 0; i < PTRS_PER_PTE; i++)
 			if (pte_present(v->xol.ptes[i]) &&

@@ -251,6 +251,7 @@ struct xp_hook {
 	u8 cover;			/* bytes a jump covers (insn.len for an int3) */
 	u8 ninsn;			/* whole instructions in them */
 	struct xp_tpage *tpage;
+	struct xp_tpage *tpage2;	/* the next page, where a jump's bytes cross into it */
 	int slot;			/* xol slot, -1 when emulated */
 	unsigned long slot_va;
 	struct xp_hook_stats __percpu *stats;
@@ -273,11 +274,33 @@ struct xp_hook {
 
 enum { XP_HOOK_TRAP, XP_HOOK_CALL };
 
+/* CALL: a live jump, of either kind */
+
 /* The hook's first byte in its view's private copy of the page. */
 static inline u8 *xp_hook_copy(struct xp_hook *h)
 {
 	return (u8 *)page_address(h->tpage->copy) + offset_in_page(h->addr);
-}	/* CALL: a live jump, of either kind */
+}
+
+/*
+ * Byte @i of the hook's bytes in its view's copies: past the end of the
+ * page, in the copy of the next one (->tpage2, which a jump whose bytes
+ * cross the boundary holds).
+ */
+static inline u8 *xp_hook_byte(struct xp_hook *h, unsigned int i)
+{
+	unsigned long off = offset_in_page(h->addr) + i;
+
+	if (off >= PAGE_SIZE)
+		return (u8 *)page_address(h->tpage2->copy) + off - PAGE_SIZE;
+	return (u8 *)page_address(h->tpage->copy) + off;
+}
+
+/* Does a jump at @addr put bytes on the next page? */
+static inline bool xp_jump_crosses(unsigned long addr)
+{
+	return offset_in_page(addr) + XP_JUMP_SIZE > PAGE_SIZE;
+}
 
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,

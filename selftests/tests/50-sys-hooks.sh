@@ -3,7 +3,7 @@
 # entry; a return hook (--return) on it lands in do_syscall_64 on the call to
 # syscall_exit_to_user_mode that follows, where every syscall passes with its
 # result in regs->ax: one 5-byte instruction, so a call hook (a jump), not a
-# trap. Both count the traced loop's calls, the same untraced loop adds
+# trap, also across a page boundary. Both count the traced loop's calls, the same untraced loop adds
 # nothing, a --trap return hook is an int3 on the same call, and the return
 # hook is refused elsewhere.
 . /xp/selftests/tests/lib.sh
@@ -22,15 +22,21 @@ rel=$(xprobectl peek $$ $addr 5 | awk '{ print $6 $5 $4 $3 }')
 to=$(printf '%016x' $(( addr + 5 + ((0x$rel ^ 0x80000000) - 0x80000000) )))
 assert_eq "that call goes to syscall_exit_to_user_mode" "$(ksym syscall_exit_to_user_mode)" "$to"
 assert_eq "the hook replaces that one 5-byte instruction" 5/1 "$(hook_col $out 9)"
-# A jump, unless the call crosses a page boundary (6.12's does): a view's
-# copies are single pages, so there it stays a trap and says why.
-if [ $(( addr & 4095 )) -le $((4096 - 5)) ]; then
-	assert_eq "the return hook is a call hook" call "$(hook_col $out 8)"
-	ret_byte=e9
-else
-	assert_eq "across a page boundary the return hook is an int3" int3 "$(hook_col $out 8)"
-	assert_match "says why" "next page" "$(xprobectl hook list --json)"
-	ret_byte=cc
+# A call hook (a jump to the hook's entry), also where the call crosses a
+# page boundary (6.12.117's does): the jump's last bytes are then written in
+# the view's copy of the next page.
+assert_eq "the return hook is a call hook" call "$(hook_col $out 8)"
+ret_byte=e9
+jrel=$(xprobectl peek $A $addr 5 | awk '{ print $6 $5 $4 $3 }')
+jto=$(( addr + 5 + ((0x$jrel ^ 0x80000000) - 0x80000000) ))
+jentries=$((0x$(awk '$3 == "xp_jentries" { print $1; exit }' /proc/kallsyms)))
+[ $jto -ge $jentries ] && [ $jto -lt $((jentries + 65536)) ] ||
+	fail "the traced process's jump goes to $(printf %x $jto), not to a hook entry"
+if [ $(( addr & 4095 )) -gt $((4096 - 5)) ]; then
+	next=$(printf '%x' $(( (addr | 4095) + 1 )))
+	note "the exit call crosses into the page at $next"
+	[ "$(xprobectl peek $A $next 4)" != "$(xprobectl peek $$ $next 4)" ] ||
+		fail "the traced process's next page does not carry the jump's tail"
 fi
 
 # Before the loop, the traced process sits in one syscall (it waits for the
