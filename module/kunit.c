@@ -924,6 +924,104 @@ static void view_jump_tail_write(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
+/*
+ * A call hook on an instruction of 5 bytes or more that begins in the last
+ * 4 bytes of a page of core text, or NULL: found by decoding, from its
+ * function's start, the instruction across each page boundary in turn.
+ */
+static struct xp_hook *call_hook_across(struct kunit *test, struct xp_view *v)
+{
+	unsigned long p, tried = 0;
+	char *name = kunit_kzalloc(test, KSYM_NAME_LEN, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, name);
+	for (p = PAGE_ALIGN(xp_k.stext + 1); p < xp_k.etext && tried < 64; p += PAGE_SIZE) {
+		unsigned long off, a;
+		struct xp_insn insn;
+		struct xp_hook *h;
+		u32 o;
+
+		if (xp_sym_name(p, name, KSYM_NAME_LEN, &off) || !off || off > 4096)
+			continue;
+		insn.len = 0;
+		for (a = p - off; a < p; a += insn.len)
+			if (xp_insn_decode(&insn, xp_text(a), XP_INSN_MAX))
+				break;
+		if (a <= p)
+			continue;	/* something did not decode, or one begins at p */
+		a -= insn.len;		/* the instruction across p */
+		if (insn.len < XP_JUMP_SIZE || !xp_jump_crosses(a))
+			continue;
+		tried++;
+		o = a - (p - off);
+		h = add_hook(v, name, &o, 0);
+		if (!IS_ERR(h) && h->call_ok && h->ninsn == 1)
+			return h;
+		if (!IS_ERR(h))
+			KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	}
+	return NULL;
+}
+
+/*
+ * A call hook whose five bytes cross a page boundary holds the copy of the
+ * next page too: its jump's tail is written there, the tables map both
+ * copies, and turned back into a trap both pages are the kernel's again but
+ * the one int3.
+ */
+static void view_call_across_pages(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	unsigned int i, diff = 0;
+	struct xp_hook *h;
+	struct xp_view *v;
+	u8 *next, *orig;
+	u8 rel[4];
+	s32 r;
+
+	v = make_view(test, 0);
+	h = call_hook_across(test, v);
+	if (!h) {
+		destroy_view(v);
+		kunit_skip(test, "no hookable 5-byte instruction across a page boundary");
+	}
+	kunit_info(test, "hook at %pS, %lu bytes before the page end\n", (void *)h->addr,
+		   PAGE_SIZE - offset_in_page(h->addr));
+	KUNIT_ASSERT_NOT_NULL(test, h->tpage2);
+	KUNIT_EXPECT_EQ(test, h->tpage2->va, (h->addr & PAGE_MASK) + PAGE_SIZE);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
+	KUNIT_EXPECT_EQ(test, *xp_hook_byte(h, 0), (u8)JMP32_INSN_OPCODE);
+	for (i = 1; i < XP_JUMP_SIZE; i++)
+		rel[i - 1] = *xp_hook_byte(h, i);
+	memcpy(&r, rel, sizeof(r));
+	KUNIT_EXPECT_EQ(test, h->addr + XP_JUMP_SIZE + r, xp_jentry_addr(h->jentry));
+	/* On the next page, only the jump's last bytes differ from the kernel's. */
+	next = page_address(h->tpage2->copy);
+	orig = xp_text(h->tpage2->va);
+	for (i = 0; i < PAGE_SIZE; i++)
+		if (next[i] != orig[i]) {
+			diff++;
+			KUNIT_EXPECT_LT(test, h->tpage2->va + i, h->addr + XP_JUMP_SIZE);
+		}
+	KUNIT_EXPECT_GE(test, diff, 1U);
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
+	KUNIT_EXPECT_EQ(test, xp_audit_all(), 0U);
+	xp_calls_disarm(v, h);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+	KUNIT_EXPECT_EQ(test, *xp_hook_byte(h, 0), (u8)INT3_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, memcmp(next, orig, PAGE_SIZE), 0);
+
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, v->nr_pages, 0U);
+	mutex_unlock(&xp_views_lock);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
 static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_jump_tail_write),
 	KUNIT_CASE(view_chain_structure),
@@ -933,6 +1031,7 @@ static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_hook_refusals),
 	KUNIT_CASE(view_peek),
 	KUNIT_CASE(view_call_hook),
+	KUNIT_CASE(view_call_across_pages),
 	KUNIT_CASE(view_call_displaced_plain_write),
 	KUNIT_CASE(view_write_before_arm),
 	KUNIT_CASE(view_audit_ends_diverged),
