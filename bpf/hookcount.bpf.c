@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Count xprobes_hook hits per (hook id, process): a raw tracepoint program.
+ * Count xprobes_hook hits per (hook id, process): a raw tracepoint program
+ * (and a kprobe one a hook may run itself, count_regs).
  *
  * It runs from int3 hooks (NMI-like context) and from call hooks (task
  * context, interrupts off), so it takes no lock: a hash map's bucket lock,
@@ -20,10 +21,9 @@ struct {
 
 __u64 lost;	/* hits with no free slot within HOOKCOUNT_PROBES */
 
-SEC("raw_tp/xprobes_hook")
-int count_hook(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline void count(__u64 id)
 {
-	__u64 key = (ctx->args[0] << 32) | (bpf_get_current_pid_tgid() >> 32);
+	__u64 key = (id << 32) | (bpf_get_current_pid_tgid() >> 32);
 	__u32 h = (__u32)((key * 0x9e3779b97f4a7c15ULL) >> 40), i;
 
 	for (i = 0; i < HOOKCOUNT_PROBES; i++) {
@@ -41,10 +41,40 @@ int count_hook(struct bpf_raw_tracepoint_args *ctx)
 		}
 		if (k == key) {
 			__sync_fetch_and_add(&s->count, 1);
-			return 0;
+			return;
 		}
 	}
 	__sync_fetch_and_add(&lost, 1);
+}
+
+SEC("raw_tp/xprobes_hook")
+int count_hook(struct bpf_raw_tracepoint_args *ctx)
+{
+	count(ctx->args[0]);
+	return 0;
+}
+
+__u64 wrong_regs;	/* count_regs hits whose registers were not a getppid's */
+
+/*
+ * Not attached: a kprobe program, for a hook to run with its registers as
+ * the context (hookcount -P pins it at PATH_kprobe). Meant for a hook at
+ * __x64_sys_getppid's entry: its first argument is the syscall's pt_regs,
+ * whose orig_ax must be getppid's number (110), read through the context's
+ * rdi. Counted under the hook's cookie instead of its id (a kprobe program
+ * has no id argument).
+ */
+SEC("kprobe")
+int count_regs(struct pt_regs *ctx)
+{
+	struct pt_regs *uregs = (struct pt_regs *)ctx->di;
+	long nr = -1;
+
+	bpf_probe_read_kernel(&nr, sizeof(nr), &uregs->orig_ax);
+	if (nr == 110)
+		count(bpf_get_attach_cookie(ctx));
+	else
+		__sync_fetch_and_add(&wrong_regs, 1);
 	return 0;
 }
 

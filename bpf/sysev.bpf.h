@@ -78,7 +78,10 @@ static __always_inline void sysev_exit(void *ctx, long ret)
 	sysev_done(ctx, s, ret, bpf_ktime_get_ns());
 }
 
-/* Views mode: the two hooks in the process's kernel view. */
+/*
+ * Views mode through the xprobes_hook tracepoint (a module that cannot give
+ * a hook its own program): the two hooks in the process's kernel view.
+ */
 SEC("raw_tp/xprobes_hook")
 int sysev_on_hook(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -101,6 +104,32 @@ int sysev_on_hook(struct bpf_raw_tracepoint_args *ctx)
 		uregs = (struct pt_regs *)PT_REGS_PARM1_CORE(regs);
 		sysev_exit(ctx, (long)BPF_CORE_READ(uregs, ax));
 	}
+	return 0;
+}
+
+/*
+ * Views mode, one program per hook, run by the hook itself with its
+ * registers as the context (a kprobe program, module/prog.c): no lookup by
+ * hook id and no helper call to read a register, only one to read the
+ * syscall's pt_regs.
+ */
+SEC("kprobe")
+int sysev_on_enter(struct pt_regs *ctx)
+{
+	/* x64_sys_call(const struct pt_regs *regs, unsigned int nr) */
+	struct pt_regs *uregs = (struct pt_regs *)PT_REGS_PARM1(ctx);
+
+	sysev_enter((__u32)PT_REGS_PARM2(ctx), BPF_CORE_READ(uregs, di));
+	return 0;
+}
+
+SEC("kprobe")
+int sysev_on_exit(struct pt_regs *ctx)
+{
+	/* syscall_exit_to_user_mode(regs), as in sysev_on_hook */
+	struct pt_regs *uregs = (struct pt_regs *)PT_REGS_PARM1(ctx);
+
+	sysev_exit(ctx, (long)BPF_CORE_READ(uregs, ax));
 	return 0;
 }
 

@@ -91,6 +91,8 @@ static struct bpf_program *prog(struct bpf_object *obj, const char *name)
 void syswatch_prepare(struct syswatch *w, struct bpf_object *obj)
 {
 	bpf_program__set_autoload(prog(obj, "sysev_on_hook"), w->views);
+	bpf_program__set_autoload(prog(obj, "sysev_on_enter"), w->views);
+	bpf_program__set_autoload(prog(obj, "sysev_on_exit"), w->views);
 	bpf_program__set_autoload(prog(obj, "sysev_fb_enter"), !w->views);
 	bpf_program__set_autoload(prog(obj, "sysev_fb_exit"), !w->views);
 }
@@ -120,7 +122,17 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 				return -1;
 			}
 		}
-		/* Both hooks run the program themselves (cheaper than the tracepoint). */
+		/*
+		 * Each hook runs a program of its own, with its registers as
+		 * the context (the cheapest path, docs/experiments.md); a
+		 * module that refuses those gets the tracepoint's program,
+		 * which tells the hooks apart by id.
+		 */
+		if (!hooks_run_prog(w->hooks_nl, &w->ids[0], 1,
+				    bpf_program__fd(prog(obj, "sysev_on_enter"))) &&
+		    !hooks_run_prog(w->hooks_nl, &w->ids[1], 1,
+				    bpf_program__fd(prog(obj, "sysev_on_exit"))))
+			return 0;
 		return attach_hook_prog(w->hooks_nl, w->ids, 2, prog(obj, "sysev_on_hook"),
 					&w->links[0]);
 	}

@@ -42,6 +42,8 @@ static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog
 {
 	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = h->cookie };
 	u64 args[3] = { h->id, h->cookie, (unsigned long)regs };
+	/* A kprobe program's context is the registers (prog.c). */
+	const void *ctx = prog->type == BPF_PROG_TYPE_KPROBE ? (void *)regs : (void *)args;
 	struct bpf_run_ctx *old;
 
 	if (likely(this_cpu_inc_return(*prog->active) == 1)) {
@@ -49,9 +51,9 @@ static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog
 		if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
 			rcu_read_lock();
 		if (static_branch_unlikely(&bpf_stats_enabled_key))
-			xp_prog_run_counted(prog, args);
+			xp_prog_run_counted(prog, ctx);
 		else
-			bpf_dispatcher_nop_func(args, prog->insnsi, prog->bpf_func);
+			bpf_dispatcher_nop_func(ctx, prog->insnsi, prog->bpf_func);
 		if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
 			rcu_read_unlock();
 		bpf_reset_run_ctx(old);

@@ -11,10 +11,21 @@
  * own frame). A hook with neither a program nor a tracepoint user runs no
  * BPF at all. docs/experiments.md measures both paths.
  *
- * Only BPF_PROG_TYPE_RAW_TRACEPOINT programs (not the writable kind): the
- * verifier bounded their context reads by max_ctx_offset, checked here
- * against the three arguments, as bpf_probe_register() checks it for a
- * tracepoint. A program written for the tracepoint runs unchanged here.
+ * Two kinds of program, by the context they take:
+ * - BPF_PROG_TYPE_RAW_TRACEPOINT (not the writable kind): the tracepoint's
+ *   u64 args[] = id, cookie, regs; the verifier bounded their context
+ *   reads by max_ctx_offset, checked here against the three arguments, as
+ *   bpf_probe_register() checks it for a tracepoint. A program written for
+ *   the tracepoint runs unchanged here.
+ * - BPF_PROG_TYPE_KPROBE: the hook's struct pt_regs itself, as a kprobe at
+ *   the hook's address would give it (ip = hook + 1), so the program reads
+ *   registers with plain loads (PT_REGS_PARM1(ctx)) where a raw tracepoint
+ *   program needs a helper call for each. Only the classic kind (attached
+ *   through a perf event: its attach cookie is read from the same run
+ *   context as a tracepoint program's); not the multi-kprobe or session
+ *   kinds (another run context), and not one allowed to override a
+ *   function's return (bpf_override_return() is for error injection sites,
+ *   checked when such a program is attached to one).
  *
  * Lifetime: ->prog holds a reference, written under xp_views_lock. Hits
  * read it with preemption or interrupts off, an RCU read-side section, and a
@@ -29,9 +40,9 @@
 #define XP_PROG_ARGS	3	/* id, cookie, regs: trace_xprobes_hook()'s */
 
 /* A hit's program, when BPF statistics are on: bpf_prog_run() counts it. */
-noinline void xp_prog_run_counted(struct bpf_prog *prog, u64 *args)
+noinline void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx)
 {
-	bpf_prog_run(prog, args);
+	bpf_prog_run(prog, ctx);
 }
 
 /* The program behind @fd, with a reference, or an ERR_PTR and @extack set. */
@@ -39,20 +50,33 @@ struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack)
 {
 	struct bpf_prog *prog = bpf_prog_get_type_dev(fd, BPF_PROG_TYPE_RAW_TRACEPOINT, false);
 
+	/* bpf_prog_get() is not exported: ask for each type in turn. */
+	if (PTR_ERR_OR_ZERO(prog) == -EINVAL)
+		prog = bpf_prog_get_type_dev(fd, BPF_PROG_TYPE_KPROBE, false);
 	if (IS_ERR(prog)) {
-		NL_SET_ERR_MSG_FMT(extack,
-				   "fd %d is not a BPF raw tracepoint program (load one with SEC(\"raw_tp\") or SEC(\"raw_tp/xprobes_hook\"))",
-				   fd);
+		NL_SET_ERR_MSG(extack,
+			       "not a BPF raw tracepoint or kprobe program (load one with SEC(\"raw_tp\") or SEC(\"kprobe\"))");
 		return prog;
 	}
-	if (prog->aux->max_ctx_offset > XP_PROG_ARGS * sizeof(u64)) {
+	switch (prog->type) {
+	case BPF_PROG_TYPE_RAW_TRACEPOINT:
+		if (prog->aux->max_ctx_offset <= XP_PROG_ARGS * sizeof(u64))
+			return prog;
 		NL_SET_ERR_MSG_FMT(extack,
 				   "the program reads %u bytes of context; a hook gives %zu (id, cookie, regs)",
 				   prog->aux->max_ctx_offset, XP_PROG_ARGS * sizeof(u64));
-		bpf_prog_put(prog);
-		return ERR_PTR(-EINVAL);
+		break;
+	case BPF_PROG_TYPE_KPROBE:
+		if (!prog->expected_attach_type && !prog->kprobe_override)
+			return prog;
+		NL_SET_ERR_MSG(extack,
+			       "a multi-kprobe, session or return-overriding kprobe program cannot run at a hook (load a plain SEC(\"kprobe\") one)");
+		break;
+	default:
+		break;	/* cannot happen: asked for those two types */
 	}
-	return prog;
+	bpf_prog_put(prog);
+	return ERR_PTR(-EINVAL);
 }
 
 /* Make @h run @prog (its reference moves to @h), or nothing if NULL. */

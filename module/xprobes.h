@@ -315,7 +315,7 @@ void xp_hooks_free_all(struct xp_view *v);
 
 /* prog.c */
 struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack);
-void xp_prog_run_counted(struct bpf_prog *prog, u64 *args);
+void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx);
 void xp_hook_set_prog(struct xp_hook *h, struct bpf_prog *prog);
 u32 xp_hook_prog_id(struct xp_hook *h);
 

@@ -5,8 +5,9 @@
  * (hits the table had no room for go to stderr). Prints "attached" once the
  * program is live.
  * -P PATH: do not attach to the tracepoint; pin the program at PATH (for
- * "xprobectl hook prog ID PATH"), and at PATH_past one that reads beyond the
- * hook's arguments; both unpinned at exit. Prints "attached" once pinned.
+ * "xprobectl hook prog ID PATH"), at PATH_past one that reads beyond the
+ * hook's arguments, and at PATH_kprobe a kprobe program that counts a
+ * getppid hook's hits by cookie; all unpinned at exit. Prints "attached" once pinned.
  */
 #include <errno.h>
 #include <string.h>
@@ -28,7 +29,7 @@ int main(int argc, char **argv)
 	struct hookcount_slot slot;
 	struct hookcount_bpf *skel;
 	const char *pin = NULL;
-	char past[256] = "";
+	char past[256] = "", regs[256] = "";
 	int opt, secs = 0, fd, err;
 	__u32 i;
 
@@ -42,8 +43,10 @@ int main(int argc, char **argv)
 	signal(SIGTERM, on_sig);
 	signal(SIGUSR1, on_sig);
 	skel = hookcount_bpf__open();
-	if (skel)
+	if (skel) {
 		bpf_program__set_autoattach(skel->progs.reads_past, false);
+		bpf_program__set_autoattach(skel->progs.count_regs, false);
+	}
 	if (skel && hookcount_bpf__load(skel)) {
 		hookcount_bpf__destroy(skel);
 		skel = NULL;
@@ -54,9 +57,12 @@ int main(int argc, char **argv)
 	}
 	if (pin) {
 		snprintf(past, sizeof(past), "%s_past", pin);
+		snprintf(regs, sizeof(regs), "%s_kprobe", pin);
 		err = bpf_program__pin(skel->progs.count_hook, pin);
 		if (!err)
 			err = bpf_program__pin(skel->progs.reads_past, past);
+		if (!err)
+			err = bpf_program__pin(skel->progs.count_regs, regs);
 		if (err) {
 			fprintf(stderr, "hookcount: cannot pin at %s: %s\n", pin, strerror(-err));
 			hookcount_bpf__destroy(skel);
@@ -80,9 +86,13 @@ int main(int argc, char **argv)
 	if (skel->bss->lost)
 		fprintf(stderr, "hookcount: %llu hits found no free slot\n",
 			(unsigned long long)skel->bss->lost);
+	if (skel->bss->wrong_regs)
+		fprintf(stderr, "hookcount: %llu kprobe hits did not see getppid's registers\n",
+			(unsigned long long)skel->bss->wrong_regs);
 	if (pin) {
 		unlink(pin);
 		unlink(past);
+		unlink(regs);
 	}
 	hookcount_bpf__destroy(skel);
 	return 0;

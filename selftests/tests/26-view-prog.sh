@@ -2,7 +2,9 @@
 # hook prog), not through the xprobes_hook tracepoint. (a) One raw tracepoint
 # program pinned in bpffs, given to a jump, a call and an int3 hook of A,
 # counts exactly A's calls through each, attributed to A, with no program on
-# the tracepoint at all; the list shows the program's id. (b) A hook whose
+# the tracepoint at all; the list shows the program's id. (e) A kprobe
+# program given to a hook of C gets C's registers as its context (the
+# syscall's pt_regs in rdi: getppid's number in it, every hit). (b) A hook whose
 # program is detached runs it no more (hits still counted). (c) Refusals,
 # each with its reason: not a BPF program, a program that reads past the
 # hook's three arguments, a negative fd, no such hook. (d) Ending a view, or
@@ -38,15 +40,18 @@ prog_gone() {
 	done
 }
 
-hookcount -P $PIN > /tmp/hc.out &
+hookcount -P $PIN > /tmp/hc.out 2> /tmp/hc.err &
 HC=$!
 wait_for /tmp/hc.out attached "hookcount did not pin its program"
 start_loop /tmp/a.out -e -n $N getppid
 A=$LOOP_PID
 start_loop /tmp/b.out -e -n $N getppid
 B=$LOOP_PID
+start_loop /tmp/c.out -e -n $N getppid
+C=$LOOP_PID
 xprobectl view add $A > /dev/null || fail "view add A"
 xprobectl view add $B > /dev/null || fail "view add B"
+xprobectl view add $C > /dev/null || fail "view add C"
 
 # (a) a jump (the default place), a call and an int3 hook in A
 jid=$(xprobectl hook add $A $F) || fail "hook add"
@@ -71,10 +76,16 @@ xprobectl hook prog $bid $PIN || fail "hook prog B"
 xprobectl hook prog $bid --detach || fail "hook prog --detach"
 assert_eq "a detached hook lists no program" 0 "$(hook_col $bid 10)"
 
+# (e) a kprobe program: the hook's registers are its context
+kid=$(xprobectl hook add --cookie 77 $C $F) || fail "hook add C"
+xprobectl hook prog $kid ${PIN}_kprobe || fail "hook prog $kid (a kprobe program)"
+assert_eq "the hook lists the kprobe program" \
+	"$(bpftool prog show pinned ${PIN}_kprobe | sed -n 's/^\([0-9]*\):.*/\1/p')" "$(hook_col $kid 10)"
+
 # (c) refusals
 out=$(nlraw $CMD_HOOK_PROG $A_HOOK_ID:u32:$jid $A_PROG_FD:u32:0 < /dev/null) &&
 	fail "fd 0 (/dev/null) accepted as a program"
-assert_match "not a program" "not a BPF raw tracepoint program" "$out"
+assert_match "not a program" "not a BPF raw tracepoint or kprobe program" "$out"
 out=$(nlraw $CMD_HOOK_PROG $A_HOOK_ID:u32:$jid $A_PROG_FD:u32:4294967295) &&
 	fail "fd -1 accepted"
 assert_match "negative fd" "out of range" "$out"
@@ -87,6 +98,7 @@ assert_match "missing pin" "cannot open the pinned program" "$out"
 
 go_loop $A /tmp/a.out
 go_loop $B /tmp/b.out
+go_loop $C /tmp/c.out
 sysloop -n $N getppid			# untraced
 kill -USR1 $HC
 wait $HC
@@ -96,9 +108,11 @@ assert_eq "program count, jump hook" $N "$(cnt $jid $A)"
 assert_eq "program count, call hook" $N "$(cnt $cid $A)"
 assert_eq "program count, int3 hook" $N "$(cnt $tid $A)"
 assert_eq "program count, detached hook" "" "$(cnt $bid $B)"
+assert_eq "kprobe program count (by cookie), every hit with getppid's registers" $N "$(cnt 77 $C)"
+assert_eq "no kprobe hit saw other registers" "" "$(grep 'did not see' /tmp/hc.err)"
 assert_eq "program events from other processes" 0 \
-	"$(awk -v a=$A 'NF == 3 && $2 != a { n += $3 } END { print n + 0 }' /tmp/hc.out)"
-for id in $jid $cid $tid $bid; do
+	"$(awk -v a=$A -v c=$C 'NF == 3 && $2 != a && !($1 == 77 && $2 == c) { n += $3 } END { print n + 0 }' /tmp/hc.out)"
+for id in $jid $cid $tid $bid $kid; do
 	assert_eq "module hits of hook $id" $N "$(hook_col $id 5)"
 done
 assert_eq "the jump is still a jump" jump "$(hook_col $jid 8)"
@@ -106,6 +120,7 @@ assert_eq "the jump is still a jump" jump "$(hook_col $jid 8)"
 # (d) the program outlives neither the view nor the module
 end_loop $A /tmp/a.out
 end_loop $B /tmp/b.out
+end_loop $C /tmp/c.out
 wait_views 0
 prog_gone $pid_prog "after its views ended and hookcount exited"
 
