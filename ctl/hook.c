@@ -36,10 +36,12 @@ static void hook_usage(FILE *f)
 		   "parameter jump_hooks=0 turns jumps off). Elsewhere it is an 'int3' (--json says why);\n"
 		   "a kprobe registered on its instructions later makes it an int3 again (displaced).\n"
 		   "--trap keeps it an int3.\n"
-		   "hook prog makes hook ID run the BPF raw tracepoint program pinned at PINNED (in\n"
-		   "bpffs) itself on every hit, with the tracepoint's arguments, cheaper than through\n"
-		   "the tracepoint (which still fires); --detach stops it. xprobectl's own commands\n"
-		   "attach their programs this way. PROG in the list: the id of that program.\n");
+		   "hook prog makes hook ID run the BPF program pinned at PINNED (in bpffs) itself on\n"
+		   "every hit, cheaper than through the tracepoint (which still fires): a raw_tp\n"
+		   "program gets the tracepoint's arguments (id, cookie, regs), a kprobe program the\n"
+		   "hook's registers as its context, as a kprobe there would (PT_REGS_PARM1(ctx),\n"
+		   "bpf_get_attach_cookie() gives --cookie). --detach stops it. xprobectl's own\n"
+		   "commands attach their programs this way. PROG in the list: that program's id.\n");
 }
 
 struct hook_row {
@@ -253,7 +255,7 @@ static int hook_prog(int argc, char **argv)
 		fd = bpf_obj_get(argv[2]);
 		if (fd < 0) {
 			fprintf(stderr, "xprobectl: hook prog: cannot open the pinned program %s: %s "
-				"(pin a raw_tp program in bpffs, e.g. bpftool prog load ... pinned)\n",
+				"(pin a raw_tp or kprobe program in bpffs, e.g. bpftool prog load ... pinned)\n",
 				argv[2], strerror(errno));
 			return EXIT_RUNTIME;
 		}
