@@ -14,6 +14,7 @@
 #             tracepoints fire for every process)
 # METRICS_PARTS="cost untraced" reruns only those parts; the report takes
 # the others' raw files from an earlier run in the same directory.
+# METRICS_SERVERS="memcache" and ROUNDS=7 narrow and lengthen a rerun.
 . /xp/bench/lib.sh
 . /xp/selftests/servers.sh
 ROUNDS=${ROUNDS:-3}
@@ -21,7 +22,7 @@ PARTS=${METRICS_PARTS:-accuracy cost untraced}
 part() { case " $PARTS " in *" $1 "*) return 0 ;; esac; return 1; }
 SECS=${SECS:-2}
 RATES="50 100 200 400 800 0"
-SERVERS="redis memcache http"
+SERVERS=${METRICS_SERVERS:-redis memcache http}
 for b in redis-server memcached nginx; do
 	command -v $b > /dev/null || { echo "bench: $b missing in the VM (make deps installs it)"; exit 1; }
 done

@@ -346,36 +346,74 @@ static __always_inline void thread_exit(__u32 tid)
 	count(CNT_EXITS);
 }
 
-/* View mode: our hooks in the traced process's kernel view. */
+/*
+ * View mode: our hooks in the traced process's kernel view. Each hook runs
+ * the kprobe program of its kind itself, with its registers as the context
+ * (plain loads, no lookup by hook id); on_hook serves them all through the
+ * xprobes_hook tracepoint where the module cannot give a hook a program.
+ */
+
+/* switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving. */
+static __always_inline void hook_switch_out(struct task_struct *next)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+
+	if (!next || next == cur)	/* exec, text_poke's temporary mm */
+		return;
+	switch_out(cur, bpf_ktime_get_ns(), runnable(cur));
+}
+
+/*
+ * finish_task_switch(prev) on our CR3: either our thread is starting, or a
+ * kernel thread took over lazily from one of ours (no switch_mm happened,
+ * so this is our only sight of it).
+ */
+static __always_inline void hook_switch_in(struct task_struct *prev)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	__u64 now = bpf_ktime_get_ns();
+
+	if (prev && prev != cur)
+		switch_out(prev, now, runnable(prev));
+	switch_in(cur, now);
+}
+
+SEC("kprobe")
+int on_switch_out(struct pt_regs *ctx)
+{
+	hook_switch_out((struct task_struct *)PT_REGS_PARM3(ctx));
+	return 0;
+}
+
+SEC("kprobe")
+int on_switch_in(struct pt_regs *ctx)
+{
+	hook_switch_in((struct task_struct *)PT_REGS_PARM1(ctx));
+	return 0;
+}
+
+SEC("kprobe")
+int on_exit_hook(struct pt_regs *ctx)
+{
+	thread_exit((__u32)bpf_get_current_pid_tgid());
+	return 0;
+}
+
 SEC("raw_tp/xprobes_hook")
 int on_hook(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 id = (__u32)ctx->args[0], *kind;
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[2];
-	struct task_struct *cur = bpf_get_current_task_btf(), *other;
-	__u64 now = bpf_ktime_get_ns();
 
 	kind = bpf_map_lookup_elem(&hooks, &id);
 	if (!kind)
 		return 0;
 	switch (*kind) {
 	case HOOK_SWITCH_OUT:
-		/* switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving. */
-		other = (struct task_struct *)PT_REGS_PARM3_CORE(regs);
-		if (!other || other == cur)	/* exec, text_poke's temporary mm */
-			return 0;
-		switch_out(cur, now, runnable(cur));
+		hook_switch_out((struct task_struct *)PT_REGS_PARM3_CORE(regs));
 		break;
 	case HOOK_SWITCH_IN:
-		/*
-		 * finish_task_switch(prev) on our CR3: either our thread is
-		 * starting, or a kernel thread took over lazily from one of ours
-		 * (no switch_mm happened, so this is our only sight of it).
-		 */
-		other = (struct task_struct *)PT_REGS_PARM1_CORE(regs);
-		if (other && other != cur)
-			switch_out(other, now, runnable(other));
-		switch_in(cur, now);
+		hook_switch_in((struct task_struct *)PT_REGS_PARM1_CORE(regs));
 		break;
 	case HOOK_EXIT:
 		thread_exit((__u32)bpf_get_current_pid_tgid());

@@ -391,6 +391,19 @@ static pid_t spawn_stopped(char **argv)
 }
 
 /* Open, load and attach the scheduler side; the uprobes come after. */
+/* The program a hook of @kind runs itself (bpf/trace.bpf.c). */
+static struct bpf_program *hook_prog(struct trace_bpf *skel, uint32_t kind)
+{
+	switch (kind) {
+	case HOOK_SWITCH_OUT:
+		return skel->progs.on_switch_out;
+	case HOOK_SWITCH_IN:
+		return skel->progs.on_switch_in;
+	default:
+		return skel->progs.on_exit_hook;
+	}
+}
+
 static int load_bpf(struct tsession *s)
 {
 	struct bpf_link *l;
@@ -406,6 +419,9 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->folded = s->folded;
 	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
 	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
+	bpf_program__set_autoload(s->skel->progs.on_switch_out, s->views);
+	bpf_program__set_autoload(s->skel->progs.on_switch_in, s->views);
+	bpf_program__set_autoload(s->skel->progs.on_exit_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_switch, !s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_exit, !s->views);
 	if (s->multi) {
@@ -425,10 +441,21 @@ static int load_bpf(struct tsession *s)
 	for (i = 0; i < s->nhooks; i++)
 		bpf_map_update_elem(bpf_map__fd(s->skel->maps.hooks), &s->hook_ids[i],
 				    &s->hook_kinds[i], BPF_ANY);
-	/* In a view, each hook runs on_hook itself (cheaper than through the tracepoint). */
-	if (s->views)
+	/*
+	 * In a view, each hook runs the kprobe program of its kind itself
+	 * (cheapest); a module that refuses those runs on_hook, or has the
+	 * tracepoint run it.
+	 */
+	if (s->views) {
+		for (i = 0; i < s->nhooks; i++)
+			if (hooks_run_prog(s->nl, &s->hook_ids[i], 1,
+					   bpf_program__fd(hook_prog(s->skel, s->hook_kinds[i]))))
+				break;
+		if (i == s->nhooks)
+			return 0;
 		return attach_hook_prog(s->nl, s->hook_ids, s->nhooks, s->skel->progs.on_hook,
 					&s->skel->links.on_hook);
+	}
 	l = bpf_program__attach(s->skel->progs.fb_switch);
 	s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
 	if (s->skel->links.fb_switch) {
