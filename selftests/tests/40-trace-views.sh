@@ -21,8 +21,11 @@ kids=$(($(fn /tmp/s.json xw_prepare wall_ns) + $(fn /tmp/s.json xw_delay wall_ns
 self=$(fn /tmp/s.json xw_request self.wall_ns)
 [ $self -lt $((req / 5)) ] || fail "xw_request self $self is not small next to $req"
 assert_within "xw_request self + children = wall" 2 $((self + kids)) $req
-assert_eq "xw_request self off-CPU (its callees sleep, not it)" 1 \
-	$([ $(fn /tmp/s.json xw_request self.off_cpu_ns) -lt $(($(fn /tmp/s.json xw_delay off_cpu_ns) / 10)) ] && echo 1)
+note "xw_request self: off $(fn /tmp/s.json xw_request self.off_cpu_ns) (sleep $(fn /tmp/s.json xw_request self.off_cpu_ns_by_cause.sleep), runq $(fn /tmp/s.json xw_request self.off_cpu_ns_by_cause.runq)); xw_delay off $(fn /tmp/s.json xw_delay off_cpu_ns)"
+# Preemption (runq) may land in xw_request's own instructions on a loaded
+# machine (check-debug runs two VMs): only its waits must be its callees'.
+assert_eq "xw_request self off-CPU but runq (its callees sleep, not it)" 1 \
+	$([ $(($(fn /tmp/s.json xw_request self.off_cpu_ns) - $(fn /tmp/s.json xw_request self.off_cpu_ns_by_cause.runq))) -lt $(($(fn /tmp/s.json xw_delay off_cpu_ns) / 10)) ] && echo 1)
 assert_eq "xw_delay self = inclusive" $(fn /tmp/s.json xw_delay wall_ns) $(fn /tmp/s.json xw_delay self.wall_ns)
 assert_eq "inclusive off-CPU of xw_request covers xw_delay's" 1 \
 	$([ $(fn /tmp/s.json xw_request off_cpu_ns_by_cause.sleep) -ge $(fn /tmp/s.json xw_delay off_cpu_ns_by_cause.sleep) ] && echo 1)
