@@ -122,19 +122,12 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 				return -1;
 			}
 		}
-		/*
-		 * Each hook runs a program of its own, with its registers as
-		 * the context (the cheapest path, docs/experiments.md); a
-		 * module that refuses those gets the tracepoint's program,
-		 * which tells the hooks apart by id.
-		 */
-		if (!hooks_run_prog(w->hooks_nl, &w->ids[0], 1,
-				    bpf_program__fd(prog(obj, "sysev_on_enter"))) &&
-		    !hooks_run_prog(w->hooks_nl, &w->ids[1], 1,
-				    bpf_program__fd(prog(obj, "sysev_on_exit"))))
-			return 0;
-		return attach_hook_prog(w->hooks_nl, w->ids, 2, prog(obj, "sysev_on_hook"),
-					&w->links[0]);
+		struct bpf_program *own[2] = {	/* in sys_hooks[]' order */
+			prog(obj, "sysev_on_enter"), prog(obj, "sysev_on_exit"),
+		};
+
+		return attach_hook_progs(w->hooks_nl, w->ids, own, 2,
+					 prog(obj, "sysev_on_hook"), &w->links[0]);
 	}
 	w->links[0] = attach(obj, "sysev_fb_enter");
 	w->links[1] = w->links[0] ? attach(obj, "sysev_fb_exit") : NULL;

@@ -104,6 +104,18 @@ int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_pr
 	return 0;
 }
 
+int attach_hook_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program *const *progs,
+		      int n, struct bpf_program *fallback, struct bpf_link **link)
+{
+	int i;
+
+	*link = NULL;
+	for (i = 0; i < n; i++)
+		if (hooks_run_prog(nl, &ids[i], 1, bpf_program__fd(progs[i])))
+			return attach_hook_prog(nl, ids, n, fallback, link);
+	return 0;
+}
+
 int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 		     const struct hook_want *want, int n, uint32_t *ids,
 		     char *note, size_t note_len)

@@ -35,7 +35,7 @@ int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	      uint32_t *ids, char *note, size_t note_len);
 void view_del(struct xp_nl *nl, pid_t pid);
 /*
- * Make the N hooks IDS run the BPF raw tracepoint program PROG_FD on every
+ * Make the N hooks IDS run the BPF program PROG_FD (raw_tp or kprobe) on every
  * hit, directly (XPROBES_CMD_HOOK_PROG; PROG_FD < 0: stop). 0 or -errno,
  * NL's ext_msg saying why.
  */
@@ -49,6 +49,13 @@ struct bpf_program;
 struct bpf_link;
 int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_program *prog,
 		     struct bpf_link **link);
+/*
+ * Give hook IDS[i] a program of its own, PROGS[i] (a kprobe program: the
+ * cheapest path); a module that refuses one gets FALLBACK, which tells the
+ * hooks apart by id, on all N as attach_hook_prog() gives it. -1: printed.
+ */
+int attach_hook_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program *const *progs,
+		      int n, struct bpf_program *fallback, struct bpf_link **link);
 
 /* Gone, or a zombie (CHILD: our own child, reaped here into *status). */
 bool target_gone(pid_t pid, bool child, int *status);

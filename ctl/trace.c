@@ -447,14 +447,12 @@ static int load_bpf(struct tsession *s)
 	 * tracepoint run it.
 	 */
 	if (s->views) {
+		struct bpf_program *own[sizeof(s->hook_ids) / sizeof(s->hook_ids[0])];
+
 		for (i = 0; i < s->nhooks; i++)
-			if (hooks_run_prog(s->nl, &s->hook_ids[i], 1,
-					   bpf_program__fd(hook_prog(s->skel, s->hook_kinds[i]))))
-				break;
-		if (i == s->nhooks)
-			return 0;
-		return attach_hook_prog(s->nl, s->hook_ids, s->nhooks, s->skel->progs.on_hook,
-					&s->skel->links.on_hook);
+			own[i] = hook_prog(s->skel, s->hook_kinds[i]);
+		return attach_hook_progs(s->nl, s->hook_ids, own, s->nhooks,
+					 s->skel->progs.on_hook, &s->skel->links.on_hook);
 	}
 	l = bpf_program__attach(s->skel->progs.fb_switch);
 	s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
