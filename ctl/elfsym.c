@@ -187,3 +187,44 @@ int find_library(pid_t pid, const char *lib, char *out, size_t len)
 	}
 	return -ENOENT;
 }
+
+int pid_exe(pid_t pid, char *exe)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
+	n = readlink(link, exe, PATH_MAX - 1);
+	if (n < 0)
+		return -errno;
+	exe[n] = 0;
+	return 0;
+}
+
+int pid_file_addr(pid_t pid, const char *path, uint64_t offset, uint64_t *addr)
+{
+	char line[PATH_MAX + 128], maps[64], perms[8];
+	unsigned long long lo, hi, off;
+	int n, err = -ENOENT;
+	FILE *f;
+
+	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
+	f = fopen(maps, "re");
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *p;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &n) < 4)
+			continue;
+		p = line + n;
+		p[strcspn(p, "\n")] = 0;
+		if (strcmp(p, path) || perms[2] != 'x' || offset < off || offset >= off + (hi - lo))
+			continue;
+		*addr = lo + (offset - off);
+		err = 0;
+		break;
+	}
+	fclose(f);
+	return err;
+}

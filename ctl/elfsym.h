@@ -23,4 +23,13 @@ int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why);
  */
 int find_library(pid_t pid, const char *lib, char *out, size_t len);
 
+/* The executable of PID (/proc/PID/exe) into EXE (PATH_MAX bytes): 0 or -errno. */
+int pid_exe(pid_t pid, char *exe);
+
+/*
+ * Where PID maps byte OFFSET of the file PATH executable: 0 and *ADDR, or
+ * -ENOENT (not mapped there, or not executable) or -errno.
+ */
+int pid_file_addr(pid_t pid, const char *path, uint64_t offset, uint64_t *addr);
+
 #endif

@@ -468,20 +468,6 @@ static int load_bpf(struct tsession *s)
 	return 0;
 }
 
-/* The executable of PID, from /proc/PID/exe. */
-static int pid_exe(pid_t pid, char *exe)
-{
-	char link[64];
-	ssize_t n;
-
-	snprintf(link, sizeof(link), "/proc/%d/exe", (int)pid);
-	n = readlink(link, exe, PATH_MAX - 1);
-	if (n < 0)
-		return -errno;
-	exe[n] = 0;
-	return 0;
-}
-
 int cmd_trace(int argc, char **argv)
 {
 	static const struct option opts[] = {

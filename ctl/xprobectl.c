@@ -15,6 +15,7 @@ static const struct subcmd subcmds[] = {
 	{ "status", cmd_status, "status [--json]" },
 	{ "view", cmd_view, "view add PID [--no-follow-fork] | view del PID | view list [--json]" },
 	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap] | hook del ID | hook list [PID] [--json]" },
+	{ "uhook", cmd_uhook, "uhook add PID [LIB:]FUNCTION | uhook del ID | uhook list [PID] [--json]   (user functions, no trap)" },
 	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
 	{ "audit", cmd_audit, "audit [--tables] [--json]   (copies vs kernel text; --tables: page-table invariants)" },
 	{ "trace", cmd_trace, "trace [-f [LIB:]GLOB]... [-d S] [-i S] [--json|--folded] [-H] [-T] [--no-views] PID | -- COMMAND [ARGS]" },

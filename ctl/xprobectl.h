@@ -16,6 +16,7 @@
 int cmd_status(int argc, char **argv);
 int cmd_view(int argc, char **argv);
 int cmd_hook(int argc, char **argv);
+int cmd_uhook(int argc, char **argv);
 int cmd_peek(int argc, char **argv);
 int cmd_walk(int argc, char **argv);
 int cmd_audit(int argc, char **argv);

@@ -11,6 +11,7 @@
 #include <linux/atomic.h>
 #include <linux/kernel.h>
 #include <net/genetlink.h>
+#include <linux/mm.h>
 
 /* What pre_doit is handed: a genl_split_ops since 6.2, the genl_ops before. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
@@ -61,5 +62,65 @@ static inline const char *xp_fmt_msg(const char *fmt, ...)
 		__extack->_msg = xp_fmt_msg(fmt, ##args);		\
 } while (0)
 #endif
+
+
+/*
+ * uprobes (uhook.c): a registration returns the uprobe since 6.12, which
+ * unregisters in two halves (the second waits for running handlers); 6.1
+ * names it by inode and offset and waits inside uprobe_unregister(). The
+ * consumer's filter lost its context argument in 6.12.
+ */
+#include <linux/uprobes.h>
+struct xp_uprobe {
+	struct inode *inode;
+	loff_t offset;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	struct uprobe *uprobe;
+#endif
+};
+
+static inline int xp_uprobe_register(struct xp_uprobe *u, struct uprobe_consumer *uc)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	struct uprobe *up = uprobe_register(u->inode, u->offset, 0, uc);
+
+	if (IS_ERR(up))
+		return PTR_ERR(up);
+	u->uprobe = up;
+	return 0;
+#else
+	return uprobe_register(u->inode, u->offset, uc);
+#endif
+}
+
+/* When this returns, no handler of @uc runs any more. */
+static inline void xp_uprobe_unregister(struct xp_uprobe *u, struct uprobe_consumer *uc)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	uprobe_unregister_nosync(u->uprobe, uc);
+	uprobe_unregister_sync();
+#else
+	uprobe_unregister(u->inode, u->offset, uc);
+#endif
+}
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#define XP_UPROBE_FILTER(name, self, mm) \
+	bool name(struct uprobe_consumer *self, struct mm_struct *mm)
+#else
+#define XP_UPROBE_FILTER(name, self, mm) \
+	bool name(struct uprobe_consumer *self, enum uprobe_filter_ctx ctx, struct mm_struct *mm)
+#endif
+
+/* One page of another mm, pinned: the vmas argument went away in 6.5. */
+static inline long xp_gup_one(struct mm_struct *mm, unsigned long addr, unsigned int flags,
+			      struct page **page)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return get_user_pages_remote(mm, addr, 1, flags, page, NULL);
+#else
+	return get_user_pages_remote(mm, addr, 1, flags, page, NULL, NULL);
+#endif
+}
 
 #endif /* _XPROBES_COMPAT_H */

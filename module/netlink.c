@@ -12,6 +12,7 @@
 #include <linux/slab.h>
 #include <net/genetlink.h>
 #include "xprobes.h"
+#include "uhook.h"
 
 /*
  * Hook offsets beyond 1 MiB cannot be inside one kernel function. (Not
@@ -19,6 +20,12 @@
  */
 static struct netlink_range_validation xp_offset_range __ro_after_init = {
 	.max = 1 << 20,
+};
+
+/* A user function decoded whole for a user hook: at most XP_UFUNC_MAX bytes. */
+static struct netlink_range_validation xp_size_range __ro_after_init = {
+	.min = 1,
+	.max = XP_UFUNC_MAX,
 };
 
 static struct netlink_range_validation xp_count_range __ro_after_init = {
@@ -37,6 +44,7 @@ const struct nla_policy xp_policy[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_COOKIE]	= { .type = NLA_U64 },
 	[XPROBES_A_PROG_FD]	= NLA_POLICY_MIN(NLA_S32, 0),
 	[XPROBES_A_COUNT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &xp_count_range),
+	[XPROBES_A_SIZE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &xp_size_range),
 };
 
 static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
@@ -50,6 +58,7 @@ static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_COOKIE]	= "cookie",
 	[XPROBES_A_PROG_FD]	= "program fd",
 	[XPROBES_A_COUNT]	= "count",
+	[XPROBES_A_SIZE]	= "function size",
 };
 
 static struct genl_family xp_family;
@@ -401,6 +410,96 @@ static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 	return err ?: skb->len;
 }
 
+/* ---- user hooks ------------------------------------------------------------- */
+
+static int xp_put_uhook(struct sk_buff *msg, struct xp_uhook *h)
+{
+	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
+	       nla_put_u32(msg, XPROBES_A_PID, h->pid) ||
+	       nla_put_u32(msg, XPROBES_A_FLAGS, (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) |
+			   (xp_uhook_gone(h) ? XPROBES_UHOOK_GONE : 0)) ||
+	       nla_put_u32(msg, XPROBES_A_OFFSET, h->addr - h->func) ||
+	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
+	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_XOL, h->slot, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_TRAPPED, atomic64_read(&h->trapped), XPROBES_A_PAD);
+}
+
+static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
+{
+	struct nlattr **a = info->attrs;
+	struct xp_uhook *h;
+	struct sk_buff *msg;
+	void *hdr;
+	int err;
+
+	if (xp_missing(info, XPROBES_A_PID) || xp_missing(info, XPROBES_A_ADDR) ||
+	    xp_missing(info, XPROBES_A_SIZE))
+		return -EINVAL;
+	msg = xp_reply_new(info, XPROBES_CMD_UHOOK_ADD, &hdr, NLMSG_GOODSIZE);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&xp_views_lock);
+	h = xp_uhook_add(nla_get_u32(a[XPROBES_A_PID]), nla_get_u64(a[XPROBES_A_ADDR]),
+			 nla_get_u32(a[XPROBES_A_SIZE]), info->extack);
+	if (IS_ERR(h)) {
+		mutex_unlock(&xp_views_lock);
+		nlmsg_free(msg);
+		return PTR_ERR(h);
+	}
+	err = xp_put_uhook(msg, h);
+	mutex_unlock(&xp_views_lock);
+	return xp_reply_send(msg, hdr, info, err);
+}
+
+static int xp_cmd_uhook_del(struct sk_buff *skb, struct genl_info *info)
+{
+	int err;
+
+	if (xp_missing(info, XPROBES_A_HOOK_ID))
+		return -EINVAL;
+	mutex_lock(&xp_views_lock);
+	err = xp_uhook_del(nla_get_u32(info->attrs[XPROBES_A_HOOK_ID]), info->extack);
+	mutex_unlock(&xp_views_lock);
+	return err;
+}
+
+static int xp_dump_uhooks(struct sk_buff *skb, struct netlink_callback *cb)
+{
+	struct nlattr **a = xp_dump_attrs(cb);
+	u32 id = cb->args[0] ?: 1, pid = 0;
+	struct xp_uhook *h;
+	int err = 0;
+
+	if (a[XPROBES_A_PID])
+		pid = nla_get_u32(a[XPROBES_A_PID]);
+	mutex_lock(&xp_views_lock);
+	for (;;) {
+		u32 this = id;
+		void *hdr;
+
+		h = xp_uhook_next(&id);
+		if (!h)
+			break;
+		if (pid && h->pid != pid)
+			continue;
+		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+				  &xp_family, NLM_F_MULTI, XPROBES_CMD_UHOOK_GET);
+		if (!hdr || xp_put_uhook(skb, h)) {
+			if (hdr)
+				genlmsg_cancel(skb, hdr);
+			id = this;
+			err = skb->len ? 0 : -EMSGSIZE;
+			break;
+		}
+		genlmsg_end(skb, hdr);
+	}
+	mutex_unlock(&xp_views_lock);
+	cb->args[0] = id;
+	return err ?: skb->len;
+}
+
 /* ---- peek and walk ---------------------------------------------------------- */
 
 /*
@@ -638,6 +737,10 @@ static const struct genl_ops xp_ops[] = {
 	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_AUDIT,	.doit = xp_cmd_audit,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_TABLES,	.doit = xp_cmd_tables,	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_UHOOK_ADD,	.doit = xp_cmd_uhook_add, .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_UHOOK_DEL,	.doit = xp_cmd_uhook_del, .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_UHOOK_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_uhooks,
+	  .flags = GENL_ADMIN_PERM },
 };
 
 static const struct genl_multicast_group xp_mcgrps[] = {

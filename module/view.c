@@ -37,6 +37,7 @@
 #include <asm/tlbflush.h>
 #include <net/netlink.h>
 #include "xprobes.h"
+#include "uhook.h"
 
 DEFINE_MUTEX(xp_views_lock);
 LIST_HEAD(xp_views);		/* RCU list; written under xp_views_lock */
@@ -343,8 +344,11 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 
 	lockdep_assert_held(&xp_views_lock);
 
+	/* Its processes' user functions get their own bytes back (uhook.c). */
+	xp_uhooks_view_gone(v);
+
 	/*
-	 * First disarm every hook and serialise every CPU: when that returns, no
+	 * Then disarm every hook and serialise every CPU: when that returns, no
 	 * CPU is in a trap or an xol slot of this view (both run with interrupts
 	 * off, the sync is an IPI) and none can enter one. Unmapping first would
 	 * let a CPU already in the trap handler return into a slot that is gone.

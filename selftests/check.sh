@@ -115,7 +115,7 @@ if [ $DEBUG = 1 ]; then
 		# Two VMs side by side (each is one TCG thread, the host has two
 		# cores), each about 25 minutes: the selftests split between them,
 		# with the stress and fuzz tests.
-		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,view-,life-,trace-views,trace-json,trace-latency,sys-hooks,metrics,52-latency stress=rmmod,fuzz" "${DK[@]}"
+		guest_start debug "sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,view-,uhook,life-,trace-views,trace-json,trace-latency,sys-hooks,metrics,52-latency stress=rmmod,fuzz" "${DK[@]}"
 		guest_start stress "sh /xp/selftests/debug/job.sh selftests=coh-,trace-causes,trace-fallback,trace-robust stress=forkexec,attach,kill,hotpath" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
@@ -191,7 +191,7 @@ guest_suites() {	# guest_suites SUITE TESTS RUN-VM-OPTIONS...
 
 guest_suites main "${XP_TESTS:-}"
 if [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ]; then
-	guest_suites 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}" --cpu max,la57=off --append pti=on
+	guest_suites 4level-pti "${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls uhook life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}" --cpu max,la57=off --append pti=on
 	# A Meltdown-affected CPU model without PCID: PTI on by default, and
 	# kernel text global in the kernel tables and in the PTI user tables
 	# (pti_clone_kernel_text), the shape where every global bit matters.

@@ -34,6 +34,12 @@ enum xprobes_cmd {
 	XPROBES_CMD_HOOK_PROG,	/* do: HOOK_ID [PROG_FD]: run that BPF raw tracepoint
 				 * program on every hit of the hook, directly (the
 				 * tracepoint still fires); without PROG_FD, stop */
+	XPROBES_CMD_UHOOK_ADD,	/* do: PID ADDR SIZE: a jump at the user function
+				 * [ADDR, ADDR + SIZE) of PID (which has a view)
+				 * -> HOOK_ID ADDR (the site) XOL (its trampoline)
+				 *    COVER NR_INSNS */
+	XPROBES_CMD_UHOOK_DEL,	/* do: HOOK_ID: the function's own bytes back */
+	XPROBES_CMD_UHOOK_GET,	/* dump [PID]: one message per user hook */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
@@ -86,6 +92,8 @@ enum xprobes_attr {
 	XPROBES_A_NR_INSNS,		/* u32: whole instructions among them */
 	XPROBES_A_PROG_FD,		/* s32: a BPF raw tracepoint program (HOOK_PROG) */
 	XPROBES_A_PROG_ID,		/* u32: the BPF program a hook runs directly, 0 if none */
+	XPROBES_A_SIZE,			/* u32: bytes of a user function (UHOOK_ADD) */
+	XPROBES_A_TRAPPED,		/* u64: entries of a user hook through its int3 */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -121,5 +129,7 @@ enum xprobes_mode {
 							 * that covers several instructions */
 #define XPROBES_HOOK_PENDING		(1U << 19)	/* an int3 that becomes a jump once
 							 * preempted tasks are out (soon) */
+#define XPROBES_UHOOK_GONE		(1U << 20)	/* user hook: its address space
+							 * exited or exec'd; nothing to restore */
 
 #endif /* _UAPI_XPROBES_H */

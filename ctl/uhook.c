@@ -1,0 +1,295 @@
+// SPDX-License-Identifier: GPL-2.0
+/* xprobectl uhook add|del|list: trap-free hooks on a process's user functions. */
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <netlink/attr.h>
+#include "elfsym.h"
+#include "json.h"
+#include "nl.h"
+#include "uhook.h"
+#include "util.h"
+#include "xprobectl.h"
+
+static void uhook_usage(FILE *f)
+{
+	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--json]\n"
+		   "       xprobectl uhook del ID\n"
+		   "       xprobectl uhook list [PID] [--json]\n"
+		   "Replaces the first instructions of FUNCTION (past an ENDBR64) in process PID, and\n"
+		   "only there, with a 5-byte jmp into a trampoline the module maps into PID\n"
+		   "(\"[xprobes-uhooks]\" in its maps, never writable), which runs the replaced\n"
+		   "instructions and jumps back: no trap per call. Other processes running the same\n"
+		   "file keep its bytes. PID needs a kernel view (xprobectl view add PID). The\n"
+		   "function is decoded whole: no jump where a branch lands inside the replaced\n"
+		   "bytes or the function jumps through a table (the error says why; a uprobe still\n"
+		   "works there). A uprobe holds the entry while the jump goes in and out.\n"
+		   "FUNCTION is looked up in the executable of PID, or in library LIB as PID maps it\n"
+		   "(\"c\", \"libc\", \"libc.so.6\" or a path).\n"
+		   "uhook del puts the function's own bytes back; the trampoline stays mapped.\n"
+		   "uhook list: ID, PID, ADDRESS (the site), TRAMPOLINE, KIND (call: one instruction\n"
+		   "of 5 bytes or more replaced; jump: several), BYTES/INSNS, TRAPPED (calls that met\n"
+		   "the int3 while patching, or another tool's uprobe on the site), STATE (live, or\n"
+		   "gone: the process exited or exec'd).\n"
+		   "  -j, --json  JSON output\n");
+}
+
+struct uhook_row {
+	uint32_t id, pid, off, flags, cover, ninsn;
+	uint64_t addr, slot, trapped;
+};
+
+static void get_row(struct nlattr **tb, struct uhook_row *r)
+{
+	memset(r, 0, sizeof(*r));
+	if (tb[XPROBES_A_HOOK_ID]) r->id = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
+	if (tb[XPROBES_A_PID]) r->pid = nla_get_u32(tb[XPROBES_A_PID]);
+	if (tb[XPROBES_A_OFFSET]) r->off = nla_get_u32(tb[XPROBES_A_OFFSET]);
+	if (tb[XPROBES_A_FLAGS]) r->flags = nla_get_u32(tb[XPROBES_A_FLAGS]);
+	if (tb[XPROBES_A_COVER]) r->cover = nla_get_u32(tb[XPROBES_A_COVER]);
+	if (tb[XPROBES_A_NR_INSNS]) r->ninsn = nla_get_u32(tb[XPROBES_A_NR_INSNS]);
+	if (tb[XPROBES_A_ADDR]) r->addr = nla_get_u64(tb[XPROBES_A_ADDR]);
+	if (tb[XPROBES_A_XOL]) r->slot = nla_get_u64(tb[XPROBES_A_XOL]);
+	if (tb[XPROBES_A_TRAPPED]) r->trapped = nla_get_u64(tb[XPROBES_A_TRAPPED]);
+}
+
+static const char *row_kind(const struct uhook_row *r)
+{
+	return r->flags & XPROBES_HOOK_JUMP ? "jump" : "call";
+}
+
+static const char *row_state(const struct uhook_row *r)
+{
+	return r->flags & XPROBES_UHOOK_GONE ? "gone" : "live";
+}
+
+static void json_row(const struct uhook_row *r)
+{
+	json_obj_begin(NULL);
+	json_u64("id", r->id);
+	json_u64("pid", r->pid);
+	json_hex("address", r->addr);
+	json_u64("offset", r->off);
+	json_hex("trampoline", r->slot);
+	json_str("kind", row_kind(r));
+	json_u64("bytes", r->cover);
+	json_u64("instructions", r->ninsn);
+	json_u64("trapped", r->trapped);
+	json_str("state", row_state(r));
+	json_obj_end();
+}
+
+struct find_func {
+	const char *name;
+	uint64_t offset, size;
+	bool found;
+};
+
+static int match_func(const char *name, uint64_t offset, uint64_t size, void *arg)
+{
+	struct find_func *f = arg;
+
+	if (strcmp(name, f->name))
+		return 0;
+	f->offset = offset;
+	f->size = size;
+	f->found = true;
+	return 1;
+}
+
+int uhook_resolve(uint32_t pid, const char *spec, uint64_t *addr, uint32_t *size)
+{
+	char path[PATH_MAX], lib[PATH_MAX];
+	const char *colon = strchr(spec, ':'), *why = NULL;
+	struct find_func f = { .name = colon ? colon + 1 : spec };
+	int err;
+
+	if (colon) {
+		snprintf(lib, sizeof(lib), "%.*s", (int)(colon - spec), spec);
+		err = find_library(pid, lib, path, sizeof(path));
+	} else {
+		err = pid_exe(pid, path);
+	}
+	if (err) {
+		fprintf(stderr, "xprobectl: uhook: cannot find %s of pid %u: %s\n",
+			colon ? "the library" : "the executable", pid, strerror(-err));
+		return err;
+	}
+	err = elf_funcs(path, match_func, &f, &why);
+	if (err < 0) {
+		fprintf(stderr, "xprobectl: uhook: cannot read the functions of %s: %s\n", path,
+			why ?: strerror(-err));
+		return err;
+	}
+	if (!f.found || !f.size) {
+		fprintf(stderr, "xprobectl: uhook: no function '%s' with a size in %s "
+			"(xprobectl trace --list-functions lists them)\n", f.name, path);
+		return -ENOENT;
+	}
+	err = pid_file_addr(pid, path, f.offset, addr);
+	if (err) {
+		fprintf(stderr, "xprobectl: uhook: pid %u does not map %s's code at offset 0x%" PRIx64
+			" (not loaded yet?)\n", pid, path, f.offset);
+		return err;
+	}
+	*size = f.size > UINT32_MAX ? UINT32_MAX : (uint32_t)f.size;
+	return 0;
+}
+
+static int print_added(struct nlattr **tb, void *arg)
+{
+	struct uhook_row r;
+
+	get_row(tb, &r);
+	if (*(bool *)arg) {
+		json_row(&r);
+		json_done();
+	} else {
+		printf("%" PRIu32 "\n", r.id);
+	}
+	return 0;
+}
+
+static int uhook_add(int argc, char **argv)
+{
+	static const struct option opts[] = { COMMON_OPTS, { 0 } };
+	bool json = false;
+	struct xp_nl *nl;
+	struct nl_msg *msg;
+	uint64_t addr;
+	uint32_t pid, size;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': uhook_usage(stdout); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind + 2 != argc)
+		return usage_error("uhook add takes PID and [LIB:]FUNCTION");
+	if (!parse_pid(argv[optind], &pid))
+		return EXIT_USAGE;
+	if (uhook_resolve(pid, argv[optind + 1], &addr, &size))
+		return EXIT_RUNTIME;
+	nl = xp_nl_open();
+	if (!nl)
+		return EXIT_RUNTIME;
+	msg = xp_nl_msg(nl, XPROBES_CMD_UHOOK_ADD, 0);
+	nla_put_u32(msg, XPROBES_A_PID, pid);
+	nla_put_u64(msg, XPROBES_A_ADDR, addr);
+	nla_put_u32(msg, XPROBES_A_SIZE, size);
+	err = xp_nl_call(nl, msg, print_added, &json);
+	if (err) {
+		char what[600];
+
+		snprintf(what, sizeof(what), "uhook add %s", argv[optind + 1]);
+		xp_nl_perror(nl, what);
+	}
+	xp_nl_close(nl);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int uhook_del(int argc, char **argv)
+{
+	struct xp_nl *nl;
+	struct nl_msg *msg;
+	uint64_t id;
+	int err;
+
+	if (argc != 2)
+		return usage_error("uhook del takes one user hook ID");
+	if (!parse_u64(argv[1], &id) || !id || id > UINT32_MAX)
+		return usage_error("'%s' is not a user hook id", argv[1]);
+	nl = xp_nl_open();
+	if (!nl)
+		return EXIT_RUNTIME;
+	msg = xp_nl_msg(nl, XPROBES_CMD_UHOOK_DEL, 0);
+	nla_put_u32(msg, XPROBES_A_HOOK_ID, (uint32_t)id);
+	err = xp_nl_call(nl, msg, NULL, NULL);
+	if (err)
+		xp_nl_perror(nl, "uhook del");
+	xp_nl_close(nl);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static int print_row(struct nlattr **tb, void *arg)
+{
+	struct uhook_row r;
+
+	get_row(tb, &r);
+	if (*(bool *)arg) {
+		json_row(&r);
+		return 0;
+	}
+	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  0x%016" PRIx64 "  %-4s %5" PRIu32
+	       "/%-5" PRIu32 " %10" PRIu64 "  %s\n", r.id, r.pid, r.addr, r.slot, row_kind(&r),
+	       r.cover, r.ninsn, r.trapped, row_state(&r));
+	return 0;
+}
+
+static int uhook_list(int argc, char **argv)
+{
+	static const struct option opts[] = { COMMON_OPTS, { 0 } };
+	bool json = false;
+	uint32_t pid = 0;
+	struct xp_nl *nl;
+	struct nl_msg *msg;
+	int c, err;
+
+	while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': uhook_usage(stdout); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind + 1 < argc)
+		return usage_error("uhook list takes at most one PID");
+	if (optind < argc && !parse_pid(argv[optind], &pid))
+		return EXIT_USAGE;
+	nl = xp_nl_open();
+	if (!nl)
+		return EXIT_RUNTIME;
+	if (json)
+		json_arr_begin(NULL);
+	else
+		printf("%-6s %-8s %-18s  %-18s  %-4s %11s %10s  %s\n", "ID", "PID", "ADDRESS",
+		       "TRAMPOLINE", "KIND", "BYTES/INSNS", "TRAPPED", "STATE");
+	msg = xp_nl_msg(nl, XPROBES_CMD_UHOOK_GET, 1);
+	if (pid)
+		nla_put_u32(msg, XPROBES_A_PID, pid);
+	err = xp_nl_call(nl, msg, print_row, &json);
+	if (json) {
+		json_arr_end();
+		json_done();
+	}
+	if (err)
+		xp_nl_perror(nl, "uhook list");
+	xp_nl_close(nl);
+	return err ? EXIT_RUNTIME : EXIT_OK;
+}
+
+int cmd_uhook(int argc, char **argv)
+{
+	if (argc < 2) {
+		uhook_usage(stderr);
+		return EXIT_USAGE;
+	}
+	optind = 1;
+	if (!strcmp(argv[1], "add"))
+		return uhook_add(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "del"))
+		return uhook_del(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "list"))
+		return uhook_list(argc - 1, argv + 1);
+	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+		uhook_usage(stdout);
+		return EXIT_OK;
+	}
+	return usage_error("unknown uhook command '%s'", argv[1]);
+}

@@ -1,0 +1,286 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Trampoline areas: code the module maps into a traced process for its user
+ * hooks (uhook.c).
+ *
+ * An area is a shmem file mapped read and execute, shared, from a file
+ * opened read-only: the vma has neither VM_WRITE nor VM_MAYWRITE, so
+ * mprotect() cannot make it writable and /proc/PID/mem cannot write it (a
+ * forced write needs a copy-on-write mapping). The module writes the
+ * trampolines through the file's page cache, which every mapping of it
+ * sees. Nothing about the vma is the module's: its operations are shmem's,
+ * so a process keeps its trampolines (and a child of fork inherits them,
+ * with the patched text that jumps there) after the module is gone.
+ *
+ * vm_mmap() maps into current->mm only; _install_special_mapping() is not
+ * exported. So the area is mapped by a worker that borrows the process's mm
+ * (kthread_use_mm()), at an address chosen here within reach of a rel32
+ * jump from the hooked function, with MAP_FIXED_NOREPLACE so that nothing
+ * of the process is ever replaced. A slot, once written, is never reused
+ * for other code: a thread may be inside it at any time.
+ *
+ * Locking: areas are created, listed and freed under xp_views_lock.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/kthread.h>
+#include <linux/mman.h>
+#include <linux/pagemap.h>
+#include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include "xprobes.h"
+#include "uhook.h"
+
+static LIST_HEAD(xp_uareas);	/* under xp_views_lock */
+
+/* A rel32 reaches +-2 GiB; keep a margin for the function's own length. */
+#define REACH	(SZ_2G - SZ_16M)
+
+struct map_work {
+	struct work_struct work;
+	struct mm_struct *mm;
+	struct file *file;
+	unsigned long addr;
+	unsigned long ret;
+	struct completion done;
+};
+
+static void map_in_mm(struct work_struct *work)
+{
+	struct map_work *w = container_of(work, struct map_work, work);
+
+	kthread_use_mm(w->mm);
+	w->ret = vm_mmap(w->file, w->addr, XP_UAREA_SIZE, PROT_READ | PROT_EXEC,
+			 MAP_SHARED | MAP_FIXED_NOREPLACE, 0);
+	kthread_unuse_mm(w->mm);
+	complete(&w->done);
+}
+
+/*
+ * A free range of XP_UAREA_SIZE, with a guard page each side, within reach
+ * of @near: the closest one below it, else the closest above (but not where
+ * the heap grows). 0 if there is none.
+ */
+static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
+{
+	unsigned long lo = near > REACH ? near - REACH : 0, hi = near + REACH;
+	unsigned long need = XP_UAREA_SIZE + 2 * PAGE_SIZE, below = 0, above = 0;
+	unsigned long prev = max(lo, (unsigned long)SZ_16M);	/* far above mmap_min_addr */
+	unsigned long heap_lo = mm->start_brk, heap_hi = mm->start_brk + SZ_1G;
+	struct vm_area_struct *vma;
+
+	hi = min(hi, TASK_SIZE_MAX - PAGE_SIZE);
+	prev = PAGE_ALIGN(prev);
+	mmap_read_lock(mm);
+	for (vma = find_vma(mm, prev); ; vma = find_vma(mm, prev)) {
+		unsigned long end = vma ? min(vma->vm_start, hi) : hi;
+
+		if (end > prev && end - prev >= need) {
+			if (end <= near)	/* the top of a gap below */
+				below = end - PAGE_SIZE - XP_UAREA_SIZE;
+			else if (!above && prev >= near &&
+				 (prev + need <= heap_lo || prev >= heap_hi))
+				above = prev + PAGE_SIZE;
+		}
+		if (!vma || vma->vm_start >= hi)
+			break;
+		prev = max(prev, vma->vm_end);
+	}
+	mmap_read_unlock(mm);
+	return below ?: above;
+}
+
+/* Map a new area into @mm near @near. */
+static struct xp_uarea *area_create(struct mm_struct *mm, unsigned long near,
+				    struct netlink_ext_ack *extack)
+{
+	struct file *rw, *ro;
+	struct xp_uarea *a;
+	struct map_work w;
+	int tries;
+
+	a = kzalloc(sizeof(*a), GFP_KERNEL);
+	if (!a)
+		return ERR_PTR(-ENOMEM);
+	rw = shmem_file_setup("[xprobes-uhooks]", XP_UAREA_SIZE, VM_NORESERVE);
+	if (IS_ERR(rw)) {
+		kfree(a);
+		return ERR_CAST(rw);
+	}
+	/* The mapping's file is read-only, so the vma can never be made writable. */
+	ro = dentry_open(&rw->f_path, O_RDONLY, current_cred());
+	fput(rw);
+	if (IS_ERR(ro)) {
+		kfree(a);
+		return ERR_CAST(ro);
+	}
+
+	w.mm = mm;
+	w.file = ro;
+	for (tries = 0; tries < 3; tries++) {
+		w.addr = find_gap(mm, near);
+		if (!w.addr)
+			break;
+		INIT_WORK_ONSTACK(&w.work, map_in_mm);
+		init_completion(&w.done);
+		queue_work(system_unbound_wq, &w.work);
+		wait_for_completion(&w.done);
+		destroy_work_on_stack(&w.work);
+		if (!IS_ERR_VALUE(w.ret) || w.ret != (unsigned long)-EEXIST)
+			break;
+		/* The process mapped something there meanwhile: look again. */
+	}
+	if (!w.addr || IS_ERR_VALUE(w.ret)) {
+		if (w.addr)
+			NL_SET_ERR_MSG(extack, "could not map the trampoline area into the process");
+		else
+			NL_SET_ERR_MSG(extack, "no free address range within 2 GiB of the function "
+				       "for its trampoline");
+		fput(ro);
+		kfree(a);
+		return ERR_PTR(w.addr ? (long)w.ret : -ENOSPC);
+	}
+	if (w.ret != w.addr) {	/* MAP_FIXED_NOREPLACE gives exactly the address or fails */
+		fput(ro);
+		kfree(a);
+		return ERR_PTR(-EFAULT);
+	}
+	mmgrab(mm);
+	a->mm = mm;
+	a->file = ro;
+	a->va = w.ret;
+	list_add(&a->node, &xp_uareas);
+	return a;
+}
+
+/* Does every slot of @a lie within a rel32's reach of @site? */
+static bool reaches(struct xp_uarea *a, unsigned long site)
+{
+	unsigned long d = site > a->va ? site - a->va : a->va - site;
+
+	return d + XP_UAREA_SIZE < REACH;
+}
+
+unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned int len,
+			     struct xp_uarea **ap, struct netlink_ext_ack *extack)
+{
+	struct xp_uarea *a;
+	unsigned long va;
+
+	lockdep_assert_held(&xp_views_lock);
+	len = ALIGN(len, 16);
+	list_for_each_entry(a, &xp_uareas, node)
+		if (a->mm == mm && reaches(a, site) && a->used + len <= XP_UAREA_SIZE)
+			goto found;
+	a = area_create(mm, site, extack);
+	if (IS_ERR(a))
+		return PTR_ERR(a);
+found:
+	va = a->va + a->used;
+	a->used += len;
+	a->users++;
+	*ap = a;
+	return va;
+}
+
+int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len)
+{
+	struct address_space *mapping = a->file->f_mapping;
+
+	while (len) {
+		unsigned long off = va - a->va;
+		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - offset_in_page(off));
+		struct page *page;
+		u8 *p;
+
+		page = shmem_read_mapping_page_gfp(mapping, off >> PAGE_SHIFT,
+						   mapping_gfp_mask(mapping));
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		p = kmap_local_page(page);
+		memcpy(p + offset_in_page(off), buf, n);
+		kunmap_local(p);
+		set_page_dirty_lock(page);
+		put_page(page);
+		va += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static void area_free(struct xp_uarea *a)
+{
+	list_del(&a->node);
+	fput(a->file);		/* the process's mapping keeps the pages */
+	mmdrop(a->mm);
+	kfree(a);
+}
+
+/* Let go of every area no hook uses; the processes keep their mappings. */
+void xp_uareas_release_unused(void)
+{
+	struct xp_uarea *a, *n;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry_safe(a, n, &xp_uareas, node)
+		if (!a->users)
+			area_free(a);
+}
+
+/*
+ * A deleted hook's slot, kept so that the same site hooked again reuses it
+ * instead of taking a new one: its bytes are the same, so a thread still
+ * inside it is not disturbed. Past XP_URETIRED_MAX, the slot is left unused.
+ */
+void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
+		     const u8 *code, unsigned int len)
+{
+	struct xp_uretired *r;
+
+	a->users--;
+	if (a->nr_retired == XP_URETIRED_MAX || !len || len > XP_USLOT_MAX)
+		return;
+	r = &a->retired[a->nr_retired++];
+	r->site = site;
+	r->va = va;
+	r->len = len;
+	memcpy(r->code, code, len);
+}
+
+/* A retired slot of @mm for @site holding exactly @code (built for its va), taken. */
+bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
+		    int (*build)(void *arg, unsigned long va, u8 *code), void *arg,
+		    struct xp_uarea **ap, unsigned long *vap)
+{
+	u8 code[XP_USLOT_MAX];
+	struct xp_uarea *a;
+	unsigned int i;
+	int len;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(a, &xp_uareas, node) {
+		if (a->mm != mm)
+			continue;
+		for (i = 0; i < a->nr_retired; i++) {
+			struct xp_uretired *r = &a->retired[i];
+
+			if (r->site != site)
+				continue;
+			len = build(arg, r->va, code);
+			if (len != r->len || memcmp(code, r->code, len))
+				continue;
+			*ap = a;
+			*vap = r->va;
+			a->users++;
+			a->retired[i] = a->retired[--a->nr_retired];
+			return true;
+		}
+	}
+	return false;
+}

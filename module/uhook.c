@@ -1,0 +1,600 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User hooks: a traced process's function entry becomes a 5-byte jmp into a
+ * trampoline the module mapped into that process (uarea.c), which runs the
+ * instructions the jump covers (uslot.c) and jumps back. No trap per call.
+ * Only that process's copy of the text page changes: a forced write breaks
+ * copy-on-write, as ptrace's POKETEXT does, and every other process running
+ * the file keeps the page cache's bytes.
+ *
+ * Patching live text that other threads run (docs/userhooks.md):
+ *  1. A real uprobe, whose filter accepts this mm only, puts an int3 on the
+ *     site's first byte. Its handler sends a thread that hits it to the
+ *     trampoline (uprobes then skips the original instruction, since the
+ *     handler moved the ip), so the function stays correct throughout. Its
+ *     page replacement flushes the TLB of every CPU running the mm, an IPI,
+ *     which serialises them (SDM: cross-modifying code).
+ *  2. When the jump covers several instructions, no thread may be stopped
+ *     between two of them: it would resume inside the new jmp. No thread can
+ *     enter the range now but through the int3, so the set of threads inside
+ *     only shrinks; it is sampled (scan_inside()) until it is empty.
+ *  3. Under the mm's mmap lock (so that no fork copies the page half
+ *     written): the tail, serialise, the jmp opcode over the int3, serialise.
+ * The uprobe stays registered while the hook is live: another tool's uprobe
+ * on the same site then puts its int3 over our jmp, and our handler keeps
+ * sending that process's threads to the trampoline (without it uprobes would
+ * step the file's first instruction and run on into our jmp's tail).
+ * Removal: int3, serialise, the file's tail, serialise, the file's first
+ * byte, serialise; then the uprobe goes (it finds no int3 and writes
+ * nothing). The trampoline stays mapped: threads may still be in it.
+ *
+ * A forked child inherits the patched text and the mapping, so it runs the
+ * trampolines, which only run the function's own instructions: correct
+ * whether the child is traced or not, and with the module gone.
+ *
+ * Locking: xp_uhooks and every hook's fields are under xp_views_lock,
+ * except what the uprobe handler reads (mm, addr, slot: fixed while the
+ * uprobe is registered) and ->trapped (atomic).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/file.h>
+#include <linux/fs.h>
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/slab.h>
+#include <linux/uprobes.h>
+#include "xprobes.h"
+#include "uhook.h"
+
+static LIST_HEAD(xp_uhooks);	/* under xp_views_lock, by id */
+unsigned int xp_nr_uhooks;	/* under xp_views_lock */
+static u32 next_id = 1;
+
+/* How long a thread may stay inside the covered bytes before the add gives up. */
+#define INSIDE_WAIT_MS	1000
+
+static int uh_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct xp_uhook *h = container_of(uc, struct xp_uhook, uc);
+
+	if (current->mm != h->mm || instruction_pointer(regs) != h->addr)
+		return 0;	/* a child forked mid-patch: uprobes steps the file's insn */
+	instruction_pointer_set(regs, h->slot);
+	atomic64_inc(&h->trapped);
+	return 0;
+}
+
+static XP_UPROBE_FILTER(uh_filter, uc, mm)
+{
+	return mm == container_of(uc, struct xp_uhook, uc)->mm;
+}
+
+/* After this, every CPU that runs @mm fetches what was written before it. */
+static void sync_nop(void *unused)
+{
+}
+
+static void serialise(struct mm_struct *mm)
+{
+	on_each_cpu_mask(mm_cpumask(mm), sync_nop, NULL, true);
+}
+
+/*
+ * Read or write @len bytes of @mm's text at @addr, forcing past the
+ * mapping's protection (a write breaks copy-on-write: this mm's copy of the
+ * page only). The caller holds the mmap lock for reading.
+ */
+static int text_access(struct mm_struct *mm, unsigned long addr, u8 *buf, unsigned int len,
+		       bool write)
+{
+	mmap_assert_locked(mm);
+	while (len) {
+		unsigned int off = offset_in_page(addr), n = min_t(unsigned int, len, PAGE_SIZE - off);
+		struct page *page;
+		u8 *p;
+
+		if (xp_gup_one(mm, addr, FOLL_FORCE | (write ? FOLL_WRITE : 0), &page) != 1)
+			return -EFAULT;
+		p = kmap_local_page(page);
+		if (write)
+			memcpy(p + off, buf, n);
+		else
+			memcpy(buf, p + off, n);
+		kunmap_local(p);
+		if (write)
+			set_page_dirty_lock(page);
+		put_page(page);
+		addr += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
+ * Threads that may be stopped between two covered instructions. Once the
+ * int3 is in and every CPU has serialised, no thread enters the range but
+ * through the int3, so a thread seen outside it once stays outside: each
+ * thread needs one sighting, not all of them at the same moment.
+ */
+struct inside_scan {
+	struct mm_struct *mm;
+	unsigned long lo, hi;		/* a thread is inside when lo < ip < hi */
+	unsigned int n, left;
+	struct task_struct **t;		/* referenced; NULL once seen outside */
+	bool *on_cpu_out;		/* seen outside by the IPI (one writer per task) */
+};
+
+/*
+ * Is @t, which resumes at @ip, stopped between two covered instructions? A
+ * thread that met the int3 has its ip one byte in too, until uprobes moves
+ * it: TIF_UPROBE says so for most of that time. Such a thread is not inside
+ * (the uprobe sends it to the trampoline); the rest of its way through
+ * uprobes only delays its sighting.
+ */
+static bool ip_inside(struct inside_scan *s, struct task_struct *t, unsigned long ip)
+{
+	if (ip == s->lo + 1 && test_tsk_thread_flag(t, TIF_UPROBE))
+		return false;
+	return ip > s->lo && ip < s->hi;
+}
+
+static void seen_outside(struct inside_scan *s, unsigned int i)
+{
+	if (!s->t[i])
+		return;
+	put_task_struct(s->t[i]);
+	s->t[i] = NULL;
+	s->left--;
+}
+
+/* On each CPU running the mm: the live user ip (or the one returned to) of current. */
+static void scan_cpu(void *arg)
+{
+	struct inside_scan *s = arg;
+	unsigned int i;
+
+	if (current->mm != s->mm || (current->flags & PF_KTHREAD) ||
+	    ip_inside(s, current, task_pt_regs(current)->ip))
+		return;
+	for (i = 0; i < s->n; i++)
+		if (s->t[i] == current)
+			WRITE_ONCE(s->on_cpu_out[i], true);
+}
+
+/*
+ * One round. A thread on a CPU is sampled there by an IPI. A thread off every
+ * CPU is in the kernel, and resumes at the ip in its saved registers; those
+ * are read under task_lock(), which keeps it from leaving the mm (exit_mm())
+ * and so its stack from going away.
+ */
+static void scan_round(struct inside_scan *s)
+{
+	unsigned int i;
+
+	on_each_cpu_mask(mm_cpumask(s->mm), scan_cpu, s, true);
+	for (i = 0; i < s->n; i++) {
+		struct task_struct *t = s->t[i];
+		bool out;
+
+		if (READ_ONCE(s->on_cpu_out[i])) {
+			seen_outside(s, i);
+			continue;
+		}
+		if (!t || READ_ONCE(t->on_cpu))
+			continue;
+		task_lock(t);
+		out = t->mm != s->mm || !ip_inside(s, t, task_pt_regs(t)->ip);
+		task_unlock(t);
+		if (out)
+			seen_outside(s, i);
+	}
+}
+
+static int wait_outside(struct xp_uhook *h, struct netlink_ext_ack *extack)
+{
+	struct inside_scan s = { .mm = h->mm, .lo = h->addr, .hi = h->addr + h->cover };
+	struct task_struct *g, *t;
+	unsigned int waited = 0, i, max = 0;
+	int err = 0;
+
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		max += READ_ONCE(t->mm) == s.mm;
+	rcu_read_unlock();
+	max += 16;	/* threads created meanwhile start outside, but leave room */
+	s.t = kvcalloc(max, sizeof(*s.t), GFP_KERNEL);
+	s.on_cpu_out = kvcalloc(max, sizeof(*s.on_cpu_out), GFP_KERNEL);
+	if (!s.t || !s.on_cpu_out) {
+		kvfree(s.t);
+		kvfree(s.on_cpu_out);
+		return -ENOMEM;
+	}
+	rcu_read_lock();
+	for_each_process_thread(g, t)
+		if (s.n < max && READ_ONCE(t->mm) == s.mm && !(t->flags & PF_KTHREAD))
+			s.t[s.n++] = get_task_struct(t);
+	rcu_read_unlock();
+	s.left = s.n;
+
+	for (;;) {
+		scan_round(&s);
+		if (!s.left)
+			break;
+		if (waited >= INSIDE_WAIT_MS || fatal_signal_pending(current)) {
+			NL_SET_ERR_MSG(extack, "a thread stays stopped inside the instructions the jump "
+				       "would cover (blocked or traced there): try again, or use a uprobe");
+			err = -EBUSY;
+			break;
+		}
+		msleep(1);
+		waited++;
+	}
+	for (i = 0; i < s.n; i++)
+		if (s.t[i])
+			put_task_struct(s.t[i]);
+	kvfree(s.t);
+	kvfree(s.on_cpu_out);
+	return err;
+}
+
+static void build_jmp(const struct xp_uhook *h, u8 *jmp)
+{
+	jmp[0] = 0xe9;
+	put_unaligned_le32((u32)(s32)(h->slot - (h->addr + XP_JUMP_SIZE)), jmp + 1);
+}
+
+/* Steps 3: the jump goes in over the uprobe's int3. */
+static int arm(struct xp_uhook *h, struct netlink_ext_ack *extack)
+{
+	u8 jmp[XP_JUMP_SIZE], now;
+	int err;
+
+	build_jmp(h, jmp);
+	mmap_read_lock(h->mm);
+	err = text_access(h->mm, h->addr, &now, 1, false);
+	if (!err && now != 0xcc) {
+		NL_SET_ERR_MSG(extack, "the uprobe's int3 is not at the site: the text changed");
+		err = -EAGAIN;
+	}
+	if (!err)
+		err = text_access(h->mm, h->addr + 1, jmp + 1, XP_JUMP_SIZE - 1, true);
+	if (!err) {
+		serialise(h->mm);
+		err = text_access(h->mm, h->addr, jmp, 1, true);
+		serialise(h->mm);
+	}
+	mmap_read_unlock(h->mm);
+	if (err && extack && !extack->_msg)
+		NL_SET_ERR_MSG(extack, "could not write the process's text");
+	return err;
+}
+
+/*
+ * The file's bytes back, through an int3 of ours (the uprobe is still
+ * registered, so a thread that meets it is sent to the trampoline). Leaves
+ * the text alone if it no longer holds our jump (the process remapped it).
+ */
+static void disarm(struct xp_uhook *h)
+{
+	u8 jmp[XP_JUMP_SIZE], now[XP_JUMP_SIZE], int3 = 0xcc;
+	int err;
+
+	build_jmp(h, jmp);
+	mmap_read_lock(h->mm);
+	err = text_access(h->mm, h->addr, now, XP_JUMP_SIZE, false);
+	if (err || (now[0] != 0xe9 && now[0] != 0xcc) || memcmp(now + 1, jmp + 1, XP_JUMP_SIZE - 1)) {
+		pr_warn("uhook %u: pid %u's text at 0x%lx is no longer our jump; left alone\n",
+			h->id, h->pid, h->addr);
+		goto out;
+	}
+	if (now[0] == 0xe9) {
+		text_access(h->mm, h->addr, &int3, 1, true);
+		serialise(h->mm);
+	}
+	text_access(h->mm, h->addr + 1, h->orig + 1, XP_JUMP_SIZE - 1, true);
+	serialise(h->mm);
+	text_access(h->mm, h->addr, h->orig, 1, true);
+	serialise(h->mm);
+out:
+	mmap_read_unlock(h->mm);
+	h->live = false;
+}
+
+static int build_tramp(void *arg, unsigned long va, u8 *code)
+{
+	struct xp_uhook *h = arg;
+	const char *why;
+
+	return xp_uslot_build(h->orig, h->cover, h->addr, va, code, XP_USLOT_MAX,
+			      h->slot_starts, &why);
+}
+
+/* The function's bytes as its file has them, and where the file is. */
+static u8 *read_func(struct xp_uhook *h, struct mm_struct *mm, u32 size, struct file **filep,
+		     loff_t *offp, struct netlink_ext_ack *extack)
+{
+	struct vm_area_struct *vma;
+	struct file *file = NULL;
+	loff_t off = 0, pos;
+	u8 *buf;
+
+	mmap_read_lock(mm);
+	vma = find_vma(mm, h->func);
+	if (!vma || vma->vm_start > h->func || h->func + size > vma->vm_end)
+		NL_SET_ERR_MSG(extack, "the function is not inside one mapping of the process");
+	else if (!vma->vm_file || !(vma->vm_flags & VM_EXEC) ||
+		 (vma->vm_flags & (VM_WRITE | VM_MAYSHARE)))
+		NL_SET_ERR_MSG(extack, "the function is not in a private, read-only, executable "
+				   "file mapping (program or library text)");
+	else {
+		file = get_file(vma->vm_file);
+		off = h->func - vma->vm_start + ((loff_t)vma->vm_pgoff << PAGE_SHIFT);
+	}
+	mmap_read_unlock(mm);
+	if (!file)
+		return ERR_PTR(-EINVAL);
+	buf = kvmalloc(size, GFP_KERNEL);
+	if (!buf) {
+		fput(file);
+		return ERR_PTR(-ENOMEM);
+	}
+	pos = off;
+	if (kernel_read(file, buf, size, &pos) != size) {
+		NL_SET_ERR_MSG(extack, "could not read the function from its file");
+		kvfree(buf);
+		fput(file);
+		return ERR_PTR(-EIO);
+	}
+	*filep = file;
+	*offp = off;
+	return buf;
+}
+
+static bool overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi)
+{
+	struct xp_uhook *o;
+
+	list_for_each_entry(o, &xp_uhooks, node)
+		if (o->mm == mm && o->addr < hi && lo < o->addr + o->cover)
+			return true;
+	return false;
+}
+
+static void uhook_free(struct xp_uhook *h)
+{
+	iput(h->up.inode);
+	mmdrop(h->mm);
+	kfree(h);
+}
+
+struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
+			      struct netlink_ext_ack *extack)
+{
+	struct task_struct *task;
+	struct xp_uhook *h;
+	struct mm_struct *mm;
+	struct xp_cover c;
+	struct file *file;
+	struct xp_view *v;
+	unsigned int site_off = 0, i, pos;
+	u8 now[XP_COVER_MAX], *buf;
+	loff_t off;
+	int err, len;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!size || size > XP_UFUNC_MAX) {
+		NL_SET_ERR_MSG(extack, "the function's size must be 1 byte to 1 MiB");
+		return ERR_PTR(-EINVAL);
+	}
+	v = xp_view_find_pid(pid, extack);
+	if (!v)
+		return ERR_PTR(-ESRCH);
+	task = xp_get_task(pid, extack);
+	if (!task)
+		return ERR_PTR(-ESRCH);
+	mm = get_task_mm(task);
+	if (!mm) {
+		put_task_struct(task);
+		NL_SET_ERR_MSG(extack, "the process has no address space (exiting)");
+		return ERR_PTR(-ESRCH);
+	}
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h) {
+		err = -ENOMEM;
+		goto out_mm;
+	}
+	h->func = func;
+	h->pid = pid;
+	h->view = v;
+	h->mm = mm;
+	mmgrab(mm);
+	buf = read_func(h, mm, size, &file, &off, extack);
+	if (IS_ERR(buf)) {
+		err = PTR_ERR(buf);
+		goto out_free;
+	}
+
+	/* Where: past ENDBR64, which indirect calls need to find at the entry. */
+	if (size >= 4 && !memcmp(buf, "\xf3\x0f\x1e\xfa", 4))
+		site_off = 4;
+	err = xp_cover_decide(buf, func, size, site_off, 0, 0, &c);
+	if (err) {
+		NL_SET_ERR_MSG_FMT(extack, "no jump here: %s", c.why);
+		goto out_buf;
+	}
+	h->addr = func + site_off;
+	h->cover = c.bytes;
+	h->ninsn = c.ninsn;
+	memcpy(h->orig, buf + site_off, c.bytes);
+	h->up.inode = igrab(file_inode(file));
+	h->up.offset = off + site_off;
+	if (overlaps(mm, h->addr, h->addr + h->cover)) {
+		NL_SET_ERR_MSG(extack, "the process has a user hook on these instructions already");
+		err = -EEXIST;
+		goto out_buf;
+	}
+
+	/* The process's own bytes must be the file's: no one else's probe or patch there. */
+	mmap_read_lock(mm);
+	err = text_access(mm, h->addr, now, h->cover, false);
+	mmap_read_unlock(mm);
+	if (err || memcmp(now, h->orig, h->cover)) {
+		if (err)
+			NL_SET_ERR_MSG(extack, "could not read the process's text");
+		else
+			NL_SET_ERR_MSG(extack, "the process's text there differs from its file (a "
+				       "uprobe, a debugger's breakpoint or another patch is there)");
+		err = err ?: -EBUSY;
+		goto out_buf;
+	}
+
+	/* The trampoline: a retired one of this site if its bytes are the same. */
+	if (!xp_uarea_reuse(mm, h->addr, build_tramp, h, &h->area, &h->slot)) {
+		long va = xp_uarea_alloc(mm, h->addr, XP_USLOT_MAX, &h->area, extack);
+
+		if (IS_ERR_VALUE(va)) {
+			err = va;
+			goto out_buf;
+		}
+		h->slot = va;
+	}
+	len = build_tramp(h, h->slot, h->tramp);
+	if (len < 0) {
+		const char *why;
+
+		xp_uslot_build(h->orig, h->cover, h->addr, h->slot, h->tramp, XP_USLOT_MAX,
+			       h->slot_starts, &why);
+		NL_SET_ERR_MSG_FMT(extack, "no trampoline: %s", why);
+		err = len;
+		goto out_slot;
+	}
+	err = xp_uarea_write(h->area, h->slot, h->tramp, len);
+	if (err)
+		goto out_slot;
+	h->tramp_len = len;	/* only now may the slot be reused for these bytes */
+	for (i = 0, pos = 0; i < h->ninsn; i++) {
+		struct xp_insn insn;
+
+		h->starts[i] = pos;
+		xp_insn_decode(&insn, h->orig + pos, h->cover - pos);
+		pos += insn.len;
+	}
+
+	/* 1: the uprobe's int3; 2: no thread inside; 3: the jump. */
+	h->uc.handler = uh_handler;
+	h->uc.filter = uh_filter;
+	err = xp_uprobe_register(&h->up, &h->uc);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "uprobes refused the site (its first instruction)");
+		goto out_slot;
+	}
+	err = h->ninsn > 1 ? wait_outside(h, extack) : 0;
+	if (!err)
+		err = arm(h, extack);
+	if (err) {
+		xp_uprobe_unregister(&h->up, &h->uc);
+		goto out_slot;
+	}
+	h->live = true;
+	h->id = next_id++;
+	if (!next_id)
+		next_id = 1;
+	list_add_tail(&h->node, &xp_uhooks);
+	xp_nr_uhooks++;
+	kvfree(buf);
+	fput(file);
+	mmput(mm);
+	put_task_struct(task);
+	return h;
+
+out_slot:
+	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
+out_buf:
+	kvfree(buf);
+	fput(file);
+out_free:
+	uhook_free(h);
+	mmput(mm);
+	put_task_struct(task);
+	return ERR_PTR(err);
+out_mm:
+	mmput(mm);
+	put_task_struct(task);
+	return ERR_PTR(err);
+}
+
+/* Restore the process's text if it still has it, drop the uprobe, free. */
+static void uhook_remove(struct xp_uhook *h)
+{
+	if (h->live && mmget_not_zero(h->mm)) {
+		disarm(h);
+		mmput(h->mm);
+	}
+	xp_uprobe_unregister(&h->up, &h->uc);
+	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
+	list_del(&h->node);
+	xp_nr_uhooks--;
+	uhook_free(h);
+}
+
+int xp_uhook_del(u32 id, struct netlink_ext_ack *extack)
+{
+	struct xp_uhook *h;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(h, &xp_uhooks, node)
+		if (h->id == id) {
+			uhook_remove(h);
+			return 0;
+		}
+	NL_SET_ERR_MSG_FMT(extack, "no user hook %u", id);
+	return -ENOENT;
+}
+
+/* The hook with the smallest id >= *@id, for dumps; *@id is set past it. */
+struct xp_uhook *xp_uhook_next(u32 *id)
+{
+	struct xp_uhook *h, *best = NULL;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(h, &xp_uhooks, node)
+		if (h->id >= *id && (!best || h->id < best->id))
+			best = h;
+	if (best)
+		*id = best->id + 1;
+	return best;
+}
+
+/* Has the hooked address space exited or exec'd away? */
+bool xp_uhook_gone(struct xp_uhook *h)
+{
+	return !atomic_read(&h->mm->mm_users);
+}
+
+/*
+ * The view goes (its process exited, its owner left, or the module
+ * unloads): every process it hooked gets its text back; then the
+ * trampoline areas are let go (mappings stay in the processes).
+ */
+void xp_uhooks_view_gone(struct xp_view *v)
+{
+	struct xp_uhook *h, *n;
+	bool any = false;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry_safe(h, n, &xp_uhooks, node)
+		if (h->view == v) {
+			/* Each area belongs to one mm; release them once its last hook goes. */
+			any = true;
+			uhook_remove(h);
+		}
+	if (any)
+		xp_uareas_release_unused();
+}

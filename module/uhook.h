@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* User hooks: trap-free probes on user functions (uhook.c, uarea.c, uslot.c). */
+#ifndef _XPROBES_UHOOK_H
+#define _XPROBES_UHOOK_H
+
+#include "uslot.h"
+
+/* uarea.c: trampoline areas mapped into traced processes */
+#define XP_UAREA_SIZE	(64 * PAGE_SIZE)	/* about 4000 trampolines */
+#define XP_URETIRED_MAX	64			/* slots kept for a hook added again */
+
+struct xp_uretired {
+	unsigned long site;		/* the site it was built for */
+	unsigned long va;		/* the slot */
+	u8 len;
+	u8 code[XP_USLOT_MAX];
+};
+
+struct xp_uarea {
+	struct list_head node;		/* in xp_uareas, under xp_views_lock */
+	struct mm_struct *mm;		/* mmgrab()ed: never another mm at this address */
+	struct file *file;		/* the read-only shmem file the process maps */
+	unsigned long va;		/* where, in mm */
+	unsigned int used;		/* bytes handed out from va */
+	unsigned int users;		/* hooks with a slot here */
+	unsigned int nr_retired;
+	struct xp_uretired retired[XP_URETIRED_MAX];
+};
+
+unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned int len,
+			     struct xp_uarea **ap, struct netlink_ext_ack *extack);
+int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len);
+void xp_uareas_release_unused(void);
+void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
+		     const u8 *code, unsigned int len);
+bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
+		    int (*build)(void *arg, unsigned long va, u8 *code), void *arg,
+		    struct xp_uarea **ap, unsigned long *vap);
+
+/* uhook.c */
+#define XP_UFUNC_MAX	(1U << 20)	/* longest function decoded */
+
+struct xp_uhook {
+	struct list_head node;		/* in xp_uhooks, under xp_views_lock */
+	struct xp_view *view;
+	u32 id;
+	u32 pid;			/* the process, as its creator named it */
+	struct mm_struct *mm;		/* mmgrab()ed */
+	unsigned long func, addr;	/* the function; the site patched (past ENDBR) */
+	unsigned long slot;		/* its trampoline */
+	struct xp_uarea *area;
+	u8 orig[XP_COVER_MAX];		/* the text's bytes at addr before */
+	u8 tramp[XP_USLOT_MAX];		/* the trampoline's bytes */
+	u8 tramp_len;
+	u8 cover, ninsn;
+	u8 starts[XP_COVER_INSNS];	/* the covered instructions' offsets at addr */
+	u8 slot_starts[XP_COVER_INSNS];	/* ... and in the trampoline */
+	struct xp_uprobe up;		/* holds the site's int3 (inode igrab()bed) */
+	struct uprobe_consumer uc;
+	bool live;			/* the jump is in the process's text */
+	atomic64_t trapped;		/* entries through the int3 instead of the jump */
+};
+
+extern unsigned int xp_nr_uhooks;
+struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
+			      struct netlink_ext_ack *extack);
+int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
+struct xp_uhook *xp_uhook_next(u32 *id);
+bool xp_uhook_gone(struct xp_uhook *h);
+void xp_uhooks_view_gone(struct xp_view *v);
+
+#endif /* _XPROBES_UHOOK_H */

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uhtarget: a multithreaded process whose functions user hooks patch, and
+ * that checks every result itself (selftest 27).
+ *
+ *   uhtarget [-t THREADS] [-n ROUNDS]   run; ROUNDS 0 (default): until SIGTERM
+ *   uhtarget -r PID ADDR LEN            print LEN bytes of PID's memory at ADDR
+ *                                       (through /proc/PID/mem) in hex
+ *   uhtarget -w PID ADDR                try to write a byte there: "written" or
+ *                                       "refused: ERROR"
+ *
+ * Prints "fn NAME ADDRESS" for each function below, then "ready PID" once
+ * its threads run. Each thread calls the functions
+ * below in a loop and compares each result with the answer; a wrong one
+ * prints "BAD ..." and exits 1 at once. SIGUSR1 forks a child that runs
+ * the same loop alone and reports "child ok N" or "child bad"; SIGUSR2 execs
+ * the program again (a new image: "ready PID" again). At the end, "ok
+ * calls=N" if the count uh_add kept with a RIP-relative locked add (one of
+ * the instructions a jump covers) equals the calls made.
+ *
+ * The functions are written in assembly, so their first bytes are known:
+ *  uh_add    push; mov; lock incq rip-relative: a jump over 3 instructions,
+ *            one of them RIP-relative (rebuilt in the trampoline)
+ *  uh_call   sub; call: the call is the last covered instruction (rebuilt)
+ *  uh_one    movabs (10 bytes): a jump over 1 instruction
+ *  uh_endbr  endbr64; push; mov; lea: the jump goes after the endbr64
+ *  uh_loop   xor; then a loop whose branch lands at +2: no jump possible
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+long uh_add(long a, long b);
+long uh_call(long x);
+long uh_one(long x);
+long uh_endbr(long x);
+long uh_loop(long x, long n);
+volatile long uh_count;
+
+#define ONE_KEY 0x5a5a5a5a5a5a5a5aL
+
+asm(".text\n"
+    ".globl uh_add\n.type uh_add,@function\n"
+    "uh_add:\n"
+    "	push %rbx\n"
+    "	mov %rdi, %rbx\n"
+    "	lock incq uh_count(%rip)\n"
+    "	lea (%rbx,%rsi), %rax\n"
+    "	pop %rbx\n"
+    "	ret\n"
+    ".size uh_add, .-uh_add\n"
+    ".globl uh_call\n.type uh_call,@function\n"
+    "uh_call:\n"
+    "	sub $8, %rsp\n"
+    "	call uh_leaf\n"
+    "	add $8, %rsp\n"
+    "	add $1, %rax\n"
+    "	ret\n"
+    ".size uh_call, .-uh_call\n"
+    ".type uh_leaf,@function\n"
+    "uh_leaf:\n"
+    "	lea (%rdi,%rdi), %rax\n"
+    "	ret\n"
+    ".size uh_leaf, .-uh_leaf\n"
+    ".globl uh_one\n.type uh_one,@function\n"
+    "uh_one:\n"
+    "	movabs $0x5a5a5a5a5a5a5a5a, %rax\n"
+    "	xor %rdi, %rax\n"
+    "	ret\n"
+    ".size uh_one, .-uh_one\n"
+    ".globl uh_endbr\n.type uh_endbr,@function\n"
+    "uh_endbr:\n"
+    "	endbr64\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	lea 3(%rdi), %rax\n"
+    "	pop %rbp\n"
+    "	ret\n"
+    ".size uh_endbr, .-uh_endbr\n"
+    ".globl uh_loop\n.type uh_loop,@function\n"
+    "uh_loop:\n"
+    "	xor %eax, %eax\n"
+    "1:	add %rdi, %rax\n"
+    "	dec %rsi\n"
+    "	jnz 1b\n"
+    "	ret\n"
+    ".size uh_loop, .-uh_loop\n");
+
+static atomic_bool stop;
+static atomic_long calls;
+static long rounds;
+
+static void bad(const char *what, long got, long want)
+{
+	printf("BAD %s: %ld, not %ld\n", what, got, want);
+	fflush(stdout);
+	_exit(1);
+}
+
+/* One round: every function once, each result checked. */
+static void round_once(long k, long i)
+{
+	long r;
+
+	if ((r = uh_add(k, i)) != k + i)
+		bad("uh_add", r, k + i);
+	if ((r = uh_call(k)) != 2 * k + 1)
+		bad("uh_call", r, 2 * k + 1);
+	if ((r = uh_one(k)) != (k ^ ONE_KEY))
+		bad("uh_one", r, k ^ ONE_KEY);
+	if ((r = uh_endbr(k)) != k + 3)
+		bad("uh_endbr", r, k + 3);
+	if ((r = uh_loop(3, (k & 3) + 1)) != 3 * ((k & 3) + 1))
+		bad("uh_loop", r, 3 * ((k & 3) + 1));
+}
+
+static void *worker(void *arg)
+{
+	long i = (long)arg, k, n = 0;
+
+	for (k = 0; (!rounds || k < rounds) && !atomic_load(&stop); k++) {
+		round_once(k, i);
+		n++;
+	}
+	atomic_fetch_add(&calls, n);
+	return NULL;
+}
+
+static int child_run(void)
+{
+	long k, before = uh_count;
+
+	for (k = 0; k < 100000; k++)
+		round_once(k, 7);
+	return uh_count - before == 100000 ? 0 : 1;
+}
+
+static int read_mem(const char *pid, const char *addr, const char *len)
+{
+	unsigned char buf[256];
+	char path[64];
+	long n = strtol(len, NULL, 0), i;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/mem", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || n <= 0 || n > (long)sizeof(buf) ||
+	    pread(fd, buf, n, (off_t)strtoull(addr, NULL, 0)) != n) {
+		fprintf(stderr, "uhtarget: cannot read %s at %s: %s\n", path, addr, strerror(errno));
+		return 1;
+	}
+	for (i = 0; i < n; i++)
+		printf("%02x%s", buf[i], i + 1 < n ? " " : "\n");
+	return 0;
+}
+
+static int write_mem(const char *pid, const char *addr)
+{
+	unsigned char b = 0xcc;
+	char path[64];
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%s/mem", pid);
+	fd = open(path, O_RDWR);
+	if (fd < 0 || pwrite(fd, &b, 1, (off_t)strtoull(addr, NULL, 0)) != 1) {
+		printf("refused: %s\n", strerror(errno));
+		return 0;
+	}
+	printf("written\n");
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	long threads = 4, i;
+	pthread_t tid[64];
+	sigset_t set;
+	int c, sig;
+
+	if (argc == 5 && !strcmp(argv[1], "-r"))
+		return read_mem(argv[2], argv[3], argv[4]);
+	if (argc == 4 && !strcmp(argv[1], "-w"))
+		return write_mem(argv[2], argv[3]);
+	while ((c = getopt(argc, argv, "t:n:")) != -1) {
+		switch (c) {
+		case 't': threads = atol(optarg); break;
+		case 'n': rounds = atol(optarg); break;
+		default: return 2;
+		}
+	}
+	if (threads < 1 || threads > 64)
+		return 2;
+	sigemptyset(&set);
+	sigaddset(&set, SIGTERM);
+	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	for (i = 0; i < threads; i++)
+		pthread_create(&tid[i], NULL, worker, (void *)i);
+	printf("fn uh_add %p\nfn uh_call %p\nfn uh_one %p\nfn uh_endbr %p\nfn uh_loop %p\n",
+	       (void *)uh_add, (void *)uh_call, (void *)uh_one, (void *)uh_endbr, (void *)uh_loop);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	while (!rounds) {
+		if (sigwait(&set, &sig))
+			continue;
+		if (sig == SIGTERM)
+			break;
+		if (sig == SIGUSR2) {
+			char self[64];
+
+			snprintf(self, sizeof(self), "/proc/%d/exe", (int)getpid());
+			atomic_store(&stop, true);
+			for (i = 0; i < threads; i++)
+				pthread_join(tid[i], NULL);
+			sigprocmask(SIG_UNBLOCK, &set, NULL);
+			execv(self, argv);
+			printf("BAD exec: %s\n", strerror(errno));
+			return 1;
+		}
+		if (sig == SIGUSR1) {
+			pid_t p = fork();
+			int st;
+
+			if (!p)
+				_exit(child_run());
+			waitpid(p, &st, 0);
+			printf(WIFEXITED(st) && !WEXITSTATUS(st) ? "child ok %d\n" : "child bad %d\n", p);
+			fflush(stdout);
+		}
+	}
+	if (!rounds)
+		atomic_store(&stop, true);
+	for (i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	if (uh_count != atomic_load(&calls)) {
+		printf("BAD uh_count %ld, calls %ld\n", uh_count, atomic_load(&calls));
+		return 1;
+	}
+	printf("ok calls=%ld\n", atomic_load(&calls));
+	return 0;
+}
