@@ -23,6 +23,7 @@
 #include <asm/ibt.h>
 #include <asm/text-patching.h>
 #include "xprobes.h"
+#include "uslot.h"
 
 static unsigned int kunit_pid;
 module_param(kunit_pid, uint, 0444);
@@ -185,12 +186,72 @@ static void cover_synthetic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, 3, 0, 0, 0, &c), -ERANGE);
 }
 
+
+/*
+ * A user hook's trampoline (uslot.c): covered instructions rebuilt for
+ * where the trampoline runs, the jump back behind them; a call spelt out
+ * with the original return address; a jcc widened; out of reach refused.
+ */
+static void uslot_rebuilds(struct kunit *test)
+{
+	/* push %rbx; mov %rdi,%rbx; lock incq 0x2a24(%rip) */
+	static const u8 add[] = { 0x53, 0x48, 0x89, 0xfb, 0xf0, 0x48, 0xff, 0x05,
+				  0x24, 0x2a, 0x00, 0x00 };
+	/* sub $8,%rsp; call +9 */
+	static const u8 call[] = { 0x48, 0x83, 0xec, 0x08, 0xe8, 0x09, 0x00, 0x00, 0x00 };
+	/* xor %eax,%eax; test %eax,%eax; je -4 (a jcc as the last one) */
+	static const u8 jcc[] = { 0x31, 0xc0, 0x85, 0xc0, 0x74, 0xfa };
+	const unsigned long site = 0x555555554700UL, slot = 0x555540000000UL;
+	u8 out[XP_USLOT_MAX], starts[XP_COVER_INSNS];
+	const char *why;
+	s32 disp;
+	int len;
+
+	len = xp_uslot_build(add, sizeof(add), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, (int)sizeof(add) + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, memcmp(out, add, 8), 0);
+	disp = (s32)get_unaligned_le32(out + 8);
+	/* the same target: site + 12 + 0x2a24 */
+	KUNIT_EXPECT_EQ(test, slot + 12 + disp, site + 12 + 0x2a24);
+	KUNIT_EXPECT_EQ(test, starts[0], 0);
+	KUNIT_EXPECT_EQ(test, starts[1], 1);
+	KUNIT_EXPECT_EQ(test, starts[2], 4);
+	KUNIT_EXPECT_EQ(test, out[12], 0xe9);
+	KUNIT_EXPECT_EQ(test, slot + 17 + (s32)get_unaligned_le32(out + 13), site + 12);
+
+	/* The call: lea -8(%rsp),%rsp; movl lo,(%rsp); movl hi,4(%rsp); jmp target */
+	len = xp_uslot_build(call, sizeof(call), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_GT_MSG(test, len, 0, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, memcmp(out, call, 4), 0);
+	KUNIT_EXPECT_EQ(test, out[4], 0x48);
+	KUNIT_EXPECT_EQ(test, out[5], 0x8d);
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(out + 12), (u32)(site + 9));
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(out + 20), (u32)((site + 9) >> 32));
+	KUNIT_EXPECT_EQ(test, out[24], 0xe9);
+	KUNIT_EXPECT_EQ(test, slot + 29 + (s32)get_unaligned_le32(out + 25), site + 9 + 9);
+	KUNIT_EXPECT_EQ(test, out[29], 0xe9);	/* the jump back, never reached */
+
+	/* The jcc becomes 0f 84 rel32 to the same target, then the jump back. */
+	len = xp_uslot_build(jcc, sizeof(jcc), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, 4 + 6 + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, out[4], 0x0f);
+	KUNIT_EXPECT_EQ(test, out[5], 0x84);
+	KUNIT_EXPECT_EQ(test, slot + 10 + (s32)get_unaligned_le32(out + 6), site + 6 - 6);
+
+	/* A RIP-relative operand 4 GiB away cannot be reached. */
+	len = xp_uslot_build(add, sizeof(add), site, site + (4UL << 30), out, sizeof(out),
+			     starts, &why);
+	KUNIT_EXPECT_LT(test, len, 0);
+	KUNIT_EXPECT_NOT_NULL(test, why);
+}
+
 static struct kunit_case insn_cases_list[] = {
 	KUNIT_CASE(cover_real_functions),
 	KUNIT_CASE(cover_synthetic),
 	KUNIT_CASE(insn_decode_cases),
 	KUNIT_CASE(insn_rip_relative_layout),
 	KUNIT_CASE(insn_agrees_with_kprobes),
+	KUNIT_CASE(uslot_rebuilds),
 	{}
 };
 

@@ -233,7 +233,7 @@ static int wait_outside(struct xp_uhook *h, struct netlink_ext_ack *extack)
 			err = -EBUSY;
 			break;
 		}
-		msleep(1);
+		usleep_range(1000, 2000);
 		waited++;
 	}
 	for (i = 0; i < s.n; i++)

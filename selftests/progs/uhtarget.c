@@ -9,7 +9,7 @@
  *   uhtarget -w PID ADDR                try to write a byte there: "written" or
  *                                       "refused: ERROR"
  *
- * Prints "fn NAME ADDRESS" for each function below, then "ready PID" once
+ * Prints "fn NAME ADDRESS SIZE" for each function below, then "ready PID" once
  * its threads run. Each thread calls the functions
  * below in a loop and compares each result with the answer; a wrong one
  * prints "BAD ..." and exits 1 at once. SIGUSR1 forks a child that runs
@@ -44,6 +44,7 @@ long uh_one(long x);
 long uh_endbr(long x);
 long uh_loop(long x, long n);
 volatile long uh_count;
+extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_endbr_end[], uh_loop_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
 
@@ -56,6 +57,7 @@ asm(".text\n"
     "	lea (%rbx,%rsi), %rax\n"
     "	pop %rbx\n"
     "	ret\n"
+    "uh_add_end:\n"
     ".size uh_add, .-uh_add\n"
     ".globl uh_call\n.type uh_call,@function\n"
     "uh_call:\n"
@@ -64,6 +66,7 @@ asm(".text\n"
     "	add $8, %rsp\n"
     "	add $1, %rax\n"
     "	ret\n"
+    "uh_call_end:\n"
     ".size uh_call, .-uh_call\n"
     ".type uh_leaf,@function\n"
     "uh_leaf:\n"
@@ -75,6 +78,7 @@ asm(".text\n"
     "	movabs $0x5a5a5a5a5a5a5a5a, %rax\n"
     "	xor %rdi, %rax\n"
     "	ret\n"
+    "uh_one_end:\n"
     ".size uh_one, .-uh_one\n"
     ".globl uh_endbr\n.type uh_endbr,@function\n"
     "uh_endbr:\n"
@@ -84,6 +88,7 @@ asm(".text\n"
     "	lea 3(%rdi), %rax\n"
     "	pop %rbp\n"
     "	ret\n"
+    "uh_endbr_end:\n"
     ".size uh_endbr, .-uh_endbr\n"
     ".globl uh_loop\n.type uh_loop,@function\n"
     "uh_loop:\n"
@@ -92,6 +97,7 @@ asm(".text\n"
     "	dec %rsi\n"
     "	jnz 1b\n"
     "	ret\n"
+    "uh_loop_end:\n"
     ".size uh_loop, .-uh_loop\n");
 
 static atomic_bool stop;
@@ -205,8 +211,12 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	for (i = 0; i < threads; i++)
 		pthread_create(&tid[i], NULL, worker, (void *)i);
-	printf("fn uh_add %p\nfn uh_call %p\nfn uh_one %p\nfn uh_endbr %p\nfn uh_loop %p\n",
-	       (void *)uh_add, (void *)uh_call, (void *)uh_one, (void *)uh_endbr, (void *)uh_loop);
+#define FN(f) printf("fn " #f " %p %ld\n", (void *)f, (long)(f##_end - (const char *)f))
+	FN(uh_add);
+	FN(uh_call);
+	FN(uh_one);
+	FN(uh_endbr);
+	FN(uh_loop);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (!rounds) {

@@ -4,6 +4,8 @@
  * thousand cycles cost the module's work rather than a thousand execs.
  *   xpcycle view PID N            N x (VIEW_NEW, VIEW_DEL)
  *   xpcycle hook PID SYMBOL N     N x (HOOK_ADD, HOOK_DEL) on an existing view
+ *   xpcycle uhook PID ADDR SIZE N N x (UHOOK_ADD, UHOOK_DEL) of the user function
+ *                                 [ADDR, ADDR + SIZE) of PID, which has a view
  * Stops at the first error and prints it; prints "ok N" at the end.
  */
 #include "genl.h"
@@ -22,18 +24,19 @@ static void get_id(const struct nlattr *a, int len, void *arg)
 int main(int argc, char **argv)
 {
 	struct genl_reply rep = { 0 };
-	int fd, hook, i, n;
+	int fd, hook, uhook, i, n;
 	uint32_t pid, id;
 	uint16_t fam;
 
-	if (argc < 4 || (strcmp(argv[1], "view") && strcmp(argv[1], "hook")) ||
-	    (!strcmp(argv[1], "hook") && argc < 5)) {
-		fprintf(stderr, "usage: xpcycle view PID N | xpcycle hook PID SYMBOL N\n");
+	hook = argc == 5 && !strcmp(argv[1], "hook");
+	uhook = argc == 6 && !strcmp(argv[1], "uhook");
+	if (!hook && !uhook && !(argc == 4 && !strcmp(argv[1], "view"))) {
+		fprintf(stderr, "usage: xpcycle view PID N | xpcycle hook PID SYMBOL N | "
+			"xpcycle uhook PID ADDR SIZE N\n");
 		return 2;
 	}
-	hook = !strcmp(argv[1], "hook");
 	pid = atoi(argv[2]);
-	n = atoi(argv[hook ? 4 : 3]);
+	n = atoi(argv[argc - 1]);
 	fd = genl_socket();
 	fam = fd < 0 ? 0 : genl_family(fd, XPROBES_GENL_NAME);
 	if (!fam) {
@@ -42,15 +45,23 @@ int main(int argc, char **argv)
 	}
 	for (i = 0; i < n; i++) {
 		id = 0;
-		genl_begin(&req, fam, hook ? XPROBES_CMD_HOOK_ADD : XPROBES_CMD_VIEW_NEW, 0);
+		genl_begin(&req, fam, uhook ? XPROBES_CMD_UHOOK_ADD :
+			   hook ? XPROBES_CMD_HOOK_ADD : XPROBES_CMD_VIEW_NEW, 0);
 		genl_put_u32(&req, XPROBES_A_PID, pid);
 		if (hook)
 			genl_put_str(&req, XPROBES_A_SYMBOL, argv[3]);
+		if (uhook) {
+			genl_put_u64(&req, XPROBES_A_ADDR, strtoull(argv[3], NULL, 0));
+			genl_put_u32(&req, XPROBES_A_SIZE, strtoul(argv[4], NULL, 0));
+		}
 		rep.on_msg = get_id;
 		rep.arg = &id;
 		if (genl_call(fd, &req, &rep))
 			goto fail;
-		if (hook) {
+		if (uhook) {
+			genl_begin(&req, fam, XPROBES_CMD_UHOOK_DEL, 0);
+			genl_put_u32(&req, XPROBES_A_HOOK_ID, id);
+		} else if (hook) {
 			genl_begin(&req, fam, XPROBES_CMD_HOOK_DEL, 0);
 			genl_put_u32(&req, XPROBES_A_HOOK_ID, id);
 		} else {

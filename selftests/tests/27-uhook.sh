@@ -12,9 +12,7 @@
 # call count. (e) xprobectl killed mid-add, the target killed mid-add.
 # (f) rmmod with live hooks restores the text. (g) exec: the hooks are gone.
 . /xp/selftests/tests/lib.sh
-# 100 here (a cycle is two xprobectl runs, about 0.4 s under TCG); 200 on each
-# kernel by hand (docs/userhooks.md).
-CYCLES=${XP_CYCLES:-$(scaled 100 5)}
+CYCLES=${XP_CYCLES:-$(scaled 1000 20)}
 
 uhtarget -t 4 > /tmp/uh.out 2>&1 &
 P=$!
@@ -26,6 +24,7 @@ xprobectl view add $P > /dev/null || fail "view add"
 
 mem() { uhtarget -r "$1" "$2" "$3"; }
 fn_addr() { awk -v f="$2" '$1 == "fn" && $2 == f { print $3 }' "$1"; }
+fn_size() { awk -v f="$2" '$1 == "fn" && $2 == f { print $4 }' "$1"; }
 # le32 N: N's low 32 bits as 4 little-endian hex bytes
 le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
 ok_so_far() { ! grep BAD /tmp/uh.out || fail "uhtarget computed a wrong result $*"; }
@@ -96,14 +95,17 @@ done
 assert_eq "no hooks left" 0 "$(xprobectl uhook list $P | grep -c live)"
 ok_so_far "after del"
 
-# (d) Cycles of a jump over 3 instructions while 4 threads call it.
-i=0
-while [ $i -lt $CYCLES ]; do
+# (d) Cycles of a jump over 3 instructions while 4 threads call it: a few
+# through xprobectl, then $CYCLES from one process (xpcycle).
+for i in 1 2 3 4 5; do
 	id=$(xprobectl uhook add $P uh_add) || fail "uhook add, cycle $i"
 	xprobectl uhook del $id || fail "uhook del, cycle $i"
-	i=$((i + 1))
 done
+out=$(xpcycle uhook $P $(fn_addr /tmp/uh.out uh_add) $(fn_size /tmp/uh.out uh_add) $CYCLES) ||
+	fail "uhook cycles: $out"
+assert_eq "uhook add/del cycles" "ok $CYCLES" "$out"
 ok_so_far "after $CYCLES add/del cycles"
+assert_eq "no hooks left after the cycles" 0 "$(xprobectl uhook list $P | grep -c live)"
 note "ok: $CYCLES add/del cycles of uh_add under 4 threads"
 
 # (e) xprobectl killed while adding, then the target itself killed while adding.
