@@ -125,24 +125,26 @@ static int text_access(struct mm_struct *mm, unsigned long addr, u8 *buf, unsign
  */
 struct inside_scan {
 	struct mm_struct *mm;
-	unsigned long lo, hi;		/* a thread is inside when lo < ip < hi */
+	unsigned long lo, hi;		/* the site and the end of the covered bytes */
 	unsigned int n, left;
 	struct task_struct **t;		/* referenced; NULL once seen outside */
 	bool *on_cpu_out;		/* seen outside by the IPI (one writer per task) */
 };
 
 /*
- * Is @t, which resumes at @ip, stopped between two covered instructions? A
- * thread that met the int3 has its ip one byte in too, until uprobes moves
- * it: TIF_UPROBE says so for most of that time. Such a thread is not inside
- * (the uprobe sends it to the trampoline); the rest of its way through
- * uprobes only delays its sighting.
+ * May @ip still lead into the covered bytes? Strictly inside, obviously.
+ * The site itself counts too, and so does site + 1 (where a thread that met
+ * the int3 sits until uprobes moves it): a thread in uprobes' path may have
+ * taken an int3 of an earlier hook on this site and find that uprobe with no
+ * consumer left, and then uprobes runs the first instruction itself and
+ * resumes it one instruction in. For the same reason a thread being
+ * single-stepped (TF: in uprobes' out-of-line slot, or under a debugger) is
+ * not counted as outside: its next ip is uprobes' to choose. Such threads
+ * are looked at again a moment later.
  */
-static bool ip_inside(struct inside_scan *s, struct task_struct *t, unsigned long ip)
+static bool ip_inside(struct inside_scan *s, struct pt_regs *regs)
 {
-	if (ip == s->lo + 1 && test_tsk_thread_flag(t, TIF_UPROBE))
-		return false;
-	return ip > s->lo && ip < s->hi;
+	return (regs->ip >= s->lo && regs->ip < s->hi) || (regs->flags & X86_EFLAGS_TF);
 }
 
 static void seen_outside(struct inside_scan *s, unsigned int i)
@@ -161,7 +163,7 @@ static void scan_cpu(void *arg)
 	unsigned int i;
 
 	if (current->mm != s->mm || (current->flags & PF_KTHREAD) ||
-	    ip_inside(s, current, task_pt_regs(current)->ip))
+	    ip_inside(s, task_pt_regs(current)))
 		return;
 	for (i = 0; i < s->n; i++)
 		if (s->t[i] == current)
@@ -190,7 +192,7 @@ static void scan_round(struct inside_scan *s)
 		if (!t || READ_ONCE(t->on_cpu))
 			continue;
 		task_lock(t);
-		out = t->mm != s->mm || !ip_inside(s, t, task_pt_regs(t)->ip);
+		out = t->mm != s->mm || !ip_inside(s, task_pt_regs(t));
 		task_unlock(t);
 		if (out)
 			seen_outside(s, i);
@@ -357,6 +359,22 @@ static u8 *read_func(struct xp_uhook *h, struct mm_struct *mm, u32 size, struct 
 	return buf;
 }
 
+/* Does one of the covered instructions enter the kernel: syscall, sysenter, int n? */
+static bool covers_syscall(const u8 *code, unsigned int cover)
+{
+	unsigned int pos;
+	struct xp_insn insn;
+
+	for (pos = 0; pos < cover; pos += insn.len) {
+		if (xp_insn_decode(&insn, code + pos, cover - pos))
+			return true;
+		if ((insn.map == 1 && (insn.opcode == 0x05 || insn.opcode == 0x34)) ||
+		    (insn.map == 0 && (insn.opcode == 0xcd || insn.opcode == 0xcc || insn.opcode == 0xce)))
+			return true;
+	}
+	return false;
+}
+
 static bool overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi)
 {
 	struct xp_uhook *o;
@@ -432,6 +450,12 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
 	h->addr = func + site_off;
 	h->cover = c.bytes;
 	h->ninsn = c.ninsn;
+	if (covers_syscall(buf + site_off, c.bytes)) {
+		/* A thread in it resumes past it, and a restarted syscall goes back 2 bytes. */
+		NL_SET_ERR_MSG(extack, "no jump here: a covered instruction enters the kernel (syscall, int)");
+		err = -EINVAL;
+		goto out_buf;
+	}
 	memcpy(h->orig, buf + site_off, c.bytes);
 	h->up.inode = igrab(file_inode(file));
 	h->up.offset = off + site_off;
