@@ -610,15 +610,14 @@ bool xp_uhook_gone(struct xp_uhook *h)
 void xp_uhooks_view_gone(struct xp_view *v)
 {
 	struct xp_uhook *h, *n;
-	bool any = false;
 
 	lockdep_assert_held(&xp_views_lock);
 	list_for_each_entry_safe(h, n, &xp_uhooks, node)
-		if (h->view == v) {
-			/* Each area belongs to one mm; release them once its last hook goes. */
-			any = true;
+		if (h->view == v)
 			uhook_remove(h);
-		}
-	if (any)
-		xp_uareas_release_unused();
+	/*
+	 * Every area no hook uses any more goes, whether its hooks went now or
+	 * by earlier deletes (rmmod destroys every view, so none is left then).
+	 */
+	xp_uareas_release_unused();
 }
