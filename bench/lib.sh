@@ -55,7 +55,9 @@ start_ready() {
 #   post    global kprobes sending every event to user space, which filters
 #   pre     per-task kprobe perf events on TARGET, no BPF (perf stat -p)
 # and user functions $UFUNC of binary $UBIN in TARGET:
-#   instaret  a uprobe on UFUNC whose BPF program returns at once
+#   instaret  an xprobes user hook with events on UFUNC (a view of TARGET),
+#             a raw tracepoint program on its events that returns at once
+#   instaret-uprobes  a uprobe on UFUNC whose BPF program returns at once
 #   trace1    xprobectl trace -f UFUNC (uprobe + uretprobe, kernel hooks)
 #   traceall  xprobectl trace of every function of the main binary
 # and syscall metrics of TARGET:
@@ -115,7 +117,11 @@ setup() {
 		*:hook) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		esac ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
-	instaret) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
+	instaret)
+		xprobectl view add $TARGET > /dev/null || return 1
+		xprobectl uhook add $TARGET $UFUNC > /dev/null 2>> /tmp/helper.out || return 1
+		instaret -U > /tmp/helper.out & ;;
+	instaret-uprobes) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	metrics) xprobectl metrics $TARGET > /dev/null 2> /tmp/helper.out & ;;
@@ -139,7 +145,7 @@ teardown() {
 	kill $HELPER
 	wait $HELPER
 	# (a target that has exited took its view with it)
-	case $1 in view*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
+	case $1 in view*|instaret) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
 	return 0
 }
 

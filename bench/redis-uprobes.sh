@@ -2,10 +2,14 @@
 # redis-server under redis-benchmark (GET, 4 clients), requests/s as a ratio
 # to no tracing in the same round, rounds alternated:
 #   none      no tracing
-#   instaret  one uprobe on siphash (every key lookup hashes) whose BPF
-#             program returns at once: the floor of a uprobe hit
+#   instaret  an xprobes user hook on siphash (every key lookup hashes): a
+#             jump into a trampoline whose system call only Redis's view
+#             intercepts, and a BPF program on the event that returns at
+#             once: the floor of a user-hook event
+#   instaret-uprobes  the same with a uprobe: the floor of a uprobe hit
 #   trace1    xprobectl trace -f siphash: uprobe + uretprobe and the ON/OFF
-#             accounting, kernel hooks in Redis's view
+#             accounting, kernel hooks in Redis's view (trace does not use
+#             user hooks yet: issue 19, step 2)
 #   traceall  xprobectl trace of every function in redis-server (how many
 #             attach, and how long attaching takes, are recorded too)
 # traceall is so slow that its sample is 1/20 the requests of the others.
@@ -15,7 +19,7 @@ RB_N=${RB_N:-20000}
 UBIN=$(command -v redis-server) || { echo "bench: redis-server missing in the VM (make bench installs it)"; exit 1; }
 UBIN=$(readlink -f "$UBIN")
 UFUNC=siphash
-CONFIGS="none instaret trace1 traceall"
+CONFIGS="none instaret instaret-uprobes trace1 traceall"
 ATTACH_WAIT=600
 
 redis-server --port 6379 --save '' --appendonly no --daemonize no > /tmp/redis.log 2>&1 &

@@ -1,13 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * InstaRet (bench, experiment 4): a uprobe whose program returns at once,
- * the floor of what any uprobe-based tool pays per call.
+ * InstaRet (bench, experiment 4): a probe whose program returns at once, the
+ * floor of what any tool pays per call: on a uprobe, or on the events of
+ * xprobes user hooks (the xprobes_uhook raw tracepoint).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 
 SEC("uprobe")
 int instaret(void *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tp/xprobes_uhook")
+int instaret_uhook(void *ctx)
 {
 	return 0;
 }

@@ -109,6 +109,7 @@ static void json_hook(const struct hook_row *r)
 		json_str("why_int3", r->why);
 	if (r->flags & XPROBES_HOOK_PENDING)
 		json_str("pending", "jump");
+	json_bool("internal", r->flags & XPROBES_HOOK_INTERNAL);
 	json_obj_end();
 }
 
@@ -142,7 +143,8 @@ static int print_hook(struct nlattr **tb, void *arg)
 	       r.id, r.pid, r.addr, where, r.hits, r.dropped, r.nested, hook_kind(&r),
 	       r.cover, r.ninsn, r.prog,
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" :
-	       r.flags & XPROBES_HOOK_PENDING ? "  (a jump once preempted tasks are out)" : "");
+	       r.flags & XPROBES_HOOK_PENDING ? "  (a jump once preempted tasks are out)" :
+	       r.flags & XPROBES_HOOK_INTERNAL ? "  (the module's: user-hook events)" : "");
 	return 0;
 }
 

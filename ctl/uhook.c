@@ -16,7 +16,7 @@
 
 static void uhook_usage(FILE *f)
 {
-	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--json]\n"
+	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--cookie N] [--no-events] [--json]\n"
 		   "       xprobectl uhook del ID\n"
 		   "       xprobectl uhook list [PID] [--json]\n"
 		   "Replaces the first instructions of FUNCTION (past an ENDBR64) in process PID, and\n"
@@ -29,17 +29,24 @@ static void uhook_usage(FILE *f)
 		   "works there). A uprobe holds the entry while the jump goes in and out.\n"
 		   "FUNCTION is looked up in the executable of PID, or in library LIB as PID maps it\n"
 		   "(\"c\", \"libc\", \"libc.so.6\" or a path).\n"
+		   "Each call fires the xprobes_uhook tracepoint (args: id, cookie, the registers\n"
+		   "at the function's entry, as a uprobe's program sees them): the trampoline enters\n"
+		   "the kernel with a system call only PID's kernel view intercepts (number 420,\n"
+		   "ENOSYS everywhere else). A process under seccomp gets no events (its filter\n"
+		   "could kill it for that call): use --no-events there, or a uprobe.\n"
 		   "uhook del puts the function's own bytes back; the trampoline stays mapped.\n"
 		   "uhook list: ID, PID, ADDRESS (the site), TRAMPOLINE, KIND (call: one instruction\n"
 		   "of 5 bytes or more replaced; jump: several), BYTES/INSNS, TRAPPED (calls that met\n"
-		   "the int3 while patching, or another tool's uprobe on the site), STATE (live, or\n"
-		   "gone: the process exited or exec'd).\n"
-		   "  -j, --json  JSON output\n");
+		   "the int3 while patching, or another tool's uprobe on the site), EVENTS (fired, or\n"
+		   "- without events), STATE (live, or gone: the process exited or exec'd).\n"
+		   "  --cookie N    a value BPF gets with every event\n"
+		   "  --no-events   only the jump and the trampoline: no kernel entry per call\n"
+		   "  -j, --json    JSON output\n");
 }
 
 struct uhook_row {
 	uint32_t id, pid, off, flags, cover, ninsn;
-	uint64_t addr, slot, trapped;
+	uint64_t addr, slot, trapped, hits, cookie;
 };
 
 static void get_row(struct nlattr **tb, struct uhook_row *r)
@@ -54,6 +61,8 @@ static void get_row(struct nlattr **tb, struct uhook_row *r)
 	if (tb[XPROBES_A_ADDR]) r->addr = nla_get_u64(tb[XPROBES_A_ADDR]);
 	if (tb[XPROBES_A_XOL]) r->slot = nla_get_u64(tb[XPROBES_A_XOL]);
 	if (tb[XPROBES_A_TRAPPED]) r->trapped = nla_get_u64(tb[XPROBES_A_TRAPPED]);
+	if (tb[XPROBES_A_HITS]) r->hits = nla_get_u64(tb[XPROBES_A_HITS]);
+	if (tb[XPROBES_A_COOKIE]) r->cookie = nla_get_u64(tb[XPROBES_A_COOKIE]);
 }
 
 static const char *row_kind(const struct uhook_row *r)
@@ -78,6 +87,9 @@ static void json_row(const struct uhook_row *r)
 	json_u64("bytes", r->cover);
 	json_u64("instructions", r->ninsn);
 	json_u64("trapped", r->trapped);
+	json_bool("events", r->flags & XPROBES_UHOOK_EVENTS);
+	json_u64("hits", r->hits);
+	json_u64("cookie", r->cookie);
 	json_str("state", row_state(r));
 	json_obj_end();
 }
@@ -155,17 +167,28 @@ static int print_added(struct nlattr **tb, void *arg)
 
 static int uhook_add(int argc, char **argv)
 {
-	static const struct option opts[] = { COMMON_OPTS, { 0 } };
+	static const struct option opts[] = {
+		COMMON_OPTS,
+		{ "cookie", required_argument, NULL, 'c' },
+		{ "no-events", no_argument, NULL, 'n' },
+		{ 0 }
+	};
+	uint32_t flags = XPROBES_F_EVENTS;
+	uint64_t addr, cookie = 0;
 	bool json = false;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
-	uint64_t addr;
 	uint32_t pid, size;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "hj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'j': json = true; break;
+		case 'c':
+			if (!parse_u64(optarg, &cookie))
+				return usage_error("bad cookie '%s'", optarg);
+			break;
+		case 'n': flags &= ~XPROBES_F_EVENTS; break;
 		case 'h': uhook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
@@ -183,6 +206,8 @@ static int uhook_add(int argc, char **argv)
 	nla_put_u32(msg, XPROBES_A_PID, pid);
 	nla_put_u64(msg, XPROBES_A_ADDR, addr);
 	nla_put_u32(msg, XPROBES_A_SIZE, size);
+	nla_put_u32(msg, XPROBES_A_FLAGS, flags);
+	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
 	err = xp_nl_call(nl, msg, print_added, &json);
 	if (err) {
 		char what[600];
@@ -227,8 +252,13 @@ static int print_row(struct nlattr **tb, void *arg)
 		return 0;
 	}
 	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  0x%016" PRIx64 "  %-4s %5" PRIu32
-	       "/%-5" PRIu32 " %10" PRIu64 "  %s\n", r.id, r.pid, r.addr, r.slot, row_kind(&r),
-	       r.cover, r.ninsn, r.trapped, row_state(&r));
+	       "/%-5" PRIu32 " %10" PRIu64 " ", r.id, r.pid, r.addr, r.slot, row_kind(&r),
+	       r.cover, r.ninsn, r.trapped);
+	if (r.flags & XPROBES_UHOOK_EVENTS)
+		printf("%12" PRIu64, r.hits);
+	else
+		printf("%12s", "-");
+	printf("  %s\n", row_state(&r));
 	return 0;
 }
 
@@ -258,8 +288,8 @@ static int uhook_list(int argc, char **argv)
 	if (json)
 		json_arr_begin(NULL);
 	else
-		printf("%-6s %-8s %-18s  %-18s  %-4s %11s %10s  %s\n", "ID", "PID", "ADDRESS",
-		       "TRAMPOLINE", "KIND", "BYTES/INSNS", "TRAPPED", "STATE");
+		printf("%-6s %-8s %-18s  %-18s  %-4s %11s %10s %12s  %s\n", "ID", "PID", "ADDRESS",
+		       "TRAMPOLINE", "KIND", "BYTES/INSNS", "TRAPPED", "EVENTS", "STATE");
 	msg = xp_nl_msg(nl, XPROBES_CMD_UHOOK_GET, 1);
 	if (pid)
 		nla_put_u32(msg, XPROBES_A_PID, pid);

@@ -61,11 +61,16 @@ static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog
 	this_cpu_dec(*prog->active);
 }
 
-/* The program of @h, if it has one, then the tracepoint. */
+/* The program of @h, if it has one, then the tracepoint; or the module's own handler. */
 static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs)
 {
-	struct bpf_prog *prog = rcu_dereference_sched(h->prog);
+	struct bpf_prog *prog;
 
+	if (unlikely(h->internal)) {
+		h->internal(h, regs);
+		return;
+	}
+	prog = rcu_dereference_sched(h->prog);
 	if (prog)
 		xp_run_prog(h, prog, regs);
 	trace_xprobes_hook(h->id, h->cookie, regs);

@@ -359,6 +359,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	h->addr = addr;
 	h->cookie = cookie;
 	h->any_context = flags & XPROBES_F_ANY_CONTEXT;
+	if (flags & XP_F_UEVENTS)
+		h->internal = xp_uevent_fire;	/* before it is armed */
 	h->slot = -1;
 	h->jentry = -1;
 	strscpy(h->sym, sym, sizeof(h->sym));
@@ -478,13 +480,25 @@ static void unlink_hook(struct xp_hook *h)
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 {
 	struct xp_hook *h;
-	struct xp_view *v;
-	u8 *copy;
 
 	h = xp_hook_find(id, extack);
 	if (!h)
 		return -ENOENT;
-	v = h->view;
+	if (h->internal) {
+		NL_SET_ERR_MSG_FMT(extack, "hook %u carries the view's user-hook events: "
+				   "it goes with the view", id);
+		return -EBUSY;
+	}
+	xp_hook_remove(h);
+	return 0;
+}
+
+/* Take @h out of its view (the hook's id may be reused at once). */
+void xp_hook_remove(struct xp_hook *h)
+{
+	struct xp_view *v = h->view;
+	u8 *copy;
+
 	copy = xp_hook_copy(h);
 	if (h->call_ok)		/* a call first becomes a trap again */
 		xp_calls_disarm(v, h);
@@ -513,7 +527,6 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 		call_rcu(&h->rcu, free_hook_rcu);
 	}
 	xp_tables_check(NULL);
-	return 0;
 }
 
 /* Put back the displaced bytes of every hook of @v (callers sync the CPUs). */

@@ -276,6 +276,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 			    (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) : 0) |
 			   (h->call_ok ? 0 : XPROBES_F_TRAP) |
 			   (h->jump_pending ? XPROBES_HOOK_PENDING : 0) |
+			   (h->internal ? XPROBES_HOOK_INTERNAL : 0) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
@@ -365,10 +366,14 @@ static int xp_cmd_hook_prog(struct sk_buff *skb, struct genl_info *info)
 	}
 	mutex_lock(&xp_views_lock);
 	h = xp_hook_find(nla_get_u32(a[XPROBES_A_HOOK_ID]), info->extack);
-	if (h)
-		xp_hook_set_prog(h, prog);
-	else
+	if (!h) {
 		err = -ENOENT;
+	} else if (h->internal) {
+		NL_SET_ERR_MSG(info->extack, "this hook runs the module's own handler, not BPF");
+		err = -EBUSY;
+	} else {
+		xp_hook_set_prog(h, prog);
+	}
 	mutex_unlock(&xp_views_lock);
 	if (err && prog)
 		bpf_prog_put(prog);
@@ -417,7 +422,10 @@ static int xp_put_uhook(struct sk_buff *msg, struct xp_uhook *h)
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
 	       nla_put_u32(msg, XPROBES_A_PID, h->pid) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) |
-			   (xp_uhook_gone(h) ? XPROBES_UHOOK_GONE : 0)) ||
+			   (xp_uhook_gone(h) ? XPROBES_UHOOK_GONE : 0) |
+			   (h->events ? XPROBES_UHOOK_EVENTS : 0)) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_HITS, xp_uevent_hits(h), XPROBES_A_PAD) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->addr - h->func) ||
 	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
 	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||
@@ -430,6 +438,7 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
 	struct xp_uhook *h;
+	u32 flags = 0;
 	struct sk_buff *msg;
 	void *hdr;
 	int err;
@@ -437,12 +446,20 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	if (xp_missing(info, XPROBES_A_PID) || xp_missing(info, XPROBES_A_ADDR) ||
 	    xp_missing(info, XPROBES_A_SIZE))
 		return -EINVAL;
+	if (a[XPROBES_A_FLAGS])
+		flags = nla_get_u32(a[XPROBES_A_FLAGS]);
+	if (flags & ~XPROBES_F_EVENTS) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
+				    "a user hook takes no flag but events");
+		return -EINVAL;
+	}
 	msg = xp_reply_new(info, XPROBES_CMD_UHOOK_ADD, &hdr, NLMSG_GOODSIZE);
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&xp_views_lock);
 	h = xp_uhook_add(nla_get_u32(a[XPROBES_A_PID]), nla_get_u64(a[XPROBES_A_ADDR]),
-			 nla_get_u32(a[XPROBES_A_SIZE]), info->extack);
+			 nla_get_u32(a[XPROBES_A_SIZE]), flags,
+			 a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0, info->extack);
 	if (IS_ERR(h)) {
 		mutex_unlock(&xp_views_lock);
 		nlmsg_free(msg);

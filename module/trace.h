@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Tracepoint fired for every hit of a hook by the traced process: BPF attaches
- * to it as a raw tracepoint (args: u32 id, u64 cookie, struct pt_regs *regs).
+ * Tracepoints fired for every hit of a hook by the traced process: BPF attaches
+ * to them as raw tracepoints (args: u32 id, u64 cookie, struct pt_regs *regs).
  */
 #undef TRACE_SYSTEM
 #define TRACE_SYSTEM xprobes
@@ -27,6 +27,29 @@ TRACE_EVENT(xprobes_hook,
 	),
 	TP_printk("id=%u cookie=%llu ip=%pS", __entry->id,
 		  (unsigned long long)__entry->cookie, (void *)__entry->ip)
+);
+
+/*
+ * Fired for every call of a user hook's function with events (uevent.c):
+ * args u32 id, u64 cookie, struct pt_regs *regs, the process's registers
+ * as the function's first instruction sees them (ip at the function, sp
+ * at the return address), as a uprobe's program gets them.
+ */
+TRACE_EVENT(xprobes_uhook,
+	TP_PROTO(u32 id, u64 cookie, struct pt_regs *regs),
+	TP_ARGS(id, cookie, regs),
+	TP_STRUCT__entry(
+		__field(u32, id)
+		__field(u64, cookie)
+		__field(unsigned long, ip)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->cookie = cookie;
+		__entry->ip = regs->ip;
+	),
+	TP_printk("id=%u cookie=%llu ip=%#lx", __entry->id,
+		  (unsigned long long)__entry->cookie, __entry->ip)
 );
 
 #endif /* _XPROBES_TRACE_H */

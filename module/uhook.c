@@ -17,7 +17,8 @@
  *  2. When the jump covers several instructions, no thread may be stopped
  *     between two of them: it would resume inside the new jmp. No thread can
  *     enter the range now but through the int3, so the set of threads inside
- *     only shrinks; it is sampled (scan_inside()) until it is empty.
+ *     only shrinks; each thread is looked at until it is seen outside once
+ *     (wait_outside()).
  *  3. Under the mm's mmap lock (so that no fork copies the page half
  *     written): the tail, serialise, the jmp opcode over the int3, serialise.
  * The uprobe stays registered while the hook is live: another tool's uprobe
@@ -309,13 +310,28 @@ out:
 	h->live = false;
 }
 
+/*
+ * The hook's trampoline as it would be at @va: the event stub if it has
+ * events (uevent.c), then the covered instructions; *@why says why not, if not.
+ */
+static int build_tramp_why(struct xp_uhook *h, unsigned long va, u8 *code, const char **why)
+{
+	u8 starts[XP_COVER_INSNS];	/* where each instruction lands: unused here */
+	unsigned int stub = h->events ? XP_USTUB_LEN : 0;
+	int len;
+
+	if (stub)
+		xp_ustub(code);
+	len = xp_uslot_build(h->orig, h->cover, h->addr, va + stub, code + stub,
+			     XP_USLOT_MAX - stub, starts, why);
+	return len < 0 ? len : len + stub;
+}
+
 static int build_tramp(void *arg, unsigned long va, u8 *code)
 {
-	struct xp_uhook *h = arg;
 	const char *why;
 
-	return xp_uslot_build(h->orig, h->cover, h->addr, va, code, XP_USLOT_MAX,
-			      h->slot_starts, &why);
+	return build_tramp_why(arg, va, code, &why);
 }
 
 /* The function's bytes as its file has them, and where the file is. */
@@ -385,14 +401,26 @@ static bool overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi)
 	return false;
 }
 
+static void uhook_free_rcu(struct rcu_head *rcu)
+{
+	struct xp_uhook *h = container_of(rcu, struct xp_uhook, rcu);
+
+	free_percpu(h->hits);
+	kfree(h);
+}
+
+/*
+ * An event handler may still be reading the hook (uevent.c): its memory
+ * goes after a grace period. It reads the mm pointer only as a key.
+ */
 static void uhook_free(struct xp_uhook *h)
 {
 	iput(h->up.inode);
 	mmdrop(h->mm);
-	kfree(h);
+	call_rcu(&h->rcu, uhook_free_rcu);
 }
 
-struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
+struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, u64 cookie,
 			      struct netlink_ext_ack *extack)
 {
 	struct task_struct *task;
@@ -401,7 +429,8 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
 	struct xp_cover c;
 	struct file *file;
 	struct xp_view *v;
-	unsigned int site_off = 0, i, pos;
+	unsigned int site_off = 0;
+	const char *why;
 	u8 now[XP_COVER_MAX], *buf;
 	loff_t off;
 	int err, len;
@@ -432,7 +461,20 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
 	h->pid = pid;
 	h->view = v;
 	h->mm = mm;
+	h->cookie = cookie;
 	mmgrab(mm);
+	INIT_HLIST_NODE(&h->enode);
+	if (flags & XPROBES_F_EVENTS) {
+		h->hits = alloc_percpu(u64);
+		if (!h->hits) {
+			err = -ENOMEM;
+			goto out_free;
+		}
+		err = xp_uevents_get(v, task, extack);
+		if (err)
+			goto out_free;
+		h->events = true;
+	}
 	buf = read_func(h, mm, size, &file, &off, extack);
 	if (IS_ERR(buf)) {
 		err = PTR_ERR(buf);
@@ -489,12 +531,8 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
 		}
 		h->slot = va;
 	}
-	len = build_tramp(h, h->slot, h->tramp);
+	len = build_tramp_why(h, h->slot, h->tramp, &why);
 	if (len < 0) {
-		const char *why;
-
-		xp_uslot_build(h->orig, h->cover, h->addr, h->slot, h->tramp, XP_USLOT_MAX,
-			       h->slot_starts, &why);
 		NL_SET_ERR_MSG_FMT(extack, "no trampoline: %s", why);
 		err = len;
 		goto out_slot;
@@ -503,13 +541,6 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
 	if (err)
 		goto out_slot;
 	h->tramp_len = len;	/* only now may the slot be reused for these bytes */
-	for (i = 0, pos = 0; i < h->ninsn; i++) {
-		struct xp_insn insn;
-
-		h->starts[i] = pos;
-		xp_insn_decode(&insn, h->orig + pos, h->cover - pos);
-		pos += insn.len;
-	}
 
 	/* 1: the uprobe's int3; 2: no thread inside; 3: the jump. */
 	h->uc.handler = uh_handler;
@@ -530,6 +561,8 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
 	h->id = next_id++;
 	if (!next_id)
 		next_id = 1;
+	if (h->events)
+		xp_uevent_publish(h);
 	list_add_tail(&h->node, &xp_uhooks);
 	xp_nr_uhooks++;
 	kvfree(buf);
@@ -554,7 +587,11 @@ out_mm:
 	return ERR_PTR(err);
 }
 
-/* Restore the process's text if it still has it, drop the uprobe, free. */
+/*
+ * Restore the process's text if it still has it, drop the uprobe, free.
+ * Threads still in the trampoline run on (its slot is never rebuilt for
+ * other bytes); an event they raise finds no hook and fires nothing.
+ */
 static void uhook_remove(struct xp_uhook *h)
 {
 	if (h->live && mmget_not_zero(h->mm)) {
@@ -565,6 +602,8 @@ static void uhook_remove(struct xp_uhook *h)
 	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
 	list_del(&h->node);
 	xp_nr_uhooks--;
+	if (h->events)
+		xp_uevent_unpublish(h);
 	uhook_free(h);
 }
 

@@ -6,7 +6,7 @@
 #include "uslot.h"
 
 /* uarea.c: trampoline areas mapped into traced processes */
-#define XP_UAREA_SIZE	(64 * PAGE_SIZE)	/* about 4000 trampolines */
+#define XP_UAREA_SIZE	(64 * PAGE_SIZE)	/* 2340 trampolines */
 #define XP_URETIRED_MAX	64			/* slots kept for a hook added again */
 
 struct xp_uretired {
@@ -42,6 +42,7 @@ bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
 
 struct xp_uhook {
 	struct list_head node;		/* in xp_uhooks, under xp_views_lock */
+	struct hlist_node enode;	/* in the event hash by slot (uevent.c, RCU) */
 	struct xp_view *view;
 	u32 id;
 	u32 pid;			/* the process, as its creator named it */
@@ -53,20 +54,31 @@ struct xp_uhook {
 	u8 tramp[XP_USLOT_MAX];		/* the trampoline's bytes */
 	u8 tramp_len;
 	u8 cover, ninsn;
-	u8 starts[XP_COVER_INSNS];	/* the covered instructions' offsets at addr */
-	u8 slot_starts[XP_COVER_INSNS];	/* ... and in the trampoline */
 	struct xp_uprobe up;		/* holds the site's int3 (inode igrab()bed) */
 	struct uprobe_consumer uc;
 	bool live;			/* the jump is in the process's text */
 	atomic64_t trapped;		/* entries through the int3 instead of the jump */
+	bool events;			/* its trampoline starts with the event stub */
+	u64 cookie;			/* passed with each event */
+	u64 __percpu *hits;		/* events fired (uevent.c), NULL without events */
+	struct rcu_head rcu;
 };
 
 extern unsigned int xp_nr_uhooks;
-struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size,
+struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, u64 cookie,
 			      struct netlink_ext_ack *extack);
 int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);
 bool xp_uhook_gone(struct xp_uhook *h);
 void xp_uhooks_view_gone(struct xp_view *v);
+
+/* uevent.c: the events of user hooks */
+#define XP_USTUB_LEN	15	/* push rax, rcx, r11; mov $NR, eax; syscall; pop x3 */
+#define XP_USTUB_RET	11	/* the stub's ip after its syscall */
+void xp_ustub(u8 *out);
+int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_ext_ack *extack);
+void xp_uevent_publish(struct xp_uhook *h);
+void xp_uevent_unpublish(struct xp_uhook *h);
+u64 xp_uevent_hits(struct xp_uhook *h);
 
 #endif /* _XPROBES_UHOOK_H */

@@ -10,8 +10,11 @@
 #include <asm/unaligned.h>
 #endif
 
-/* Room for the longest trampoline: five copied instructions, a rebuilt call, the jump back. */
-#define XP_USLOT_MAX	96
+/*
+ * Room for the longest trampoline: the event stub (uevent.c), five copied
+ * instructions, a rebuilt call, the jump back.
+ */
+#define XP_USLOT_MAX	112
 
 /*
  * Build at @out (@max bytes) the trampoline for the @cover bytes at @code,

@@ -156,6 +156,7 @@ struct xp_view {
 	DECLARE_HASHTABLE(hooks, 6);	/* struct xp_hook by address (RCU) */
 	struct list_head hook_list;	/* struct xp_hook */
 	unsigned int nr_hooks, nr_pages, nr_tables;
+	struct xp_hook *uevent_hook;	/* carries its user hooks' events (uevent.c) */
 };
 
 extern struct mutex xp_views_lock;
@@ -269,6 +270,8 @@ struct xp_hook {
 	bool jump_pending;		/* an int3 waiting for the optimizer to become a jump */
 	u64 pending_seq;		/* the optimizer pass it waits for (jump.c) */
 	struct bpf_prog __rcu *prog;	/* run directly on each hit (prog.c) */
+	/* The module's own handler, instead of BPF (uevent.c); fixed from creation. */
+	void (*internal)(struct xp_hook *h, struct pt_regs *regs);
 	struct rcu_head rcu;
 };
 
@@ -305,7 +308,11 @@ static inline bool xp_jump_crosses(unsigned long addr)
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack);
+/* xp_hook_add() flag, never from netlink: the view's hook for user-hook events */
+#define XP_F_UEVENTS	(1U << 31)
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
+void xp_hook_remove(struct xp_hook *h);
+void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);

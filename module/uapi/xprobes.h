@@ -34,8 +34,10 @@ enum xprobes_cmd {
 	XPROBES_CMD_HOOK_PROG,	/* do: HOOK_ID [PROG_FD]: run that BPF raw tracepoint
 				 * program on every hit of the hook, directly (the
 				 * tracepoint still fires); without PROG_FD, stop */
-	XPROBES_CMD_UHOOK_ADD,	/* do: PID ADDR SIZE: a jump at the user function
-				 * [ADDR, ADDR + SIZE) of PID (which has a view)
+	XPROBES_CMD_UHOOK_ADD,	/* do: PID ADDR SIZE [FLAGS: F_EVENTS] [COOKIE]:
+				 * a jump at the user function [ADDR, ADDR + SIZE)
+				 * of PID (which has a view); with F_EVENTS each
+				 * call fires xprobes_uhook
 				 * -> HOOK_ID ADDR (the site) XOL (its trampoline)
 				 *    COVER NR_INSNS */
 	XPROBES_CMD_UHOOK_DEL,	/* do: HOOK_ID: the function's own bytes back */
@@ -117,9 +119,13 @@ enum xprobes_mode {
 							 * turned into a call or jump hook */
 #define XPROBES_F_USER_TABLES		(1U << 5)	/* walk: the PTI user-mode tables
 							 * (what the CPU uses in user mode) */
+#define XPROBES_F_EVENTS		(1U << 6)	/* user hook: every call enters the
+							 * kernel (XPROBES_UHOOK_NR) and fires
+							 * the xprobes_uhook tracepoint */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
 					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
-					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES)
+					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES | \
+					 XPROBES_F_EVENTS)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
@@ -131,5 +137,16 @@ enum xprobes_mode {
 							 * preempted tasks are out (soon) */
 #define XPROBES_UHOOK_GONE		(1U << 20)	/* user hook: its address space
 							 * exited or exec'd; nothing to restore */
+#define XPROBES_UHOOK_EVENTS		(1U << 21)	/* user hook: fires events */
+#define XPROBES_HOOK_INTERNAL		(1U << 22)	/* kernel hook the module placed for
+							 * its view's user-hook events */
+
+/*
+ * The system call a user hook's trampoline makes to fire its event. On
+ * x86_64, 335-423 are never given out (the time64 calls of 32-bit ABIs that
+ * 64-bit does not need; 335 and 336 went to uretprobe and uprobe): a kernel
+ * answers ENOSYS, and only a traced process's view intercepts it.
+ */
+#define XPROBES_UHOOK_NR		420
 
 #endif /* _UAPI_XPROBES_H */

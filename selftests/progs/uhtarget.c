@@ -3,11 +3,16 @@
  * uhtarget: a multithreaded process whose functions user hooks patch, and
  * that checks every result itself (selftest 27).
  *
- *   uhtarget [-t THREADS] [-n ROUNDS]   run; ROUNDS 0 (default): until SIGTERM
+ *   uhtarget [-t THREADS] [-n ROUNDS] [-g]
+ *                                       run; ROUNDS 0 (default): until SIGTERM;
+ *                                       -g: the threads start at SIGHUP, and
+ *                                       after ROUNDS it waits for SIGUSR1 (a
+ *                                       child of ROUNDS rounds) or SIGTERM
  *   uhtarget -r PID ADDR LEN            print LEN bytes of PID's memory at ADDR
  *                                       (through /proc/PID/mem) in hex
  *   uhtarget -w PID ADDR                try to write a byte there: "written" or
  *                                       "refused: ERROR"
+ *   uhtarget -s NR                      make system call NR: "ENOSYS" or "not ENOSYS"
  *
  * Prints "fn NAME ADDRESS SIZE" for each function below, then "ready PID" once
  * its threads run. Each thread calls the functions
@@ -15,8 +20,9 @@
  * prints "BAD ..." and exits 1 at once. SIGUSR1 forks a child that runs
  * the same loop alone and reports "child ok N" or "child bad"; SIGUSR2 execs
  * the program again (a new image: "ready PID" again). At the end, "ok
- * calls=N" if the count uh_add kept with a RIP-relative locked add (one of
- * the instructions a jump covers) equals the calls made.
+ * calls=N ret=ADDR" if the count uh_add kept with a RIP-relative locked add
+ * (one of the instructions a jump covers) equals the calls made; ADDR is
+ * where uh_args6 last returned to (it stores its return address).
  *
  * The functions are written in assembly, so their first bytes are known:
  *  uh_add    push; mov; lock incq rip-relative: a jump over 3 instructions,
@@ -25,6 +31,8 @@
  *  uh_one    movabs (10 bytes): a jump over 1 instruction
  *  uh_endbr  endbr64; push; mov; lea: the jump goes after the endbr64
  *  uh_loop   xor; then a loop whose branch lands at +2: no jump possible
+ *  uh_args6  mov (%rsp); mov to rip-relative: six arguments summed, the
+ *            return address stored (user-hook events, selftest 28)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -35,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -43,8 +52,11 @@ long uh_call(long x);
 long uh_one(long x);
 long uh_endbr(long x);
 long uh_loop(long x, long n);
+long uh_args6(long a, long b, long c, long d, long e, long f);
 volatile long uh_count;
-extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_endbr_end[], uh_loop_end[];
+volatile unsigned long uh_last_ret;
+extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_endbr_end[], uh_loop_end[],
+	uh_args6_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
 
@@ -98,7 +110,19 @@ asm(".text\n"
     "	jnz 1b\n"
     "	ret\n"
     "uh_loop_end:\n"
-    ".size uh_loop, .-uh_loop\n");
+    ".size uh_loop, .-uh_loop\n"
+    ".globl uh_args6\n.type uh_args6,@function\n"
+    "uh_args6:\n"
+    "	mov (%rsp), %rax\n"
+    "	mov %rax, uh_last_ret(%rip)\n"
+    "	lea (%rdi,%rsi), %rax\n"
+    "	add %rdx, %rax\n"
+    "	add %rcx, %rax\n"
+    "	add %r8, %rax\n"
+    "	add %r9, %rax\n"
+    "	ret\n"
+    "uh_args6_end:\n"
+    ".size uh_args6, .-uh_args6\n");
 
 static atomic_bool stop;
 static atomic_long calls;
@@ -111,8 +135,8 @@ static void bad(const char *what, long got, long want)
 	_exit(1);
 }
 
-/* One round: every function once, each result checked. */
-static void round_once(long k, long i)
+/* One round: every function once, each result checked; one call site each. */
+static __attribute__((noinline)) void round_once(long k, long i)
 {
 	long r;
 
@@ -126,12 +150,19 @@ static void round_once(long k, long i)
 		bad("uh_endbr", r, k + 3);
 	if ((r = uh_loop(3, (k & 3) + 1)) != 3 * ((k & 3) + 1))
 		bad("uh_loop", r, 3 * ((k & 3) + 1));
+	if ((r = uh_args6(1, 2, 3, 4, 5, 6)) != 21)
+		bad("uh_args6", r, 21);
 }
+
+static atomic_bool go = true;
+static bool hold;	/* -g: wait for SIGHUP to start, for SIGTERM to end */
 
 static void *worker(void *arg)
 {
 	long i = (long)arg, k, n = 0;
 
+	while (!atomic_load(&go))
+		usleep(1000);
 	for (k = 0; (!rounds || k < rounds) && !atomic_load(&stop); k++) {
 		round_once(k, i);
 		n++;
@@ -142,11 +173,11 @@ static void *worker(void *arg)
 
 static int child_run(void)
 {
-	long k, before = uh_count;
+	long k, n = rounds ?: 100000, before = uh_count;
 
-	for (k = 0; k < 100000; k++)
+	for (k = 0; k < n; k++)
 		round_once(k, 7);
-	return uh_count - before == 100000 ? 0 : 1;
+	return uh_count - before == n ? 0 : 1;
 }
 
 static int read_mem(const char *pid, const char *addr, const char *len)
@@ -184,6 +215,22 @@ static int write_mem(const char *pid, const char *addr)
 	return 0;
 }
 
+/* Join the threads, check uh_add's own count against the calls made, report. */
+static int finish(pthread_t *tid, long threads)
+{
+	long i;
+
+	for (i = 0; i < threads; i++)
+		pthread_join(tid[i], NULL);
+	if (uh_count != atomic_load(&calls)) {
+		printf("BAD uh_count %ld, calls %ld\n", uh_count, atomic_load(&calls));
+		return 1;
+	}
+	printf("ok calls=%ld ret=%#lx\n", atomic_load(&calls), uh_last_ret);
+	fflush(stdout);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long threads = 4, i;
@@ -195,10 +242,17 @@ int main(int argc, char **argv)
 		return read_mem(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "-w"))
 		return write_mem(argv[2], argv[3]);
-	while ((c = getopt(argc, argv, "t:n:")) != -1) {
+	if (argc == 3 && !strcmp(argv[1], "-s")) {
+		long r = syscall(atol(argv[2]));
+
+		printf("%s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "not ENOSYS");
+		return 0;
+	}
+	while ((c = getopt(argc, argv, "t:n:g")) != -1) {
 		switch (c) {
 		case 't': threads = atol(optarg); break;
 		case 'n': rounds = atol(optarg); break;
+		case 'g': go = false; hold = true; break;
 		default: return 2;
 		}
 	}
@@ -208,6 +262,7 @@ int main(int argc, char **argv)
 	sigaddset(&set, SIGTERM);
 	sigaddset(&set, SIGUSR1);
 	sigaddset(&set, SIGUSR2);
+	sigaddset(&set, SIGHUP);
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	for (i = 0; i < threads; i++)
 		pthread_create(&tid[i], NULL, worker, (void *)i);
@@ -217,14 +272,23 @@ int main(int argc, char **argv)
 	FN(uh_one);
 	FN(uh_endbr);
 	FN(uh_loop);
+	FN(uh_args6);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
-	while (!rounds) {
+	while (!atomic_load(&go))
+		if (!sigwait(&set, &sig) && sig == SIGHUP)
+			atomic_store(&go, true);
+	/* -g -n ROUNDS: report when the rounds are done, then wait for signals. */
+	if (rounds && !hold)
+		return finish(tid, threads);
+	if (rounds && finish(tid, threads))
+		return 1;
+	for (;;) {
 		if (sigwait(&set, &sig))
 			continue;
 		if (sig == SIGTERM)
 			break;
-		if (sig == SIGUSR2) {
+		if (sig == SIGUSR2 && !rounds) {
 			char self[64];
 
 			snprintf(self, sizeof(self), "/proc/%d/exe", (int)getpid());
@@ -247,14 +311,8 @@ int main(int argc, char **argv)
 			fflush(stdout);
 		}
 	}
-	if (!rounds)
-		atomic_store(&stop, true);
-	for (i = 0; i < threads; i++)
-		pthread_join(tid[i], NULL);
-	if (uh_count != atomic_load(&calls)) {
-		printf("BAD uh_count %ld, calls %ld\n", uh_count, atomic_load(&calls));
-		return 1;
-	}
-	printf("ok calls=%ld\n", atomic_load(&calls));
-	return 0;
+	if (rounds)
+		return 0;
+	atomic_store(&stop, true);
+	return finish(tid, threads);
 }

@@ -5,7 +5,8 @@
  *   xpcycle view PID N            N x (VIEW_NEW, VIEW_DEL)
  *   xpcycle hook PID SYMBOL N     N x (HOOK_ADD, HOOK_DEL) on an existing view
  *   xpcycle uhook PID ADDR SIZE N N x (UHOOK_ADD, UHOOK_DEL) of the user function
- *                                 [ADDR, ADDR + SIZE) of PID, which has a view
+ *                                 [ADDR, ADDR + SIZE) of PID, which has a view;
+ *                                 every other one with events
  * Stops at the first error and prints it; prints "ok N" at the end.
  */
 #include "genl.h"
@@ -53,6 +54,9 @@ int main(int argc, char **argv)
 		if (uhook) {
 			genl_put_u64(&req, XPROBES_A_ADDR, strtoull(argv[3], NULL, 0));
 			genl_put_u32(&req, XPROBES_A_SIZE, strtoul(argv[4], NULL, 0));
+			/* every other hook with events: both trampoline shapes */
+			if (i & 1)
+				genl_put_u32(&req, XPROBES_A_FLAGS, XPROBES_F_EVENTS);
 		}
 		rep.on_msg = get_id;
 		rep.arg = &id;

@@ -27,6 +27,9 @@ fn_addr() { awk -v f="$2" '$1 == "fn" && $2 == f { print $3 }' "$1"; }
 fn_size() { awk -v f="$2" '$1 == "fn" && $2 == f { print $4 }' "$1"; }
 # le32 N: N's low 32 bits as 4 little-endian hex bytes
 le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
+# push rax, rcx, r11; mov $420, %eax; syscall; pop r11, rcx, rax (module/uevent.c)
+STUB="50 51 41 53 b8 $(le32 420) 0f 05 41 5b 59 58"
+S=15
 ok_so_far() { ! grep BAD /tmp/uh.out || fail "uhtarget computed a wrong result $*"; }
 
 # (a)
@@ -50,21 +53,23 @@ for spec in uh_add:jump:12:3:0 uh_call:jump:9:2:0 uh_one:call:10:1:0 uh_endbr:ju
 	qa=$(($(fn_addr /tmp/uq.out $f) + off))
 	assert_eq "$f: an untraced process of the same file executes the file's bytes" \
 		"$orig" "$(mem $Q $qa $bytes)"
-	# The trampoline: the covered instructions, then a jmp back behind them.
+	# The trampoline: the event stub (xprobectl's default: events), the
+	# covered instructions, then a jmp back behind them.
+	assert_eq "$f: the trampoline starts with the event stub" "$STUB" "$(mem $P $tr $S)"
+	t=$((tr + S))
 	case $f in
 	uh_one|uh_endbr)
-		assert_eq "$f: the trampoline starts with the covered instructions" "$orig" \
-			"$(mem $P $tr $bytes)"
-		assert_eq "$f: then jumps back" "e9 $(le32 $((site + bytes - (tr + bytes + 5))))" \
-			"$(mem $P $((tr + bytes)) 5)" ;;
+		assert_eq "$f: then the covered instructions" "$orig" "$(mem $P $t $bytes)"
+		assert_eq "$f: then jumps back" "e9 $(le32 $((site + bytes - (t + bytes + 5))))" \
+			"$(mem $P $((t + bytes)) 5)" ;;
 	uh_add)	# push; mov; lock incq with its displacement rebuilt for the trampoline
 		assert_eq "uh_add: the trampoline's first bytes" "$(echo $orig | cut -d' ' -f1-8)" \
-			"$(mem $P $tr 8)"
+			"$(mem $P $t 8)"
 		set -- $(echo $orig | cut -d' ' -f9-12)
 		d=$((0x$4$3$2$1))
 		[ $d -lt 2147483648 ] || d=$((d - 4294967296))
 		assert_eq "uh_add: the RIP-relative operand reaches uh_count from the trampoline" \
-			"$(le32 $((site + 12 + d - (tr + 12))))" "$(mem $P $((tr + 8)) 4)" ;;
+			"$(le32 $((site + 12 + d - (t + 12))))" "$(mem $P $((t + 8)) 4)" ;;
 	esac
 	note "ok: $f: $kind over $bytes bytes ($insns instructions): $(mem $P $site 5) -> $(mem $P $tr 12)"
 done
