@@ -58,6 +58,8 @@ start_ready() {
 #   instaret  an xprobes user hook with events on UFUNC (a view of TARGET),
 #             a raw tracepoint program on its events that returns at once
 #   instaret-uprobes  a uprobe on UFUNC whose BPF program returns at once
+# and callrate's cr_fn in TARGET (binary $BIN), ucall-cost.sh:
+#   uhook, uhook-ret, uhook-bare, uprobe, uprobe-ret (see there)
 #   trace1    xprobectl trace -f UFUNC (uprobe + uretprobe, kernel hooks)
 #   traceall  xprobectl trace of every function of the main binary
 # and syscall metrics of TARGET:
@@ -122,6 +124,20 @@ setup() {
 		xprobectl uhook add $TARGET $UFUNC > /dev/null 2>> /tmp/helper.out || return 1
 		instaret -U > /tmp/helper.out & ;;
 	instaret-uprobes) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
+	uhook|uhook-ret|uhook-bare)	# ucall-cost: cr_fn of callrate
+		xprobectl view add $TARGET > /dev/null || return 1
+		case $1 in
+		uhook) xprobectl uhook add $TARGET cr_fn ;;
+		uhook-ret) xprobectl uhook add --returns $TARGET cr_fn ;;
+		uhook-bare) xprobectl uhook add --no-events $TARGET cr_fn ;;
+		esac > /dev/null 2>> /tmp/helper.out || return 1
+		case $1 in
+		uhook) instaret -U > /tmp/helper.out & ;;
+		uhook-ret) instaret -U -r > /tmp/helper.out & ;;
+		uhook-bare) { echo attached; exec sleep 1000000; } > /tmp/helper.out & ;;
+		esac ;;
+	uprobe) instaret -p $TARGET -b $BIN -f cr_fn > /tmp/helper.out & ;;
+	uprobe-ret) instaret -r -p $TARGET -b $BIN -f cr_fn > /tmp/helper.out & ;;
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	metrics) xprobectl metrics $TARGET > /dev/null 2> /tmp/helper.out & ;;
@@ -145,7 +161,7 @@ teardown() {
 	kill $HELPER
 	wait $HELPER
 	# (a target that has exited took its view with it)
-	case $1 in view*|instaret) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
+	case $1 in view*|instaret|uhook*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
 	return 0
 }
 

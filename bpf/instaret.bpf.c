@@ -13,8 +13,20 @@ int instaret(void *ctx)
 	return 0;
 }
 
+SEC("uretprobe")
+int instaret_ret(void *ctx)
+{
+	return 0;
+}
+
 SEC("raw_tp/xprobes_uhook")
 int instaret_uhook(void *ctx)
+{
+	return 0;
+}
+
+SEC("raw_tp/xprobes_uhook_ret")
+int instaret_uhook_ret(void *ctx)
 {
 	return 0;
 }

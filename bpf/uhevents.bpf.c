@@ -4,7 +4,8 @@
  * xprobes_uhook that counts events per cookie and keeps the first event's
  * registers, and counts every later event whose ip or return address
  * differs from the first one's (one call site per hooked function in
- * uhtarget), or whose stack is not as a function's entry has it.
+ * uhtarget), or whose stack is not as a function's entry has it; and the
+ * same for return events (xprobes_uhook_ret).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -56,6 +57,34 @@ int check_uhook(struct bpf_raw_tracepoint_args *ctx)
 		__sync_fetch_and_add(&s->ready, 1);
 	} else if (s->ready && (r.ip != s->ip || ret != s->ret)) {
 		__sync_fetch_and_add(&s->bad, 1);
+	}
+	return 0;
+}
+
+SEC("raw_tp/xprobes_uhook_ret")
+int check_uhook_ret(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 key = (__u32)ctx->args[1];
+	struct uhevents_slot *s;
+	struct pt_regs r;
+
+	if (ctx->args[1] >= UHEVENTS_COOKIES) {
+		__sync_fetch_and_add(&other, 1);
+		return 0;
+	}
+	s = bpf_map_lookup_elem(&slots, &key);
+	if (!s || bpf_probe_read_kernel(&r, sizeof(r), (void *)ctx->args[2]))
+		return 0;
+	__sync_fetch_and_add(&s->rcount, 1);
+	if (r.sp & 15)
+		__sync_fetch_and_add(&s->rmisaligned, 1);
+	if (key == UHEVENTS_ARGS6 && r.ax != 21)
+		__sync_fetch_and_add(&s->rbad, 1);
+	if (!__sync_val_compare_and_swap(&s->rip, 0, r.ip)) {
+		s->rax = r.ax;
+		__sync_fetch_and_add(&s->rready, 1);
+	} else if (s->rready && r.ip != s->rip) {
+		__sync_fetch_and_add(&s->rbad, 1);
 	}
 	return 0;
 }

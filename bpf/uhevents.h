@@ -15,6 +15,13 @@ struct uhevents_slot {
 	__u64 di, si, dx, cx, r8, r9;
 	__u32 id, tgid;
 	__u64 ready;		/* the first event's registers are all in */
+	/* Return events (xprobes_uhook_ret) */
+	__u64 rcount;
+	__u64 rbad;		/* returns elsewhere than the first one's, or
+				 * for UHEVENTS_ARGS6 a result that is not 21 */
+	__u64 rmisaligned;	/* sp not 16-byte aligned after the return */
+	__u64 rip, rax;		/* the first return's */
+	__u64 rready;
 };
 
 #endif

@@ -16,7 +16,8 @@
 
 static void uhook_usage(FILE *f)
 {
-	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--cookie N] [--no-events] [--json]\n"
+	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--cookie N] [--returns] [--no-events]\n"
+		   "                         [--json]\n"
 		   "       xprobectl uhook del ID\n"
 		   "       xprobectl uhook list [PID] [--json]\n"
 		   "Replaces the first instructions of FUNCTION (past an ENDBR64) in process PID, and\n"
@@ -34,19 +35,26 @@ static void uhook_usage(FILE *f)
 		   "the kernel with a system call only PID's kernel view intercepts (number 420,\n"
 		   "ENOSYS everywhere else). A process under seccomp gets no events (its filter\n"
 		   "could kill it for that call): use --no-events there, or a uprobe.\n"
+		   "With --returns each return fires xprobes_uhook_ret too (the registers after the\n"
+		   "return: ip where it returned, ax the result, as a uretprobe's program sees them):\n"
+		   "the return address becomes a return thunk's, which makes system call 421 and goes\n"
+		   "back to the caller with or without the module.\n"
 		   "uhook del puts the function's own bytes back; the trampoline stays mapped.\n"
 		   "uhook list: ID, PID, ADDRESS (the site), TRAMPOLINE, KIND (call: one instruction\n"
 		   "of 5 bytes or more replaced; jump: several), BYTES/INSNS, TRAPPED (calls that met\n"
 		   "the int3 while patching, or another tool's uprobe on the site), EVENTS (fired, or\n"
-		   "- without events), STATE (live, or gone: the process exited or exec'd).\n"
+		   "- without events), RETURNS (return events fired, or - without returns; a + and\n"
+		   "the number of calls whose return could not be taken, when there are any), STATE\n"
+		   "(live, or gone: the process exited or exec'd).\n"
 		   "  --cookie N    a value BPF gets with every event\n"
+		   "  --returns     fire each return too (xprobes_uhook_ret)\n"
 		   "  --no-events   only the jump and the trampoline: no kernel entry per call\n"
 		   "  -j, --json    JSON output\n");
 }
 
 struct uhook_row {
 	uint32_t id, pid, off, flags, cover, ninsn;
-	uint64_t addr, slot, trapped, hits, cookie;
+	uint64_t addr, slot, trapped, hits, cookie, rets, ret_missed;
 };
 
 static void get_row(struct nlattr **tb, struct uhook_row *r)
@@ -63,6 +71,8 @@ static void get_row(struct nlattr **tb, struct uhook_row *r)
 	if (tb[XPROBES_A_TRAPPED]) r->trapped = nla_get_u64(tb[XPROBES_A_TRAPPED]);
 	if (tb[XPROBES_A_HITS]) r->hits = nla_get_u64(tb[XPROBES_A_HITS]);
 	if (tb[XPROBES_A_COOKIE]) r->cookie = nla_get_u64(tb[XPROBES_A_COOKIE]);
+	if (tb[XPROBES_A_RET_HITS]) r->rets = nla_get_u64(tb[XPROBES_A_RET_HITS]);
+	if (tb[XPROBES_A_RET_MISSED]) r->ret_missed = nla_get_u64(tb[XPROBES_A_RET_MISSED]);
 }
 
 static const char *row_kind(const struct uhook_row *r)
@@ -89,6 +99,9 @@ static void json_row(const struct uhook_row *r)
 	json_u64("trapped", r->trapped);
 	json_bool("events", r->flags & XPROBES_UHOOK_EVENTS);
 	json_u64("hits", r->hits);
+	json_bool("returns", r->flags & XPROBES_UHOOK_RETURNS);
+	json_u64("return_hits", r->rets);
+	json_u64("returns_missed", r->ret_missed);
 	json_u64("cookie", r->cookie);
 	json_str("state", row_state(r));
 	json_obj_end();
@@ -171,9 +184,11 @@ static int uhook_add(int argc, char **argv)
 		COMMON_OPTS,
 		{ "cookie", required_argument, NULL, 'c' },
 		{ "no-events", no_argument, NULL, 'n' },
+		{ "returns", no_argument, NULL, 'r' },
 		{ 0 }
 	};
 	uint32_t flags = XPROBES_F_EVENTS;
+	bool noev = false;
 	uint64_t addr, cookie = 0;
 	bool json = false;
 	struct xp_nl *nl;
@@ -188,13 +203,18 @@ static int uhook_add(int argc, char **argv)
 			if (!parse_u64(optarg, &cookie))
 				return usage_error("bad cookie '%s'", optarg);
 			break;
-		case 'n': flags &= ~XPROBES_F_EVENTS; break;
+		case 'n': noev = true; break;
+		case 'r': flags |= XPROBES_F_RETURNS; break;
 		case 'h': uhook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
 	}
 	if (optind + 2 != argc)
 		return usage_error("uhook add takes PID and [LIB:]FUNCTION");
+	if (noev && (flags & XPROBES_F_RETURNS))
+		return usage_error("--returns needs events: drop --no-events");
+	if (noev)
+		flags = 0;
 	if (!parse_pid(argv[optind], &pid))
 		return EXIT_USAGE;
 	if (uhook_resolve(pid, argv[optind + 1], &addr, &size))
@@ -258,6 +278,17 @@ static int print_row(struct nlattr **tb, void *arg)
 		printf("%12" PRIu64, r.hits);
 	else
 		printf("%12s", "-");
+	if (r.flags & XPROBES_UHOOK_RETURNS) {
+		char rets[48];
+
+		if (r.ret_missed)
+			snprintf(rets, sizeof(rets), "%" PRIu64 "+%" PRIu64, r.rets, r.ret_missed);
+		else
+			snprintf(rets, sizeof(rets), "%" PRIu64, r.rets);
+		printf(" %12s", rets);
+	} else {
+		printf(" %12s", "-");
+	}
 	printf("  %s\n", row_state(&r));
 	return 0;
 }
@@ -288,8 +319,9 @@ static int uhook_list(int argc, char **argv)
 	if (json)
 		json_arr_begin(NULL);
 	else
-		printf("%-6s %-8s %-18s  %-18s  %-4s %11s %10s %12s  %s\n", "ID", "PID", "ADDRESS",
-		       "TRAMPOLINE", "KIND", "BYTES/INSNS", "TRAPPED", "EVENTS", "STATE");
+		printf("%-6s %-8s %-18s  %-18s  %-4s %11s %10s %12s %12s  %s\n", "ID", "PID",
+		       "ADDRESS", "TRAMPOLINE", "KIND", "BYTES/INSNS", "TRAPPED", "EVENTS", "RETURNS",
+		       "STATE");
 	msg = xp_nl_msg(nl, XPROBES_CMD_UHOOK_GET, 1);
 	if (pid)
 		nla_put_u32(msg, XPROBES_A_PID, pid);

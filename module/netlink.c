@@ -423,9 +423,13 @@ static int xp_put_uhook(struct sk_buff *msg, struct xp_uhook *h)
 	       nla_put_u32(msg, XPROBES_A_PID, h->pid) ||
 	       nla_put_u32(msg, XPROBES_A_FLAGS, (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) |
 			   (xp_uhook_gone(h) ? XPROBES_UHOOK_GONE : 0) |
-			   (h->events ? XPROBES_UHOOK_EVENTS : 0)) ||
+			   (h->events ? XPROBES_UHOOK_EVENTS : 0) |
+			   (h->returns ? XPROBES_UHOOK_RETURNS : 0)) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_HITS, xp_uevent_hits(h), XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_HITS, xp_uevent_hits(h, false), XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_RET_HITS, xp_uevent_hits(h, true), XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_RET_MISSED, atomic64_read(&h->ret_missed),
+				 XPROBES_A_PAD) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->addr - h->func) ||
 	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
 	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||
@@ -448,9 +452,14 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	if (a[XPROBES_A_FLAGS])
 		flags = nla_get_u32(a[XPROBES_A_FLAGS]);
-	if (flags & ~XPROBES_F_EVENTS) {
+	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
-				    "a user hook takes no flag but events");
+				    "a user hook takes no flag but events and returns");
+		return -EINVAL;
+	}
+	if ((flags & XPROBES_F_RETURNS) && !(flags & XPROBES_F_EVENTS)) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
+				    "return events need events (XPROBES_F_EVENTS)");
 		return -EINVAL;
 	}
 	msg = xp_reply_new(info, XPROBES_CMD_UHOOK_ADD, &hdr, NLMSG_GOODSIZE);

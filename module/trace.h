@@ -52,6 +52,31 @@ TRACE_EVENT(xprobes_uhook,
 		  (unsigned long long)__entry->cookie, __entry->ip)
 );
 
+/*
+ * Fired for every return of a call that fired xprobes_uhook, when the hook
+ * has returns (uevent.c): regs as the caller sees them after the return (ip
+ * the return address, sp above it, ax the result), as a uretprobe's
+ * program gets them.
+ */
+TRACE_EVENT(xprobes_uhook_ret,
+	TP_PROTO(u32 id, u64 cookie, struct pt_regs *regs),
+	TP_ARGS(id, cookie, regs),
+	TP_STRUCT__entry(
+		__field(u32, id)
+		__field(u64, cookie)
+		__field(unsigned long, ip)
+		__field(unsigned long, ax)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->cookie = cookie;
+		__entry->ip = regs->ip;
+		__entry->ax = regs->ax;
+	),
+	TP_printk("id=%u cookie=%llu ip=%#lx ax=%#lx", __entry->id,
+		  (unsigned long long)__entry->cookie, __entry->ip, __entry->ax)
+);
+
 #endif /* _XPROBES_TRACE_H */
 
 #undef TRACE_INCLUDE_PATH

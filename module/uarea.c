@@ -175,7 +175,7 @@ unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned 
 	lockdep_assert_held(&xp_views_lock);
 	len = ALIGN(len, 16);
 	list_for_each_entry(a, &xp_uareas, node)
-		if (a->mm == mm && reaches(a, site) && a->used + len <= XP_UAREA_SIZE)
+		if (a->mm == mm && reaches(a, site) && a->used + len <= XP_UAREA_TRAMP)
 			goto found;
 	a = area_create(mm, site, extack);
 	if (IS_ERR(a))
@@ -216,6 +216,7 @@ int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned
 
 static void area_free(struct xp_uarea *a)
 {
+	xp_urets_free(a);
 	list_del(&a->node);
 	fput(a->file);		/* the process's mapping keeps the pages */
 	mmdrop(a->mm);

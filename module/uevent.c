@@ -33,8 +33,12 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/hashtable.h>
+#include <linux/pagemap.h>
 #include <linux/percpu.h>
+#include <linux/shmem_fs.h>
+#include <linux/vmalloc.h>
 #include <linux/sched.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
@@ -64,10 +68,255 @@ void xp_ustub(u8 *out)
 	put_unaligned_le32(XPROBES_UHOOK_NR, out + 5);
 }
 
-/* The pushes of the stub, as the stack holds them at its syscall. */
+/*
+ * The pushes of the stub, as the stack holds them at its syscall, and above
+ * them, at a function's entry, the return address.
+ */
 struct ustub_frame {
 	unsigned long r11, cx, ax;
+	unsigned long ret;
 };
+
+/* The registers the stub's syscall saw, with its pushes undone, at @ip. */
+static void user_regs(struct pt_regs *r, const struct pt_regs *u, const struct ustub_frame *f,
+		      unsigned long ip)
+{
+	*r = *u;
+	r->r11 = f->r11;
+	r->cx = f->cx;
+	r->ax = f->ax;
+	r->sp = u->sp + offsetof(struct ustub_frame, ret);
+	r->ip = ip;
+	r->orig_ax = -1;
+}
+
+/*
+ * Returns. At a hooked call's entry the return address on the stack is
+ * replaced by a return thunk's, one thunk per (hook, return address), in a
+ * block at the end of the hook's trampoline area:
+ *
+ *	push %rax; push %rcx; push %r11
+ *	mov $XPROBES_UHOOK_RET_NR, %eax
+ *	syscall
+ *	pop %r11; pop %rcx; pop %rax
+ *	jmp *target(%rip)
+ *
+ * whose target, the original return address, the module writes into the
+ * block's table (read-only for the process, like the rest of the area)
+ * before any stack points at the thunk. The thunk needs nothing else to go
+ * back where the call came from: no shadow stack to unwind on longjmp or
+ * exceptions, nothing to put back on detach, exec or rmmod (a frame still
+ * holding a thunk's address returns through it, the kernel answering
+ * ENOSYS once nobody listens), and a tail call from one hooked function to
+ * another nests two thunks, which return in order. Its syscall fires the
+ * return event: the thunk says which hook and where to.
+ * Thunks are never reused for another (hook, address) while the area
+ * lives: a frame may hold any of them. When a block is full, calls whose
+ * return is new to it fire no return event (counted, ret_missed).
+ */
+#define URET_TABLE_PAGES	(XP_URET_N * 8 / PAGE_SIZE)
+#define URET_HASH_BITS		12	/* twice XP_URET_N */
+
+struct uret_ent {
+	unsigned long ret;		/* where the call returns */
+	struct xp_uhook __rcu *hook;	/* NULL once the hook is gone */
+};
+
+struct xp_uret {
+	struct list_head node;		/* in xp_urets (RCU), under xp_views_lock */
+	struct mm_struct *mm;		/* the area's: a key only */
+	unsigned long code;		/* the first thunk, in the process */
+	raw_spinlock_t lock;		/* taken to add a thunk, on the event path */
+	unsigned int used;		/* thunks given out (release: ent[] filled) */
+	struct page *pages[URET_TABLE_PAGES];	/* the targets' pages, held */
+	struct uret_ent ent[XP_URET_N];
+	u16 slots[1 << URET_HASH_BITS];	/* by (hook, ret): index + 1, 0 free */
+	struct rcu_head rcu;
+};
+
+static LIST_HEAD(xp_urets);
+
+static u32 uret_hash(struct xp_uhook *h, unsigned long ret)
+{
+	return hash_64((unsigned long)h ^ ret, URET_HASH_BITS);
+}
+
+/* The thunk of (@h, @ret) in @b, made if new; -1 when @b is full. */
+static int uret_get(struct xp_uret *b, struct xp_uhook *h, unsigned long ret)
+{
+	u32 pos = uret_hash(h, ret), mask = (1U << URET_HASH_BITS) - 1;
+	unsigned long flags;
+	unsigned int i, n;
+	u64 *table;
+	int idx = -1;
+
+	/* Without the lock first: slots only go from free to taken. */
+	for (n = 0; n <= mask; n++, pos = (pos + 1) & mask) {
+		i = smp_load_acquire(&b->slots[pos]);
+		if (!i)
+			break;
+		if (b->ent[i - 1].ret == ret && rcu_access_pointer(b->ent[i - 1].hook) == h)
+			return i - 1;
+	}
+	raw_spin_lock_irqsave(&b->lock, flags);
+	for (; n <= mask; n++, pos = (pos + 1) & mask) {
+		i = b->slots[pos];
+		if (!i)
+			break;
+		if (b->ent[i - 1].ret == ret && rcu_access_pointer(b->ent[i - 1].hook) == h) {
+			idx = i - 1;
+			goto out;
+		}
+	}
+	if (n > mask || b->used == XP_URET_N)
+		goto out;
+	idx = b->used;
+	b->ent[idx].ret = ret;
+	rcu_assign_pointer(b->ent[idx].hook, h);
+	table = page_address(b->pages[idx / (PAGE_SIZE / 8)]);
+	WRITE_ONCE(table[idx % (PAGE_SIZE / 8)], ret);
+	smp_store_release(&b->used, idx + 1);
+	smp_store_release(&b->slots[pos], idx + 1);
+out:
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	return idx;
+}
+
+/* At @h's entry: the return address at f->ret becomes a thunk's. */
+static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustub_frame *f)
+{
+	struct xp_uret *b = h->area->uret;
+	unsigned long thunk;
+	int idx = uret_get(b, h, f->ret);
+
+	if (idx < 0) {
+		atomic64_inc(&h->ret_missed);
+		return;
+	}
+	thunk = b->code + idx * XP_URET_SIZE;
+	if (copy_to_user_nofault((void __user *)(u->sp + offsetof(struct ustub_frame, ret)),
+				 &thunk, sizeof(thunk)))
+		atomic64_inc(&h->ret_missed);
+}
+
+/* The syscall of a return thunk: fire the return of its hook's call. */
+static void uret_fire(struct pt_regs *u)
+{
+	unsigned long start = u->ip - XP_USTUB_RET, off;
+	struct ustub_frame f;
+	struct xp_uhook *h;
+	struct xp_uret *b;
+	struct pt_regs r;
+	unsigned int idx;
+
+	list_for_each_entry_rcu(b, &xp_urets, node)
+		if (b->mm == current->mm && start - b->code < XP_URET_TABLE)
+			goto found;
+	return;		/* a child of fork, or no such thunk */
+found:
+	off = start - b->code;
+	idx = off / XP_URET_SIZE;
+	if (off % XP_URET_SIZE || idx >= smp_load_acquire(&b->used))
+		return;
+	h = rcu_dereference_sched(b->ent[idx].hook);
+	if (!h)
+		return;		/* the hook is gone; the thunk still returns */
+	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret)))
+		return;
+	user_regs(&r, u, &f, b->ent[idx].ret);
+	this_cpu_inc(h->hits->rets);
+	trace_xprobes_uhook_ret(h->id, h->cookie, &r);
+}
+
+/* The thunks of @a, written once, before a hook with returns is published. */
+int xp_urets_init(struct xp_uarea *a, struct netlink_ext_ack *extack)
+{
+	unsigned long base = a->va + XP_UAREA_TRAMP;
+	u8 code[XP_URET_SIZE];
+	struct xp_uret *b;
+	unsigned int i;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (a->uret)
+		return 0;
+	b = kvzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	if (!b)
+		return -ENOMEM;
+	raw_spin_lock_init(&b->lock);
+	b->mm = a->mm;
+	b->code = base;
+	for (i = 0; i < XP_URET_N; i++) {
+		unsigned long at = base + i * XP_URET_SIZE;
+		unsigned long target = base + XP_URET_TABLE + i * 8;
+
+		memset(code, 0xcc, sizeof(code));
+		xp_ustub(code);
+		put_unaligned_le32(XPROBES_UHOOK_RET_NR, code + 5);
+		code[XP_USTUB_LEN] = 0xff;	/* jmp *rel32(%rip) */
+		code[XP_USTUB_LEN + 1] = 0x25;
+		put_unaligned_le32(target - (at + XP_USTUB_LEN + 6), code + XP_USTUB_LEN + 2);
+		err = xp_uarea_write(a, at, code, sizeof(code));
+		if (err)
+			goto fail;
+	}
+	for (i = 0; i < URET_TABLE_PAGES; i++) {
+		struct address_space *mapping = a->file->f_mapping;
+		struct page *page;
+
+		page = shmem_read_mapping_page_gfp(mapping,
+						   (XP_UAREA_TRAMP + XP_URET_TABLE) / PAGE_SIZE + i,
+						   mapping_gfp_mask(mapping));
+		if (IS_ERR(page)) {
+			err = PTR_ERR(page);
+			goto fail;
+		}
+		set_page_dirty_lock(page);	/* held, then written through the kernel map */
+		b->pages[i] = page;
+	}
+	list_add_rcu(&b->node, &xp_urets);
+	a->uret = b;
+	return 0;
+fail:
+	for (i = 0; i < URET_TABLE_PAGES && b->pages[i]; i++)
+		put_page(b->pages[i]);
+	kvfree(b);
+	NL_SET_ERR_MSG(extack, "could not write the return thunks");
+	return err;
+}
+
+/* @a goes: its process keeps the thunks and their targets (its mapping holds them). */
+void xp_urets_free(struct xp_uarea *a)
+{
+	struct xp_uret *b = a->uret;
+	unsigned int i;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!b)
+		return;
+	list_del_rcu(&b->node);
+	synchronize_rcu();	/* uret_fire() and uret_hijack() are done with it */
+	for (i = 0; i < URET_TABLE_PAGES; i++)
+		put_page(b->pages[i]);
+	kvfree(b);
+	a->uret = NULL;
+}
+
+/* @h goes: its thunks fire nothing any more (they still return). */
+void xp_urets_forget(struct xp_uhook *h)
+{
+	struct xp_uret *b = h->returns ? h->area->uret : NULL;
+	unsigned long flags;
+	unsigned int i;
+
+	if (!b)
+		return;
+	raw_spin_lock_irqsave(&b->lock, flags);
+	for (i = 0; i < b->used; i++)
+		if (rcu_access_pointer(b->ent[i].hook) == h)
+			RCU_INIT_POINTER(b->ent[i].hook, NULL);
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+}
 
 /*
  * The hit of the view's hook on __x64_sys_ni_syscall(regs): @kregs are the
@@ -81,9 +330,14 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 	unsigned long slot;
 	struct pt_regs r;
 
-	/* Another unimplemented syscall, or not ours. */
-	if (u != task_pt_regs(current) || u->orig_ax != XPROBES_UHOOK_NR)
+	if (u != task_pt_regs(current))
 		return;
+	if (u->orig_ax == XPROBES_UHOOK_RET_NR) {
+		uret_fire(u);
+		return;
+	}
+	if (u->orig_ax != XPROBES_UHOOK_NR)
+		return;		/* another unimplemented syscall */
 	slot = u->ip - XP_USTUB_RET;
 	hash_for_each_possible_rcu(xp_uevents, h, enode, slot)
 		if (h->slot == slot && h->mm == current->mm)
@@ -92,15 +346,11 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 found:
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f)))
 		return;
-	r = *u;
-	r.r11 = f.r11;
-	r.cx = f.cx;
-	r.ax = f.ax;
-	r.sp = u->sp + sizeof(f);
-	r.ip = h->func;
-	r.orig_ax = -1;
-	this_cpu_inc(*h->hits);
+	user_regs(&r, u, &f, h->func);
+	this_cpu_inc(h->hits->calls);
 	trace_xprobes_uhook(h->id, h->cookie, &r);
+	if (h->returns)
+		uret_hijack(h, u, &f);
 }
 
 static bool under_seccomp(struct task_struct *task)
@@ -154,7 +404,8 @@ void xp_uevent_unpublish(struct xp_uhook *h)
 	hash_del_rcu(&h->enode);
 }
 
-u64 xp_uevent_hits(struct xp_uhook *h)
+/* Events of @h: calls, or with @rets, returns. */
+u64 xp_uevent_hits(struct xp_uhook *h, bool rets)
 {
 	u64 sum = 0;
 	int cpu;
@@ -162,6 +413,6 @@ u64 xp_uevent_hits(struct xp_uhook *h)
 	if (!h->hits)
 		return 0;
 	for_each_possible_cpu(cpu)
-		sum += *per_cpu_ptr(h->hits, cpu);
+		sum += rets ? per_cpu_ptr(h->hits, cpu)->rets : per_cpu_ptr(h->hits, cpu)->calls;
 	return sum;
 }

@@ -465,7 +465,7 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 	mmgrab(mm);
 	INIT_HLIST_NODE(&h->enode);
 	if (flags & XPROBES_F_EVENTS) {
-		h->hits = alloc_percpu(u64);
+		h->hits = alloc_percpu(struct xp_uhits);
 		if (!h->hits) {
 			err = -ENOMEM;
 			goto out_free;
@@ -474,6 +474,7 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 		if (err)
 			goto out_free;
 		h->events = true;
+		h->returns = flags & XPROBES_F_RETURNS;
 	}
 	buf = read_func(h, mm, size, &file, &off, extack);
 	if (IS_ERR(buf)) {
@@ -530,6 +531,11 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 			goto out_buf;
 		}
 		h->slot = va;
+	}
+	if (h->returns) {
+		err = xp_urets_init(h->area, extack);
+		if (err)
+			goto out_slot;
 	}
 	len = build_tramp_why(h, h->slot, h->tramp, &why);
 	if (len < 0) {
@@ -604,6 +610,7 @@ static void uhook_remove(struct xp_uhook *h)
 	xp_nr_uhooks--;
 	if (h->events)
 		xp_uevent_unpublish(h);
+	xp_urets_forget(h);
 	uhook_free(h);
 }
 

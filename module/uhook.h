@@ -6,7 +6,12 @@
 #include "uslot.h"
 
 /* uarea.c: trampoline areas mapped into traced processes */
-#define XP_UAREA_SIZE	(64 * PAGE_SIZE)	/* 2340 trampolines */
+#define XP_UAREA_SIZE	(256 * PAGE_SIZE)	/* 1 MiB: trampolines, then returns */
+#define XP_URET_N	2048		/* return thunks of an area (uevent.c) */
+#define XP_URET_SIZE	32		/* bytes of one */
+#define XP_URET_TABLE	(XP_URET_N * XP_URET_SIZE)	/* offset of their targets */
+#define XP_URET_BLOCK	(XP_URET_TABLE + XP_URET_N * 8)	/* 80 KiB at the area's end */
+#define XP_UAREA_TRAMP	(XP_UAREA_SIZE - XP_URET_BLOCK)	/* 8640 trampolines */
 #define XP_URETIRED_MAX	64			/* slots kept for a hook added again */
 
 struct xp_uretired {
@@ -16,8 +21,11 @@ struct xp_uretired {
 	u8 code[XP_USLOT_MAX];
 };
 
+struct xp_uret;
+
 struct xp_uarea {
 	struct list_head node;		/* in xp_uareas, under xp_views_lock */
+	struct xp_uret *uret;		/* its return thunks, once a hook needs them (uevent.c) */
 	struct mm_struct *mm;		/* mmgrab()ed: never another mm at this address */
 	struct file *file;		/* the read-only shmem file the process maps */
 	unsigned long va;		/* where, in mm */
@@ -40,6 +48,10 @@ bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
 /* uhook.c */
 #define XP_UFUNC_MAX	(1U << 20)	/* longest function decoded */
 
+struct xp_uhits {
+	u64 calls, rets;
+};
+
 struct xp_uhook {
 	struct list_head node;		/* in xp_uhooks, under xp_views_lock */
 	struct hlist_node enode;	/* in the event hash by slot (uevent.c, RCU) */
@@ -59,8 +71,10 @@ struct xp_uhook {
 	bool live;			/* the jump is in the process's text */
 	atomic64_t trapped;		/* entries through the int3 instead of the jump */
 	bool events;			/* its trampoline starts with the event stub */
+	bool returns;			/* each call's return fires too (uevent.c) */
+	atomic64_t ret_missed;		/* calls whose return could not be taken */
 	u64 cookie;			/* passed with each event */
-	u64 __percpu *hits;		/* events fired (uevent.c), NULL without events */
+	struct xp_uhits __percpu *hits;	/* events fired (uevent.c), NULL without events */
 	struct rcu_head rcu;
 };
 
@@ -76,9 +90,12 @@ void xp_uhooks_view_gone(struct xp_view *v);
 #define XP_USTUB_LEN	15	/* push rax, rcx, r11; mov $NR, eax; syscall; pop x3 */
 #define XP_USTUB_RET	11	/* the stub's ip after its syscall */
 void xp_ustub(u8 *out);
+int xp_urets_init(struct xp_uarea *a, struct netlink_ext_ack *extack);
+void xp_urets_free(struct xp_uarea *a);
+void xp_urets_forget(struct xp_uhook *h);
 int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_ext_ack *extack);
 void xp_uevent_publish(struct xp_uhook *h);
 void xp_uevent_unpublish(struct xp_uhook *h);
-u64 xp_uevent_hits(struct xp_uhook *h);
+u64 xp_uevent_hits(struct xp_uhook *h, bool rets);
 
 #endif /* _XPROBES_UHOOK_H */

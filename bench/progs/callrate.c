@@ -2,6 +2,8 @@
 /*
  * callrate: how many times per second this process can make one system call.
  *   callrate [-g] [-d SECONDS] SYSCALL   (getppid, getpid, getuid, close)
+ *   callrate [-g] [-d SECONDS] fn        calls of cr_fn, a user function
+ *                                        with a frame-pointer prologue
  * Prints the rate as an integer. -g: print "ready" and wait for SIGUSR1 first
  * (so the process can be made a tracing target before it measures).
  */
@@ -12,6 +14,18 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+
+long cr_fn(long x);
+
+asm(".text\n"
+    ".globl cr_fn\n.type cr_fn,@function\n"
+    "cr_fn:\n"
+    "	push %rbp\n"
+    "	mov %rsp, %rbp\n"
+    "	lea 1(%rdi), %rax\n"
+    "	pop %rbp\n"
+    "	ret\n"
+    ".size cr_fn, .-cr_fn\n");
 
 static double now(void)
 {
@@ -26,7 +40,8 @@ int main(int argc, char **argv)
 	double secs = 1, start, t;
 	long nr = SYS_getppid, arg = 0;
 	unsigned long n = 0;
-	int opt, i, go = 0, sig;
+	int opt, i, go = 0, sig, fn = 0;
+	long sum = 0;
 	sigset_t set;
 
 	while ((opt = getopt(argc, argv, "gd:")) != -1) {
@@ -39,6 +54,7 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[optind], "getpid")) nr = SYS_getpid;
 		else if (!strcmp(argv[optind], "getuid")) nr = SYS_getuid;
 		else if (!strcmp(argv[optind], "close")) { nr = SYS_close; arg = -1; }
+		else if (!strcmp(argv[optind], "fn")) fn = 1;
 		else if (strcmp(argv[optind], "getppid")) return 2;
 	}
 	if (go) {
@@ -51,11 +67,17 @@ int main(int argc, char **argv)
 	}
 	start = now();
 	do {
-		for (i = 0; i < 256; i++)
-			syscall(nr, arg);
+		if (fn)
+			for (i = 0; i < 256; i++)
+				sum += cr_fn(i);
+		else
+			for (i = 0; i < 256; i++)
+				syscall(nr, arg);
 		n += 256;
 		t = now() - start;
 	} while (t < secs);
+	if (fn && sum != (long)(n / 256) * (256 * 257 / 2))
+		fprintf(stderr, "callrate: cr_fn's results are wrong\n");
 	printf("%.0f\n", n / t);
 	return 0;
 }

@@ -5,6 +5,8 @@
  *   instaret -p PID -b BINARY -f FUNC
  *   instaret -U      the same program on the xprobes_uhook tracepoint: the
  *                    events of user hooks (xprobectl uhook add PID FUNC)
+ *   -r               returns too: a uretprobe, or xprobes_uhook_ret (the
+ *                    user hook added with --returns)
  * Prints "attached" once the probe is in.
  */
 #include <errno.h>
@@ -23,15 +25,17 @@ static void on_sig(int s) { (void)s; stop = 1; }
 int main(int argc, char **argv)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo);
+	LIBBPF_OPTS(bpf_uprobe_opts, ro, .retprobe = true);
 	const char *bin = NULL, *func = NULL;
+	struct bpf_link *link, *rlink = NULL;
 	struct instaret_bpf *skel;
-	struct bpf_link *link;
+	bool uhook = false, rets = false;
 	int pid = -1, c;
-	bool uhook = false;
 
-	while ((c = getopt(argc, argv, "p:b:f:U")) != -1) {
+	while ((c = getopt(argc, argv, "p:b:f:Ur")) != -1) {
 		switch (c) {
 		case 'U': uhook = true; break;
+		case 'r': rets = true; break;
 		case 'p': pid = atoi(optarg); break;
 		case 'b': bin = optarg; break;
 		case 'f': func = optarg; break;
@@ -42,8 +46,11 @@ int main(int argc, char **argv)
 		goto usage;
 	skel = instaret_bpf__open();
 	if (skel) {
-		bpf_program__set_autoload(uhook ? skel->progs.instaret : skel->progs.instaret_uhook,
-					  false);
+		/* Load only what is attached: the others may name what is not there. */
+		bpf_program__set_autoload(skel->progs.instaret, !uhook);
+		bpf_program__set_autoload(skel->progs.instaret_ret, !uhook && rets);
+		bpf_program__set_autoload(skel->progs.instaret_uhook, uhook);
+		bpf_program__set_autoload(skel->progs.instaret_uhook_ret, uhook && rets);
 		if (instaret_bpf__load(skel)) {
 			instaret_bpf__destroy(skel);
 			skel = NULL;
@@ -55,13 +62,19 @@ int main(int argc, char **argv)
 	}
 	if (uhook) {
 		link = bpf_program__attach(skel->progs.instaret_uhook);
+		if (link && rets)
+			rlink = bpf_program__attach(skel->progs.instaret_uhook_ret);
 	} else {
 		uo.func_name = func;
+		ro.func_name = func;
 		link = bpf_program__attach_uprobe_opts(skel->progs.instaret, pid, bin, 0, &uo);
+		if (link && rets)
+			rlink = bpf_program__attach_uprobe_opts(skel->progs.instaret_ret, pid, bin, 0, &ro);
 	}
-	if (!link) {
+	if (!link || (rets && !rlink)) {
 		fprintf(stderr, "instaret: cannot attach to %s: %s\n",
 			uhook ? "xprobes_uhook" : func, strerror(errno));
+		bpf_link__destroy(link);
 		instaret_bpf__destroy(skel);
 		return 1;
 	}
@@ -71,10 +84,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	while (!stop)
 		pause();
+	bpf_link__destroy(rlink);
 	bpf_link__destroy(link);
 	instaret_bpf__destroy(skel);
 	return 0;
 usage:
-	fprintf(stderr, "usage: instaret -p PID -b BINARY -f FUNC | -U\n");
+	fprintf(stderr, "usage: instaret [-r] -p PID -b BINARY -f FUNC | [-r] -U\n");
 	return 2;
 }

@@ -96,6 +96,8 @@ enum xprobes_attr {
 	XPROBES_A_PROG_ID,		/* u32: the BPF program a hook runs directly, 0 if none */
 	XPROBES_A_SIZE,			/* u32: bytes of a user function (UHOOK_ADD) */
 	XPROBES_A_TRAPPED,		/* u64: entries of a user hook through its int3 */
+	XPROBES_A_RET_MISSED,		/* u64: calls of a user hook whose return fires nothing */
+	XPROBES_A_RET_HITS,		/* u64: return events of a user hook */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -122,10 +124,13 @@ enum xprobes_mode {
 #define XPROBES_F_EVENTS		(1U << 6)	/* user hook: every call enters the
 							 * kernel (XPROBES_UHOOK_NR) and fires
 							 * the xprobes_uhook tracepoint */
+#define XPROBES_F_RETURNS		(1U << 7)	/* user hook with events: each return
+							 * of the function fires
+							 * xprobes_uhook_ret too */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
 					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
 					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES | \
-					 XPROBES_F_EVENTS)
+					 XPROBES_F_EVENTS | XPROBES_F_RETURNS)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
@@ -138,6 +143,7 @@ enum xprobes_mode {
 #define XPROBES_UHOOK_GONE		(1U << 20)	/* user hook: its address space
 							 * exited or exec'd; nothing to restore */
 #define XPROBES_UHOOK_EVENTS		(1U << 21)	/* user hook: fires events */
+#define XPROBES_UHOOK_RETURNS		(1U << 23)	/* user hook: fires return events */
 #define XPROBES_HOOK_INTERNAL		(1U << 22)	/* kernel hook the module placed for
 							 * its view's user-hook events */
 
@@ -148,5 +154,6 @@ enum xprobes_mode {
  * answers ENOSYS, and only a traced process's view intercepts it.
  */
 #define XPROBES_UHOOK_NR		420
+#define XPROBES_UHOOK_RET_NR		421	/* the same, from a return thunk */
 
 #endif /* _UAPI_XPROBES_H */

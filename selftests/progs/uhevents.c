@@ -4,8 +4,8 @@
  * bpf/uhevents.bpf.c) and, on SIGINT/SIGTERM, print for each cookie that had
  * events:
  *   cookie C id ID tgid T count N bad B misaligned M ip IP ret RET
- *     args DI SI DX CX R8 R9
- * (the first event's registers, in hex) and "other N" (events with larger
+ *     rcount N rbad B rmisaligned M rip IP rax AX args DI SI DX CX R8 R9
+ * (the first event's registers, in hex; r*: return events) and "other N" (events with larger
  * cookies). Prints "attached" once the program is live.
  */
 #include <errno.h>
@@ -45,10 +45,13 @@ int main(void)
 		if (bpf_map_lookup_elem(fd, &i, &s) || !s.count)
 			continue;
 		printf("cookie %u id %u tgid %u count %llu bad %llu misaligned %llu ip %#llx ret %#llx "
+		       "rcount %llu rbad %llu rmisaligned %llu rip %#llx rax %#llx "
 		       "args %llx %llx %llx %llx %llx %llx\n", i, s.id, s.tgid,
 		       (unsigned long long)s.count, (unsigned long long)s.bad,
 		       (unsigned long long)s.misaligned, (unsigned long long)s.ip,
-		       (unsigned long long)s.ret, (unsigned long long)s.di,
+		       (unsigned long long)s.ret, (unsigned long long)s.rcount,
+		       (unsigned long long)s.rbad, (unsigned long long)s.rmisaligned,
+		       (unsigned long long)s.rip, (unsigned long long)s.rax, (unsigned long long)s.di,
 		       (unsigned long long)s.si, (unsigned long long)s.dx,
 		       (unsigned long long)s.cx, (unsigned long long)s.r8,
 		       (unsigned long long)s.r9);

@@ -3,7 +3,7 @@
  * uhtarget: a multithreaded process whose functions user hooks patch, and
  * that checks every result itself (selftest 27).
  *
- *   uhtarget [-t THREADS] [-n ROUNDS] [-g]
+ *   uhtarget [-t THREADS] [-n ROUNDS] [-g] [-z]
  *                                       run; ROUNDS 0 (default): until SIGTERM;
  *                                       -g: the threads start at SIGHUP, and
  *                                       after ROUNDS it waits for SIGUSR1 (a
@@ -33,6 +33,8 @@
  *  uh_loop   xor; then a loop whose branch lands at +2: no jump possible
  *  uh_args6  mov (%rsp); mov to rip-relative: six arguments summed, the
  *            return address stored (user-hook events, selftest 28)
+ *  uh_sleep  push; mov; call uh_nap, which sleeps: -z runs a thread that
+ *            is nearly always inside it (50 ms naps, each result checked)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -53,10 +55,12 @@ long uh_one(long x);
 long uh_endbr(long x);
 long uh_loop(long x, long n);
 long uh_args6(long a, long b, long c, long d, long e, long f);
+long uh_sleep(long us);
+long uh_nap(long us);
 volatile long uh_count;
 volatile unsigned long uh_last_ret;
 extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_endbr_end[], uh_loop_end[],
-	uh_args6_end[];
+	uh_args6_end[], uh_sleep_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
 
@@ -122,7 +126,24 @@ asm(".text\n"
     "	add %r9, %rax\n"
     "	ret\n"
     "uh_args6_end:\n"
-    ".size uh_args6, .-uh_args6\n");
+    ".size uh_args6, .-uh_args6\n"
+    ".globl uh_sleep\n.type uh_sleep,@function\n"
+    "uh_sleep:\n"
+    "	push %rbx\n"
+    "	mov %rdi, %rbx\n"
+    "	call uh_nap\n"
+    "	lea 1(%rbx), %rax\n"
+    "	pop %rbx\n"
+    "	ret\n"
+    "uh_sleep_end:\n"
+    ".size uh_sleep, .-uh_sleep\n");
+
+/* uh_sleep's callee: the thread sleeps inside a hooked function. */
+__attribute__((used)) long uh_nap(long us)
+{
+	usleep(us);
+	return us;
+}
 
 static atomic_bool stop;
 static atomic_long calls;
@@ -152,6 +173,22 @@ static __attribute__((noinline)) void round_once(long k, long i)
 		bad("uh_loop", r, 3 * ((k & 3) + 1));
 	if ((r = uh_args6(1, 2, 3, 4, 5, 6)) != 21)
 		bad("uh_args6", r, 21);
+}
+
+static atomic_long naps;
+
+/* -z: a thread that spends its time inside uh_sleep. */
+static void *sleeper(void *arg)
+{
+	long r;
+
+	(void)arg;
+	while (!atomic_load(&stop)) {
+		if ((r = uh_sleep(50000)) != 50001)
+			bad("uh_sleep", r, 50001);
+		atomic_fetch_add(&naps, 1);
+	}
+	return NULL;
 }
 
 static atomic_bool go = true;
@@ -234,7 +271,8 @@ static int finish(pthread_t *tid, long threads)
 int main(int argc, char **argv)
 {
 	long threads = 4, i;
-	pthread_t tid[64];
+	pthread_t tid[64], ztid;
+	bool zzz = false;
 	sigset_t set;
 	int c, sig;
 
@@ -248,11 +286,12 @@ int main(int argc, char **argv)
 		printf("%s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "not ENOSYS");
 		return 0;
 	}
-	while ((c = getopt(argc, argv, "t:n:g")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:gz")) != -1) {
 		switch (c) {
 		case 't': threads = atol(optarg); break;
 		case 'n': rounds = atol(optarg); break;
 		case 'g': go = false; hold = true; break;
+		case 'z': zzz = true; break;
 		default: return 2;
 		}
 	}
@@ -266,6 +305,8 @@ int main(int argc, char **argv)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 	for (i = 0; i < threads; i++)
 		pthread_create(&tid[i], NULL, worker, (void *)i);
+	if (zzz)
+		pthread_create(&ztid, NULL, sleeper, NULL);
 #define FN(f) printf("fn " #f " %p %ld\n", (void *)f, (long)(f##_end - (const char *)f))
 	FN(uh_add);
 	FN(uh_call);
@@ -273,6 +314,7 @@ int main(int argc, char **argv)
 	FN(uh_endbr);
 	FN(uh_loop);
 	FN(uh_args6);
+	FN(uh_sleep);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (!atomic_load(&go))
@@ -314,5 +356,9 @@ int main(int argc, char **argv)
 	if (rounds)
 		return 0;
 	atomic_store(&stop, true);
+	if (zzz) {
+		pthread_join(ztid, NULL);
+		printf("naps %ld\n", atomic_load(&naps));
+	}
 	return finish(tid, threads);
 }

@@ -5,12 +5,15 @@
 # times once started, checking every result; uhevents (a raw tracepoint
 # program) counts events per cookie and compares each one's registers with
 # the function's address, its call site and its arguments.
-# (a) Exact counts, in BPF and in uhook list; nothing for a hook without
-# events. (b) The registers: ip at the function, the return address at sp
+# (a) Exact counts of calls and returns, in BPF and in uhook list; nothing
+# for a hook without events, no returns for a hook without them. (b) The registers: ip at the function, the return address at sp
 # (the one uh_args6 itself stored), the six arguments, the entry's stack
-# alignment. (c) The view's hook on __x64_sys_ni_syscall is listed and
+# alignment; at every return, ip at the call site, the result in ax, sp
+# aligned. (c) The view's hook on __x64_sys_ni_syscall is listed and
 # cannot be deleted. (d) A forked child runs the hooked functions (N rounds)
 # and fires nothing. (e) Untraced processes: syscall 420 is ENOSYS.
+# (f) rmmod while a thread sleeps inside a hooked function with returns:
+# it returns through its thunk, without the module, and runs on.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 5000 1000)
 
@@ -27,8 +30,12 @@ wait_for /tmp/uev.out '^attached' "uhevents did not attach"
 j=$(xprobectl uhook add --json --cookie 1 $P uh_add) || fail "uhook add uh_add"
 assert_eq "uh_add: events" true "$(json_get "$j" events)"
 a=$(json_get "$j" id)
-j=$(xprobectl uhook add --json --cookie 6 $P uh_args6) || fail "uhook add uh_args6"
+assert_eq "uh_add: no returns" false "$(json_get "$j" returns)"
+j=$(xprobectl uhook add --json --cookie 6 --returns $P uh_args6) || fail "uhook add uh_args6"
+assert_eq "uh_args6: returns" true "$(json_get "$j" returns)"
 g=$(json_get "$j" id)
+j=$(xprobectl uhook add --json --cookie 3 --returns $P uh_endbr) || fail "uhook add uh_endbr"
+e=$(json_get "$j" id)
 j=$(xprobectl uhook add --json --cookie 2 --no-events $P uh_call) || fail "uhook add uh_call"
 assert_eq "uh_call: no events" false "$(json_get "$j" events)"
 c=$(json_get "$j" id)
@@ -46,9 +53,13 @@ wait_for /tmp/ue.out '^ok calls\|^BAD' "uhtarget did not finish its rounds" 6000
 grep -q BAD /tmp/ue.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/ue.out)"
 assert_eq "the rounds" "ok calls=$((2 * N))" "$(grep -o '^ok calls=[0-9]*' /tmp/ue.out)"
 ret=$(sed -n 's/^ok calls=[0-9]* ret=//p' /tmp/ue.out)
-hits() { xprobectl uhook list $P | awk -v i=$1 '$1 == i { print $(NF - 1) }'; }
+hits() { xprobectl uhook list $P | awk -v i=$1 '$1 == i { print $(NF - 2) }'; }
+rets() { xprobectl uhook list $P | awk -v i=$1 '$1 == i { print $(NF - 1) }'; }
 assert_eq "uh_add: events listed" $((2 * N)) "$(hits $a)"
 assert_eq "uh_args6: events listed" $((2 * N)) "$(hits $g)"
+assert_eq "uh_args6: return events listed" $((2 * N)) "$(rets $g)"
+assert_eq "uh_endbr: return events listed" $((2 * N)) "$(rets $e)"
+assert_eq "uh_add: no return events" - "$(rets $a)"
 assert_eq "uh_call: no events listed" - "$(hits $c)"
 
 # (d) the child is in the view (fork is followed), but not the hooked mm
@@ -69,10 +80,26 @@ assert_eq "uh_add: the process" $P "$(field "$a1" tgid)"
 assert_eq "uh_args6: events in BPF" $((2 * N)) "$(field "$a6" count)"
 assert_eq "uh_args6: every event's arguments 1..6, ip and return address alike" 0 "$(field "$a6" bad)"
 assert_eq "uh_args6: ip" $(($(fn_addr /tmp/ue.out uh_args6))) $(($(field "$a6" ip)))
-assert_eq "uh_args6: the word at sp is where it returns" $((ret)) $(($(field "$a6" ret)))
+# The function itself finds a return thunk's address where its caller's
+# was (as under a uretprobe); the event has the caller's, and so does the return.
+assert_eq "uh_args6: the return goes where the word at sp said at entry" \
+	$(($(field "$a6" ret))) $(($(field "$a6" rip)))
+set -- $(awk '/xprobes-uhooks/ { split($1, r, "-"); print r[1], r[2]; exit }' /proc/$P/maps)
+[ $((ret)) -ge $((0x$1)) ] && [ $((ret)) -lt $((0x$2)) ] ||
+	fail "uh_args6 saw $ret as its return address, not a thunk in $1-$2"
+note "ok: uh_args6 saw a return thunk ($ret) where its caller's return address was"
 assert_eq "uh_args6: the arguments" "1 2 3 4 5 6" "$(echo "$a6" | sed 's/.* args //')"
 assert_eq "sp + 8 is 16-byte aligned at every event (uh_add)" 0 "$(field "$a1" misaligned)"
 assert_eq "sp + 8 is 16-byte aligned at every event (uh_args6)" 0 "$(field "$a6" misaligned)"
+assert_eq "uh_args6: return events in BPF" $((2 * N)) "$(field "$a6" rcount)"
+assert_eq "uh_args6: every return to the call site, with the result 21" 0 "$(field "$a6" rbad)"
+assert_eq "uh_args6: the return's ax" 21 $(($(field "$a6" rax)))
+assert_eq "uh_args6: sp 16-byte aligned after every return" 0 "$(field "$a6" rmisaligned)"
+a3=$(grep '^cookie 3 ' /tmp/uev.out)
+assert_eq "uh_endbr: events and returns in BPF" "$((2 * N)) $((2 * N))" \
+	"$(field "$a3" count) $(field "$a3" rcount)"
+assert_eq "uh_endbr: every return to one call site" 0 "$(field "$a3" rbad)"
+assert_eq "uh_add: no return events in BPF" 0 "$(field "$a1" rcount)"
 assert_eq "no events of other hooks" "" "$(grep '^cookie 2 ' /tmp/uev.out)"
 assert_eq "no events with other cookies" "other 0" "$(grep '^other' /tmp/uev.out)"
 
@@ -82,4 +109,27 @@ assert_eq "syscall 420 outside any view: ENOSYS" ENOSYS "$(uhtarget -s 420)"
 kill $P
 wait $P
 assert_eq "uhtarget's exit" 0 $?
+
+# (f) rmmod while a thread sleeps inside a hooked function with returns:
+# its return address is a thunk's, which must return without the module.
+uhtarget -t 1 -z > /tmp/uz.out 2>&1 &
+Z=$!
+wait_for /tmp/uz.out '^ready' "uhtarget -z did not start"
+xprobectl view add $Z > /dev/null || fail "view add (uh_sleep)"
+z=$(json_get "$(xprobectl uhook add --json --returns $Z uh_sleep)" id)
+[ -n "$z" ] || fail "uhook add --returns uh_sleep"
+i=0
+while [ "$(xprobectl uhook list $Z | awk -v i=$z '$1 == i { print $(NF - 1) }')" -lt 3 ]; do
+	i=$((i + 1))
+	[ $i -lt 200 ] || fail "uh_sleep returned fewer than 3 times: $(xprobectl uhook list $Z)"
+	sleep 0.05
+done
+rmmod xprobes || fail "rmmod with a thread inside a hooked function"
+sleep 0.5
+kill -0 $Z 2>/dev/null || fail "the process died after rmmod: $(tail -n 3 /tmp/uz.out)"
+kill $Z
+wait $Z
+assert_eq "uhtarget -z's exit after rmmod" 0 $?
+assert_match "its sleeper returned through the thunk and on" "^naps [1-9]" "$(grep '^naps' /tmp/uz.out)"
+load_module
 note "ok: $((2 * N)) events per function, registers as at entry; no events without, none from a child"
