@@ -60,8 +60,10 @@ start_ready() {
 #   instaret-uprobes  a uprobe on UFUNC whose BPF program returns at once
 # and callrate's cr_fn in TARGET (binary $BIN), ucall-cost.sh:
 #   uhook, uhook-ret, uhook-bare, uprobe, uprobe-ret (see there)
-#   trace1    xprobectl trace -f UFUNC (uprobe + uretprobe, kernel hooks)
+#   trace1    xprobectl trace -f UFUNC (a user hook with returns where the
+#             module allows, kernel hooks)
 #   traceall  xprobectl trace of every function of the main binary
+#   trace1-uprobes, traceall-uprobes  the same with --uprobes
 # and syscall metrics of TARGET:
 #   metrics     xprobectl metrics through a view of TARGET
 #   metrics-fb  xprobectl metrics --no-views (the global syscall tracepoints)
@@ -140,6 +142,8 @@ setup() {
 	uprobe-ret) instaret -r -p $TARGET -b $BIN -f cr_fn > /tmp/helper.out & ;;
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	trace1-uprobes) xprobectl trace --uprobes -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	traceall-uprobes) xprobectl trace --uprobes $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	metrics) xprobectl metrics $TARGET > /dev/null 2> /tmp/helper.out & ;;
 	metrics-fb) xprobectl metrics --no-views $TARGET > /dev/null 2> /tmp/helper.out & ;;
 	*) pidfilter -p $TARGET -m $1 $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;

@@ -482,22 +482,38 @@ static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
 	return st;
 }
 
-/* Does the return address at SP still hold the uretprobe trampoline? */
-static __always_inline bool tail_call(__u64 sp)
+/*
+ * The target's user-hook trampoline areas (xprobectl fills them in after
+ * adding its user hooks): a return address in one is a return thunk's.
+ */
+#define UAREAS 4
+__u64 uarea_lo[UAREAS], uarea_hi[UAREAS];
+
+/*
+ * Does the return address at SP still hold what a probe of the caller put
+ * there: the uretprobe trampoline, or a user hook's return thunk?
+ */
+static __always_inline bool tail_call(__u64 sp, bool uhook)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 ret = 0;
+	int i;
 
 	bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
-	return ret == BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	if (!uhook)
+		return ret == BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	for (i = 0; i < UAREAS; i++)
+		if (ret >= uarea_lo[i] && ret < uarea_hi[i])
+			return true;
+	return false;
 }
 
-SEC("uprobe")
-int fn_entry(struct pt_regs *ctx)
+/* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
+static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 {
-	__u64 now = bpf_ktime_get_ns(), sp = PT_REGS_SP(ctx);
-	__u32 func = (__u32)bpf_get_attach_cookie(ctx), i, d;
+	__u64 now = bpf_ktime_get_ns();
 	struct thread_state *st;
+	__u32 i, d;
 	struct clocks c;
 	struct frame *f;
 
@@ -528,7 +544,7 @@ int fn_entry(struct pt_regs *ctx)
 		if (!d || d > TRACE_MAX_DEPTH)
 			break;
 		f = &st->frames[(d - 1) & DEPTH_MASK];
-		if (f->entry_sp > sp || (f->entry_sp == sp && tail_call(sp)))
+		if (f->entry_sp > sp || (f->entry_sp == sp && tail_call(sp, uhook)))
 			break;
 		st->depth = d - 1;
 		count(CNT_ABANDONED);
@@ -557,6 +573,27 @@ int fn_entry(struct pt_regs *ctx)
 	f->child_on = 0;
 	st->depth = d + 1;
 	return 0;
+}
+
+SEC("uprobe")
+int fn_entry(struct pt_regs *ctx)
+{
+	return entry(PT_REGS_SP(ctx), (__u32)bpf_get_attach_cookie(ctx), false);
+}
+
+/*
+ * The events of xprobes user hooks (the default where the module is there
+ * and a function allows one): args id, cookie (the function), the
+ * registers at the entry. The tracepoint is every hooked process's.
+ */
+SEC("raw_tp/xprobes_uhook")
+int fn_entry_uh(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[2];
+
+	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
+		return 0;
+	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1], true);
 }
 
 /*
@@ -618,11 +655,10 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		ts->off_incl[i] += off[i];
 }
 
-SEC("uretprobe")
-int fn_return(struct pt_regs *ctx)
+/* A return of FUNC, whose entry had its return address at ESP. */
+static __always_inline int ret_common(__u64 esp, __u32 func)
 {
-	__u64 esp = PT_REGS_SP(ctx) - 8;
-	__u32 func = (__u32)bpf_get_attach_cookie(ctx), tid = (__u32)bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	struct clocks c;
 	struct frame *f;
@@ -661,6 +697,22 @@ int fn_return(struct pt_regs *ctx)
 	st->depth = d - 1;
 	count(CNT_RETURNS);
 	return 0;
+}
+
+SEC("uretprobe")
+int fn_return(struct pt_regs *ctx)
+{
+	return ret_common(PT_REGS_SP(ctx) - 8, (__u32)bpf_get_attach_cookie(ctx));
+}
+
+SEC("raw_tp/xprobes_uhook_ret")
+int fn_return_uh(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[2];
+
+	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
+		return 0;
+	return ret_common(BPF_CORE_READ(regs, sp) - 8, (__u32)ctx->args[1]);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -200,9 +200,9 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 	       s->views ? "views" : "fallback",
 	       s->mode_note[0] ? ": " : "", s->mode_note, elapsed / 1e9,
 	       s->nfuncs, s->nfuncs == 1 ? "" : "s", s->nfailed ? " (some could not be probed)" : "");
-	printf("%-*s %8s %9s %9s %9s %9s %9s  %5s %5s %5s %5s %5s %5s\n", w, "FUNCTION", "CALLS",
-	       "TOTAL", "AVG", "SELF", "ON-CPU", "OFF-CPU", "runq%", "lock%", "io%", "net%",
-	       "sleep%", "other%");
+	printf("%-*s %8s %9s %9s %9s %9s %9s  %5s %5s %5s %5s %5s %5s  %s\n", w, "FUNCTION",
+	       "CALLS", "TOTAL", "AVG", "SELF", "ON-CPU", "OFF-CPU", "runq%", "lock%", "io%",
+	       "net%", "sleep%", "other%", "PROBE");
 	for (r = 0; r < n; r++) {
 		const struct func_stats *f = &v[idx[r]];
 		uint64_t off = off_sum(f->off_incl);
@@ -213,7 +213,7 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 		       dur(f->on_excl + off_sum(f->off_excl), b3), dur(f->on_incl, b4), dur(off, b5));
 		for (i = 0; i < NR_CAUSES; i++)
 			printf(" %5.1f", f->off_incl[i] * pw);
-		printf("\n");
+		printf("  %s\n", s->funcs[idx[r]].uhook ? "uhook" : "uprobe");
 		if (!s->hist)
 			continue;
 		print_hist("wall", f->hist_wall);
@@ -342,6 +342,7 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 		json_str("module", t->path);
 		snprintf(off_hex, sizeof(off_hex), "0x%" PRIx64, t->offset);
 		json_str("offset", off_hex);
+		json_str("probe", t->uhook ? "uhook" : "uprobe");
 		json_u64("calls", f->calls);
 		json_u64("wall_ns", f->wall);
 		json_u64("on_cpu_ns", f->on_incl);

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xprobectl trace: per-function wall time of one process, split into ON-CPU
- * and OFF-CPU by cause. User functions through uprobes; the scheduler side
+ * and OFF-CPU by cause. User functions through xprobes user hooks where the
+ * module allows one (tuhook.c), else uprobes; the scheduler side
  * through hooks in the process's kernel view (xprobes.ko), or through the
  * global sched_switch tracepoint with a PID test when the module is not
  * there (fallback mode). The BPF side is bpf/trace.bpf.c.
@@ -56,6 +57,10 @@ static void trace_usage(FILE *f)
 "                            traced function that made it (xprobectl latency; K sigmas, 3)\n"
 "      --latency-min-us US   and only those longer than US microseconds\n"
 "      --no-views            fallback mode: global sched_switch with a PID test\n"
+"      --uprobes             user functions through uprobes only, not xprobes user hooks\n"
+"                            (the default where the module is loaded: a jump into a\n"
+"                            trampoline per function, no trap per call; a function that\n"
+"                            allows none keeps a uprobe; the report's PROBE column)\n"
 "  -v, --verbose             libbpf's messages\n");
 }
 
@@ -85,7 +90,6 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 	struct tfunc *f;
 	int i;
 
-	(void)size;
 	for (i = 0; i < p->nspecs; i++) {
 		const char *lib = p->specs[i].lib;
 
@@ -112,6 +116,8 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 	f->path = strdup(p->path);
 	f->main_bin = p->main_bin;
 	f->offset = off;
+	f->size = size;
+	f->uhook = 0;
 	return f->name && f->path ? 0 : -ENOMEM;
 }
 
@@ -274,17 +280,22 @@ static int attach_multi(struct tsession *s)
 		goto out;
 	}
 	while (i < s->nfuncs && !err) {
+		int n = 0;
+
+		/* the functions of one file that have no user hook */
 		for (j = i; j < s->nfuncs && !strcmp(s->funcs[j].path, s->funcs[i].path); j++) {
-			offs[j - i] = s->funcs[j].offset;
-			cookies[j - i] = j;
+			if (s->funcs[j].uhook)
+				continue;
+			offs[n] = s->funcs[j].offset;
+			cookies[n++] = j;
 		}
-		if (j - i >= 100)
-			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", j - i,
+		if (n >= 100)
+			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n,
 				s->funcs[i].path);
-		for (k = 0; k < 2 && !err; k++) {
+		for (k = 0; k < 2 && !err && n; k++) {
 			fd = umulti_link(bpf_program__fd(k ? s->skel->progs.fn_return :
 							 s->skel->progs.fn_entry),
-					 s->funcs[i].path, offs, cookies, j - i, k, s->pid);
+					 s->funcs[i].path, offs, cookies, n, k, s->pid);
 			if (fd < 0) {
 				if (verbose)
 					fprintf(stderr, "xprobectl: uprobe_multi on %s: %s; "
@@ -326,6 +337,10 @@ static int attach_uprobes(struct tsession *s)
 		struct bpf_link *in, *out = NULL;
 		int err;
 
+		if (f->uhook) {
+			ok++;
+			continue;
+		}
 		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, s->pid, f->path,
 						     f->offset, &o);
 		err = libbpf_get_error(in);
@@ -404,6 +419,26 @@ static struct bpf_program *hook_prog(struct trace_bpf *skel, uint32_t kind)
 	}
 }
 
+/* The programs on the user hooks' events. */
+static int attach_uh(struct tsession *s)
+{
+	struct bpf_link *in, *out = NULL;
+
+	in = bpf_program__attach(s->skel->progs.fn_entry_uh);
+	if (!libbpf_get_error(in))
+		out = bpf_program__attach(s->skel->progs.fn_return_uh);
+	if (libbpf_get_error(in) || libbpf_get_error(out)) {
+		fprintf(stderr, "xprobectl: cannot attach to the user hooks' events: %s "
+			"(an older xprobes.ko? --uprobes traces without them)\n", strerror(errno));
+		if (!libbpf_get_error(in))
+			bpf_link__destroy(in);
+		return -1;
+	}
+	s->skel->links.fn_entry_uh = in;
+	s->skel->links.fn_return_uh = out;
+	return 0;
+}
+
 static int load_bpf(struct tsession *s)
 {
 	struct bpf_link *l;
@@ -424,6 +459,8 @@ static int load_bpf(struct tsession *s)
 	bpf_program__set_autoload(s->skel->progs.on_exit_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_switch, !s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_exit, !s->views);
+	bpf_program__set_autoload(s->skel->progs.fn_entry_uh, s->nuhooks > 0);
+	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0);
 	if (s->multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.fn_entry, XP_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.fn_return, XP_BPF_TRACE_UPROBE_MULTI);
@@ -441,6 +478,11 @@ static int load_bpf(struct tsession *s)
 	for (i = 0; i < s->nhooks; i++)
 		bpf_map_update_elem(bpf_map__fd(s->skel->maps.hooks), &s->hook_ids[i],
 				    &s->hook_kinds[i], BPF_ANY);
+	if (s->nuhooks) {
+		tuhooks_areas(s);
+		if (attach_uh(s))
+			return -1;
+	}
 	/*
 	 * In a view, each hook runs the kprobe program of its kind itself
 	 * (cheapest); a module that refuses those runs on_hook, or has the
@@ -482,6 +524,7 @@ int cmd_trace(int argc, char **argv)
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "no-views", no_argument, NULL, 'N' },
+		{ "uprobes", no_argument, NULL, 'U' },
 		{ "latency", optional_argument, NULL, 'S' },
 		{ "latency-min-us", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -544,6 +587,7 @@ int cmd_trace(int argc, char **argv)
 		case 'j': s.json = true; break;
 		case 'F': s.folded = true; break;
 		case 'N': no_views = true; break;
+		case 'U': s.uprobes_only = true; break;
 		case 'S':
 			latency = true;
 			if (!optarg)
@@ -652,6 +696,11 @@ int cmd_trace(int argc, char **argv)
 	if (s.views)
 		ev = xp_events_open(s.pid);
 	s.multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
+	/* User hooks first, where the module allows: uprobes for the rest. */
+	if (s.views && !s.uprobes_only && tuhooks_add(&s, verbose)) {
+		fprintf(stderr, "xprobectl: user hooks failed; --uprobes traces without them\n");
+		goto out;
+	}
 	for (;;) {
 		if (load_bpf(&s))
 			goto out;
@@ -684,9 +733,10 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	started = true;
-	fprintf(stderr, "xprobectl: tracing %d function%s in pid %d (%s), %s mode%s\n",
+	fprintf(stderr, "xprobectl: tracing %d function%s in pid %d (%s), %s mode, %d through "
+		"user hooks%s\n",
 		s.nfuncs - s.nfailed, s.nfuncs - s.nfailed == 1 ? "" : "s", s.pid, s.comm,
-		s.views ? "views" : "fallback", child || duration ? "" : "; Ctrl-C ends");
+		s.views ? "views" : "fallback", s.nuhooks, child || duration ? "" : "; Ctrl-C ends");
 	if (lat)
 		fprintf(stderr, "xprobectl: and slow syscalls (above mean + %.2g sigma), %s\n",
 			lo.k, syswatch_mode(&sw));

@@ -17,6 +17,8 @@ struct tfunc {
 	char *path;		/* the ELF file it lives in */
 	bool main_bin;		/* in the main binary, not a library */
 	uint64_t offset;	/* file offset of its first instruction */
+	uint64_t size;		/* bytes, from its symbol */
+	uint32_t uhook;		/* its user hook's id, 0: a uprobe and a uretprobe */
 };
 
 enum sort_key { SORT_WALL, SORT_SELF, SORT_ON, SORT_OFF, SORT_CALLS };
@@ -29,6 +31,8 @@ struct tsession {
 	struct tfunc *funcs;	/* index = attach cookie = stats key */
 	int nfuncs;
 	int nfailed;		/* functions that could not be probed */
+	int nuhooks;		/* functions through user hooks (tuhook.c) */
+	bool uprobes_only;	/* --uprobes */
 	int ncpus;
 	struct trace_bpf *skel;
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
@@ -50,6 +54,10 @@ struct tsession {
 	uint64_t swept_ns;	/* and when it ran */
 };
 
+
+/* tuhook.c: user hooks for the functions that allow one (views mode). */
+int tuhooks_add(struct tsession *s, bool verbose);
+void tuhooks_areas(struct tsession *s);
 
 /* Print a report: an interval (difference from the last one) or the final totals. */
 int report_print(struct tsession *s, bool final);

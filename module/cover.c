@@ -16,7 +16,11 @@
  *  - the whole function decodes, and no direct branch in it (jmp, jcc, call)
  *    targets a covered byte other than the first;
  *  - the function has no indirect jump (a jump table could target anything)
- *    and no jump to the retpoline thunks that stand for one.
+ *    and no jump to the retpoline thunks that stand for one. In user code
+ *    (xp_cover_decide_user()) a jump through a register is allowed when the
+ *    caller can check every table the function addresses, and one through
+ *    memory without an index register is a tail call through a function
+ *    pointer (to some function's start, never into a prologue).
  * Exception-table fixups that land inside are checked in hook.c, which has
  * the table. This file works on a buffer, so KUnit can feed it real code.
  */
@@ -25,6 +29,7 @@
 #include <linux/minmax.h>
 #include "insn.h"
 #include "cover.h"
+#include "uslot.h"	/* get_unaligned_le32() on both kernels */
 
 /* Is @insn an indirect jump, or a direct jump to a thunk standing for one? */
 static bool indirect_jump(const struct xp_insn *insn, const u8 *p, unsigned long ip,
@@ -42,8 +47,46 @@ static bool indirect_jump(const struct xp_insn *insn, const u8 *p, unsigned long
 	return thunk_lo && target >= thunk_lo && target < thunk_hi;
 }
 
-int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
-		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c)
+/* Where @insn's ModRM byte is in @p (after prefixes, REX and the opcode). */
+static unsigned int modrm_off(const struct xp_insn *insn, const u8 *p, u8 *rex)
+{
+	unsigned int i = 0;
+
+	*rex = 0;
+	while (i < insn->len && (p[i] == 0x66 || p[i] == 0x67 || p[i] == 0xf2 || p[i] == 0xf3 ||
+				 p[i] == 0x2e || p[i] == 0x3e || p[i] == 0x26 || p[i] == 0x64 ||
+				 p[i] == 0x65 || p[i] == 0x36 || p[i] == 0xf0))
+		i++;
+	if (i < insn->len && (p[i] & 0xf0) == 0x40)
+		*rex = p[i++];
+	return i + 1;	/* one-byte opcode (ff) */
+}
+
+/*
+ * A user function's indirect jump (ff /4): 1 if the caller must check the
+ * function's tables (through a register), 0 if it needs nothing (through
+ * memory, no index: a function pointer), -1 if unknown (an index register:
+ * a table of absolute addresses, which position-independent code never has).
+ */
+static int user_jump(const struct xp_insn *insn, const u8 *p)
+{
+	unsigned int m;
+	u8 rex, sib;
+
+	if (insn->modrm >> 6 == 3)
+		return 1;
+	if ((insn->modrm & 7) != 4)
+		return 0;	/* no SIB: no index */
+	m = modrm_off(insn, p, &rex);
+	if (m + 1 > insn->len)
+		return -1;
+	sib = p[m];
+	return ((sib >> 3) & 7) == 4 && !(rex & 2) ? 0 : -1;
+}
+
+static int decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
+		  unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c,
+		  struct xp_cover_tables *t)
 {
 	unsigned int pos, end;
 	struct xp_insn insn;
@@ -92,6 +135,34 @@ int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsig
 			c->why = "part of the function does not decode: branch targets unknown";
 			return -EINVAL;
 		}
+		if (t && insn.map == 0 && insn.opcode == 0xff && insn.has_modrm &&
+		    ((insn.modrm >> 3) & 7) == 4) {
+			int k = user_jump(&insn, func + pos);
+
+			if (k < 0) {
+				c->why = "the function jumps through a table of absolute addresses";
+				return -EINVAL;
+			}
+			t->reg_jumps += k;
+			continue;
+		}
+		if (t && insn.map == 0 && insn.opcode == 0x8d && insn.rip_rel && insn.disp_len == 4) {
+			s32 disp = (s32)get_unaligned_le32(func + pos + insn.disp_off);
+			unsigned long at = ip + insn.len + disp;
+			unsigned int i;
+
+			if (at - base < size)
+				continue;	/* code of the function itself */
+			for (i = 0; i < t->n && t->base[i] != at; i++)
+				;
+			if (i == t->n && t->n == XP_COVER_TABLES) {
+				c->why = "the function addresses too much data to check for jump tables";
+				return -E2BIG;
+			}
+			if (i == t->n)
+				t->base[t->n++] = at;
+			continue;
+		}
 		if (indirect_jump(&insn, func + pos, ip, thunk_lo, thunk_hi)) {
 			c->why = "the function has an indirect jump: its targets are unknown";
 			return -EINVAL;
@@ -107,4 +178,18 @@ int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsig
 	}
 	c->bytes = end - off;
 	return 0;
+}
+
+int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
+		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c)
+{
+	return decide(func, base, size, off, thunk_lo, thunk_hi, c, NULL);
+}
+
+int xp_cover_decide_user(const u8 *func, unsigned long base, unsigned int size,
+			 unsigned int off, struct xp_cover *c, struct xp_cover_tables *t)
+{
+	t->reg_jumps = 0;
+	t->n = 0;
+	return decide(func, base, size, off, 0, 0, c, t);
 }

@@ -25,4 +25,21 @@ struct xp_cover {
 int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
 		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c);
 
+/* What a user function's jump tables must be checked for (uhook.c). */
+#define XP_COVER_TABLES	32
+struct xp_cover_tables {
+	unsigned int reg_jumps;		/* jmp *%reg in the function */
+	unsigned int n;
+	unsigned long base[XP_COVER_TABLES];	/* RIP-relative lea targets outside it */
+};
+
+/*
+ * The same for a user function, where a jump through a register may be a
+ * jump table's (its tables then filled in @t for the caller to read: no
+ * entry may land inside the covered bytes), and a jump through memory
+ * without an index is a tail call through a function pointer.
+ */
+int xp_cover_decide_user(const u8 *func, unsigned long base, unsigned int size,
+			 unsigned int off, struct xp_cover *c, struct xp_cover_tables *t);
+
 #endif /* _XPROBES_COVER_H */

@@ -186,6 +186,40 @@ static void cover_synthetic(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, 3, 0, 0, 0, &c), -ERANGE);
 }
 
+/*
+ * A user function's indirect jumps: through a register, with the tables it
+ * addresses handed to the caller; through memory without an index, a tail
+ * call; through a table of absolute addresses, refused.
+ */
+static void cover_user_jumps(struct kunit *test)
+{
+	/* push %rbp; mov %rsp,%rbp; lea 0x100(%rip),%rdx; movslq (%rdx,%rax,4),%rax;
+	 * add %rdx,%rax; jmp *%rax */
+	static const u8 table[] = { 0x55, 0x48, 0x89, 0xe5, 0x48, 0x8d, 0x15, 0x00, 0x01, 0x00, 0x00,
+				    0x48, 0x63, 0x04, 0x82, 0x48, 0x01, 0xd0, 0xff, 0xe0 };
+	/* push %rbx; mov %rdi,%rbx; pop %rbx; jmp *0x10(%rip) */
+	static const u8 tail[] = { 0x53, 0x48, 0x89, 0xfb, 0x5b, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00 };
+	/* push %rbx; mov %rdi,%rbx; jmp *0x1000(,%rax,8) */
+	static const u8 absolute[] = { 0x53, 0x48, 0x89, 0xfb, 0xff, 0x24, 0xc5, 0x00, 0x10, 0x00,
+				       0x00 };
+	unsigned long base = 0x555555554000UL;
+	struct xp_cover_tables t;
+	struct xp_cover c;
+
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(table, base, sizeof(table), 0, &c, &t), 0);
+	KUNIT_EXPECT_EQ(test, t.reg_jumps, 1U);
+	KUNIT_ASSERT_EQ(test, t.n, 1U);
+	KUNIT_EXPECT_EQ(test, t.base[0], base + 11 + 0x100);
+	/* The kernel's rule for the same bytes: refused. */
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(table, base, sizeof(table), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(tail, base, sizeof(tail), 0, &c, &t), 0);
+	KUNIT_EXPECT_EQ(test, t.reg_jumps, 0U);
+	KUNIT_EXPECT_EQ(test, t.n, 0U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(absolute, base, sizeof(absolute), 0, &c, &t),
+			-EINVAL);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(c.why, "absolute"));
+}
+
 
 /*
  * A user hook's trampoline (uslot.c): covered instructions rebuilt for
@@ -248,6 +282,7 @@ static void uslot_rebuilds(struct kunit *test)
 static struct kunit_case insn_cases_list[] = {
 	KUNIT_CASE(cover_real_functions),
 	KUNIT_CASE(cover_synthetic),
+	KUNIT_CASE(cover_user_jumps),
 	KUNIT_CASE(insn_decode_cases),
 	KUNIT_CASE(insn_rip_relative_layout),
 	KUNIT_CASE(insn_agrees_with_kprobes),

@@ -77,17 +77,42 @@ struct ustub_frame {
 	unsigned long ret;
 };
 
-/* The registers the stub's syscall saw, with its pushes undone, at @ip. */
-static void user_regs(struct pt_regs *r, const struct pt_regs *u, const struct ustub_frame *f,
-		      unsigned long ip)
+/*
+ * For the event, the process's own saved registers (@u, its pt_regs) are
+ * made what they were before the stub, at @ip, and put back after: no copy,
+ * and whatever reads the task's user registers meanwhile (bpf_get_stack()
+ * with BPF_F_USER_STACK, a perf sample) sees the function, not the stub.
+ * The syscall's return path only runs after they are back.
+ */
+struct stub_regs {
+	unsigned long ip, sp, ax, cx, r11, orig_ax;
+};
+
+static void enter_regs(struct pt_regs *u, const struct ustub_frame *f, unsigned long ip,
+		       struct stub_regs *s)
 {
-	*r = *u;
-	r->r11 = f->r11;
-	r->cx = f->cx;
-	r->ax = f->ax;
-	r->sp = u->sp + offsetof(struct ustub_frame, ret);
-	r->ip = ip;
-	r->orig_ax = -1;
+	s->ip = u->ip;
+	s->sp = u->sp;
+	s->ax = u->ax;
+	s->cx = u->cx;
+	s->r11 = u->r11;
+	s->orig_ax = u->orig_ax;
+	u->r11 = f->r11;
+	u->cx = f->cx;
+	u->ax = f->ax;
+	u->sp += offsetof(struct ustub_frame, ret);
+	u->ip = ip;
+	u->orig_ax = -1;
+}
+
+static void leave_regs(struct pt_regs *u, const struct stub_regs *s)
+{
+	u->ip = s->ip;
+	u->sp = s->sp;
+	u->ax = s->ax;
+	u->cx = s->cx;
+	u->r11 = s->r11;
+	u->orig_ax = s->orig_ax;
 }
 
 /*
@@ -204,9 +229,9 @@ static void uret_fire(struct pt_regs *u)
 {
 	unsigned long start = u->ip - XP_USTUB_RET, off;
 	struct ustub_frame f;
+	struct stub_regs s;
 	struct xp_uhook *h;
 	struct xp_uret *b;
-	struct pt_regs r;
 	unsigned int idx;
 
 	list_for_each_entry_rcu(b, &xp_urets, node)
@@ -223,9 +248,10 @@ found:
 		return;		/* the hook is gone; the thunk still returns */
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret)))
 		return;
-	user_regs(&r, u, &f, b->ent[idx].ret);
 	this_cpu_inc(h->hits->rets);
-	trace_xprobes_uhook_ret(h->id, h->cookie, &r);
+	enter_regs(u, &f, b->ent[idx].ret, &s);
+	trace_xprobes_uhook_ret(h->id, h->cookie, u);
+	leave_regs(u, &s);
 }
 
 /* The thunks of @a, written once, before a hook with returns is published. */
@@ -326,9 +352,9 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 {
 	struct pt_regs *u = (struct pt_regs *)kregs->di;
 	struct ustub_frame f;
+	struct stub_regs s;
 	struct xp_uhook *h;
 	unsigned long slot;
-	struct pt_regs r;
 
 	if (u != task_pt_regs(current))
 		return;
@@ -346,9 +372,10 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 found:
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f)))
 		return;
-	user_regs(&r, u, &f, h->func);
 	this_cpu_inc(h->hits->calls);
-	trace_xprobes_uhook(h->id, h->cookie, &r);
+	enter_regs(u, &f, h->func, &s);
+	trace_xprobes_uhook(h->id, h->cookie, u);
+	leave_regs(u, &s);
 	if (h->returns)
 		uret_hijack(h, u, &f);
 }

@@ -401,6 +401,53 @@ static bool overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi)
 	return false;
 }
 
+/*
+ * The function jumps through a register: if that is a jump table's
+ * dispatch, its entries (32-bit offsets from the table, what compilers emit
+ * for position-independent code) must not land inside the covered bytes
+ * [@site, @site + @cover). Every RIP-relative lea target outside the
+ * function might be a table: each is read as one, TABLE_ENTRIES entries or
+ * up to what the process maps. Reading past a real table (into the next
+ * one, or other data) can only add targets, so at worst a function is
+ * refused that would have been safe. A jump through a register that is no
+ * table's (a function pointer) targets a function's start.
+ */
+#define TABLE_ENTRIES	4096
+
+static int check_tables(struct task_struct *task, const struct xp_cover_tables *t,
+			unsigned long site, unsigned int cover, const char **why)
+{
+	s32 *e;
+	unsigned int i, j;
+	int n, err = 0;
+
+	e = kmalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	for (i = 0; i < t->n && !err; i++) {
+		unsigned long tb = t->base[i];
+
+		for (j = 0; j < TABLE_ENTRIES && !err; j += n / sizeof(*e)) {
+			unsigned int k;
+
+			n = access_process_vm(task, tb + j * sizeof(*e), e, PAGE_SIZE, FOLL_FORCE);
+			if (n < (int)sizeof(*e))
+				break;
+			for (k = 0; k < n / sizeof(*e); k++) {
+				unsigned long target = tb + (long)e[k];
+
+				if (target > site && target < site + cover) {
+					*why = "a jump table entry lands inside the covered bytes";
+					err = -EINVAL;
+					break;
+				}
+			}
+		}
+	}
+	kfree(e);
+	return err;
+}
+
 static void uhook_free_rcu(struct rcu_head *rcu)
 {
 	struct xp_uhook *h = container_of(rcu, struct xp_uhook, rcu);
@@ -426,6 +473,7 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 	struct task_struct *task;
 	struct xp_uhook *h;
 	struct mm_struct *mm;
+	struct xp_cover_tables tables;
 	struct xp_cover c;
 	struct file *file;
 	struct xp_view *v;
@@ -485,7 +533,9 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 	/* Where: past ENDBR64, which indirect calls need to find at the entry. */
 	if (size >= 4 && !memcmp(buf, "\xf3\x0f\x1e\xfa", 4))
 		site_off = 4;
-	err = xp_cover_decide(buf, func, size, site_off, 0, 0, &c);
+	err = xp_cover_decide_user(buf, func, size, site_off, &c, &tables);
+	if (!err && tables.reg_jumps)
+		err = check_tables(task, &tables, func + site_off, c.bytes, &c.why);
 	if (err) {
 		NL_SET_ERR_MSG_FMT(extack, "no jump here: %s", c.why);
 		goto out_buf;

@@ -33,6 +33,10 @@
  *  uh_loop   xor; then a loop whose branch lands at +2: no jump possible
  *  uh_args6  mov (%rsp); mov to rip-relative: six arguments summed, the
  *            return address stored (user-hook events, selftest 28)
+ *  uh_switch push; mov; and; then a jump table whose entries land past
+ *            the covered bytes: a jump
+ *  uh_swbad  the same, one entry landing on its second instruction:
+ *            refused (never called)
  *  uh_sleep  push; mov; call uh_nap, which sleeps: -z runs a thread that
  *            is nearly always inside it (50 ms naps, each result checked)
  */
@@ -57,10 +61,12 @@ long uh_loop(long x, long n);
 long uh_args6(long a, long b, long c, long d, long e, long f);
 long uh_sleep(long us);
 long uh_nap(long us);
+long uh_switch(long x);
+long uh_swbad(long x);
 volatile long uh_count;
 volatile unsigned long uh_last_ret;
 extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_endbr_end[], uh_loop_end[],
-	uh_args6_end[], uh_sleep_end[];
+	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
 
@@ -136,7 +142,43 @@ asm(".text\n"
     "	pop %rbx\n"
     "	ret\n"
     "uh_sleep_end:\n"
-    ".size uh_sleep, .-uh_sleep\n");
+    ".size uh_sleep, .-uh_sleep\n"
+    /* x + 10 * (x % 4 + 1), through a jump table as compilers build one */
+    ".globl uh_switch\n.type uh_switch,@function\n"
+    "uh_switch:\n"
+    "	push %rbx\n"
+    "	mov %rdi, %rbx\n"
+    "	and $3, %edi\n"
+    "	lea uh_swtab(%rip), %rdx\n"
+    "	movslq (%rdx,%rdi,4), %rax\n"
+    "	add %rdx, %rax\n"
+    "	jmp *%rax\n"
+    "1:	lea 10(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "2:	lea 20(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "3:	lea 30(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "4:	lea 40(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "uh_switch_end:\n"
+    ".size uh_switch, .-uh_switch\n"
+    /* the same, but one entry of its table lands on its second instruction */
+    ".globl uh_swbad\n.type uh_swbad,@function\n"
+    "uh_swbad:\n"
+    "	push %rbx\n"
+    "5:	mov %rdi, %rbx\n"
+    "	and $1, %edi\n"
+    "	lea uh_swbadtab(%rip), %rdx\n"
+    "	movslq (%rdx,%rdi,4), %rax\n"
+    "	add %rdx, %rax\n"
+    "	jmp *%rax\n"
+    "6:	lea 10(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "uh_swbad_end:\n"
+    ".size uh_swbad, .-uh_swbad\n"
+    ".section .rodata\n"
+    ".balign 4\n"
+    "uh_swtab:\n"
+    "	.long 1b - uh_swtab, 2b - uh_swtab, 3b - uh_swtab, 4b - uh_swtab\n"
+    "uh_swbadtab:\n"
+    "	.long 6b - uh_swbadtab, 5b - uh_swbadtab\n"
+    ".text\n");
 
 /* uh_sleep's callee: the thread sleeps inside a hooked function. */
 __attribute__((used)) long uh_nap(long us)
@@ -173,6 +215,8 @@ static __attribute__((noinline)) void round_once(long k, long i)
 		bad("uh_loop", r, 3 * ((k & 3) + 1));
 	if ((r = uh_args6(1, 2, 3, 4, 5, 6)) != 21)
 		bad("uh_args6", r, 21);
+	if ((r = uh_switch(k)) != k + 10 * (k % 4 + 1))
+		bad("uh_switch", r, k + 10 * (k % 4 + 1));
 }
 
 static atomic_long naps;
@@ -315,6 +359,8 @@ int main(int argc, char **argv)
 	FN(uh_loop);
 	FN(uh_args6);
 	FN(uh_sleep);
+	FN(uh_switch);
+	FN(uh_swbad);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (!atomic_load(&go))

@@ -81,6 +81,12 @@ assert_match "a write into the trampolines through /proc/PID/mem is refused" ref
 	"$(uhtarget -w $P $tr)"
 out=$(xprobectl uhook add $P uh_loop 2>&1) && fail "a jump over a branch target was placed: $out"
 assert_match "the refusal says why" "branch in the function lands inside" "$out"
+# Jump tables: each entry read, none may land inside the covered bytes.
+out=$(xprobectl uhook add $P uh_swbad 2>&1) && fail "a jump over a jump table's target was placed: $out"
+assert_match "the refusal says why" "jump table entry lands inside" "$out"
+j=$(xprobectl uhook add --json $P uh_switch) || fail "uhook add uh_switch (a jump table past the cover)"
+assert_eq "uh_switch: bytes covered" 7 "$(json_get "$j" bytes)"
+xprobectl uhook del $(json_get "$j" id) || fail "uhook del uh_switch"
 assert_eq "hooks listed" 4 "$(xprobectl uhook list $P | grep -c live)"
 
 # (b) A child of fork runs the patched text (and the trampolines it inherited).

@@ -7,6 +7,7 @@ for sc in sleep cpu lock io net; do
 	trace_scenario /tmp/fb-$sc $sc --no-views
 	note "$sc: $(cat /tmp/fb-$sc.err | tr '\n' ' ') traced xw_delay calls: $(fn /tmp/fb-$sc.json xw_delay calls)"
 	assert_eq "$sc mode" fallback "$(jsonq /tmp/fb-$sc.json mode)"
+	assert_eq "$sc: xw_delay through a uprobe" uprobe "$(fn /tmp/fb-$sc.json xw_delay probe)"
 	for f in xw_request xw_prepare xw_delay; do
 		check_balance /tmp/fb-$sc.json $f
 	done
