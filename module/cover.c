@@ -78,9 +78,9 @@ static int user_jump(const struct xp_insn *insn, const u8 *p)
 	if ((insn->modrm & 7) != 4)
 		return 0;	/* no SIB: no index */
 	m = modrm_off(insn, p, &rex);
-	if (m + 1 > insn->len)
+	if (m + 2 > insn->len)
 		return -1;
-	sib = p[m];
+	sib = p[m + 1];	/* right after the ModRM byte */
 	return ((sib >> 3) & 7) == 4 && !(rex & 2) ? 0 : -1;
 }
 

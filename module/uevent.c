@@ -177,6 +177,7 @@ static int uret_get(struct xp_uret *b, struct xp_uhook *h, unsigned long ret)
 
 	/* Without the lock first: slots only go from free to taken. */
 	for (n = 0; n <= mask; n++, pos = (pos + 1) & mask) {
+		/* Pairs with the release below: the entry is filled before its slot. */
 		i = smp_load_acquire(&b->slots[pos]);
 		if (!i)
 			break;
@@ -200,7 +201,9 @@ static int uret_get(struct xp_uret *b, struct xp_uhook *h, unsigned long ret)
 	rcu_assign_pointer(b->ent[idx].hook, h);
 	table = page_address(b->pages[idx / (PAGE_SIZE / 8)]);
 	WRITE_ONCE(table[idx % (PAGE_SIZE / 8)], ret);
+	/* The entry and its thunk's target before the count (uret_fire())... */
 	smp_store_release(&b->used, idx + 1);
+	/* ... and before the slot (the lockless lookup above). */
 	smp_store_release(&b->slots[pos], idx + 1);
 out:
 	raw_spin_unlock_irqrestore(&b->lock, flags);
@@ -241,6 +244,7 @@ static void uret_fire(struct pt_regs *u)
 found:
 	off = start - b->code;
 	idx = off / XP_URET_SIZE;
+	/* Pairs with uret_get()'s release: the entry is filled below the count. */
 	if (off % XP_URET_SIZE || idx >= smp_load_acquire(&b->used))
 		return;
 	h = rcu_dereference_sched(b->ent[idx].hook);
