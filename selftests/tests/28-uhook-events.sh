@@ -15,7 +15,7 @@
 # (f) rmmod while a thread sleeps inside a hooked function with returns:
 # it returns through its thunk, without the module, and runs on.
 . /xp/selftests/tests/lib.sh
-N=$(scaled 5000 1000)
+N=$(scaled 5000 10)
 
 fn_addr() { awk -v f="$2" '$1 == "fn" && $2 == f { print $3 }' "$1"; }
 field() { echo "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
