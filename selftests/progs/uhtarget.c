@@ -254,7 +254,7 @@ static void *worker(void *arg)
 
 static int child_run(void)
 {
-	long k, n = rounds ?: 100000, before = uh_count;
+	long k, n = rounds ?: 20000, before = uh_count;
 
 	for (k = 0; k < n; k++)
 		round_once(k, 7);

@@ -91,7 +91,7 @@ assert_eq "hooks listed" 4 "$(xprobectl uhook list $P | grep -c live)"
 
 # (b) A child of fork runs the patched text (and the trampolines it inherited).
 kill -USR1 $P
-wait_for /tmp/uh.out '^child' "the child did not report"
+wait_for /tmp/uh.out '^child' "the child did not report" 3000
 grep -q '^child ok' /tmp/uh.out || fail "the forked child computed wrong results: $(grep child /tmp/uh.out)"
 
 # (c) del: the file's bytes again, threads still right.

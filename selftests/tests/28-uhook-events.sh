@@ -14,6 +14,7 @@
 # and fires nothing. (e) Untraced processes: syscall 420 is ENOSYS.
 # (f) rmmod while a thread sleeps inside a hooked function with returns:
 # it returns through its thunk, without the module, and runs on.
+# (g) trace on user hooks, PROBE per function, trace killed with SIGKILL.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 5000 10)
 
@@ -132,4 +133,40 @@ wait $Z
 assert_eq "uhtarget -z's exit after rmmod" 0 $?
 assert_match "its sleeper returned through the thunk and on" "^naps [1-9]" "$(grep '^naps' /tmp/uz.out)"
 load_module
+
+# (g) trace on a multithreaded target that checks its results: user hooks
+# where a function allows one, a uprobe where not, said per function; then
+# trace killed with SIGKILL: its view goes with its socket, and with it
+# every user hook (the file's bytes back), while the target runs on.
+uhtarget -t 2 > /tmp/uk.out 2>&1 &
+K=$!
+wait_for /tmp/uk.out '^ready' "uhtarget (trace) did not start"
+ka=$(fn_addr /tmp/uk.out uh_add)
+before=$(uhtarget -r $K $ka 12)
+xprobectl trace -d 3 -f 'uh_*' $K > /tmp/tk.txt 2> /tmp/tk.err ||
+	fail "trace -f 'uh_*': $(tail -n 3 /tmp/tk.err)"
+probe() { awk -v f=$1 '$1 == f { print $NF }' /tmp/tk.txt; }
+assert_eq "trace: uh_add through a user hook" uhook "$(probe uh_add)"
+assert_eq "trace: uh_args6 through a user hook" uhook "$(probe uh_args6)"
+assert_eq "trace: uh_loop (a branch into its first bytes) through a uprobe" uprobe "$(probe uh_loop)"
+assert_match "trace says how many went through user hooks" "through user hooks" "$(cat /tmp/tk.err)"
+xprobectl trace -f 'uh_*' $K > /dev/null 2> /tmp/tk.err &
+T=$!
+wait_for /tmp/tk.err 'xprobectl: tracing' "trace did not start" 600
+assert_ge "user hooks live under trace" "$(xprobectl uhook list $K | grep -c live)" 5
+assert_match "uh_add executes a jmp under trace" "^e9 " "$(uhtarget -r $K $ka 5)"
+kill -9 $T
+wait $T 2>/dev/null
+i=0
+while [ "$(xprobectl uhook list $K | grep -c live)" != 0 ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "user hooks left after trace was killed: $(xprobectl uhook list $K)"
+	sleep 0.05
+done
+assert_eq "uh_add: the file's bytes back after trace was killed" "$before" "$(uhtarget -r $K $ka 12)"
+sleep 0.5
+kill $K
+wait $K
+assert_eq "uhtarget's exit after trace and its kill" 0 $?
+grep -q "^ok calls" /tmp/uk.out || fail "uhtarget: $(tail -n 2 /tmp/uk.out)"
 note "ok: $((2 * N)) events per function, registers as at entry; no events without, none from a child"

@@ -45,10 +45,11 @@ assert_eq "xw_delay wall histogram total" 8 $n
 # the scheduler events came from the view's hooks (the only source in views mode)
 assert_ge "switch-ins seen through the view" $(jsonq /tmp/s.json counters.switch_in) 8
 [ -z "$(xprobectl view list | sed 1d)" ] || fail "trace left a view behind: $(xprobectl view list)"
-# How the probes were attached: one uprobe_multi link per file where the
-# kernel has it (6.6+), else one uprobe per function (6.1); both paths run
-# the scenario above, each on its kernel.
-xprobectl trace -v -d 1 -f xw_delay -- workload sleep -n 1 -t 5 > /dev/null 2> /tmp/v.err ||
+# How uprobes are attached (--uprobes: the scenario above ran on user
+# hooks): one uprobe_multi link per file where the kernel has it (6.6+),
+# else one uprobe per function (6.1); 41's --uprobes scenario and 42 run
+# each path on its kernel.
+xprobectl trace -v --uprobes -d 1 -f xw_delay -- workload sleep -n 1 -t 5 > /dev/null 2> /tmp/v.err ||
 	fail "trace -v: $(tail -n 3 /tmp/v.err)"
 if [ -n "$(ksym bpf_uprobe_multi_link_attach)" ]; then
 	grep -q 'one probe per function instead' /tmp/v.err && fail "uprobe_multi refused: $(grep uprobe_multi /tmp/v.err)"

@@ -51,7 +51,9 @@ check_case() {
 
 run_case /tmp/tl
 assert_match "views mode" "views mode" "$(grep 'and slow syscalls' /tmp/tl.err)"
-assert_eq "trace's 3 hooks and the 2 syscall hooks, in one view" 5 "$HOOKS"
+# (and the module's own hook for the events of trace's user hooks)
+assert_eq "trace's 3 hooks, the 2 syscall hooks and the user-hook events' hook, in one view" \
+	6 "$HOOKS"
 check_case /tmp/tl
 assert_eq "no hooks left" 0 "$(status_field hooks)"
 run_case /tmp/tlfb --no-views
