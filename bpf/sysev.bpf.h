@@ -13,6 +13,7 @@
 #define XPROBES_SYSEV_BPF_H
 
 #include "sysev.h"
+#include "xprobes.h"	/* module/uapi: the user-hook event numbers */
 
 const volatile __s32 target_tgid;	/* the fallback programs' PID test */
 
@@ -49,7 +50,11 @@ static __always_inline void sysev_enter(__u32 nr, __u64 arg0)
 
 	if (!s)
 		return;
-	cls = sysev_classify(nr, arg0);
+	/*
+	 * The system calls of xprobes user hooks' events (trace's own probes
+	 * on the process's functions) are the tracer's, not the process's.
+	 */
+	cls = nr == XPROBES_UHOOK_NR || nr == XPROBES_UHOOK_RET_NR ? 0 : sysev_classify(nr, arg0);
 	if (!cls) {
 		if (s->tid == tid)
 			s->busy = 0;
