@@ -20,6 +20,23 @@ struct {
 
 __u64 other;	/* events with a cookie beyond the slots */
 
+/* The slot of the event's cookie and the event's registers in *@r, or NULL. */
+static __always_inline struct uhevents_slot *event(struct bpf_raw_tracepoint_args *ctx,
+						   struct pt_regs *r)
+{
+	__u32 key = (__u32)ctx->args[1];
+	struct uhevents_slot *s;
+
+	if (ctx->args[1] >= UHEVENTS_COOKIES) {
+		__sync_fetch_and_add(&other, 1);
+		return NULL;
+	}
+	s = bpf_map_lookup_elem(&slots, &key);
+	if (!s || bpf_probe_read_kernel(r, sizeof(*r), (void *)ctx->args[2]))
+		return NULL;
+	return s;
+}
+
 SEC("raw_tp/xprobes_uhook")
 int check_uhook(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -28,12 +45,8 @@ int check_uhook(struct bpf_raw_tracepoint_args *ctx)
 	struct pt_regs r;
 	__u64 ret = 0;
 
-	if (ctx->args[1] >= UHEVENTS_COOKIES) {
-		__sync_fetch_and_add(&other, 1);
-		return 0;
-	}
-	s = bpf_map_lookup_elem(&slots, &key);
-	if (!s || bpf_probe_read_kernel(&r, sizeof(r), (void *)ctx->args[2]))
+	s = event(ctx, &r);
+	if (!s)
 		return 0;
 	bpf_probe_read_user(&ret, sizeof(ret), (void *)r.sp);
 	if ((r.sp + 8) & 15)
@@ -68,12 +81,8 @@ int check_uhook_ret(struct bpf_raw_tracepoint_args *ctx)
 	struct uhevents_slot *s;
 	struct pt_regs r;
 
-	if (ctx->args[1] >= UHEVENTS_COOKIES) {
-		__sync_fetch_and_add(&other, 1);
-		return 0;
-	}
-	s = bpf_map_lookup_elem(&slots, &key);
-	if (!s || bpf_probe_read_kernel(&r, sizeof(r), (void *)ctx->args[2]))
+	s = event(ctx, &r);
+	if (!s)
 		return 0;
 	__sync_fetch_and_add(&s->rcount, 1);
 	if (r.sp & 15)
