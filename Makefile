@@ -122,6 +122,7 @@ $(BUILD)/bpf/vmlinux.h: | $(BTF_DEP)
 BPF_CPU_metrics := -mcpu=v3
 BPF_CPU_hookcount := -mcpu=v3
 BPF_CPU_uhevents := -mcpu=v3
+BPF_CPU_uhrecs := -mcpu=v3
 $(BUILD)/bpf/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(BUILD)/bpf/vmlinux.h
 	$(CLANG) -g -O2 -target bpf $(BPF_CPU_$*) -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -Ibpf -Imodule/uapi \
 		-c $< -o $@

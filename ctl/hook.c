@@ -16,7 +16,8 @@
 
 static void hook_usage(FILE *f)
 {
-	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap] [--json]\n"
+	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
+		   "                        [--records] [--json]\n"
 		   "       xprobectl hook del ID\n"
 		   "       xprobectl hook prog ID (PINNED | --detach)\n"
 		   "       xprobectl hook list [PID] [--json]\n"
@@ -36,6 +37,9 @@ static void hook_usage(FILE *f)
 		   "parameter jump_hooks=0 turns jumps off). Elsewhere it is an 'int3' (--json says why);\n"
 		   "a kprobe registered on its instructions later makes it an int3 again (displaced).\n"
 		   "--trap keeps it an int3.\n"
+		   "--records, on switch_mm_irqs_off or finish_task_switch (at the entry): the hook\n"
+		   "first hands the records of PID's user hooks with --records over (xprobes_urecs),\n"
+		   "those of the thread leaving the CPU; a view needs both for such user hooks.\n"
 		   "hook prog makes hook ID run the BPF program pinned at PINNED (in bpffs) itself on\n"
 		   "every hit, cheaper than through the tracepoint (which still fires): a raw_tp\n"
 		   "program gets the tracepoint's arguments (id, cookie, regs), a kprobe program the\n"
@@ -154,11 +158,12 @@ static int hook_add(int argc, char **argv)
 		{ "cookie", required_argument, NULL, 'c' },
 		{ "return", no_argument, NULL, 'r' },
 		{ "trap", no_argument, NULL, 't' },
+		{ "records", no_argument, NULL, 'R' },
 		COMMON_OPTS,
 		{ 0 }
 	};
 	uint64_t cookie = 0;
-	bool json = false, ret = false, trap = false;
+	bool json = false, ret = false, trap = false, rec = false;
 	struct target t;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
@@ -173,6 +178,7 @@ static int hook_add(int argc, char **argv)
 			break;
 		case 'r': ret = true; break;
 		case 't': trap = true; break;
+		case 'R': rec = true; break;
 		case 'j': json = true; break;
 		case 'h': hook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
@@ -194,8 +200,9 @@ static int hook_add(int argc, char **argv)
 	if (t.has_off)
 		nla_put_u32(msg, XPROBES_A_OFFSET, t.off);
 	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
-	if (ret || trap)
-		nla_put_u32(msg, XPROBES_A_FLAGS, (ret ? XPROBES_F_RETURN : 0) | (trap ? XPROBES_F_TRAP : 0));
+	if (ret || trap || rec)
+		nla_put_u32(msg, XPROBES_A_FLAGS, (ret ? XPROBES_F_RETURN : 0) | (trap ? XPROBES_F_TRAP : 0) |
+			    (rec ? XPROBES_F_RECORDS : 0));
 	err = xp_nl_call(nl, msg, print_added, &json);
 	if (err) {
 		char what[600];

@@ -16,8 +16,8 @@
 
 static void uhook_usage(FILE *f)
 {
-	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--cookie N] [--returns] [--no-events]\n"
-		   "                         [--json]\n"
+	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--cookie N] [--returns]\n"
+		   "                         [--no-events | --records] [--json]\n"
 		   "       xprobectl uhook del ID\n"
 		   "       xprobectl uhook list [PID] [--json]\n"
 		   "Replaces the first instructions of FUNCTION (past an ENDBR64) in process PID, and\n"
@@ -39,16 +39,25 @@ static void uhook_usage(FILE *f)
 		   "return: ip where it returned, ax the result, as a uretprobe's program sees them):\n"
 		   "the return address becomes a return thunk's, which makes system call 421 and goes\n"
 		   "back to the caller with or without the module.\n"
+		   "With --records there is no kernel entry per call: the trampoline appends a record\n"
+		   "(time, stack pointer, cookie below 8192; with --returns, one per return too) to a\n"
+		   "per-CPU buffer mapped into PID (\"[xprobes-records]\"), under rseq, and PID's view\n"
+		   "hands a thread's records to the xprobes_urecs tracepoint when the thread leaves\n"
+		   "its CPU: the view needs hooks with --records on switch_mm_irqs_off and\n"
+		   "finish_task_switch (xprobectl hook add --help), and PID's threads rseq (glibc\n"
+		   "2.35 or later). A full buffer, or a return address met for the first time, enters\n"
+		   "the kernel (system call 422).\n"
 		   "uhook del puts the function's own bytes back; the trampoline stays mapped.\n"
 		   "uhook list: ID, PID, ADDRESS (the site), TRAMPOLINE, KIND (call: one instruction\n"
 		   "of 5 bytes or more replaced; jump: several), BYTES/INSNS, TRAPPED (calls that met\n"
-		   "the int3 while patching, or another tool's uprobe on the site), EVENTS (fired, or\n"
-		   "- without events), RETURNS (return events fired, or - without returns; a + and\n"
+		   "the int3 while patching, or another tool's uprobe on the site), EVENTS (fired, rec\n"
+		   "with records, or - without either), RETURNS (return events fired, rec, or -; a + and\n"
 		   "the number of calls whose return could not be taken, when there are any), STATE\n"
 		   "(live, or gone: the process exited or exec'd).\n"
 		   "  --cookie N    a value BPF gets with every event\n"
 		   "  --returns     fire each return too (xprobes_uhook_ret)\n"
 		   "  --no-events   only the jump and the trampoline: no kernel entry per call\n"
+		   "  --records     records in PID's memory instead of events\n"
 		   "  -j, --json    JSON output\n");
 }
 
@@ -100,6 +109,7 @@ static void json_row(const struct uhook_row *r)
 	json_bool("events", r->flags & XPROBES_UHOOK_EVENTS);
 	json_u64("hits", r->hits);
 	json_bool("returns", r->flags & XPROBES_UHOOK_RETURNS);
+	json_bool("records", r->flags & XPROBES_UHOOK_RECORDS);
 	json_u64("return_hits", r->rets);
 	json_u64("returns_missed", r->ret_missed);
 	json_u64("cookie", r->cookie);
@@ -185,10 +195,11 @@ static int uhook_add(int argc, char **argv)
 		{ "cookie", required_argument, NULL, 'c' },
 		{ "no-events", no_argument, NULL, 'n' },
 		{ "returns", no_argument, NULL, 'r' },
+		{ "records", no_argument, NULL, 'R' },
 		{ 0 }
 	};
 	uint32_t flags = XPROBES_F_EVENTS;
-	bool noev = false;
+	bool noev = false, rec = false;
 	uint64_t addr, cookie = 0;
 	bool json = false;
 	struct xp_nl *nl;
@@ -205,6 +216,7 @@ static int uhook_add(int argc, char **argv)
 			break;
 		case 'n': noev = true; break;
 		case 'r': flags |= XPROBES_F_RETURNS; break;
+		case 'R': rec = true; break;
 		case 'h': uhook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
@@ -213,8 +225,12 @@ static int uhook_add(int argc, char **argv)
 		return usage_error("uhook add takes PID and [LIB:]FUNCTION");
 	if (noev && (flags & XPROBES_F_RETURNS))
 		return usage_error("--returns needs events: drop --no-events");
+	if (noev && rec)
+		return usage_error("--records and --no-events exclude each other");
 	if (noev)
 		flags = 0;
+	if (rec)
+		flags = XPROBES_F_RECORDS | (flags & XPROBES_F_RETURNS);
 	if (!parse_pid(argv[optind], &pid))
 		return EXIT_USAGE;
 	if (uhook_resolve(pid, argv[optind + 1], &addr, &size))
@@ -277,8 +293,10 @@ static int print_row(struct nlattr **tb, void *arg)
 	if (r.flags & XPROBES_UHOOK_EVENTS)
 		printf("%12" PRIu64, r.hits);
 	else
-		printf("%12s", "-");
-	if (r.flags & XPROBES_UHOOK_RETURNS) {
+		printf("%12s", r.flags & XPROBES_UHOOK_RECORDS ? "rec" : "-");
+	if ((r.flags & XPROBES_UHOOK_RETURNS) && (r.flags & XPROBES_UHOOK_RECORDS)) {
+		printf(" %12s", "rec");
+	} else if (r.flags & XPROBES_UHOOK_RETURNS) {
 		char rets[48];
 
 		if (r.ret_missed)

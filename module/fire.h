@@ -66,6 +66,8 @@ static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs
 {
 	struct bpf_prog *prog;
 
+	if (unlikely(h->urec_role))	/* before the program that accounts the switch */
+		xp_urec_switch(h, regs);
 	if (unlikely(h->internal)) {
 		h->internal(h, regs);
 		return;
@@ -102,6 +104,8 @@ static __always_inline void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs
 		this_cpu_inc(h->stats->dropped);
 		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
 			xp_hook_emit(h, regs);
+		else if (h->urec_role)	/* records still go: see urec.c */
+			xp_urec_switch(h, regs);
 	}
 	__this_cpu_write(xp_dispatching, 0);
 }

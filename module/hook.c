@@ -271,6 +271,26 @@ static void free_hook_rcu(struct rcu_head *rcu)
 }
 
 /*
+ * Which scheduler hook hands the view's user-hook records over (urec.c):
+ * the one where the leaving thread is current and its view's text runs,
+ * or the first thing after the switch. At the functions' entries only:
+ * switch_mm_irqs_off must hand them over before it loads the next CR3.
+ */
+static u8 urec_role(const char *sym, const u32 *offp, u32 flags, struct netlink_ext_ack *extack)
+{
+	if (offp || (flags & XPROBES_F_RETURN)) {
+		NL_SET_ERR_MSG(extack, "a hook that hands records over sits at its function's entry");
+		return 0;
+	}
+	if (!strcmp(sym, "switch_mm_irqs_off"))
+		return XP_UREC_OUT;
+	if (!strncmp(sym, "finish_task_switch", strlen("finish_task_switch")))
+		return XP_UREC_IN;
+	NL_SET_ERR_MSG(extack, "records are handed over only at switch_mm_irqs_off and finish_task_switch");
+	return 0;
+}
+
+/*
  * Retiring a hook that was a live jump: the view's tasks may still be
  * preempted in its entry, handler or slot (RCU-tasks waits for them), and
  * idle tasks and interrupts may be there with preemption off (RCU waits for
@@ -299,11 +319,16 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	struct xp_kp_answer kp;
 	const char *why;
 	struct xp_tpage *t;
-	u8 *copy;
+	u8 *copy, role = 0;
 	u32 off;
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
+	if (flags & XPROBES_F_RECORDS) {
+		role = urec_role(sym, offp, flags, extack);
+		if (!role)
+			return ERR_PTR(-EINVAL);
+	}
 	if (flags & XPROBES_F_RETURN) {
 		struct xp_insn insn;
 
@@ -359,6 +384,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	h->addr = addr;
 	h->cookie = cookie;
 	h->any_context = flags & XPROBES_F_ANY_CONTEXT;
+	h->urec_role = role;
 	if (flags & XP_F_UEVENTS)
 		h->internal = xp_uevent_fire;	/* before it is armed */
 	h->slot = -1;
@@ -442,6 +468,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	hash_add_rcu(v->hooks, &h->hnode, addr);
 	list_add_tail(&h->vnode, &v->hook_list);
 	v->nr_hooks++;
+	v->urec_roles |= h->urec_role;
 	xp_nr_hooks++;
 	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);
 	mutex_unlock(xp_k.text_mutex);
@@ -473,6 +500,7 @@ static void unlink_hook(struct xp_hook *h)
 	idr_remove(&xp_hook_ids, h->id);
 	list_del(&h->vnode);
 	v->nr_hooks--;
+	v->urec_roles &= ~h->urec_role;
 	xp_nr_hooks--;
 	atomic64_sub(sizeof(*h), &xp_mem_bytes);
 }

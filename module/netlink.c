@@ -277,6 +277,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 			   (h->call_ok ? 0 : XPROBES_F_TRAP) |
 			   (h->jump_pending ? XPROBES_HOOK_PENDING : 0) |
 			   (h->internal ? XPROBES_HOOK_INTERNAL : 0) |
+			   (h->urec_role ? XPROBES_F_RECORDS : 0) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
@@ -424,7 +425,8 @@ static int xp_put_uhook(struct sk_buff *msg, struct xp_uhook *h)
 	       nla_put_u32(msg, XPROBES_A_FLAGS, (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) |
 			   (xp_uhook_gone(h) ? XPROBES_UHOOK_GONE : 0) |
 			   (h->events ? XPROBES_UHOOK_EVENTS : 0) |
-			   (h->returns ? XPROBES_UHOOK_RETURNS : 0)) ||
+			   (h->returns ? XPROBES_UHOOK_RETURNS : 0) |
+			   (h->records ? XPROBES_UHOOK_RECORDS : 0)) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_HITS, xp_uevent_hits(h, false), XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_RET_HITS, xp_uevent_hits(h, true), XPROBES_A_PAD) ||
@@ -452,14 +454,19 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 		return -EINVAL;
 	if (a[XPROBES_A_FLAGS])
 		flags = nla_get_u32(a[XPROBES_A_FLAGS]);
-	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS)) {
+	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS | XPROBES_F_RECORDS)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
-				    "a user hook takes no flag but events and returns");
+				    "a user hook takes no flag but events, records and returns");
 		return -EINVAL;
 	}
-	if ((flags & XPROBES_F_RETURNS) && !(flags & XPROBES_F_EVENTS)) {
+	if ((flags & XPROBES_F_EVENTS) && (flags & XPROBES_F_RECORDS)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
-				    "return events need events (XPROBES_F_EVENTS)");
+				    "a user hook has events or records, not both");
+		return -EINVAL;
+	}
+	if ((flags & XPROBES_F_RETURNS) && !(flags & (XPROBES_F_EVENTS | XPROBES_F_RECORDS))) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
+				    "returns need events or records (XPROBES_F_EVENTS, XPROBES_F_RECORDS)");
 		return -EINVAL;
 	}
 	msg = xp_reply_new(info, XPROBES_CMD_UHOOK_ADD, &hdr, NLMSG_GOODSIZE);

@@ -12,6 +12,8 @@
 #include <linux/tracepoint.h>
 #include <asm/ptrace.h>
 
+struct xprobes_urec;
+
 TRACE_EVENT(xprobes_hook,
 	TP_PROTO(u32 id, u64 cookie, struct pt_regs *regs),
 	TP_ARGS(id, cookie, regs),
@@ -75,6 +77,26 @@ TRACE_EVENT(xprobes_uhook_ret,
 	),
 	TP_printk("id=%u cookie=%llu ip=%#lx ax=%#lx", __entry->id,
 		  (unsigned long long)__entry->cookie, __entry->ip, __entry->ax)
+);
+
+/*
+ * The records of user hooks with XPROBES_F_RECORDS that thread @tid wrote
+ * since it came on this CPU (urec.c): handed over when it leaves, or when
+ * its CPU's buffer is full; in order, times in bpf_ktime_get_ns()
+ * nanoseconds. @recs is kernel memory, valid during the event only.
+ */
+TRACE_EVENT(xprobes_urecs,
+	TP_PROTO(u32 tid, const struct xprobes_urec *recs, u32 n),
+	TP_ARGS(tid, recs, n),
+	TP_STRUCT__entry(
+		__field(u32, tid)
+		__field(u32, n)
+	),
+	TP_fast_assign(
+		__entry->tid = tid;
+		__entry->n = n;
+	),
+	TP_printk("tid=%u n=%u", __entry->tid, __entry->n)
 );
 
 #endif /* _XPROBES_TRACE_H */

@@ -45,7 +45,7 @@ struct map_work {
 	struct work_struct work;
 	struct mm_struct *mm;
 	struct file *file;
-	unsigned long addr;
+	unsigned long addr, size, prot, flags;
 	unsigned long ret;
 	struct completion done;
 };
@@ -55,10 +55,25 @@ static void map_in_mm(struct work_struct *work)
 	struct map_work *w = container_of(work, struct map_work, work);
 
 	kthread_use_mm(w->mm);
-	w->ret = vm_mmap(w->file, w->addr, XP_UAREA_SIZE, PROT_READ | PROT_EXEC,
-			 MAP_SHARED | MAP_FIXED_NOREPLACE, 0);
+	w->ret = vm_mmap(w->file, w->addr, w->size, w->prot, w->flags, 0);
 	kthread_unuse_mm(w->mm);
 	complete(&w->done);
+}
+
+/* vm_mmap() into @mm, not current's: by a worker that borrows it. */
+unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long addr,
+		      unsigned long size, unsigned long prot, unsigned long flags)
+{
+	struct map_work w = {
+		.mm = mm, .file = file, .addr = addr, .size = size, .prot = prot, .flags = flags,
+	};
+
+	INIT_WORK_ONSTACK(&w.work, map_in_mm);
+	init_completion(&w.done);
+	queue_work(system_unbound_wq, &w.work);
+	wait_for_completion(&w.done);
+	destroy_work_on_stack(&w.work);
+	return w.ret;
 }
 
 /*
@@ -99,9 +114,9 @@ static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
 static struct xp_uarea *area_create(struct mm_struct *mm, unsigned long near,
 				    struct netlink_ext_ack *extack)
 {
+	unsigned long addr = 0, ret = 0;
 	struct file *rw, *ro;
 	struct xp_uarea *a;
-	struct map_work w;
 	int tries;
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
@@ -120,32 +135,27 @@ static struct xp_uarea *area_create(struct mm_struct *mm, unsigned long near,
 		return ERR_CAST(ro);
 	}
 
-	w.mm = mm;
-	w.file = ro;
 	for (tries = 0; tries < 3; tries++) {
-		w.addr = find_gap(mm, near);
-		if (!w.addr)
+		addr = find_gap(mm, near);
+		if (!addr)
 			break;
-		INIT_WORK_ONSTACK(&w.work, map_in_mm);
-		init_completion(&w.done);
-		queue_work(system_unbound_wq, &w.work);
-		wait_for_completion(&w.done);
-		destroy_work_on_stack(&w.work);
-		if (!IS_ERR_VALUE(w.ret) || w.ret != (unsigned long)-EEXIST)
+		ret = xp_umap(mm, ro, addr, XP_UAREA_SIZE, PROT_READ | PROT_EXEC,
+			      MAP_SHARED | MAP_FIXED_NOREPLACE);
+		if (!IS_ERR_VALUE(ret) || ret != (unsigned long)-EEXIST)
 			break;
 		/* The process mapped something there meanwhile: look again. */
 	}
-	if (!w.addr || IS_ERR_VALUE(w.ret)) {
-		if (w.addr)
+	if (!addr || IS_ERR_VALUE(ret)) {
+		if (addr)
 			NL_SET_ERR_MSG(extack, "could not map the trampoline area into the process");
 		else
 			NL_SET_ERR_MSG(extack, "no free address range within 2 GiB of the function "
 				       "for its trampoline");
 		fput(ro);
 		kfree(a);
-		return ERR_PTR(w.addr ? (long)w.ret : -ENOSPC);
+		return ERR_PTR(addr ? (long)ret : -ENOSPC);
 	}
-	if (w.ret != w.addr) {	/* MAP_FIXED_NOREPLACE gives exactly the address or fails */
+	if (ret != addr) {	/* MAP_FIXED_NOREPLACE gives exactly the address or fails */
 		fput(ro);
 		kfree(a);
 		return ERR_PTR(-EFAULT);
@@ -153,7 +163,7 @@ static struct xp_uarea *area_create(struct mm_struct *mm, unsigned long near,
 	mmgrab(mm);
 	a->mm = mm;
 	a->file = ro;
-	a->va = w.ret;
+	a->va = ret;
 	list_add(&a->node, &xp_uareas);
 	return a;
 }
@@ -217,6 +227,7 @@ int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned
 static void area_free(struct xp_uarea *a)
 {
 	xp_urets_free(a);
+	xp_urec_block_free(a);
 	list_del(&a->node);
 	fput(a->file);		/* the process's mapping keeps the pages */
 	mmdrop(a->mm);
@@ -256,7 +267,7 @@ void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
 
 /* A retired slot of @mm for @site holding exactly @code (built for its va), taken. */
 bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
-		    int (*build)(void *arg, unsigned long va, u8 *code), void *arg,
+		    int (*build)(void *arg, struct xp_uarea *a, unsigned long va, u8 *code), void *arg,
 		    struct xp_uarea **ap, unsigned long *vap)
 {
 	u8 code[XP_USLOT_MAX];
@@ -273,7 +284,7 @@ bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
 
 			if (r->site != site)
 				continue;
-			len = build(arg, r->va, code);
+			len = build(arg, a, r->va, code);
 			if (len != r->len || memcmp(code, r->code, len))
 				continue;
 			*ap = a;

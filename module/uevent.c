@@ -366,6 +366,10 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 		uret_fire(u);
 		return;
 	}
+	if (u->orig_ax == XPROBES_UREC_NR) {
+		xp_urec_slow(kh->view, u);
+		return;
+	}
 	if (u->orig_ax != XPROBES_UHOOK_NR)
 		return;		/* another unimplemented syscall */
 	slot = u->ip - XP_USTUB_RET;

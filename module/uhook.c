@@ -314,24 +314,27 @@ out:
  * The hook's trampoline as it would be at @va: the event stub if it has
  * events (uevent.c), then the covered instructions; *@why says why not, if not.
  */
-static int build_tramp_why(struct xp_uhook *h, unsigned long va, u8 *code, const char **why)
+static int build_tramp_why(struct xp_uhook *h, struct xp_uarea *a, unsigned long va, u8 *code,
+			   const char **why)
 {
 	u8 starts[XP_COVER_INSNS];	/* where each instruction lands: unused here */
-	unsigned int stub = h->events ? XP_USTUB_LEN : 0;
+	unsigned int stub = h->events ? XP_USTUB_LEN : h->records ? XP_URSTUB_LEN : 0;
 	int len;
 
-	if (stub)
+	if (h->events)
 		xp_ustub(code);
+	else if (h->records)
+		xp_urec_stub(code, a, va, h->cookie, h->returns);
 	len = xp_uslot_build(h->orig, h->cover, h->addr, va + stub, code + stub,
 			     XP_USLOT_MAX - stub, starts, why);
 	return len < 0 ? len : len + stub;
 }
 
-static int build_tramp(void *arg, unsigned long va, u8 *code)
+static int build_tramp(void *arg, struct xp_uarea *a, unsigned long va, u8 *code)
 {
 	const char *why;
 
-	return build_tramp_why(arg, va, code, &why);
+	return build_tramp_why(arg, a, va, code, &why);
 }
 
 /* The function's bytes as its file has them, and where the file is. */
@@ -524,6 +527,19 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 		h->events = true;
 		h->returns = flags & XPROBES_F_RETURNS;
 	}
+	if (flags & XPROBES_F_RECORDS) {
+		if (cookie > XP_UREC_COOKIE_MASK) {
+			NL_SET_ERR_MSG_FMT(extack, "a records hook's cookie is below %u: records carry "
+					   "13 bits of it", XP_UREC_COOKIE_MASK + 1);
+			err = -ERANGE;
+			goto out_free;
+		}
+		err = xp_uevents_get(v, task, extack);	/* the slow path's system call */
+		if (err)
+			goto out_free;
+		h->records = true;
+		h->returns = flags & XPROBES_F_RETURNS;
+	}
 	buf = read_func(h, mm, size, &file, &off, extack);
 	if (IS_ERR(buf)) {
 		err = PTR_ERR(buf);
@@ -582,12 +598,17 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 		}
 		h->slot = va;
 	}
-	if (h->returns) {
+	if (h->returns && h->events) {
 		err = xp_urets_init(h->area, extack);
 		if (err)
 			goto out_slot;
 	}
-	len = build_tramp_why(h, h->slot, h->tramp, &why);
+	if (h->records) {
+		err = xp_urec_prepare(v, h->area, task, mm, extack);
+		if (err)
+			goto out_slot;
+	}
+	len = build_tramp_why(h, h->area, h->slot, h->tramp, &why);
 	if (len < 0) {
 		NL_SET_ERR_MSG_FMT(extack, "no trampoline: %s", why);
 		err = len;

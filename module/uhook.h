@@ -4,6 +4,7 @@
 #define _XPROBES_UHOOK_H
 
 #include "uslot.h"
+#include "urec.h"
 
 /* uarea.c: trampoline areas mapped into traced processes */
 #define XP_UAREA_SIZE	(256 * PAGE_SIZE)	/* 1 MiB: trampolines, then returns */
@@ -11,7 +12,8 @@
 #define XP_URET_SIZE	32		/* bytes of one */
 #define XP_URET_TABLE	(XP_URET_N * XP_URET_SIZE)	/* offset of their targets */
 #define XP_URET_BLOCK	(XP_URET_TABLE + XP_URET_N * 8)	/* 80 KiB at the area's end */
-#define XP_UAREA_TRAMP	(XP_UAREA_SIZE - XP_URET_BLOCK)	/* 8640 trampolines */
+#define XP_UREC_AREA_OFF (XP_UAREA_SIZE - XP_URET_BLOCK - XP_UREC_BLOCK)	/* urec.h */
+#define XP_UAREA_TRAMP	XP_UREC_AREA_OFF	/* 7241 trampolines */
 #define XP_URETIRED_MAX	64			/* slots kept for a hook added again */
 
 struct xp_uretired {
@@ -26,6 +28,7 @@ struct xp_uret;
 struct xp_uarea {
 	struct list_head node;		/* in xp_uareas, under xp_views_lock */
 	struct xp_uret *uret;		/* its return thunks, once a hook needs them (uevent.c) */
+	struct xp_urecblk *urec;	/* its records routines, once a hook needs them (urec.c) */
 	struct mm_struct *mm;		/* mmgrab()ed: never another mm at this address */
 	struct file *file;		/* the read-only shmem file the process maps */
 	unsigned long va;		/* where, in mm */
@@ -42,8 +45,10 @@ void xp_uareas_release_unused(void);
 void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
 		     const u8 *code, unsigned int len);
 bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
-		    int (*build)(void *arg, unsigned long va, u8 *code), void *arg,
+		    int (*build)(void *arg, struct xp_uarea *a, unsigned long va, u8 *code), void *arg,
 		    struct xp_uarea **ap, unsigned long *vap);
+unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long addr,
+		      unsigned long size, unsigned long prot, unsigned long flags);
 
 /* uhook.c */
 #define XP_UFUNC_MAX	(1U << 20)	/* longest function decoded */
@@ -72,6 +77,7 @@ struct xp_uhook {
 	atomic64_t trapped;		/* entries through the int3 instead of the jump */
 	bool events;			/* its trampoline starts with the event stub */
 	bool returns;			/* each call's return fires too (uevent.c) */
+	bool records;			/* writes records instead (urec.c) */
 	atomic64_t ret_missed;		/* calls whose return could not be taken */
 	u64 cookie;			/* passed with each event */
 	struct xp_uhits __percpu *hits;	/* events fired (uevent.c), NULL without events */
@@ -97,5 +103,13 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 void xp_uevent_publish(struct xp_uhook *h);
 void xp_uevent_unpublish(struct xp_uhook *h);
 u64 xp_uevent_hits(struct xp_uhook *h, bool rets);
+
+/* urec.c: records instead of events */
+int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *task,
+		    struct mm_struct *mm, struct netlink_ext_ack *extack);
+void xp_urec_stub(u8 *out, struct xp_uarea *a, unsigned long at, u64 cookie, bool returns);
+void xp_urec_slow(struct xp_view *v, struct pt_regs *u);
+void xp_urec_block_free(struct xp_uarea *a);
+void xp_urecbuf_free(struct xp_view *v);
 
 #endif /* _XPROBES_UHOOK_H */

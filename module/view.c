@@ -390,6 +390,7 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 		rcu_barrier();
 	}
 	xp_hooks_free_all(v);
+	xp_urecbuf_free(v);
 	list_for_each_entry_safe(m, n, &v->members, node)
 		free_member(m);
 	free_view(v);

@@ -157,6 +157,8 @@ struct xp_view {
 	struct list_head hook_list;	/* struct xp_hook */
 	unsigned int nr_hooks, nr_pages, nr_tables;
 	struct xp_hook *uevent_hook;	/* carries its user hooks' events (uevent.c) */
+	struct xp_urecbuf *urec;	/* its records hooks' buffers, set once (urec.c) */
+	u8 urec_roles;			/* XP_UREC_*: its hooks that hand records over */
 };
 
 extern struct mutex xp_views_lock;
@@ -272,6 +274,7 @@ struct xp_hook {
 	struct bpf_prog __rcu *prog;	/* run directly on each hit (prog.c) */
 	/* The module's own handler, instead of BPF (uevent.c); fixed from creation. */
 	void (*internal)(struct xp_hook *h, struct pt_regs *regs);
+	u8 urec_role;			/* XP_UREC_*: hands the view's records over first */
 	struct rcu_head rcu;
 };
 
@@ -313,6 +316,10 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
 void xp_hook_remove(struct xp_hook *h);
 void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
+/* urec.c: the hooks that hand a view's user-hook records over */
+#define XP_UREC_OUT	1	/* switch_mm_irqs_off: current leaves */
+#define XP_UREC_IN	2	/* finish_task_switch: prev has left, current comes */
+void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs);
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);

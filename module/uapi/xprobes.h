@@ -6,6 +6,10 @@
 #ifndef _UAPI_XPROBES_H
 #define _UAPI_XPROBES_H
 
+#ifndef __VMLINUX_H__		/* BPF programs have the types from vmlinux.h */
+#include <linux/types.h>
+#endif
+
 #define XPROBES_GENL_NAME	"xprobes"
 #define XPROBES_GENL_VERSION	1
 #define XPROBES_MCGRP_EVENTS	"events"
@@ -127,10 +131,19 @@ enum xprobes_mode {
 #define XPROBES_F_RETURNS		(1U << 7)	/* user hook with events: each return
 							 * of the function fires
 							 * xprobes_uhook_ret too */
+#define XPROBES_F_RECORDS		(1U << 8)	/* user hook: each call (and with
+							 * XPROBES_F_RETURNS, each return)
+							 * appends a record in user memory,
+							 * no kernel entry; hook on
+							 * switch_mm_irqs_off or
+							 * finish_task_switch: hand the
+							 * view's records over there
+							 * (xprobes_urecs) */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
 					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
 					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES | \
-					 XPROBES_F_EVENTS | XPROBES_F_RETURNS)
+					 XPROBES_F_EVENTS | XPROBES_F_RETURNS | \
+					 XPROBES_F_RECORDS)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
@@ -144,6 +157,7 @@ enum xprobes_mode {
 							 * exited or exec'd; nothing to restore */
 #define XPROBES_UHOOK_EVENTS		(1U << 21)	/* user hook: fires events */
 #define XPROBES_UHOOK_RETURNS		(1U << 23)	/* user hook: fires return events */
+#define XPROBES_UHOOK_RECORDS		(1U << 24)	/* user hook: writes records */
 #define XPROBES_HOOK_INTERNAL		(1U << 22)	/* kernel hook the module placed for
 							 * its view's user-hook events */
 
@@ -155,5 +169,23 @@ enum xprobes_mode {
  */
 #define XPROBES_UHOOK_NR		420
 #define XPROBES_UHOOK_RET_NR		421	/* the same, from a return thunk */
+#define XPROBES_UREC_NR			422	/* a records hook's slow path */
+
+/*
+ * A record of a user hook with XPROBES_F_RECORDS, as the xprobes_urecs
+ * tracepoint hands it over (args: tid, the records, how many): @time in
+ * bpf_ktime_get_ns() nanoseconds; @what the sp at the function's entry
+ * (where its return address is) and what happened.
+ */
+struct xprobes_urec {
+	__u64 time;
+	__u64 what;
+};
+#define XPROBES_UREC_SP(w)		((w) & ((1ULL << 48) - 1))
+#define XPROBES_UREC_COOKIE(w)		(((w) >> 48) & 0x1fff)	/* an entry's hook cookie */
+#define XPROBES_UREC_NORET		(1ULL << 61)	/* an entry whose return writes nothing */
+#define XPROBES_UREC_TAIL		(1ULL << 62)	/* an entry whose return address was
+							 * a thunk already: a tail call */
+#define XPROBES_UREC_RET		(1ULL << 63)	/* a return, not an entry */
 
 #endif /* _UAPI_XPROBES_H */

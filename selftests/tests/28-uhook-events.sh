@@ -150,9 +150,11 @@ assert_eq "trace: uh_add through a user hook" uhook "$(probe uh_add)"
 assert_eq "trace: uh_args6 through a user hook" uhook "$(probe uh_args6)"
 assert_eq "trace: uh_loop (a branch into its first bytes) through a uprobe" uprobe "$(probe uh_loop)"
 assert_match "trace says how many went through user hooks" "through user hooks" "$(cat /tmp/tk.err)"
-xprobectl trace -f 'uh_*' $K > /dev/null 2> /tmp/tk.err &
+# A file of its own: the shell truncates a reused one only once the job
+# runs, and the first trace's "tracing" line would pass the wait at once.
+xprobectl trace -f 'uh_*' $K > /dev/null 2> /tmp/tk2.err &
 T=$!
-wait_for /tmp/tk.err 'xprobectl: tracing' "trace did not start" 600
+wait_for /tmp/tk2.err 'xprobectl: tracing' "trace did not start" 600
 assert_ge "user hooks live under trace" "$(xprobectl uhook list $K | grep -c live)" 5
 assert_match "uh_add executes a jmp under trace" "^e9 " "$(uhtarget -r $K $ka 5)"
 kill -9 $T

@@ -1,0 +1,530 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * User hooks that write records instead of entering the kernel: design (b)
+ * of docs/userhooks.md. A hook with records (XPROBES_F_RECORDS) has, in
+ * front of its trampoline's instructions, a stub that calls the records
+ * block of its area (urec_tmpl.S):
+ *
+ *	mov %rax, -16(%rsp); mov $cookie, %eax; call urec_entry; mov -16(%rsp), %rax
+ *
+ * which appends {tsc, entry sp | cookie} to the record buffer of the CPU
+ * the thread runs on, under rseq, and (with returns) makes the return
+ * address a return thunk's, one thunk per return address, which appends a
+ * return record and jumps back. No kernel entry per call.
+ *
+ * Whose records are they? Every record in a CPU's buffer was written by the
+ * thread running there, between its switch-in and its switch-out: the rseq
+ * critical section ends with the count's store, and a thread preempted,
+ * migrated or signalled inside it starts over. So the view's scheduler
+ * hooks hand them over: the hook on switch_mm_irqs_off (the leaving thread
+ * is current, its view's text runs) and the one on finish_task_switch (a
+ * kernel thread that took over lazily: prev is ours) fire the
+ * xprobes_urecs tracepoint with the leaving thread's records, their times
+ * turned into bpf_ktime_get_ns() nanoseconds, before the hook's own
+ * program runs; finish_task_switch empties the buffer for a thread of ours
+ * coming in (records of an untraced child of fork, which shares the
+ * buffers, are dropped there). A full buffer, or a return address new to
+ * the block, enters the kernel (XPROBES_UREC_NR, seen by the view's hook on
+ * the unimplemented-syscall handler: uevent.c), which hands over or makes
+ * the thunk, and the stub goes on.
+ *
+ * The buffers are a shmem mapping of their own, shared and writable by the
+ * process (records only: the code stays in the read-only area), held and
+ * mapped in the kernel with vmap(). What the process writes there is data
+ * to the kernel: counts are clamped, nothing else is trusted.
+ *
+ * Locking: buffers and blocks are created and freed under xp_views_lock.
+ * The hit paths (flush at a switch, the slow path) run with preemption off,
+ * an RCU read-side section: a view's buffers go after a grace period (view
+ * teardown), a block after synchronize_rcu() (xp_urec_block_free()). A
+ * block's thunks are added under its raw spinlock, on the slow path.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/clocksource.h>
+#include <linux/hash.h>
+#include <linux/math64.h>
+#include <linux/mman.h>
+#include <linux/pagemap.h>
+#include <linux/rculist.h>
+#include <linux/sched/signal.h>
+#include <linux/shmem_fs.h>
+#include <linux/timekeeping.h>
+#include <linux/uaccess.h>
+#include <linux/vmalloc.h>
+#include <asm/tsc.h>
+#include "xprobes.h"
+#include "uhook.h"
+#include "urec.h"
+#include "trace.h"
+
+/* urec_tmpl.S: the routines and where to patch them */
+extern const u8 xp_urec_tmpl[], xp_urec_tmpl_end[], xp_urec_entry[], xp_urec_entry_noret[];
+extern const u8 xp_urec_ret[], xp_urec_p_cs[], xp_urec_p_cpu[], xp_urec_p_nbufs[];
+extern const u8 xp_urec_p_base[], xp_urec_p_sig[], xp_urec_start[], xp_urec_post[];
+extern const u8 xp_urec_abort[], xp_urec_desc[];
+
+#define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
+#define BLK_PAGES	((XP_UREC_BLOCK - XP_URT_TGT) / PAGE_SIZE)	/* targets and hash */
+
+/* The per-CPU buffers of the process a view's records hooks are in. */
+struct xp_urecbuf {
+	struct mm_struct *mm;		/* mmgrab()ed */
+	struct file *file;
+	unsigned long va;		/* the mapping, in mm */
+	unsigned int nbufs;		/* one per possible CPU id */
+	unsigned int npages;
+	struct page **pages;		/* held */
+	void *kaddr;			/* vmap() of them */
+	struct task_struct **owner;	/* by CPU: the thread of ours that came last (a key only) */
+	long rseq_off;			/* the rseq area, from the thread pointer */
+	u32 rseq_sig;
+};
+
+struct xp_urec_hdr {
+	u32 count;			/* records committed */
+};
+
+/* A trampoline area's records block: the routines, the return thunks. */
+struct xp_urecblk {
+	struct list_head node;		/* in xp_urecblks (RCU), under xp_views_lock */
+	struct mm_struct *mm;		/* the area's: a key only */
+	unsigned long va;		/* the block, in the process */
+	raw_spinlock_t lock;		/* adds a thunk */
+	unsigned int used;		/* thunks given out */
+	struct page *pages[BLK_PAGES];	/* targets and hash, held */
+	void *kaddr;			/* vmap() of them */
+};
+
+static LIST_HEAD(xp_urecblks);
+static u32 tsc_mult, tsc_shift;		/* cycles to ns */
+
+/* ---- the buffers ------------------------------------------------------------ */
+
+/*
+ * The process's rseq area, as every thread of it registered it (glibc 2.35+
+ * registers one per thread, at the same offset from the thread pointer):
+ * the stub finds its CPU there.
+ */
+static int rseq_layout(struct task_struct *task, long *off, u32 *sig,
+		       struct netlink_ext_ack *extack)
+{
+#ifdef CONFIG_RSEQ
+	struct task_struct *t;
+	bool first = true, ok = true;
+
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		long o = (long)(unsigned long)t->rseq - (long)t->thread.fsbase;
+
+		if (!t->rseq || (!first && (o != *off || t->rseq_sig != *sig))) {
+			ok = false;
+			break;
+		}
+		*off = o;
+		*sig = t->rseq_sig;
+		first = false;
+	}
+	rcu_read_unlock();
+	if (ok && *off >= S32_MIN && *off <= S32_MAX - 8)
+		return 0;
+#endif
+	NL_SET_ERR_MSG(extack, "records need rseq registered by every thread at one offset from "
+		       "the thread pointer (glibc 2.35 or later): use events instead");
+	return -EOPNOTSUPP;
+}
+
+static void urecbuf_free(struct xp_urecbuf *rb)
+{
+	unsigned int i;
+
+	if (rb->kaddr)
+		vunmap(rb->kaddr);
+	for (i = 0; i < rb->npages && rb->pages[i]; i++)
+		put_page(rb->pages[i]);
+	kvfree(rb->pages);
+	kfree(rb->owner);
+	if (rb->file)
+		fput(rb->file);
+	if (rb->mm)
+		mmdrop(rb->mm);
+	kfree(rb);
+}
+
+static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig,
+					 struct netlink_ext_ack *extack)
+{
+	struct xp_urecbuf *rb;
+	unsigned long size;
+	unsigned int i;
+	long va;
+
+	rb = kzalloc(sizeof(*rb), GFP_KERNEL_ACCOUNT);
+	if (!rb)
+		return ERR_PTR(-ENOMEM);
+	rb->rseq_off = off;
+	rb->rseq_sig = sig;
+	rb->nbufs = nr_cpu_ids;
+	size = (unsigned long)rb->nbufs << XP_UREC_BUF_SHIFT;
+	rb->npages = size >> PAGE_SHIFT;
+	rb->pages = kvcalloc(rb->npages, sizeof(*rb->pages), GFP_KERNEL_ACCOUNT);
+	rb->owner = kcalloc(rb->nbufs, sizeof(*rb->owner), GFP_KERNEL_ACCOUNT);
+	if (!rb->pages || !rb->owner)
+		goto nomem;
+	rb->file = shmem_file_setup("[xprobes-records]", size, VM_NORESERVE);
+	if (IS_ERR(rb->file)) {
+		rb->file = NULL;
+		goto nomem;
+	}
+	for (i = 0; i < rb->npages; i++) {
+		struct page *page = shmem_read_mapping_page_gfp(rb->file->f_mapping, i,
+								 mapping_gfp_mask(rb->file->f_mapping));
+
+		if (IS_ERR(page))
+			goto nomem;
+		set_page_dirty_lock(page);	/* held, written through the kernel map too */
+		rb->pages[i] = page;
+	}
+	rb->kaddr = vmap(rb->pages, rb->npages, VM_MAP, PAGE_KERNEL);
+	if (!rb->kaddr)
+		goto nomem;
+	va = xp_umap(mm, rb->file, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED);
+	if (IS_ERR_VALUE(va)) {
+		NL_SET_ERR_MSG(extack, "could not map the record buffers into the process");
+		urecbuf_free(rb);
+		return ERR_PTR(va);
+	}
+	rb->va = va;
+	mmgrab(mm);
+	rb->mm = mm;
+	return rb;
+nomem:
+	urecbuf_free(rb);
+	return ERR_PTR(-ENOMEM);
+}
+
+/* The view goes: its buffers too (the process keeps its mapping). After a grace period. */
+void xp_urecbuf_free(struct xp_view *v)
+{
+	if (v->urec)
+		urecbuf_free(v->urec);
+	v->urec = NULL;
+}
+
+/*
+ * Hand @owner's records in @cpu's buffer to the xprobes_urecs tracepoint,
+ * their times turned from TSC cycles into bpf_ktime_get_ns() time, and
+ * empty the buffer. Only the thread running on @cpu writes it, and it is
+ * in the kernel now (switching out, or asking), on this CPU.
+ */
+static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner)
+{
+	struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
+	u32 i, n = READ_ONCE(hdr->count);
+	u64 tsc, ns;
+
+	if (!n)
+		return;
+	n = min_t(u32, n, XP_UREC_CAP);
+	tsc = rdtsc_ordered();
+	ns = ktime_get_mono_fast_ns();
+	for (i = 0; i < n; i++) {
+		s64 d = tsc - r[i].time;
+
+		r[i].time = d > 0 ? ns - mul_u64_u32_shr(d, tsc_mult, tsc_shift) : ns;
+	}
+	trace_xprobes_urecs(task_pid_nr(owner), r, n);
+	WRITE_ONCE(hdr->count, 0);
+}
+
+/*
+ * A hit of one of the view's scheduler hooks that hand records over
+ * (XPROBES_F_RECORDS on switch_mm_irqs_off or finish_task_switch), before
+ * its program runs: see the top of the file.
+ */
+void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
+{
+	struct xp_urecbuf *rb = READ_ONCE(h->view->urec);
+	struct task_struct *t = current, *prev;
+	unsigned int cpu;
+
+	if (!rb)
+		return;
+	cpu = smp_processor_id();
+	if (cpu >= rb->nbufs)
+		return;
+	if (h->urec_role == XP_UREC_OUT) {
+		/* An exiting thread has let go of its mm, not yet of its tables. */
+		if (!(t->flags & PF_KTHREAD) && (t->mm ?: t->active_mm) == rb->mm)
+			urec_flush(rb, cpu, t);
+		return;
+	}
+	/*
+	 * A kernel thread took over lazily from one of ours, which may have
+	 * exited: it has no mm then, but it is the one that came here last.
+	 */
+	prev = (struct task_struct *)regs->di;
+	if (prev && prev != t && (prev->mm ? prev->mm == rb->mm :
+				   !(prev->flags & PF_KTHREAD) && rb->owner[cpu] == prev))
+		urec_flush(rb, cpu, prev);
+	if (t->mm == rb->mm) {
+		struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+
+		WRITE_ONCE(hdr->count, 0);
+		rb->owner[cpu] = t;
+	}
+}
+
+/* ---- the blocks ---------------------------------------------------------------- */
+
+static void block_release(struct xp_urecblk *b)
+{
+	unsigned int i;
+
+	if (b->kaddr)
+		vunmap(b->kaddr);
+	for (i = 0; i < BLK_PAGES && b->pages[i]; i++)
+		put_page(b->pages[i]);
+	kfree(b);
+}
+
+/* The routines for @rb's process, as they are at @base. */
+static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb)
+{
+	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl;
+	u8 *desc = code + TMPL_OFF(xp_urec_desc);
+
+	memcpy(code, xp_urec_tmpl, len);
+	put_unaligned_le32(rb->rseq_off + 8, code + TMPL_OFF(xp_urec_p_cs) - 4);
+	put_unaligned_le32(rb->rseq_off + 4, code + TMPL_OFF(xp_urec_p_cpu) - 4);
+	put_unaligned_le32(rb->nbufs, code + TMPL_OFF(xp_urec_p_nbufs) - 4);
+	put_unaligned_le64(rb->va, code + TMPL_OFF(xp_urec_p_base) - 8);
+	put_unaligned_le32(rb->rseq_sig, code + TMPL_OFF(xp_urec_p_sig) - 4);
+	/* struct rseq_cs: version 0, flags 0, start_ip, post_commit_offset, abort_ip */
+	put_unaligned_le64(base + TMPL_OFF(xp_urec_start), desc + 8);
+	put_unaligned_le64(xp_urec_post - xp_urec_start, desc + 16);
+	put_unaligned_le64(base + TMPL_OFF(xp_urec_abort), desc + 24);
+}
+
+/* Return thunk @i at @at: keep rax, call urec_ret, jump to its target. */
+static void build_thunk(u8 *p, unsigned long at, unsigned long base, unsigned int i)
+{
+	static const u8 save[] = { 0x48, 0x89, 0x44, 0x24, 0xf0 };	/* mov %rax,-16(%rsp) */
+	static const u8 load[] = { 0x48, 0x8b, 0x44, 0x24, 0xf0 };	/* mov -16(%rsp),%rax */
+	unsigned long target = base + XP_URT_TGT + i * 8;
+
+	memset(p, 0xcc, XP_URT_SIZE);
+	memcpy(p, save, 5);
+	p[5] = 0xe8;
+	put_unaligned_le32(base + TMPL_OFF(xp_urec_ret) - (at + 10), p + 6);
+	memcpy(p + 10, load, 5);
+	p[15] = 0xff;		/* jmp *rel32(%rip) */
+	p[16] = 0x25;
+	put_unaligned_le32(target - (at + 21), p + 17);
+}
+
+/* @a's records block, written for @rb's process, once. */
+static int block_init(struct xp_uarea *a, const struct xp_urecbuf *rb,
+		      struct netlink_ext_ack *extack)
+{
+	unsigned long base = a->va + XP_UREC_AREA_OFF;
+	struct address_space *mapping = a->file->f_mapping;
+	struct xp_urecblk *b;
+	unsigned int i;
+	u8 *buf;
+	int err = -ENOMEM;
+
+	b = kzalloc(sizeof(*b), GFP_KERNEL_ACCOUNT);
+	buf = vzalloc(XP_URT_TGT);
+	if (!b || !buf)
+		goto fail;
+	raw_spin_lock_init(&b->lock);
+	b->mm = a->mm;
+	b->va = base;
+	build_code(buf, base, rb);
+	for (i = 0; i < XP_URT_N; i++)
+		build_thunk(buf + XP_URT_OFF + i * XP_URT_SIZE, base + XP_URT_OFF + i * XP_URT_SIZE,
+			    base, i);
+	err = xp_uarea_write(a, base, buf, XP_URT_TGT);
+	if (err)
+		goto fail;
+	for (i = 0; i < BLK_PAGES; i++) {
+		struct page *page = shmem_read_mapping_page_gfp(mapping,
+				(XP_UREC_AREA_OFF + XP_URT_TGT) / PAGE_SIZE + i,
+				mapping_gfp_mask(mapping));
+
+		if (IS_ERR(page)) {
+			err = PTR_ERR(page);
+			goto fail;
+		}
+		set_page_dirty_lock(page);
+		b->pages[i] = page;
+	}
+	b->kaddr = vmap(b->pages, BLK_PAGES, VM_MAP, PAGE_KERNEL);
+	if (!b->kaddr) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	vfree(buf);
+	list_add_rcu(&b->node, &xp_urecblks);
+	a->urec = b;
+	return 0;
+fail:
+	vfree(buf);
+	if (b)
+		block_release(b);
+	NL_SET_ERR_MSG(extack, "could not write the records block");
+	return err;
+}
+
+void xp_urec_block_free(struct xp_uarea *a)
+{
+	struct xp_urecblk *b = a->urec;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!b)
+		return;
+	list_del_rcu(&b->node);
+	synchronize_rcu();	/* the slow path is done with it */
+	block_release(b);
+	a->urec = NULL;
+}
+
+/*
+ * The thunk that returns to @ret, made if new. The hash is the process's
+ * (read-only to it): the target goes in first, then the entry's thunk, then
+ * its key, which the routine compares first (x86 keeps stores in order).
+ */
+static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
+{
+	u64 *tgt = b->kaddr, *hash = b->kaddr + (XP_URT_HASH - XP_URT_TGT);
+	u32 pos = hash_64(ret, XP_URT_HASH_BITS), i;
+	unsigned long flags, thunk = 0;
+
+	raw_spin_lock_irqsave(&b->lock, flags);
+	for (i = 0; i < XP_URT_PROBES; i++) {
+		u64 *e = hash + (pos + i) * 2;
+
+		if (e[0] == ret) {
+			thunk = e[1];
+			break;
+		}
+		if (e[0])
+			continue;
+		if (b->used == XP_URT_N)
+			break;
+		tgt[b->used] = ret;
+		thunk = b->va + XP_URT_OFF + b->used * XP_URT_SIZE;
+		b->used++;
+		WRITE_ONCE(e[1], thunk);
+		smp_wmb();
+		WRITE_ONCE(e[0], ret);
+		break;
+	}
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	return thunk;
+}
+
+/*
+ * The routine's system call (from the view's hook on the unimplemented-
+ * syscall handler, uevent.c): rdi 0, this CPU's buffer is full; else rdi is
+ * a hooked call's entry sp, whose return address needs a thunk.
+ */
+void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
+{
+	struct xp_urecbuf *rb = READ_ONCE(v->urec);
+	unsigned long ret, thunk;
+	struct xp_urecblk *b;
+	unsigned int cpu;
+
+	if (!rb || rb->mm != current->mm)
+		return;		/* a child of fork: it goes on without */
+	if (!u->di) {
+		cpu = smp_processor_id();
+		if (cpu < rb->nbufs)
+			urec_flush(rb, cpu, current);
+		return;
+	}
+	if (u->di != u->sp + 8)
+		return;		/* not the routine's call */
+	list_for_each_entry_rcu(b, &xp_urecblks, node)
+		if (b->mm == current->mm && u->ip - b->va < XP_URT_OFF)
+			goto found;
+	return;
+found:
+	if (copy_from_user_nofault(&ret, (const void __user *)u->di, sizeof(ret)) || !ret ||
+	    ret >= TASK_SIZE_MAX)
+		return;
+	thunk = thunk_get(b, ret);
+	if (thunk)
+		copy_to_user_nofault((void __user *)u->di, &thunk, sizeof(thunk));
+}
+
+/* ---- adding a hook ------------------------------------------------------------- */
+
+/*
+ * A records hook in @task's process, with its slot in @a: the view must
+ * hand records over at its switches (both scheduler hooks); the process
+ * gets its buffers and the area its block, once.
+ */
+int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *task,
+		    struct mm_struct *mm, struct netlink_ext_ack *extack)
+{
+	struct xp_urecbuf *rb = v->urec;
+	long off = 0;
+	u32 sig = 0;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (v->urec_roles != (XP_UREC_OUT | XP_UREC_IN)) {
+		NL_SET_ERR_MSG(extack, "records need the view's hooks on switch_mm_irqs_off and "
+			       "finish_task_switch with the records flag (xprobectl hook add --records)");
+		return -ENOTCONN;
+	}
+	if (!tsc_khz) {
+		NL_SET_ERR_MSG(extack, "records need a TSC");
+		return -EOPNOTSUPP;
+	}
+	if (!tsc_mult)
+		clocks_calc_mult_shift(&tsc_mult, &tsc_shift, tsc_khz, NSEC_PER_MSEC, 600);
+	if (rb && rb->mm != mm) {
+		NL_SET_ERR_MSG(extack, "records serve one process per view, and this view's are "
+			       "another's");
+		return -EBUSY;
+	}
+	err = rseq_layout(task, &off, &sig, extack);
+	if (err)
+		return err;
+	if (rb && (rb->rseq_off != off || rb->rseq_sig != sig)) {
+		NL_SET_ERR_MSG(extack, "the process's rseq areas moved since its first records hook");
+		return -EBUSY;
+	}
+	if (!rb) {
+		rb = urecbuf_create(mm, off, sig, extack);
+		if (IS_ERR(rb))
+			return PTR_ERR(rb);
+		/* Complete before the hooks' hit paths may see it. */
+		smp_store_release(&v->urec, rb);
+	}
+	if (!a->urec)
+		return block_init(a, rb, extack);
+	return 0;
+}
+
+/*
+ * The stub of a records hook whose trampoline is at @at in @a: the cookie
+ * goes in eax, the routine keeps everything else.
+ */
+void xp_urec_stub(u8 *out, struct xp_uarea *a, unsigned long at, u64 cookie, bool returns)
+{
+	unsigned long base = a->va + XP_UREC_AREA_OFF;
+	const u8 *entry = returns ? xp_urec_entry : xp_urec_entry_noret;
+
+	out[0] = 0x48; out[1] = 0x89; out[2] = 0x44; out[3] = 0x24; out[4] = 0xf0;
+	out[5] = 0xb8;
+	put_unaligned_le32(cookie & XP_UREC_COOKIE_MASK, out + 6);
+	out[10] = 0xe8;
+	put_unaligned_le32(base + TMPL_OFF(entry) - (at + 15), out + 11);
+	out[15] = 0x48; out[16] = 0x8b; out[17] = 0x44; out[18] = 0x24; out[19] = 0xf0;
+}

@@ -1,0 +1,115 @@
+#!/bin/sh
+# User hooks with records (issue 19, design (b); module/urec.c): a hooked
+# call appends {time, sp, cookie} to its CPU's buffer in the process, under
+# rseq, and its return (through a return thunk) a return record; no kernel
+# entry per call. The view's hooks on switch_mm_irqs_off and
+# finish_task_switch, with --records, hand a thread's records to the
+# xprobes_urecs tracepoint when it leaves its CPU; a full buffer, or a
+# return address new to the area, makes system call 422.
+# uhtarget's 2 threads call each function N times once started, checking
+# every result; uhrecs (a raw tracepoint program) replays each thread's
+# records against its own stack.
+# (a) Refusals: without the view's switch hooks (saying which), a cookie
+# past 13 bits, events and records at once, --records on another kernel
+# function. (b) Exact counts per cookie: entries, and returns that close
+# the entry at their sp; nothing unmatched or abandoned, no time going
+# back within a thread or past its hand-over; only uhtarget's two workers
+# own records; the buffers filled and were handed over many times.
+# (c) A forked child runs the hooked functions (shares the buffers, is not
+# the hooked mm): it computes right and hands nothing over. (d) Untraced
+# processes: syscall 422 is ENOSYS. (e) A process without rseq
+# (glibc.pthread.rseq=0) is refused records, saying why.
+. /xp/selftests/tests/lib.sh
+N=$(scaled 5000 10)
+
+field() { echo "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
+fts=finish_task_switch.isra.0
+grep -q " $fts\$" /proc/kallsyms || fts=finish_task_switch
+
+uhtarget -t 2 -n $N -g > /tmp/ur.out 2>&1 &
+P=$!
+wait_for /tmp/ur.out '^ready' "uhtarget did not start"
+xprobectl view add $P > /dev/null || fail "view add"
+
+# (a)
+out=$(xprobectl uhook add --records $P uh_add 2>&1) && fail "records without switch hooks: $out"
+assert_match "records need the view's switch hooks, and it says so" "switch_mm_irqs_off" "$out"
+out=$(xprobectl hook add --records $P do_exit 2>&1) && fail "--records on do_exit: $out"
+assert_match "only the switch hooks hand records over" "only at switch_mm_irqs_off" "$out"
+xprobectl hook add --records $P switch_mm_irqs_off > /dev/null || fail "hook add --records switch_mm_irqs_off"
+xprobectl hook add --records $P $fts > /dev/null || fail "hook add --records $fts"
+out=$(xprobectl uhook add --records --cookie 8192 $P uh_add 2>&1) && fail "cookie 8192: $out"
+assert_match "a cookie past 13 bits is refused" "below 8192" "$out"
+
+uhrecs > /tmp/urc.out 2>&1 &
+R=$!
+wait_for /tmp/urc.out '^attached' "uhrecs did not attach"
+j=$(xprobectl uhook add --json --records --cookie 1 $P uh_add) || fail "uhook add --records uh_add"
+assert_eq "uh_add: records" true "$(json_get "$j" records)"
+assert_eq "uh_add: no events" false "$(json_get "$j" events)"
+a=$(json_get "$j" id)
+xprobectl uhook add --records --returns --cookie 6 $P uh_args6 > /dev/null ||
+	fail "uhook add --records --returns uh_args6"
+xprobectl uhook add --records --returns --cookie 3 $P uh_endbr > /dev/null ||
+	fail "uhook add --records --returns uh_endbr"
+xprobectl uhook add --records --returns --cookie 2 $P uh_call > /dev/null ||
+	fail "uhook add --records --returns uh_call"
+assert_eq "uh_add listed as writing records" rec \
+	"$(xprobectl uhook list $P | awk -v i=$a '$1 == i { print $(NF - 2) }')"
+assert_match "the buffers are mapped into the process" "xprobes-records" "$(cat /proc/$P/maps)"
+
+# (b)
+workers=$(ls /proc/$P/task | sort -n | tail -n +2 | tr '\n' ' ')
+kill -HUP $P
+wait_for /tmp/ur.out '^ok calls\|^BAD' "uhtarget did not finish its rounds" 6000
+grep -q BAD /tmp/ur.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/ur.out)"
+assert_eq "the rounds" "ok calls=$((2 * N))" "$(grep -o '^ok calls=[0-9]*' /tmp/ur.out)"
+
+# (c) the child is in the view (fork is followed), but not the hooked mm
+kill -USR1 $P
+wait_for /tmp/ur.out '^child' "the forked child did not report" 6000
+assert_match "the forked child computed right" "child ok" "$(grep '^child' /tmp/ur.out)"
+sleep 0.2
+
+kill -INT $R
+wait $R
+c=$(tail -n 1 /tmp/urc.out)
+note "uhrecs: $c"
+assert_eq "uh_add: entry records" $((2 * N)) "$(field "$c" entries.1)"
+assert_eq "uh_add: no returns (hooked without)" 0 "$(field "$c" returns.1)"
+assert_eq "uh_add's entries say their return writes nothing" $((2 * N)) "$(field "$c" noret)"
+for k in 6 3 2; do
+	assert_eq "cookie $k: entry records" $((2 * N)) "$(field "$c" entries.$k)"
+	assert_eq "cookie $k: returns closing an entry at their sp" $((2 * N)) "$(field "$c" returns.$k)"
+done
+assert_eq "no return without its entry" 0 "$(field "$c" unmatched)"
+assert_eq "no entry left behind" 0 "$(field "$c" abandoned)"
+assert_eq "no time going back within a thread" 0 "$(field "$c" backwards)"
+assert_eq "no time past the hand-over" 0 "$(field "$c" future)"
+assert_eq "no other cookies" 0 "$(field "$c" other)"
+assert_eq "no tail calls in uhtarget" 0 "$(field "$c" tail)"
+assert_eq "records of uhtarget's workers only (none of the child, none of main)" \
+	"$(echo $workers | tr ' ' '\n' | sort -n | tr '\n' ' ')" \
+	"$(echo "$c" | sed 's/.* tids //' | tr ' ' '\n' | sort -n | tr '\n' ' ')"
+assert_ge "buffers filled and were handed over" "$(field "$c" max_batch)" 1000
+assert_ge "hand-overs" "$(field "$c" batches)" 8
+
+# (d)
+assert_eq "syscall 422 outside any view: ENOSYS" ENOSYS "$(uhtarget -s 422)"
+
+kill $P
+wait $P
+assert_eq "uhtarget's exit" 0 $?
+
+# (e)
+GLIBC_TUNABLES=glibc.pthread.rseq=0 uhtarget -t 1 > /tmp/un.out 2>&1 &
+Q=$!
+wait_for /tmp/un.out '^ready' "uhtarget without rseq did not start"
+xprobectl view add $Q > /dev/null || fail "view add (no rseq)"
+xprobectl hook add --records $Q switch_mm_irqs_off > /dev/null || fail "hook add (no rseq)"
+xprobectl hook add --records $Q $fts > /dev/null || fail "hook add $fts (no rseq)"
+out=$(xprobectl uhook add --records $Q uh_add 2>&1) && fail "records without rseq: $out"
+assert_match "no rseq: refused, saying why" "rseq" "$out"
+kill $Q
+wait $Q
+note "ok: $((2 * N)) calls per function as records, every return matched at its sp"
