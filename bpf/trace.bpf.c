@@ -23,8 +23,9 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "trace.h"
+#include "xprobes.h"	/* module/uapi: struct xprobes_urec */
 
-const volatile __u32 target_tgid;	/* fallback mode's PID test */
+const volatile __u32 target_tgid;	/* the traced process */
 const volatile bool per_thread;		/* fill tstats */
 const volatile bool folded;		/* fill the folded map */
 
@@ -290,7 +291,7 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 
-	if (!st || !st->running || st->exited)
+	if (!st || !st->running || st->exited || st->fresh)
 		return;
 	charge_fold(st, now, 0);
 	st->on_acc += now - st->last_ts;
@@ -313,7 +314,7 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now)
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	__u32 cause;
 
-	if (!st || st->running || st->exited)
+	if (!st || st->running || st->exited || st->fresh)
 		return;
 	cause = st->out_cause;
 	if (cause >= NR_CAUSES)
@@ -448,13 +449,31 @@ int BPF_PROG(fb_exit, struct task_struct *p)
 
 /* ---- the user side ----------------------------------------------------------- */
 
+/* A thread's state from its first event on: clocks at zero, running since @now. */
+static __always_inline void thread_start(struct thread_state *st, __u64 now)
+{
+	__u32 i;
+
+	st->depth = 0;
+	st->on_acc = 0;
+	for (i = 0; i < NR_CAUSES; i++)
+		st->off_acc[i] = 0;
+	for (i = 0; i <= NR_CAUSES; i++)
+		st->pend[i] = 0;
+	st->running = 1;
+	st->last_ts = now;
+	st->last_ev = now;
+	st->exited = 0;
+	st->fresh = 0;
+}
+
 static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
-	__u32 zero = 0, i;
+	__u32 zero = 0;
 	char comm[16];
 
-	if (st && !st->exited)
+	if (st && !st->exited && !st->fresh)
 		return st;
 	if (!st) {
 		st = bpf_map_lookup_elem(&zero_state, &zero);
@@ -467,16 +486,7 @@ static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
 			return NULL;
 	}
 	/* New, or an exited thread's entry that its tid, reused, takes over. */
-	st->depth = 0;
-	st->on_acc = 0;
-	for (i = 0; i < NR_CAUSES; i++)
-		st->off_acc[i] = 0;
-	for (i = 0; i <= NR_CAUSES; i++)
-		st->pend[i] = 0;
-	st->running = 1;
-	st->last_ts = now;
-	st->last_ev = now;
-	st->exited = 0;
+	thread_start(st, now);
 	bpf_get_current_comm(comm, sizeof(comm));
 	bpf_map_update_elem(&comms, &tid, comm, BPF_ANY);
 	return st;
@@ -508,43 +518,30 @@ static __always_inline bool tail_call(__u64 sp, bool uhook)
 	return false;
 }
 
-/* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
-static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
+/* Is the frame at this very sp the caller of a tail call (TAIL_ASK: read the slot)? */
+enum { TAIL_NO, TAIL_YES, TAIL_ASK };
+
+/*
+ * Push a call of FUNC, SP at its return address, at the thread clocks C.
+ * Frames deeper than this call site never returned (longjmp, C++
+ * exceptions): drop them. A frame at this very sp is either the caller
+ * of a tail call (keep it) or a sibling abandoned the same way: in a tail
+ * call the return address slot still holds the uretprobe trampoline (or
+ * the return thunk) that the caller's probe put there.
+ */
+static __always_inline void push_frame(struct thread_state *st, const struct clocks *c,
+				       __u64 sp, __u32 func, int tail, bool uhook)
 {
-	__u64 now = bpf_ktime_get_ns();
-	struct thread_state *st;
-	__u32 i, d;
-	struct clocks c;
 	struct frame *f;
+	__u32 i, d;
 
-	count(CNT_ENTRIES);
-	st = thread_get((__u32)bpf_get_current_pid_tgid(), now);
-	if (!st)
-		return 0;
-	if (!st->running) {		/* a switch-in we did not see */
-		count(CNT_FIXUP);
-		st->off_acc[CAUSE_OTHER] += now - st->last_ts;
-		st->last_ts = now;
-		st->running = 1;
-	}
-	read_clocks(st, &c);
-	now = c.now;
-	charge_fold(st, now, 0);
-	fold_flush(st);
-
-	/*
-	 * Frames deeper than this call site never returned (longjmp, C++
-	 * exceptions): drop them. A frame at this very sp is either the caller
-	 * of a tail call (keep it) or a sibling abandoned the same way: in a
-	 * tail call the return address slot still holds the uretprobe
-	 * trampoline that the caller's uretprobe put there.
-	 */
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
 		d = st->depth;
 		if (!d || d > TRACE_MAX_DEPTH)
 			break;
 		f = &st->frames[(d - 1) & DEPTH_MASK];
-		if (f->entry_sp > sp || (f->entry_sp == sp && tail_call(sp, uhook)))
+		if (f->entry_sp > sp || (f->entry_sp == sp &&
+		    (tail == TAIL_YES || (tail == TAIL_ASK && tail_call(sp, uhook)))))
 			break;
 		st->depth = d - 1;
 		count(CNT_ABANDONED);
@@ -558,20 +555,43 @@ static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 	barrier_var(d);
 	if (d >= TRACE_MAX_DEPTH) {
 		count(CNT_DEPTH_OVERFLOW);
-		return 0;
+		return;
 	}
 	f = &st->frames[d & DEPTH_MASK];
 	f->func = func;
-	f->entry_ts = now;
+	f->entry_ts = c->now;
 	f->entry_sp = sp;
-	f->on_at = c.on;
+	f->on_at = c->on;
 	for (i = 0; i < NR_CAUSES; i++) {
-		f->off_at[i] = c.off[i];
+		f->off_at[i] = c->off[i];
 		f->child_off[i] = 0;
 	}
 	f->child_wall = 0;
 	f->child_on = 0;
 	st->depth = d + 1;
+}
+
+/* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
+static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
+{
+	__u64 now = bpf_ktime_get_ns();
+	struct thread_state *st;
+	struct clocks c;
+
+	count(CNT_ENTRIES);
+	st = thread_get((__u32)bpf_get_current_pid_tgid(), now);
+	if (!st)
+		return 0;
+	if (!st->running) {		/* a switch-in we did not see */
+		count(CNT_FIXUP);
+		st->off_acc[CAUSE_OTHER] += now - st->last_ts;
+		st->last_ts = now;
+		st->running = 1;
+	}
+	read_clocks(st, &c);
+	charge_fold(st, c.now, 0);
+	fold_flush(st);
+	push_frame(st, &c, sp, func, TAIL_ASK, uhook);
 	return 0;
 }
 
@@ -655,22 +675,15 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		ts->off_incl[i] += off[i];
 }
 
-/* A return of FUNC, whose entry had its return address at ESP. */
-static __always_inline int ret_common(__u64 esp, __u32 func)
+#define ANY_FUNC	0xffffffffu	/* a return that says only where (records) */
+
+/* Pop the call whose return address was at ESP (of FUNC), at the thread clocks C. */
+static __always_inline void pop_frame(struct thread_state *st, const struct clocks *c,
+				      __u64 esp, __u32 func, __u32 tid)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
-	struct clocks c;
 	struct frame *f;
 	__u32 i, d;
 
-	if (!st || st->exited) {
-		count(CNT_UNMATCHED);
-		return 0;
-	}
-	read_clocks(st, &c);
-	charge_fold(st, c.now, 0);
-	fold_flush(st);
 	/* Deeper frames that never returned (their uretprobes were dropped). */
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
 		d = st->depth;
@@ -683,19 +696,36 @@ static __always_inline int ret_common(__u64 esp, __u32 func)
 		count(CNT_ABANDONED);
 	}
 	d = st->depth;
-	barrier_var(d);		/* as in fn_entry: keep the mask for 6.1's verifier */
+	barrier_var(d);		/* as in push_frame: keep the mask for 6.1's verifier */
 	if (!d || d > TRACE_MAX_DEPTH) {
+		count(CNT_UNMATCHED);
+		return;
+	}
+	f = &st->frames[(d - 1) & DEPTH_MASK];
+	if (f->entry_sp != esp || (func != ANY_FUNC && f->func != func)) {
+		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
+		return;
+	}
+	account(st, f, c, tid);
+	st->depth = d - 1;
+	count(CNT_RETURNS);
+}
+
+/* A return of FUNC, whose entry had its return address at ESP. */
+static __always_inline int ret_common(__u64 esp, __u32 func)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct clocks c;
+
+	if (!st || st->exited || st->fresh) {
 		count(CNT_UNMATCHED);
 		return 0;
 	}
-	f = &st->frames[(d - 1) & DEPTH_MASK];
-	if (f->entry_sp != esp || f->func != func) {
-		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
-		return 0;
-	}
-	account(st, f, &c, tid);
-	st->depth = d - 1;
-	count(CNT_RETURNS);
+	read_clocks(st, &c);
+	charge_fold(st, c.now, 0);
+	fold_flush(st);
+	pop_frame(st, &c, esp, func, tid);
 	return 0;
 }
 
@@ -713,6 +743,106 @@ int fn_return_uh(struct bpf_raw_tracepoint_args *ctx)
 	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
 		return 0;
 	return ret_common(BPF_CORE_READ(regs, sp) - 8, (__u32)ctx->args[1]);
+}
+
+/*
+ * Records (user hooks with XPROBES_F_RECORDS, the default in views mode):
+ * no kernel entry per call. The module hands a thread's records over when
+ * it leaves its CPU (or fills its buffer), before the hook that accounts
+ * the switch: in order, every one from while the thread ran, so the
+ * thread's off-CPU clocks are those of now and its ON clock runs from its
+ * last switch-in. They replay through the same push and pop as events do.
+ * The hand-over may run in the hooks' int3 handler (NMI context): a new
+ * thread's entry is made there all the same (the map is preallocated; a
+ * busy bucket fails the insert, counted as records_no_thread), and records
+ * need neither -T nor --folded (xprobectl uses events for those), which
+ * want the thread's name and more maps.
+ */
+struct rwalk {
+	const struct xprobes_urec *recs;
+	struct thread_state *st;
+	__u64 lo, hi;		/* the times records may have: ran since lo, handed over at hi */
+	__u32 tid;
+};
+
+static long rec_one(__u32 i, struct rwalk *w)
+{
+	struct thread_state *st = w->st;
+	struct xprobes_urec r;
+	struct clocks c;
+	__u32 k;
+
+	if (bpf_probe_read_kernel(&r, sizeof(r), &w->recs[i]))
+		return 1;
+	c.now = r.time < w->lo ? w->lo : r.time > w->hi ? w->hi : r.time;
+	w->lo = c.now;
+	if (st->fresh) {
+		thread_start(st, c.now);
+	} else if (!st->running) {	/* a switch-in we did not see */
+		count(CNT_FIXUP);
+		st->off_acc[CAUSE_OTHER] += c.now - st->last_ts;
+		st->last_ts = c.now;
+		st->running = 1;
+	}
+	c.on = st->on_acc + (c.now > st->last_ts ? c.now - st->last_ts : 0);
+	_Pragma("unroll")
+	for (k = 0; k < NR_CAUSES; k++)
+		c.off[k] = st->off_acc[k];
+	if (r.what & XPROBES_UREC_RET) {
+		pop_frame(st, &c, XPROBES_UREC_SP(r.what), ANY_FUNC, w->tid);
+		return 0;
+	}
+	count(CNT_ENTRIES);
+	if (!(r.what & XPROBES_UREC_NORET))
+		push_frame(st, &c, XPROBES_UREC_SP(r.what), XPROBES_UREC_COOKIE(r.what),
+			   r.what & XPROBES_UREC_TAIL ? TAIL_YES : TAIL_NO, true);
+	return 0;
+}
+
+/*
+ * The entry of a thread first seen in its records, or whose tid an exited
+ * thread left: fresh, its first record starts its clocks (its records are
+ * older than now).
+ */
+static __always_inline struct thread_state *rec_thread(__u32 tid)
+{
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	__u32 zero = 0;
+
+	if (st && !st->exited)
+		return st;
+	if (!st) {
+		st = bpf_map_lookup_elem(&zero_state, &zero);
+		if (!st || bpf_map_update_elem(&threads, &tid, st, BPF_NOEXIST))
+			return NULL;
+		st = bpf_map_lookup_elem(&threads, &tid);
+		if (!st)
+			return NULL;
+	}
+	st->exited = 0;
+	st->fresh = 1;
+	return st;
+}
+
+SEC("raw_tp/xprobes_urecs")
+int fn_records(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tid = (__u32)ctx->args[0], n = (__u32)ctx->args[2];
+	struct rwalk w = { .recs = (const void *)ctx->args[1], .tid = tid };
+
+	if ((__u32)ctx->args[3] != target_tgid)
+		return 0;		/* another traced process's */
+	w.st = rec_thread(tid);
+	if (!w.st) {
+		count_n(CNT_REC_NO_THREAD, n);
+		return 0;
+	}
+	w.hi = bpf_ktime_get_ns();
+	w.lo = w.st->running && !w.st->fresh ? w.st->last_ts : 0;
+	count(CNT_REC_BATCHES);
+	count_n(CNT_REC_RECORDS, n);
+	bpf_loop(n, rec_one, &w, 0);
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -50,7 +50,8 @@ struct thread_state {
 	__u8 running;
 	__u8 out_cause;			/* set at switch-out, CAUSE_PENDING: classify at switch-in */
 	__u8 exited;			/* the thread is gone; userspace deletes the entry */
-	__u8 pad;
+	__u8 fresh;			/* made for a thread first seen in its records
+					 * (fn_records): its first record starts it */
 	__u32 seq;			/* bumped by every scheduler event: see read_clocks() */
 	/*
 	 * Time charged to the current stack by scheduler events, not yet in the
@@ -103,6 +104,9 @@ enum trace_counter {
 	CNT_NO_THREAD,		/* thread table full */
 	CNT_FIXUP,		/* a function entered while we thought the thread was off-CPU */
 	CNT_EXITS,		/* traced threads that exited */
+	CNT_REC_BATCHES,	/* records handed over (xprobes_urecs) */
+	CNT_REC_RECORDS,	/* records in them */
+	CNT_REC_NO_THREAD,	/* records of a thread userspace had not seen yet */
 	NR_COUNTERS,
 };
 

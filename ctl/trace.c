@@ -7,6 +7,7 @@
  * global sched_switch tracepoint with a PID test when the module is not
  * there (fallback mode). The BPF side is bpf/trace.bpf.c.
  */
+#include <elf.h>
 #include <errno.h>
 #include <fnmatch.h>
 #include <getopt.h>
@@ -20,6 +21,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/user.h>
 #include <sys/wait.h>
 #include <netlink/attr.h>
 #include <bpf/bpf.h>
@@ -61,6 +63,12 @@ static void trace_usage(FILE *f)
 "                            (the default where the module is loaded: a jump into a\n"
 "                            trampoline per function, no trap per call; a function that\n"
 "                            allows none keeps a uprobe; the report's PROBE column)\n"
+"      --events              user hooks enter the kernel at every call and return (a\n"
+"                            system call each), instead of writing records in the\n"
+"                            process's memory that its view reads at each context\n"
+"                            switch (the default, no kernel entry per call; -T,\n"
+"                            --folded, --latency, and a process without rseq, use\n"
+"                            events)\n"
 "  -v, --verbose             libbpf's messages\n");
 }
 
@@ -198,10 +206,11 @@ static const char *func_name(int idx, void *arg)
 }
 
 static const struct hook_want hook_wants[] = {
-	{ { "switch_mm_irqs_off" }, HOOK_SWITCH_OUT, 0 },
+	/* With XPROBES_F_RECORDS they hand the user hooks' records over first (fn_records). */
+	{ { "switch_mm_irqs_off" }, HOOK_SWITCH_OUT, XPROBES_F_RECORDS },
 	{ { "finish_task_switch.isra.0", "finish_task_switch" }, HOOK_SWITCH_IN,
-	  XPROBES_F_ANY_CONTEXT },
-	{ { "do_exit" }, HOOK_EXIT, 0 },
+	  XPROBES_F_ANY_CONTEXT | XPROBES_F_RECORDS },
+	{ { "do_exit" }, HOOK_EXIT, XPROBES_F_RECORDS },	/* and a thread's last ones */
 };
 
 /* Give PID a kernel view hooked on the scheduler paths; -1: fall back (s->mode_note says why). */
@@ -405,6 +414,78 @@ static pid_t spawn_stopped(char **argv)
 	return pid;
 }
 
+/* The program's entry point and whether an interpreter (ld.so) runs first. */
+static int auxv_entry(pid_t pid, unsigned long *entry, bool *interp)
+{
+	char path[64];
+	unsigned long av[2];
+	FILE *f;
+
+	*entry = 0;
+	*interp = false;
+	snprintf(path, sizeof(path), "/proc/%d/auxv", (int)pid);
+	f = fopen(path, "r");
+	if (!f)
+		return -errno;
+	while (fread(av, sizeof(av), 1, f) == 1 && av[0] != AT_NULL) {
+		if (av[0] == AT_ENTRY)
+			*entry = av[1];
+		else if (av[0] == AT_BASE)
+			*interp = av[1] != 0;
+	}
+	fclose(f);
+	return *entry ? 0 : -ENOENT;
+}
+
+/*
+ * Let the dynamic loader of a command stopped at its exec run up to the
+ * program's entry point, through a breakpoint there that is taken out again
+ * before anything is hooked: by then its libraries are mapped and its main
+ * thread has registered its rseq area (glibc 2.35+; user-hook records need
+ * it), and still nothing of the program itself has run. A static program
+ * registers rseq after its entry: it stays at its exec, and its user hooks
+ * fire events.
+ */
+static int run_to_entry(pid_t pid, const char *cmd)
+{
+	struct user_regs_struct regs;
+	unsigned long entry;
+	long word;
+	bool interp;
+	int st, sig = 0;
+
+	if (auxv_entry(pid, &entry, &interp) || !interp)
+		return 0;
+	errno = 0;
+	word = ptrace(PTRACE_PEEKTEXT, pid, (void *)entry, NULL);
+	if (errno || ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)((word & ~0xffL) | 0xcc)))
+		goto fail;
+	for (;;) {
+		if (ptrace(PTRACE_CONT, pid, NULL, (void *)(long)sig) || waitpid(pid, &st, 0) != pid)
+			goto fail;
+		if (!WIFSTOPPED(st)) {
+			fprintf(stderr, "xprobectl: '%s' ended before reaching its entry point\n", cmd);
+			return -1;
+		}
+		sig = WSTOPSIG(st);
+		if (sig != SIGTRAP)
+			continue;		/* the loader's own signal: deliver it */
+		if (ptrace(PTRACE_GETREGS, pid, NULL, &regs))
+			goto fail;
+		if (regs.rip == entry + 1)
+			break;
+		sig = 0;
+	}
+	regs.rip = entry;
+	if (ptrace(PTRACE_POKETEXT, pid, (void *)entry, (void *)word) ||
+	    ptrace(PTRACE_SETREGS, pid, NULL, &regs))
+		goto fail;
+	return 0;
+fail:
+	fprintf(stderr, "xprobectl: cannot run '%s' to its entry point: %s\n", cmd, strerror(errno));
+	return -1;
+}
+
 /* Open, load and attach the scheduler side; the uprobes come after. */
 /* The program a hook of @kind runs itself (bpf/trace.bpf.c). */
 static struct bpf_program *hook_prog(struct trace_bpf *skel, uint32_t kind)
@@ -419,10 +500,21 @@ static struct bpf_program *hook_prog(struct trace_bpf *skel, uint32_t kind)
 	}
 }
 
-/* The programs on the user hooks' events. */
+/* The programs on the user hooks' events, or on their records. */
 static int attach_uh(struct tsession *s)
 {
 	struct bpf_link *in, *out = NULL;
+
+	if (s->records) {
+		in = bpf_program__attach(s->skel->progs.fn_records);
+		if (libbpf_get_error(in)) {
+			fprintf(stderr, "xprobectl: cannot attach to the user hooks' records: %s "
+				"(--uprobes traces without them)\n", strerror(errno));
+			return -1;
+		}
+		s->skel->links.fn_records = in;
+		return 0;
+	}
 
 	in = bpf_program__attach(s->skel->progs.fn_entry_uh);
 	if (!libbpf_get_error(in))
@@ -459,8 +551,9 @@ static int load_bpf(struct tsession *s)
 	bpf_program__set_autoload(s->skel->progs.on_exit_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_switch, !s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_exit, !s->views);
-	bpf_program__set_autoload(s->skel->progs.fn_entry_uh, s->nuhooks > 0);
-	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0);
+	bpf_program__set_autoload(s->skel->progs.fn_entry_uh, s->nuhooks > 0 && !s->records);
+	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0 && !s->records);
+	bpf_program__set_autoload(s->skel->progs.fn_records, s->nuhooks > 0 && s->records);
 	if (s->multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.fn_entry, XP_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.fn_return, XP_BPF_TRACE_UPROBE_MULTI);
@@ -525,6 +618,7 @@ int cmd_trace(int argc, char **argv)
 		{ "folded", no_argument, NULL, 'F' },
 		{ "no-views", no_argument, NULL, 'N' },
 		{ "uprobes", no_argument, NULL, 'U' },
+		{ "events", no_argument, NULL, 'E' },
 		{ "latency", optional_argument, NULL, 'S' },
 		{ "latency-min-us", required_argument, NULL, 'M' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -543,7 +637,7 @@ int cmd_trace(int argc, char **argv)
 	struct latency *lat = NULL;
 	struct xp_events *ev = NULL;
 	struct syswatch sw = { 0 };
-	bool latency = false;
+	bool latency = false, events = false;
 	char *e;
 
 	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTvh", opts, NULL)) != -1) {
@@ -588,6 +682,7 @@ int cmd_trace(int argc, char **argv)
 		case 'F': s.folded = true; break;
 		case 'N': no_views = true; break;
 		case 'U': s.uprobes_only = true; break;
+		case 'E': events = true; break;
 		case 'S':
 			latency = true;
 			if (!optarg)
@@ -660,6 +755,8 @@ int cmd_trace(int argc, char **argv)
 		if (s.pid < 0)
 			goto out;
 		child = true;
+		if (run_to_entry(s.pid, cmd[0]))
+			goto out;
 	}
 	c = pid_exe(s.pid, exe);
 	if (c) {
@@ -696,7 +793,14 @@ int cmd_trace(int argc, char **argv)
 	if (s.views)
 		ev = xp_events_open(s.pid);
 	s.multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
-	/* User hooks first, where the module allows: uprobes for the rest. */
+	/*
+	 * User hooks first, where the module allows: uprobes for the rest.
+	 * Records, unless what is asked for needs a map to grow per call
+	 * (-T, --folded), or the function running at each system call
+	 * (--latency reads the shadow stacks there; records reach them only
+	 * at the thread's next switch).
+	 */
+	s.records = !s.per_thread && !s.folded && !latency && !events;
 	if (s.views && !s.uprobes_only && tuhooks_add(&s, verbose)) {
 		fprintf(stderr, "xprobectl: user hooks failed; --uprobes traces without them\n");
 		goto out;
@@ -734,9 +838,11 @@ int cmd_trace(int argc, char **argv)
 	}
 	started = true;
 	fprintf(stderr, "xprobectl: tracing %d function%s in pid %d (%s), %s mode, %d through "
-		"user hooks%s\n",
+		"user hooks%s%s\n",
 		s.nfuncs - s.nfailed, s.nfuncs - s.nfailed == 1 ? "" : "s", s.pid, s.comm,
-		s.views ? "views" : "fallback", s.nuhooks, child || duration ? "" : "; Ctrl-C ends");
+		s.views ? "views" : "fallback", s.nuhooks,
+		!s.nuhooks ? "" : s.records ? " (records)" : " (events)",
+		child || duration ? "" : "; Ctrl-C ends");
 	if (lat)
 		fprintf(stderr, "xprobectl: and slow syscalls (above mean + %.2g sigma), %s\n",
 			lo.k, syswatch_mode(&sw));

@@ -33,6 +33,7 @@ struct tsession {
 	int nfailed;		/* functions that could not be probed */
 	int nuhooks;		/* functions through user hooks (tuhook.c) */
 	bool uprobes_only;	/* --uprobes */
+	bool records;		/* user hooks write records (else they fire events) */
 	int ncpus;
 	struct trace_bpf *skel;
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */

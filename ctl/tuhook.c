@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * xprobectl trace's user hooks: in views mode each traced function gets an
- * xprobes user hook with events and returns (docs/userhooks.md), whose
- * events the raw tracepoint programs fn_entry_uh and fn_return_uh take: no
- * trap per call. A function the module refuses one (a branch into its first
- * bytes, a jump table, ...) keeps a uprobe and a uretprobe. The hooks go
- * with the view when trace ends.
+ * xprobes user hook with returns (docs/userhooks.md): no trap per call. By
+ * default the hooks write records in the process's memory, which the view
+ * hands to fn_records at each switch (no kernel entry per call); with -T or
+ * --folded, or where the process has no rseq, they fire events instead,
+ * which fn_entry_uh and fn_return_uh take. A function the module refuses a
+ * hook (a branch into its first bytes, a jump table, ...) keeps a uprobe
+ * and a uretprobe. The hooks go with the view when trace ends.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <netlink/attr.h>
+#include <bpf/bpf.h>
 #include "elfsym.h"
 #include "nl.h"
 #include "tracer.h"
@@ -70,9 +73,16 @@ int tuhooks_add(struct tsession *s, bool verbose)
 		nla_put_u32(msg, XPROBES_A_PID, s->pid);
 		nla_put_u64(msg, XPROBES_A_ADDR, addr);
 		nla_put_u32(msg, XPROBES_A_SIZE, f->size > UINT32_MAX ? UINT32_MAX : f->size);
-		nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_EVENTS | XPROBES_F_RETURNS);
+		nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_RETURNS |
+			    (s->records ? XPROBES_F_RECORDS : XPROBES_F_EVENTS));
 		nla_put_u64(msg, XPROBES_A_COOKIE, i);
 		err = xp_nl_call(s->nl, msg, got_id, &id);
+		if (s->records && err == -EOPNOTSUPP && strstr(s->nl->ext_msg, "rseq")) {
+			fprintf(stderr, "xprobectl: %s: user hooks with events\n", s->nl->ext_msg);
+			s->records = false;
+			i--;
+			continue;
+		}
 		if (err == -EPERM && strstr(s->nl->ext_msg, "seccomp")) {
 			fprintf(stderr, "xprobectl: %s: uprobes for every function\n", s->nl->ext_msg);
 			return -1;

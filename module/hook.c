@@ -273,8 +273,10 @@ static void free_hook_rcu(struct rcu_head *rcu)
 /*
  * Which scheduler hook hands the view's user-hook records over (urec.c):
  * the one where the leaving thread is current and its view's text runs,
- * or the first thing after the switch. At the functions' entries only:
- * switch_mm_irqs_off must hand them over before it loads the next CR3.
+ * the first thing after the switch, or an exiting thread's last chance
+ * (do_exit, before exit_mm lets the process's memory go). At the
+ * functions' entries only: switch_mm_irqs_off must hand them over before
+ * it loads the next CR3.
  */
 static u8 urec_role(const char *sym, const u32 *offp, u32 flags, struct netlink_ext_ack *extack)
 {
@@ -286,7 +288,10 @@ static u8 urec_role(const char *sym, const u32 *offp, u32 flags, struct netlink_
 		return XP_UREC_OUT;
 	if (!strncmp(sym, "finish_task_switch", strlen("finish_task_switch")))
 		return XP_UREC_IN;
-	NL_SET_ERR_MSG(extack, "records are handed over only at switch_mm_irqs_off and finish_task_switch");
+	if (!strcmp(sym, "do_exit"))
+		return XP_UREC_EXIT;
+	NL_SET_ERR_MSG(extack, "records are handed over only at switch_mm_irqs_off, "
+		       "finish_task_switch and do_exit");
 	return 0;
 }
 

@@ -80,23 +80,26 @@ TRACE_EVENT(xprobes_uhook_ret,
 );
 
 /*
- * The records of user hooks with XPROBES_F_RECORDS that thread @tid wrote
- * since it came on this CPU (urec.c): handed over when it leaves, or when
- * its CPU's buffer is full; in order, times in bpf_ktime_get_ns()
+ * The records of user hooks with XPROBES_F_RECORDS that thread @tid (of
+ * process @tgid) wrote since it came on this CPU (urec.c): handed over when
+ * it leaves or exits, or when its CPU's buffer is full; in order, times in
+ * bpf_ktime_get_ns()
  * nanoseconds. @recs is kernel memory, valid during the event only.
  */
 TRACE_EVENT(xprobes_urecs,
-	TP_PROTO(u32 tid, const struct xprobes_urec *recs, u32 n),
-	TP_ARGS(tid, recs, n),
+	TP_PROTO(u32 tid, const struct xprobes_urec *recs, u32 n, u32 tgid),
+	TP_ARGS(tid, recs, n, tgid),
 	TP_STRUCT__entry(
 		__field(u32, tid)
 		__field(u32, n)
+		__field(u32, tgid)
 	),
 	TP_fast_assign(
 		__entry->tid = tid;
 		__entry->n = n;
+		__entry->tgid = tgid;
 	),
-	TP_printk("tid=%u n=%u", __entry->tid, __entry->n)
+	TP_printk("tgid=%u tid=%u n=%u", __entry->tgid, __entry->tid, __entry->n)
 );
 
 #endif /* _XPROBES_TRACE_H */

@@ -18,7 +18,9 @@
  * migrated or signalled inside it starts over. So the view's scheduler
  * hooks hand them over: the hook on switch_mm_irqs_off (the leaving thread
  * is current, its view's text runs) and the one on finish_task_switch (a
- * kernel thread that took over lazily: prev is ours) fire the
+ * kernel thread that took over lazily: prev is ours), and the one on
+ * do_exit (a thread's last slice, which no switch of it may follow while
+ * its mm is still there to read) fire the
  * xprobes_urecs tracepoint with the leaving thread's records, their times
  * turned into bpf_ktime_get_ns() nanoseconds, before the hook's own
  * program runs; finish_task_switch empties the buffer for a thread of ours
@@ -234,13 +236,13 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 
 		r[i].time = d > 0 ? ns - mul_u64_u32_shr(d, tsc_mult, tsc_shift) : ns;
 	}
-	trace_xprobes_urecs(task_pid_nr(owner), r, n);
+	trace_xprobes_urecs(task_pid_nr(owner), r, n, task_tgid_nr(owner));
 	WRITE_ONCE(hdr->count, 0);
 }
 
 /*
  * A hit of one of the view's scheduler hooks that hand records over
- * (XPROBES_F_RECORDS on switch_mm_irqs_off or finish_task_switch), before
+ * (XPROBES_F_RECORDS on switch_mm_irqs_off, finish_task_switch or do_exit), before
  * its program runs: see the top of the file.
  */
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
@@ -254,6 +256,12 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 	cpu = smp_processor_id();
 	if (cpu >= rb->nbufs)
 		return;
+	if (h->urec_role == XP_UREC_EXIT) {
+		/* Its last slice: nothing of it runs in user mode again. */
+		if (t->mm == rb->mm)
+			urec_flush(rb, cpu, t);
+		return;
+	}
 	if (h->urec_role == XP_UREC_OUT) {
 		/* An exiting thread has let go of its mm, not yet of its tables. */
 		if (!(t->flags & PF_KTHREAD) && (t->mm ?: t->active_mm) == rb->mm)
@@ -477,9 +485,10 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
-	if (v->urec_roles != (XP_UREC_OUT | XP_UREC_IN)) {
-		NL_SET_ERR_MSG(extack, "records need the view's hooks on switch_mm_irqs_off and "
-			       "finish_task_switch with the records flag (xprobectl hook add --records)");
+	if (v->urec_roles != XP_UREC_ALL) {
+		NL_SET_ERR_MSG(extack, "records need the view's hooks on switch_mm_irqs_off, "
+			       "finish_task_switch and do_exit with the records flag "
+			       "(xprobectl hook add --records)");
 		return -ENOTCONN;
 	}
 	if (!tsc_khz) {

@@ -319,6 +319,8 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
 /* urec.c: the hooks that hand a view's user-hook records over */
 #define XP_UREC_OUT	1	/* switch_mm_irqs_off: current leaves */
 #define XP_UREC_IN	2	/* finish_task_switch: prev has left, current comes */
+#define XP_UREC_EXIT	4	/* do_exit: current's last records, before its mm goes */
+#define XP_UREC_ALL	(XP_UREC_OUT | XP_UREC_IN | XP_UREC_EXIT)
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs);
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);

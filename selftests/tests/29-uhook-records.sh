@@ -2,14 +2,15 @@
 # User hooks with records (issue 19, design (b); module/urec.c): a hooked
 # call appends {time, sp, cookie} to its CPU's buffer in the process, under
 # rseq, and its return (through a return thunk) a return record; no kernel
-# entry per call. The view's hooks on switch_mm_irqs_off and
-# finish_task_switch, with --records, hand a thread's records to the
-# xprobes_urecs tracepoint when it leaves its CPU; a full buffer, or a
+# entry per call. The view's hooks on switch_mm_irqs_off,
+# finish_task_switch and do_exit, with --records, hand a thread's records
+# to the xprobes_urecs tracepoint when it leaves its CPU or exits; a full
+# buffer, or a
 # return address new to the area, makes system call 422.
 # uhtarget's 2 threads call each function N times once started, checking
 # every result; uhrecs (a raw tracepoint program) replays each thread's
 # records against its own stack.
-# (a) Refusals: without the view's switch hooks (saying which), a cookie
+# (a) Refusals: without the view's three hooks (saying which), a cookie
 # past 13 bits, events and records at once, --records on another kernel
 # function. (b) Exact counts per cookie: entries, and returns that close
 # the entry at their sp; nothing unmatched or abandoned, no time going
@@ -34,10 +35,13 @@ xprobectl view add $P > /dev/null || fail "view add"
 # (a)
 out=$(xprobectl uhook add --records $P uh_add 2>&1) && fail "records without switch hooks: $out"
 assert_match "records need the view's switch hooks, and it says so" "switch_mm_irqs_off" "$out"
-out=$(xprobectl hook add --records $P do_exit 2>&1) && fail "--records on do_exit: $out"
-assert_match "only the switch hooks hand records over" "only at switch_mm_irqs_off" "$out"
+out=$(xprobectl hook add --records $P do_sys_openat2 2>&1) && fail "--records on do_sys_openat2: $out"
+assert_match "only the switch and exit hooks hand records over" "only at switch_mm_irqs_off" "$out"
 xprobectl hook add --records $P switch_mm_irqs_off > /dev/null || fail "hook add --records switch_mm_irqs_off"
 xprobectl hook add --records $P $fts > /dev/null || fail "hook add --records $fts"
+out=$(xprobectl uhook add --records $P uh_add 2>&1) && fail "records without the do_exit hook: $out"
+assert_match "records need the do_exit hook too, and it says so" "do_exit" "$out"
+xprobectl hook add --records $P do_exit > /dev/null || fail "hook add --records do_exit"
 out=$(xprobectl uhook add --records --cookie 8192 $P uh_add 2>&1) && fail "cookie 8192: $out"
 assert_match "a cookie past 13 bits is refused" "below 8192" "$out"
 
@@ -108,6 +112,7 @@ wait_for /tmp/un.out '^ready' "uhtarget without rseq did not start"
 xprobectl view add $Q > /dev/null || fail "view add (no rseq)"
 xprobectl hook add --records $Q switch_mm_irqs_off > /dev/null || fail "hook add (no rseq)"
 xprobectl hook add --records $Q $fts > /dev/null || fail "hook add $fts (no rseq)"
+xprobectl hook add --records $Q do_exit > /dev/null || fail "hook add do_exit (no rseq)"
 out=$(xprobectl uhook add --records $Q uh_add 2>&1) && fail "records without rseq: $out"
 assert_match "no rseq: refused, saying why" "rseq" "$out"
 kill $Q
