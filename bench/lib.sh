@@ -55,14 +55,17 @@ start_ready() {
 #   post    global kprobes sending every event to user space, which filters
 #   pre     per-task kprobe perf events on TARGET, no BPF (perf stat -p)
 # and user functions $UFUNC of binary $UBIN in TARGET:
-#   instaret  an xprobes user hook with events on UFUNC (a view of TARGET),
-#             a raw tracepoint program on its events that returns at once
+#   instaret  an xprobes user hook with records on UFUNC (a view of TARGET
+#             with the three hooks that hand records over), a raw
+#             tracepoint program on the records that returns at once
+#   instaret-events  the same hook with events, the program on its events
 #   instaret-uprobes  a uprobe on UFUNC whose BPF program returns at once
 # and callrate's cr_fn in TARGET (binary $BIN), ucall-cost.sh:
-#   uhook, uhook-ret, uhook-bare, uprobe, uprobe-ret (see there)
-#   trace1    xprobectl trace -f UFUNC (a user hook with returns where the
-#             module allows, kernel hooks)
+#   uhook, uhook-ret, urec, urec-ret, uhook-bare, uprobe, uprobe-ret (see there)
+#   trace1    xprobectl trace -f UFUNC (a user hook with records and returns
+#             where the module allows, kernel hooks)
 #   traceall  xprobectl trace of every function of the main binary
+#   trace1-events, traceall-events  the same with --events
 #   trace1-uprobes, traceall-uprobes  the same with --uprobes
 # and syscall metrics of TARGET:
 #   metrics     xprobectl metrics through a view of TARGET
@@ -90,6 +93,14 @@ call_site() {
 		wait $p 2>/dev/null
 	fi
 	cat /tmp/call_site.$1
+}
+# records_hooks: TARGET's view gets the three hooks that hand records over.
+records_hooks() {
+	local fts=finish_task_switch.isra.0
+	grep -q " $fts\$" /proc/kallsyms || fts=finish_task_switch
+	xprobectl hook add --records $TARGET switch_mm_irqs_off > /dev/null &&
+		xprobectl hook add --records $TARGET $fts > /dev/null &&
+		xprobectl hook add --records $TARGET do_exit > /dev/null
 }
 setup() {
 	local f t0 i
@@ -122,26 +133,36 @@ setup() {
 		esac ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
 	instaret)
+		xprobectl view add $TARGET > /dev/null && records_hooks || return 1
+		xprobectl uhook add --records $TARGET $UFUNC > /dev/null 2>> /tmp/helper.out || return 1
+		instaret -R > /tmp/helper.out & ;;
+	instaret-events)
 		xprobectl view add $TARGET > /dev/null || return 1
 		xprobectl uhook add $TARGET $UFUNC > /dev/null 2>> /tmp/helper.out || return 1
 		instaret -U > /tmp/helper.out & ;;
 	instaret-uprobes) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
-	uhook|uhook-ret|uhook-bare)	# ucall-cost: cr_fn of callrate
+	uhook|uhook-ret|uhook-bare|urec|urec-ret)	# ucall-cost: cr_fn of callrate
 		xprobectl view add $TARGET > /dev/null || return 1
+		case $1 in urec*) records_hooks || return 1 ;; esac
 		case $1 in
 		uhook) xprobectl uhook add $TARGET cr_fn ;;
 		uhook-ret) xprobectl uhook add --returns $TARGET cr_fn ;;
+		urec) xprobectl uhook add --records $TARGET cr_fn ;;
+		urec-ret) xprobectl uhook add --records --returns $TARGET cr_fn ;;
 		uhook-bare) xprobectl uhook add --no-events $TARGET cr_fn ;;
 		esac > /dev/null 2>> /tmp/helper.out || return 1
 		case $1 in
 		uhook) instaret -U > /tmp/helper.out & ;;
 		uhook-ret) instaret -U -r > /tmp/helper.out & ;;
+		urec*) instaret -R > /tmp/helper.out & ;;
 		uhook-bare) { echo attached; exec sleep 1000000; } > /tmp/helper.out & ;;
 		esac ;;
 	uprobe) instaret -p $TARGET -b $BIN -f cr_fn > /tmp/helper.out & ;;
 	uprobe-ret) instaret -r -p $TARGET -b $BIN -f cr_fn > /tmp/helper.out & ;;
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	trace1-events) xprobectl trace --events -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	traceall-events) xprobectl trace --events $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	trace1-uprobes) xprobectl trace --uprobes -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall-uprobes) xprobectl trace --uprobes $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	metrics) xprobectl metrics $TARGET > /dev/null 2> /tmp/helper.out & ;;
@@ -165,7 +186,7 @@ teardown() {
 	kill $HELPER
 	wait $HELPER
 	# (a target that has exited took its view with it)
-	case $1 in view*|instaret|uhook*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
+	case $1 in view*|instaret|instaret-events|uhook*|urec*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
 	return 0
 }
 

@@ -2,19 +2,25 @@
 # redis-server under redis-benchmark (GET, 4 clients), requests/s as a ratio
 # to no tracing in the same round, rounds alternated:
 #   none      no tracing
-#   instaret  an xprobes user hook on siphash (every key lookup hashes): a
-#             jump into a trampoline whose system call only Redis's view
-#             intercepts, and a BPF program on the event that returns at
-#             once: the floor of a user-hook event
+#   instaret  an xprobes user hook with records on siphash (every key
+#             lookup hashes): a jump into a trampoline that appends a
+#             record to a per-CPU buffer in Redis, which Redis's view hands
+#             to a BPF program that returns at once when Redis leaves its
+#             CPU: the floor of user-hook records
+#   instaret-events  the same hook with events: a system call that only
+#             Redis's view intercepts, a program on the event that
+#             returns at once
 #   instaret-uprobes  the same with a uprobe: the floor of a uprobe hit
-#   trace1    xprobectl trace -f siphash: a user hook with returns and the
-#             ON/OFF accounting, kernel hooks in Redis's view
+#   trace1    xprobectl trace -f siphash: a user hook with records and
+#             returns and the ON/OFF accounting, kernel hooks in Redis's view
+#   trace1-events     the same with --events
 #   trace1-uprobes    the same with --uprobes (uprobe + uretprobe)
 #   traceall  xprobectl trace of every function in redis-server, user
 #             hooks where the module allows, uprobes on the rest (how many
 #             attach, and how long attaching takes, are recorded too)
+#   traceall-events   the same with --events
 #   traceall-uprobes  the same with --uprobes
-# traceall and traceall-uprobes are so slow that their samples are 1/20 the
+# the traceall rows are so slow that their samples are 1/20 the
 # requests of the others.
 . /xp/bench/lib.sh
 ROUNDS=${ROUNDS:-5}
@@ -22,7 +28,7 @@ RB_N=${RB_N:-20000}
 UBIN=$(command -v redis-server) || { echo "bench: redis-server missing in the VM (make bench installs it)"; exit 1; }
 UBIN=$(readlink -f "$UBIN")
 UFUNC=siphash
-CONFIGS="none instaret instaret-uprobes trace1 trace1-uprobes traceall traceall-uprobes"
+CONFIGS="none instaret instaret-events instaret-uprobes trace1 trace1-events trace1-uprobes traceall traceall-events traceall-uprobes"
 ATTACH_WAIT=600
 
 redis-server --port 6379 --save '' --appendonly no --daemonize no > /tmp/redis.log 2>&1 &

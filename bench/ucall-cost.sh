@@ -7,6 +7,11 @@
 #                 intercepts), an empty BPF program on xprobes_uhook
 #   uhook-ret     the same with --returns and an empty program on
 #                 xprobes_uhook_ret too (a return thunk per call)
+#   urec          an xprobes user hook with records on cr_fn (the trampoline
+#                 appends a record to its CPU's buffer under rseq; the view
+#                 hands the records over at switches, exits and full
+#                 buffers), an empty program on xprobes_urecs (per batch)
+#   urec-ret      the same with --returns (a return thunk appends a record)
 #   uprobe        a uprobe on cr_fn with an empty BPF program
 #   uprobe-ret    a uprobe and a uretprobe, empty programs
 #   uhook-bare    a user hook without events: the jump and trampoline alone
@@ -16,7 +21,7 @@
 . /xp/bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 D=${D:-1}
-CONFIGS=${CONFIGS:-"none uhook uhook-ret uprobe uprobe-ret uhook-bare"}
+CONFIGS=${CONFIGS:-"none uhook uhook-ret urec urec-ret uprobe uprobe-ret uhook-bare"}
 BIN=$(command -v callrate)
 
 start_target() {

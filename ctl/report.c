@@ -321,6 +321,7 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 	json_str("comm", s->comm);
 	json_str("mode", s->views ? "views" : "fallback");
 	json_str("mode_note", s->mode_note);
+	json_str("user_hooks", !s->nuhooks ? "none" : s->records ? "records" : "events");
 	json_bool("final", final);
 	json_u64("elapsed_ns", elapsed);
 	json_u64("functions_traced", s->nfuncs);

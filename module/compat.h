@@ -93,15 +93,33 @@ static inline int xp_uprobe_register(struct xp_uprobe *u, struct uprobe_consumer
 #endif
 }
 
-/* When this returns, no handler of @uc runs any more. */
-static inline void xp_uprobe_unregister(struct xp_uprobe *u, struct uprobe_consumer *uc)
+/*
+ * The first half: @uc's breakpoint goes; its handler may still be running
+ * until xp_uprobe_unregister_sync() (6.12's waits for RCU-tasks-trace and
+ * SRCU grace periods, tens of milliseconds: many consumers share one). On
+ * 6.1 unregistering waits for running handlers itself.
+ */
+static inline void xp_uprobe_unregister_nosync(struct xp_uprobe *u, struct uprobe_consumer *uc)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
 	uprobe_unregister_nosync(u->uprobe, uc);
-	uprobe_unregister_sync();
 #else
 	uprobe_unregister(u->inode, u->offset, uc);
 #endif
+}
+
+static inline void xp_uprobe_unregister_sync(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+	uprobe_unregister_sync();
+#endif
+}
+
+/* When this returns, no handler of @uc runs any more. */
+static inline void xp_uprobe_unregister(struct xp_uprobe *u, struct uprobe_consumer *uc)
+{
+	xp_uprobe_unregister_nosync(u, uc);
+	xp_uprobe_unregister_sync();
 }
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)

@@ -286,7 +286,8 @@ static u8 urec_role(const char *sym, const u32 *offp, u32 flags, struct netlink_
 	}
 	if (!strcmp(sym, "switch_mm_irqs_off"))
 		return XP_UREC_OUT;
-	if (!strncmp(sym, "finish_task_switch", strlen("finish_task_switch")))
+	/* Its clones that keep prev as the first argument (the IN role reads it) */
+	if (!strcmp(sym, "finish_task_switch") || !strcmp(sym, "finish_task_switch.isra.0"))
 		return XP_UREC_IN;
 	if (!strcmp(sym, "do_exit"))
 		return XP_UREC_EXIT;
@@ -519,6 +520,12 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 		return -ENOENT;
 	if (h->internal) {
 		NL_SET_ERR_MSG_FMT(extack, "hook %u carries the view's user-hook events: "
+				   "it goes with the view", id);
+		return -EBUSY;
+	}
+	/* Without it, records would be lost or handed over as another thread's. */
+	if (h->urec_role && READ_ONCE(h->view->urec)) {
+		NL_SET_ERR_MSG_FMT(extack, "hook %u hands the view's user-hook records over: "
 				   "it goes with the view", id);
 		return -EBUSY;
 	}

@@ -59,6 +59,8 @@ static void on_fork(void *data, struct task_struct *parent, struct task_struct *
 		return;		/* a thread: it runs on the view already */
 	rcu_read_lock();
 	v = xp_view_of_mm(parent->mm);
+	if (v && child->mm == parent->mm)
+		xp_urec_vfork(v, parent, child);
 	if (v && !(v->flags & XPROBES_F_NO_FOLLOW_FORK)) {
 		if (xp_member_add(v, child->mm, task_tgid(child), GFP_ATOMIC))
 			atomic64_inc(&xp_follow_failures);

@@ -664,18 +664,19 @@ out_mm:
 	return ERR_PTR(err);
 }
 
-/*
- * Restore the process's text if it still has it, drop the uprobe, free.
- * Threads still in the trampoline run on (its slot is never rebuilt for
- * other bytes); an event they raise finds no hook and fires nothing.
- */
-static void uhook_remove(struct xp_uhook *h)
+/* The site gets its own bytes back, and the uprobe's breakpoint goes. */
+static void uhook_unpatch(struct xp_uhook *h)
 {
 	if (h->live && mmget_not_zero(h->mm)) {
 		disarm(h);
 		mmput(h->mm);
 	}
-	xp_uprobe_unregister(&h->up, &h->uc);
+	xp_uprobe_unregister_nosync(&h->up, &h->uc);
+}
+
+/* Once no uprobe handler of @h runs any more (xp_uprobe_unregister_sync()). */
+static void uhook_release(struct xp_uhook *h)
+{
 	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
 	list_del(&h->node);
 	xp_nr_uhooks--;
@@ -683,6 +684,18 @@ static void uhook_remove(struct xp_uhook *h)
 		xp_uevent_unpublish(h);
 	xp_urets_forget(h);
 	uhook_free(h);
+}
+
+/*
+ * Restore the process's text if it still has it, drop the uprobe, free.
+ * Threads still in the trampoline run on (its slot is never rebuilt for
+ * other bytes); an event they raise finds no hook and fires nothing.
+ */
+static void uhook_remove(struct xp_uhook *h)
+{
+	uhook_unpatch(h);
+	xp_uprobe_unregister_sync();
+	uhook_release(h);
 }
 
 int xp_uhook_del(u32 id, struct netlink_ext_ack *extack)
@@ -729,9 +742,17 @@ void xp_uhooks_view_gone(struct xp_view *v)
 	struct xp_uhook *h, *n;
 
 	lockdep_assert_held(&xp_views_lock);
+	/*
+	 * One wait for the uprobe handlers of all the view's hooks, not one
+	 * each: trace of every function of a program removes thousands.
+	 */
+	list_for_each_entry(h, &xp_uhooks, node)
+		if (h->view == v)
+			uhook_unpatch(h);
+	xp_uprobe_unregister_sync();
 	list_for_each_entry_safe(h, n, &xp_uhooks, node)
 		if (h->view == v)
-			uhook_remove(h);
+			uhook_release(h);
 	/*
 	 * Every area no hook uses any more goes, whether its hooks went now or
 	 * by earlier deletes (rmmod destroys every view, so none is left then).

@@ -54,6 +54,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <uapi/linux/rseq.h>
 #include <asm/tsc.h>
 #include "xprobes.h"
 #include "uhook.h"
@@ -142,7 +143,7 @@ static void urecbuf_free(struct xp_urecbuf *rb)
 
 	if (rb->kaddr)
 		vunmap(rb->kaddr);
-	for (i = 0; i < rb->npages && rb->pages[i]; i++)
+	for (i = 0; rb->pages && i < rb->npages && rb->pages[i]; i++)
 		put_page(rb->pages[i]);
 	kvfree(rb->pages);
 	kfree(rb->owner);
@@ -257,14 +258,25 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 	if (cpu >= rb->nbufs)
 		return;
 	if (h->urec_role == XP_UREC_EXIT) {
-		/* Its last slice: nothing of it runs in user mode again. */
-		if (t->mm == rb->mm)
+		/*
+		 * Its last slice: nothing of it runs in user mode again, and no
+		 * later switch may take it for the buffer's writer (its
+		 * task_struct may be another task's by then).
+		 */
+		if (t->mm == rb->mm) {
 			urec_flush(rb, cpu, t);
+			if (rb->owner[cpu] == t)
+				rb->owner[cpu] = NULL;
+		}
 		return;
 	}
 	if (h->urec_role == XP_UREC_OUT) {
-		/* An exiting thread has let go of its mm, not yet of its tables. */
-		if (!(t->flags & PF_KTHREAD) && (t->mm ?: t->active_mm) == rb->mm)
+		/*
+		 * The mm it leaves, switch_mm_irqs_off()'s first argument: an
+		 * exiting thread has let go of its mm, not yet of its tables,
+		 * and exec has set the new mm already.
+		 */
+		if (!(t->flags & PF_KTHREAD) && (struct mm_struct *)regs->di == rb->mm)
 			urec_flush(rb, cpu, t);
 		return;
 	}
@@ -282,6 +294,30 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 		WRITE_ONCE(hdr->count, 0);
 		rb->owner[cpu] = t;
 	}
+}
+
+/*
+ * A child of vfork (CLONE_VM, not a thread) runs on its parent's mm and
+ * TLS, so it finds its parent's rseq area, but it is not registered for
+ * rseq: nothing aborts its appends, and the cpu_id it reads is its
+ * parent's. Its records would race with the thread of ours that owns that
+ * CPU's buffer. So its parent's cpu_id says "not registered" (the stub
+ * then writes nothing) until the parent runs again: the kernel rewrites it
+ * then, the parent having been switched out to wait for the child. Called
+ * in the parent, before the child first runs.
+ */
+void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_struct *child)
+{
+	u32 none = (u32)RSEQ_CPU_ID_UNINITIALIZED;
+
+#ifdef CONFIG_RSEQ
+	if (!READ_ONCE(v->urec) || !parent->rseq || parent != current ||
+	    child->thread.fsbase != parent->thread.fsbase)
+		return;		/* records off, or the child has a TLS of its own */
+	if (copy_to_user_nofault(&parent->rseq->cpu_id, &none, sizeof(none)))
+		pr_warn_ratelimited("pid %d: records of its vfork child may mix with its threads'\n",
+				    task_tgid_nr(parent));
+#endif
 }
 
 /* ---- the blocks ---------------------------------------------------------------- */

@@ -5,8 +5,11 @@
  *   instaret -p PID -b BINARY -f FUNC
  *   instaret -U      the same program on the xprobes_uhook tracepoint: the
  *                    events of user hooks (xprobectl uhook add PID FUNC)
+ *   instaret -R      ... on the xprobes_urecs tracepoint: the records of user
+ *                    hooks with --records, handed over by the view's hooks
  *   -r               returns too: a uretprobe, or xprobes_uhook_ret (the
- *                    user hook added with --returns)
+ *                    user hook added with --returns; records of returns
+ *                    come with the others)
  * Prints "attached" once the probe is in.
  */
 #include <errno.h>
@@ -29,12 +32,13 @@ int main(int argc, char **argv)
 	const char *bin = NULL, *func = NULL;
 	struct bpf_link *link, *rlink = NULL;
 	struct instaret_bpf *skel;
-	bool uhook = false, rets = false;
+	bool uhook = false, recs = false, rets = false;
 	int pid = -1, c;
 
-	while ((c = getopt(argc, argv, "p:b:f:Ur")) != -1) {
+	while ((c = getopt(argc, argv, "p:b:f:URr")) != -1) {
 		switch (c) {
 		case 'U': uhook = true; break;
+		case 'R': recs = true; break;
 		case 'r': rets = true; break;
 		case 'p': pid = atoi(optarg); break;
 		case 'b': bin = optarg; break;
@@ -42,6 +46,8 @@ int main(int argc, char **argv)
 		default: goto usage;
 		}
 	}
+	if (recs)
+		uhook = true;
 	if (!uhook && (pid <= 0 || !bin || !func))
 		goto usage;
 	skel = instaret_bpf__open();
@@ -49,8 +55,9 @@ int main(int argc, char **argv)
 		/* Load only what is attached: the others may name what is not there. */
 		bpf_program__set_autoload(skel->progs.instaret, !uhook);
 		bpf_program__set_autoload(skel->progs.instaret_ret, !uhook && rets);
-		bpf_program__set_autoload(skel->progs.instaret_uhook, uhook);
-		bpf_program__set_autoload(skel->progs.instaret_uhook_ret, uhook && rets);
+		bpf_program__set_autoload(skel->progs.instaret_uhook, uhook && !recs);
+		bpf_program__set_autoload(skel->progs.instaret_uhook_ret, uhook && !recs && rets);
+		bpf_program__set_autoload(skel->progs.instaret_urecs, recs);
 		if (instaret_bpf__load(skel)) {
 			instaret_bpf__destroy(skel);
 			skel = NULL;
@@ -60,7 +67,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "instaret: cannot load the BPF program: %s\n", strerror(errno));
 		return 1;
 	}
-	if (uhook) {
+	if (recs) {
+		link = bpf_program__attach(skel->progs.instaret_urecs);
+		rets = false;
+	} else if (uhook) {
 		link = bpf_program__attach(skel->progs.instaret_uhook);
 		if (link && rets)
 			rlink = bpf_program__attach(skel->progs.instaret_uhook_ret);
@@ -73,7 +83,7 @@ int main(int argc, char **argv)
 	}
 	if (!link || (rets && !rlink)) {
 		fprintf(stderr, "instaret: cannot attach to %s: %s\n",
-			uhook ? "xprobes_uhook" : func, strerror(errno));
+			recs ? "xprobes_urecs" : uhook ? "xprobes_uhook" : func, strerror(errno));
 		bpf_link__destroy(link);
 		instaret_bpf__destroy(skel);
 		return 1;
@@ -89,6 +99,6 @@ int main(int argc, char **argv)
 	instaret_bpf__destroy(skel);
 	return 0;
 usage:
-	fprintf(stderr, "usage: instaret [-r] -p PID -b BINARY -f FUNC | [-r] -U\n");
+	fprintf(stderr, "usage: instaret [-r] -p PID -b BINARY -f FUNC | [-r] -U | -R\n");
 	return 2;
 }

@@ -3,7 +3,7 @@
  * uhtarget: a multithreaded process whose functions user hooks patch, and
  * that checks every result itself (selftest 27).
  *
- *   uhtarget [-t THREADS] [-n ROUNDS] [-g] [-z]
+ *   uhtarget [-t THREADS] [-n ROUNDS] [-g] [-z] [-v]
  *                                       run; ROUNDS 0 (default): until SIGTERM;
  *                                       -g: the threads start at SIGHUP, and
  *                                       after ROUNDS it waits for SIGUSR1 (a
@@ -18,7 +18,10 @@
  * its threads run. Each thread calls the functions
  * below in a loop and compares each result with the answer; a wrong one
  * prints "BAD ..." and exits 1 at once. SIGUSR1 forks a child that runs
- * the same loop alone and reports "child ok N" or "child bad"; SIGUSR2 execs
+ * the same loop alone and reports "child ok N" or "child bad" (with -v, then
+ * a child of vfork too, on the same memory: "vchild ok N cpu_id C parent P",
+ * C the cpu_id of the rseq area it sees, its parent's, and P that cpu_id
+ * once the parent runs again); SIGUSR2 execs
  * the program again (a new image: "ready PID" again). At the end, "ok
  * calls=N ret=ADDR" if the count uh_add kept with a RIP-relative locked add
  * (one of the instructions a jump covers) equals the calls made; ADDR is
@@ -49,6 +52,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/rseq.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -237,6 +241,13 @@ static void *sleeper(void *arg)
 
 static atomic_bool go = true;
 static bool hold;	/* -g: wait for SIGHUP to start, for SIGTERM to end */
+static bool vfk;	/* -v: SIGUSR1 makes a child of vfork too */
+
+/* The cpu_id of the rseq area glibc registered for the calling thread's TLS. */
+static int rseq_cpu(void)
+{
+	return (int)((struct rseq *)((char *)__builtin_thread_pointer() + __rseq_offset))->cpu_id;
+}
 
 static void *worker(void *arg)
 {
@@ -259,6 +270,24 @@ static int child_run(void)
 	for (k = 0; k < n; k++)
 		round_once(k, 7);
 	return uh_count - before == n ? 0 : 1;
+}
+
+/* A child of vfork runs the loop (it only calls functions and _exit()s). */
+static __attribute__((noinline)) void vfork_child(void)
+{
+	static volatile int vcpu;
+	pid_t p;
+	int st;
+
+	p = vfork();
+	if (!p) {
+		vcpu = rseq_cpu();
+		_exit(child_run());
+	}
+	waitpid(p, &st, 0);
+	printf(WIFEXITED(st) && !WEXITSTATUS(st) ? "vchild ok %d" : "vchild bad %d", p);
+	printf(" cpu_id %d parent %d\n", vcpu, rseq_cpu());
+	fflush(stdout);
 }
 
 static int read_mem(const char *pid, const char *addr, const char *len)
@@ -330,12 +359,13 @@ int main(int argc, char **argv)
 		printf("%s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "not ENOSYS");
 		return 0;
 	}
-	while ((c = getopt(argc, argv, "t:n:gz")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:gzv")) != -1) {
 		switch (c) {
 		case 't': threads = atol(optarg); break;
 		case 'n': rounds = atol(optarg); break;
 		case 'g': go = false; hold = true; break;
 		case 'z': zzz = true; break;
+		case 'v': vfk = true; break;
 		default: return 2;
 		}
 	}
@@ -397,6 +427,8 @@ int main(int argc, char **argv)
 			waitpid(p, &st, 0);
 			printf(WIFEXITED(st) && !WEXITSTATUS(st) ? "child ok %d\n" : "child bad %d\n", p);
 			fflush(stdout);
+			if (vfk)
+				vfork_child();
 		}
 	}
 	if (rounds)

@@ -17,7 +17,8 @@
 # back within a thread or past its hand-over; only uhtarget's two workers
 # own records; the buffers filled and were handed over many times.
 # (c) A forked child runs the hooked functions (shares the buffers, is not
-# the hooked mm): it computes right and hands nothing over. (d) Untraced
+# the hooked mm): it computes right and hands nothing over; nor does a
+# child of vfork (the hooked mm, its parent's TLS, no rseq of its own). (d) Untraced
 # processes: syscall 422 is ENOSYS. (e) A process without rseq
 # (glibc.pthread.rseq=0) is refused records, saying why.
 . /xp/selftests/tests/lib.sh
@@ -27,7 +28,7 @@ field() { echo "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { p
 fts=finish_task_switch.isra.0
 grep -q " $fts\$" /proc/kallsyms || fts=finish_task_switch
 
-uhtarget -t 2 -n $N -g > /tmp/ur.out 2>&1 &
+uhtarget -t 2 -n $N -g -v > /tmp/ur.out 2>&1 &
 P=$!
 wait_for /tmp/ur.out '^ready' "uhtarget did not start"
 xprobectl view add $P > /dev/null || fail "view add"
@@ -73,6 +74,14 @@ assert_eq "the rounds" "ok calls=$((2 * N))" "$(grep -o '^ok calls=[0-9]*' /tmp/
 kill -USR1 $P
 wait_for /tmp/ur.out '^child' "the forked child did not report" 6000
 assert_match "the forked child computed right" "child ok" "$(grep '^child' /tmp/ur.out)"
+# and a child of vfork: the same mm, the same TLS (its parent's rseq area),
+# not registered for rseq; its parent's cpu_id says "none" meanwhile, so it
+# writes no records (they would mix with a worker's in that CPU's buffer)
+wait_for /tmp/ur.out '^vchild' "the vfork child did not report" 6000
+v=$(grep '^vchild' /tmp/ur.out)
+assert_match "the vfork child computed right" "vchild ok" "$v"
+assert_eq "the vfork child saw cpu_id 'none' in its parent's rseq area" -1 "$(field "$v" cpu_id)"
+assert_ge "its parent has its cpu_id back" "$(field "$v" parent)" 0
 sleep 0.2
 
 kill -INT $R

@@ -6,6 +6,7 @@ nullblk_setup 2
 XW_N=8 trace_scenario /tmp/s sleep
 note "$(cat /tmp/s.err)"
 assert_eq "mode" views "$(jsonq /tmp/s.json mode)"
+assert_eq "user hooks write records (the default)" records "$(jsonq /tmp/s.json user_hooks)"
 for f in xw_request xw_prepare xw_delay; do
 	assert_eq "$f calls" 8 "$(fn /tmp/s.json $f calls)"
 	check_balance /tmp/s.json $f
