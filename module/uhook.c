@@ -740,6 +740,7 @@ bool xp_uhook_gone(struct xp_uhook *h)
 void xp_uhooks_view_gone(struct xp_view *v)
 {
 	struct xp_uhook *h, *n;
+	bool any = false;
 
 	lockdep_assert_held(&xp_views_lock);
 	/*
@@ -747,9 +748,12 @@ void xp_uhooks_view_gone(struct xp_view *v)
 	 * each: trace of every function of a program removes thousands.
 	 */
 	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->view == v)
+		if (h->view == v) {
 			uhook_unpatch(h);
-	xp_uprobe_unregister_sync();
+			any = true;
+		}
+	if (any)	/* a view without user hooks does not wait */
+		xp_uprobe_unregister_sync();
 	list_for_each_entry_safe(h, n, &xp_uhooks, node)
 		if (h->view == v)
 			uhook_release(h);

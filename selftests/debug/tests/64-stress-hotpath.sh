@@ -119,7 +119,10 @@ calls=$2 procs=$4 rounds=$6
 set -- $(cat $D/tally.u)
 ucalls=$2 uprocs=$4
 note "traced: $rounds rounds, $procs processes, $calls calls; untraced: $uprocs processes, $ucalls calls; up to $maxp processes on the view; the roots peeked $peeked times"
-[ $maxp -gt 1 ] || fail "the view never held a child (fork following)"
+# Fork following is proven by the counts below (each getppid hook counts
+# every traced child's calls, and per process each child its own): the
+# peeks above sample the view's size only a few times on the debug kernel
+# (two in 20 s, seen in CI), and so missed the short-lived children once.
 [ $ucalls -gt 0 ] || fail "the untraced storm made no calls"
 
 # The counts, while the view is still there (the roots wait to be told to exit).
