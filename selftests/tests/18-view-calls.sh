@@ -131,31 +131,43 @@ if thunk_return $F; then
 	xprobectl view del $B
 	kill $B; wait $B
 else
-	# B and this shell on one CPU: the optimizer's kworker then runs after B,
-	# on B's tables, and backs up the bytes its jump covers from B's copy.
-	taskset -p 2 $B > /dev/null && taskset -p 2 $$ > /dev/null || fail "taskset"
+	# The optimizer's kworker borrows the mm its CPU ran last. B alone on
+	# CPU 1, and the probe enabled from a short-lived shell there: the
+	# delayed work is queued on CPU 1, whose CPU then runs B until it
+	# fires, so the kworker backs up the bytes its jump covers from B's
+	# copy. (With this shell on CPU 1 as well, its own children sometimes
+	# ran last there: seen once in check-debug.) Each attempt is checked in
+	# full; up to 3 for one that read through B's view.
+	taskset -p 2 $B > /dev/null && taskset -p 1 $$ > /dev/null || fail "taskset"
 	before=$(xprobectl peek $$ $F+$pre 16)
-	fixed0=$(status_field kprobe_backups_fixed)
-	echo "p:xpbefore $F+$pre" > $T/kprobe_events || fail "kprobe before the call hook"
-	echo 1 > $T/events/kprobes/xpbefore/enable
-	sleep 1
-	i=0
 	paddr=$(printf '%x' $((0x$(ksym $F) + pre)))
-	until grep -q "^$paddr .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 100 ] || fail "kprobes did not optimize the probe at $F+$pre: $(cat /sys/kernel/debug/kprobes/list)"
-		sleep 0.1
+	attempt=0 fixed=0
+	while [ $attempt -lt 3 ]; do
+		attempt=$((attempt + 1))
+		fixed0=$(status_field kprobe_backups_fixed)
+		echo "p:xpbefore $F+$pre" > $T/kprobe_events || fail "kprobe before the call hook"
+		taskset 2 sh -c "echo 1 > $T/events/kprobes/xpbefore/enable" || fail "enable the kprobe on CPU 1"
+		i=0
+		until grep -q "^$paddr .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -lt 100 ] || fail "kprobes did not optimize the probe at $F+$pre: $(cat /sys/kernel/debug/kprobes/list)"
+			sleep 0.1
+		done
+		note "ok: kprobes optimized the probe at $F+$pre (attempt $attempt)"
+		if [ $attempt = 1 ]; then
+			kprobe_fired xpbefore $B "the optimized kprobe"
+			assert_eq "hooks displaced" $((D0 + 2)) "$(status_field hooks_displaced)"
+		fi
+		fixed=$(status_field kprobe_backups_fixed)
+		echo 0 > $T/events/kprobes/xpbefore/enable
+		echo "-:xpbefore" >> $T/kprobe_events
+		assert_eq "the shared text is what it was" "$before" "$(xprobectl peek $$ $F+$pre 16)"
+		assert_eq "B sees the kernel's bytes again" "$before" "$(xprobectl peek $B $F+$pre 16)"
+		[ "$fixed" -gt "$fixed0" ] && break
+		note "the optimizer did not read through B's view in attempt $attempt"
 	done
-	note "ok: kprobes optimized the probe at $F+$pre"
-	kprobe_fired xpbefore $B "the optimized kprobe"
-	assert_eq "hooks displaced" $((D0 + 2)) "$(status_field hooks_displaced)"
-	fixed=$(status_field kprobe_backups_fixed)
-	[ "$fixed" -gt "$fixed0" ] || fail "the optimizer's backup was not read through B's view (or not corrected): $fixed"
+	[ "$fixed" -gt "$fixed0" ] || fail "the optimizer's backup was not read through B's view (or not corrected) in $attempt attempts: $fixed"
 	note "ok: the optimizer read its backup through B's view; corrected ($fixed)"
-	echo 0 > $T/events/kprobes/xpbefore/enable
-	echo "-:xpbefore" >> $T/kprobe_events
-	assert_eq "the shared text is what it was" "$before" "$(xprobectl peek $$ $F+$pre 16)"
-	assert_eq "B sees the kernel's bytes again" "$before" "$(xprobectl peek $B $F+$pre 16)"
 	assert_match "audit" "^0 private page" "$(xprobectl audit)"
 	sysloop -n 1000 getppid || fail "an untraced process cannot call $F any more"
 	xprobectl view del $B
