@@ -15,13 +15,19 @@
 #   uprobe        a uprobe on cr_fn with an empty BPF program
 #   uprobe-ret    a uprobe and a uretprobe, empty programs
 #   uhook-bare    a user hook without events: the jump and trampoline alone
+#   trace1        xprobectl trace -f cr_fn: records and returns, replayed
+#                 into trace's per-function statistics (the user hooks'
+#                 whole cost to a traced process, less the scheduler side,
+#                 which this loop rarely reaches)
+#   trace1-events, trace1-uprobes   the same on events, on uprobes
 # Cost of a call = 1/rate - 1/rate of none in the same round; under -icount
 # a guest nanosecond is one emulated instruction, so it reads as
 # instructions per call (per entry+return pair for the -ret rows).
 . /xp/bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 D=${D:-1}
-CONFIGS=${CONFIGS:-"none uhook uhook-ret urec urec-ret uprobe uprobe-ret uhook-bare"}
+CONFIGS=${CONFIGS:-"none uhook uhook-ret urec urec-ret uprobe uprobe-ret uhook-bare trace1 trace1-events trace1-uprobes"}
+UFUNC=cr_fn
 BIN=$(command -v callrate)
 
 start_target() {

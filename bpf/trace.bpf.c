@@ -675,8 +675,6 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		ts->off_incl[i] += off[i];
 }
 
-#define ANY_FUNC	0xffffffffu	/* a return that says only where (records) */
-
 /* Pop the call whose return address was at ESP (of FUNC), at the thread clocks C. */
 static __always_inline void pop_frame(struct thread_state *st, const struct clocks *c,
 				      __u64 esp, __u32 func, __u32 tid)
@@ -702,7 +700,7 @@ static __always_inline void pop_frame(struct thread_state *st, const struct cloc
 		return;
 	}
 	f = &st->frames[(d - 1) & DEPTH_MASK];
-	if (f->entry_sp != esp || (func != ANY_FUNC && f->func != func)) {
+	if (f->entry_sp != esp || f->func != func) {
 		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
 		return;
 	}
@@ -762,40 +760,183 @@ struct rwalk {
 	const struct xprobes_urec *recs;
 	struct thread_state *st;
 	__u64 lo, hi;		/* the times records may have: ran since lo, handed over at hi */
+	__u64 entries, returns;	/* counted once per batch */
 	__u32 tid;
+	__u32 low;		/* frames from this index up were pushed in this batch */
 };
+
+/*
+ * The replay's fast path. A batch is one stretch of the thread on its CPU:
+ * its off-CPU clocks are the same for every record in it (the first record
+ * settles them: a fresh thread's start, a switch-in we did not see), and
+ * its ON clock runs with the wall clock. A frame pushed in this batch
+ * therefore needs no off-CPU snapshot while the batch lasts, and when it is
+ * popped in the same batch (most calls) its ON time is its wall time and
+ * its off-CPU times are zero, for it and for its parent. Its snapshot is
+ * written at the end of the batch, if it is still open then (rec_settle()).
+ * Frames older than the batch take the full account().
+ */
+static __always_inline void rec_low(struct rwalk *w)
+{
+	if (w->st->depth < w->low)
+		w->low = w->st->depth;
+}
+
+static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64 sp,
+				     __u32 func, bool tail)
+{
+	struct thread_state *st = w->st;
+	struct frame *f;
+	__u32 i, d;
+
+	/* As push_frame(); a tail call is marked in the record itself. */
+	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
+		d = st->depth;
+		if (!d || d > TRACE_MAX_DEPTH)
+			break;
+		f = &st->frames[(d - 1) & DEPTH_MASK];
+		if (f->entry_sp > sp || (f->entry_sp == sp && tail))
+			break;
+		st->depth = d - 1;
+		count(CNT_ABANDONED);
+	}
+	rec_low(w);
+	d = st->depth;
+	barrier_var(d);		/* as in push_frame: keep the mask for 6.1's verifier */
+	if (d >= TRACE_MAX_DEPTH) {
+		count(CNT_DEPTH_OVERFLOW);
+		return;
+	}
+	f = &st->frames[d & DEPTH_MASK];
+	f->func = func;
+	f->entry_ts = now;
+	f->entry_sp = sp;
+	f->on_at = on;
+	f->child_wall = 0;
+	f->child_on = 0;
+	st->depth = d + 1;
+}
+
+/* A call pushed and popped in one batch: ON is wall, nothing off-CPU. */
+static __always_inline void rec_account(struct thread_state *st, struct frame *f,
+					__u64 now, __u32 d)
+{
+	__u64 wall = now - f->entry_ts;
+	struct func_stats *s = bpf_map_lookup_elem(&stats, &f->func);
+	__u32 b;
+
+	if (s) {
+		b = log2_bucket(wall);
+		s->calls++;
+		s->wall += wall;
+		s->on_incl += wall;
+		s->on_excl += wall > f->child_on ? wall - f->child_on : 0;
+		if (b < TRACE_HIST) {
+			s->hist_wall[b]++;
+			s->hist_on[b]++;
+		}
+	}
+	if (d >= 2 && d <= TRACE_MAX_DEPTH) {
+		struct frame *parent = &st->frames[(d - 2) & DEPTH_MASK];
+
+		parent->child_wall += wall;
+		parent->child_on += wall;
+	}
+}
+
+static __always_inline void rec_pop(struct rwalk *w, __u64 now, __u64 on, __u64 esp)
+{
+	struct thread_state *st = w->st;
+	struct clocks c;
+	struct frame *f;
+	__u32 i, d;
+
+	/* As pop_frame(): deeper frames that never returned. */
+	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
+		d = st->depth;
+		if (!d || d > TRACE_MAX_DEPTH)
+			break;
+		f = &st->frames[(d - 1) & DEPTH_MASK];
+		if (f->entry_sp >= esp)
+			break;
+		st->depth = d - 1;
+		count(CNT_ABANDONED);
+	}
+	rec_low(w);
+	d = st->depth;
+	barrier_var(d);
+	if (!d || d > TRACE_MAX_DEPTH) {
+		count(CNT_UNMATCHED);
+		return;
+	}
+	f = &st->frames[(d - 1) & DEPTH_MASK];
+	if (f->entry_sp != esp) {
+		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
+		return;
+	}
+	if (d - 1 >= w->low && !per_thread) {
+		rec_account(st, f, now, d);
+	} else {
+		c.now = now;
+		c.on = on;
+		_Pragma("unroll")
+		for (i = 0; i < NR_CAUSES; i++)
+			c.off[i] = st->off_acc[i];
+		account(st, f, &c, w->tid);
+	}
+	st->depth = d - 1;
+	rec_low(w);
+	w->returns++;
+}
+
+/* The end of a batch: the off-CPU snapshot of its frames still open. */
+static __always_inline void rec_settle(struct rwalk *w)
+{
+	struct thread_state *st = w->st;
+	struct frame *f;
+	__u32 i, k, d;
+
+	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
+		d = w->low + i;
+		if (d >= st->depth || d >= TRACE_MAX_DEPTH)
+			break;
+		barrier_var(d);	/* the compiler keeps the mask the verifier needs */
+		f = &st->frames[d & DEPTH_MASK];
+		_Pragma("unroll")
+		for (k = 0; k < NR_CAUSES; k++) {
+			f->off_at[k] = st->off_acc[k];
+			f->child_off[k] = 0;
+		}
+	}
+}
 
 static long rec_one(__u32 i, struct rwalk *w)
 {
 	struct thread_state *st = w->st;
 	struct xprobes_urec r;
-	struct clocks c;
-	__u32 k;
+	__u64 now, on;
 
 	if (bpf_probe_read_kernel(&r, sizeof(r), &w->recs[i]))
 		return 1;
-	c.now = r.time < w->lo ? w->lo : r.time > w->hi ? w->hi : r.time;
-	w->lo = c.now;
+	now = r.time < w->lo ? w->lo : r.time > w->hi ? w->hi : r.time;
+	w->lo = now;
 	if (st->fresh) {
-		thread_start(st, c.now);
+		thread_start(st, now);
 	} else if (!st->running) {	/* a switch-in we did not see */
 		count(CNT_FIXUP);
-		st->off_acc[CAUSE_OTHER] += c.now - st->last_ts;
-		st->last_ts = c.now;
+		st->off_acc[CAUSE_OTHER] += now - st->last_ts;
+		st->last_ts = now;
 		st->running = 1;
 	}
-	c.on = st->on_acc + (c.now > st->last_ts ? c.now - st->last_ts : 0);
-	_Pragma("unroll")
-	for (k = 0; k < NR_CAUSES; k++)
-		c.off[k] = st->off_acc[k];
+	on = st->on_acc + (now > st->last_ts ? now - st->last_ts : 0);
 	if (r.what & XPROBES_UREC_RET) {
-		pop_frame(st, &c, XPROBES_UREC_SP(r.what), ANY_FUNC, w->tid);
+		rec_pop(w, now, on, XPROBES_UREC_SP(r.what));
 		return 0;
 	}
-	count(CNT_ENTRIES);
+	w->entries++;
 	if (!(r.what & XPROBES_UREC_NORET))
-		push_frame(st, &c, XPROBES_UREC_SP(r.what), XPROBES_UREC_COOKIE(r.what),
-			   r.what & XPROBES_UREC_TAIL ? TAIL_YES : TAIL_NO, true);
+		rec_push(w, now, on, XPROBES_UREC_SP(r.what), XPROBES_UREC_COOKIE(r.what),
+			 r.what & XPROBES_UREC_TAIL);
 	return 0;
 }
 
@@ -839,9 +980,13 @@ int fn_records(struct bpf_raw_tracepoint_args *ctx)
 	}
 	w.hi = bpf_ktime_get_ns();
 	w.lo = w.st->running && !w.st->fresh ? w.st->last_ts : 0;
+	w.low = w.st->fresh ? 0 : w.st->depth;
 	count(CNT_REC_BATCHES);
 	count_n(CNT_REC_RECORDS, n);
 	bpf_loop(n, rec_one, &w, 0);
+	rec_settle(&w);
+	count_n(CNT_ENTRIES, w.entries);
+	count_n(CNT_RETURNS, w.returns);
 	return 0;
 }
 

@@ -293,6 +293,7 @@ reset_tracing() {
 	echo > $T/set_ftrace_filter 2>/dev/null
 	echo 0 > $T/events/enable 2>/dev/null
 	echo > $T/trace 2>/dev/null
+	echo 1 > $T/tracing_on 2>/dev/null
 }
 
 # --- xprobectl trace ----------------------------------------------------------
