@@ -117,20 +117,22 @@ if [ $DEBUG = 1 ]; then
 		# with the stress and fuzz tests. On this kernel (ten times slower
 		# than the stock one) the point is every module path once under
 		# KASAN, lockdep and kmemleak; make check asserts the counts.
-		# Since 2026-11-25 (CI had grown past its time limit) seven
+		# Since 2026-11-25 (CI had grown past its time limit) eight
 		# selftests run in make check only: 41-trace-causes,
 		# 42-trace-fallback, 44-trace-json, 51-metrics and 52-latency check
 		# what xprobectl reports (the attribution of injected delays, its
 		# mode without the module, its JSON, what it derives from system
 		# calls), through module paths that 40, 43, 45 and 50 take here;
-		# 10-view-hits' int3 hooks are 12, 15-18's too, and
-		# 24-life-rmmod64's unload under 64 views is 63-stress-rmmod's
-		# under 16 busy ones. 13 and 25 cycle 50 times (27 does already),
-		# 25's live jumps 4 (61-stress-attach keeps its 1000); the fuzzer sends 40000 messages, a new seed each run (100000
-		# alone).
-		dv="view-peek,view-structure,view-cycles,view-rmmod,view-bpf,view-refusals,view-dispatch,view-calls,view-tables,view-jumps,view-prog"
-		guest_start debug "XP_FUZZ_N=40000 XP_CYCLES=50 XP_LIVE_CYCLES=4 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exec,life-exit,life-kill,trace-views,trace-latency,sys-hooks stress=rmmod,fuzz" "${DK[@]}"
-		guest_start stress "sh /xp/selftests/debug/job.sh selftests=uhook,coh-,trace-robust stress=forkexec,attach,kill,hotpath" "${DK[@]}"
+		# 10-view-hits' int3 hooks are 12, 15-18's too; 24-life-rmmod64's
+		# unload under 64 views is 63-stress-rmmod's under 8 busy ones;
+		# 28-uhook-events' events and return thunks are 45's (trace
+		# --latency runs on them). 13 and 25 cycle 50 times (27 does
+		# already), 25's live jumps 4, 61-stress-attach runs one trace
+		# session (it keeps its 1000 + 1000 cycles); the fuzzer sends 30000
+		# messages, a new seed each run (100000 alone).
+		dv="view-peek,view-structure,view-cycles,view-rmmod,view-bpf,view-refusals,view-dispatch,view-calls,view-tables,view-jumps"
+		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=50 XP_LIVE_CYCLES=4 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,trace-views,trace-robust,trace-latency,sys-hooks stress=rmmod,fuzz" "${DK[@]}"
+		guest_start stress "XP_TRACE_CYCLES=1 sh /xp/selftests/debug/job.sh selftests=view-prog,life-exec,27-uhook,29-uhook,coh- stress=forkexec,attach,kill,hotpath" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
 	fi
