@@ -117,12 +117,15 @@ if [ $DEBUG = 1 ]; then
 		# with the stress and fuzz tests. On this kernel (ten times slower
 		# than the stock one) the point is every module path once under
 		# KASAN, lockdep and kmemleak; make check asserts the counts.
-		# Since 2026-11-25 (CI had grown past its time limit) eight
+		# Since 2026-11-25 (CI had grown past its time limit) nine
 		# selftests run in make check only: 41-trace-causes,
 		# 42-trace-fallback, 44-trace-json, 51-metrics and 52-latency check
 		# what xprobectl reports (the attribution of injected delays, its
 		# mode without the module, its JSON, what it derives from system
-		# calls), through module paths that 40, 43, 45 and 50 take here;
+		# calls), through module paths that 40, 45 and 50 take here;
+		# 43-trace-robust's kills and unloads under trace are those of
+		# 61-stress-attach (trace sessions), 62-stress-kill and
+		# 63-stress-rmmod (a trace session through rmmod);
 		# 10-view-hits' int3 hooks are 12, 15-18's too; 24-life-rmmod64's
 		# unload under 64 views is 63-stress-rmmod's under 8 busy ones;
 		# 28-uhook-events' events and return thunks are 45's (trace
@@ -130,9 +133,9 @@ if [ $DEBUG = 1 ]; then
 		# already), 25's live jumps 4, 61-stress-attach runs one trace
 		# session (it keeps its 1000 + 1000 cycles); the fuzzer sends 30000
 		# messages, a new seed each run (100000 alone).
-		dv="view-peek,view-structure,view-cycles,view-rmmod,view-bpf,view-refusals,view-dispatch,view-calls,view-tables,view-jumps"
-		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=50 XP_LIVE_CYCLES=4 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,trace-views,trace-robust,trace-latency,sys-hooks stress=rmmod,fuzz" "${DK[@]}"
-		guest_start stress "XP_TRACE_CYCLES=1 sh /xp/selftests/debug/job.sh selftests=view-prog,life-exec,27-uhook,29-uhook,coh- stress=forkexec,attach,kill,hotpath" "${DK[@]}"
+		dv="view-peek,view-structure,view-cycles,view-rmmod,view-bpf,view-refusals,view-dispatch,view-calls,view-tables,view-jumps,view-prog"
+		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=50 XP_LIVE_CYCLES=4 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,trace-views,trace-latency,sys-hooks stress=rmmod,fuzz" "${DK[@]}"
+		guest_start stress "XP_TRACE_CYCLES=1 sh /xp/selftests/debug/job.sh selftests=life-exec,27-uhook,29-uhook,coh- stress=forkexec,attach,kill,hotpath" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
 	fi
