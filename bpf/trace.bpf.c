@@ -675,14 +675,16 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		ts->off_incl[i] += off[i];
 }
 
-/* Pop the call whose return address was at ESP (of FUNC), at the thread clocks C. */
-static __always_inline void pop_frame(struct thread_state *st, const struct clocks *c,
-				      __u64 esp, __u32 func, __u32 tid)
+/*
+ * The frame of the call whose return address was at ESP, on top once the
+ * deeper frames that never returned (their uretprobes were dropped, a
+ * longjmp) are dropped; NULL if there is none (counted). *DP: the depth.
+ */
+static __always_inline struct frame *frame_at(struct thread_state *st, __u64 esp, __u32 *dp)
 {
 	struct frame *f;
 	__u32 i, d;
 
-	/* Deeper frames that never returned (their uretprobes were dropped). */
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
 		d = st->depth;
 		if (!d || d > TRACE_MAX_DEPTH)
@@ -697,11 +699,29 @@ static __always_inline void pop_frame(struct thread_state *st, const struct cloc
 	barrier_var(d);		/* as in push_frame: keep the mask for 6.1's verifier */
 	if (!d || d > TRACE_MAX_DEPTH) {
 		count(CNT_UNMATCHED);
-		return;
+		return NULL;
 	}
 	f = &st->frames[(d - 1) & DEPTH_MASK];
-	if (f->entry_sp != esp || f->func != func) {
+	if (f->entry_sp != esp) {
 		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
+		return NULL;
+	}
+	*dp = d;
+	return f;
+}
+
+/* Pop the call whose return address was at ESP (of FUNC), at the thread clocks C. */
+static __always_inline void pop_frame(struct thread_state *st, const struct clocks *c,
+				      __u64 esp, __u32 func, __u32 tid)
+{
+	struct frame *f;
+	__u32 d = 0;
+
+	f = frame_at(st, esp, &d);
+	if (!f)
+		return;
+	if (f->func != func) {
+		count(CNT_UNMATCHED);
 		return;
 	}
 	account(st, f, c, tid);
@@ -849,31 +869,12 @@ static __always_inline void rec_pop(struct rwalk *w, __u64 now, __u64 on, __u64 
 	struct thread_state *st = w->st;
 	struct clocks c;
 	struct frame *f;
-	__u32 i, d;
+	__u32 i, d = 0;
 
-	/* As pop_frame(): deeper frames that never returned. */
-	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
-		d = st->depth;
-		if (!d || d > TRACE_MAX_DEPTH)
-			break;
-		f = &st->frames[(d - 1) & DEPTH_MASK];
-		if (f->entry_sp >= esp)
-			break;
-		st->depth = d - 1;
-		count(CNT_ABANDONED);
-	}
+	f = frame_at(st, esp, &d);
 	rec_low(w);
-	d = st->depth;
-	barrier_var(d);
-	if (!d || d > TRACE_MAX_DEPTH) {
-		count(CNT_UNMATCHED);
+	if (!f)
 		return;
-	}
-	f = &st->frames[(d - 1) & DEPTH_MASK];
-	if (f->entry_sp != esp) {
-		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
-		return;
-	}
 	if (d - 1 >= w->low && !per_thread) {
 		rec_account(st, f, now, d);
 	} else {
