@@ -522,15 +522,15 @@ static __always_inline bool tail_call(__u64 sp, bool uhook)
 enum { TAIL_NO, TAIL_YES, TAIL_ASK };
 
 /*
- * Push a call of FUNC, SP at its return address, at the thread clocks C.
- * Frames deeper than this call site never returned (longjmp, C++
+ * Push a call of FUNC, SP at its return address, at NOW with the thread's
+ * ON clock at ON; the new frame, NULL past the maximum depth. Frames deeper than this call site never returned (longjmp, C++
  * exceptions): drop them. A frame at this very sp is either the caller
  * of a tail call (keep it) or a sibling abandoned the same way: in a tail
  * call the return address slot still holds the uretprobe trampoline (or
  * the return thunk) that the caller's probe put there.
  */
-static __always_inline void push_frame(struct thread_state *st, const struct clocks *c,
-				       __u64 sp, __u32 func, int tail, bool uhook)
+static __always_inline struct frame *push_slot(struct thread_state *st, __u64 now, __u64 on,
+					       __u64 sp, __u32 func, int tail, bool uhook)
 {
 	struct frame *f;
 	__u32 i, d;
@@ -555,20 +555,32 @@ static __always_inline void push_frame(struct thread_state *st, const struct clo
 	barrier_var(d);
 	if (d >= TRACE_MAX_DEPTH) {
 		count(CNT_DEPTH_OVERFLOW);
-		return;
+		return NULL;
 	}
 	f = &st->frames[d & DEPTH_MASK];
 	f->func = func;
-	f->entry_ts = c->now;
+	f->entry_ts = now;
 	f->entry_sp = sp;
-	f->on_at = c->on;
+	f->on_at = on;
+	f->child_wall = 0;
+	f->child_on = 0;
+	st->depth = d + 1;
+	return f;
+}
+
+/* push_slot() with the off-CPU snapshot (events and uprobes). */
+static __always_inline void push_frame(struct thread_state *st, const struct clocks *c,
+				       __u64 sp, __u32 func, int tail, bool uhook)
+{
+	struct frame *f = push_slot(st, c->now, c->on, sp, func, tail, uhook);
+	__u32 i;
+
+	if (!f)
+		return;
 	for (i = 0; i < NR_CAUSES; i++) {
 		f->off_at[i] = c->off[i];
 		f->child_off[i] = 0;
 	}
-	f->child_wall = 0;
-	f->child_on = 0;
-	st->depth = d + 1;
 }
 
 /* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
@@ -802,39 +814,18 @@ static __always_inline void rec_low(struct rwalk *w)
 		w->low = w->st->depth;
 }
 
+/* push_slot() without the snapshot; the new frame is this batch's. */
 static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64 sp,
 				     __u32 func, bool tail)
 {
-	struct thread_state *st = w->st;
-	struct frame *f;
-	__u32 i, d;
+	struct frame *f = push_slot(w->st, now, on, sp, func, tail ? TAIL_YES : TAIL_NO, true);
 
-	/* As push_frame(); a tail call is marked in the record itself. */
-	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
-		d = st->depth;
-		if (!d || d > TRACE_MAX_DEPTH)
-			break;
-		f = &st->frames[(d - 1) & DEPTH_MASK];
-		if (f->entry_sp > sp || (f->entry_sp == sp && tail))
-			break;
-		st->depth = d - 1;
-		count(CNT_ABANDONED);
-	}
-	rec_low(w);
-	d = st->depth;
-	barrier_var(d);		/* as in push_frame: keep the mask for 6.1's verifier */
-	if (d >= TRACE_MAX_DEPTH) {
-		count(CNT_DEPTH_OVERFLOW);
+	if (!f) {
+		rec_low(w);	/* abandoned frames may have gone below it */
 		return;
 	}
-	f = &st->frames[d & DEPTH_MASK];
-	f->func = func;
-	f->entry_ts = now;
-	f->entry_sp = sp;
-	f->on_at = on;
-	f->child_wall = 0;
-	f->child_on = 0;
-	st->depth = d + 1;
+	if (w->st->depth - 1 < w->low)
+		w->low = w->st->depth - 1;
 }
 
 /* A call pushed and popped in one batch: ON is wall, nothing off-CPU. */
