@@ -28,7 +28,7 @@ RB_N=${RB_N:-20000}
 UBIN=$(command -v redis-server) || { echo "bench: redis-server missing in the VM (make bench installs it)"; exit 1; }
 UBIN=$(readlink -f "$UBIN")
 UFUNC=siphash
-CONFIGS="none instaret instaret-events instaret-uprobes trace1 trace1-events trace1-uprobes traceall traceall-events traceall-uprobes"
+CONFIGS=${CONFIGS:-"none instaret instaret-events instaret-uprobes trace1 trace1-events trace1-uprobes traceall traceall-events traceall-uprobes"}
 ATTACH_WAIT=600
 
 redis-server --port 6379 --save '' --appendonly no --daemonize no > /tmp/redis.log 2>&1 &
@@ -45,12 +45,12 @@ measure() {
 
 rounds redis-uprobes "$CONFIGS" $ROUNDS
 nfuncs=$(xprobectl trace --list-functions $TARGET 2>/dev/null | wc -l)
-attached=$(sed -n 's/^xprobectl: tracing \([0-9]*\) function.*/\1/p' /tmp/traceall.err)
-uhooked=$(sed -n 's/^xprobectl: tracing .*, \([0-9]*\) through user hooks.*/\1/p' /tmp/traceall.err)
+attached=$(sed -n 's/^xprobectl: tracing \([0-9]*\) function.*/\1/p' /tmp/traceall.err 2>/dev/null)
+uhooked=$(sed -n 's/^xprobectl: tracing .*, \([0-9]*\) through user hooks.*/\1/p' /tmp/traceall.err 2>/dev/null)
 attach_up=$(awk '$2 == "traceall-uprobes" { print $3 }' "$OUT/redis-uprobes.attach" | median)
 kill $TARGET
 attach=$(awk '$2 == "traceall" { print $3 }' "$OUT/redis-uprobes.attach" | median)
 attach1=$(awk '$2 == "trace1" { print $3 }' "$OUT/redis-uprobes.attach" | median)
 echo "redis-server GET requests/s under user-space probes; $ROUNDS rounds, alternated"
 echo "traceall: $attached of $nfuncs functions attached ($uhooked through user hooks), in $attach s (median; trace1: $attach1 s; traceall-uprobes: $attach_up s)"
-ratio_json redis-uprobes "$CONFIGS" "\"workload\":\"redis GET\",\"rounds\":$ROUNDS,\"functions\":$nfuncs,\"attached\":${attached:-0},\"user_hooks\":${uhooked:-0},\"traceall_attach_s\":$attach,\"traceall_uprobes_attach_s\":${attach_up:-0},\"trace1_attach_s\":$attach1,"
+ratio_json redis-uprobes "$CONFIGS" "\"workload\":\"redis GET\",\"rounds\":$ROUNDS,\"functions\":$nfuncs,\"attached\":${attached:-0},\"user_hooks\":${uhooked:-0},\"traceall_attach_s\":${attach:-0},\"traceall_uprobes_attach_s\":${attach_up:-0},\"trace1_attach_s\":${attach1:-0},"

@@ -4,8 +4,8 @@
 # A guest that dies costs its part, not the run (docs/experiments.md,
 # crash section): the other parts still run and are plotted, and the exit status
 # says that one failed.
-#   usage: bench/vm.sh OUTDIR     (BENCH_ONLY, METRICS_PARTS, METRICS_SERVERS, ROUNDS
-#   from the environment)
+#   usage: bench/vm.sh OUTDIR     (BENCH_ONLY, METRICS_PARTS, METRICS_SERVERS, ROUNDS,
+#   CONFIGS from the environment; CONFIGS narrows a part to those configurations)
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
 OUT=$1
@@ -17,7 +17,7 @@ for part in $parts; do
 	{
 		echo "BENCH_ONLY='$part'"
 		echo "export METRICS_PARTS='${METRICS_PARTS:-}'"
-		echo "export METRICS_SERVERS='${METRICS_SERVERS:-}' ROUNDS='${ROUNDS:-}'"
+		echo "export METRICS_SERVERS='${METRICS_SERVERS:-}' ROUNDS='${ROUNDS:-}' CONFIGS='${CONFIGS:-}'"
 		cat "$HERE/run.sh"
 	} > "$OUT/job.sh"
 	XP_ICOUNT=${XP_ICOUNT-0} bash "$RUNVM" --timeout ${BENCH_PART_TIMEOUT:-3600} --share "$OUT" \

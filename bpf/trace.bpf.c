@@ -522,15 +522,14 @@ static __always_inline bool tail_call(__u64 sp, bool uhook)
 enum { TAIL_NO, TAIL_YES, TAIL_ASK };
 
 /*
- * Push a call of FUNC, SP at its return address, at NOW with the thread's
- * ON clock at ON; the new frame, NULL past the maximum depth. Frames deeper than this call site never returned (longjmp, C++
- * exceptions): drop them. A frame at this very sp is either the caller
- * of a tail call (keep it) or a sibling abandoned the same way: in a tail
- * call the return address slot still holds the uretprobe trampoline (or
- * the return thunk) that the caller's probe put there.
+ * A call is made with SP at its return address: frames deeper than this
+ * call site never returned (longjmp, C++ exceptions), drop them. A frame at
+ * this very sp is either the caller of a tail call (keep it) or a sibling
+ * abandoned the same way: in a tail call the return address slot still
+ * holds the uretprobe trampoline (or the return thunk) that the caller's
+ * probe put there.
  */
-static __always_inline struct frame *push_slot(struct thread_state *st, __u64 now, __u64 on,
-					       __u64 sp, __u32 func, int tail, bool uhook)
+static __always_inline void drop_abandoned(struct thread_state *st, __u64 sp, int tail, bool uhook)
 {
 	struct frame *f;
 	__u32 i, d;
@@ -546,6 +545,20 @@ static __always_inline struct frame *push_slot(struct thread_state *st, __u64 no
 		st->depth = d - 1;
 		count(CNT_ABANDONED);
 	}
+}
+
+/*
+ * Push a call of FUNC, SP at its return address, at NOW with the thread's
+ * ON clock at ON, once drop_abandoned(); the new frame, NULL past the
+ * maximum depth.
+ */
+static __always_inline struct frame *push_slot(struct thread_state *st, __u64 now, __u64 on,
+					       __u64 sp, __u32 func, int tail, bool uhook)
+{
+	struct frame *f;
+	__u32 d;
+
+	drop_abandoned(st, sp, tail, uhook);
 	d = st->depth;
 	/*
 	 * A fresh read the compiler may not merge with the loop's: it would
@@ -628,6 +641,31 @@ int fn_entry_uh(struct bpf_raw_tracepoint_args *ctx)
 	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1], true);
 }
 
+/* -T: a call of FUNC by thread TID (OFF: by cause, NULL for none). */
+static __always_inline void tstat_add(__u32 tid, __u32 func, __u64 wall, __u64 on,
+				      const __u64 *off)
+{
+	struct thread_func_key tk = { .func = func, .tid = tid };
+	struct thread_func_stats *ts, tzero = {};
+	__u32 i;
+
+	ts = bpf_map_lookup_elem(&tstats, &tk);
+	if (!ts) {
+		bpf_map_update_elem(&tstats, &tk, &tzero, BPF_NOEXIST);
+		ts = bpf_map_lookup_elem(&tstats, &tk);
+		if (!ts)
+			return;
+	}
+	ts->calls++;
+	ts->wall += wall;
+	ts->on_incl += on;
+	if (!off)
+		return;
+	_Pragma("unroll")
+	for (i = 0; i < NR_CAUSES; i++)
+		ts->off_incl[i] += off[i];
+}
+
 /*
  * The loops over causes are unrolled: kept as loops (log2_bucket() is a call
  * now), 6.1's verifier rejects the body's fall-through back-edge.
@@ -636,8 +674,6 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 				    const struct clocks *c, __u32 tid)
 {
 	__u64 wall = c->now - f->entry_ts, on = c->on - f->on_at, off[NR_CAUSES];
-	struct thread_func_key tk = { .func = f->func, .tid = tid };
-	struct thread_func_stats *ts, tzero = {};
 	struct func_stats *s;
 	__u32 i, d = st->depth;
 
@@ -670,21 +706,8 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		for (i = 0; i < NR_CAUSES; i++)
 			parent->child_off[i] += off[i];
 	}
-	if (!per_thread)
-		return;
-	ts = bpf_map_lookup_elem(&tstats, &tk);
-	if (!ts) {
-		bpf_map_update_elem(&tstats, &tk, &tzero, BPF_NOEXIST);
-		ts = bpf_map_lookup_elem(&tstats, &tk);
-		if (!ts)
-			return;
-	}
-	ts->calls++;
-	ts->wall += wall;
-	ts->on_incl += on;
-	_Pragma("unroll")
-	for (i = 0; i < NR_CAUSES; i++)
-		ts->off_incl[i] += off[i];
+	if (per_thread)
+		tstat_add(tid, f->func, wall, on, off);
 }
 
 /*
@@ -792,7 +815,7 @@ struct rwalk {
 	const struct xprobes_urec *recs;
 	struct thread_state *st;
 	__u64 lo, hi;		/* the times records may have: ran since lo, handed over at hi */
-	__u64 entries, returns;	/* counted once per batch */
+	__u64 entries, returns, calls;	/* counted once per batch */
 	__u32 tid;
 	__u32 low;		/* frames from this index up were pushed in this batch */
 };
@@ -881,6 +904,58 @@ static __always_inline void rec_pop(struct rwalk *w, __u64 now, __u64 on, __u64 
 	w->returns++;
 }
 
+/*
+ * A call the module folded (XPROBES_F_CALLS: it entered and returned in
+ * this batch), in its entry's place: ON is its wall time, nothing is
+ * off-CPU, and it has no frame. Its callees come after it and take their
+ * time off its exclusive time (their caller's cookie is in their record);
+ * a TOP call's caller has a frame, on top of the stack once frames
+ * abandoned below this call site are dropped, and is charged as
+ * rec_account() charges a parent.
+ */
+static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
+{
+	struct thread_state *st = w->st;
+	__u64 wall = XPROBES_UREC_WALL(t);
+	__u32 func = XPROBES_UREC_COOKIE(what), b, d;
+	struct func_stats *s = bpf_map_lookup_elem(&stats, &func);
+	struct frame *f;
+
+	w->entries++;
+	w->returns++;
+	w->calls++;
+	if (s) {
+		b = log2_bucket(wall);
+		s->calls++;
+		s->wall += wall;
+		s->on_incl += wall;
+		s->on_excl += wall;
+		if (b < TRACE_HIST) {
+			s->hist_wall[b]++;
+			s->hist_on[b]++;
+		}
+	}
+	if (per_thread)
+		tstat_add(w->tid, func, wall, wall, NULL);
+	if (!(what & XPROBES_UREC_TOP)) {
+		func = XPROBES_UREC_CALLER(t);
+		s = bpf_map_lookup_elem(&stats, &func);
+		if (s)
+			s->on_excl -= wall;
+		return;
+	}
+	if (st->fresh)		/* no frames yet: its first entry or return starts them */
+		return;
+	drop_abandoned(st, XPROBES_UREC_SP(what), TAIL_NO, true);
+	rec_low(w);
+	d = st->depth;
+	if (d >= 1 && d <= TRACE_MAX_DEPTH) {
+		f = &st->frames[(d - 1) & DEPTH_MASK];
+		f->child_wall += wall;
+		f->child_on += wall;
+	}
+}
+
 /* The end of a batch: the off-CPU snapshot of its frames still open. */
 static __always_inline void rec_settle(struct rwalk *w)
 {
@@ -910,6 +985,10 @@ static long rec_one(__u32 i, struct rwalk *w)
 
 	if (bpf_probe_read_kernel(&r, sizeof(r), &w->recs[i]))
 		return 1;
+	if (XPROBES_UREC_IS_CALL(r.what)) {
+		rec_call(w, r.time, r.what);
+		return 0;
+	}
 	now = r.time < w->lo ? w->lo : r.time > w->hi ? w->hi : r.time;
 	w->lo = now;
 	if (st->fresh) {
@@ -979,6 +1058,7 @@ int fn_records(struct bpf_raw_tracepoint_args *ctx)
 	rec_settle(&w);
 	count_n(CNT_ENTRIES, w.entries);
 	count_n(CNT_RETURNS, w.returns);
+	count_n(CNT_REC_CALLS, w.calls);
 	return 0;
 }
 

@@ -107,6 +107,7 @@ enum trace_counter {
 	CNT_REC_BATCHES,	/* records handed over (xprobes_urecs) */
 	CNT_REC_RECORDS,	/* records in them */
 	CNT_REC_NO_THREAD,	/* records of a thread userspace had not seen yet */
+	CNT_REC_CALLS,		/* records that were a whole call (XPROBES_F_CALLS) */
 	NR_COUNTERS,
 };
 

@@ -5,7 +5,9 @@
  * its own, as trace's fold will: every return must close the entry at its
  * sp, times must never go back within a thread nor pass the hand-over.
  * Counts per cookie; the state of a thread sits in an array slot (no map
- * insert: the hand-over may run in the int3 handler's NMI context).
+ * insert: the hand-over may run in the int3 handler's NMI context). Calls
+ * folded by the module (XPROBES_F_CALLS) are counted apart: they touch no
+ * stack, and their time is a duration.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -41,6 +43,17 @@ static long one(__u32 i, struct walk *w)
 
 	if (!t || bpf_probe_read_kernel(&r, sizeof(r), &w->recs[i]))
 		return 1;
+	if (XPROBES_UREC_IS_CALL(r.what)) {
+		c = XPROBES_UREC_COOKIE(r.what);
+		if (c < UHRECS_COOKIES)
+			add(&counts.calls[c & (UHRECS_COOKIES - 1)]);
+		else
+			add(&counts.other);
+		if (r.what & XPROBES_UREC_TOP)
+			add(&counts.top);
+		__sync_fetch_and_add(&counts.call_ns, XPROBES_UREC_WALL(r.time));
+		return 0;
+	}
 	if (r.time < t->last)
 		add(&counts.backwards);
 	if (r.time > w->now)

@@ -19,6 +19,9 @@ struct uhrecs_thread {
 struct uhrecs_counts {
 	__u64 entries[UHRECS_COOKIES];	/* entry records, by cookie */
 	__u64 returns[UHRECS_COOKIES];	/* return records that closed an entry of the cookie */
+	__u64 calls[UHRECS_COOKIES];	/* calls folded into one record (XPROBES_F_CALLS) */
+	__u64 top;		/* ... of them whose caller is no folded call */
+	__u64 call_ns;		/* ... their durations, summed */
 	__u64 other;		/* entries with a larger cookie */
 	__u64 noret;		/* entries whose return writes nothing */
 	__u64 tail;		/* entries whose return address was a thunk's */

@@ -17,7 +17,7 @@
 static void hook_usage(FILE *f)
 {
 	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
-		   "                        [--records] [--json]\n"
+		   "                        [--records [--calls]] [--json]\n"
 		   "       xprobectl hook del ID\n"
 		   "       xprobectl hook prog ID (PINNED | --detach)\n"
 		   "       xprobectl hook list [PID] [--json]\n"
@@ -40,7 +40,9 @@ static void hook_usage(FILE *f)
 		   "--records, on switch_mm_irqs_off, finish_task_switch or do_exit (at the entry):\n"
 		   "the hook first hands the records of PID's user hooks with --records over\n"
 		   "(xprobes_urecs), those of the thread leaving the CPU or exiting; a view needs all\n"
-		   "three for such user hooks.\n"
+		   "three for such user hooks. --calls with it: a call that enters and returns within\n"
+		   "one hand-over comes as one record with its duration (XPROBES_UREC_CALL); the\n"
+		   "view's three hooks that hand records over are all added with it or all without.\n"
 		   "hook prog makes hook ID run the BPF program pinned at PINNED (in bpffs) itself on\n"
 		   "every hit, cheaper than through the tracepoint (which still fires): a raw_tp\n"
 		   "program gets the tracepoint's arguments (id, cookie, regs), a kprobe program the\n"
@@ -160,11 +162,12 @@ static int hook_add(int argc, char **argv)
 		{ "return", no_argument, NULL, 'r' },
 		{ "trap", no_argument, NULL, 't' },
 		{ "records", no_argument, NULL, 'R' },
+		{ "calls", no_argument, NULL, 'C' },
 		COMMON_OPTS,
 		{ 0 }
 	};
 	uint64_t cookie = 0;
-	bool json = false, ret = false, trap = false, rec = false;
+	bool json = false, ret = false, trap = false, rec = false, calls = false;
 	struct target t;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
@@ -180,6 +183,7 @@ static int hook_add(int argc, char **argv)
 		case 'r': ret = true; break;
 		case 't': trap = true; break;
 		case 'R': rec = true; break;
+		case 'C': calls = true; break;
 		case 'j': json = true; break;
 		case 'h': hook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
@@ -191,6 +195,8 @@ static int hook_add(int argc, char **argv)
 		return EXIT_USAGE;
 	if (t.is_addr)
 		return usage_error("hook add takes a symbol (SYMBOL[+OFFSET]), not an address");
+	if (calls && !rec)
+		return usage_error("--calls folds the records a hook hands over: it needs --records");
 
 	nl = xp_nl_open();
 	if (!nl)
@@ -203,7 +209,7 @@ static int hook_add(int argc, char **argv)
 	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
 	if (ret || trap || rec)
 		nla_put_u32(msg, XPROBES_A_FLAGS, (ret ? XPROBES_F_RETURN : 0) | (trap ? XPROBES_F_TRAP : 0) |
-			    (rec ? XPROBES_F_RECORDS : 0));
+			    (rec ? XPROBES_F_RECORDS : 0) | (calls ? XPROBES_F_CALLS : 0));
 	err = xp_nl_call(nl, msg, print_added, &json);
 	if (err) {
 		char what[600];

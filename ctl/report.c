@@ -22,7 +22,7 @@ static const char *const cause_names[NR_CAUSES] = {
 static const char *const counter_names[NR_COUNTERS] = {
 	"entries", "returns", "unmatched", "abandoned", "depth_overflow",
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
-	"record_batches", "records", "records_no_thread",
+	"record_batches", "records", "records_no_thread", "record_calls",
 };
 
 static void add_stats(struct func_stats *d, const struct func_stats *s, int sign)

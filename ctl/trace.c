@@ -206,11 +206,14 @@ static const char *func_name(int idx, void *arg)
 }
 
 static const struct hook_want hook_wants[] = {
-	/* With XPROBES_F_RECORDS they hand the user hooks' records over first (fn_records). */
-	{ { "switch_mm_irqs_off" }, HOOK_SWITCH_OUT, XPROBES_F_RECORDS },
+	/*
+	 * With XPROBES_F_RECORDS they hand the user hooks' records over first
+	 * (fn_records), a call within one hand-over as one record (XPROBES_F_CALLS).
+	 */
+	{ { "switch_mm_irqs_off" }, HOOK_SWITCH_OUT, XPROBES_F_RECORDS | XPROBES_F_CALLS },
 	{ { "finish_task_switch.isra.0", "finish_task_switch" }, HOOK_SWITCH_IN,
-	  XPROBES_F_ANY_CONTEXT | XPROBES_F_RECORDS },
-	{ { "do_exit" }, HOOK_EXIT, XPROBES_F_RECORDS },	/* and a thread's last ones */
+	  XPROBES_F_ANY_CONTEXT | XPROBES_F_RECORDS | XPROBES_F_CALLS },
+	{ { "do_exit" }, HOOK_EXIT, XPROBES_F_RECORDS | XPROBES_F_CALLS },	/* and a thread's last ones */
 };
 
 /* Give PID a kernel view hooked on the scheduler paths; -1: fall back (s->mode_note says why). */

@@ -334,6 +334,22 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		role = urec_role(sym, offp, flags, extack);
 		if (!role)
 			return ERR_PTR(-EINVAL);
+		/* One consumer reads the view's records: one layout for them. */
+		if (v->urec_roles && v->urec_calls != !!(flags & XPROBES_F_CALLS)) {
+			if (v->urec_calls)
+				NL_SET_ERR_MSG(extack, "this view's records are handed over with calls "
+					       "folded: add all its hooks that hand them over with "
+					       "the calls flag");
+			else
+				NL_SET_ERR_MSG(extack, "this view's records are handed over as entries "
+					       "and returns: add all its hooks that hand them over "
+					       "without the calls flag");
+			return ERR_PTR(-EINVAL);
+		}
+	} else if (flags & XPROBES_F_CALLS) {
+		NL_SET_ERR_MSG(extack, "folding calls is for the hooks that hand records over "
+			       "(the records flag)");
+		return ERR_PTR(-EINVAL);
 	}
 	if (flags & XPROBES_F_RETURN) {
 		struct xp_insn insn;
@@ -474,6 +490,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	hash_add_rcu(v->hooks, &h->hnode, addr);
 	list_add_tail(&h->vnode, &v->hook_list);
 	v->nr_hooks++;
+	if (h->urec_role && !v->urec_roles)
+		WRITE_ONCE(v->urec_calls, !!(flags & XPROBES_F_CALLS));
 	v->urec_roles |= h->urec_role;
 	xp_nr_hooks++;
 	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);

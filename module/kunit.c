@@ -24,6 +24,7 @@
 #include <asm/text-patching.h>
 #include "xprobes.h"
 #include "uslot.h"
+#include "urec_fold.h"
 
 static unsigned int kunit_pid;
 module_param(kunit_pid, uint, 0444);
@@ -1350,4 +1351,59 @@ static struct kunit_suite nl_suite = {
 	.test_cases = nl_cases_list,
 };
 
-kunit_test_suites(&insn_suite, &addr_suite, &view_suite, &life_suite, &nl_suite);
+/* ---- user-hook records folded into calls (urec_fold.c) --------------------- */
+
+#define UE(c, sp)	((u64)(c) << 48 | (sp))	/* an entry */
+#define UR(sp)		(XPROBES_UREC_RET | (sp))	/* a return */
+
+/* Plain nesting: every call folds, in its entry's place; the rest stays. */
+static void fold_nested(struct kunit *test)
+{
+	struct xprobes_urec r[] = {
+		{ 10, UE(1, 0x100) }, { 20, UE(2, 0xf0) }, { 30, UR(0xf0) },
+		{ 40, UE(3, 0xf0) }, { 45, UR(0xf0) }, { 60, UR(0x100) }, { 70, UE(4, 0x100) },
+	};
+	u64 call = XPROBES_UREC_CALL;
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r)), 4u);
+	KUNIT_EXPECT_EQ(test, r[0].what, call | XPROBES_UREC_TOP | UE(1, 0x100));
+	KUNIT_EXPECT_EQ(test, r[0].time, 50ull);
+	/* callees: not top, their caller's cookie 1 at level 1 */
+	KUNIT_EXPECT_EQ(test, r[1].what, call | UE(2, 0xf0));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[1].time), 10ull);
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_CALLER(r[1].time), 1ull);
+	KUNIT_EXPECT_EQ(test, r[2].what, call | UE(3, 0xf0));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[2].time), 5ull);
+	KUNIT_EXPECT_EQ(test, r[3].what, UE(4, 0x100));
+	KUNIT_EXPECT_EQ(test, r[3].time, 70ull);
+}
+
+/* A return of an earlier batch's call: the open entry stays, its callee becomes top. */
+static void fold_unfolds(struct kunit *test)
+{
+	struct xprobes_urec r[] = {
+		{ 0, UE(1, 0x100) }, { 5, UE(2, 0xf0) }, { 8, UR(0xf0) },
+		{ 20, UR(0x200) | XPROBES_UREC_NORET }, { 30, UE(3, 0x200) | XPROBES_UREC_TAIL },
+	};
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r)), 4u);
+	KUNIT_EXPECT_EQ(test, r[0].what, UE(1, 0x100));
+	KUNIT_EXPECT_EQ(test, r[1].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(2, 0xf0));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[1].time), 3ull);
+	/* a return passed on is a return and nothing else: never a call */
+	KUNIT_EXPECT_EQ(test, r[2].what, UR(0x200));
+	KUNIT_EXPECT_EQ(test, r[3].what, UE(3, 0x200) | XPROBES_UREC_TAIL);
+}
+
+static struct kunit_case fold_cases[] = {
+	KUNIT_CASE(fold_nested),
+	KUNIT_CASE(fold_unfolds),
+	{}
+};
+
+static struct kunit_suite fold_suite = {
+	.name = "xprobes_urec_fold",
+	.test_cases = fold_cases,
+};
+
+kunit_test_suites(&insn_suite, &addr_suite, &view_suite, &life_suite, &nl_suite, &fold_suite);

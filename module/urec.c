@@ -60,6 +60,7 @@
 #include "uhook.h"
 #include "urec.h"
 #include "trace.h"
+#include "urec_fold.h"
 
 /* urec_tmpl.S: the routines and where to patch them */
 extern const u8 xp_urec_tmpl[], xp_urec_tmpl_end[], xp_urec_entry[], xp_urec_entry_noret[];
@@ -216,11 +217,13 @@ void xp_urecbuf_free(struct xp_view *v)
 
 /*
  * Hand @owner's records in @cpu's buffer to the xprobes_urecs tracepoint,
- * their times turned from TSC cycles into bpf_ktime_get_ns() time, and
- * empty the buffer. Only the thread running on @cpu writes it, and it is
- * in the kernel now (switching out, or asking), on this CPU.
+ * their times turned from TSC cycles into bpf_ktime_get_ns() time (and
+ * with @calls, calls folded: urec_fold.c), and empty the buffer. Only the
+ * thread running on @cpu writes it, and it is in the kernel now (switching
+ * out, or asking), on this CPU.
  */
-static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner)
+static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner,
+		       bool calls)
 {
 	struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
@@ -237,6 +240,8 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 
 		r[i].time = d > 0 ? ns - mul_u64_u32_shr(d, tsc_mult, tsc_shift) : ns;
 	}
+	if (calls)
+		n = xp_urec_fold(r, n);
 	trace_xprobes_urecs(task_pid_nr(owner), r, n, task_tgid_nr(owner));
 	WRITE_ONCE(hdr->count, 0);
 }
@@ -249,6 +254,7 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 {
 	struct xp_urecbuf *rb = READ_ONCE(h->view->urec);
+	bool calls = READ_ONCE(h->view->urec_calls);
 	struct task_struct *t = current, *prev;
 	unsigned int cpu;
 
@@ -264,7 +270,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 		 * task_struct may be another task's by then).
 		 */
 		if (t->mm == rb->mm) {
-			urec_flush(rb, cpu, t);
+			urec_flush(rb, cpu, t, calls);
 			if (rb->owner[cpu] == t)
 				rb->owner[cpu] = NULL;
 		}
@@ -277,7 +283,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 		 * and exec has set the new mm already.
 		 */
 		if (!(t->flags & PF_KTHREAD) && (struct mm_struct *)regs->di == rb->mm)
-			urec_flush(rb, cpu, t);
+			urec_flush(rb, cpu, t, calls);
 		return;
 	}
 	/*
@@ -287,7 +293,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 	prev = (struct task_struct *)regs->di;
 	if (prev && prev != t && (prev->mm ? prev->mm == rb->mm :
 				   !(prev->flags & PF_KTHREAD) && rb->owner[cpu] == prev))
-		urec_flush(rb, cpu, prev);
+		urec_flush(rb, cpu, prev, calls);
 	if (t->mm == rb->mm) {
 		struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 
@@ -487,7 +493,7 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
 	if (!u->di) {
 		cpu = smp_processor_id();
 		if (cpu < rb->nbufs)
-			urec_flush(rb, cpu, current);
+			urec_flush(rb, cpu, current, READ_ONCE(v->urec_calls));
 		return;
 	}
 	if (u->di != u->sp + 8)

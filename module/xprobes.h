@@ -159,6 +159,8 @@ struct xp_view {
 	struct xp_hook *uevent_hook;	/* carries its user hooks' events (uevent.c) */
 	struct xp_urecbuf *urec;	/* its records hooks' buffers, set once (urec.c) */
 	u8 urec_roles;			/* XP_UREC_*: its hooks that hand records over */
+	bool urec_calls;		/* ... folding calls (XPROBES_F_CALLS): set by
+					 * the first of them, under xp_views_lock */
 };
 
 extern struct mutex xp_views_lock;

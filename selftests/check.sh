@@ -189,6 +189,19 @@ for k in $knames; do
 	fi
 done
 
+# The module's fold of user-hook records into calls (urec_fold.c, pure C)
+# keeps trace's accounting exact: random record streams, replayed as they
+# came and folded, agree (selftests/host/fold-check.c).
+if out=$(mkdir -p "$BUILD/host" &&
+	 ${CC:-cc} -O2 -Wall -o "$BUILD/host/fold-check" "$HERE/host/fold-check.c" 2>&1 &&
+	 "$BUILD/host/fold-check" 3000 2>&1); then
+	echo "# $out"
+	record ok host-urec-fold
+else
+	echo "$out" | tail -n 25 | sed 's/^/# /'
+	record "not ok" host-urec-fold
+fi
+
 # 1. Each guest suite boots once per kernel. The boots are queued on two
 #    slots (each VM is one TCG thread; the host has two cores), longest
 #    first, so that neither core waits for the other between suites; the

@@ -139,11 +139,16 @@ enum xprobes_mode {
 							 * finish_task_switch: hand the
 							 * view's records over there
 							 * (xprobes_urecs) */
+#define XPROBES_F_CALLS			(1U << 9)	/* hook with XPROBES_F_RECORDS: hand
+							 * a call that enters and returns
+							 * within one hand-over over as one
+							 * record (XPROBES_UREC_CALL); the
+							 * view's three such hooks agree */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
 					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
 					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES | \
 					 XPROBES_F_EVENTS | XPROBES_F_RETURNS | \
-					 XPROBES_F_RECORDS)
+					 XPROBES_F_RECORDS | XPROBES_F_CALLS)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */
@@ -187,5 +192,24 @@ struct xprobes_urec {
 #define XPROBES_UREC_TAIL		(1ULL << 62)	/* an entry whose return address was
 							 * a thunk already: a tail call */
 #define XPROBES_UREC_RET		(1ULL << 63)	/* a return, not an entry */
+
+/*
+ * With XPROBES_F_CALLS, a call whose entry and return are in one hand-over
+ * comes as one record, in its entry's place (so before the records of the
+ * calls it made):
+ *   @what: XPROBES_UREC_CALL, the cookie (XPROBES_UREC_COOKIE) and the
+ *          entry sp (XPROBES_UREC_SP), and XPROBES_UREC_TOP when its
+ *          caller's entry is not folded into a record of its own (an
+ *          entry record, or a call of an earlier hand-over);
+ *   @time: its duration (XPROBES_UREC_WALL), and without TOP the cookie of
+ *          its caller, whose own record comes first (XPROBES_UREC_CALLER).
+ * Its time less its callees' is the caller's own. Bits 40-47 of @time are
+ * the module's.
+ */
+#define XPROBES_UREC_CALL		(XPROBES_UREC_RET | XPROBES_UREC_NORET)
+#define XPROBES_UREC_TOP		XPROBES_UREC_TAIL
+#define XPROBES_UREC_IS_CALL(w)		(((w) & XPROBES_UREC_CALL) == XPROBES_UREC_CALL)
+#define XPROBES_UREC_WALL(t)		((t) & ((1ULL << 40) - 1))	/* ns */
+#define XPROBES_UREC_CALLER(t)		(((t) >> 48) & 0x1fff)
 
 #endif /* _UAPI_XPROBES_H */

@@ -2,10 +2,11 @@
 /*
  * uhrecs: attach a BPF raw tracepoint program to xprobes_urecs (see
  * bpf/uhrecs.bpf.c) and, on SIGINT/SIGTERM, print one line of counts:
- *   entries C0..C7 returns C0..C7 other N noret N tail N unmatched N
+ *   entries C0..C7 returns C0..C7 calls C0..C7 other N noret N tail N unmatched N
  *   abandoned N backwards N future N deep N batches N records N max_batch N
  *   collisions N tids T...
- * as "key value" pairs (entries.K and returns.K per cookie K). Prints
+ *   top N call_ns N
+ * as "key value" pairs (entries.K, returns.K and calls.K per cookie K). Prints
  * "attached" once the program is live.
  */
 #include <errno.h>
@@ -43,9 +44,10 @@ int main(void)
 		pause();
 	c = &skel->bss->counts;
 	for (i = 0; i < UHRECS_COOKIES; i++)
-		printf("%sentries.%d %llu returns.%d %llu", i ? " " : "", i,
-		       (unsigned long long)c->entries[i], i, (unsigned long long)c->returns[i]);
-	P(other); P(noret); P(tail); P(unmatched); P(abandoned); P(backwards); P(future);
+		printf("%sentries.%d %llu returns.%d %llu calls.%d %llu", i ? " " : "", i,
+		       (unsigned long long)c->entries[i], i, (unsigned long long)c->returns[i],
+		       i, (unsigned long long)c->calls[i]);
+	P(other); P(top); P(call_ns); P(noret); P(tail); P(unmatched); P(abandoned); P(backwards); P(future);
 	P(deep); P(batches); P(records); P(max_batch); P(collisions);
 	printf(" tids");
 	for (i = 0; i < UHRECS_THREADS; i++)

@@ -20,7 +20,12 @@
 # the hooked mm): it computes right and hands nothing over; nor does a
 # child of vfork (the hooked mm, its parent's TLS, no rseq of its own). (d) Untraced
 # processes: syscall 422 is ENOSYS. (e) A process without rseq
-# (glibc.pthread.rseq=0) is refused records, saying why.
+# (glibc.pthread.rseq=0) is refused records, saying why. (f) Calls folded
+# (--calls, module/urec_fold.c): a view's three hooks that hand records
+# over take it all or none (refused, saying why); each call of a function
+# hooked with returns is then one record, or its entry and return where a
+# hand-over fell between them; uhtarget's functions are leaves, so every
+# folded call is "top"; entries without returns stay entries.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 5000 10)
 
@@ -126,4 +131,51 @@ out=$(xprobectl uhook add --records $Q uh_add 2>&1) && fail "records without rse
 assert_match "no rseq: refused, saying why" "rseq" "$out"
 kill $Q
 wait $Q
-note "ok: $((2 * N)) calls per function as records, every return matched at its sp"
+
+# (f)
+N2=$(scaled 1000 10)
+uhtarget -t 2 -n $N2 -g > /tmp/uf.out 2>&1 &
+F=$!
+wait_for /tmp/uf.out '^ready' "uhtarget (calls) did not start"
+xprobectl view add $F > /dev/null || fail "view add (calls)"
+xprobectl hook add --records --calls $F switch_mm_irqs_off > /dev/null || fail "hook add --records --calls"
+out=$(xprobectl hook add --records $F $fts 2>&1) && fail "a hand-over hook without --calls beside one with: $out"
+assert_match "hand-over hooks that disagree on --calls are refused, saying why" "calls folded" "$out"
+out=$(xprobectl hook add --calls $F do_sys_openat2 2>&1) && fail "--calls without --records: $out"
+assert_match "--calls without --records is refused" "needs --records" "$out"
+xprobectl hook add --records --calls $F $fts > /dev/null || fail "hook add --records --calls $fts"
+xprobectl hook add --records --calls $F do_exit > /dev/null || fail "hook add --records --calls do_exit"
+uhrecs > /tmp/ufc.out 2>&1 &
+R=$!
+wait_for /tmp/ufc.out '^attached' "uhrecs (calls) did not attach"
+xprobectl uhook add --records --cookie 1 $F uh_add > /dev/null || fail "uhook add (calls) uh_add"
+for f in 6:uh_args6 3:uh_endbr 2:uh_call; do
+	xprobectl uhook add --records --returns --cookie ${f%%:*} $F ${f#*:} > /dev/null ||
+		fail "uhook add (calls) ${f#*:}"
+done
+kill -HUP $F
+wait_for /tmp/uf.out '^ok calls\|^BAD' "uhtarget (calls) did not finish its rounds" 6000
+grep -q BAD /tmp/uf.out && fail "uhtarget (calls) computed a wrong result: $(grep BAD /tmp/uf.out)"
+kill -INT $R
+wait $R
+c=$(tail -n 1 /tmp/ufc.out)
+note "uhrecs (calls): $c"
+folded=0
+for k in 6 3 2; do
+	assert_eq "cookie $k: every call once, folded or as its entry" $((2 * N2)) \
+		$(($(field "$c" calls.$k) + $(field "$c" entries.$k)))
+	assert_eq "cookie $k: every entry left as such returned at its sp" "$(field "$c" entries.$k)" \
+		"$(field "$c" returns.$k)"
+	assert_ge "cookie $k: most calls folded" "$(field "$c" calls.$k)" $N2
+	folded=$((folded + $(field "$c" calls.$k)))
+done
+assert_eq "uh_add (no returns): entries, none folded" "$((2 * N2)) 0" \
+	"$(field "$c" entries.1) $(field "$c" calls.1)"
+assert_eq "every folded call is top (no hooked caller)" $folded "$(field "$c" top)"
+assert_ge "folded calls took time" "$(field "$c" call_ns)" 1
+assert_eq "no return without its entry (calls)" 0 "$(field "$c" unmatched)"
+assert_eq "no entry left behind (calls)" 0 "$(field "$c" abandoned)"
+assert_eq "no time going back (calls)" 0 "$(field "$c" backwards)"
+kill $F
+wait $F
+note "ok: $((2 * N)) calls per function as records, every return matched at its sp; with --calls, $folded of $((6 * N2)) folded"

@@ -7,6 +7,9 @@ XW_N=8 trace_scenario /tmp/s sleep
 note "$(cat /tmp/s.err)"
 assert_eq "mode" views "$(jsonq /tmp/s.json mode)"
 assert_eq "user hooks write records (the default)" records "$(jsonq /tmp/s.json user_hooks)"
+# xw_prepare enters and returns between two switches: the module folds
+# it into one record (under xw_request, open until xw_delay sleeps)
+assert_ge "calls folded into one record by the module" "$(jsonq /tmp/s.json counters.record_calls)" 1
 for f in xw_request xw_prepare xw_delay; do
 	assert_eq "$f calls" 8 "$(fn /tmp/s.json $f calls)"
 	check_balance /tmp/s.json $f

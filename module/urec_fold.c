@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Folding a hand-over's records into calls (XPROBES_F_CALLS; the record
+ * layout is in uapi/xprobes.h). Most calls of a traced thread enter and
+ * return between two of its switches, and a consumer that wants durations
+ * (xprobectl trace) would replay both records of each through its shadow
+ * stack only to pair them again. Here, while the records are in cache for
+ * the hand-over anyway, each such pair becomes one record, in its entry's
+ * place: the consumer sees a leaf call once, and no frame for it.
+ *
+ * What is not a plain nesting of entries and returns stays as it came: a
+ * return of an earlier hand-over's call, a tail call, a return that skips
+ * entries (longjmp), more than FOLD_DEPTH open entries. Meeting one, the
+ * open entries are given up on ("unfolded"): they stay entry records, and
+ * the calls already folded under them are marked XPROBES_UREC_TOP, so the
+ * consumer charges them to those entries' frames instead of to a caller's
+ * record. Every record is looked at once more at most, by that marking.
+ *
+ * Pure and bounded: runs in the hand-over, on the records of one CPU's
+ * buffer, which the process can write too; a lie makes its own accounting
+ * wrong, nothing else (the consumer bounds what it reads). Each record is
+ * read once (READ_ONCE): an index taken from one is checked where used.
+ * selftests/host/fold-check.c runs it on the host against a replay of the
+ * records as they came.
+ */
+#ifdef __KERNEL__
+#include <linux/compiler.h>
+#endif
+#include "urec_fold.h"
+
+#define FOLD_DEPTH	16
+#define LEVEL_SHIFT	40		/* the module's bits of a call record's time */
+#define CALLER_SHIFT	48
+#define WALL_MAX	((1ULL << LEVEL_SHIFT) - 1)
+
+/* An entry of this hand-over whose return has not come yet. */
+struct fold_open {
+	u64 sp;
+	u64 t0;
+	u32 at;			/* its record's index in the output */
+	u32 cookie;
+};
+
+/*
+ * Give up on the D open entries: they stay entry records. A call folded
+ * under one of them (its caller at level L - 1 of the stack, pushed before
+ * it) is marked TOP. Output records before the oldest open entry belong to
+ * earlier, closed nestings and are not looked at again.
+ */
+static void unfold(struct xprobes_urec *r, u32 o, const struct fold_open *st, u32 d)
+{
+	u32 j, level;
+
+	for (j = st[0].at + 1; j < o; j++) {
+		u64 w = READ_ONCE(r[j].what);
+
+		if (!XPROBES_UREC_IS_CALL(w) || (w & XPROBES_UREC_TOP))
+			continue;
+		level = (READ_ONCE(r[j].time) >> LEVEL_SHIFT) & 0xff;
+		if (level >= 1 && level <= d && j > st[level - 1].at)
+			r[j].what = w | XPROBES_UREC_TOP;
+	}
+}
+
+/* Fold @r's @n records in place; returns how many records there are now. */
+u32 xp_urec_fold(struct xprobes_urec *r, u32 n)
+{
+	struct fold_open st[FOLD_DEPTH];
+	u32 i, o = 0, d = 0;
+
+	for (i = 0; i < n; i++) {
+		u64 t = READ_ONCE(r[i].time), w = READ_ONCE(r[i].what);
+		u64 sp = XPROBES_UREC_SP(w);
+
+		if (w & XPROBES_UREC_RET) {
+			if (d && sp == st[d - 1].sp && t >= st[d - 1].t0 &&
+			    t - st[d - 1].t0 <= WALL_MAX) {
+				struct fold_open *e = &st[--d];
+
+				r[e->at].what = XPROBES_UREC_CALL | (u64)e->cookie << 48 | e->sp |
+						(d ? 0 : XPROBES_UREC_TOP);
+				r[e->at].time = (t - e->t0) | (u64)d << LEVEL_SHIFT |
+						(d ? (u64)st[d - 1].cookie << CALLER_SHIFT : 0);
+				continue;
+			}
+			if (d)
+				unfold(r, o, st, d);
+			d = 0;
+			w = XPROBES_UREC_RET | sp;	/* a return, nothing else */
+		} else if (w & XPROBES_UREC_TAIL) {
+			/* its return is its caller's: no nesting to follow */
+			if (d)
+				unfold(r, o, st, d);
+			d = 0;
+		} else if (!(w & XPROBES_UREC_NORET)) {
+			/* at or above the open entry's sp: that one never returned */
+			if (d == FOLD_DEPTH || (d && sp >= st[d - 1].sp)) {
+				unfold(r, o, st, d);
+				d = 0;
+			}
+			st[d].sp = sp;
+			st[d].t0 = t;
+			st[d].at = o;
+			st[d].cookie = XPROBES_UREC_COOKIE(w);
+			d++;
+		}
+		r[o].time = t;
+		r[o].what = w;
+		o++;
+	}
+	if (d)
+		unfold(r, o, st, d);
+	return o;
+}

@@ -1,0 +1,255 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Host-side check of module/urec_fold.c (XPROBES_F_CALLS). A simulated
+ * thread makes random calls of 8 functions (nested, leaves, tail calls,
+ * calls whose return writes nothing, longjmps over open calls, nesting
+ * deeper than the fold keeps); its records are cut into hand-overs at
+ * random and accounted twice, by the rules of trace's replay
+ * (bpf/trace.bpf.c: push and pop by sp, abandoned frames dropped, a
+ * parent charged its children's time): once as they came, once folded.
+ * Per function the calls, the wall time and the exclusive time must agree
+ * exactly, and so must the frames left open, the abandoned and unmatched
+ * counts, after every hand-over. Structure: what is not a folded call
+ * comes out as it went in, in order; a folded call's cookie and sp are its
+ * entry's. Prints a summary; exits 1 at the first disagreement.
+ */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef uint64_t u64;
+typedef uint32_t u32;
+#define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
+#include "../../module/urec_fold.c"
+
+#define NF	8
+#define MAXD	256
+#define CAP	1020
+
+struct frame { u64 sp, t0, child; u32 cookie; };
+
+/* A consumer of records: trace's replay, wall time only (no switches). */
+struct model {
+	struct frame f[MAXD];
+	int d;
+	u64 calls[NF], wall[NF], entries, returns, abandoned, unmatched;
+	int64_t excl[NF];
+};
+
+static void drop(struct model *m, u64 sp, int keep_equal)
+{
+	while (m->d && (m->f[m->d - 1].sp < sp || (m->f[m->d - 1].sp == sp && !keep_equal))) {
+		m->d--;
+		m->abandoned++;
+	}
+}
+
+static void charge(struct model *m, u32 c, u64 wall, u64 child)
+{
+	m->calls[c]++;
+	m->wall[c] += wall;
+	m->excl[c] += wall > child ? wall - child : 0;
+	if (m->d)
+		m->f[m->d - 1].child += wall;
+}
+
+static void consume(struct model *m, const struct xprobes_urec *r)
+{
+	u64 w = r->what, sp = XPROBES_UREC_SP(w);
+	u32 c = XPROBES_UREC_COOKIE(w);
+	struct frame *f;
+
+	if (XPROBES_UREC_IS_CALL(w)) {
+		u64 wall = XPROBES_UREC_WALL(r->time);
+
+		m->entries++;
+		m->returns++;
+		m->calls[c]++;
+		m->wall[c] += wall;
+		m->excl[c] += wall;
+		if (!(w & XPROBES_UREC_TOP)) {
+			m->excl[XPROBES_UREC_CALLER(r->time)] -= wall;
+			return;
+		}
+		drop(m, sp, 0);
+		if (m->d)
+			m->f[m->d - 1].child += wall;
+		return;
+	}
+	if (w & XPROBES_UREC_RET) {
+		while (m->d && m->f[m->d - 1].sp < sp) {
+			m->d--;
+			m->abandoned++;
+		}
+		if (!m->d || m->f[m->d - 1].sp != sp) {
+			m->unmatched++;
+			return;
+		}
+		f = &m->f[--m->d];
+		m->returns++;
+		charge(m, f->cookie, r->time - f->t0, f->child);
+		return;
+	}
+	m->entries++;
+	if (w & XPROBES_UREC_NORET)
+		return;
+	drop(m, sp, !!(w & XPROBES_UREC_TAIL));
+	if (m->d == MAXD) {
+		fprintf(stderr, "model too shallow\n");
+		exit(2);
+	}
+	m->f[m->d++] = (struct frame){ .sp = sp, .t0 = r->time, .cookie = c };
+}
+
+static int same(const struct model *a, const struct model *b, char *why, size_t len)
+{
+	int i;
+
+	for (i = 0; i < NF; i++)
+		if (a->calls[i] != b->calls[i] || a->wall[i] != b->wall[i] || a->excl[i] != b->excl[i]) {
+			snprintf(why, len, "function %d: calls %llu/%llu wall %llu/%llu excl %lld/%lld", i,
+				 (unsigned long long)a->calls[i], (unsigned long long)b->calls[i],
+				 (unsigned long long)a->wall[i], (unsigned long long)b->wall[i],
+				 (long long)a->excl[i], (long long)b->excl[i]);
+			return 0;
+		}
+	if (a->d != b->d || a->entries != b->entries || a->returns != b->returns ||
+	    a->abandoned != b->abandoned || a->unmatched != b->unmatched) {
+		snprintf(why, len, "depth %d/%d entries %llu/%llu returns %llu/%llu abandoned %llu/%llu "
+			 "unmatched %llu/%llu", a->d, b->d,
+			 (unsigned long long)a->entries, (unsigned long long)b->entries,
+			 (unsigned long long)a->returns, (unsigned long long)b->returns,
+			 (unsigned long long)a->abandoned, (unsigned long long)b->abandoned,
+			 (unsigned long long)a->unmatched, (unsigned long long)b->unmatched);
+		return 0;
+	}
+	for (i = 0; i < a->d; i++)
+		if (a->f[i].sp != b->f[i].sp || a->f[i].t0 != b->f[i].t0 ||
+		    a->f[i].child != b->f[i].child || a->f[i].cookie != b->f[i].cookie) {
+			snprintf(why, len, "open frame %d differs (child %llu/%llu)", i,
+				 (unsigned long long)a->f[i].child, (unsigned long long)b->f[i].child);
+			return 0;
+		}
+	return 1;
+}
+
+/* The simulated thread: its real stack, and how its calls return. */
+struct sim {
+	u64 sp[64], t;
+	int noret[64], d;
+};
+
+static u64 rnd(u64 n)
+{
+	return (u64)random() % n;
+}
+
+/* The next record of the thread into R; 0 if the step made none. */
+static int step(struct sim *s, struct xprobes_urec *r, int maxd)
+{
+	u64 k = rnd(100), sp;
+
+	s->t += 1 + rnd(100);
+	r->time = s->t;
+	if (s->d && (k < 40 || s->d >= maxd)) {		/* a return */
+		s->d--;
+		if (s->noret[s->d])
+			return 0;
+		r->what = XPROBES_UREC_RET | s->sp[s->d];
+		return 1;
+	}
+	if (s->d > 1 && k < 43) {			/* longjmp over some calls */
+		s->d -= 1 + rnd(s->d - 1);
+		return 0;
+	}
+	if (s->d && k < 47) {				/* a tail call from the top one */
+		r->what = XPROBES_UREC_TAIL | rnd(NF) << 48 | s->sp[s->d - 1];
+		return 1;
+	}
+	sp = s->d ? s->sp[s->d - 1] - 16 * (1 + rnd(4)) : 0x7ffff000 - 16 * rnd(4);
+	r->what = rnd(NF) << 48 | sp;
+	s->noret[s->d] = k < 52;
+	if (s->noret[s->d])
+		r->what |= XPROBES_UREC_NORET;
+	s->sp[s->d++] = sp;
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static struct xprobes_urec in[CAP], out[CAP];
+	static struct model ref, fold;
+	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000, run;
+	u64 records = 0, items = 0, folded = 0, top = 0;
+	char why[256];
+
+	for (run = 0; run < runs; run++) {
+		struct sim s = { .t = 1000 };
+		int maxd = 2 + run % 40, batches = 1 + run % 50, b;
+
+		srandom(run + 1);
+		memset(&ref, 0, sizeof(ref));
+		memset(&fold, 0, sizeof(fold));
+		for (b = 0; b < batches; b++) {
+			u32 n = 0, m, i, j = 0, want = rnd(4) ? 1 + rnd(60) : CAP;
+
+			while (n < want)
+				n += step(&s, &in[n], maxd);
+			memcpy(out, in, sizeof(in[0]) * n);
+			m = xp_urec_fold(out, n);
+			if (m > n) {
+				fprintf(stderr, "run %lu: %u records out of %u\n", run, m, n);
+				return 1;
+			}
+			for (i = 0; i < n; i++)
+				consume(&ref, &in[i]);
+			for (i = 0; i < m; i++) {
+				consume(&fold, &out[i]);
+				if (XPROBES_UREC_IS_CALL(out[i].what)) {
+					folded++;
+					top += !!(out[i].what & XPROBES_UREC_TOP);
+					/* its entry, unchanged but for the flags */
+					while (j < n && (in[j].what & XPROBES_UREC_RET))
+						j++;
+					if (j == n || XPROBES_UREC_SP(in[j].what) != XPROBES_UREC_SP(out[i].what) ||
+					    XPROBES_UREC_COOKIE(in[j].what) != XPROBES_UREC_COOKIE(out[i].what)) {
+						fprintf(stderr, "run %lu batch %d: call %u is not its entry\n",
+							run, b, i);
+						return 1;
+					}
+					j++;
+					continue;
+				}
+				/* the other records come out as they went in, in order */
+				while (j < n && (in[j].time != out[i].time ||
+						 (in[j].what & ~(XPROBES_UREC_NORET | XPROBES_UREC_TAIL)) !=
+						 (out[i].what & ~(XPROBES_UREC_NORET | XPROBES_UREC_TAIL)) ||
+						 (!(in[j].what & XPROBES_UREC_RET) && in[j].what != out[i].what)))
+					j++;
+				if (j == n) {
+					fprintf(stderr, "run %lu batch %d: record %u is none of the input's\n",
+						run, b, i);
+					return 1;
+				}
+				j++;
+			}
+			if (!same(&ref, &fold, why, sizeof(why))) {
+				fprintf(stderr, "run %lu batch %d (%u records): %s\n", run, b, n, why);
+				return 1;
+			}
+			for (i = 0; i < NF; i++)
+				if (fold.excl[i] < 0) {
+					fprintf(stderr, "run %lu batch %d: function %u's exclusive time < 0\n",
+						run, b, i);
+					return 1;
+				}
+			records += n;
+			items += m;
+		}
+	}
+	printf("%lu runs, %llu records: %llu after folding (%llu calls folded, %llu of them top), "
+	       "accounting identical\n", runs, (unsigned long long)records, (unsigned long long)items,
+	       (unsigned long long)folded, (unsigned long long)top);
+	return 0;
+}
