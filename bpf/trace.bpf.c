@@ -811,8 +811,12 @@ int fn_return_uh(struct bpf_raw_tracepoint_args *ctx)
  * need neither -T nor --folded (xprobectl uses events for those), which
  * want the thread's name and more maps.
  */
+#define REC_CHUNK 8		/* records read at a time: the read costs more than a record's replay */
+
 struct rwalk {
 	const struct xprobes_urec *recs;
+	__u32 n;
+	struct xprobes_urec buf[REC_CHUNK];	/* records from index i & ~(REC_CHUNK - 1) */
 	struct thread_state *st;
 	__u64 lo, hi;		/* the times records may have: ran since lo, handed over at hi */
 	__u64 entries, returns, calls;	/* counted once per batch */
@@ -946,7 +950,8 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 	}
 	if (st->fresh)		/* no frames yet: its first entry or return starts them */
 		return;
-	drop_abandoned(st, XPROBES_UREC_SP(what), TAIL_NO, true);
+	drop_abandoned(st, XPROBES_UREC_SP(what), t & XPROBES_UREC_CALL_TAIL ? TAIL_YES : TAIL_NO,
+		       true);
 	rec_low(w);
 	d = st->depth;
 	if (d >= 1 && d <= TRACE_MAX_DEPTH) {
@@ -981,10 +986,18 @@ static long rec_one(__u32 i, struct rwalk *w)
 {
 	struct thread_state *st = w->st;
 	struct xprobes_urec r;
-	__u64 now, on;
+	__u32 k = i & (REC_CHUNK - 1);
+	__u64 now, on, m;
 
-	if (bpf_probe_read_kernel(&r, sizeof(r), &w->recs[i]))
-		return 1;
+	if (!k) {
+		m = (__u64)(w->n - i) * sizeof(r);
+		barrier_var(m);	/* the bound below must stay on the value read */
+		if (m > sizeof(w->buf))
+			m = sizeof(w->buf);
+		if (bpf_probe_read_kernel(w->buf, m, &w->recs[i]))
+			return 1;
+	}
+	r = w->buf[k];
 	if (XPROBES_UREC_IS_CALL(r.what)) {
 		rec_call(w, r.time, r.what);
 		return 0;
@@ -1040,7 +1053,7 @@ SEC("raw_tp/xprobes_urecs")
 int fn_records(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tid = (__u32)ctx->args[0], n = (__u32)ctx->args[2];
-	struct rwalk w = { .recs = (const void *)ctx->args[1], .tid = tid };
+	struct rwalk w = { .recs = (const void *)ctx->args[1], .n = n, .tid = tid };
 
 	if ((__u32)ctx->args[3] != target_tgid)
 		return 0;		/* another traced process's */

@@ -8,9 +8,11 @@
  * the hand-over anyway, each such pair becomes one record, in its entry's
  * place: the consumer sees a leaf call once, and no frame for it.
  *
+ * A tail call nests too: the stub gives the callee a thunk of its own that
+ * returns into its caller's, so its return comes first, at the same sp.
  * What is not a plain nesting of entries and returns stays as it came: a
- * return of an earlier hand-over's call, a tail call, a return that skips
- * entries (longjmp), more than FOLD_DEPTH open entries. Meeting one, the
+ * return of an earlier hand-over's call, a return that skips entries
+ * (longjmp), more than FOLD_DEPTH open entries. Meeting one, the
  * open entries are given up on ("unfolded"): they stay entry records, and
  * the calls already folded under them are marked XPROBES_UREC_TOP, so the
  * consumer charges them to those entries' frames instead of to a caller's
@@ -38,7 +40,8 @@ struct fold_open {
 	u64 sp;
 	u64 t0;
 	u32 at;			/* its record's index in the output */
-	u32 cookie;
+	u16 cookie;
+	bool tail;
 };
 
 /*
@@ -80,21 +83,22 @@ u32 xp_urec_fold(struct xprobes_urec *r, u32 n)
 				r[e->at].what = XPROBES_UREC_CALL | (u64)e->cookie << 48 | e->sp |
 						(d ? 0 : XPROBES_UREC_TOP);
 				r[e->at].time = (t - e->t0) | (u64)d << LEVEL_SHIFT |
-						(d ? (u64)st[d - 1].cookie << CALLER_SHIFT : 0);
+						(d ? (u64)st[d - 1].cookie << CALLER_SHIFT : 0) |
+						(e->tail ? XPROBES_UREC_CALL_TAIL : 0);
 				continue;
 			}
 			if (d)
 				unfold(r, o, st, d);
 			d = 0;
 			w = XPROBES_UREC_RET | sp;	/* a return, nothing else */
-		} else if (w & XPROBES_UREC_TAIL) {
-			/* its return is its caller's: no nesting to follow */
-			if (d)
-				unfold(r, o, st, d);
-			d = 0;
 		} else if (!(w & XPROBES_UREC_NORET)) {
-			/* at or above the open entry's sp: that one never returned */
-			if (d == FOLD_DEPTH || (d && sp >= st[d - 1].sp)) {
+			bool tail = w & XPROBES_UREC_TAIL;
+
+			/*
+			 * Above the newest open entry's sp (at it, unless a tail
+			 * call of it): that one never returned.
+			 */
+			if (d == FOLD_DEPTH || (d && (sp > st[d - 1].sp || (sp == st[d - 1].sp && !tail)))) {
 				unfold(r, o, st, d);
 				d = 0;
 			}
@@ -102,6 +106,7 @@ u32 xp_urec_fold(struct xprobes_urec *r, u32 n)
 			st[d].t0 = t;
 			st[d].at = o;
 			st[d].cookie = XPROBES_UREC_COOKIE(w);
+			st[d].tail = tail;
 			d++;
 		}
 		r[o].time = t;

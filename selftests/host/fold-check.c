@@ -13,6 +13,7 @@
  * comes out as it went in, in order; a folded call's cookie and sp are its
  * entry's. Prints a summary; exits 1 at the first disagreement.
  */
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +21,7 @@
 
 typedef uint64_t u64;
 typedef uint32_t u32;
+typedef uint16_t u16;
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 #include "../../module/urec_fold.c"
 
@@ -72,7 +74,7 @@ static void consume(struct model *m, const struct xprobes_urec *r)
 			m->excl[XPROBES_UREC_CALLER(r->time)] -= wall;
 			return;
 		}
-		drop(m, sp, 0);
+		drop(m, sp, !!(r->time & XPROBES_UREC_CALL_TAIL));
 		if (m->d)
 			m->f[m->d - 1].child += wall;
 		return;
@@ -134,10 +136,15 @@ static int same(const struct model *a, const struct model *b, char *why, size_t 
 	return 1;
 }
 
-/* The simulated thread: its real stack, and how its calls return. */
+/*
+ * The simulated thread: its real stack, and how its calls return. A tail
+ * call's callee gets a thunk of its own that returns into its caller's (the
+ * stub's slow path), so it is a frame at its caller's sp, and its return
+ * is followed at once by its caller's.
+ */
 struct sim {
 	u64 sp[64], t;
-	int noret[64], d;
+	int noret[64], tailed[64], d;
 };
 
 static u64 rnd(u64 n)
@@ -152,8 +159,19 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 
 	s->t += 1 + rnd(100);
 	r->time = s->t;
+	if (s->d && s->tailed[s->d - 1] == 2) {		/* the caller of a tail call */
+		s->d--;
+		if (s->d && s->tailed[s->d - 1])
+			s->tailed[s->d - 1] = 2;
+		if (s->noret[s->d])
+			return 0;
+		r->what = XPROBES_UREC_RET | s->sp[s->d];
+		return 1;
+	}
 	if (s->d && (k < 40 || s->d >= maxd)) {		/* a return */
 		s->d--;
+		if (s->d && s->tailed[s->d - 1])	/* its caller's return comes next */
+			s->tailed[s->d - 1] = 2;
 		if (s->noret[s->d])
 			return 0;
 		r->what = XPROBES_UREC_RET | s->sp[s->d];
@@ -161,10 +179,18 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 	}
 	if (s->d > 1 && k < 43) {			/* longjmp over some calls */
 		s->d -= 1 + rnd(s->d - 1);
+		s->tailed[s->d - 1] = 0;
 		return 0;
 	}
 	if (s->d && k < 47) {				/* a tail call from the top one */
+		if (s->d == 64)
+			return 0;
 		r->what = XPROBES_UREC_TAIL | rnd(NF) << 48 | s->sp[s->d - 1];
+		s->tailed[s->d - 1] = 1;
+		s->noret[s->d] = s->noret[s->d - 1];
+		s->tailed[s->d] = 0;
+		s->sp[s->d] = s->sp[s->d - 1];
+		s->d++;
 		return 1;
 	}
 	sp = s->d ? s->sp[s->d - 1] - 16 * (1 + rnd(4)) : 0x7ffff000 - 16 * rnd(4);
@@ -172,6 +198,7 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 	s->noret[s->d] = k < 52;
 	if (s->noret[s->d])
 		r->what |= XPROBES_UREC_NORET;
+	s->tailed[s->d] = 0;
 	s->sp[s->d++] = sp;
 	return 1;
 }
