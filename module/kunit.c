@@ -1276,7 +1276,8 @@ static const struct nl_case nl_cases[] = {
 	{ "pid as u64",			XPROBES_A_PID, 8, 1, false, -EINVAL },
 	{ "pid as u8",			XPROBES_A_PID, 1, 1, false, -EINVAL },
 	{ "flags known",		XPROBES_A_FLAGS, 4, XPROBES_F_ALL, false, 0 },
-	{ "flags unknown bit",		XPROBES_A_FLAGS, 4, 1 << 9, false, -EINVAL },
+	/* the known flags are the low bits, all set in XPROBES_F_ALL: one past them */
+	{ "flags unknown bit",		XPROBES_A_FLAGS, 4, XPROBES_F_ALL + 1, false, -EINVAL },
 	{ "flags broken bit",		XPROBES_A_FLAGS, 4, XPROBES_HOOK_BROKEN, false, -EINVAL },
 	{ "offset 1 MiB",		XPROBES_A_OFFSET, 4, 1 << 20, false, 0 },
 	{ "offset past 1 MiB",		XPROBES_A_OFFSET, 4, (1 << 20) + 1, false, -ERANGE },
