@@ -7,9 +7,11 @@ XW_N=8 trace_scenario /tmp/s sleep
 note "$(cat /tmp/s.err)"
 assert_eq "mode" views "$(jsonq /tmp/s.json mode)"
 assert_eq "user hooks write records (the default)" records "$(jsonq /tmp/s.json user_hooks)"
-# xw_prepare enters and returns between two switches: the module folds
-# it into one record (under xw_request, open until xw_delay sleeps)
-assert_ge "calls folded into one record by the module" "$(jsonq /tmp/s.json counters.record_calls)" 1
+# Calls folded by the module (record_calls) are not asserted here: whether
+# xw_prepare's 5 ms spin sees a switch depends on the kernel (every tick
+# on PREEMPT_RT, whose timers run in threads) and the load; 29 (f)
+# asserts folding on calls that always fit between two switches.
+note "calls folded into one record by the module: $(jsonq /tmp/s.json counters.record_calls)"
 for f in xw_request xw_prepare xw_delay; do
 	assert_eq "$f calls" 8 "$(fn /tmp/s.json $f calls)"
 	check_balance /tmp/s.json $f
