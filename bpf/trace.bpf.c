@@ -856,30 +856,44 @@ static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64
 }
 
 /* A call pushed and popped in one batch: ON is wall, nothing off-CPU. */
+/* A call of FUNC that was all ON-CPU: WALL, of which EXCL its own. */
+static __always_inline void rec_stats(__u32 func, __u64 wall, __u64 excl)
+{
+	struct func_stats *s = bpf_map_lookup_elem(&stats, &func);
+	__u32 b;
+
+	if (!s)
+		return;
+	b = log2_bucket(wall);
+	s->calls++;
+	s->wall += wall;
+	s->on_incl += wall;
+	s->on_excl += excl;
+	if (b < TRACE_HIST) {
+		s->hist_wall[b]++;
+		s->hist_on[b]++;
+	}
+}
+
+/* Frame D - 1 (from 1), a caller: charge it a callee's all-ON WALL time. */
+static __always_inline void rec_charge(struct thread_state *st, __u32 d, __u64 wall)
+{
+	struct frame *parent;
+
+	if (d < 1 || d > TRACE_MAX_DEPTH)
+		return;
+	parent = &st->frames[(d - 1) & DEPTH_MASK];
+	parent->child_wall += wall;
+	parent->child_on += wall;
+}
+
 static __always_inline void rec_account(struct thread_state *st, struct frame *f,
 					__u64 now, __u32 d)
 {
 	__u64 wall = now - f->entry_ts;
-	struct func_stats *s = bpf_map_lookup_elem(&stats, &f->func);
-	__u32 b;
 
-	if (s) {
-		b = log2_bucket(wall);
-		s->calls++;
-		s->wall += wall;
-		s->on_incl += wall;
-		s->on_excl += wall > f->child_on ? wall - f->child_on : 0;
-		if (b < TRACE_HIST) {
-			s->hist_wall[b]++;
-			s->hist_on[b]++;
-		}
-	}
-	if (d >= 2 && d <= TRACE_MAX_DEPTH) {
-		struct frame *parent = &st->frames[(d - 2) & DEPTH_MASK];
-
-		parent->child_wall += wall;
-		parent->child_on += wall;
-	}
+	rec_stats(f->func, wall, wall > f->child_on ? wall - f->child_on : 0);
+	rec_charge(st, d - 1, wall);
 }
 
 static __always_inline void rec_pop(struct rwalk *w, __u64 now, __u64 on, __u64 esp)
@@ -921,24 +935,13 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 {
 	struct thread_state *st = w->st;
 	__u64 wall = XPROBES_UREC_WALL(t);
-	__u32 func = XPROBES_UREC_COOKIE(what), b, d;
-	struct func_stats *s = bpf_map_lookup_elem(&stats, &func);
-	struct frame *f;
+	__u32 func = XPROBES_UREC_COOKIE(what);
+	struct func_stats *s;
 
 	w->entries++;
 	w->returns++;
 	w->calls++;
-	if (s) {
-		b = log2_bucket(wall);
-		s->calls++;
-		s->wall += wall;
-		s->on_incl += wall;
-		s->on_excl += wall;
-		if (b < TRACE_HIST) {
-			s->hist_wall[b]++;
-			s->hist_on[b]++;
-		}
-	}
+	rec_stats(func, wall, wall);
 	if (per_thread)
 		tstat_add(w->tid, func, wall, wall, NULL);
 	if (!(what & XPROBES_UREC_TOP)) {
@@ -953,12 +956,7 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 	drop_abandoned(st, XPROBES_UREC_SP(what), t & XPROBES_UREC_CALL_TAIL ? TAIL_YES : TAIL_NO,
 		       true);
 	rec_low(w);
-	d = st->depth;
-	if (d >= 1 && d <= TRACE_MAX_DEPTH) {
-		f = &st->frames[(d - 1) & DEPTH_MASK];
-		f->child_wall += wall;
-		f->child_on += wall;
-	}
+	rec_charge(st, st->depth, wall);
 }
 
 /* The end of a batch: the off-CPU snapshot of its frames still open. */
