@@ -43,7 +43,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
-#include <linux/clocksource.h>
+#include <linux/delay.h>
 #include <linux/hash.h>
 #include <linux/math64.h>
 #include <linux/mman.h>
@@ -101,7 +101,97 @@ struct xp_urecblk {
 };
 
 static LIST_HEAD(xp_urecblks);
-static u32 tsc_mult, tsc_shift;		/* cycles to ns */
+
+/*
+ * Cycles to nanoseconds of the monotonic clock, which bpf_ktime_get_ns()
+ * and the traced program read. The boot's TSC calibration (tsc_khz) is
+ * that clock's rate only where the clocksource is the TSC. Where it is not
+ * (a VM whose TSCs look unsynchronized runs on the HPET: Debian's 6.1 under
+ * QEMU), the calibration's error, 0.5% seen there, would stretch or shrink
+ * every call timed within one slice. So the module measures the ratio
+ * itself: each CPU keeps the (TSC, clock) pair it took when records were
+ * first prepared, and a hand-over at least UREC_CLOCK_EVERY after its
+ * last measure divides the two spans since then, a baseline that grows
+ * and so gets more exact. Pairs are per CPU because unsynchronized TSCs
+ * differ in offset; the rate is one for all, urec_mult. The first prepare
+ * waits until the baseline is UREC_CLOCK_MIN long, so that no record is
+ * converted with tsc_khz's ratio alone. A per-CPU pair is touched only by
+ * its CPU, with interrupts off (or before any records exist).
+ */
+struct urec_clock {
+	u64 tsc0, ns0;		/* the baseline's start; ns0 0: none yet */
+	u64 next;		/* clock time of the next measure */
+};
+static DEFINE_PER_CPU(struct urec_clock, urec_clock);
+static u64 tsc_mult;		/* tsc_khz's ratio, 32.32 fixed point */
+static u64 urec_mult;		/* the measured one, 32.32; WRITE_ONCE */
+
+#define UREC_CLOCK_MIN	(20 * NSEC_PER_MSEC)
+#define UREC_CLOCK_EVERY (10 * NSEC_PER_MSEC)
+
+static void urec_clock_start(void *unused)
+{
+	struct urec_clock *c = this_cpu_ptr(&urec_clock);
+	unsigned long flags;
+
+	local_irq_save(flags);
+	c->tsc0 = rdtsc_ordered();
+	c->ns0 = ktime_get_mono_fast_ns();
+	c->next = c->ns0 + UREC_CLOCK_MIN;
+	local_irq_restore(flags);
+}
+
+/* The clock and the TSC now; measures the ratio when it is time. */
+static u64 urec_clock_now(u64 *tsc)
+{
+	struct urec_clock *c = this_cpu_ptr(&urec_clock);
+	unsigned long flags;
+	u64 ns, m;
+
+	local_irq_save(flags);
+	*tsc = rdtsc_ordered();
+	ns = ktime_get_mono_fast_ns();
+	if (!c->ns0 || *tsc <= c->tsc0 || ns <= c->ns0) {
+		/* a CPU that came online later, or a TSC reset: start over */
+		c->tsc0 = *tsc;
+		c->ns0 = ns;
+		c->next = ns + UREC_CLOCK_MIN;
+	} else if (ns >= c->next) {
+		/*
+		 * Nothing real is off by half: a clock was stepped, or the
+		 * TSC stood still (the first test keeps the quotient, at most
+		 * 256 << 32, clear of divq's overflow).
+		 */
+		m = 0;
+		if (*tsc - c->tsc0 > (ns - c->ns0) >> 8)
+			m = mul_u64_u64_div_u64(ns - c->ns0, 1ULL << 32, *tsc - c->tsc0);
+		if (m > tsc_mult / 2 && m < tsc_mult * 2) {
+			WRITE_ONCE(urec_mult, m);
+			c->next = ns + UREC_CLOCK_EVERY;
+		} else {
+			c->ns0 = 0;
+		}
+	}
+	local_irq_restore(flags);
+	return ns;
+}
+
+/* Before the first records: baselines on every CPU, and a first measure. */
+static void urec_clock_init(void)
+{
+	u64 tsc;
+
+	if (READ_ONCE(urec_mult))
+		return;
+	tsc_mult = div_u64((u64)NSEC_PER_MSEC << 32, tsc_khz);
+	on_each_cpu(urec_clock_start, NULL, 1);
+	msleep(UREC_CLOCK_MIN / NSEC_PER_MSEC + 1);
+	preempt_disable();
+	urec_clock_now(&tsc);
+	preempt_enable();
+	if (!READ_ONCE(urec_mult))
+		WRITE_ONCE(urec_mult, tsc_mult);	/* the clock stepped meanwhile */
+}
 
 /* ---- the buffers ------------------------------------------------------------ */
 
@@ -228,17 +318,17 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
 	u32 i, n = READ_ONCE(hdr->count);
-	u64 tsc, ns;
+	u64 tsc, ns, mult;
 
 	if (!n)
 		return;
 	n = min_t(u32, n, XP_UREC_CAP);
-	tsc = rdtsc_ordered();
-	ns = ktime_get_mono_fast_ns();
+	ns = urec_clock_now(&tsc);
+	mult = READ_ONCE(urec_mult) ?: tsc_mult;
 	for (i = 0; i < n; i++) {
 		s64 d = tsc - r[i].time;
 
-		r[i].time = d > 0 ? ns - mul_u64_u32_shr(d, tsc_mult, tsc_shift) : ns;
+		r[i].time = d > 0 ? ns - mul_u64_u64_shr(d, mult, 32) : ns;
 	}
 	if (calls)
 		n = xp_urec_fold(r, n);
@@ -537,8 +627,7 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 		NL_SET_ERR_MSG(extack, "records need a TSC");
 		return -EOPNOTSUPP;
 	}
-	if (!tsc_mult)
-		clocks_calc_mult_shift(&tsc_mult, &tsc_shift, tsc_khz, NSEC_PER_MSEC, 600);
+	urec_clock_init();
 	if (rb && rb->mm != mm) {
 		NL_SET_ERR_MSG(extack, "records serve one process per view, and this view's are "
 			       "another's");
