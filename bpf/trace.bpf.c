@@ -28,6 +28,8 @@
 const volatile __u32 target_tgid;	/* the traced process */
 const volatile bool per_thread;		/* fill tstats */
 const volatile bool folded;		/* fill the folded map */
+const volatile bool wakers_on;		/* -W: fill the wakers table */
+const volatile bool views_mode;		/* scheduler events from the view's hooks */
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -70,6 +72,42 @@ struct {
 	__type(key, struct fold_key);
 	__type(value, __u64);			/* ns */
 } fold SEC(".maps");
+
+/*
+ * -W: open addressing on a per-CPU array, filled at switch-in, which may
+ * run in the hook's int3 handler (NMI context: no hash map insert there).
+ * Only the scheduler's switch path of this CPU writes its slots, and it
+ * does not nest, so plain stores are enough; userspace sums by key.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, TRACE_WAKER_SLOTS);
+	__type(key, __u32);
+	__type(value, struct waker_slot);
+} wakers SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);			/* pid */
+	__type(value, char[16]);
+} waker_comms SEC(".maps");		/* fallback: names of wakers not ours */
+
+/*
+ * -W in fallback mode: how deep this CPU is in timer expiries, interrupt
+ * handlers and softirqs (their entry/exit tracepoints), so that a wakeup
+ * there is not charged to whatever task they interrupted. A count that
+ * would go below zero (an exit whose entry came before the attach) stays 0;
+ * the exits' programs are attached before the entries'.
+ */
+enum { IN_TIMER, IN_HARDIRQ, IN_SOFTIRQ, NR_IN };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, NR_IN);
+	__type(key, __u32);
+	__type(value, __s32);
+} in_irq SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -183,11 +221,41 @@ static __always_inline void charge_fold(struct thread_state *st, __u64 now, __u3
 		st->pend[kind] += delta;
 }
 
+/*
+ * -W: the off-CPU part of a wait ending at @now goes to st->wpend with its
+ * waker, so that the folded stack can name who ended it.
+ */
+static __always_inline void charge_fold_waker(struct thread_state *st, __u64 now, __u32 kind)
+{
+	__u64 delta = now - st->last_ev;
+	__u32 n = st->nwpend;
+
+	if (!folded || !st->depth || !st->waker || n >= TRACE_WPEND) {
+		charge_fold(st, now, kind);
+		return;
+	}
+	st->last_ev = now;
+	st->wpend[n].waker = st->waker;
+	st->wpend[n].ns = delta;
+	st->wpend[n].kind = kind;
+	st->nwpend = n + 1;
+}
+
+static __always_inline void fold_add(struct fold_key *key, __u64 delta)
+{
+	__u64 *v = bpf_map_lookup_elem(&fold, key);
+
+	if (v)
+		__sync_fetch_and_add(v, delta);
+	else
+		bpf_map_update_elem(&fold, key, &delta, BPF_NOEXIST);
+}
+
 static __always_inline void fold_flush(struct thread_state *st)
 {
 	struct fold_key key = {};
-	__u32 i, depth = st->depth;
-	__u64 *v, delta;
+	__u32 i, depth = st->depth, n;
+	__u64 delta;
 
 	if (!folded || !depth)
 		return;
@@ -203,12 +271,17 @@ static __always_inline void fold_flush(struct thread_state *st)
 			continue;
 		st->pend[i] = 0;
 		key.kind = i;
-		v = bpf_map_lookup_elem(&fold, &key);
-		if (v)
-			__sync_fetch_and_add(v, delta);
-		else
-			bpf_map_update_elem(&fold, &key, &delta, BPF_NOEXIST);
+		fold_add(&key, delta);
 	}
+	n = st->nwpend;
+	for (i = 0; i < TRACE_WPEND; i++) {
+		if (i >= n)
+			break;
+		key.kind = st->wpend[i].kind;
+		key.waker = st->wpend[i].waker;
+		fold_add(&key, st->wpend[i].ns);
+	}
+	st->nwpend = 0;
 }
 
 /* ---- the scheduler side ---------------------------------------------------- */
@@ -221,6 +294,18 @@ static __always_inline bool runnable(struct task_struct *t)
 	if (bpf_core_field_exists(t->se.sched_delayed) && BPF_CORE_READ(t, se.sched_delayed))
 		return false;
 	return true;
+}
+
+/*
+ * The time T has waited runnable on a runqueue, all its life: the scheduler
+ * adds each wait to sched_info.run_delay when the task arrives on a CPU
+ * (sched_info_arrive(), from prepare_task_switch(): before the view's
+ * switch hooks, after the sched_switch tracepoint). CONFIG_SCHED_INFO is on
+ * in every kernel we run on (Debian's 6.1 and 6.12), with no run-time knob.
+ */
+static __always_inline __u64 run_delay(struct task_struct *t)
+{
+	return BPF_CORE_READ(t, sched_info.run_delay);
 }
 
 static __always_inline bool in_iowait(struct task_struct *t)
@@ -245,6 +330,7 @@ static __always_inline __u32 fd_type(struct task_struct *t, __u64 fd)
 #define S_IFSOCK_ 0140000
 #define S_IFREG_  0100000
 #define S_IFBLK_  0060000
+#define S_IFIFO_  0010000
 
 /*
  * Why is T, blocked and not in iowait, waiting? The system call it is in
@@ -277,7 +363,7 @@ static __always_inline __u32 classify(struct task_struct *t)
 	case 0: case 1: case 17: case 18: case 19: case 20:	/* read, write, pread, pwrite, readv, writev */
 	case 295: case 296: case 327: case 328: case 40: case 275: /* p{read,write}v(2), sendfile, splice */
 		type = fd_type(t, BPF_CORE_READ(regs, di));
-		if (type == S_IFSOCK_)
+		if (type == S_IFSOCK_ || type == S_IFIFO_)	/* a peer: socket or pipe */
 			return CAUSE_NET;
 		if (type == S_IFREG_ || type == S_IFBLK_)
 			return CAUSE_IO;
@@ -297,6 +383,8 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	st->on_acc += now - st->last_ts;
 	st->last_ts = now;
 	st->running = 0;
+	st->rd_out = run_delay(t);
+	st->waker = 0;
 	st->seq++;
 	if (was_runnable)
 		st->out_cause = CAUSE_RUNQ;
@@ -307,11 +395,108 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	count(CNT_SWITCH_OUT);
 }
 
-/* T is the thread coming back; it is still inside the call that blocked. */
-static __always_inline void switch_in(struct task_struct *t, __u64 now)
+/* -W: add @ns of waiting in the function on top of ST's stack to its waker. */
+static __always_inline void waker_add(struct thread_state *st, __u64 ns)
+{
+	__u32 d = st->depth, func = WAKER_NO_FUNC, idx, i;
+	struct waker_slot *w;
+	__u64 key;
+
+	if (d && d <= TRACE_MAX_DEPTH)
+		func = st->frames[(d - 1) & DEPTH_MASK].func & WAKER_NO_FUNC;
+	key = st->waker ? st->waker | ((__u64)func << 38) :
+			  WKEY(func, WAKER_OUTSIDE, WAKER_NO_FUNC, 0);
+	idx = (__u32)((key * 0x61C8864680B583EBull) >> 52);
+	for (i = 0; i < 8; i++) {
+		__u32 k = (idx + i) & (TRACE_WAKER_SLOTS - 1);
+
+		w = bpf_map_lookup_elem(&wakers, &k);
+		if (!w)
+			break;
+		if (!w->key)
+			w->key = key;
+		if (w->key == key) {
+			w->ns += ns;
+			w->waits++;
+			return;
+		}
+	}
+	count(CNT_WAKERS_LOST);
+}
+
+static __always_inline bool in_irq_at(__u32 which)
+{
+	__s32 *d = bpf_map_lookup_elem(&in_irq, &which);
+
+	return d && *d > 0;
+}
+
+/* Fallback: the waker kind if this CPU is in a timer, an interrupt or a softirq, else 0. */
+static __always_inline __u32 in_irq_kind(void)
+{
+	if (in_irq_at(IN_TIMER))
+		return WAKER_TIMER;
+	if (in_irq_at(IN_HARDIRQ))
+		return WAKER_HARDIRQ;
+	if (in_irq_at(IN_SOFTIRQ))
+		return WAKER_SOFTIRQ;
+	return 0;
+}
+
+/*
+ * A wakeup of T, a task of the target, by CUR (current). Views mode: from
+ * the hook on try_to_wake_up, which only the target's own threads reach
+ * (interrupts and other processes run elsewhere, or are not the hook's
+ * context). Fallback: from sched_waking, for any waker. The first wakeup
+ * after a switch-out is the one that ends the wait.
+ */
+static __always_inline void note_waker(struct task_struct *t, struct task_struct *cur)
+{
+	__u32 tid = BPF_CORE_READ(t, pid), wtid, wf = WAKER_NO_FUNC, d, kind;
+	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid), *ws;
+	char comm[16];
+
+	if (!st || st->running || st->exited || st->fresh || st->waker)
+		return;
+	wtid = BPF_CORE_READ(cur, pid);
+	if (!views_mode) {
+		kind = in_irq_kind();
+		if (kind) {
+			st->waker = WKEY(0, kind, WAKER_NO_FUNC, 0);
+			return;
+		}
+	}
+	if (BPF_CORE_READ(cur, tgid) != target_tgid) {
+		st->waker = WKEY(0, WAKER_TASK, WAKER_NO_FUNC, wtid);
+		if (!bpf_map_lookup_elem(&waker_comms, &wtid)) {
+			bpf_get_current_comm(comm, sizeof(comm));
+			bpf_map_update_elem(&waker_comms, &wtid, comm, BPF_ANY);
+		}
+		return;
+	}
+	ws = bpf_map_lookup_elem(&threads, &wtid);
+	if (ws) {
+		d = ws->depth;
+		if (d && d <= TRACE_MAX_DEPTH)
+			wf = ws->frames[(d - 1) & DEPTH_MASK].func & WAKER_NO_FUNC;
+	}
+	st->waker = WKEY(0, WAKER_THREAD, wf, wtid);
+}
+
+/*
+ * T is the thread coming back; it is still inside the call that blocked.
+ * A thread that blocked waited for its cause, then, once woken, for a CPU
+ * (wakeup); one that was preempted waited for a CPU all along (runq). The
+ * wakeup part: in views mode, what run_delay grew by since the switch-out
+ * (in the runqueue's clock, not ours: bounded by the interval); in
+ * fallback mode, where the sched_switch tracepoint comes before the
+ * arrival that adds to run_delay, the time since the first sched_wakeup.
+ */
+static __always_inline void switch_in(struct task_struct *t, __u64 now, bool views)
 {
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	__u64 off, wake = 0;
 	__u32 cause;
 
 	if (!st || st->running || st->exited || st->fresh)
@@ -321,8 +506,28 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now)
 		cause = in_iowait(t) ? CAUSE_IO : classify(t);
 	if (cause >= NR_CAUSES)
 		cause = CAUSE_OTHER;
-	st->off_acc[cause] += now - st->last_ts;
-	charge_fold(st, now, 1 + cause);
+	off = now - st->last_ts;
+	if (cause != CAUSE_RUNQ) {
+		if (views)
+			wake = run_delay(t) - st->rd_out;
+		else if (st->woken_at > st->last_ts)
+			wake = now - st->woken_at;
+		if ((__s64)wake < 0)
+			wake = 0;
+		if (wake > off)
+			wake = off;
+	}
+	st->off_acc[cause] += off - wake;
+	if (wakers_on && cause != CAUSE_RUNQ)
+		charge_fold_waker(st, now - wake, 1 + cause);
+	else
+		charge_fold(st, now - wake, 1 + cause);
+	if (wakers_on && cause != CAUSE_RUNQ)
+		waker_add(st, off - wake);
+	if (wake) {
+		st->off_acc[CAUSE_WAKEUP] += wake;
+		charge_fold(st, now, 1 + CAUSE_WAKEUP);
+	}
 	st->last_ts = now;
 	st->running = 1;
 	st->seq++;
@@ -376,7 +581,7 @@ static __always_inline void hook_switch_in(struct task_struct *prev)
 
 	if (prev && prev != cur)
 		switch_out(prev, now, runnable(prev));
-	switch_in(cur, now);
+	switch_in(cur, now, true);
 }
 
 SEC("kprobe")
@@ -390,6 +595,17 @@ SEC("kprobe")
 int on_switch_in(struct pt_regs *ctx)
 {
 	hook_switch_in((struct task_struct *)PT_REGS_PARM1(ctx));
+	return 0;
+}
+
+/* try_to_wake_up(p, state, wake_flags) by one of ours (-W) */
+SEC("kprobe")
+int on_wake(struct pt_regs *ctx)
+{
+	struct task_struct *p = (struct task_struct *)PT_REGS_PARM1(ctx);
+
+	if (p && BPF_CORE_READ(p, tgid) == target_tgid)
+		note_waker(p, bpf_get_current_task_btf());
 	return 0;
 }
 
@@ -419,6 +635,13 @@ int on_hook(struct bpf_raw_tracepoint_args *ctx)
 	case HOOK_EXIT:
 		thread_exit((__u32)bpf_get_current_pid_tgid());
 		break;
+	case HOOK_WAKE: {
+		struct task_struct *p = (struct task_struct *)PT_REGS_PARM1_CORE(regs);
+
+		if (p && BPF_CORE_READ(p, tgid) == target_tgid)
+			note_waker(p, bpf_get_current_task_btf());
+		break;
+	}
 	}
 	return 0;
 }
@@ -435,7 +658,61 @@ int BPF_PROG(fb_switch, bool preempt, struct task_struct *prev, struct task_stru
 	if (prev->tgid == target_tgid)
 		switch_out(prev, now, preempt || runnable(prev));
 	if (next->tgid == target_tgid)
-		switch_in(next, now);
+		switch_in(next, now, false);
+	return 0;
+}
+
+/* -W in fallback mode: who wakes a thread of ours, in the waker's context. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(fb_waking, struct task_struct *p)
+{
+	if (p->tgid == target_tgid)
+		note_waker(p, bpf_get_current_task_btf());
+	return 0;
+}
+
+static __always_inline void in_move(__u32 which, bool in)
+{
+	__s32 *d = bpf_map_lookup_elem(&in_irq, &which);
+
+	if (!d)
+		return;
+	if (in)
+		(*d)++;
+	else if (*d > 0)
+		(*d)--;
+}
+
+SEC("tp_btf/hrtimer_expire_entry")
+int BPF_PROG(fb_hrtimer_in) { in_move(IN_TIMER, true); return 0; }
+SEC("tp_btf/hrtimer_expire_exit")
+int BPF_PROG(fb_hrtimer_out) { in_move(IN_TIMER, false); return 0; }
+SEC("tp_btf/timer_expire_entry")
+int BPF_PROG(fb_timer_in) { in_move(IN_TIMER, true); return 0; }
+SEC("tp_btf/timer_expire_exit")
+int BPF_PROG(fb_timer_out) { in_move(IN_TIMER, false); return 0; }
+SEC("tp_btf/irq_handler_entry")
+int BPF_PROG(fb_hardirq_in) { in_move(IN_HARDIRQ, true); return 0; }
+SEC("tp_btf/irq_handler_exit")
+int BPF_PROG(fb_hardirq_out) { in_move(IN_HARDIRQ, false); return 0; }
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(fb_softirq_in) { in_move(IN_SOFTIRQ, true); return 0; }
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(fb_softirq_out) { in_move(IN_SOFTIRQ, false); return 0; }
+
+/* The first wakeup of a blocked thread of ours: its wakeup wait starts. */
+SEC("tp_btf/sched_wakeup")
+int BPF_PROG(fb_wakeup, struct task_struct *p)
+{
+	__u32 tid;
+	struct thread_state *st;
+
+	if (p->tgid != target_tgid)
+		return 0;
+	tid = p->pid;
+	st = bpf_map_lookup_elem(&threads, &tid);
+	if (st && !st->running && st->woken_at <= st->last_ts)
+		st->woken_at = bpf_ktime_get_ns();
 	return 0;
 }
 
@@ -460,6 +737,7 @@ static __always_inline void thread_start(struct thread_state *st, __u64 now)
 		st->off_acc[i] = 0;
 	for (i = 0; i <= NR_CAUSES; i++)
 		st->pend[i] = 0;
+	st->nwpend = 0;
 	st->running = 1;
 	st->last_ts = now;
 	st->last_ev = now;

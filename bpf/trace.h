@@ -11,10 +11,13 @@
 #define TRACE_HIST		40	/* log2 buckets: [2^i, 2^(i+1)) ns, last is open */
 #define TRACE_MAX_THREADS	4096
 #define TRACE_FOLD_DEPTH	16	/* outermost frames kept in folded stacks */
+#define TRACE_WPEND		4	/* waits with wakers pending a fold (-W --folded) */
 
 /* Why a thread was off-CPU. */
 enum trace_cause {
 	CAUSE_RUNQ,	/* preempted while runnable: waiting for a CPU */
+	CAUSE_WAKEUP,	/* woken (or made runnable) after a wait, not yet running:
+			 * the wait's tail, from its sched_info.run_delay */
 	CAUSE_LOCK,	/* futex */
 	CAUSE_IO,	/* block I/O (iowait) */
 	CAUSE_NET,	/* socket, poll, epoll, select */
@@ -29,6 +32,38 @@ enum trace_hook_kind {
 	HOOK_SWITCH_OUT = 1,	/* switch_mm_irqs_off: the traced thread leaves */
 	HOOK_SWITCH_IN = 2,	/* finish_task_switch: a thread starts on our CR3 */
 	HOOK_EXIT = 3,		/* do_exit: a traced thread ends */
+	HOOK_WAKE = 4,		/* try_to_wake_up: a thread of ours wakes a task (-W) */
+};
+
+/*
+ * Who woke a thread (-W). A waker slot's key packs the function the thread
+ * waited in (the top of its shadow stack), the kind of waker, the waker's
+ * top traced function and its tid; bit 63 is set (0 marks a free slot).
+ */
+enum trace_waker_kind {
+	WAKER_OUTSIDE,		/* views mode: no thread of ours woke it (not seen) */
+	WAKER_THREAD,		/* a thread of the traced process */
+	WAKER_TASK,		/* fallback: the task current at the wakeup, not ours */
+	WAKER_TIMER,		/* fallback: a timer expiring (hrtimer or timer list) */
+	WAKER_HARDIRQ,		/* fallback: an interrupt handler */
+	WAKER_SOFTIRQ,		/* fallback: a softirq (network receive, block completion) */
+};
+
+#define TRACE_WAKER_SLOTS	4096	/* distinct (function, waker) per CPU */
+#define WAKER_NO_FUNC		0x1fff	/* no traced function on the stack */
+#define WKEY(func, kind, wfunc, wtid) \
+	((1ULL << 63) | ((__u64)(func) << 38) | ((__u64)(kind) << 35) | \
+	 ((__u64)(wfunc) << 22) | ((__u64)(wtid) & 0x3fffff))
+#define WKEY_FUNC(k)		((__u32)((k) >> 38) & 0x1fff)
+#define WKEY_KIND(k)		((__u32)((k) >> 35) & 7)
+#define WKEY_WFUNC(k)		((__u32)((k) >> 22) & 0x1fff)
+#define WKEY_WTID(k)		((__u32)(k) & 0x3fffff)
+
+/* Off-CPU time of one (function, waker), the wake-up wait excluded. */
+struct waker_slot {
+	__u64 key;
+	__u64 ns;
+	__u64 waits;
 };
 
 /* One call on a thread's shadow stack of traced functions. */
@@ -46,6 +81,10 @@ struct thread_state {
 	__u64 last_ts;			/* last switch-in or switch-out */
 	__u64 last_ev;			/* time charged to folded stacks up to here */
 	__u64 on_acc, off_acc[NR_CAUSES];
+	__u64 rd_out;			/* views: task's sched_info.run_delay at switch-out */
+	__u64 woken_at;			/* fallback: first sched_wakeup since switch-out */
+	__u64 waker;			/* -W: WKEY(0, ...) of the first wakeup since
+					 * switch-out, 0 if none was seen */
 	__u32 depth;
 	__u8 running;
 	__u8 out_cause;			/* set at switch-out, CAUSE_PENDING: classify at switch-in */
@@ -58,6 +97,19 @@ struct thread_state {
 	 * fold map (index: 0 on-CPU, 1 + cause off-CPU); see charge_fold().
 	 */
 	__u64 pend[1 + NR_CAUSES];
+	/*
+	 * With -W, the off-CPU part of those waits with their wakers instead
+	 * (kind, waker key, ns), up to TRACE_WPEND of them between two events
+	 * of the user side; more go to pend[] without their waker.
+	 */
+	struct {
+		__u64 waker;
+		__u64 ns;
+		__u32 kind;
+		__u32 pad;
+	} wpend[TRACE_WPEND];
+	__u32 nwpend;
+	__u32 pad2;
 	struct frame frames[TRACE_MAX_DEPTH];
 };
 
@@ -90,6 +142,7 @@ struct fold_key {
 	__u32 funcs[TRACE_FOLD_DEPTH];	/* outermost first */
 	__u32 depth;
 	__u32 kind;			/* 0: on-CPU, 1 + cause: off-CPU */
+	__u64 waker;			/* -W, off-CPU: WKEY(0, ...) of who ended it, 0: none */
 };
 
 /* Session counters (array map, one slot each). */
@@ -108,6 +161,7 @@ enum trace_counter {
 	CNT_REC_RECORDS,	/* records in them */
 	CNT_REC_NO_THREAD,	/* records of a thread userspace had not seen yet */
 	CNT_REC_CALLS,		/* records that were a whole call (XPROBES_F_CALLS) */
+	CNT_WAKERS_LOST,	/* -W: waits not counted, the waker table was full */
 	NR_COUNTERS,
 };
 

@@ -13,17 +13,39 @@
 #include <bpf/libbpf.h>
 #include "json.h"
 #include "tracer.h"
+#include "wakers.h"
 #include "trace.skel.h"
 
 static const char *const cause_names[NR_CAUSES] = {
-	"runq", "lock", "io", "net", "sleep", "other",
+	"runq", "wakeup", "lock", "io", "net", "sleep", "other",
 };
 
 static const char *const counter_names[NR_COUNTERS] = {
 	"entries", "returns", "unmatched", "abandoned", "depth_overflow",
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
-	"record_batches", "records", "records_no_thread", "record_calls",
+	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
 };
+
+/* The cause columns of a table's header, and of one of its rows. */
+static void cause_header(void)
+{
+	char nb[16];
+	int i;
+
+	for (i = 0; i < NR_CAUSES; i++) {
+		snprintf(nb, sizeof(nb), "%s%%", cause_names[i]);
+		printf(" %7s", nb);
+	}
+}
+
+static void cause_row(const __u64 *off, uint64_t wall)
+{
+	double pw = wall ? 100.0 / wall : 0;
+	int i;
+
+	for (i = 0; i < NR_CAUSES; i++)
+		printf(" %7.1f", off[i] * pw);
+}
 
 static void add_stats(struct func_stats *d, const struct func_stats *s, int sign)
 {
@@ -101,7 +123,7 @@ static const char *fname(const struct tsession *s, int i, char *buf, size_t len)
 }
 
 /* "12.3ms": 4 significant digits at most, fits in 8 columns. */
-static const char *dur(uint64_t ns, char *buf)
+const char *trace_dur(uint64_t ns, char *buf)
 {
 	if (ns < 10000)
 		sprintf(buf, "%" PRIu64 "ns", ns);
@@ -201,19 +223,18 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 	       s->views ? "views" : "fallback",
 	       s->mode_note[0] ? ": " : "", s->mode_note, elapsed / 1e9,
 	       s->nfuncs, s->nfuncs == 1 ? "" : "s", s->nfailed ? " (some could not be probed)" : "");
-	printf("%-*s %8s %9s %9s %9s %9s %9s  %5s %5s %5s %5s %5s %5s  %s\n", w, "FUNCTION",
-	       "CALLS", "TOTAL", "AVG", "SELF", "ON-CPU", "OFF-CPU", "runq%", "lock%", "io%",
-	       "net%", "sleep%", "other%", "PROBE");
+	printf("%-*s %8s %9s %9s %9s %9s %9s ", w, "FUNCTION",
+	       "CALLS", "TOTAL", "AVG", "SELF", "ON-CPU", "OFF-CPU");
+	cause_header();
+	printf("  PROBE\n");
 	for (r = 0; r < n; r++) {
 		const struct func_stats *f = &v[idx[r]];
 		uint64_t off = off_sum(f->off_incl);
-		double pw = f->wall ? 100.0 / f->wall : 0;
 
 		printf("%-*.*s %8" PRIu64 " %9s %9s %9s %9s %9s ", w, w, fname(s, idx[r], nb, sizeof(nb)),
-		       (uint64_t)f->calls, dur(f->wall, b1), dur(f->wall / f->calls, b2),
-		       dur(f->on_excl + off_sum(f->off_excl), b3), dur(f->on_incl, b4), dur(off, b5));
-		for (i = 0; i < NR_CAUSES; i++)
-			printf(" %5.1f", f->off_incl[i] * pw);
+		       (uint64_t)f->calls, trace_dur(f->wall, b1), trace_dur(f->wall / f->calls, b2),
+		       trace_dur(f->on_excl + off_sum(f->off_excl), b3), trace_dur(f->on_incl, b4), trace_dur(off, b5));
+		cause_row(f->off_incl, f->wall);
 		printf("  %s\n", s->funcs[idx[r]].uhook ? "uhook" : "uprobe");
 		if (!s->hist)
 			continue;
@@ -307,7 +328,7 @@ static void json_threads(struct tsession *s, uint32_t func)
 }
 
 static void print_json(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
-		       bool final, const uint64_t *cnt)
+		       bool final, const uint64_t *cnt, const struct waker_slot *w, int nw)
 {
 	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i;
 	char off_hex[32];
@@ -366,6 +387,8 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 		json_obj_end();
 		if (s->per_thread && final)
 			json_threads(s, idx[r]);
+		if (s->wakers)
+			wakers_json(s, w, nw, idx[r]);
 		json_obj_end();
 	}
 	json_arr_end();
@@ -376,15 +399,16 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 
 static void print_threads(struct tsession *s, const struct func_stats *v)
 {
-	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i;
+	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r;
 	char nb[600], b1[32], b2[32], b3[32];
 
 	if (!idx)
 		return;
 	n = rows(s, v, idx);
-	printf("\nPer thread:\n%-32s %8s %-16s %8s %9s %9s %9s  %5s %5s %5s %5s %5s %5s\n",
-	       "FUNCTION", "TID", "COMM", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU",
-	       "runq%", "lock%", "io%", "net%", "sleep%", "other%");
+	printf("\nPer thread:\n%-32s %8s %-16s %8s %9s %9s %9s ",
+	       "FUNCTION", "TID", "COMM", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU");
+	cause_header();
+	printf("\n");
 	for (r = 0; r < n; r++) {
 		struct thread_func_key k;
 		struct thread_func_stats ts;
@@ -392,13 +416,11 @@ static void print_threads(struct tsession *s, const struct func_stats *v)
 		char comm[16];
 
 		while (next_thread(s, idx[r], &started, &k, &ts, comm, "?")) {
-			double pw = ts.wall ? 100.0 / ts.wall : 0;
 
 			printf("%-32.32s %8u %-16s %8" PRIu64 " %9s %9s %9s ",
 			       fname(s, idx[r], nb, sizeof(nb)), k.tid, comm, (uint64_t)ts.calls,
-			       dur(ts.wall, b1), dur(ts.on_incl, b2), dur(off_sum(ts.off_incl), b3));
-			for (i = 0; i < NR_CAUSES; i++)
-				printf(" %5.1f", ts.off_incl[i] * pw);
+			       trace_dur(ts.wall, b1), trace_dur(ts.on_incl, b2), trace_dur(off_sum(ts.off_incl), b3));
+			cause_row(ts.off_incl, ts.wall);
 			printf("\n");
 		}
 	}
@@ -417,13 +439,21 @@ static void fold_pending(int fd, const struct thread_state *st)
 	k.depth = i;
 	if (!k.depth)
 		return;
-	for (i = 0; i <= NR_CAUSES; i++) {
-		if (!st->pend[i])
-			continue;
+	for (i = 0; i <= NR_CAUSES + TRACE_WPEND; i++) {
+		uint64_t add = i <= NR_CAUSES ? st->pend[i] : 0;
+
 		k.kind = i;
+		k.waker = 0;
+		if (i > NR_CAUSES && i - NR_CAUSES - 1 < st->nwpend) {	/* -W */
+			k.kind = st->wpend[i - NR_CAUSES - 1].kind;
+			k.waker = st->wpend[i - NR_CAUSES - 1].waker;
+			add = st->wpend[i - NR_CAUSES - 1].ns;
+		}
+		if (!add)
+			continue;
 		if (bpf_map_lookup_elem(fd, &k, &ns))
 			ns = 0;
-		ns += st->pend[i];
+		ns += add;
 		bpf_map_update_elem(fd, &k, &ns, BPF_ANY);
 	}
 }
@@ -488,6 +518,8 @@ static void print_folded(struct tsession *s)
 			       fname(s, k.funcs[i], nb, sizeof(nb)) : "?");
 		if (k.kind && k.kind <= NR_CAUSES)
 			printf(";[%s]", cause_names[k.kind - 1]);
+		if (k.waker)
+			printf(";[woken by %s]", wakers_frame(s, k.waker, nb, sizeof(nb)));
 		printf(" %" PRIu64 "\n", (ns + 500) / 1000);
 	}
 }
@@ -497,12 +529,17 @@ int report_print(struct tsession *s, bool final)
 	struct func_stats *cur = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*cur));
 	struct func_stats *show = cur;
 	uint64_t now = mono_ns(), cnt[NR_COUNTERS], elapsed;
-	int i;
+	struct waker_slot *w = NULL;
+	int i, nw = 0;
 
 	if (!cur)
 		return -ENOMEM;
 	collect(s, cur);
 	counters(s, cnt);
+	if (s->wakers && !s->folded)
+		nw = wakers_collect(s, final, &w);
+	if (nw < 0)
+		nw = 0;
 	if (final) {
 		elapsed = now - s->start_ns;
 	} else {
@@ -526,15 +563,18 @@ int report_print(struct tsession *s, bool final)
 			print_folded(s);
 		}
 	} else if (s->json) {
-		print_json(s, show, elapsed, final, cnt);
+		print_json(s, show, elapsed, final, cnt, w, nw);
 	} else {
 		print_table(s, show, elapsed, final, cnt);
+		if (s->wakers)
+			wakers_print(s, w, nw, show);
 		if (final && s->per_thread)
 			print_threads(s, show);
 		if (!final)
 			printf("\n");
 	}
 	fflush(stdout);
+	free(w);
 	if (show != cur)
 		free(show);
 	if (final)

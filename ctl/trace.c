@@ -42,7 +42,8 @@ static void trace_usage(FILE *f)
 "usage: xprobectl trace [OPTIONS] PID\n"
 "       xprobectl trace [OPTIONS] -- COMMAND [ARGS...]\n"
 "Measures, per function of one process: calls, wall time, and that time split into\n"
-"ON-CPU and OFF-CPU by cause (runq, lock, io, net, sleep, other).\n"
+"ON-CPU and OFF-CPU by cause (runq, wakeup, lock, io, net, sleep, other; wakeup is\n"
+"the time from being woken to running, the tail of every wait but a preemption).\n"
 "  -f, --function GLOB       trace functions of the main binary matching GLOB\n"
 "  -f LIB:GLOB               ... of a shared library (\"c:malloc\", \"libz:*\"); repeatable;\n"
 "                            default: every function of the main binary\n"
@@ -53,6 +54,10 @@ static void trace_usage(FILE *f)
 "  -n, --top N               print the N first functions only\n"
 "  -H, --histogram           log2 histograms per function (wall, on-CPU, each cause)\n"
 "  -T, --per-thread          add a per-thread breakdown\n"
+"  -W, --wakers              who woke each function's waits: a thread of the process\n"
+"                            and the traced function it was in; in views mode every\n"
+"                            other waker is \"outside\" (only the process's own threads\n"
+"                            reach its view's hook), in fallback mode it is named\n"
 "      --json                machine-readable report (docs/trace.md)\n"
 "      --folded              folded stacks for flamegraph.pl/speedscope (microseconds)\n"
 "      --latency[=K]         also report slow syscalls as they happen, each with the\n"
@@ -214,12 +219,14 @@ static const struct hook_want hook_wants[] = {
 	{ { "finish_task_switch.isra.0", "finish_task_switch" }, HOOK_SWITCH_IN,
 	  XPROBES_F_ANY_CONTEXT | XPROBES_F_RECORDS | XPROBES_F_CALLS },
 	{ { "do_exit" }, HOOK_EXIT, XPROBES_F_RECORDS | XPROBES_F_CALLS },	/* and a thread's last ones */
+	/* -W: a wakeup by one of ours, after its records (its current function) */
+	{ { "try_to_wake_up" }, HOOK_WAKE, XPROBES_F_RECORDS | XPROBES_F_CALLS },
 };
 
 /* Give PID a kernel view hooked on the scheduler paths; -1: fall back (s->mode_note says why). */
 static int views_setup(struct tsession *s, struct xp_nl *nl)
 {
-	int i, n = sizeof(hook_wants) / sizeof(hook_wants[0]);
+	int i, n = sizeof(hook_wants) / sizeof(hook_wants[0]) - !s->wakers;
 
 	if (view_hooks_setup(nl, s->pid, XPROBES_F_NO_FOLLOW_FORK, hook_wants, n, s->hook_ids,
 			     s->mode_note, sizeof(s->mode_note)))
@@ -498,6 +505,8 @@ static struct bpf_program *hook_prog(struct trace_bpf *skel, uint32_t kind)
 		return skel->progs.on_switch_out;
 	case HOOK_SWITCH_IN:
 		return skel->progs.on_switch_in;
+	case HOOK_WAKE:
+		return skel->progs.on_wake;
 	default:
 		return skel->progs.on_exit_hook;
 	}
@@ -534,6 +543,32 @@ static int attach_uh(struct tsession *s)
 	return 0;
 }
 
+/* -W in fallback mode: the timer, interrupt and softirq entries and exits. */
+#define FB_IN_PROGS 8
+
+static struct bpf_program *fb_in_prog(struct trace_bpf *k, int i)
+{
+	/* exits first: an entry seen before its exit's program is in would count forever */
+	struct bpf_program *p[FB_IN_PROGS] = {
+		k->progs.fb_hrtimer_out, k->progs.fb_timer_out, k->progs.fb_hardirq_out,
+		k->progs.fb_softirq_out, k->progs.fb_hrtimer_in, k->progs.fb_timer_in,
+		k->progs.fb_hardirq_in, k->progs.fb_softirq_in,
+	};
+
+	return p[i];
+}
+
+static struct bpf_link **fb_in_link(struct trace_bpf *k, int i)
+{
+	struct bpf_link **l[FB_IN_PROGS] = {
+		&k->links.fb_hrtimer_out, &k->links.fb_timer_out, &k->links.fb_hardirq_out,
+		&k->links.fb_softirq_out, &k->links.fb_hrtimer_in, &k->links.fb_timer_in,
+		&k->links.fb_hardirq_in, &k->links.fb_softirq_in,
+	};
+
+	return l[i];
+}
+
 static int load_bpf(struct tsession *s)
 {
 	struct bpf_link *l;
@@ -547,13 +582,20 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->target_tgid = s->pid;
 	s->skel->rodata->per_thread = s->per_thread;
 	s->skel->rodata->folded = s->folded;
+	s->skel->rodata->wakers_on = s->wakers;
+	s->skel->rodata->views_mode = s->views;
 	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
 	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_switch_out, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_switch_in, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_exit_hook, s->views);
+	bpf_program__set_autoload(s->skel->progs.on_wake, s->views && s->wakers);
 	bpf_program__set_autoload(s->skel->progs.fb_switch, !s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_exit, !s->views);
+	bpf_program__set_autoload(s->skel->progs.fb_wakeup, !s->views);
+	bpf_program__set_autoload(s->skel->progs.fb_waking, !s->views && s->wakers);
+	for (i = 0; i < FB_IN_PROGS; i++)
+		bpf_program__set_autoload(fb_in_prog(s->skel, i), !s->views && s->wakers);
 	bpf_program__set_autoload(s->skel->progs.fn_entry_uh, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_records, s->nuhooks > 0 && s->records);
@@ -598,7 +640,25 @@ static int load_bpf(struct tsession *s)
 		l = bpf_program__attach(s->skel->progs.fb_exit);
 		s->skel->links.fb_exit = libbpf_get_error(l) ? NULL : l;
 	}
-	if (!s->skel->links.fb_exit) {
+	if (s->skel->links.fb_exit) {
+		l = bpf_program__attach(s->skel->progs.fb_wakeup);
+		s->skel->links.fb_wakeup = libbpf_get_error(l) ? NULL : l;
+	}
+	if (s->skel->links.fb_wakeup && s->wakers) {
+		l = bpf_program__attach(s->skel->progs.fb_waking);
+		s->skel->links.fb_waking = libbpf_get_error(l) ? NULL : l;
+		for (i = 0; s->skel->links.fb_waking && i < FB_IN_PROGS; i++) {
+			/* kept in the skeleton's links, destroyed with it */
+			l = bpf_program__attach(fb_in_prog(s->skel, i));
+			if (libbpf_get_error(l)) {
+				bpf_link__destroy(s->skel->links.fb_waking);
+				s->skel->links.fb_waking = NULL;
+				break;
+			}
+			*fb_in_link(s->skel, i) = l;
+		}
+	}
+	if (!s->skel->links.fb_wakeup || (s->wakers && !s->skel->links.fb_waking)) {
 		fprintf(stderr, "xprobectl: cannot attach to the scheduler events: %s\n",
 			strerror(errno));
 		return -1;
@@ -617,6 +677,7 @@ int cmd_trace(int argc, char **argv)
 		{ "top", required_argument, NULL, 'n' },
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "per-thread", no_argument, NULL, 'T' },
+		{ "wakers", no_argument, NULL, 'W' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "no-views", no_argument, NULL, 'N' },
@@ -643,7 +704,7 @@ int cmd_trace(int argc, char **argv)
 	bool latency = false, events = false;
 	char *e;
 
-	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTWvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': {
 			char *colon = strrchr(optarg, ':');
@@ -681,6 +742,7 @@ int cmd_trace(int argc, char **argv)
 			break;
 		case 'H': s.hist = true; break;
 		case 'T': s.per_thread = true; break;
+		case 'W': s.wakers = true; break;
 		case 'j': s.json = true; break;
 		case 'F': s.folded = true; break;
 		case 'N': no_views = true; break;

@@ -44,13 +44,15 @@ struct tsession {
 	int nhooks;
 
 	/* output options */
-	bool json, folded, per_thread, hist;
+	bool json, folded, per_thread, hist, wakers;
 	enum sort_key sort;
 	int top;		/* rows in the table, 0: all */
 
 	/* time base (CLOCK_MONOTONIC ns) and the previous interval's totals */
 	uint64_t start_ns, prev_ns;
 	struct func_stats *prev;
+	struct waker_slot *wprev;	/* -W: the waker table at the previous interval */
+	int nwprev;
 	uint64_t swept_exits;	/* exits counted at the last threads_sweep() */
 	uint64_t swept_ns;	/* and when it ran */
 };
@@ -59,6 +61,9 @@ struct tsession {
 /* tuhook.c: user hooks for the functions that allow one (views mode). */
 int tuhooks_add(struct tsession *s, bool verbose);
 void tuhooks_areas(struct tsession *s);
+
+/* "12.3ms": 4 significant digits at most, fits in 8 columns. */
+const char *trace_dur(uint64_t ns, char *buf);
 
 /* Print a report: an interval (difference from the last one) or the final totals. */
 int report_print(struct tsession *s, bool final);

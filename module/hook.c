@@ -274,9 +274,11 @@ static void free_hook_rcu(struct rcu_head *rcu)
  * Which scheduler hook hands the view's user-hook records over (urec.c):
  * the one where the leaving thread is current and its view's text runs,
  * the first thing after the switch, or an exiting thread's last chance
- * (do_exit, before exit_mm lets the process's memory go). At the
- * functions' entries only: switch_mm_irqs_off must hand them over before
- * it loads the next CR3.
+ * (do_exit, before exit_mm lets the process's memory go); and, optional,
+ * a wakeup by one of the process's threads (try_to_wake_up), so that a
+ * program there sees the waker's current function. At the functions'
+ * entries only: switch_mm_irqs_off must hand them over before it loads
+ * the next CR3.
  */
 static u8 urec_role(const char *sym, const u32 *offp, u32 flags, struct netlink_ext_ack *extack)
 {
@@ -291,8 +293,10 @@ static u8 urec_role(const char *sym, const u32 *offp, u32 flags, struct netlink_
 		return XP_UREC_IN;
 	if (!strcmp(sym, "do_exit"))
 		return XP_UREC_EXIT;
+	if (!strcmp(sym, "try_to_wake_up"))
+		return XP_UREC_WAKE;
 	NL_SET_ERR_MSG(extack, "records are handed over only at switch_mm_irqs_off, "
-		       "finish_task_switch and do_exit");
+		       "finish_task_switch, do_exit and try_to_wake_up");
 	return 0;
 }
 

@@ -50,6 +50,7 @@
 #include <linux/pagemap.h>
 #include <linux/rculist.h>
 #include <linux/sched/signal.h>
+#include <linux/sched/task_stack.h>
 #include <linux/shmem_fs.h>
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
@@ -336,6 +337,18 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	WRITE_ONCE(hdr->count, 0);
 }
 
+/* Was T in a records routine (between its rseq start and commit) when it entered the kernel? */
+static bool urec_in_routine(struct task_struct *t)
+{
+	unsigned long ip = task_pt_regs(t)->ip;
+	struct xp_urecblk *b;
+
+	list_for_each_entry_rcu(b, &xp_urecblks, node)
+		if (b->mm == t->mm && ip - b->va < XP_URT_OFF)
+			return true;
+	return false;
+}
+
 /*
  * A hit of one of the view's scheduler hooks that hand records over
  * (XPROBES_F_RECORDS on switch_mm_irqs_off, finish_task_switch or do_exit), before
@@ -353,6 +366,19 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 	cpu = smp_processor_id();
 	if (cpu >= rb->nbufs)
 		return;
+	if (h->urec_role == XP_UREC_WAKE) {
+		/*
+		 * One of ours wakes a task: its records first. Only in a task
+		 * that entered the kernel from its own code, not from inside
+		 * the records routine: a fault or an interrupt in the routine's
+		 * rseq section does not abort it, and it would then commit a
+		 * record into the buffer emptied under it.
+		 */
+		if (in_task() && t->mm == rb->mm && !(t->flags & PF_KTHREAD) &&
+		    !urec_in_routine(t))
+			urec_flush(rb, cpu, t, calls);
+		return;
+	}
 	if (h->urec_role == XP_UREC_EXIT) {
 		/*
 		 * Its last slice: nothing of it runs in user mode again, and no
@@ -617,7 +643,7 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
-	if (v->urec_roles != XP_UREC_ALL) {
+	if ((v->urec_roles & XP_UREC_ALL) != XP_UREC_ALL) {
 		NL_SET_ERR_MSG(extack, "records need the view's hooks on switch_mm_irqs_off, "
 			       "finish_task_switch and do_exit with the records flag "
 			       "(xprobectl hook add --records)");

@@ -322,7 +322,9 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
 #define XP_UREC_OUT	1	/* switch_mm_irqs_off: current leaves */
 #define XP_UREC_IN	2	/* finish_task_switch: prev has left, current comes */
 #define XP_UREC_EXIT	4	/* do_exit: current's last records, before its mm goes */
-#define XP_UREC_ALL	(XP_UREC_OUT | XP_UREC_IN | XP_UREC_EXIT)
+#define XP_UREC_WAKE	8	/* try_to_wake_up: current's records, so that the
+				 * program sees the function it wakes from */
+#define XP_UREC_ALL	(XP_UREC_OUT | XP_UREC_IN | XP_UREC_EXIT)	/* needed */
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs);
 void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_struct *child);
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);

@@ -41,14 +41,16 @@ for sc in cpu lock io; do
 	echo
 	case $sc in
 	cpu) echo "-- CPU contention: a busy process pinned to the same CPU" ;;
-	lock) echo "-- lock contention: another thread holds the mutex" ;;
+	lock) echo "-- lock contention: another thread holds the mutex (in xw_hold); -W: who woke us" ;;
 	io) echo "-- I/O: O_DSYNC writes to a disk with 2 ms per request" ;;
 	esac
-	echo "\$ xprobectl trace -f 'xw_*' -- workload $sc -n 10"
-	xprobectl trace -f 'xw_*' -- workload $sc -n 10 -d /dev/nullb0 2>&1 | grep -v '^truth'
+	w=
+	[ $sc = lock ] && w=" -W"
+	echo "\$ xprobectl trace$w -f 'xw_*' -- workload $sc -n 10"
+	xprobectl trace$w -f 'xw_*' -- workload $sc -n 10 -d /dev/nullb0 2>&1 | grep -v '^truth'
 done
 echo
-echo "\$ xprobectl trace --folded -f 'xw_*' -- workload lock -n 10     # flamegraph.pl input, us"
-xprobectl trace --folded -f 'xw_*' -- workload lock -n 10 2>/dev/null
+echo "\$ xprobectl trace -W --folded -f 'xw_*' -- workload lock -n 10     # flamegraph.pl input, us"
+xprobectl trace -W --folded -f 'xw_*' -- workload lock -n 10 2>/dev/null
 echo
 echo "== done."

@@ -135,8 +135,9 @@ enum xprobes_mode {
 							 * XPROBES_F_RETURNS, each return)
 							 * appends a record in user memory,
 							 * no kernel entry; hook on
-							 * switch_mm_irqs_off or
-							 * finish_task_switch: hand the
+							 * switch_mm_irqs_off,
+							 * finish_task_switch, do_exit
+							 * or try_to_wake_up: hand the
 							 * view's records over there
 							 * (xprobes_urecs) */
 #define XPROBES_F_CALLS			(1U << 9)	/* hook with XPROBES_F_RECORDS: hand

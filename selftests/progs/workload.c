@@ -7,11 +7,15 @@
  *
  *   baseline  MS of CPU               work   2*MS of CPU
  *   cpu       MS of CPU, with a busy process pinned to the same CPU (runq)
- *   lock      waits MS on a mutex another thread holds             (lock)
+ *   lock      waits MS on a mutex another thread holds in xw_hold  (lock)
  *   io        O_DIRECT|O_DSYNC 4 KiB writes to DEVICE for MS        (io)
  *   disk      io, with a second process writing the same disk       (io)
  *   sleep     nanosleep MS                                          (sleep)
- *   net       a request on a socket answered after MS               (net)
+ *   wakeup    nanosleep MS, pinned with a SCHED_FIFO thread that spins from
+ *             MS/2 to 3*MS/2 into the call: woken, the thread waits about
+ *             MS/2 for the CPU                          (sleep, then wakeup)
+ *   net       a request on a socket answered after MS by xw_reply  (net)
+ *   pipe      a request on a pipe answered after MS by another process (other)
  *   longjmp   xw_jump() longjmps out of xw_deep(); xw_delay sleeps MS
  *   recurse   xw_recurse() 40 deep, then sleeps MS
  *   threads   every call runs on a new thread (created, joined); MS of CPU
@@ -22,12 +26,16 @@
  * threads spent in them, and how many disk writes they made. A tracer's
  * entry and return probes fire between the two clocks, so what it measures
  * must lie between delay_in_ns and delay_wall_ns, however slow the probes.
+ * In wakeup, delay_rundelay_ns is what the kernel's own count of the time
+ * the thread waited runnable (sched_info.run_delay, the second field of
+ * /proc/thread-self/schedstat) grew by across the sleeps.
  */
 
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <semaphore.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdio.h>
@@ -47,7 +55,8 @@ static volatile unsigned long sink;
 
 static pthread_mutex_t mtx = PTHREAD_MUTEX_INITIALIZER;
 static volatile int lock_held, lock_want;
-static int sock[2], disk_fd = -1;
+static int sock[2], disk_fd = -1, preq[2], presp[2];
+static volatile int waker_tid;		/* who wakes xw_delay: lock, net, pipe */
 static void *iobuf;
 static jmp_buf jb;
 
@@ -77,20 +86,38 @@ static void sleep_ns(long long n)
 		;
 }
 
+/* lock: the holder thread; its unlock (the waker of xw_delay) is in xw_hold. */
+NOINLINE void xw_hold(void)
+{
+	pthread_mutex_lock(&mtx);
+	lock_want = 0;
+	lock_held = 1;
+	sleep_ns(ms * 1000000LL);	/* hold it without using the CPU */
+	lock_held = 0;
+	pthread_mutex_unlock(&mtx);
+}
+
 static void *lock_holder(void *arg)
 {
 	(void)arg;
+	waker_tid = gettid();
 	for (;;) {
 		while (!lock_want)
 			sched_yield();
-		pthread_mutex_lock(&mtx);
-		lock_want = 0;
-		lock_held = 1;
-		sleep_ns(ms * 1000000LL);	/* hold it without using the CPU */
-		lock_held = 0;
-		pthread_mutex_unlock(&mtx);
+		xw_hold();
 	}
 	return NULL;
+}
+
+/*
+ * net: the server thread answers in xw_reply (the waker of xw_delay). It
+ * sleeps before the call, so that with records its last hand-over (at the
+ * sleep) is before it enters xw_reply: only the hand-over at the wakeup
+ * itself (trace -W's hook on try_to_wake_up) shows it in xw_reply.
+ */
+NOINLINE int xw_reply(char c)
+{
+	return write(sock[1], &c, 1) == 1;
 }
 
 static void *net_server(void *arg)
@@ -98,9 +125,10 @@ static void *net_server(void *arg)
 	char c;
 
 	(void)arg;
+	waker_tid = gettid();
 	while (read(sock[1], &c, 1) == 1) {
 		sleep_ns(ms * 1000000LL);
-		if (write(sock[1], &c, 1) != 1)
+		if (!xw_reply(c))
 			break;
 	}
 	return NULL;
@@ -113,6 +141,48 @@ static void pin_cpu0(void)
 	CPU_ZERO(&set);
 	CPU_SET(0, &set);
 	sched_setaffinity(0, sizeof(set), &set);
+}
+
+/* wakeup: the hog, a real-time thread on our CPU, and the thread's run_delay. */
+static sem_t hog_go;
+static int schedstat_fd = -1;
+
+static void *wake_hog(void *arg)
+{
+	struct sched_param sp = { .sched_priority = 1 };
+	long long t0;
+	int err;
+
+	(void)arg;
+	pin_cpu0();
+	err = pthread_setschedparam(pthread_self(), SCHED_FIFO, &sp);
+	if (err) {
+		fprintf(stderr, "workload: SCHED_FIFO: %s\n", strerror(err));
+		exit(1);
+	}
+	for (;;) {
+		while (sem_wait(&hog_go))
+			;
+		t0 = now_ns(CLOCK_MONOTONIC);
+		sleep_ns(ms * 500000LL);
+		while (now_ns(CLOCK_MONOTONIC) - t0 < ms * 1500000LL)
+			sink++;
+	}
+	return NULL;
+}
+
+static long long run_delay_self(void)
+{
+	char buf[128];
+	ssize_t n = pread(schedstat_fd, buf, sizeof(buf) - 1, 0);
+	long long on, wait;
+
+	if (n <= 0)
+		exit(1);
+	buf[n] = 0;
+	if (sscanf(buf, "%lld %lld", &on, &wait) != 2)
+		exit(1);
+	return wait;
 }
 
 static void disk_write(long long off)
@@ -168,8 +238,8 @@ static NOINLINE int xw_recurse(int n)
 	return r + 1;
 }
 
-/* Wall time inside xw_delay(), by its own clock. */
-static long long delay_in;
+/* Wall time inside xw_delay(), by its own clock; wakeup: its run_delay. */
+static long long delay_in, delay_rundelay;
 
 NOINLINE void xw_delay(void)
 {
@@ -189,6 +259,16 @@ NOINLINE void xw_delay(void)
 	} else if (!strcmp(scenario, "net")) {
 		if (write(sock[0], &c, 1) != 1 || read(sock[0], &c, 1) != 1)
 			exit(1);
+	} else if (!strcmp(scenario, "pipe")) {
+		if (write(preq[1], &c, 1) != 1 || read(presp[0], &c, 1) != 1)
+			exit(1);
+	} else if (!strcmp(scenario, "wakeup")) {
+		long long r0;
+
+		sem_post(&hog_go);	/* it preempts us, then sleeps MS/2 */
+		r0 = run_delay_self();
+		sleep_ns(ms * 1000000LL);
+		delay_rundelay += run_delay_self() - r0;
 	} else if (!strcmp(scenario, "recurse")) {
 		xw_recurse(40);
 	} else {	/* sleep, longjmp */
@@ -265,10 +345,34 @@ int main(int argc, char **argv)
 		sleep_ns(50000000);	/* let the hog get going */
 	} else if (!strcmp(scenario, "lock")) {
 		pthread_create(&th, NULL, lock_holder, NULL);
+	} else if (!strcmp(scenario, "wakeup")) {
+		pin_cpu0();
+		schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY);
+		if (schedstat_fd < 0 || sem_init(&hog_go, 0, 0)) {
+			perror("workload: /proc/thread-self/schedstat");
+			return 1;
+		}
+		pthread_create(&th, NULL, wake_hog, NULL);
 	} else if (!strcmp(scenario, "net")) {
 		if (socketpair(AF_UNIX, SOCK_STREAM, 0, sock))
 			return 1;
 		pthread_create(&th, NULL, net_server, NULL);
+	} else if (!strcmp(scenario, "pipe")) {
+		/* another process, which calls no traced function */
+		if (pipe(preq) || pipe(presp))
+			return 1;
+		helper = fork();
+		if (!helper) {
+			char b;
+
+			while (read(preq[0], &b, 1) == 1) {
+				sleep_ns(ms * 1000000LL);
+				if (write(presp[1], &b, 1) != 1)
+					break;
+			}
+			_exit(0);
+		}
+		waker_tid = helper;
 	} else if (!strcmp(scenario, "io") || !strcmp(scenario, "disk")) {
 		disk_fd = open(device, O_WRONLY | O_DIRECT | O_DSYNC);
 		if (disk_fd < 0 || posix_memalign(&iobuf, 4096, 4096)) {
@@ -302,9 +406,9 @@ int main(int argc, char **argv)
 		}
 		delay_wall += xw_request();
 	}
-	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld\n",
+	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d\n",
 		scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
-		disk_writes);
+		disk_writes, delay_rundelay, waker_tid);
 	if (helper > 0) {
 		kill(helper, SIGKILL);
 		waitpid(helper, NULL, 0);

@@ -1,11 +1,12 @@
 # trace (views mode), one scenario per cause of the original research: the
 # injected off-CPU time lands in the right cause (>= 80%), ON+OFF = wall.
 # User functions through xprobes user hooks (the default in views mode);
-# the lock scenario once more with --uprobes.
+# the lock scenario once more with --uprobes. With -W (wakers): who ended
+# each wait, a thread of ours in a named function or "outside".
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
-for sc in baseline work cpu lock io disk net; do
-	trace_scenario /tmp/$sc $sc
+for sc in baseline work cpu lock io disk net pipe wakeup; do
+	trace_scenario /tmp/$sc $sc -W
 	note "$sc: $(cat /tmp/$sc.err | tr '\n' ' ') traced xw_delay calls: $(fn /tmp/$sc.json xw_delay calls)"
 	assert_eq "$sc mode" views "$(jsonq /tmp/$sc.json mode)"
 	for f in xw_request xw_prepare xw_delay; do
@@ -31,11 +32,20 @@ check_cause /tmp/lock.json xw_delay lock /tmp/lock.err
 check_cause /tmp/io.json xw_delay io /tmp/io.err
 check_cause /tmp/disk.json xw_delay io /tmp/disk.err
 check_cause /tmp/net.json xw_delay net /tmp/net.err
-trace_scenario /tmp/lock-up lock --uprobes
+check_cause /tmp/pipe.json xw_delay net /tmp/pipe.err
+check_wakeup /tmp/wakeup.json xw_delay /tmp/wakeup.err
+# wakers: the lock holder's xw_hold, the server thread's xw_reply; the pipe's
+# other process and the sleep's timer are outside the process (not seen)
+check_waker /tmp/lock.json xw_delay thread xw_hold /tmp/lock.err
+check_waker /tmp/net.json xw_delay thread xw_reply /tmp/net.err
+check_waker /tmp/pipe.json xw_delay outside - /tmp/pipe.err
+check_waker /tmp/wakeup.json xw_delay outside - /tmp/wakeup.err
+trace_scenario /tmp/lock-up lock --uprobes -W
 assert_eq "--uprobes: xw_delay through a uprobe" uprobe "$(fn /tmp/lock-up.json xw_delay probe)"
 assert_eq "--uprobes: xw_delay calls" 6 "$(fn /tmp/lock-up.json xw_delay calls)"
 check_balance /tmp/lock-up.json xw_delay
 check_cause /tmp/lock-up.json xw_delay lock /tmp/lock-up.err
+check_waker /tmp/lock-up.json xw_delay thread xw_hold /tmp/lock-up.err
 # a busy disk makes each request wait longer (per write: a call writes for
 # MS of wall time, so its wait is bounded whatever the disk does)
 io_per_write() { echo $(($(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.io) / $(truth /tmp/$1.err writes))); }

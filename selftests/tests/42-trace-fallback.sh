@@ -3,8 +3,8 @@
 # views. Same causes as in views mode.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
-for sc in sleep cpu lock io net; do
-	trace_scenario /tmp/fb-$sc $sc --no-views
+for sc in sleep cpu lock io net pipe wakeup; do
+	trace_scenario /tmp/fb-$sc $sc --no-views -W
 	note "$sc: $(cat /tmp/fb-$sc.err | tr '\n' ' ') traced xw_delay calls: $(fn /tmp/fb-$sc.json xw_delay calls)"
 	assert_eq "$sc mode" fallback "$(jsonq /tmp/fb-$sc.json mode)"
 	assert_eq "$sc: xw_delay through a uprobe" uprobe "$(fn /tmp/fb-$sc.json xw_delay probe)"
@@ -19,6 +19,15 @@ check_cause /tmp/fb-cpu.json xw_delay runq /tmp/fb-cpu.err
 check_cause /tmp/fb-lock.json xw_delay lock /tmp/fb-lock.err
 check_cause /tmp/fb-io.json xw_delay io /tmp/fb-io.err
 check_cause /tmp/fb-net.json xw_delay net /tmp/fb-net.err
+check_cause /tmp/fb-pipe.json xw_delay net /tmp/fb-pipe.err
+check_wakeup /tmp/fb-wakeup.json xw_delay /tmp/fb-wakeup.err
+# wakers, named in fallback mode: threads of ours by function, another
+# process by pid, a timer as a timer
+check_waker /tmp/fb-lock.json xw_delay thread xw_hold /tmp/fb-lock.err
+check_waker /tmp/fb-net.json xw_delay thread xw_reply /tmp/fb-net.err
+check_waker /tmp/fb-pipe.json xw_delay task - /tmp/fb-pipe.err
+check_waker /tmp/fb-sleep.json xw_delay timer - /tmp/fb-sleep.err
+check_waker /tmp/fb-wakeup.json xw_delay timer - /tmp/fb-wakeup.err
 assert_eq "no view was made" "" "$(xprobectl view list | sed 1d)"
 
 # Without the module: fallback on its own, said in the report and on stderr.

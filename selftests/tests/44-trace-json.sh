@@ -1,8 +1,9 @@
 # trace --json: the document parses (strict parser) and has every field of
-# the schema in docs/trace.md with its type; per-thread rows with -T.
+# the schema in docs/trace.md with its type; per-thread rows with -T,
+# wakers with -W.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
-XW_N=4 trace_scenario /tmp/j lock -T -H
+XW_N=4 trace_scenario /tmp/j lock -T -H -W
 J=/tmp/j.json
 type_is() { assert_eq "type of $1" "$2" "$(jsonq -t $J "$1")"; }
 assert_eq "schema" "xprobes-trace/1" "$(jsonq $J schema)"
@@ -10,9 +11,11 @@ for k in pid elapsed_ns functions_traced functions_failed; do type_is $k number;
 for k in comm mode mode_note schema; do type_is $k string; done
 type_is final bool
 type_is causes array
-assert_eq "causes" "runq lock io net sleep other" \
-	"$(for i in 0 1 2 3 4 5; do jsonq $J "causes.[$i]"; done | tr '\n' ' ' | sed 's/ $//')"
-for k in entries returns unmatched abandoned depth_overflow switch_out switch_in no_thread fixups exits; do
+assert_eq "causes" "runq wakeup lock io net sleep other" \
+	"$(for i in 0 1 2 3 4 5 6; do jsonq $J "causes.[$i]"; done | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "seven causes" 7 "$(jsonq $J 'causes.#')"
+for k in entries returns unmatched abandoned depth_overflow switch_out switch_in no_thread \
+	 wakers_lost fixups exits; do
 	type_is counters.$k number
 done
 type_is functions array
@@ -21,7 +24,7 @@ for k in name module offset; do type_is $F.$k string; done
 for k in calls wall_ns on_cpu_ns off_cpu_ns self.wall_ns self.on_cpu_ns self.off_cpu_ns; do
 	type_is $F.$k number
 done
-for c in runq lock io net sleep other; do
+for c in runq wakeup lock io net sleep other; do
 	type_is $F.off_cpu_ns_by_cause.$c number
 	type_is $F.self.off_cpu_ns_by_cause.$c number
 	type_is $F.histograms.off_cpu.$c array
@@ -35,5 +38,11 @@ for k in tid calls wall_ns on_cpu_ns off_cpu_ns; do type_is "$F.threads.[0].$k" 
 type_is "$F.threads.[0].comm" string
 assert_eq "the traced thread is the main thread" "$(jsonq $J pid)" "$(jsonq $J "$F.threads.[0].tid")"
 assert_eq "sum of causes = off_cpu_ns" "$(jsonq $J $F.off_cpu_ns)" \
-	"$(( $(for c in runq lock io net sleep other; do printf '%s + ' $(jsonq $J $F.off_cpu_ns_by_cause.$c); done) 0 ))"
+	"$(( $(for c in runq wakeup lock io net sleep other; do printf '%s + ' $(jsonq $J $F.off_cpu_ns_by_cause.$c); done) 0 ))"
+# -W: xw_delay's waits end by xw_hold's unlock (a thread of ours)
+type_is $F.wakers array
+W="$F.wakers.[kind=thread]"
+type_is $W.function string
+for k in tid waits off_cpu_ns; do type_is $W.$k number; done
+assert_eq "waker function" xw_hold "$(jsonq $J $W.function)"
 assert_match "offset is hex" '^0x[0-9a-f]+$' "$(jsonq $J $F.offset)"

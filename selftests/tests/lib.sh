@@ -400,17 +400,68 @@ check_spin() {
 # check_cause FILE FUNC CAUSE TRUTHFILE: the off-CPU time the workload
 # injected into FUNC (its wall by its own clock inside FUNC minus what we saw
 # on CPU) is in CAUSE. Waking up is not running: on a busy machine the thread
-# then waits in the run queue, and that part is rightly runq. So: CAUSE is at
-# least 80% of the off-CPU time we saw outside runq and at least half of all
-# of it, and CAUSE + runq at least 80% of the injected time.
+# then waits for a CPU, and that part is rightly wakeup (or runq when it was
+# preempted). So: CAUSE is at least 80% of the off-CPU time we saw outside
+# those two and at least half of all of it, and CAUSE + runq + wakeup at
+# least 80% of the injected time.
 check_cause() {
 	_c=$(fn $1 $2 off_cpu_ns_by_cause.$3)
 	_off=$(fn $1 $2 off_cpu_ns)
 	_rq=0
 	[ $3 = runq ] || _rq=$(fn $1 $2 off_cpu_ns_by_cause.runq)
+	[ $3 = wakeup ] || _rq=$((_rq + $(fn $1 $2 off_cpu_ns_by_cause.wakeup)))
 	_inj=$(($(truth $4 delay_in_ns) - $(fn $1 $2 on_cpu_ns)))
-	note "$2: $3=$_c runq=$_rq off=$_off injected~$_inj"
-	assert_ge "$2 $3 vs 80% of off-CPU outside runq" $((_c * 10)) $(((_off - _rq) * 8))
+	note "$2: $3=$_c runq+wakeup=$_rq off=$_off injected~$_inj"
+	assert_ge "$2 $3 vs 80% of off-CPU outside runq and wakeup" $((_c * 10)) $(((_off - _rq) * 8))
 	assert_ge "$2 $3 vs half of off-CPU" $((_c * 2)) $_off
-	assert_ge "$2 $3 + runq vs 80% of injected" $(((_c + _rq) * 10)) $((_inj * 8))
+	assert_ge "$2 $3 + runq + wakeup vs 80% of injected" $(((_c + _rq) * 10)) $((_inj * 8))
+}
+
+# check_waker FILE FUNC KIND WFUNC TRUTHFILE (a report made with -W): at
+# least 90% of FUNC's waits (the time its wakers were charged) were ended
+# by a waker of KIND: "thread" in the traced function WFUNC on the thread
+# the workload names (waker_tid), "task" that process, or "outside",
+# "timer"... The wakers' total is at least 90% of FUNC's own off-CPU time
+# outside runq and wakeup (a wait with no waker row would be lost).
+check_waker() {
+	_n=$(fn $1 $2 'wakers.#') || fail "$2: no wakers in $1 (-W)"
+	_all=0 _hit=0 _i=0 _rows=
+	while [ $_i -lt $_n ]; do
+		_ns=$(fn $1 $2 "wakers.[$_i].off_cpu_ns")
+		_k=$(fn $1 $2 "wakers.[$_i].kind") _wf=$(fn $1 $2 "wakers.[$_i].function" 2>/dev/null)
+		_wt=$(fn $1 $2 "wakers.[$_i].tid" 2>/dev/null)
+		_rows="$_rows $_k:${_wf:-}:${_wt:-}=$_ns"
+		_all=$((_all + _ns))
+		if [ "$_k" = $3 ]; then
+			case $3 in
+			thread) [ "$_wf" = "$4" ] && [ "$_wt" = "$(truth $5 waker_tid)" ] && _hit=$((_hit + _ns)) ;;
+			task) [ "$_wt" = "$(truth $5 waker_tid)" ] && _hit=$((_hit + _ns)) ;;
+			*) _hit=$((_hit + _ns)) ;;
+			esac
+		fi
+		_i=$((_i + 1))
+	done
+	_so=$(($(fn $1 $2 self.off_cpu_ns) - $(fn $1 $2 self.off_cpu_ns_by_cause.runq) - \
+		$(fn $1 $2 self.off_cpu_ns_by_cause.wakeup)))
+	note "$2 wakers (want $3 $4 tid $(truth $5 waker_tid)):$_rows; own waits $_so"
+	assert_ge "$2: woken by $3 $4, 90% of its waits" $((_hit * 10)) $((_all * 9))
+	assert_ge "$2: waits with a waker, 90% of its own off-CPU outside runq and wakeup" \
+		$((_all * 10)) $((_so * 9))
+}
+
+# check_wakeup FILE FUNC TRUTHFILE (the wakeup scenario): the time FUNC's
+# thread waited for the CPU once woken, by the kernel's own count
+# (delay_rundelay_ns), is wakeup within 10% (and 1 ms: the hog preempts the
+# thread as FUNC starts, before its first reading, and that is runq); the
+# rest of the injected off-CPU time, the sleep, is at least 90% sleep.
+check_wakeup() {
+	_wk=$(fn $1 $2 off_cpu_ns_by_cause.wakeup) _sl=$(fn $1 $2 off_cpu_ns_by_cause.sleep)
+	_rd=$(truth $3 delay_rundelay_ns)
+	_inj=$(($(truth $3 delay_in_ns) - $(fn $1 $2 on_cpu_ns)))
+	note "$2: wakeup=$_wk (kernel's run_delay $_rd) sleep=$_sl runq=$(fn $1 $2 off_cpu_ns_by_cause.runq) injected~$_inj"
+	# by design MS/2 a call: at least half of that, or the hog did not run
+	assert_ge "wakeup: the scenario's wake-up wait" $_rd $(($(truth $3 calls) * $(truth $3 ms) * 250000))
+	assert_ge "$2 wakeup vs 90% of the kernel's run_delay" $((_wk * 10)) $((_rd * 9))
+	assert_ge "$2 wakeup vs 110% of the kernel's run_delay + 1 ms" $((_rd * 11 / 10 + 1000000)) $_wk
+	assert_ge "$2 sleep vs 90% of the injected time outside the wake-up" $((_sl * 10)) $(((_inj - _rd) * 9))
 }
