@@ -308,6 +308,28 @@ static __always_inline __u64 run_delay(struct task_struct *t)
 	return BPF_CORE_READ(t, sched_info.run_delay);
 }
 
+/*
+ * Runnable T left because its CPU cgroup (or one above it) ran out of
+ * quota: throttle_cfs_rq() marks the cfs_rq and bumps throttle_count of
+ * every cfs_rq below before it reschedules (6.1 and 6.12; later kernels
+ * throttle per task at return to user, to check then).
+ */
+static __always_inline bool throttled(struct task_struct *t)
+{
+	struct cfs_rq *cfs;
+
+	if (!bpf_core_field_exists(t->se.cfs_rq))
+		return false;
+	switch (BPF_CORE_READ(t, policy)) {
+	case 0: case 3: case 5:		/* SCHED_NORMAL, BATCH, IDLE: the fair class */
+		break;
+	default:
+		return false;
+	}
+	cfs = BPF_CORE_READ(t, se.cfs_rq);
+	return cfs && BPF_CORE_READ(cfs, throttle_count) > 0;
+}
+
 static __always_inline bool in_iowait(struct task_struct *t)
 {
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
@@ -387,7 +409,7 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	st->waker = 0;
 	st->seq++;
 	if (was_runnable)
-		st->out_cause = CAUSE_RUNQ;
+		st->out_cause = throttled(t) ? CAUSE_THROTTLED : CAUSE_RUNQ;
 	else if (in_iowait(t))
 		st->out_cause = CAUSE_IO;
 	else
@@ -507,7 +529,7 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 	if (cause >= NR_CAUSES)
 		cause = CAUSE_OTHER;
 	off = now - st->last_ts;
-	if (cause != CAUSE_RUNQ) {
+	if (cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED) {	/* not runnable all along */
 		if (views)
 			wake = run_delay(t) - st->rd_out;
 		else if (st->woken_at > st->last_ts)
@@ -518,11 +540,11 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 			wake = off;
 	}
 	st->off_acc[cause] += off - wake;
-	if (wakers_on && cause != CAUSE_RUNQ)
+	if (wakers_on && cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED)
 		charge_fold_waker(st, now - wake, 1 + cause);
 	else
 		charge_fold(st, now - wake, 1 + cause);
-	if (wakers_on && cause != CAUSE_RUNQ)
+	if (wakers_on && cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED)
 		waker_add(st, off - wake);
 	if (wake) {
 		st->off_acc[CAUSE_WAKEUP] += wake;

@@ -18,6 +18,7 @@ enum trace_cause {
 	CAUSE_RUNQ,	/* preempted while runnable: waiting for a CPU */
 	CAUSE_WAKEUP,	/* woken (or made runnable) after a wait, not yet running:
 			 * the wait's tail, from its sched_info.run_delay */
+	CAUSE_THROTTLED,	/* runnable, its CPU cgroup out of quota (cpu.max) */
 	CAUSE_LOCK,	/* futex */
 	CAUSE_IO,	/* block I/O (iowait) */
 	CAUSE_NET,	/* socket, poll, epoll, select */

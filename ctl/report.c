@@ -17,7 +17,7 @@
 #include "trace.skel.h"
 
 static const char *const cause_names[NR_CAUSES] = {
-	"runq", "wakeup", "lock", "io", "net", "sleep", "other",
+	"runq", "wakeup", "throttled", "lock", "io", "net", "sleep", "other",
 };
 
 static const char *const counter_names[NR_COUNTERS] = {
@@ -26,7 +26,14 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
 };
 
-/* The cause columns of a table's header, and of one of its rows. */
+/* The cause columns of a table's header, and of one of its rows: "name%" wide, 6 at least. */
+static int cause_width(int i)
+{
+	int w = strlen(cause_names[i]) + 1;
+
+	return w < 6 ? 6 : w;
+}
+
 static void cause_header(void)
 {
 	char nb[16];
@@ -34,7 +41,7 @@ static void cause_header(void)
 
 	for (i = 0; i < NR_CAUSES; i++) {
 		snprintf(nb, sizeof(nb), "%s%%", cause_names[i]);
-		printf(" %7s", nb);
+		printf(" %*s", cause_width(i), nb);
 	}
 }
 
@@ -44,7 +51,7 @@ static void cause_row(const __u64 *off, uint64_t wall)
 	int i;
 
 	for (i = 0; i < NR_CAUSES; i++)
-		printf(" %7.1f", off[i] * pw);
+		printf(" %*.1f", cause_width(i), off[i] * pw);
 }
 
 static void add_stats(struct func_stats *d, const struct func_stats *s, int sign)

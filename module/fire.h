@@ -62,12 +62,12 @@ static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog
 }
 
 /* The program of @h, if it has one, then the tracepoint; or the module's own handler. */
-static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs)
+static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
 	struct bpf_prog *prog;
 
 	if (unlikely(h->urec_role))	/* before the program that accounts the switch */
-		xp_urec_switch(h, regs);
+		xp_urec_switch(h, regs, own_task);
 	if (unlikely(h->internal)) {
 		h->internal(h, regs);
 		return;
@@ -99,13 +99,13 @@ static __always_inline void xp_hook_fire(struct xp_hook *h, struct pt_regs *regs
 	__this_cpu_write(xp_dispatching, 1);
 	if (own_task) {
 		this_cpu_inc(h->stats->hits);
-		xp_hook_emit(h, regs);
+		xp_hook_emit(h, regs, true);
 	} else {
 		this_cpu_inc(h->stats->dropped);
 		if (h->any_context)	/* e.g. a kernel thread scheduled in on our CR3 */
-			xp_hook_emit(h, regs);
+			xp_hook_emit(h, regs, false);
 		else if (h->urec_role)	/* records still go: see urec.c */
-			xp_urec_switch(h, regs);
+			xp_urec_switch(h, regs, false);
 	}
 	__this_cpu_write(xp_dispatching, 0);
 }

@@ -351,10 +351,11 @@ static bool urec_in_routine(struct task_struct *t)
 
 /*
  * A hit of one of the view's scheduler hooks that hand records over
- * (XPROBES_F_RECORDS on switch_mm_irqs_off, finish_task_switch or do_exit), before
+ * (XPROBES_F_RECORDS on switch_mm_irqs_off, finish_task_switch, do_exit or
+ * try_to_wake_up), before
  * its program runs: see the top of the file.
  */
-void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
+void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
 	struct xp_urecbuf *rb = READ_ONCE(h->view->urec);
 	bool calls = READ_ONCE(h->view->urec_calls);
@@ -368,13 +369,15 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs)
 		return;
 	if (h->urec_role == XP_UREC_WAKE) {
 		/*
-		 * One of ours wakes a task: its records first. Only in a task
-		 * that entered the kernel from its own code, not from inside
-		 * the records routine: a fault or an interrupt in the routine's
-		 * rseq section does not abort it, and it would then commit a
-		 * record into the buffer emptied under it.
+		 * One of ours wakes a task: its records first. Only in the
+		 * task's own context (@own_task: not an interrupt; the int3
+		 * path runs in NMI context, so in_task() cannot say), entered
+		 * from its own code, not from inside the records routine: a
+		 * fault or an interrupt in the routine's rseq section does not
+		 * abort it, and it would then commit a record into the buffer
+		 * emptied under it.
 		 */
-		if (in_task() && t->mm == rb->mm && !(t->flags & PF_KTHREAD) &&
+		if (own_task && t->mm == rb->mm && !(t->flags & PF_KTHREAD) &&
 		    !urec_in_routine(t))
 			urec_flush(rb, cpu, t, calls);
 		return;

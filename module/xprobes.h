@@ -325,7 +325,7 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
 #define XP_UREC_WAKE	8	/* try_to_wake_up: current's records, so that the
 				 * program sees the function it wakes from */
 #define XP_UREC_ALL	(XP_UREC_OUT | XP_UREC_IN | XP_UREC_EXIT)	/* needed */
-void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs);
+void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task);
 void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_struct *child);
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE]: ground truth for
+ * workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP]: ground truth for
  * xprobectl trace. Each call of xw_request() runs xw_prepare() (MS/4 of CPU)
  * and xw_delay(), where the scenario injects about MS milliseconds of one
  * kind of time:
@@ -11,11 +11,17 @@
  *   io        O_DIRECT|O_DSYNC 4 KiB writes to DEVICE for MS        (io)
  *   disk      io, with a second process writing the same disk       (io)
  *   sleep     nanosleep MS                                          (sleep)
- *   wakeup    nanosleep MS, pinned with a SCHED_FIFO thread that spins from
- *             MS/2 to 3*MS/2 into the call: woken, the thread waits about
- *             MS/2 for the CPU                          (sleep, then wakeup)
+ *   wakeup    nanosleep MS, pinned with a thread that spins from MS/2 to
+ *             3*MS/2 into the call, both SCHED_FIFO at priority 1: woken,
+ *             the thread waits about MS/2 for the CPU   (sleep, then wakeup)
+ *             (real-time, so that its timer expires in hard interrupt
+ *             context on PREEMPT_RT too; there, a normal task's sleep ends
+ *             in the ktimers thread, itself FIFO 1, which the spinner holds
+ *             off: the sleep gets longer and nothing waits after the wakeup)
  *   net       a request on a socket answered after MS by xw_reply  (net)
- *   pipe      a request on a pipe answered after MS by another process (other)
+ *   pipe      a request on a pipe answered after MS by another process (net)
+ *   quota     2*MS of CPU in the CPU cgroup -c DIR (its cpu.max set by the
+ *             caller): runnable, throttled for the rest     (throttled)
  *   longjmp   xw_jump() longjmps out of xw_deep(); xw_delay sleeps MS
  *   recurse   xw_recurse() 40 deep, then sleeps MS
  *   threads   every call runs on a new thread (created, joined); MS of CPU
@@ -26,6 +32,9 @@
  * threads spent in them, and how many disk writes they made. A tracer's
  * entry and return probes fire between the two clocks, so what it measures
  * must lie between delay_in_ns and delay_wall_ns, however slow the probes.
+ * In quota, delay_throttled_ns is what the cgroup's throttled_usec (its
+ * cpu.stat) grew by across the calls: with one runnable thread in the
+ * cgroup, the time that thread waited for quota.
  * In wakeup, delay_rundelay_ns is what the kernel's own count of the time
  * the thread waited runnable (sched_info.run_delay, the second field of
  * /proc/thread-self/schedstat) grew by across the sleeps.
@@ -48,7 +57,7 @@
 
 #define NOINLINE __attribute__((noinline, used))
 
-static const char *scenario = "baseline", *device = "/dev/vda";
+static const char *scenario = "baseline", *device = "/dev/vda", *cgroup;
 static long ms = 20;
 static int calls = 10;
 static volatile unsigned long sink;
@@ -238,8 +247,28 @@ static NOINLINE int xw_recurse(int n)
 	return r + 1;
 }
 
-/* Wall time inside xw_delay(), by its own clock; wakeup: its run_delay. */
-static long long delay_in, delay_rundelay;
+/* Wall time inside xw_delay(), by its own clock; wakeup: its run_delay; quota: throttled. */
+static long long delay_in, delay_rundelay, delay_throttled;
+
+/* quota: the cgroup's throttled time so far (cpu.stat throttled_usec), in ns. */
+static long long cg_throttled(void)
+{
+	char path[512], key[64];
+	long long v, r = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cpu.stat", cgroup);
+	f = fopen(path, "r");
+	if (!f)
+		exit(1);
+	while (fscanf(f, "%63s %lld", key, &v) == 2)
+		if (!strcmp(key, "throttled_usec"))
+			r = v * 1000;
+	fclose(f);
+	if (r < 0)
+		exit(1);
+	return r;
+}
 
 NOINLINE void xw_delay(void)
 {
@@ -251,6 +280,11 @@ NOINLINE void xw_delay(void)
 		spin_cpu(ms * 1000000LL);
 	} else if (!strcmp(scenario, "work")) {
 		spin_cpu(2 * ms * 1000000LL);
+	} else if (!strcmp(scenario, "quota")) {
+		long long q0 = cg_throttled();
+
+		spin_cpu(2 * ms * 1000000LL);
+		delay_throttled += cg_throttled() - q0;
 	} else if (!strcmp(scenario, "lock")) {
 		pthread_mutex_lock(&mtx);
 		pthread_mutex_unlock(&mtx);
@@ -265,7 +299,7 @@ NOINLINE void xw_delay(void)
 	} else if (!strcmp(scenario, "wakeup")) {
 		long long r0;
 
-		sem_post(&hog_go);	/* it preempts us, then sleeps MS/2 */
+		sem_post(&hog_go);	/* it runs when we sleep, sleeps MS/2, spins */
 		r0 = run_delay_self();
 		sleep_ns(ms * 1000000LL);
 		delay_rundelay += run_delay_self() - r0;
@@ -322,19 +356,34 @@ int main(int argc, char **argv)
 	pid_t helper = 0;
 	int c, i;
 
-	while ((c = getopt(argc, argv, "n:t:d:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:d:c:")) != -1) {
 		switch (c) {
 		case 'n': calls = atoi(optarg); break;
 		case 't': ms = atol(optarg); break;
 		case 'd': device = optarg; break;
+		case 'c': cgroup = optarg; break;
 		default:
-			fprintf(stderr, "usage: workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE]\n");
+			fprintf(stderr, "usage: workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP]\n");
 			return 2;
 		}
 	}
 	if (optind < argc)
 		scenario = argv[optind];
 
+	if (cgroup) {		/* the whole process, before any thread */
+		char path[512];
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/cgroup.procs", cgroup);
+		f = fopen(path, "w");
+		if (!f || fprintf(f, "0\n") < 0 || fclose(f)) {
+			fprintf(stderr, "workload: %s: %s\n", path, strerror(errno));
+			return 1;
+		}
+	} else if (!strcmp(scenario, "quota")) {
+		fprintf(stderr, "workload: quota needs -c CGROUP\n");
+		return 2;
+	}
 	if (!strcmp(scenario, "cpu")) {
 		pin_cpu0();
 		helper = fork();
@@ -346,7 +395,13 @@ int main(int argc, char **argv)
 	} else if (!strcmp(scenario, "lock")) {
 		pthread_create(&th, NULL, lock_holder, NULL);
 	} else if (!strcmp(scenario, "wakeup")) {
+		struct sched_param sp = { .sched_priority = 1 };
+
 		pin_cpu0();
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			perror("workload: SCHED_FIFO");
+			return 1;
+		}
 		schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY);
 		if (schedstat_fd < 0 || sem_init(&hog_go, 0, 0)) {
 			perror("workload: /proc/thread-self/schedstat");
@@ -406,9 +461,9 @@ int main(int argc, char **argv)
 		}
 		delay_wall += xw_request();
 	}
-	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d\n",
+	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld\n",
 		scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
-		disk_writes, delay_rundelay, waker_tid);
+		disk_writes, delay_rundelay, waker_tid, delay_throttled);
 	if (helper > 0) {
 		kill(helper, SIGKILL);
 		waitpid(helper, NULL, 0);

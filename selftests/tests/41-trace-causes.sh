@@ -40,6 +40,12 @@ check_waker /tmp/lock.json xw_delay thread xw_hold /tmp/lock.err
 check_waker /tmp/net.json xw_delay thread xw_reply /tmp/net.err
 check_waker /tmp/pipe.json xw_delay outside - /tmp/pipe.err
 check_waker /tmp/wakeup.json xw_delay outside - /tmp/wakeup.err
+# a CPU cgroup with 25% of a CPU: 20 ms of CPU per call take about 80
+quota_setup /sys/fs/cgroup/xwq 5000 20000
+XW_MS=10 XW_CG=/sys/fs/cgroup/xwq trace_scenario /tmp/quota quota -W
+note "quota: $(cat /tmp/quota.err | tr '\n' ' ')"
+check_balance /tmp/quota.json xw_delay
+check_throttled /tmp/quota.json xw_delay /tmp/quota.err
 trace_scenario /tmp/lock-up lock --uprobes -W
 assert_eq "--uprobes: xw_delay through a uprobe" uprobe "$(fn /tmp/lock-up.json xw_delay probe)"
 assert_eq "--uprobes: xw_delay calls" 6 "$(fn /tmp/lock-up.json xw_delay calls)"

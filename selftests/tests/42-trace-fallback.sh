@@ -28,6 +28,11 @@ check_waker /tmp/fb-net.json xw_delay thread xw_reply /tmp/fb-net.err
 check_waker /tmp/fb-pipe.json xw_delay task - /tmp/fb-pipe.err
 check_waker /tmp/fb-sleep.json xw_delay timer - /tmp/fb-sleep.err
 check_waker /tmp/fb-wakeup.json xw_delay timer - /tmp/fb-wakeup.err
+quota_setup /sys/fs/cgroup/xwq 5000 20000
+XW_MS=10 XW_CG=/sys/fs/cgroup/xwq trace_scenario /tmp/fb-quota quota --no-views
+note "quota: $(cat /tmp/fb-quota.err | tr '\n' ' ')"
+check_balance /tmp/fb-quota.json xw_delay
+check_throttled /tmp/fb-quota.json xw_delay /tmp/fb-quota.err
 assert_eq "no view was made" "" "$(xprobectl view list | sed 1d)"
 
 # Without the module: fallback on its own, said in the report and on stderr.

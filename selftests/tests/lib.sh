@@ -327,7 +327,7 @@ trace_scenario() {
 	_out=$1 _sc=$2
 	shift 2
 	xprobectl trace --json -f 'xw_*' "$@" -- workload $_sc -n ${XW_N:-6} -t ${XW_MS:-20} \
-		-d /dev/nullb0 > $_out.json 2> $_out.err &
+		-d /dev/nullb0 ${XW_CG:+-c $XW_CG} > $_out.json 2> $_out.err &
 	_tp=$!
 	# A scenario takes seconds (a minute on the debug kernel): one that
 	# hangs says where its threads are before the test is killed.
@@ -447,6 +447,32 @@ check_waker() {
 	assert_ge "$2: woken by $3 $4, 90% of its waits" $((_hit * 10)) $((_all * 9))
 	assert_ge "$2: waits with a waker, 90% of its own off-CPU outside runq and wakeup" \
 		$((_all * 10)) $((_so * 9))
+}
+
+# quota_setup DIR QUOTA_US PERIOD_US: a cgroup v2 CPU cgroup with cpu.max
+quota_setup() {
+	grep -q "^[^ ]* /sys/fs/cgroup cgroup2 " /proc/mounts ||
+		mount -t cgroup2 none /sys/fs/cgroup || fail "mount cgroup2"
+	echo +cpu > /sys/fs/cgroup/cgroup.subtree_control || fail "enable the cpu controller"
+	mkdir -p $1 || fail "mkdir $1"
+	echo "$2 $3" > $1/cpu.max || fail "cpu.max"
+}
+
+# check_throttled FILE FUNC TRUTHFILE (the quota scenario): FUNC only
+# computes, in a cgroup out of quota most of the time. At least 90% of its
+# off-CPU time is throttled, and that is at least 90% of the time the
+# cgroup says it was throttled during the calls (delay_throttled_ns), at
+# most 10% and 2 ms a call more (after the unthrottle the thread still has
+# to be picked).
+check_throttled() {
+	_th=$(fn $1 $2 off_cpu_ns_by_cause.throttled) _off=$(fn $1 $2 off_cpu_ns)
+	_tt=$(truth $3 delay_throttled_ns)
+	note "$2: throttled=$_th off=$_off runq=$(fn $1 $2 off_cpu_ns_by_cause.runq) cgroup's throttled_usec grew $_tt ns"
+	assert_ge "quota: the cgroup was throttled" $_tt $(($(truth $3 calls) * $(truth $3 ms) * 500000))
+	assert_ge "$2 throttled vs 90% of its off-CPU" $((_th * 10)) $((_off * 9))
+	assert_ge "$2 throttled vs 90% of the cgroup's" $((_th * 10)) $((_tt * 9))
+	assert_ge "$2 throttled vs 110% of the cgroup's + 2 ms a call" \
+		$((_tt * 11 / 10 + $(truth $3 calls) * 2000000)) $_th
 }
 
 # check_wakeup FILE FUNC TRUTHFILE (the wakeup scenario): the time FUNC's
