@@ -6,6 +6,7 @@
 N=1000
 F=__x64_sys_getppid
 
+rm -f /tmp/hc.out	# not another test's (the wait below could read it first)
 hookcount > /tmp/hc.out &
 HC=$!
 wait_for /tmp/hc.out attached "hookcount did not attach"

@@ -205,6 +205,7 @@ echo "-:xpuntraced" >> $T/kprobe_events
 # shell's reads and writes, and getppid, must still reach the right syscall.
 rm -f /tmp/go.fifo /tmp/end.fifo
 mkfifo /tmp/go.fifo /tmp/end.fifo
+rm -f /tmp/e.out	# not another test's (the wait below could read it first)
 sh -c "read x < /tmp/go.fifo; echo hello > /tmp/e.txt; cat /tmp/e.txt; sysloop -n 1000 getppid > /dev/null && echo done; read x < /tmp/end.fifo" > /tmp/e.out &
 E=$!
 xprobectl view add $E > /dev/null || fail "view add E"

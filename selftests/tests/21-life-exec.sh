@@ -5,6 +5,7 @@
 N=100
 F=__x64_sys_getppid
 
+rm -f /tmp/e.out	# not another test's (the wait below could read it first)
 execchain -g -n $N -k 1 > /tmp/e.out &
 E=$!
 wait_for /tmp/e.out '^ready' "execchain did not start"

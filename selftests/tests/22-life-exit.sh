@@ -4,6 +4,7 @@
 . /xp/selftests/tests/lib.sh
 F=__x64_sys_getppid
 
+rm -f /tmp/ev.out	# another test's copy could satisfy the wait before the shell truncates it
 xpevents -n 1 -t 20 > /tmp/ev.out &
 EV=$!
 wait_for /tmp/ev.out listening "xpevents did not start"

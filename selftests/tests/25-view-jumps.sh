@@ -25,6 +25,7 @@ LIVE=${XP_LIVE_CYCLES:-$(scaled 50 5)}
 # add_json PID WHERE [FLAG]: add a hook, print its JSON (fails if refused)
 add_json() { xprobectl hook add --json ${3:-} "$1" "$2"; }
 
+rm -f /tmp/hc.out	# not another test's (the wait below could read it first)
 hookcount > /tmp/hc.out &
 HC=$!
 wait_for /tmp/hc.out attached "hookcount did not attach"

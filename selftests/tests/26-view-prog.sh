@@ -40,6 +40,7 @@ prog_gone() {
 	done
 }
 
+rm -f /tmp/hc.out	# not another test's (the wait below could read it first)
 hookcount -P $PIN > /tmp/hc.out 2> /tmp/hc.err &
 HC=$!
 wait_for /tmp/hc.out attached "hookcount did not pin its program"
@@ -124,6 +125,7 @@ end_loop $C /tmp/c.out
 wait_views 0
 prog_gone $pid_prog "after its views ended and hookcount exited"
 
+rm -f /tmp/hc.out
 hookcount -P $PIN > /tmp/hc.out &
 HC=$!
 wait_for /tmp/hc.out attached "hookcount did not pin its program"

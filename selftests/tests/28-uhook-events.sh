@@ -138,10 +138,13 @@ load_module
 # where a function allows one, a uprobe where not, said per function; then
 # trace killed with SIGKILL: its view goes with its socket, and with it
 # every user hook (the file's bytes back), while the target runs on.
-uhtarget -t 2 > /tmp/uk.out 2>&1 &
+# A file no earlier test wrote (27 leaves a /tmp/uk.out with a "ready" in
+# it, which the wait could see before the shell truncates the file).
+rm -f /tmp/ut28.out
+uhtarget -t 2 > /tmp/ut28.out 2>&1 &
 K=$!
-wait_for /tmp/uk.out '^ready' "uhtarget (trace) did not start"
-ka=$(fn_addr /tmp/uk.out uh_add)
+wait_for /tmp/ut28.out '^ready' "uhtarget (trace) did not start"
+ka=$(fn_addr /tmp/ut28.out uh_add)
 before=$(uhtarget -r $K $ka 12)
 xprobectl trace -d 3 -f 'uh_*' $K > /tmp/tk.txt 2> /tmp/tk.err ||
 	fail "trace -f 'uh_*': $(tail -n 3 /tmp/tk.err)"
@@ -170,5 +173,5 @@ sleep 0.5
 kill $K
 wait $K
 assert_eq "uhtarget's exit after trace and its kill" 0 $?
-grep -q "^ok calls" /tmp/uk.out || fail "uhtarget: $(tail -n 2 /tmp/uk.out)"
+grep -q "^ok calls" /tmp/ut28.out || fail "uhtarget: $(tail -n 2 /tmp/ut28.out)"
 note "ok: $((2 * N)) events per function, registers as at entry; no events without, none from a child"

@@ -19,6 +19,7 @@ xprobectl view add $S > /dev/null || fail "view add"
 hook_all_pages $S $F > /dev/null || fail "cannot hook $F"
 # A view with jump hooks ends after RCU-tasks grace periods (view.c): the
 # wait is long, and how long it took is noted.
+rm -f /tmp/ev.out	# another test's copy could satisfy the wait before the shell truncates it
 xpevents -n 1 -t 60 > /tmp/ev.out &
 EV=$!
 wait_for /tmp/ev.out listening "xpevents did not subscribe"
