@@ -65,3 +65,9 @@ else
 		fail "no uprobe_multi here, yet trace did not say it fell back"
 	note "ok: no uprobe_multi in this kernel: one uprobe per function"
 fi
+# -W (wakers): the server thread's reply, in xw_reply, ends xw_delay's
+# waits. It enters xw_reply without a switch before the wakeup, so only the
+# records handed over at the wakeup itself (the view's hook on
+# try_to_wake_up) name it; check-debug runs this under lockdep and KASAN.
+trace_scenario /tmp/w net -W
+check_waker /tmp/w.json xw_delay thread xw_reply /tmp/w.err

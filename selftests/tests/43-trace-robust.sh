@@ -78,7 +78,7 @@ assert_ge "thread exits seen" $(jsonq /tmp/thr.json counters.exits) 5000
 # --folded: flamegraph.pl lines; the sleep sits under xw_request;xw_delay
 xprobectl trace --folded -f 'xw_*' -- workload sleep -n 6 -t 20 > /tmp/f.txt 2>/tmp/f.err || fail "folded: $(cat /tmp/f.err)"
 note "$(cat /tmp/f.txt)"
-bad=$(grep -Ev '^workload(;xw_[a-z]+)+(;\[(runq|lock|io|net|sleep|other)\])? [0-9]+$' /tmp/f.txt)
+bad=$(grep -Ev '^workload(;xw_[a-z]+)+(;\[(runq|wakeup|throttled|lock|io|net|sleep|other)\])? [0-9]+$' /tmp/f.txt)
 [ -z "$bad" ] || fail "malformed folded lines: $bad"
 us=$(awk '$1 == "workload;xw_request;xw_delay;[sleep]" { print $2 }' /tmp/f.txt)
 [ -n "$us" ] || fail "no workload;xw_request;xw_delay;[sleep] stack"
