@@ -292,6 +292,9 @@ reset_tracing() {
 	echo nop > $T/current_tracer 2>/dev/null
 	echo > $T/set_ftrace_filter 2>/dev/null
 	echo 0 > $T/events/enable 2>/dev/null
+	# a test that failed midway leaves its kprobe events registered: a
+	# registered kprobe keeps later tests' hooks from becoming jumps
+	echo > $T/kprobe_events 2>/dev/null
 	echo > $T/trace 2>/dev/null
 	echo 1 > $T/tracing_on 2>/dev/null
 }
