@@ -417,15 +417,23 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	count(CNT_SWITCH_OUT);
 }
 
+/* -W: the traced function on top of ST's stack, WAKER_NO_FUNC if none. */
+static __always_inline __u32 top_func(const struct thread_state *st)
+{
+	__u32 d = st->depth;
+
+	if (!d || d > TRACE_MAX_DEPTH)
+		return WAKER_NO_FUNC;
+	return st->frames[(d - 1) & DEPTH_MASK].func & WAKER_NO_FUNC;
+}
+
 /* -W: add @ns of waiting in the function on top of ST's stack to its waker. */
 static __always_inline void waker_add(struct thread_state *st, __u64 ns)
 {
-	__u32 d = st->depth, func = WAKER_NO_FUNC, idx, i;
+	__u32 func = top_func(st), idx, i;
 	struct waker_slot *w;
 	__u64 key;
 
-	if (d && d <= TRACE_MAX_DEPTH)
-		func = st->frames[(d - 1) & DEPTH_MASK].func & WAKER_NO_FUNC;
 	key = st->waker ? st->waker | ((__u64)func << 38) :
 			  WKEY(func, WAKER_OUTSIDE, WAKER_NO_FUNC, 0);
 	idx = (__u32)((key * 0x61C8864680B583EBull) >> 52);
@@ -474,7 +482,7 @@ static __always_inline __u32 in_irq_kind(void)
  */
 static __always_inline void note_waker(struct task_struct *t, struct task_struct *cur)
 {
-	__u32 tid = BPF_CORE_READ(t, pid), wtid, wf = WAKER_NO_FUNC, d, kind;
+	__u32 tid = BPF_CORE_READ(t, pid), wtid, kind;
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid), *ws;
 	char comm[16];
 
@@ -497,12 +505,7 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
 		return;
 	}
 	ws = bpf_map_lookup_elem(&threads, &wtid);
-	if (ws) {
-		d = ws->depth;
-		if (d && d <= TRACE_MAX_DEPTH)
-			wf = ws->frames[(d - 1) & DEPTH_MASK].func & WAKER_NO_FUNC;
-	}
-	st->waker = WKEY(0, WAKER_THREAD, wf, wtid);
+	st->waker = WKEY(0, WAKER_THREAD, ws ? top_func(ws) : WAKER_NO_FUNC, wtid);
 }
 
 /*
@@ -520,6 +523,7 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	__u64 off, wake = 0;
 	__u32 cause;
+	bool waited;		/* not runnable all along: a waker, a wake-up tail */
 
 	if (!st || st->running || st->exited || st->fresh)
 		return;
@@ -529,7 +533,8 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 	if (cause >= NR_CAUSES)
 		cause = CAUSE_OTHER;
 	off = now - st->last_ts;
-	if (cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED) {	/* not runnable all along */
+	waited = cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED;
+	if (waited) {
 		if (views)
 			wake = run_delay(t) - st->rd_out;
 		else if (st->woken_at > st->last_ts)
@@ -540,12 +545,12 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 			wake = off;
 	}
 	st->off_acc[cause] += off - wake;
-	if (wakers_on && cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED)
+	if (wakers_on && waited) {
 		charge_fold_waker(st, now - wake, 1 + cause);
-	else
-		charge_fold(st, now - wake, 1 + cause);
-	if (wakers_on && cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED)
 		waker_add(st, off - wake);
+	} else {
+		charge_fold(st, now - wake, 1 + cause);
+	}
 	if (wake) {
 		st->off_acc[CAUSE_WAKEUP] += wake;
 		charge_fold(st, now, 1 + CAUSE_WAKEUP);
@@ -621,13 +626,16 @@ int on_switch_in(struct pt_regs *ctx)
 }
 
 /* try_to_wake_up(p, state, wake_flags) by one of ours (-W) */
+static __always_inline void hook_wake(struct task_struct *p)
+{
+	if (p && BPF_CORE_READ(p, tgid) == target_tgid)
+		note_waker(p, bpf_get_current_task_btf());
+}
+
 SEC("kprobe")
 int on_wake(struct pt_regs *ctx)
 {
-	struct task_struct *p = (struct task_struct *)PT_REGS_PARM1(ctx);
-
-	if (p && BPF_CORE_READ(p, tgid) == target_tgid)
-		note_waker(p, bpf_get_current_task_btf());
+	hook_wake((struct task_struct *)PT_REGS_PARM1(ctx));
 	return 0;
 }
 
@@ -657,13 +665,9 @@ int on_hook(struct bpf_raw_tracepoint_args *ctx)
 	case HOOK_EXIT:
 		thread_exit((__u32)bpf_get_current_pid_tgid());
 		break;
-	case HOOK_WAKE: {
-		struct task_struct *p = (struct task_struct *)PT_REGS_PARM1_CORE(regs);
-
-		if (p && BPF_CORE_READ(p, tgid) == target_tgid)
-			note_waker(p, bpf_get_current_task_btf());
+	case HOOK_WAKE:
+		hook_wake((struct task_struct *)PT_REGS_PARM1_CORE(regs));
 		break;
-	}
 	}
 	return 0;
 }
@@ -1155,7 +1159,6 @@ static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64
 		w->low = w->st->depth - 1;
 }
 
-/* A call pushed and popped in one batch: ON is wall, nothing off-CPU. */
 /* A call of FUNC that was all ON-CPU: WALL, of which EXCL its own. */
 static __always_inline void rec_stats(__u32 func, __u64 wall, __u64 excl)
 {
@@ -1187,6 +1190,7 @@ static __always_inline void rec_charge(struct thread_state *st, __u32 d, __u64 w
 	parent->child_on += wall;
 }
 
+/* A call pushed and popped in one batch: ON is wall, nothing off-CPU. */
 static __always_inline void rec_account(struct thread_state *st, struct frame *f,
 					__u64 now, __u32 d)
 {

@@ -543,30 +543,29 @@ static int attach_uh(struct tsession *s)
 	return 0;
 }
 
-/* -W in fallback mode: the timer, interrupt and softirq entries and exits. */
+/*
+ * -W in fallback mode: the timer, interrupt and softirq entries and exits,
+ * program I and where its link goes. Exits first: an entry seen before its
+ * exit's program is in would count forever.
+ */
 #define FB_IN_PROGS 8
 
-static struct bpf_program *fb_in_prog(struct trace_bpf *k, int i)
+static struct bpf_program *fb_in(struct trace_bpf *k, int i, struct bpf_link ***link)
 {
-	/* exits first: an entry seen before its exit's program is in would count forever */
-	struct bpf_program *p[FB_IN_PROGS] = {
-		k->progs.fb_hrtimer_out, k->progs.fb_timer_out, k->progs.fb_hardirq_out,
-		k->progs.fb_softirq_out, k->progs.fb_hrtimer_in, k->progs.fb_timer_in,
-		k->progs.fb_hardirq_in, k->progs.fb_softirq_in,
+	const struct { struct bpf_program *p; struct bpf_link **l; } t[FB_IN_PROGS] = {
+		{ k->progs.fb_hrtimer_out, &k->links.fb_hrtimer_out },
+		{ k->progs.fb_timer_out, &k->links.fb_timer_out },
+		{ k->progs.fb_hardirq_out, &k->links.fb_hardirq_out },
+		{ k->progs.fb_softirq_out, &k->links.fb_softirq_out },
+		{ k->progs.fb_hrtimer_in, &k->links.fb_hrtimer_in },
+		{ k->progs.fb_timer_in, &k->links.fb_timer_in },
+		{ k->progs.fb_hardirq_in, &k->links.fb_hardirq_in },
+		{ k->progs.fb_softirq_in, &k->links.fb_softirq_in },
 	};
 
-	return p[i];
-}
-
-static struct bpf_link **fb_in_link(struct trace_bpf *k, int i)
-{
-	struct bpf_link **l[FB_IN_PROGS] = {
-		&k->links.fb_hrtimer_out, &k->links.fb_timer_out, &k->links.fb_hardirq_out,
-		&k->links.fb_softirq_out, &k->links.fb_hrtimer_in, &k->links.fb_timer_in,
-		&k->links.fb_hardirq_in, &k->links.fb_softirq_in,
-	};
-
-	return l[i];
+	if (link)
+		*link = t[i].l;
+	return t[i].p;
 }
 
 static int load_bpf(struct tsession *s)
@@ -595,7 +594,7 @@ static int load_bpf(struct tsession *s)
 	bpf_program__set_autoload(s->skel->progs.fb_wakeup, !s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_waking, !s->views && s->wakers);
 	for (i = 0; i < FB_IN_PROGS; i++)
-		bpf_program__set_autoload(fb_in_prog(s->skel, i), !s->views && s->wakers);
+		bpf_program__set_autoload(fb_in(s->skel, i, NULL), !s->views && s->wakers);
 	bpf_program__set_autoload(s->skel->progs.fn_entry_uh, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_records, s->nuhooks > 0 && s->records);
@@ -648,14 +647,15 @@ static int load_bpf(struct tsession *s)
 		l = bpf_program__attach(s->skel->progs.fb_waking);
 		s->skel->links.fb_waking = libbpf_get_error(l) ? NULL : l;
 		for (i = 0; s->skel->links.fb_waking && i < FB_IN_PROGS; i++) {
-			/* kept in the skeleton's links, destroyed with it */
-			l = bpf_program__attach(fb_in_prog(s->skel, i));
+			struct bpf_link **slot;	/* the skeleton's: destroyed with it */
+
+			l = bpf_program__attach(fb_in(s->skel, i, &slot));
 			if (libbpf_get_error(l)) {
 				bpf_link__destroy(s->skel->links.fb_waking);
 				s->skel->links.fb_waking = NULL;
 				break;
 			}
-			*fb_in_link(s->skel, i) = l;
+			*slot = l;
 		}
 	}
 	if (!s->skel->links.fb_wakeup || (s->wakers && !s->skel->links.fb_waking)) {

@@ -130,15 +130,22 @@ static u64 urec_mult;		/* the measured one, 32.32; WRITE_ONCE */
 #define UREC_CLOCK_MIN	(20 * NSEC_PER_MSEC)
 #define UREC_CLOCK_EVERY (10 * NSEC_PER_MSEC)
 
+/* A baseline starts on this CPU at (@tsc, @ns). */
+static void urec_clock_base(struct urec_clock *c, u64 tsc, u64 ns)
+{
+	c->tsc0 = tsc;
+	c->ns0 = ns;
+	c->next = ns + UREC_CLOCK_MIN;
+}
+
 static void urec_clock_start(void *unused)
 {
-	struct urec_clock *c = this_cpu_ptr(&urec_clock);
 	unsigned long flags;
+	u64 tsc;
 
 	local_irq_save(flags);
-	c->tsc0 = rdtsc_ordered();
-	c->ns0 = ktime_get_mono_fast_ns();
-	c->next = c->ns0 + UREC_CLOCK_MIN;
+	tsc = rdtsc_ordered();
+	urec_clock_base(this_cpu_ptr(&urec_clock), tsc, ktime_get_mono_fast_ns());
 	local_irq_restore(flags);
 }
 
@@ -154,9 +161,7 @@ static u64 urec_clock_now(u64 *tsc)
 	ns = ktime_get_mono_fast_ns();
 	if (!c->ns0 || *tsc <= c->tsc0 || ns <= c->ns0) {
 		/* a CPU that came online later, or a TSC reset: start over */
-		c->tsc0 = *tsc;
-		c->ns0 = ns;
-		c->next = ns + UREC_CLOCK_MIN;
+		urec_clock_base(c, *tsc, ns);
 	} else if (ns >= c->next) {
 		/*
 		 * Nothing real is off by half: a clock was stepped, or the
