@@ -260,8 +260,14 @@ static unsigned int audit_view(struct xp_view *v)
 			if (copy[i] == orig[i])
 				continue;
 			h = xp_hook_at(v, t->va + i);
-			if (h && !h->broken && copy[i] == INT3_INSN_OPCODE)
-				continue;	/* an armed hook */
+			/*
+			 * An armed hook's int3; or a jump that a kprobe on a
+			 * covered instruction took apart (xp_jumps_yield())
+			 * and broke: its int3 still has a handler until
+			 * fix_tail_conflicts() puts the kernel's byte there.
+			 */
+			if (h && copy[i] == INT3_INSN_OPCODE && (!h->broken || h->tail_conflict))
+				continue;
 			if (in_live_call(v, t->va + i))
 				continue;
 			pr_notice("copy of %pS differs from the kernel text: ending its view\n",

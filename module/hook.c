@@ -521,6 +521,20 @@ fail:
 	return ERR_PTR(err);
 }
 
+/*
+ * A disarmed hook's first byte in the copy (its tail is the kernel's
+ * already, xp_calls_disarm()): the shared text's byte. A broken hook's is
+ * whatever the kernel's is now: the kernel's own, mirrored there, or still
+ * the int3 of a jump that a kprobe behind its first byte took apart
+ * (xp_jumps_yield()), which fix_tail_conflicts() would have replaced; once
+ * the hook is gone, no handler is left for that int3. Under text_mutex.
+ */
+static void put_first_byte(struct xp_hook *h)
+{
+	lockdep_assert_held(xp_k.text_mutex);
+	WRITE_ONCE(*xp_hook_copy(h), h->broken ? *(u8 *)xp_text(h->addr) : h->orig[0]);
+}
+
 static void unlink_hook(struct xp_hook *h)
 {
 	struct xp_view *v = h->view;
@@ -572,8 +586,7 @@ void xp_hook_remove(struct xp_hook *h)
 	 * at once; trap handlers may still be walking the hash, hence call_rcu.
 	 */
 	mutex_lock(xp_k.text_mutex);
-	if (!h->broken)		/* else the kernel's bytes are there now */
-		WRITE_ONCE(copy[0], h->orig[0]);
+	put_first_byte(h);
 	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
 	hash_del_rcu(&h->hnode);
@@ -600,8 +613,7 @@ void xp_hooks_disarm_all(struct xp_view *v)
 	xp_calls_disarm(v, NULL);
 	mutex_lock(xp_k.text_mutex);
 	list_for_each_entry(h, &v->hook_list, vnode)
-		if (!h->broken)
-			WRITE_ONCE(*xp_hook_copy(h), h->orig[0]);
+		put_first_byte(h);
 	mutex_unlock(xp_k.text_mutex);
 }
 

@@ -1023,6 +1023,94 @@ static void view_jump_tail_write(struct kunit *test)
 }
 
 /*
+ * 25-view-jumps failed once in make check: a kprobe registered on the second
+ * instruction a live jump covers first takes the jump apart
+ * (xp_jumps_yield(): an armed int3, the kernel's bytes behind it), then its
+ * own int3 marks the hook broken and queues fix_tail_conflicts(), which puts
+ * the kernel's first byte back. A periodic audit between the two found the
+ * broken hook's int3 and ended the view. That int3 is the hook's, with a
+ * handler, until the work item replaces it: no mismatch. Round 1 deletes the
+ * hook before the work item runs (a trap hook behind it keeps the page
+ * private): the int3 must not outlive its hook.
+ */
+static void view_jump_yield_audit(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	u8 int3 = INT3_INSN_OPCODE;
+	struct xp_hook *h, *keep = NULL;
+	struct xp_insn first;
+	struct xp_view *v;
+	bool was = xp_jump_hooks;
+	unsigned int bad, round;
+	unsigned long at;
+	u8 *copy;
+
+	v = make_view(test, 0);
+	for (round = 0; round < 2; round++) {
+		xp_jump_hooks = true;
+		h = add_hook(v, XP_QUIET_FN, NULL, 0);
+		xp_jump_hooks = was;
+		KUNIT_ASSERT_FALSE(test, IS_ERR(h));
+		if (h->ninsn < 2) {
+			del_hook(h->id);
+			destroy_view(v);
+			kunit_skip(test, XP_QUIET_FN "'s first instruction is no jump hook here");
+		}
+		if (round == 1) {
+			u32 off = h->sym_off + h->cover;
+
+			keep = add_hook(v, XP_QUIET_FN, &off, XPROBES_F_TRAP);
+			KUNIT_ASSERT_FALSE(test, IS_ERR(keep));
+			KUNIT_ASSERT_PTR_EQ(test, keep->tpage, h->tpage);
+		}
+		xp_jumps_flush();
+		if (h->jump_pending)
+			xp_jumps_flush();
+		KUNIT_ASSERT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
+		copy = xp_hook_copy(h);
+		KUNIT_ASSERT_EQ(test, xp_insn_decode(&first, h->orig, XP_INSN_MAX), 0);
+		at = h->addr + first.len;
+
+		/* The work item waits for xp_views_lock: the audit runs first. */
+		mutex_lock(&xp_views_lock);
+		mutex_lock(xp_k.text_mutex);
+		xp_jumps_yield(at);
+		mutex_unlock(xp_k.text_mutex);
+		KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+		KUNIT_EXPECT_EQ(test, copy[0], int3);
+		kernel_writes(at, &int3, 1);		/* the kprobe's int3 ... */
+		KUNIT_EXPECT_TRUE(test, READ_ONCE(h->broken));
+		kernel_writes(at, xp_text(at), 1);	/* ... and the text as it is here */
+		bad = xp_audit_all();
+		if (!bad && round == 1)
+			xp_hook_remove(h);
+		mutex_unlock(&xp_views_lock);
+		if (bad) {	/* the view and its hooks are gone */
+			KUNIT_FAIL(test, "round %u: the audit ended the view over the yielded jump's int3",
+				   round);
+			rcu_barrier();
+			return;
+		}
+		xp_conflicts_flush();
+		KUNIT_EXPECT_EQ(test, copy[0], *(u8 *)xp_text(at - first.len));
+		mutex_lock(&xp_views_lock);
+		bad = xp_audit_all();
+		mutex_unlock(&xp_views_lock);
+		if (bad) {
+			KUNIT_FAIL(test, "round %u: a stray byte in the copy after the hook", round);
+			rcu_barrier();
+			return;
+		}
+		if (round == 0)
+			KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	}
+	KUNIT_EXPECT_EQ(test, del_hook(keep->id), 0);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/*
  * A call hook on an instruction of 5 bytes or more that begins in the last
  * 4 bytes of a page of core text, or NULL: found by decoding, from its
  * function's start, the instruction across each page boundary in turn.
@@ -1122,6 +1210,7 @@ static void view_call_across_pages(struct kunit *test)
 
 static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_jump_tail_write),
+	KUNIT_CASE(view_jump_yield_audit),
 	KUNIT_CASE(view_chain_structure),
 	KUNIT_CASE(view_refusals),
 	KUNIT_CASE(view_copy_and_patch),
