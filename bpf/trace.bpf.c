@@ -30,6 +30,9 @@ const volatile bool per_thread;		/* fill tstats */
 const volatile bool folded;		/* fill the folded map */
 const volatile bool wakers_on;		/* -W: fill the wakers table */
 const volatile bool views_mode;		/* scheduler events from the view's hooks */
+/* Kernel lock functions, [lo, hi) sorted and disjoint (ctl/klocks.c) */
+const volatile __u64 klock_lo[TRACE_KLOCKS], klock_hi[TRACE_KLOCKS];
+const volatile __u32 klock_n;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -108,6 +111,18 @@ struct {
 	__type(key, __u32);
 	__type(value, __s32);
 } in_irq SEC(".maps");
+
+/* A blocked thread's kernel stack, looked at for lock functions (in_kernel_lock()) */
+struct kstack {
+	__u64 ip[TRACE_KSCAN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct kstack);
+} kstacks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -335,6 +350,104 @@ static __always_inline bool in_iowait(struct task_struct *t)
 	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
 }
 
+/*
+ * Stalled on memory, as the kernel's pressure stall information counts it:
+ * psi_memstall_enter() sets it around direct and memcg reclaim, compaction,
+ * memory.high's throttling sleep and the wait for a refault of a page
+ * evicted while in use (6.1 and 6.12; unset with psi=0 on the command line).
+ */
+static __always_inline bool in_memstall(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(t->in_memstall))
+		return false;
+	return BPF_CORE_READ_BITFIELD_PROBED(t, in_memstall);
+}
+
+/* Is IP in one of the kernel's lock functions? A binary search of klock_lo/hi. */
+static __always_inline bool in_klock(__u64 ip)
+{
+	__u32 lo = 0, hi = klock_n, mid, i;
+
+	for (i = 0; i < 8 && lo < hi; i++) {	/* 2^7 > TRACE_KLOCKS */
+		mid = ((lo + hi) / 2) & (TRACE_KLOCKS - 1);
+		if (ip < klock_lo[mid])
+			hi = mid;
+		else if (ip >= klock_hi[mid])
+			lo = mid + 1;
+		else
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The current thread T, blocking: is it in a kernel mutex, rwsem, semaphore
+ * or (PREEMPT_RT) rtmutex-based lock? Its kernel stack says: schedule()
+ * comes a few frames above the lock's slow path. Only for blocking waits
+ * that the system call alone does not explain.
+ *
+ * Fallback mode unwinds from its tracepoint (bpf_get_stack()). In views
+ * mode the context is a hook's registers, whose ip is the int3
+ * convention's (the hook's address + 1): where the hooked instruction is
+ * a push (finish_task_switch()'s first one), the unwinder reads that ip's
+ * unwind data against the stack from before the push and stops at once.
+ * So views mode scans the stack instead, from the hook's sp up 1 KiB
+ * (within T's stack), for a word in a lock function: a return address.
+ */
+struct kscan {
+	struct kstack *ks;
+	__u32 n;		/* words (or frames) in ks */
+	bool found;
+};
+
+/* bpf_loop() callback: is word I of the stack in a lock function? */
+static long kscan_one(__u32 i, struct kscan *k)
+{
+	__u64 w;
+
+	if (i >= k->n)
+		return 1;
+	barrier_var(i);		/* the mask below stays, for the verifier */
+	w = k->ks->ip[i & (TRACE_KSCAN - 1)];
+	if (w < klock_lo[0] || w >= klock_hi[(klock_n - 1) & (TRACE_KLOCKS - 1)])
+		return 0;	/* most words: not near the lock functions */
+	if (!in_klock(w))
+		return 0;
+	k->found = true;
+	return 1;
+}
+
+static __always_inline bool in_kernel_lock(void *ctx, struct task_struct *t, __u64 sp)
+{
+	struct kscan k = {};
+	__u32 zero = 0;
+	__u64 top, len;
+	long n;
+
+	if (!klock_n)
+		return false;
+	k.ks = bpf_map_lookup_elem(&kstacks, &zero);
+	if (!k.ks)
+		return false;
+	if (!sp) {
+		n = bpf_get_stack(ctx, k.ks->ip, TRACE_KSTACK * sizeof(k.ks->ip[0]), 0);
+		if (n <= 0)
+			return false;
+		k.n = n / sizeof(k.ks->ip[0]);
+	} else {
+		top = (__u64)BPF_CORE_READ(t, stack) + 16384;	/* THREAD_SIZE, or less with KASAN */
+		len = top > sp ? (top - sp) & ~7ULL : 0;
+		if (len > sizeof(k.ks->ip))
+			len = sizeof(k.ks->ip);
+		barrier_var(len);
+		if (len < 64 || bpf_probe_read_kernel(k.ks->ip, len, (void *)sp))
+			return false;
+		k.n = len / 8;
+	}
+	bpf_loop(TRACE_KSCAN, kscan_one, &k, 0);
+	return k.found;
+}
+
 /* File type of fd in task T's table: S_IFSOCK etc., 0 if unknown. */
 static __always_inline __u32 fd_type(struct task_struct *t, __u64 fd)
 {
@@ -354,19 +467,27 @@ static __always_inline __u32 fd_type(struct task_struct *t, __u64 fd)
 #define S_IFBLK_  0060000
 #define S_IFIFO_  0010000
 
+#define ENOSYS_ 38
+
 /*
  * Why is T, blocked and not in iowait, waiting? The system call it is in
- * says (x86_64 numbers; a page fault or an in-kernel wait is "other").
+ * says (x86_64 numbers); *sure is set where the number alone says it (the
+ * wait is that call's own). Outside a system call (a page fault, or the
+ * work on the way back to user space: a signal stop, the freezer), "other".
+ * During a system call the entry code's -ENOSYS is in regs->ax; in an
+ * exception it holds the user's rax, and orig_ax the error code.
  */
-static __always_inline __u32 classify(struct task_struct *t)
+static __always_inline __u32 classify(struct task_struct *t, bool *sure)
 {
 	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
 	long nr;
 	__u32 type;
 
-	if (!regs)
+	*sure = false;
+	if (!regs || BPF_CORE_READ(regs, ax) != -ENOSYS_)
 		return CAUSE_OTHER;
 	nr = BPF_CORE_READ(regs, orig_ax);
+	*sure = true;
 	switch (nr) {
 	case 202: case 449: case 454: case 455: case 456:	/* futex* */
 	case 73:						/* flock */
@@ -384,6 +505,7 @@ static __always_inline __u32 classify(struct task_struct *t)
 		return CAUSE_IO;
 	case 0: case 1: case 17: case 18: case 19: case 20:	/* read, write, pread, pwrite, readv, writev */
 	case 295: case 296: case 327: case 328: case 40: case 275: /* p{read,write}v(2), sendfile, splice */
+		*sure = false;		/* the file's lock, or its data */
 		type = fd_type(t, BPF_CORE_READ(regs, di));
 		if (type == S_IFSOCK_ || type == S_IFIFO_)	/* a peer: socket or pipe */
 			return CAUSE_NET;
@@ -391,10 +513,30 @@ static __always_inline __u32 classify(struct task_struct *t)
 			return CAUSE_IO;
 		return CAUSE_OTHER;
 	}
+	*sure = false;
 	return CAUSE_OTHER;
 }
 
-static __always_inline void switch_out(struct task_struct *t, __u64 now, bool was_runnable)
+/*
+ * T (current, with CTX its program's context and SP the hook's stack
+ * pointer in views mode, 0 in fallback mode; or CTX NULL: no stack to look
+ * at) blocked, neither stalled on memory nor in iowait: why? A kernel lock
+ * wins over what the system call would say, except where the call's number
+ * names the wait itself (futex, nanosleep, epoll_wait...).
+ */
+static __always_inline __u32 blocked_cause(struct task_struct *t, void *ctx, __u64 sp)
+{
+	bool sure;
+	__u32 cause = classify(t, &sure);
+
+	if (!sure && ctx && in_kernel_lock(ctx, t, sp))
+		return CAUSE_LOCK;
+	return cause;
+}
+
+/* T leaves its CPU; CTX: the program's context if T is current, else NULL. */
+static __always_inline void switch_out(struct task_struct *t, __u64 now, bool was_runnable,
+				       void *ctx, __u64 sp)
 {
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
@@ -410,8 +552,12 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	st->seq++;
 	if (was_runnable)
 		st->out_cause = throttled(t) ? CAUSE_THROTTLED : CAUSE_RUNQ;
+	else if (in_memstall(t))
+		st->out_cause = CAUSE_MEM;
 	else if (in_iowait(t))
 		st->out_cause = CAUSE_IO;
+	else if (ctx)
+		st->out_cause = blocked_cause(t, ctx, sp);
 	else
 		st->out_cause = CAUSE_PENDING;
 	count(CNT_SWITCH_OUT);
@@ -517,7 +663,14 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
  * fallback mode, where the sched_switch tracepoint comes before the
  * arrival that adds to run_delay, the time since the first sched_wakeup.
  */
-static __always_inline void switch_in(struct task_struct *t, __u64 now, bool views)
+/*
+ * T starts running; CTX: the program's context if T is current (views
+ * mode), else NULL. A switch-out seen from outside T (views mode, when a
+ * kernel thread or the idle task took the CPU without a switch_mm) is
+ * decided here, where T is back in the place it blocked.
+ */
+static __always_inline void switch_in(struct task_struct *t, __u64 now, bool views, void *ctx,
+				      __u64 sp)
 {
 	__u32 tid = BPF_CORE_READ(t, pid);
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
@@ -528,8 +681,8 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 	if (!st || st->running || st->exited || st->fresh)
 		return;
 	cause = st->out_cause;
-	if (cause >= NR_CAUSES)
-		cause = in_iowait(t) ? CAUSE_IO : classify(t);
+	if (cause >= NR_CAUSES)		/* a switch-out seen from outside T */
+		cause = in_memstall(t) ? CAUSE_MEM : in_iowait(t) ? CAUSE_IO : blocked_cause(t, ctx, sp);
 	if (cause >= NR_CAUSES)
 		cause = CAUSE_OTHER;
 	off = now - st->last_ts;
@@ -587,13 +740,13 @@ static __always_inline void thread_exit(__u32 tid)
  */
 
 /* switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving. */
-static __always_inline void hook_switch_out(struct task_struct *next)
+static __always_inline void hook_switch_out(struct task_struct *next, void *ctx, __u64 sp)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 
 	if (!next || next == cur)	/* exec, text_poke's temporary mm */
 		return;
-	switch_out(cur, bpf_ktime_get_ns(), runnable(cur));
+	switch_out(cur, bpf_ktime_get_ns(), runnable(cur), ctx, sp);
 }
 
 /*
@@ -601,27 +754,27 @@ static __always_inline void hook_switch_out(struct task_struct *next)
  * kernel thread took over lazily from one of ours (no switch_mm happened,
  * so this is our only sight of it).
  */
-static __always_inline void hook_switch_in(struct task_struct *prev)
+static __always_inline void hook_switch_in(struct task_struct *prev, void *ctx, __u64 sp)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	__u64 now = bpf_ktime_get_ns();
 
 	if (prev && prev != cur)
-		switch_out(prev, now, runnable(prev));
-	switch_in(cur, now, true);
+		switch_out(prev, now, runnable(prev), NULL, 0);
+	switch_in(cur, now, true, ctx, sp);
 }
 
 SEC("kprobe")
 int on_switch_out(struct pt_regs *ctx)
 {
-	hook_switch_out((struct task_struct *)PT_REGS_PARM3(ctx));
+	hook_switch_out((struct task_struct *)PT_REGS_PARM3(ctx), ctx, PT_REGS_SP(ctx));
 	return 0;
 }
 
 SEC("kprobe")
 int on_switch_in(struct pt_regs *ctx)
 {
-	hook_switch_in((struct task_struct *)PT_REGS_PARM1(ctx));
+	hook_switch_in((struct task_struct *)PT_REGS_PARM1(ctx), ctx, PT_REGS_SP(ctx));
 	return 0;
 }
 
@@ -657,10 +810,10 @@ int on_hook(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	switch (*kind) {
 	case HOOK_SWITCH_OUT:
-		hook_switch_out((struct task_struct *)PT_REGS_PARM3_CORE(regs));
+		hook_switch_out((struct task_struct *)PT_REGS_PARM3_CORE(regs), ctx, PT_REGS_SP_CORE(regs));
 		break;
 	case HOOK_SWITCH_IN:
-		hook_switch_in((struct task_struct *)PT_REGS_PARM1_CORE(regs));
+		hook_switch_in((struct task_struct *)PT_REGS_PARM1_CORE(regs), ctx, PT_REGS_SP_CORE(regs));
 		break;
 	case HOOK_EXIT:
 		thread_exit((__u32)bpf_get_current_pid_tgid());
@@ -682,9 +835,9 @@ int BPF_PROG(fb_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (prev->tgid == target_tgid)
-		switch_out(prev, now, preempt || runnable(prev));
+		switch_out(prev, now, preempt || runnable(prev), ctx, 0);
 	if (next->tgid == target_tgid)
-		switch_in(next, now, false);
+		switch_in(next, now, false, NULL, 0);
 	return 0;
 }
 

@@ -12,6 +12,9 @@
 #define TRACE_MAX_THREADS	4096
 #define TRACE_FOLD_DEPTH	16	/* outermost frames kept in folded stacks */
 #define TRACE_WPEND		4	/* waits with wakers pending a fold (-W --folded) */
+#define TRACE_KLOCKS		64	/* kernel lock functions told apart (klocks.c) */
+#define TRACE_KSTACK		12	/* kernel frames looked at for them (fallback mode) */
+#define TRACE_KSCAN		128	/* stack words scanned for them (views mode) */
 
 /* Why a thread was off-CPU. */
 enum trace_cause {
@@ -19,8 +22,11 @@ enum trace_cause {
 	CAUSE_WAKEUP,	/* woken (or made runnable) after a wait, not yet running:
 			 * the wait's tail, from its sched_info.run_delay */
 	CAUSE_THROTTLED,	/* runnable, its CPU cgroup out of quota (cpu.max) */
-	CAUSE_LOCK,	/* futex */
-	CAUSE_IO,	/* block I/O (iowait) */
+	CAUSE_LOCK,	/* futex, flock; a kernel mutex, rwsem or semaphore */
+	CAUSE_MEM,	/* stalled on memory (the kernel's PSI memstall): direct
+			 * or memcg reclaim, compaction, memory.high throttling,
+			 * refaults of pages evicted while in use */
+	CAUSE_IO,	/* block I/O (iowait), major page faults included */
 	CAUSE_NET,	/* socket, poll, epoll, select */
 	CAUSE_SLEEP,	/* nanosleep, timers */
 	CAUSE_OTHER,

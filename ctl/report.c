@@ -17,7 +17,7 @@
 #include "trace.skel.h"
 
 static const char *const cause_names[NR_CAUSES] = {
-	"runq", "wakeup", "throttled", "lock", "io", "net", "sleep", "other",
+	"runq", "wakeup", "throttled", "lock", "mem", "io", "net", "sleep", "other",
 };
 
 static const char *const counter_names[NR_COUNTERS] = {

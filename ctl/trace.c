@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 #include "elfsym.h"
 #include "events.h"
+#include "klocks.h"
 #include "latency_api.h"
 #include "nl.h"
 #include "target.h"
@@ -42,8 +43,11 @@ static void trace_usage(FILE *f)
 "usage: xprobectl trace [OPTIONS] PID\n"
 "       xprobectl trace [OPTIONS] -- COMMAND [ARGS...]\n"
 "Measures, per function of one process: calls, wall time, and that time split into\n"
-"ON-CPU and OFF-CPU by cause (runq, wakeup, lock, io, net, sleep, other; wakeup is\n"
-"the time from being woken to running, the tail of every wait but a preemption).\n"
+"ON-CPU and OFF-CPU by cause (runq, wakeup, throttled, lock, mem, io, net, sleep,\n"
+"other; wakeup is the time from being woken to running, the tail of every wait but\n"
+"a preemption; throttled: out of CPU cgroup quota; lock: futex or a kernel mutex,\n"
+"rwsem or semaphore; mem: reclaim, compaction, memory.high; io: block I/O and major\n"
+"page faults).\n"
 "  -f, --function GLOB       trace functions of the main binary matching GLOB\n"
 "  -f LIB:GLOB               ... of a shared library (\"c:malloc\", \"libz:*\"); repeatable;\n"
 "                            default: every function of the main binary\n"
@@ -583,6 +587,8 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->folded = s->folded;
 	s->skel->rodata->wakers_on = s->wakers;
 	s->skel->rodata->views_mode = s->views;
+	s->skel->rodata->klock_n = klocks_load((uint64_t *)s->skel->rodata->klock_lo,
+					       (uint64_t *)s->skel->rodata->klock_hi, TRACE_KLOCKS);
 	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
 	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_switch_out, s->views);

@@ -22,6 +22,15 @@
  *   pipe      a request on a pipe answered after MS by another process (net)
  *   quota     2*MS of CPU in the CPU cgroup -c DIR (its cpu.max set by the
  *             caller): runnable, throttled for the rest     (throttled)
+ *   fault     major page faults for MS: reads of pages of DEVICE (or a
+ *             file) mapped read-only, each touched once, its page cache
+ *             dropped first, no readahead                    (io)
+ *   klock     a write of one byte to a file whose inode lock (an rwsem)
+ *             another thread holds in xw_khold, through a write from
+ *             fresh pages of the DEVICE mapping: each a major fault (lock)
+ *   mem       anonymous memory touched for MS, in the memory cgroup -c DIR
+ *             whose memory.high the caller set: the kernel throttles the
+ *             thread over it (memory.high's penalty sleep)     (mem)
  *   longjmp   xw_jump() longjmps out of xw_deep(); xw_delay sleeps MS
  *   recurse   xw_recurse() 40 deep, then sleeps MS
  *   threads   every call runs on a new thread (created, joined); MS of CPU
@@ -38,6 +47,11 @@
  * In wakeup, delay_rundelay_ns is what the kernel's own count of the time
  * the thread waited runnable (sched_info.run_delay, the second field of
  * /proc/thread-self/schedstat) grew by across the sleeps.
+ * In fault and klock, faults is the major faults xw_delay (fault) or
+ * xw_khold (klock) took (getrusage RUSAGE_THREAD). In mem, delay_memstall_ns
+ * is what the cgroup's memory.pressure "some" total grew by across the
+ * calls: with one thread in the cgroup, the time it was stalled on memory
+ * (reclaim on the CPU included).
  */
 
 #include <errno.h>
@@ -52,7 +66,10 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #define NOINLINE __attribute__((noinline, used))
@@ -218,6 +235,195 @@ static void io_for_ms(void)
 	} while (now_ns(CLOCK_MONOTONIC) < end);
 }
 
+/* fault, klock: DEVICE mapped read-only; each page is read once, from the disk. */
+static char *devmap;
+static size_t devmap_len, devmap_next;
+static long majflts;		/* major faults in xw_delay (fault), xw_khold (klock) */
+
+static void devmap_open(void)
+{
+	int fd = open(device, O_RDONLY);
+	off_t size = fd < 0 ? -1 : lseek(fd, 0, SEEK_END);
+
+	if (size < (off_t)(1 << 20)) {
+		fprintf(stderr, "workload: %s: %s\n", device, fd < 0 ? strerror(errno) : "under 1 MiB");
+		exit(1);
+	}
+	devmap_len = size > (1LL << 30) ? 1UL << 30 : (size_t)size;
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);	/* nothing of it cached */
+	devmap = mmap(NULL, devmap_len, PROT_READ, MAP_SHARED, fd, 0);
+	if (devmap == MAP_FAILED || madvise(devmap, devmap_len, MADV_RANDOM)) {
+		perror("workload: mmap");	/* MADV_RANDOM: one page a fault, no readahead */
+		exit(1);
+	}
+	close(fd);
+}
+
+/* The next page never touched before. */
+static char *devmap_page(void)
+{
+	char *p = devmap + devmap_next;
+
+	devmap_next += 4096;
+	if (devmap_next >= devmap_len) {
+		fprintf(stderr, "workload: %s is used up\n", device);
+		exit(1);
+	}
+	return p;
+}
+
+static long thread_majflt(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_THREAD, &ru);
+	return ru.ru_majflt;
+}
+
+/* fault: a major fault on each new page until MS have passed. */
+static void fault_for_ms(void)
+{
+	long long end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
+	long f0 = thread_majflt();
+
+	do {
+		sink += *(volatile char *)devmap_page();
+	} while (now_ns(CLOCK_MONOTONIC) < end);
+	majflts += thread_majflt() - f0;
+}
+
+/*
+ * klock: the holder writes MS/2 fresh pages of the device mapping (2 ms of
+ * the test's disk each) to the file: the write holds the file's inode lock
+ * while each page faults in from the disk (the holder is in D then).
+ */
+static int kfd = -1;
+static sem_t kgo;
+static volatile int kholding, kdone;
+
+NOINLINE void xw_khold(void)
+{
+	long n = ms / 2 > 0 ? ms / 2 : 1, f0 = thread_majflt();
+	char *p = devmap_page();
+
+	for (long i = 1; i < n; i++)
+		devmap_page();		/* the pages after p: they are contiguous */
+	kholding = 1;
+	if (pwrite(kfd, p, n * 4096, 0) != n * 4096) {
+		perror("workload: pwrite");
+		exit(1);
+	}
+	kholding = 0;
+	kdone++;
+	majflts += thread_majflt() - f0;
+}
+
+static void *klock_holder(void *arg)
+{
+	(void)arg;
+	waker_tid = gettid();
+	for (;;) {
+		while (sem_wait(&kgo))
+			;
+		xw_khold();
+	}
+	return NULL;
+}
+
+/* klock: is the holder blocked (D) in its write, the inode lock held? */
+static int holder_blocked(void)
+{
+	char path[64], buf[256], *p;
+	int fd, n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", waker_tid);
+	fd = open(path, O_RDONLY);
+	n = fd < 0 ? -1 : read(fd, buf, sizeof(buf) - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0)
+		exit(1);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'D';
+}
+
+static void klock_wait(void)
+{
+	int d0 = kdone;
+
+	sem_post(&kgo);
+	while (!kholding || !holder_blocked()) {
+		if (kdone != d0) {	/* it was through before we saw it blocked */
+			d0 = kdone;
+			sem_post(&kgo);
+		}
+		sched_yield();		/* on the CPU: the only wait is the lock's */
+	}
+	if (pwrite(kfd, "x", 1, 0) != 1)	/* waits for the inode lock */
+		exit(1);
+}
+
+/* mem: anonymous memory, 256 KiB (a memcg charge batch) at a time, for MS. */
+static long long cg_memstall(void)
+{
+	char path[512], key[16];
+	long long v = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.pressure", cgroup);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%15s avg10=%*f avg60=%*f avg300=%*f total=%lld", key, &v) != 2 ||
+	    strcmp(key, "some")) {
+		fprintf(stderr, "workload: %s: no 'some' total\n", path);
+		exit(1);
+	}
+	fclose(f);
+	return v * 1000;
+}
+
+static void mem_for_ms(void)
+{
+	long long end = now_ns(CLOCK_MONOTONIC) + ms * 1000000LL;
+	size_t chunk = 256 << 10, n = 0;
+	char *c[4096];
+
+	do {
+		c[n] = mmap(NULL, chunk, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (c[n] == MAP_FAILED)
+			exit(1);
+		for (size_t o = 0; o < chunk; o += 4096)
+			c[n][o] = 1;
+		n++;
+	} while (now_ns(CLOCK_MONOTONIC) < end && n < 4096);
+	while (n--)
+		munmap(c[n], chunk);
+}
+
+/* mem: memory.high less 512 KiB, touched once: each call starts just under it. */
+static void mem_ballast(void)
+{
+	char path[512];
+	long long high = 0;
+	size_t len;
+	char *b;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/memory.high", cgroup);
+	f = fopen(path, "r");
+	if (!f || fscanf(f, "%lld", &high) != 1 || high < (4 << 20)) {
+		fprintf(stderr, "workload: mem needs %s of 4 MiB or more\n", path);
+		exit(1);
+	}
+	fclose(f);
+	len = high - (512 << 10) - (2 << 20);	/* the process's own pages: about 2 MiB */
+	b = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (b == MAP_FAILED)
+		exit(1);
+	for (size_t o = 0; o < len; o += 4096)
+		b[o] = 1;
+}
+
 static NOINLINE void xw_jump(int depth)
 {
 	if (depth)
@@ -247,8 +453,8 @@ static NOINLINE int xw_recurse(int n)
 	return r + 1;
 }
 
-/* Wall time inside xw_delay(), by its own clock; wakeup: its run_delay; quota: throttled. */
-static long long delay_in, delay_rundelay, delay_throttled;
+/* Wall time inside xw_delay(), by its own clock; wakeup: its run_delay; quota: throttled; mem: memstall. */
+static long long delay_in, delay_rundelay, delay_throttled, delay_memstall;
 
 /* quota: the cgroup's throttled time so far (cpu.stat throttled_usec), in ns. */
 static long long cg_throttled(void)
@@ -303,6 +509,15 @@ NOINLINE void xw_delay(void)
 		r0 = run_delay_self();
 		sleep_ns(ms * 1000000LL);
 		delay_rundelay += run_delay_self() - r0;
+	} else if (!strcmp(scenario, "fault")) {
+		fault_for_ms();
+	} else if (!strcmp(scenario, "klock")) {
+		klock_wait();
+	} else if (!strcmp(scenario, "mem")) {
+		long long m0 = cg_memstall();
+
+		mem_for_ms();
+		delay_memstall += cg_memstall() - m0;
 	} else if (!strcmp(scenario, "recurse")) {
 		xw_recurse(40);
 	} else {	/* sleep, longjmp */
@@ -380,8 +595,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "workload: %s: %s\n", path, strerror(errno));
 			return 1;
 		}
-	} else if (!strcmp(scenario, "quota")) {
-		fprintf(stderr, "workload: quota needs -c CGROUP\n");
+	} else if (!strcmp(scenario, "quota") || !strcmp(scenario, "mem")) {
+		fprintf(stderr, "workload: %s needs -c CGROUP\n", scenario);
 		return 2;
 	}
 	if (!strcmp(scenario, "cpu")) {
@@ -428,6 +643,21 @@ int main(int argc, char **argv)
 			_exit(0);
 		}
 		waker_tid = helper;
+	} else if (!strcmp(scenario, "fault")) {
+		devmap_open();
+	} else if (!strcmp(scenario, "klock")) {
+		devmap_open();
+		kfd = open("/tmp/xw-klock", O_RDWR | O_CREAT | O_TRUNC, 0600);
+		if (kfd < 0 || sem_init(&kgo, 0, 0)) {
+			perror("workload: /tmp/xw-klock");
+			return 1;
+		}
+		unlink("/tmp/xw-klock");
+		pthread_create(&th, NULL, klock_holder, NULL);
+		while (!waker_tid)
+			sched_yield();
+	} else if (!strcmp(scenario, "mem")) {
+		mem_ballast();
 	} else if (!strcmp(scenario, "io") || !strcmp(scenario, "disk")) {
 		disk_fd = open(device, O_WRONLY | O_DIRECT | O_DSYNC);
 		if (disk_fd < 0 || posix_memalign(&iobuf, 4096, 4096)) {
@@ -461,9 +691,9 @@ int main(int argc, char **argv)
 		}
 		delay_wall += xw_request();
 	}
-	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld\n",
+	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld faults=%ld delay_memstall_ns=%lld\n",
 		scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
-		disk_writes, delay_rundelay, waker_tid, delay_throttled);
+		disk_writes, delay_rundelay, waker_tid, delay_throttled, majflts, delay_memstall);
 	if (helper > 0) {
 		kill(helper, SIGKILL);
 		waitpid(helper, NULL, 0);

@@ -33,6 +33,17 @@ XW_MS=10 XW_CG=/sys/fs/cgroup/xwq trace_scenario /tmp/fb-quota quota --no-views
 note "quota: $(cat /tmp/fb-quota.err | tr '\n' ' ')"
 check_balance /tmp/fb-quota.json xw_delay
 check_throttled /tmp/fb-quota.json xw_delay /tmp/fb-quota.err
+trace_scenario /tmp/fb-fault fault --no-views
+note "fault: $(cat /tmp/fb-fault.err | tr '\n' ' ')"
+check_cause /tmp/fb-fault.json xw_delay io /tmp/fb-fault.err 90
+trace_scenario /tmp/fb-klock klock --no-views -W
+note "klock: $(cat /tmp/fb-klock.err | tr '\n' ' ')"
+check_cause /tmp/fb-klock.json xw_delay lock /tmp/fb-klock.err 90
+check_waker /tmp/fb-klock.json xw_delay thread xw_khold /tmp/fb-klock.err
+mem_setup /sys/fs/cgroup/xwm 32M
+XW_CG=/sys/fs/cgroup/xwm trace_scenario /tmp/fb-mem mem --no-views
+note "mem: $(cat /tmp/fb-mem.err | tr '\n' ' ')"
+check_mem /tmp/fb-mem.json xw_delay /tmp/fb-mem.err
 assert_eq "no view was made" "" "$(xprobectl view list | sed 1d)"
 
 # Without the module: fallback on its own, said in the report and on stderr.

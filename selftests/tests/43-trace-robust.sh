@@ -78,7 +78,7 @@ assert_ge "thread exits seen" $(jsonq /tmp/thr.json counters.exits) 5000
 # --folded: flamegraph.pl lines; the sleep sits under xw_request;xw_delay
 xprobectl trace --folded -f 'xw_*' -- workload sleep -n 6 -t 20 > /tmp/f.txt 2>/tmp/f.err || fail "folded: $(cat /tmp/f.err)"
 note "$(cat /tmp/f.txt)"
-bad=$(grep -Ev '^workload(;xw_[a-z]+)+(;\[(runq|wakeup|throttled|lock|io|net|sleep|other)\])? [0-9]+$' /tmp/f.txt)
+bad=$(grep -Ev '^workload(;xw_[a-z]+)+(;\[(runq|wakeup|throttled|lock|mem|io|net|sleep|other)\])? [0-9]+$' /tmp/f.txt)
 [ -z "$bad" ] || fail "malformed folded lines: $bad"
 us=$(awk '$1 == "workload;xw_request;xw_delay;[sleep]" { print $2 }' /tmp/f.txt)
 [ -n "$us" ] || fail "no workload;xw_request;xw_delay;[sleep] stack"
@@ -99,7 +99,7 @@ note "$(cat /tmp/t.txt)"
 assert_eq "per-thread rows for xw_delay" 1 "$(awk '/^Per thread/ { t = 1 } t && $1 == "xw_delay"' /tmp/t.txt | wc -l)"
 
 # --list-functions shows candidates, including uncalled ones
-assert_eq "listed" 9 "$(xprobectl trace --list-functions -f 'xw_*' -- workload | wc -l)"
+assert_eq "listed" 10 "$(xprobectl trace --list-functions -f 'xw_*' -- workload | wc -l)"
 
 # errors: one line, what to do
 expect_rc "no such pid" 1 xprobectl trace 999999

@@ -11,9 +11,9 @@ for k in pid elapsed_ns functions_traced functions_failed; do type_is $k number;
 for k in comm mode mode_note schema; do type_is $k string; done
 type_is final bool
 type_is causes array
-assert_eq "causes" "runq wakeup throttled lock io net sleep other" \
-	"$(for i in 0 1 2 3 4 5 6 7; do jsonq $J "causes.[$i]"; done | tr '\n' ' ' | sed 's/ $//')"
-assert_eq "eight causes" 8 "$(jsonq $J 'causes.#')"
+assert_eq "causes" "runq wakeup throttled lock mem io net sleep other" \
+	"$(for i in 0 1 2 3 4 5 6 7 8; do jsonq $J "causes.[$i]"; done | tr '\n' ' ' | sed 's/ $//')"
+assert_eq "nine causes" 9 "$(jsonq $J 'causes.#')"
 for k in entries returns unmatched abandoned depth_overflow switch_out switch_in no_thread \
 	 wakers_lost fixups exits; do
 	type_is counters.$k number
@@ -24,7 +24,7 @@ for k in name module offset; do type_is $F.$k string; done
 for k in calls wall_ns on_cpu_ns off_cpu_ns self.wall_ns self.on_cpu_ns self.off_cpu_ns; do
 	type_is $F.$k number
 done
-for c in runq wakeup throttled lock io net sleep other; do
+for c in runq wakeup throttled lock mem io net sleep other; do
 	type_is $F.off_cpu_ns_by_cause.$c number
 	type_is $F.self.off_cpu_ns_by_cause.$c number
 	type_is $F.histograms.off_cpu.$c array
@@ -38,7 +38,7 @@ for k in tid calls wall_ns on_cpu_ns off_cpu_ns; do type_is "$F.threads.[0].$k" 
 type_is "$F.threads.[0].comm" string
 assert_eq "the traced thread is the main thread" "$(jsonq $J pid)" "$(jsonq $J "$F.threads.[0].tid")"
 assert_eq "sum of causes = off_cpu_ns" "$(jsonq $J $F.off_cpu_ns)" \
-	"$(( $(for c in runq wakeup throttled lock io net sleep other; do printf '%s + ' $(jsonq $J $F.off_cpu_ns_by_cause.$c); done) 0 ))"
+	"$(( $(for c in runq wakeup throttled lock mem io net sleep other; do printf '%s + ' $(jsonq $J $F.off_cpu_ns_by_cause.$c); done) 0 ))"
 # -W: xw_delay's waits end by xw_hold's unlock (a thread of ours)
 type_is $F.wakers array
 W="$F.wakers.[kind=thread]"

@@ -400,22 +400,23 @@ check_spin() {
 	assert_ge "$2 ON-CPU + runq >= 90% of wall" $(((_on + _rq) * 10)) $((_w * 9))
 }
 
-# check_cause FILE FUNC CAUSE TRUTHFILE: the off-CPU time the workload
+# check_cause FILE FUNC CAUSE TRUTHFILE [PCT]: the off-CPU time the workload
 # injected into FUNC (its wall by its own clock inside FUNC minus what we saw
 # on CPU) is in CAUSE. Waking up is not running: on a busy machine the thread
 # then waits for a CPU, and that part is rightly wakeup (or runq when it was
-# preempted). So: CAUSE is at least 80% of the off-CPU time we saw outside
-# those two and at least half of all of it, and CAUSE + runq + wakeup at
-# least 80% of the injected time.
+# preempted). So: CAUSE is at least PCT% (80 unless given; issue 20's
+# scenarios ask 90) of the off-CPU time we saw outside those two and at
+# least half of all of it, and CAUSE + runq + wakeup at least 80% of the
+# injected time.
 check_cause() {
-	_c=$(fn $1 $2 off_cpu_ns_by_cause.$3)
+	_c=$(fn $1 $2 off_cpu_ns_by_cause.$3) _pct=${5:-80}
 	_off=$(fn $1 $2 off_cpu_ns)
 	_rq=0
 	[ $3 = runq ] || _rq=$(fn $1 $2 off_cpu_ns_by_cause.runq)
 	[ $3 = wakeup ] || _rq=$((_rq + $(fn $1 $2 off_cpu_ns_by_cause.wakeup)))
 	_inj=$(($(truth $4 delay_in_ns) - $(fn $1 $2 on_cpu_ns)))
 	note "$2: $3=$_c runq+wakeup=$_rq off=$_off injected~$_inj"
-	assert_ge "$2 $3 vs 80% of off-CPU outside runq and wakeup" $((_c * 10)) $(((_off - _rq) * 8))
+	assert_ge "$2 $3 vs $_pct% of off-CPU outside runq and wakeup" $((_c * 100)) $(((_off - _rq) * _pct))
 	assert_ge "$2 $3 vs half of off-CPU" $((_c * 2)) $_off
 	assert_ge "$2 $3 + runq + wakeup vs 80% of injected" $(((_c + _rq) * 10)) $((_inj * 8))
 }
@@ -476,6 +477,33 @@ check_throttled() {
 	assert_ge "$2 throttled vs 90% of the cgroup's" $((_th * 10)) $((_tt * 9))
 	assert_ge "$2 throttled vs 110% of the cgroup's + 2 ms a call" \
 		$((_tt * 11 / 10 + $(truth $3 calls) * 2000000)) $_th
+}
+
+# mem_setup DIR HIGH: a cgroup v2 memory cgroup with memory.high
+mem_setup() {
+	grep -q "^[^ ]* /sys/fs/cgroup cgroup2 " /proc/mounts ||
+		mount -t cgroup2 none /sys/fs/cgroup || fail "mount cgroup2"
+	echo +memory > /sys/fs/cgroup/cgroup.subtree_control || fail "enable the memory controller"
+	mkdir -p $1 || fail "mkdir $1"
+	echo $2 > $1/memory.high || fail "memory.high"
+	[ -f $1/memory.pressure ] || skip "SKIP no memory.pressure (psi=0?)"
+}
+
+# check_mem FILE FUNC TRUTHFILE (the mem scenario): FUNC touches memory
+# over its cgroup's memory.high, and the kernel makes it sleep for that.
+# At least 90% of its off-CPU time outside runq and wakeup is mem. The
+# cgroup's own count of its stall (delay_memstall_ns, PSI "some") bounds
+# it: the stall includes reclaim on the CPU, so mem is at most the stall
+# (10% and 2 ms a call of slack) and at least 90% of the stall less FUNC's
+# ON-CPU time.
+check_mem() {
+	_m=$(fn $1 $2 off_cpu_ns_by_cause.mem) _on=$(fn $1 $2 on_cpu_ns)
+	_ms=$(truth $3 delay_memstall_ns) _n=$(truth $3 calls)
+	note "$2: mem=$_m off=$(fn $1 $2 off_cpu_ns) on=$_on runq=$(fn $1 $2 off_cpu_ns_by_cause.runq) cgroup's memory stall grew $_ms ns"
+	assert_ge "mem: the cgroup was throttled (5 ms a call)" $_ms $((_n * 5000000))
+	check_cause $1 $2 mem $3 90
+	assert_ge "$2 mem vs 110% of the cgroup's stall + 2 ms a call" $((_ms * 11 / 10 + _n * 2000000)) $_m
+	assert_ge "$2 mem vs 90% of the cgroup's stall less ON-CPU" $((_m * 10)) $(((_ms - _on) * 9))
 }
 
 # check_wakeup FILE FUNC TRUTHFILE (the wakeup scenario): the time FUNC's
