@@ -29,7 +29,7 @@
  *             another thread holds in xw_khold, through a write from
  *             fresh pages of the DEVICE mapping: each a major fault (lock)
  *   mem       anonymous memory touched for MS, in the memory cgroup -c DIR
- *             whose memory.high the caller set: the kernel throttles the
+ *             whose memory.high the caller set, on CPU 0: the kernel throttles the
  *             thread over it (memory.high's penalty sleep)     (mem)
  *   longjmp   xw_jump() longjmps out of xw_deep(); xw_delay sleeps MS
  *   recurse   xw_recurse() 40 deep, then sleeps MS
@@ -50,8 +50,8 @@
  * In fault and klock, faults is the major faults xw_delay (fault) or
  * xw_khold (klock) took (getrusage RUSAGE_THREAD). In mem, delay_memstall_ns
  * is what the cgroup's memory.pressure "some" total grew by across the
- * calls: with one thread in the cgroup, the time it was stalled on memory
- * (reclaim on the CPU included).
+ * calls: with one thread in the cgroup, on one CPU, the time it was stalled
+ * on memory (reclaim on the CPU included).
  */
 
 #include <errno.h>
@@ -657,6 +657,12 @@ int main(int argc, char **argv)
 		while (!waker_tid)
 			sched_yield();
 	} else if (!strcmp(scenario, "mem")) {
+		/*
+		 * On one CPU: PSI weighs each CPU's stall by how long that
+		 * CPU was busy with the cgroup, so a thread that moves
+		 * between CPUs shows less "some" than it stalled.
+		 */
+		pin_cpu0();
 		mem_ballast();
 	} else if (!strcmp(scenario, "io") || !strcmp(scenario, "disk")) {
 		disk_fd = open(device, O_WRONLY | O_DIRECT | O_DSYNC);
