@@ -965,6 +965,28 @@ static void view_peek(struct kunit *test)
 }
 
 /*
+ * A hook on XP_QUIET_FN's first instruction with jump hooks on (the module
+ * parameter, for the test), pending as an int3 until the optimizer runs;
+ * the test is skipped where that instruction makes no jump over several.
+ */
+static struct xp_hook *jump_hook_quiet(struct kunit *test, struct xp_view *v)
+{
+	bool was = xp_jump_hooks;
+	struct xp_hook *h;
+
+	xp_jump_hooks = true;
+	h = add_hook(v, XP_QUIET_FN, NULL, 0);
+	xp_jump_hooks = was;
+	KUNIT_ASSERT_FALSE(test, IS_ERR(h));
+	if (h->ninsn < 2) {
+		del_hook(h->id);
+		destroy_view(v);
+		kunit_skip(test, XP_QUIET_FN "'s first instruction is no jump hook here");
+	}
+	return h;
+}
+
+/*
  * A kernel write at the second instruction a live jump hook covers (someone's
  * kprobe there): the jump's bytes in the copy stay ours until a work item has
  * turned the jump into an int3 and serialised every CPU; then the copy gets
@@ -977,20 +999,11 @@ static void view_jump_tail_write(struct kunit *test)
 	struct xp_insn first;
 	struct xp_hook *h;
 	struct xp_view *v;
-	bool was = xp_jump_hooks;
 	unsigned long at;
 	u8 *copy;
 
-	xp_jump_hooks = true;	/* the module parameter, for this test */
 	v = make_view(test, 0);
-	h = add_hook(v, XP_QUIET_FN, NULL, 0);
-	xp_jump_hooks = was;
-	KUNIT_ASSERT_FALSE(test, IS_ERR(h));
-	if (h->ninsn < 2) {
-		del_hook(h->id);
-		destroy_view(v);
-		kunit_skip(test, XP_QUIET_FN "'s first instruction is no jump hook here");
-	}
+	h = jump_hook_quiet(test, v);
 	KUNIT_EXPECT_TRUE(test, h->jump_pending);	/* an int3 until the optimizer ran */
 	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
 	xp_jumps_flush();
@@ -1040,22 +1053,13 @@ static void view_jump_yield_audit(struct kunit *test)
 	struct xp_hook *h, *keep = NULL;
 	struct xp_insn first;
 	struct xp_view *v;
-	bool was = xp_jump_hooks;
 	unsigned int bad, round;
 	unsigned long at;
 	u8 *copy;
 
 	v = make_view(test, 0);
 	for (round = 0; round < 2; round++) {
-		xp_jump_hooks = true;
-		h = add_hook(v, XP_QUIET_FN, NULL, 0);
-		xp_jump_hooks = was;
-		KUNIT_ASSERT_FALSE(test, IS_ERR(h));
-		if (h->ninsn < 2) {
-			del_hook(h->id);
-			destroy_view(v);
-			kunit_skip(test, XP_QUIET_FN "'s first instruction is no jump hook here");
-		}
+		h = jump_hook_quiet(test, v);
 		if (round == 1) {
 			u32 off = h->sym_off + h->cover;
 
