@@ -520,15 +520,22 @@ static __always_inline __u32 classify(struct task_struct *t, bool *sure)
 /*
  * T (current, with CTX its program's context and SP the hook's stack
  * pointer in views mode, 0 in fallback mode; or CTX NULL: no stack to look
- * at) blocked, neither stalled on memory nor in iowait: why? A kernel lock
- * wins over what the system call would say, except where the call's number
- * names the wait itself (futex, nanosleep, epoll_wait...).
+ * at) blocked: why? In this order: stalled on memory, in iowait, then what
+ * its stack and system call say. A kernel lock wins over what the system
+ * call would say, except where the call's number names the wait itself
+ * (futex, nanosleep, epoll_wait...). T's flags do not change while it is
+ * off its CPU, so this answers the same at its switch-in.
  */
 static __always_inline __u32 blocked_cause(struct task_struct *t, void *ctx, __u64 sp)
 {
 	bool sure;
-	__u32 cause = classify(t, &sure);
+	__u32 cause;
 
+	if (in_memstall(t))
+		return CAUSE_MEM;
+	if (in_iowait(t))
+		return CAUSE_IO;
+	cause = classify(t, &sure);
 	if (!sure && ctx && in_kernel_lock(ctx, t, sp))
 		return CAUSE_LOCK;
 	return cause;
@@ -552,14 +559,10 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool wa
 	st->seq++;
 	if (was_runnable)
 		st->out_cause = throttled(t) ? CAUSE_THROTTLED : CAUSE_RUNQ;
-	else if (in_memstall(t))
-		st->out_cause = CAUSE_MEM;
-	else if (in_iowait(t))
-		st->out_cause = CAUSE_IO;
 	else if (ctx)
 		st->out_cause = blocked_cause(t, ctx, sp);
 	else
-		st->out_cause = CAUSE_PENDING;
+		st->out_cause = CAUSE_PENDING;	/* seen from outside T: its switch-in decides */
 	count(CNT_SWITCH_OUT);
 }
 
@@ -662,12 +665,10 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
  * (in the runqueue's clock, not ours: bounded by the interval); in
  * fallback mode, where the sched_switch tracepoint comes before the
  * arrival that adds to run_delay, the time since the first sched_wakeup.
- */
-/*
- * T starts running; CTX: the program's context if T is current (views
- * mode), else NULL. A switch-out seen from outside T (views mode, when a
- * kernel thread or the idle task took the CPU without a switch_mm) is
- * decided here, where T is back in the place it blocked.
+ * CTX is the program's context if T is current (views mode), else NULL:
+ * a switch-out seen from outside T (views mode, when a kernel thread or
+ * the idle task took the CPU without a switch_mm) is decided here, where
+ * T is back in the place it blocked.
  */
 static __always_inline void switch_in(struct task_struct *t, __u64 now, bool views, void *ctx,
 				      __u64 sp)
@@ -682,7 +683,7 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 		return;
 	cause = st->out_cause;
 	if (cause >= NR_CAUSES)		/* a switch-out seen from outside T */
-		cause = in_memstall(t) ? CAUSE_MEM : in_iowait(t) ? CAUSE_IO : blocked_cause(t, ctx, sp);
+		cause = blocked_cause(t, ctx, sp);
 	if (cause >= NR_CAUSES)
 		cause = CAUSE_OTHER;
 	off = now - st->last_ts;

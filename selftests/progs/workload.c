@@ -373,17 +373,30 @@ static void klock_wait(void)
 }
 
 /* mem: anonymous memory, 256 KiB (a memcg charge batch) at a time, for MS. */
-static long long cg_memstall(void)
+/* The cgroup's file NAME, open for reading; exits if it cannot be. */
+static FILE *cg_open(const char *name)
 {
-	char path[512], key[16];
-	long long v = -1;
+	char path[512];
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/memory.pressure", cgroup);
+	snprintf(path, sizeof(path), "%s/%s", cgroup, name);
 	f = fopen(path, "r");
-	if (!f || fscanf(f, "%15s avg10=%*f avg60=%*f avg300=%*f total=%lld", key, &v) != 2 ||
+	if (!f) {
+		fprintf(stderr, "workload: %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+	return f;
+}
+
+static long long cg_memstall(void)
+{
+	FILE *f = cg_open("memory.pressure");
+	long long v = -1;
+	char key[16];
+
+	if (fscanf(f, "%15s avg10=%*f avg60=%*f avg300=%*f total=%lld", key, &v) != 2 ||
 	    strcmp(key, "some")) {
-		fprintf(stderr, "workload: %s: no 'some' total\n", path);
+		fprintf(stderr, "workload: %s/memory.pressure: no 'some' total\n", cgroup);
 		exit(1);
 	}
 	fclose(f);
@@ -393,14 +406,11 @@ static long long cg_memstall(void)
 /* A number from the cgroup's file NAME (memory.high, memory.current). */
 static long long cg_number(const char *name)
 {
-	char path[512];
+	FILE *f = cg_open(name);
 	long long v = -1;
-	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", cgroup, name);
-	f = fopen(path, "r");
-	if (!f || fscanf(f, "%lld", &v) != 1) {
-		fprintf(stderr, "workload: %s: no number\n", path);
+	if (fscanf(f, "%lld", &v) != 1) {
+		fprintf(stderr, "workload: %s/%s: no number\n", cgroup, name);
 		exit(1);
 	}
 	fclose(f);
@@ -488,14 +498,10 @@ static long long delay_in, delay_rundelay, delay_throttled, delay_memstall;
 /* quota: the cgroup's throttled time so far (cpu.stat throttled_usec), in ns. */
 static long long cg_throttled(void)
 {
-	char path[512], key[64];
+	FILE *f = cg_open("cpu.stat");
 	long long v, r = -1;
-	FILE *f;
+	char key[64];
 
-	snprintf(path, sizeof(path), "%s/cpu.stat", cgroup);
-	f = fopen(path, "r");
-	if (!f)
-		exit(1);
 	while (fscanf(f, "%63s %lld", key, &v) == 2)
 		if (!strcmp(key, "throttled_usec"))
 			r = v * 1000;

@@ -455,11 +455,17 @@ check_waker() {
 
 # quota_setup DIR QUOTA_US PERIOD_US: a cgroup v2 CPU cgroup with cpu.max
 quota_setup() {
+	cgroup_setup $1 cpu
+	echo "$2 $3" > $1/cpu.max || fail "cpu.max"
+}
+
+# cgroup_setup DIR CONTROLLER: cgroup v2 mounted, CONTROLLER enabled below
+# the root, DIR made
+cgroup_setup() {
 	grep -q "^[^ ]* /sys/fs/cgroup cgroup2 " /proc/mounts ||
 		mount -t cgroup2 none /sys/fs/cgroup || fail "mount cgroup2"
-	echo +cpu > /sys/fs/cgroup/cgroup.subtree_control || fail "enable the cpu controller"
+	echo +$2 > /sys/fs/cgroup/cgroup.subtree_control || fail "enable the $2 controller"
 	mkdir -p $1 || fail "mkdir $1"
-	echo "$2 $3" > $1/cpu.max || fail "cpu.max"
 }
 
 # check_throttled FILE FUNC TRUTHFILE (the quota scenario): FUNC only
@@ -481,10 +487,7 @@ check_throttled() {
 
 # mem_setup DIR HIGH: a cgroup v2 memory cgroup with memory.high
 mem_setup() {
-	grep -q "^[^ ]* /sys/fs/cgroup cgroup2 " /proc/mounts ||
-		mount -t cgroup2 none /sys/fs/cgroup || fail "mount cgroup2"
-	echo +memory > /sys/fs/cgroup/cgroup.subtree_control || fail "enable the memory controller"
-	mkdir -p $1 || fail "mkdir $1"
+	cgroup_setup $1 memory
 	echo $2 > $1/memory.high || fail "memory.high"
 	[ -f $1/memory.pressure ] || skip "SKIP no memory.pressure (psi=0?)"
 }
