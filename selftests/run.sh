@@ -59,7 +59,10 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	# (or crawling) on this one's leftovers.
 	if [ $rc != 0 ] && [ $rc != 4 ]; then
 		for p in $(orphans); do
-			case $orphans0 in *" $p "*) ;; *) kill -9 "$p" 2>/dev/null && echo "# cleanup: killed pid $p ($(cat /proc/$p/comm 2>/dev/null)) left by $name" ;; esac
+			case $orphans0 in *" $p "*) ;; *)
+				c=$(cat /proc/$p/cmdline 2>/dev/null | tr '\0' ' ')
+				kill -9 "$p" 2>/dev/null && echo "# cleanup: killed pid $p ($c) left by $name" ;;
+			esac
 		done
 		for p in $(xprobectl view list 2>/dev/null | awk 'NR > 1 { print $1 }'); do
 			xprobectl view del "$p" > /dev/null 2>&1 && echo "# cleanup: ended the view of pid $p left by $name"

@@ -286,6 +286,45 @@ kprobe_fired() {
 	note "ok: $3 fired $n times for $2"
 }
 
+# task_stat /proc/PID/task/TID: TS = its stat fields after the comm (for
+# set --: the state is $1, the flags $7, the last CPU $37).
+task_stat() { TS=$(cat $1/stat 2>/dev/null) && TS=${TS##*) }; }
+PF_KTHREAD=0x200000
+
+# on_cpu CPU: "tid:comm:state" of the user tasks that ran last on CPU.
+on_cpu() {
+	local d c=$1
+	for d in /proc/[0-9]*/task/[0-9]*; do
+		task_stat $d || continue
+		set -- $TS
+		[ $(($7 & PF_KTHREAD)) = 0 ] && [ "${37}" = "$c" ] || continue
+		echo -n " ${d##*/}:$(cat $d/comm 2>/dev/null):$1"
+	done
+}
+
+# cpu1_only PID: every other user task (thread) off CPU 1, its affinity
+# saved for cpu1_restore. Kernel threads stay.
+cpu1_only() {
+	local d t m keep=$1
+	CPU1_SAVED=
+	for d in /proc/[0-9]*/task/[0-9]*; do
+		t=${d##*/}
+		[ "$t" = "$keep" ] && continue
+		task_stat $d || continue
+		set -- $TS
+		[ $(($7 & PF_KTHREAD)) = 0 ] || continue
+		m=$(taskset -p $t 2>/dev/null | awk '{ print $NF }')
+		[ -n "$m" ] && taskset -p 1 $t > /dev/null 2>&1 && CPU1_SAVED="$CPU1_SAVED $t:$m"
+	done
+}
+cpu1_restore() {
+	local e
+	for e in $CPU1_SAVED; do
+		taskset -p ${e#*:} ${e%:*} > /dev/null 2>&1
+	done
+	CPU1_SAVED=
+}
+
 # Leave tracefs as a test found it: no tracer, no filter, no event.
 reset_tracing() {
 	local T=/sys/kernel/tracing
