@@ -26,6 +26,8 @@
 #include "xprobes.h"	/* module/uapi: struct xprobes_urec */
 
 const volatile __u32 target_tgid;	/* the traced process */
+const volatile bool children;		/* --children: and the processes it forks */
+const volatile __u32 nfuncs;		/* --children: pstats' row length */
 const volatile bool per_thread;		/* fill tstats */
 const volatile bool folded;		/* fill the folded map */
 const volatile bool wakers_on;		/* -W: fill the wakers table */
@@ -68,6 +70,18 @@ struct {
 	__type(key, struct thread_func_key);
 	__type(value, struct thread_func_stats);
 } tstats SEC(".maps");
+
+/*
+ * --children: per (report slot, function), slot * nfuncs + func. An array
+ * with atomic adds: no insert, so the hand-over of records (NMI-like
+ * context) can add to it too.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);			/* TRACE_PROC_SLOTS * nfuncs with --children */
+	__type(key, __u32);
+	__type(value, struct thread_func_stats);
+} pstats SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -148,9 +162,127 @@ static __always_inline void count_n(__u32 which, __u64 n)
 		*c += n;
 }
 
+/* --children: the processes of the session but the target (struct trace_proc) */
+struct trace_proc procs[TRACE_MAX_PROCS];
+__u64 nprocs;				/* processes followed so far */
+
+#define PROC_PROBES 8
+
+static __always_inline __u32 proc_hash(__u32 tgid)
+{
+	return (tgid * 2654435761u) >> 22;	/* 10 bits: TRACE_MAX_PROCS */
+}
+
+/* TGID's entry, live or exited, NULL if none. */
+static __always_inline struct trace_proc *proc_find(__u32 tgid)
+{
+	__u32 h = proc_hash(tgid), i;
+	struct trace_proc *p;
+
+	for (i = 0; i < PROC_PROBES; i++) {
+		p = &procs[(h + i) & (TRACE_MAX_PROCS - 1)];
+		if (p->tgid == tgid)
+			return p;
+		if (!p->tgid)
+			break;
+	}
+	return NULL;
+}
+
+/* Is TGID a process of the session (the target, or one it forked, not exited)? */
+static __always_inline bool ours(__u32 tgid)
+{
+	struct trace_proc *p;
+
+	if (tgid == target_tgid)
+		return true;
+	if (!children)
+		return false;
+	p = proc_find(tgid);
+	return p && !p->exited;
+}
+
+/* Its report slot: 0 for the target. */
+static __always_inline __u32 proc_slot(__u32 tgid)
+{
+	struct trace_proc *p;
+
+	if (!children || tgid == target_tgid)
+		return 0;
+	p = proc_find(tgid);
+	return p ? p->slot : 0;
+}
+
 static __always_inline void count(__u32 which)
 {
 	count_n(which, 1);
+}
+
+/*
+ * --children: PARENT started CHILD. A new process forked by one of ours
+ * joins the session (a new thread needs nothing: its tgid is ours). Before
+ * the child first runs: sched_process_fork (fallback) or wake_up_new_task
+ * in the view. Lock-free, for the views hook's NMI-like context; a tgid
+ * that comes back (an exited child's, reused by a new child) takes its old
+ * entry again, with a new slot.
+ */
+static __always_inline void proc_fork(struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid), tgid = BPF_CORE_READ(child, tgid);
+	__u32 h = proc_hash(tgid), i;
+	struct trace_proc *p;
+	__u64 old, n;
+
+	if (!children || BPF_CORE_READ(child, pid) != tgid || !ours(ptgid))
+		return;
+	for (i = 0; i < PROC_PROBES; i++) {
+		p = &procs[(h + i) & (TRACE_MAX_PROCS - 1)];
+		old = __sync_val_compare_and_swap(&p->tgid, 0, tgid);
+		if (old && old != tgid)
+			continue;
+		n = __sync_fetch_and_add(&nprocs, 1) + 1;
+		p->parent = ptgid;
+		p->slot = n < TRACE_PROC_SLOTS ? n : TRACE_PROC_SLOTS - 1;
+		p->exited = 0;
+		count(CNT_FORKS);
+		return;
+	}
+	count(CNT_FORKS_LOST);
+}
+
+/* --children: thread TID of TGID exits; the main thread's exit ends the process for us. */
+static __always_inline void proc_exit(__u32 tgid, __u32 tid)
+{
+	struct trace_proc *p;
+
+	if (!children || tid != tgid || tgid == target_tgid)
+		return;
+	p = proc_find(tgid);
+	if (p)
+		p->exited = 1;
+}
+
+/* --children: a call of FUNC by a thread of the process in report slot SLOT (OFF: NULL for none). */
+static __always_inline void pstat_add(__u32 slot, __u32 func, __u64 wall, __u64 on,
+				      const __u64 *off)
+{
+	__u32 k = slot * nfuncs + func, i;
+	struct thread_func_stats *ps;
+
+	if (!children)
+		return;
+	ps = bpf_map_lookup_elem(&pstats, &k);
+	if (!ps)
+		return;
+	__sync_fetch_and_add(&ps->calls, 1);
+	__sync_fetch_and_add(&ps->wall, wall);
+	__sync_fetch_and_add(&ps->on_incl, on);
+	if (!off)
+		return;
+	_Pragma("unroll")
+	for (i = 0; i < NR_CAUSES; i++)
+		if (off[i])
+			__sync_fetch_and_add(&ps->off_incl[i], off[i]);
 }
 
 /*
@@ -645,7 +777,7 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
 			return;
 		}
 	}
-	if (BPF_CORE_READ(cur, tgid) != target_tgid) {
+	if (!ours(BPF_CORE_READ(cur, tgid))) {
 		st->waker = WKEY(0, WAKER_TASK, WAKER_NO_FUNC, wtid);
 		if (!bpf_map_lookup_elem(&waker_comms, &wtid)) {
 			bpf_get_current_comm(comm, sizeof(comm));
@@ -782,7 +914,7 @@ int on_switch_in(struct pt_regs *ctx)
 /* try_to_wake_up(p, state, wake_flags) by one of ours (-W) */
 static __always_inline void hook_wake(struct task_struct *p)
 {
-	if (p && BPF_CORE_READ(p, tgid) == target_tgid)
+	if (p && ours(BPF_CORE_READ(p, tgid)))
 		note_waker(p, bpf_get_current_task_btf());
 }
 
@@ -793,10 +925,30 @@ int on_wake(struct pt_regs *ctx)
 	return 0;
 }
 
+/* do_exit by a thread of ours */
+static __always_inline void hook_exit(void)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	thread_exit((__u32)id);
+	proc_exit(id >> 32, (__u32)id);
+}
+
 SEC("kprobe")
 int on_exit_hook(struct pt_regs *ctx)
 {
-	thread_exit((__u32)bpf_get_current_pid_tgid());
+	hook_exit();
+	return 0;
+}
+
+/* wake_up_new_task(p) by one of ours (--children): a thread, or a new process */
+SEC("kprobe")
+int on_fork(struct pt_regs *ctx)
+{
+	struct task_struct *p = (struct task_struct *)PT_REGS_PARM1(ctx);
+
+	if (p)
+		proc_fork(bpf_get_current_task_btf(), p);
 	return 0;
 }
 
@@ -817,7 +969,12 @@ int on_hook(struct bpf_raw_tracepoint_args *ctx)
 		hook_switch_in((struct task_struct *)PT_REGS_PARM1_CORE(regs), ctx, PT_REGS_SP_CORE(regs));
 		break;
 	case HOOK_EXIT:
-		thread_exit((__u32)bpf_get_current_pid_tgid());
+		hook_exit();
+		break;
+	case HOOK_FORK:
+		if (PT_REGS_PARM1_CORE(regs))
+			proc_fork(bpf_get_current_task_btf(),
+				  (struct task_struct *)PT_REGS_PARM1_CORE(regs));
 		break;
 	case HOOK_WAKE:
 		hook_wake((struct task_struct *)PT_REGS_PARM1_CORE(regs));
@@ -830,14 +987,15 @@ int on_hook(struct bpf_raw_tracepoint_args *ctx)
 SEC("tp_btf/sched_switch")
 int BPF_PROG(fb_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	bool out = ours(prev->tgid), in = ours(next->tgid);
 	__u64 now;
 
-	if (prev->tgid != target_tgid && next->tgid != target_tgid)
+	if (!out && !in)
 		return 0;
 	now = bpf_ktime_get_ns();
-	if (prev->tgid == target_tgid)
+	if (out)
 		switch_out(prev, now, preempt || runnable(prev), ctx, 0);
-	if (next->tgid == target_tgid)
+	if (in)
 		switch_in(next, now, false, NULL, 0);
 	return 0;
 }
@@ -846,7 +1004,7 @@ int BPF_PROG(fb_switch, bool preempt, struct task_struct *prev, struct task_stru
 SEC("tp_btf/sched_waking")
 int BPF_PROG(fb_waking, struct task_struct *p)
 {
-	if (p->tgid == target_tgid)
+	if (ours(p->tgid))
 		note_waker(p, bpf_get_current_task_btf());
 	return 0;
 }
@@ -887,7 +1045,7 @@ int BPF_PROG(fb_wakeup, struct task_struct *p)
 	__u32 tid;
 	struct thread_state *st;
 
-	if (p->tgid != target_tgid)
+	if (!ours(p->tgid))
 		return 0;
 	tid = p->pid;
 	st = bpf_map_lookup_elem(&threads, &tid);
@@ -896,11 +1054,21 @@ int BPF_PROG(fb_wakeup, struct task_struct *p)
 	return 0;
 }
 
+/* --children in fallback mode: every fork of the machine, ours kept */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(fb_fork, struct task_struct *parent, struct task_struct *child)
+{
+	proc_fork(parent, child);
+	return 0;
+}
+
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(fb_exit, struct task_struct *p)
 {
-	if (p->tgid == target_tgid)
+	if (ours(p->tgid)) {
 		thread_exit(p->pid);
+		proc_exit(p->tgid, p->pid);
+	}
 	return 0;
 }
 
@@ -945,6 +1113,7 @@ static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
 	}
 	/* New, or an exited thread's entry that its tid, reused, takes over. */
 	thread_start(st, now);
+	st->pslot = proc_slot(bpf_get_current_pid_tgid() >> 32);
 	bpf_get_current_comm(comm, sizeof(comm));
 	bpf_map_update_elem(&comms, &tid, comm, BPF_ANY);
 	return st;
@@ -1094,7 +1263,7 @@ int fn_entry_uh(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[2];
 
-	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
+	if (!ours(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1], true);
 }
@@ -1166,6 +1335,7 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 	}
 	if (per_thread)
 		tstat_add(tid, f->func, wall, on, off);
+	pstat_add(st->pslot, f->func, wall, on, off);
 }
 
 /*
@@ -1251,7 +1421,7 @@ int fn_return_uh(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct pt_regs *regs = (struct pt_regs *)ctx->args[2];
 
-	if (bpf_get_current_pid_tgid() >> 32 != target_tgid)
+	if (!ours(bpf_get_current_pid_tgid() >> 32))
 		return 0;
 	return ret_common(BPF_CORE_READ(regs, sp) - 8, (__u32)ctx->args[1]);
 }
@@ -1351,6 +1521,7 @@ static __always_inline void rec_account(struct thread_state *st, struct frame *f
 	__u64 wall = now - f->entry_ts;
 
 	rec_stats(f->func, wall, wall > f->child_on ? wall - f->child_on : 0);
+	pstat_add(st->pslot, f->func, wall, wall, NULL);
 	rec_charge(st, d - 1, wall);
 }
 
@@ -1402,6 +1573,7 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 	rec_stats(func, wall, wall);
 	if (per_thread)
 		tstat_add(w->tid, func, wall, wall, NULL);
+	pstat_add(st->pslot, func, wall, wall, NULL);
 	if (!(what & XPROBES_UREC_TOP)) {
 		func = XPROBES_UREC_CALLER(t);
 		s = bpf_map_lookup_elem(&stats, &func);
@@ -1485,7 +1657,7 @@ static long rec_one(__u32 i, struct rwalk *w)
  * thread left: fresh, its first record starts its clocks (its records are
  * older than now).
  */
-static __always_inline struct thread_state *rec_thread(__u32 tid)
+static __always_inline struct thread_state *rec_thread(__u32 tid, __u32 tgid)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	__u32 zero = 0;
@@ -1502,6 +1674,7 @@ static __always_inline struct thread_state *rec_thread(__u32 tid)
 	}
 	st->exited = 0;
 	st->fresh = 1;
+	st->pslot = proc_slot(tgid);
 	return st;
 }
 
@@ -1511,9 +1684,9 @@ int fn_records(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tid = (__u32)ctx->args[0], n = (__u32)ctx->args[2];
 	struct rwalk w = { .recs = (const void *)ctx->args[1], .n = n, .tid = tid };
 
-	if ((__u32)ctx->args[3] != target_tgid)
+	if (!ours((__u32)ctx->args[3]))
 		return 0;		/* another traced process's */
-	w.st = rec_thread(tid);
+	w.st = rec_thread(tid, (__u32)ctx->args[3]);
 	if (!w.st) {
 		count_n(CNT_REC_NO_THREAD, n);
 		return 0;

@@ -15,6 +15,9 @@
 #define TRACE_KLOCKS		64	/* kernel lock functions told apart (klocks.c) */
 #define TRACE_KSTACK		12	/* kernel frames looked at for them (fallback mode) */
 #define TRACE_KSCAN		128	/* stack words scanned for them (views mode) */
+#define TRACE_MAX_PROCS		1024	/* --children: processes followed (power of 2) */
+#define TRACE_PROC_SLOTS	32	/* --children: processes reported one by one;
+					 * the last slot takes every later one */
 
 /* Why a thread was off-CPU. */
 enum trace_cause {
@@ -40,6 +43,22 @@ enum trace_hook_kind {
 	HOOK_SWITCH_IN = 2,	/* finish_task_switch: a thread starts on our CR3 */
 	HOOK_EXIT = 3,		/* do_exit: a traced thread ends */
 	HOOK_WAKE = 4,		/* try_to_wake_up: a thread of ours wakes a task (-W) */
+	HOOK_FORK = 5,		/* wake_up_new_task: one of ours starts a task (--children) */
+};
+
+/*
+ * --children: a process of the session (the target, or a process one of
+ * them forked), in an open-addressed table in .bss that the fork path fills
+ * with compare-and-swap (no map lock: the views hooks may run in NMI-like
+ * context) and xprobectl reads in place. slot is its report slot, pstats'
+ * row group.
+ */
+struct trace_proc {
+	__u64 tgid;			/* 0: free (64 bits: BPF's compare-and-swap) */
+	__u32 parent;			/* the tgid that forked it */
+	__u32 slot;			/* 1 + its order of arrival, at most TRACE_PROC_SLOTS - 1 */
+	__u32 exited;			/* its main thread exited: not ours any more */
+	__u32 pad;
 };
 
 /*
@@ -116,7 +135,7 @@ struct thread_state {
 		__u32 pad;
 	} wpend[TRACE_WPEND];
 	__u32 nwpend;
-	__u32 pad2;
+	__u32 pslot;			/* --children: the report slot of its process */
 	struct frame frames[TRACE_MAX_DEPTH];
 };
 
@@ -169,6 +188,8 @@ enum trace_counter {
 	CNT_REC_NO_THREAD,	/* records of a thread userspace had not seen yet */
 	CNT_REC_CALLS,		/* records that were a whole call (XPROBES_F_CALLS) */
 	CNT_WAKERS_LOST,	/* -W: waits not counted, the waker table was full */
+	CNT_FORKS,		/* --children: processes followed */
+	CNT_FORKS_LOST,		/* --children: forks not followed, the table was full */
 	NR_COUNTERS,
 };
 

@@ -24,6 +24,7 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"entries", "returns", "unmatched", "abandoned", "depth_overflow",
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
 	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
+	"forks", "forks_lost",
 };
 
 /* The cause columns of a table's header, and of one of its rows: "name%" wide, 6 at least. */
@@ -225,8 +226,11 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 		if (l > w)
 			w = l < 48 ? l : 48;
 	}
-	printf("%s pid %d (%s), %s mode%s%s, %.2f s, %d function%s traced%s\n",
-	       final ? "Total for" : "Interval for", s->pid, s->comm,
+	if (s->children)
+		snprintf(nb, sizeof(nb), " and the %d process%s it forked", s->nprocs,
+			 s->nprocs == 1 ? "" : "es");
+	printf("%s pid %d (%s)%s, %s mode%s%s, %.2f s, %d function%s traced%s\n",
+	       final ? "Total for" : "Interval for", s->pid, s->comm, s->children ? nb : "",
 	       s->views ? "views" : "fallback",
 	       s->mode_note[0] ? ": " : "", s->mode_note, elapsed / 1e9,
 	       s->nfuncs, s->nfuncs == 1 ? "" : "s", s->nfailed ? " (some could not be probed)" : "");
@@ -334,6 +338,8 @@ static void json_threads(struct tsession *s, uint32_t func)
 	json_arr_end();
 }
 
+static void json_procs(struct tsession *s, const struct func_stats *v);
+
 static void print_json(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
 		       bool final, const uint64_t *cnt, const struct waker_slot *w, int nw)
 {
@@ -399,6 +405,8 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 		json_obj_end();
 	}
 	json_arr_end();
+	if (s->children && final)
+		json_procs(s, v);
 	json_obj_end();
 	json_done();
 	free(idx);
@@ -431,6 +439,123 @@ static void print_threads(struct tsession *s, const struct func_stats *v)
 			printf("\n");
 		}
 	}
+	free(idx);
+}
+
+/*
+ * --children: report slot SLOT's process (the target for 0): pid, parent,
+ * name, and how many processes share it (the last slot takes all the
+ * processes that came after the others were given out).
+ */
+static int slot_proc(const struct tsession *s, uint32_t slot, pid_t *pid, pid_t *parent,
+		     const char **comm)
+{
+	int i, n = 0;
+
+	if (!slot) {
+		*pid = s->pid;
+		*parent = 0;
+		*comm = s->comm;
+		return 1;
+	}
+	for (i = 0; i < s->nprocs; i++) {
+		if (s->procs[i].slot != slot)
+			continue;
+		if (!n++) {
+			*pid = s->procs[i].pid;
+			*parent = s->procs[i].parent;
+			*comm = s->procs[i].comm;
+		}
+	}
+	return n;
+}
+
+/* --children: the calls of FUNC in SLOT's processes; false if none. */
+static bool slot_stats(const struct tsession *s, uint32_t slot, int func,
+		       struct thread_func_stats *ps)
+{
+	uint32_t k = slot * s->nfuncs + func;
+
+	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pstats), &k, ps) && ps->calls;
+}
+
+static void print_procs(struct tsession *s, const struct func_stats *v)
+{
+	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, np;
+	char nb[600], b1[32], b2[32], b3[32], who[48], pb[16];
+	struct thread_func_stats ps;
+	const char *comm;
+	pid_t pid, parent;
+	uint32_t slot;
+
+	if (!idx)
+		return;
+	n = rows(s, v, idx);
+	printf("\nPer process (--children; %d followed):\n%-8s %-8s %-20s %-32s %8s %9s %9s %9s ",
+	       s->nprocs, "PID", "PARENT", "COMM", "FUNCTION", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU");
+	cause_header();
+	printf("\n");
+	for (slot = 0; slot < TRACE_PROC_SLOTS; slot++) {
+		np = slot_proc(s, slot, &pid, &parent, &comm);
+		if (!np)
+			continue;
+		if (np > 1)
+			snprintf(who, sizeof(who), "%.15s +%d more", comm, np - 1);
+		else
+			snprintf(who, sizeof(who), "%s", comm);
+		snprintf(pb, sizeof(pb), "%d", (int)parent);
+		for (r = 0; r < n; r++) {
+			if (!slot_stats(s, slot, idx[r], &ps))
+				continue;
+			printf("%-8d %-8s %-20.20s %-32.32s %8" PRIu64 " %9s %9s %9s ", (int)pid,
+			       parent ? pb : "-", who, fname(s, idx[r], nb, sizeof(nb)), (uint64_t)ps.calls,
+			       trace_dur(ps.wall, b1), trace_dur(ps.on_incl, b2),
+			       trace_dur(off_sum(ps.off_incl), b3));
+			cause_row(ps.off_incl, ps.wall);
+			printf("\n");
+		}
+	}
+	free(idx);
+}
+
+static void json_procs(struct tsession *s, const struct func_stats *v)
+{
+	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, np;
+	struct thread_func_stats ps;
+	const char *comm;
+	pid_t pid, parent;
+	uint32_t slot;
+
+	if (!idx)
+		return;
+	n = rows(s, v, idx);
+	json_arr_begin("processes");
+	for (slot = 0; slot < TRACE_PROC_SLOTS; slot++) {
+		np = slot_proc(s, slot, &pid, &parent, &comm);
+		if (!np)
+			continue;
+		json_obj_begin(NULL);
+		json_u64("pid", pid);
+		json_u64("parent", parent);
+		json_str("comm", comm);
+		json_u64("processes", np);	/* > 1: the last slot, shared */
+		json_arr_begin("functions");
+		for (r = 0; r < n; r++) {
+			if (!slot_stats(s, slot, idx[r], &ps))
+				continue;
+			json_obj_begin(NULL);
+			json_str("name", s->funcs[idx[r]].name);
+			json_u64("calls", ps.calls);
+			json_u64("wall_ns", ps.wall);
+			json_u64("on_cpu_ns", ps.on_incl);
+			json_u64("off_cpu_ns", off_sum(ps.off_incl));
+			json_causes("off_cpu_ns_by_cause", ps.off_incl);
+			json_obj_end();
+		}
+		json_arr_end();
+		json_obj_end();
+	}
+	json_arr_end();
 	free(idx);
 }
 
@@ -577,6 +702,8 @@ int report_print(struct tsession *s, bool final)
 			wakers_print(s, w, nw, show);
 		if (final && s->per_thread)
 			print_threads(s, show);
+		if (final && s->children)
+			print_procs(s, show);
 		if (!final)
 			printf("\n");
 	}

@@ -62,6 +62,10 @@ static void trace_usage(FILE *f)
 "                            and the traced function it was in; in views mode every\n"
 "                            other waker is \"outside\" (only the process's own threads\n"
 "                            reach its view's hook), in fallback mode it is named\n"
+"  -C, --children            also the processes it forks, and theirs (servers' workers):\n"
+"                            the table sums them, a per-process table follows; their\n"
+"                            user functions through uprobes, attached within a poll\n"
+"                            (20 ms) of the fork: calls before that are not seen\n"
 "      --json                machine-readable report (docs/trace.md)\n"
 "      --folded              folded stacks for flamegraph.pl/speedscope (microseconds)\n"
 "      --latency[=K]         also report slow syscalls as they happen, each with the\n"
@@ -225,18 +229,29 @@ static const struct hook_want hook_wants[] = {
 	{ { "do_exit" }, HOOK_EXIT, XPROBES_F_RECORDS | XPROBES_F_CALLS },	/* and a thread's last ones */
 	/* -W: a wakeup by one of ours, after its records (its current function) */
 	{ { "try_to_wake_up" }, HOOK_WAKE, XPROBES_F_RECORDS | XPROBES_F_CALLS },
+	/* --children: a new task of ours, a new process among them, before it runs */
+	{ { "wake_up_new_task" }, HOOK_FORK, 0 },
 };
 
-/* Give PID a kernel view hooked on the scheduler paths; -1: fall back (s->mode_note says why). */
+/*
+ * Give PID a kernel view hooked on the scheduler paths; -1: fall back
+ * (s->mode_note says why). With --children the view follows its forks
+ * (lifecycle.c): a child runs the same hooks.
+ */
 static int views_setup(struct tsession *s, struct xp_nl *nl)
 {
-	int i, n = sizeof(hook_wants) / sizeof(hook_wants[0]) - !s->wakers;
+	struct hook_want want[sizeof(hook_wants) / sizeof(hook_wants[0])];
+	int i, n = 0;
 
-	if (view_hooks_setup(nl, s->pid, XPROBES_F_NO_FOLLOW_FORK, hook_wants, n, s->hook_ids,
-			     s->mode_note, sizeof(s->mode_note)))
+	for (i = 0; i < (int)(sizeof(hook_wants) / sizeof(hook_wants[0])); i++)
+		if ((hook_wants[i].kind != HOOK_WAKE || s->wakers) &&
+		    (hook_wants[i].kind != HOOK_FORK || s->children))
+			want[n++] = hook_wants[i];
+	if (view_hooks_setup(nl, s->pid, s->children ? 0 : XPROBES_F_NO_FOLLOW_FORK, want, n,
+			     s->hook_ids, s->mode_note, sizeof(s->mode_note)))
 		return -1;
 	for (i = 0; i < n; i++)
-		s->hook_kinds[i] = hook_wants[i].kind;
+		s->hook_kinds[i] = want[i].kind;
 	s->nhooks = n;
 	s->nl = nl;
 	return 0;
@@ -291,14 +306,41 @@ static int umulti_link(int prog_fd, const char *path, const uint64_t *offs,
 	return syscall(__NR_bpf, XP_BPF_LINK_CREATE, &a, sizeof(a));
 }
 
+static int linkset_add_fd(struct linkset *ls, int fd)
+{
+	int *n;
+
+	if (ls->nfds == ls->capfds) {
+		n = realloc(ls->fds, (ls->capfds ? 2 * ls->capfds : 8) * sizeof(*n));
+		if (!n) {
+			close(fd);
+			return -ENOMEM;
+		}
+		ls->fds = n;
+		ls->capfds = ls->capfds ? 2 * ls->capfds : 8;
+	}
+	ls->fds[ls->nfds++] = fd;
+	return 0;
+}
+
+void linkset_free(struct linkset *ls)
+{
+	while (ls->nfds > 0)
+		close(ls->fds[--ls->nfds]);
+	while (ls->nlinks > 0)
+		bpf_link__destroy(ls->links[--ls->nlinks]);
+	free(ls->fds);
+	free(ls->links);
+	memset(ls, 0, sizeof(*ls));
+}
+
 /* 0, or -EAGAIN: the caller reloads without uprobe_multi and tries one by one. */
-static int attach_multi(struct tsession *s)
+static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
 	uint64_t *offs = calloc(s->nfuncs, sizeof(*offs)), *cookies = calloc(s->nfuncs, sizeof(*cookies));
 	int i = 0, j, k, fd, err = 0;
 
-	s->links = calloc(2 * s->nfuncs, sizeof(*s->links));
-	if (!offs || !cookies || !s->links) {
+	if (!offs || !cookies) {
 		err = -EAGAIN;
 		goto out;
 	}
@@ -312,21 +354,21 @@ static int attach_multi(struct tsession *s)
 			offs[n] = s->funcs[j].offset;
 			cookies[n++] = j;
 		}
-		if (n >= 100)
+		if (n >= 100 && !quiet)
 			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n,
 				s->funcs[i].path);
 		for (k = 0; k < 2 && !err && n; k++) {
 			fd = umulti_link(bpf_program__fd(k ? s->skel->progs.fn_return :
 							 s->skel->progs.fn_entry),
-					 s->funcs[i].path, offs, cookies, n, k, s->pid);
+					 s->funcs[i].path, offs, cookies, n, k, pid);
 			if (fd < 0) {
 				if (verbose)
 					fprintf(stderr, "xprobectl: uprobe_multi on %s: %s; "
 						"one probe per function instead\n",
 						s->funcs[i].path, strerror(errno));
 				err = -EAGAIN;
-			} else {
-				s->links[s->nlinks++] = fd;
+			} else if (linkset_add_fd(ls, fd)) {
+				err = -ENOMEM;
 			}
 		}
 		i = j;
@@ -337,23 +379,18 @@ out:
 	return err;
 }
 
-static void detach_multi(struct tsession *s)
-{
-	while (s->nlinks > 0)
-		close(s->links[--s->nlinks]);
-	free(s->links);
-	s->links = NULL;
-}
-
-static int attach_uprobes(struct tsession *s)
+static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
 	int i, ok = 0, shown = 0, step = s->nfuncs / 20 + 1;
-	bool progress = s->nfuncs >= 100;
+	bool progress = s->nfuncs >= 100 && !quiet;
 
 	if (s->multi)
-		return attach_multi(s);
+		return attach_multi(s, pid, ls, quiet);
 	/* libbpf holds a perf event and a BPF link fd per probe: 4 per function */
 	raise_nofile(4 * s->nfuncs + 256);
+	ls->links = calloc(2 * s->nfuncs, sizeof(*ls->links));
+	if (!ls->links)
+		return -ENOMEM;
 	for (i = 0; i < s->nfuncs; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i);
 		struct tfunc *f = &s->funcs[i];
@@ -364,12 +401,12 @@ static int attach_uprobes(struct tsession *s)
 			ok++;
 			continue;
 		}
-		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, s->pid, f->path,
+		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
 						     f->offset, &o);
 		err = libbpf_get_error(in);
 		if (!err) {
 			o.retprobe = true;
-			out = bpf_program__attach_uprobe_opts(s->skel->progs.fn_return, s->pid,
+			out = bpf_program__attach_uprobe_opts(s->skel->progs.fn_return, pid,
 							      f->path, f->offset, &o);
 			err = libbpf_get_error(out);
 			if (err) {
@@ -378,6 +415,11 @@ static int attach_uprobes(struct tsession *s)
 			}
 		}
 		if (err) {
+			if (quiet) {
+				if (err == -EMFILE || err == -ENFILE)
+					return -EMFILE;
+				continue;
+			}
 			s->nfailed++;
 			if (err == -EMFILE || err == -ENFILE) {
 				fprintf(stderr, "xprobectl: out of file descriptors after %d "
@@ -389,6 +431,8 @@ static int attach_uprobes(struct tsession *s)
 					f->name, f->path, strerror(-err));
 			continue;
 		}
+		ls->links[ls->nlinks++] = in;
+		ls->links[ls->nlinks++] = out;
 		ok++;
 		if (progress && (i % step == 0 || i + 1 == s->nfuncs))
 			fprintf(stderr, "\rxprobectl: attaching %d/%d functions", i + 1, s->nfuncs);
@@ -398,10 +442,16 @@ static int attach_uprobes(struct tsession *s)
 	if (shown > 10)
 		fprintf(stderr, "xprobectl: ... %d more could not be probed\n", shown - 10);
 	if (!ok) {
-		fprintf(stderr, "xprobectl: no function could be probed\n");
+		if (!quiet)
+			fprintf(stderr, "xprobectl: no function could be probed\n");
 		return -1;
 	}
 	return 0;
+}
+
+int trace_attach_pid(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
+{
+	return attach_uprobes(s, pid, ls, quiet);
 }
 
 /* ---- the target ----------------------------------------------------------- */
@@ -511,6 +561,8 @@ static struct bpf_program *hook_prog(struct trace_bpf *skel, uint32_t kind)
 		return skel->progs.on_switch_in;
 	case HOOK_WAKE:
 		return skel->progs.on_wake;
+	case HOOK_FORK:
+		return skel->progs.on_fork;
 	default:
 		return skel->progs.on_exit_hook;
 	}
@@ -583,6 +635,8 @@ static int load_bpf(struct tsession *s)
 		return -1;
 	}
 	s->skel->rodata->target_tgid = s->pid;
+	s->skel->rodata->children = s->children;
+	s->skel->rodata->nfuncs = s->nfuncs;
 	s->skel->rodata->per_thread = s->per_thread;
 	s->skel->rodata->folded = s->folded;
 	s->skel->rodata->wakers_on = s->wakers;
@@ -590,11 +644,14 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->klock_n = klocks_load((uint64_t *)s->skel->rodata->klock_lo,
 					       (uint64_t *)s->skel->rodata->klock_hi, TRACE_KLOCKS);
 	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
+	bpf_map__set_max_entries(s->skel->maps.pstats, s->children ? TRACE_PROC_SLOTS * s->nfuncs : 1);
 	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_switch_out, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_switch_in, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_exit_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_wake, s->views && s->wakers);
+	bpf_program__set_autoload(s->skel->progs.on_fork, s->views && s->children);
+	bpf_program__set_autoload(s->skel->progs.fb_fork, !s->views && s->children);
 	bpf_program__set_autoload(s->skel->progs.fb_switch, !s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_exit, !s->views);
 	bpf_program__set_autoload(s->skel->progs.fb_wakeup, !s->views);
@@ -645,7 +702,11 @@ static int load_bpf(struct tsession *s)
 		l = bpf_program__attach(s->skel->progs.fb_exit);
 		s->skel->links.fb_exit = libbpf_get_error(l) ? NULL : l;
 	}
-	if (s->skel->links.fb_exit) {
+	if (s->skel->links.fb_exit && s->children) {
+		l = bpf_program__attach(s->skel->progs.fb_fork);
+		s->skel->links.fb_fork = libbpf_get_error(l) ? NULL : l;
+	}
+	if (s->skel->links.fb_exit && (s->skel->links.fb_fork || !s->children)) {
 		l = bpf_program__attach(s->skel->progs.fb_wakeup);
 		s->skel->links.fb_wakeup = libbpf_get_error(l) ? NULL : l;
 	}
@@ -684,6 +745,7 @@ int cmd_trace(int argc, char **argv)
 		{ "histogram", no_argument, NULL, 'H' },
 		{ "per-thread", no_argument, NULL, 'T' },
 		{ "wakers", no_argument, NULL, 'W' },
+		{ "children", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "no-views", no_argument, NULL, 'N' },
@@ -710,7 +772,7 @@ int cmd_trace(int argc, char **argv)
 	bool latency = false, events = false;
 	char *e;
 
-	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTWvh", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTWCvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': {
 			char *colon = strrchr(optarg, ':');
@@ -749,6 +811,7 @@ int cmd_trace(int argc, char **argv)
 		case 'H': s.hist = true; break;
 		case 'T': s.per_thread = true; break;
 		case 'W': s.wakers = true; break;
+		case 'C': s.children = true; break;
 		case 'j': s.json = true; break;
 		case 'F': s.folded = true; break;
 		case 'N': no_views = true; break;
@@ -777,6 +840,8 @@ int cmd_trace(int argc, char **argv)
 		return usage_error("--json and --folded exclude each other");
 	if (latency && s.folded)
 		return usage_error("--latency and --folded exclude each other");
+	if (latency && s.children)
+		return usage_error("--latency watches one process: not with --children");
 	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
 		cmd = argv + optind;
 	} else if (optind + 1 == argc) {
@@ -872,6 +937,12 @@ int cmd_trace(int argc, char **argv)
 	 * at the thread's next switch).
 	 */
 	s.records = !s.per_thread && !s.folded && !latency && !events;
+	if (s.children && s.views && !s.uprobes_only) {
+		/* A child's records and return thunks are not handed over yet (docs/wakers.md). */
+		fprintf(stderr, "xprobectl: --children: user functions through uprobes (user hooks "
+			"do not follow forks yet)\n");
+		s.uprobes_only = true;
+	}
 	if (s.views && !s.uprobes_only && tuhooks_add(&s, verbose)) {
 		fprintf(stderr, "xprobectl: user hooks failed; --uprobes traces without them\n");
 		goto out;
@@ -879,9 +950,9 @@ int cmd_trace(int argc, char **argv)
 	for (;;) {
 		if (load_bpf(&s))
 			goto out;
-		c = attach_uprobes(&s);
+		c = attach_uprobes(&s, s.pid, &s.ls, false);
 		if (c == -EAGAIN) {	/* no uprobe_multi here: one probe per function */
-			detach_multi(&s);
+			linkset_free(&s.ls);
 			trace_bpf__destroy(s.skel);
 			s.skel = NULL;
 			s.multi = false;
@@ -939,11 +1010,15 @@ int cmd_trace(int argc, char **argv)
 		if (end_ns && now >= end_ns)
 			break;
 		threads_sweep(&s, false);
+		if (s.children)
+			tprocs_poll(&s);
 		if (next_ns && now >= next_ns) {
 			report_print(&s, false);
 			next_ns += (uint64_t)(interval * 1e9);
 		}
 	}
+	if (s.children)
+		tprocs_poll(&s);	/* names for the last ones */
 	report_print(&s, true);
 	if (lat)
 		latency_summary(lat, s.top ? s.top : 20);
@@ -958,7 +1033,8 @@ out:
 	}
 	syswatch_end(&sw);	/* a zeroed one when --latency is off */
 	latency_stop(lat);
-	detach_multi(&s);
+	tprocs_end(&s);
+	linkset_free(&s.ls);
 	if (s.skel)
 		trace_bpf__destroy(s.skel);
 	xp_events_close(ev);

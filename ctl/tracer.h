@@ -23,6 +23,24 @@ struct tfunc {
 
 enum sort_key { SORT_WALL, SORT_SELF, SORT_ON, SORT_OFF, SORT_CALLS };
 
+/* The uprobes of one process: uprobe_multi link fds, or libbpf links (one per probe). */
+struct linkset {
+	int *fds;
+	int nfds, capfds;
+	struct bpf_link **links;
+	int nlinks;
+};
+
+/* --children: a process the target (or one of them) forked (tprocs.c) */
+struct tproc {
+	pid_t pid, parent;
+	uint32_t slot;		/* its report slot (pstats), from the BPF side */
+	char comm[16];
+	struct linkset ls;	/* its uprobes, detached when it exits */
+	bool gone;
+	bool unprobed;		/* its uprobes could not be attached */
+};
+
 struct tsession {
 	pid_t pid;
 	char comm[32];
@@ -37,10 +55,12 @@ struct tsession {
 	int ncpus;
 	struct trace_bpf *skel;
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
-	int *links;		/* their fds */
-	int nlinks;
+	struct linkset ls;	/* the target's uprobes */
+	bool children;		/* --children */
+	struct tproc *procs;	/* --children: every process the target forked */
+	int nprocs, capprocs;
 	struct xp_nl *nl;	/* views mode: the view's socket */
-	uint32_t hook_ids[4], hook_kinds[4];	/* views mode: our hooks, by id */
+	uint32_t hook_ids[5], hook_kinds[5];	/* views mode: our hooks, by id */
 	int nhooks;
 
 	/* output options */
@@ -64,6 +84,14 @@ void tuhooks_areas(struct tsession *s);
 
 /* "12.3ms": 4 significant digits at most, fits in 8 columns. */
 const char *trace_dur(uint64_t ns, char *buf);
+
+/* trace.c: uprobes for PID (the target's or a child's), into LS; QUIET: no messages. */
+int trace_attach_pid(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet);
+void linkset_free(struct linkset *ls);
+
+/* tprocs.c: --children */
+void tprocs_poll(struct tsession *s);
+void tprocs_end(struct tsession *s);
 
 /* Print a report: an interval (difference from the last one) or the final totals. */
 int report_print(struct tsession *s, bool final);

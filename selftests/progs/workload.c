@@ -36,8 +36,12 @@
  *   longjmp   xw_jump() longjmps out of xw_deep(); xw_delay sleeps MS
  *   recurse   xw_recurse() 40 deep, then sleeps MS
  *   threads   every call runs on a new thread (created, joined); MS of CPU
+ *   fork      a server and 2 worker processes it forks: after 300 ms (a
+ *             tracer following forks attaches to them meanwhile) each
+ *             runs the CALLS, xw_delay sleeping MS          (sleep)
  *
- * Prints what it injected ("truth ...") on stderr when done: the wall time
+ * Prints what it injected ("truth ...", with its pid; fork: one line per
+ * process, the workers' first) on stderr when done: the wall time
  * around the xw_delay() calls (delay_wall_ns, taken by the caller), the wall
  * time inside them (delay_in_ns, taken by xw_delay itself), the CPU time the
  * threads spent in them, and how many disk writes they made. A tracer's
@@ -610,7 +614,7 @@ int main(int argc, char **argv)
 {
 	long long delay_wall = 0, total0;
 	pthread_t th;
-	pid_t helper = 0;
+	pid_t helper = 0, workers[2] = { 0, 0 };
 	int c, i;
 
 	while ((c = getopt(argc, argv, "n:t:d:c:")) != -1) {
@@ -699,6 +703,17 @@ int main(int argc, char **argv)
 		pthread_create(&th, NULL, klock_holder, NULL);
 		while (!waker_tid)
 			sched_yield();
+	} else if (!strcmp(scenario, "fork")) {
+		for (i = 0; i < 2; i++) {
+			workers[i] = fork();
+			if (workers[i] < 0)
+				return 1;
+			if (!workers[i]) {
+				workers[0] = workers[1] = 0;	/* a worker has none */
+				break;
+			}
+		}
+		sleep_ns(300000000);
 	} else if (!strcmp(scenario, "mem")) {
 		/*
 		 * On one CPU: PSI weighs each CPU's stall by how long that
@@ -740,8 +755,11 @@ int main(int argc, char **argv)
 		}
 		delay_wall += xw_request();
 	}
-	fprintf(stderr, "truth scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld faults=%ld delay_memstall_ns=%lld\n",
-		scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
+	for (i = 0; i < 2; i++)		/* fork: the workers' lines first */
+		if (workers[i] > 0)
+			waitpid(workers[i], NULL, 0);
+	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld faults=%ld delay_memstall_ns=%lld\n",
+		(int)getpid(), scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
 		disk_writes, delay_rundelay, waker_tid, delay_throttled, majflts, delay_memstall);
 	if (helper > 0) {
 		kill(helper, SIGKILL);
