@@ -71,6 +71,14 @@ assert_eq "--uprobes: xw_delay calls" 6 "$(fn /tmp/lock-up.json xw_delay calls)"
 check_balance /tmp/lock-up.json xw_delay
 check_cause /tmp/lock-up.json xw_delay lock /tmp/lock-up.err
 check_waker /tmp/lock-up.json xw_delay thread xw_hold /tmp/lock-up.err
+# --children: the view follows a server's forks (its hook on
+# wake_up_new_task enters each new process); per process and combined,
+# each worker's sleeps seen through the view's switch hooks
+trace_scenario /tmp/fork fork --children -W
+note "fork: $(cat /tmp/fork.err | tr '\n' ' ')"
+assert_eq "fork mode" views "$(jsonq /tmp/fork.json mode)"
+assert_eq "--children: xw_delay through uprobes" uprobe "$(fn /tmp/fork.json xw_delay probe)"
+check_children /tmp/fork.json /tmp/fork.err
 # a busy disk makes each request wait longer (per write: a call writes for
 # MS of wall time, so its wait is bounded whatever the disk does)
 io_per_write() { echo $(($(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.io) / $(truth /tmp/$1.err writes))); }

@@ -44,6 +44,10 @@ mem_setup /sys/fs/cgroup/xwm 32M
 XW_CG=/sys/fs/cgroup/xwm trace_scenario /tmp/fb-mem mem --no-views
 note "mem: $(cat /tmp/fb-mem.err | tr '\n' ' ')"
 check_mem /tmp/fb-mem.json xw_delay /tmp/fb-mem.err
+# --children: a server and the 2 workers it forks, per process and combined
+trace_scenario /tmp/fb-fork fork --no-views --children
+note "fork: $(cat /tmp/fb-fork.err | tr '\n' ' ')"
+check_children /tmp/fb-fork.json /tmp/fb-fork.err
 assert_eq "no view was made" "" "$(xprobectl view list | sed 1d)"
 
 # Without the module: fallback on its own, said in the report and on stderr.

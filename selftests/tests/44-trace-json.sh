@@ -46,3 +46,18 @@ type_is $W.function string
 for k in tid waits off_cpu_ns; do type_is $W.$k number; done
 assert_eq "waker function" xw_hold "$(jsonq $J $W.function)"
 assert_match "offset is hex" '^0x[0-9a-f]+$' "$(jsonq $J $F.offset)"
+for k in forks forks_lost; do type_is counters.$k number; done
+# --children: processes, the target first
+XW_N=2 trace_scenario /tmp/jc fork --children
+J=/tmp/jc.json P='processes.[0]'
+type_is processes array
+for k in pid parent processes; do type_is $P.$k number; done
+type_is $P.comm string
+type_is $P.functions array
+type_is "$P.functions.[0].name" string
+for k in calls wall_ns on_cpu_ns off_cpu_ns; do type_is "$P.functions.[0].$k" number; done
+for c in runq wakeup throttled lock mem io net sleep other; do
+	type_is "$P.functions.[0].off_cpu_ns_by_cause.$c" number
+done
+assert_eq "the target is the first process" "$(jsonq $J pid)" "$(jsonq $J $P.pid)"
+assert_eq "three processes" 3 "$(jsonq $J 'processes.#')"

@@ -492,6 +492,36 @@ check_waker() {
 		$((_all * 10)) $((_so * 9))
 }
 
+# check_children JSON ERR: trace --children on the fork scenario. The
+# target and its 2 workers each a process of the per-process report, each
+# held to its own truth line as check_wall and check_cause hold a single
+# process (xw_delay's calls, its wall between the clocks inside and around
+# the calls, sleep 90% of its waits); the combined table sums them.
+check_children() {
+	local p n=0 pre t w in out sl off rq
+	assert_eq "forks followed" 2 "$(jsonq $1 counters.forks)"
+	for p in $(sed -n 's/.*truth pid=\([0-9]*\) .*/\1/p' $2); do
+		pre="processes.[pid=$p].functions.[name=xw_delay]"
+		jsonq $1 "$pre" > /dev/null || fail "pid $p is not in the per-process report"
+		assert_eq "pid $p: xw_delay calls" ${XW_N:-6} "$(jsonq $1 $pre.calls)"
+		t=$(grep "truth pid=$p " $2)
+		in=$(echo "$t" | sed -n 's/.* delay_in_ns=\([0-9]*\).*/\1/p')
+		out=$(echo "$t" | sed -n 's/.* delay_wall_ns=\([0-9]*\).*/\1/p')
+		w=$(jsonq $1 $pre.wall_ns)
+		sl=$(jsonq $1 $pre.off_cpu_ns_by_cause.sleep)
+		off=$(jsonq $1 $pre.off_cpu_ns)
+		rq=$(($(jsonq $1 $pre.off_cpu_ns_by_cause.runq) + $(jsonq $1 $pre.off_cpu_ns_by_cause.wakeup)))
+		note "pid $p xw_delay: inside $in <= traced $w <= around $out; sleep $sl, runq+wakeup $rq, off $off"
+		assert_ge "pid $p: traced wall vs inside" $w $((in - 100000))
+		assert_ge "pid $p: around vs traced wall" $((out + 100000)) $w
+		assert_ge "pid $p: sleep vs 90% of off-CPU outside runq and wakeup" $((sl * 10)) $(((off - rq) * 9))
+		n=$((n + 1))
+	done
+	assert_eq "processes with a truth line" 3 $n
+	assert_eq "processes in the report" 3 "$(jsonq $1 'processes.#')"
+	assert_eq "combined xw_delay calls" $((3 * ${XW_N:-6})) "$(fn $1 xw_delay calls)"
+}
+
 # quota_setup DIR QUOTA_US PERIOD_US: a cgroup v2 CPU cgroup with cpu.max
 quota_setup() {
 	cgroup_setup $1 cpu
