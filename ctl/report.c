@@ -316,6 +316,16 @@ static bool next_thread(struct tsession *s, uint32_t func, bool *started,
 	return false;
 }
 
+/* The members of a per-thread (-T) or per-process (--children) row. */
+static void json_tstats(const struct thread_func_stats *ts)
+{
+	json_u64("calls", ts->calls);
+	json_u64("wall_ns", ts->wall);
+	json_u64("on_cpu_ns", ts->on_incl);
+	json_u64("off_cpu_ns", off_sum(ts->off_incl));
+	json_causes("off_cpu_ns_by_cause", ts->off_incl);
+}
+
 static void json_threads(struct tsession *s, uint32_t func)
 {
 	struct thread_func_key k;
@@ -328,11 +338,7 @@ static void json_threads(struct tsession *s, uint32_t func)
 		json_obj_begin(NULL);
 		json_u64("tid", k.tid);
 		json_str("comm", comm);
-		json_u64("calls", ts.calls);
-		json_u64("wall_ns", ts.wall);
-		json_u64("on_cpu_ns", ts.on_incl);
-		json_u64("off_cpu_ns", off_sum(ts.off_incl));
-		json_causes("off_cpu_ns_by_cause", ts.off_incl);
+		json_tstats(&ts);
 		json_obj_end();
 	}
 	json_arr_end();
@@ -479,11 +485,16 @@ static bool slot_stats(const struct tsession *s, uint32_t slot, int func,
 	return !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.pstats), &k, ps) && ps->calls;
 }
 
-static void print_procs(struct tsession *s, const struct func_stats *v)
+/*
+ * --children: FN once per report slot in use, with its process (NP: how
+ * many share it) and the functions in the table's order (IDX, N of them).
+ */
+typedef void (*slot_fn)(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_t parent,
+			const char *comm, const int *idx, int n);
+
+static void each_slot(struct tsession *s, const struct func_stats *v, slot_fn fn)
 {
-	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, np;
-	char nb[600], b1[32], b2[32], b3[32], who[48], pb[16];
-	struct thread_func_stats ps;
+	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, np;
 	const char *comm;
 	pid_t pid, parent;
 	uint32_t slot;
@@ -491,72 +502,76 @@ static void print_procs(struct tsession *s, const struct func_stats *v)
 	if (!idx)
 		return;
 	n = rows(s, v, idx);
-	printf("\nPer process (--children; %d followed):\n%-8s %-8s %-20s %-32s %8s %9s %9s %9s ",
-	       s->nprocs, "PID", "PARENT", "COMM", "FUNCTION", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU");
-	cause_header();
-	printf("\n");
 	for (slot = 0; slot < TRACE_PROC_SLOTS; slot++) {
 		np = slot_proc(s, slot, &pid, &parent, &comm);
-		if (!np)
-			continue;
-		if (np > 1)
-			snprintf(who, sizeof(who), "%.15s +%d more", comm, np - 1);
-		else
-			snprintf(who, sizeof(who), "%s", comm);
-		snprintf(pb, sizeof(pb), "%d", (int)parent);
-		for (r = 0; r < n; r++) {
-			if (!slot_stats(s, slot, idx[r], &ps))
-				continue;
-			printf("%-8d %-8s %-20.20s %-32.32s %8" PRIu64 " %9s %9s %9s ", (int)pid,
-			       parent ? pb : "-", who, fname(s, idx[r], nb, sizeof(nb)), (uint64_t)ps.calls,
-			       trace_dur(ps.wall, b1), trace_dur(ps.on_incl, b2),
-			       trace_dur(off_sum(ps.off_incl), b3));
-			cause_row(ps.off_incl, ps.wall);
-			printf("\n");
-		}
+		if (np)
+			fn(s, slot, np, pid, parent, comm, idx, n);
 	}
 	free(idx);
 }
 
-static void json_procs(struct tsession *s, const struct func_stats *v)
+static void print_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_t parent,
+		       const char *comm, const int *idx, int n)
 {
-	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, np;
+	char nb[600], b1[32], b2[32], b3[32], who[48], pb[16];
 	struct thread_func_stats ps;
-	const char *comm;
-	pid_t pid, parent;
-	uint32_t slot;
+	int r;
 
-	if (!idx)
-		return;
-	n = rows(s, v, idx);
-	json_arr_begin("processes");
-	for (slot = 0; slot < TRACE_PROC_SLOTS; slot++) {
-		np = slot_proc(s, slot, &pid, &parent, &comm);
-		if (!np)
+	if (np > 1)
+		snprintf(who, sizeof(who), "%.15s +%d more", comm, np - 1);
+	else
+		snprintf(who, sizeof(who), "%s", comm);
+	snprintf(pb, sizeof(pb), "%d", (int)parent);
+	for (r = 0; r < n; r++) {
+		if (!slot_stats(s, slot, idx[r], &ps))
+			continue;
+		printf("%-8d %-8s %-20.20s %-32.32s %8" PRIu64 " %9s %9s %9s ", (int)pid,
+		       parent ? pb : "-", who, fname(s, idx[r], nb, sizeof(nb)), (uint64_t)ps.calls,
+		       trace_dur(ps.wall, b1), trace_dur(ps.on_incl, b2),
+		       trace_dur(off_sum(ps.off_incl), b3));
+		cause_row(ps.off_incl, ps.wall);
+		printf("\n");
+	}
+}
+
+static void print_procs(struct tsession *s, const struct func_stats *v)
+{
+	printf("\nPer process (--children; %d followed):\n%-8s %-8s %-20s %-32s %8s %9s %9s %9s ",
+	       s->nprocs, "PID", "PARENT", "COMM", "FUNCTION", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU");
+	cause_header();
+	printf("\n");
+	each_slot(s, v, print_slot);
+}
+
+static void json_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_t parent,
+		      const char *comm, const int *idx, int n)
+{
+	struct thread_func_stats ps;
+	int r;
+
+	json_obj_begin(NULL);
+	json_u64("pid", pid);
+	json_u64("parent", parent);
+	json_str("comm", comm);
+	json_u64("processes", np);	/* > 1: the last slot, shared */
+	json_arr_begin("functions");
+	for (r = 0; r < n; r++) {
+		if (!slot_stats(s, slot, idx[r], &ps))
 			continue;
 		json_obj_begin(NULL);
-		json_u64("pid", pid);
-		json_u64("parent", parent);
-		json_str("comm", comm);
-		json_u64("processes", np);	/* > 1: the last slot, shared */
-		json_arr_begin("functions");
-		for (r = 0; r < n; r++) {
-			if (!slot_stats(s, slot, idx[r], &ps))
-				continue;
-			json_obj_begin(NULL);
-			json_str("name", s->funcs[idx[r]].name);
-			json_u64("calls", ps.calls);
-			json_u64("wall_ns", ps.wall);
-			json_u64("on_cpu_ns", ps.on_incl);
-			json_u64("off_cpu_ns", off_sum(ps.off_incl));
-			json_causes("off_cpu_ns_by_cause", ps.off_incl);
-			json_obj_end();
-		}
-		json_arr_end();
+		json_str("name", s->funcs[idx[r]].name);
+		json_tstats(&ps);
 		json_obj_end();
 	}
 	json_arr_end();
-	free(idx);
+	json_obj_end();
+}
+
+static void json_procs(struct tsession *s, const struct func_stats *v)
+{
+	json_arr_begin("processes");
+	each_slot(s, v, json_slot);
+	json_arr_end();
 }
 
 /* Add a thread's pending stack time (see charge_fold() in trace.bpf.c) to the fold map. */
