@@ -39,7 +39,7 @@ BPFTOOL  ?= bpftool
 CFLAGS   ?= -O2 -g
 XCFLAGS  := -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE \
 	    $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
-LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz -lm
+LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz -lm -lprotobuf-c
 
 VM       := selftests/vm
 RUNVM    := $(VM)/run-vm.sh
@@ -51,7 +51,8 @@ INITRD   := $(call initrd_of,$(KSERIES))
 VM_TIMEOUT ?= 600
 
 CTL_SRCS  := $(wildcard ctl/*.c)
-CTL_OBJS  := $(CTL_SRCS:ctl/%.c=$(BUILD)/ctl/%.o)
+# profile.proto (trace --pprof) compiled by protoc-c into the build tree
+CTL_OBJS  := $(CTL_SRCS:ctl/%.c=$(BUILD)/ctl/%.o) $(BUILD)/ctl/profile.pb-c.o
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
@@ -135,7 +136,13 @@ bpf: $(BPF_OBJS) $(BPF_SKELS)
 
 # --- xprobectl ----------------------------------------------------------------
 ctl: $(BUILD)/ctl/xprobectl
-$(BUILD)/ctl/%.o: ctl/%.c $(wildcard ctl/*.h) module/uapi/xprobes.h $(BPF_SKELS) $(BUILD)/ctl/sysnames.h
+$(BUILD)/ctl/profile.pb-c.c $(BUILD)/ctl/profile.pb-c.h: ctl/profile.proto
+	@mkdir -p $(@D)
+	protoc-c --c_out=$(BUILD)/ctl -Ictl $<
+$(BUILD)/ctl/profile.pb-c.o: $(BUILD)/ctl/profile.pb-c.c
+	$(CC) $(CPPFLAGS) $(CFLAGS) -I$(BUILD)/ctl -c $< -o $@
+$(BUILD)/ctl/%.o: ctl/%.c $(wildcard ctl/*.h) module/uapi/xprobes.h $(BPF_SKELS) $(BUILD)/ctl/sysnames.h \
+		$(BUILD)/ctl/profile.pb-c.h
 	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -I$(BUILD)/ctl -Ibpf -c $< -o $@
 # Syscall names by number, for xprobectl latency, from the libc's kernel headers.

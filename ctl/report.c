@@ -27,6 +27,11 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"forks", "forks_lost",
 };
 
+const char *trace_cause_name(int i)
+{
+	return i >= 0 && i < NR_CAUSES ? cause_names[i] : "?";
+}
+
 /* The cause columns of a table's header, and of one of its rows: "name%" wide, 6 at least. */
 static int cause_width(int i)
 {
@@ -635,7 +640,7 @@ void threads_sweep(struct tsession *s, bool final)
 		prev = &k;
 		if (bpf_map_lookup_elem(fd, &k, st) || (!st->exited && !final))
 			continue;
-		if (s->folded)
+		if (s->fold)
 			fold_pending(ffd, st);
 		if (st->exited)
 			dead[n++] = k;

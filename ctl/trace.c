@@ -9,6 +9,7 @@
  */
 #include <elf.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
@@ -16,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
 #include <sys/resource.h>
@@ -68,6 +70,10 @@ static void trace_usage(FILE *f)
 "                            (20 ms) of the fork: calls before that are not seen\n"
 "      --json                machine-readable report (docs/trace.md)\n"
 "      --folded              folded stacks for flamegraph.pl/speedscope (microseconds)\n"
+"      --pprof FILE          also write the stacks as a pprof profile (gzip-compressed\n"
+"                            profile.proto: go tool pprof, Pyroscope, Parca), one sample\n"
+"                            type per figure (wall, on_cpu, off_cpu, off_cpu_CAUSE; ns),\n"
+"                            the cause as the leaf frame, the waker (-W) as a label\n"
 "      --latency[=K]         also report slow syscalls as they happen, each with the\n"
 "                            traced function that made it (xprobectl latency; K sigmas, 3)\n"
 "      --latency-min-us US   and only those longer than US microseconds\n"
@@ -638,7 +644,7 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->children = s->children;
 	s->skel->rodata->nfuncs = s->nfuncs;
 	s->skel->rodata->per_thread = s->per_thread;
-	s->skel->rodata->folded = s->folded;
+	s->skel->rodata->folded = s->fold;
 	s->skel->rodata->wakers_on = s->wakers;
 	s->skel->rodata->views_mode = s->views;
 	s->skel->rodata->klock_n = klocks_load((uint64_t *)s->skel->rodata->klock_lo,
@@ -748,6 +754,7 @@ int cmd_trace(int argc, char **argv)
 		{ "children", no_argument, NULL, 'C' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
+		{ "pprof", required_argument, NULL, 'P' },
 		{ "no-views", no_argument, NULL, 'N' },
 		{ "uprobes", no_argument, NULL, 'U' },
 		{ "events", no_argument, NULL, 'E' },
@@ -764,7 +771,7 @@ int cmd_trace(int argc, char **argv)
 	bool list = false, no_views = false, child = false, started = false, cut = false, missing;
 	char exe[PATH_MAX], **cmd = NULL;
 	struct xp_nl *nl = NULL;
-	uint64_t end_ns, next_ns;
+	uint64_t end_ns, next_ns, start_real = 0;
 	struct latency_opts lo = { .k = 3, .threads_fd = -1, .func_name = func_name };
 	struct latency *lat = NULL;
 	struct xp_events *ev = NULL;
@@ -814,6 +821,7 @@ int cmd_trace(int argc, char **argv)
 		case 'C': s.children = true; break;
 		case 'j': s.json = true; break;
 		case 'F': s.folded = true; break;
+		case 'P': s.pprof = optarg; break;
 		case 'N': no_views = true; break;
 		case 'U': s.uprobes_only = true; break;
 		case 'E': events = true; break;
@@ -842,6 +850,15 @@ int cmd_trace(int argc, char **argv)
 		return usage_error("--latency and --folded exclude each other");
 	if (latency && s.children)
 		return usage_error("--latency watches one process: not with --children");
+	if (s.pprof) {	/* say it now, not after the trace */
+		c = open(s.pprof, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (c < 0) {
+			fprintf(stderr, "xprobectl: cannot write the profile %s: %s\n", s.pprof,
+				strerror(errno));
+			return EXIT_RUNTIME;
+		}
+		close(c);
+	}
 	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
 		cmd = argv + optind;
 	} else if (optind + 1 == argc) {
@@ -936,7 +953,8 @@ int cmd_trace(int argc, char **argv)
 	 * (--latency reads the shadow stacks there; records reach them only
 	 * at the thread's next switch).
 	 */
-	s.records = !s.per_thread && !s.folded && !latency && !events;
+	s.fold = s.folded || s.pprof;
+	s.records = !s.per_thread && !s.fold && !latency && !events;
 	if (s.children && s.views && !s.uprobes_only) {
 		/* A child's records and return thunks are not handed over yet (docs/wakers.md). */
 		fprintf(stderr, "xprobectl: --children: user functions through uprobes (user hooks "
@@ -989,6 +1007,12 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "xprobectl: and slow syscalls (above mean + %.2g sigma), %s\n",
 			lo.k, syswatch_mode(&sw));
 	s.start_ns = s.prev_ns = mono_ns();
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		start_real = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	}
 	end_ns = duration ? s.start_ns + (uint64_t)(duration * 1e9) : 0;
 	next_ns = interval ? s.start_ns + (uint64_t)(interval * 1e9) : 0;
 	while (!stop_req) {
@@ -1020,6 +1044,19 @@ int cmd_trace(int argc, char **argv)
 	if (s.children)
 		tprocs_poll(&s);	/* names for the last ones */
 	report_print(&s, true);
+	if (s.pprof) {
+		if (!s.folded)
+			threads_sweep(&s, true);	/* the stacks' pending time */
+		c = pprof_write(&s, s.pprof, start_real, mono_ns() - s.start_ns);
+		if (c) {
+			fprintf(stderr, "xprobectl: cannot write the profile %s: %s\n", s.pprof,
+				strerror(-c));
+			cut = true;
+		} else {
+			fprintf(stderr, "xprobectl: wrote %s (go tool pprof -top %s)\n", s.pprof,
+				s.pprof);
+		}
+	}
 	if (lat)
 		latency_summary(lat, s.top ? s.top : 20);
 	ret = cut ? EXIT_RUNTIME : EXIT_OK;

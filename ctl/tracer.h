@@ -65,6 +65,8 @@ struct tsession {
 
 	/* output options */
 	bool json, folded, per_thread, hist, wakers;
+	const char *pprof;	/* --pprof FILE */
+	bool fold;		/* fill the fold map: --folded or --pprof */
 	enum sort_key sort;
 	int top;		/* rows in the table, 0: all */
 
@@ -92,6 +94,13 @@ void linkset_free(struct linkset *ls);
 /* tprocs.c: --children */
 void tprocs_poll(struct tsession *s);
 void tprocs_end(struct tsession *s);
+
+/* report.c: a cause's name */
+const char *trace_cause_name(int i);
+
+/* pprof.c: the fold map as a gzip-compressed pprof profile; 0 or -errno. */
+int pprof_write(struct tsession *s, const char *path, uint64_t start_realtime_ns,
+		uint64_t duration_ns);
 
 /* Print a report: an interval (difference from the last one) or the final totals. */
 int report_print(struct tsession *s, bool final);

@@ -202,6 +202,18 @@ else
 	record "not ok" host-urec-fold
 fi
 
+# trace --pprof, read by Debian's go tool pprof: the profile of a
+# ground-truth scenario against trace --json of the same run, in fallback
+# mode on this host's kernel (selftests/host/pprof-check.sh).
+if out=$(sh "$HERE/host/pprof-check.sh" "$BUILD/ctl/xprobectl" "$BUILD/progs/workload" \
+	    "$BUILD/progs/jsonq" "$BUILD/host/pprof" 2>&1); then
+	echo "# $(echo "$out" | tail -n 1)"
+	record ok host-trace-pprof
+else
+	echo "$out" | tail -n 25 | sed 's/^/# /'
+	record "not ok" host-trace-pprof
+fi
+
 # 1. Each guest suite boots once per kernel. The boots are queued on two
 #    slots (each VM is one TCG thread; the host has two cores), longest
 #    first, so that neither core waits for the other between suites; the

@@ -7,6 +7,8 @@ PKGS=(
 	build-essential gcc-12 make bc flex bison kmod cpio xz-utils zstd gzip file binutils
 	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev dwarves
 	libnl-3-dev libnl-genl-3-dev pkg-config
+	libprotobuf-c-dev protobuf-c-compiler	# trace --pprof's profile.proto
+	golang-go	# go tool pprof reads it (make check, host-trace-pprof)
 	qemu-system-x86 busybox-static
 	python3
 	redis-server nginx	# servers the metrics tests load (loopback, in the VM)
@@ -15,7 +17,7 @@ PKGS=(
 [ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
 # 'deps.sh deb': what make deb and make check-dkms take.
 [ "${1:-}" = deb ] && PKGS=(debhelper dh-dkms dkms dpkg-dev git clang llvm bpftool libbpf-dev \
-	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config)
+	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler)
 # 'deps.sh bench': the servers, load generators and plotter make bench uses.
 [ "${1:-}" = bench ] && PKGS=(memcached libmemcached-tools redis-server redis-tools gnuplot-nox)
 
