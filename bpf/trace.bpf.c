@@ -179,6 +179,8 @@ static __always_inline struct trace_proc *proc_find(__u32 tgid)
 	__u32 h = proc_hash(tgid), i;
 	struct trace_proc *p;
 
+	if (!tgid)			/* the idle task; and 0 marks a free entry */
+		return NULL;
 	for (i = 0; i < PROC_PROBES; i++) {
 		p = &procs[(h + i) & (TRACE_MAX_PROCS - 1)];
 		if (p->tgid == tgid)
@@ -241,21 +243,28 @@ static __always_inline void proc_fork(struct task_struct *parent, struct task_st
 		if (old && old != tgid)
 			continue;
 		n = __sync_fetch_and_add(&nprocs, 1) + 1;
+		/* xprobectl reads the entry in place: gen says when it is whole */
+		__sync_fetch_and_add(&p->gen, 1);
 		p->parent = ptgid;
 		p->slot = n < TRACE_PROC_SLOTS ? n : TRACE_PROC_SLOTS - 1;
 		p->exited = 0;
+		__sync_fetch_and_add(&p->gen, 1);
 		count(CNT_FORKS);
 		return;
 	}
 	count(CNT_FORKS_LOST);
 }
 
-/* --children: thread TID of TGID exits; the main thread's exit ends the process for us. */
-static __always_inline void proc_exit(__u32 tgid, __u32 tid)
+/*
+ * --children: the last thread of process TGID exits (LIVE: the threads of
+ * its group not yet past the exit's count, signal->live); the process is
+ * not ours any more, its tgid free for another.
+ */
+static __always_inline void proc_exit(__u32 tgid, int live)
 {
 	struct trace_proc *p;
 
-	if (!children || tid != tgid || tgid == target_tgid)
+	if (!children || live > 0 || tgid == target_tgid)
 		return;
 	p = proc_find(tgid);
 	if (p)
@@ -777,7 +786,12 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
 			return;
 		}
 	}
-	if (!ours(BPF_CORE_READ(cur, tgid))) {
+	/*
+	 * Views mode: the waker runs on the view, so it is a task of ours,
+	 * named as a thread (also a process just marked exited, a vfork
+	 * child): no map insert in the hook's NMI-like context.
+	 */
+	if (!views_mode && !ours(BPF_CORE_READ(cur, tgid))) {
 		st->waker = WKEY(0, WAKER_TASK, WAKER_NO_FUNC, wtid);
 		if (!bpf_map_lookup_elem(&waker_comms, &wtid)) {
 			bpf_get_current_comm(comm, sizeof(comm));
@@ -931,7 +945,8 @@ static __always_inline void hook_exit(void)
 	__u64 id = bpf_get_current_pid_tgid();
 
 	thread_exit((__u32)id);
-	proc_exit(id >> 32, (__u32)id);
+	if (children)	/* at do_exit's entry: its own count is not off yet */
+		proc_exit(id >> 32, BPF_CORE_READ(bpf_get_current_task_btf(), signal, live.counter) - 1);
 }
 
 SEC("kprobe")
@@ -1065,10 +1080,13 @@ int BPF_PROG(fb_fork, struct task_struct *parent, struct task_struct *child)
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(fb_exit, struct task_struct *p)
 {
-	if (ours(p->tgid)) {
-		thread_exit(p->pid);
-		proc_exit(p->tgid, p->pid);
-	}
+	/*
+	 * Any thread's: a thread of a process already marked exited (its
+	 * other threads) still has its entry. Only ours have one: a lookup.
+	 */
+	thread_exit(p->pid);
+	if (children)	/* signal->live is counted down before the tracepoint */
+		proc_exit(p->tgid, BPF_CORE_READ(p, signal, live.counter));
 	return 0;
 }
 
@@ -1247,10 +1265,29 @@ static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 	return 0;
 }
 
+/*
+ * A uprobe's cookie: the function's index, and in the high half the pid
+ * of the process it was attached for. A uretprobe is not filtered by
+ * process (perf-based ones: every consumer of the probed address runs on
+ * every return), so with uprobes in several processes (--children, or
+ * another session) each return would run every process's program: the
+ * others' would count it as unmatched.
+ */
+static __always_inline bool cookie_ours(__u64 ck)
+{
+	__u32 owner = ck >> 32;
+
+	return !owner || owner == bpf_get_current_pid_tgid() >> 32;
+}
+
 SEC("uprobe")
 int fn_entry(struct pt_regs *ctx)
 {
-	return entry(PT_REGS_SP(ctx), (__u32)bpf_get_attach_cookie(ctx), false);
+	__u64 ck = bpf_get_attach_cookie(ctx);
+
+	if (!cookie_ours(ck))
+		return 0;
+	return entry(PT_REGS_SP(ctx), (__u32)ck, false);
 }
 
 /*
@@ -1413,7 +1450,11 @@ static __always_inline int ret_common(__u64 esp, __u32 func)
 SEC("uretprobe")
 int fn_return(struct pt_regs *ctx)
 {
-	return ret_common(PT_REGS_SP(ctx) - 8, (__u32)bpf_get_attach_cookie(ctx));
+	__u64 ck = bpf_get_attach_cookie(ctx);
+
+	if (!cookie_ours(ck))
+		return 0;
+	return ret_common(PT_REGS_SP(ctx) - 8, (__u32)ck);
 }
 
 SEC("raw_tp/xprobes_uhook_ret")

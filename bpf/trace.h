@@ -55,9 +55,11 @@ enum trace_hook_kind {
  */
 struct trace_proc {
 	__u64 tgid;			/* 0: free (64 bits: BPF's compare-and-swap) */
+	__u64 gen;			/* odd while the fields below are written; each
+					 * fork that takes the entry adds 2 */
 	__u32 parent;			/* the tgid that forked it */
 	__u32 slot;			/* 1 + its order of arrival, at most TRACE_PROC_SLOTS - 1 */
-	__u32 exited;			/* its main thread exited: not ours any more */
+	__u32 exited;			/* its last thread exited: not ours any more */
 	__u32 pad;
 };
 

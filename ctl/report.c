@@ -539,10 +539,21 @@ static void print_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid
 	}
 }
 
+/* --children: processes whose uprobes could not be attached (file descriptors, exec) */
+static int unprobed(const struct tsession *s)
+{
+	int i, n = 0;
+
+	for (i = 0; i < s->nprocs; i++)
+		n += s->procs[i].unprobed;
+	return n;
+}
+
 static void print_procs(struct tsession *s, const struct func_stats *v)
 {
-	printf("\nPer process (--children; %d followed):\n%-8s %-8s %-20s %-32s %8s %9s %9s %9s ",
-	       s->nprocs, "PID", "PARENT", "COMM", "FUNCTION", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU");
+	printf("\nPer process (--children; %d followed, %d without uprobes):\n"
+	       "%-8s %-8s %-20s %-32s %8s %9s %9s %9s ", s->nprocs, unprobed(s),
+	       "PID", "PARENT", "COMM", "FUNCTION", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU");
 	cause_header();
 	printf("\n");
 	each_slot(s, v, print_slot);

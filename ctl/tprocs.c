@@ -8,10 +8,17 @@
  * child's scheduler events, its wakeups and, by its report slot, its calls.
  * Here, at every poll of the main loop, a new one gets uprobes of its own
  * (a uprobe link is bound to one process) and a name for the report; its
- * calls before that are not seen, its waits and wakeups are. An exited one
- * has its uprobes detached.
+ * calls before that are not seen, its waits and wakeups are.
+ *
+ * The table is read in place while BPF writes it: an entry's generation is
+ * odd while a fork fills it and grows by 2 with each fork that takes it, so
+ * a copy between two equal even readings is whole, and a tgid that came
+ * back (reused by a new child) is told from the process that had it.
+ * Exited processes keep their uprobes until the end: a detach waits for a
+ * grace period per probe, which would hold up the next forks' attaches.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,17 +26,18 @@
 #include "tracer.h"
 #include "trace.skel.h"
 
-static struct tproc *tproc_find(struct tsession *s, pid_t pid, uint32_t slot)
+/* The newest process we know under PID, NULL if none. */
+static struct tproc *tproc_find(struct tsession *s, pid_t pid)
 {
 	int i;
 
-	for (i = s->nprocs - 1; i >= 0; i--)	/* the newest first: a reused pid */
-		if (s->procs[i].pid == pid && s->procs[i].slot == slot)
+	for (i = s->nprocs - 1; i >= 0; i--)
+		if (s->procs[i].pid == pid)
 			return &s->procs[i];
 	return NULL;
 }
 
-static void tproc_add(struct tsession *s, const struct trace_proc *p)
+static void tproc_add(struct tsession *s, const struct trace_proc *p, bool attach)
 {
 	struct tproc *t;
 
@@ -47,36 +55,78 @@ static void tproc_add(struct tsession *s, const struct trace_proc *p)
 	t->pid = (pid_t)p->tgid;
 	t->parent = (pid_t)p->parent;
 	t->slot = p->slot;
+	t->gen = p->gen;
 	read_comm(t->pid, t->comm, sizeof(t->comm));
+	if (!t->comm[0])
+		snprintf(t->comm, sizeof(t->comm), "?");
 	/*
-	 * A fork without exec runs the same files: the same functions. One
-	 * that has exec'd something else, or exited already, takes no probe.
+	 * The uprobes of the target's files, bound to this process: a fork
+	 * without exec runs them. (One that has exec'd something else gets
+	 * probes that never fire; one that exited already, none.)
 	 */
-	if (trace_attach_pid(s, t->pid, &t->ls, true)) {
+	if (!attach || trace_attach_pid(s, t->pid, &t->ls, true)) {
 		linkset_free(&t->ls);
-		t->unprobed = true;
+		t->unprobed = attach;
 	}
 }
 
-void tprocs_poll(struct tsession *s)
+/* A whole copy of entry I, false if BPF is writing it (or never wrote it). */
+static bool proc_read(struct tsession *s, int i, struct trace_proc *out)
 {
-	const struct trace_proc *procs = s->skel->bss->procs;
+	struct trace_proc *p = &s->skel->bss->procs[i];
+	uint64_t g = __atomic_load_n(&p->gen, __ATOMIC_ACQUIRE);
+
+	if (!g || (g & 1))
+		return false;
+	out->tgid = __atomic_load_n(&p->tgid, __ATOMIC_RELAXED);
+	out->parent = __atomic_load_n(&p->parent, __ATOMIC_RELAXED);
+	out->slot = __atomic_load_n(&p->slot, __ATOMIC_RELAXED);
+	out->exited = __atomic_load_n(&p->exited, __ATOMIC_RELAXED);
+	out->gen = g;
+	__atomic_thread_fence(__ATOMIC_ACQUIRE);
+	return __atomic_load_n(&p->gen, __ATOMIC_RELAXED) == g;
+}
+
+/* New processes of the session get their uprobes (ATTACH) and names; gone ones are marked. */
+void tprocs_poll(struct tsession *s, bool attach)
+{
+	struct trace_proc p;
 	struct tproc *t;
 	int i;
 
 	for (i = 0; i < TRACE_MAX_PROCS; i++) {
-		struct trace_proc p = procs[i];	/* a copy: the BPF side writes it */
-
-		if (!p.tgid || !p.slot)		/* free, or its slot not written yet */
-			continue;
-		t = tproc_find(s, (pid_t)p.tgid, p.slot);
-		if (!p.exited && (!t || t->gone))	/* new, or a tgid back in the last slot */
-			tproc_add(s, &p);
-		else if (t && p.exited && !t->gone) {
-			t->gone = true;
-			linkset_free(&t->ls);
+		if (!proc_read(s, i, &p))
+			continue;	/* free, or being written: the next poll */
+		t = tproc_find(s, (pid_t)p.tgid);
+		if (t && t->gen != p.gen)
+			t->gone = true;	/* its tgid is another process's now */
+		if (!t || t->gen != p.gen) {
+			/* one that exited before we saw it still has its figures */
+			tproc_add(s, &p, attach && !p.exited);
+			t = tproc_find(s, (pid_t)p.tgid);
 		}
+		if (t && t->gen == p.gen && p.exited)
+			t->gone = true;
 	}
+}
+
+/* Is a process of the session (not the target) still running? */
+bool tprocs_alive(struct tsession *s)
+{
+	int i;
+
+	tprocs_poll(s, true);
+	for (i = 0; i < s->nprocs; i++) {
+		struct tproc *t = &s->procs[i];
+
+		if (t->gone)
+			continue;
+		if (kill(t->pid, 0) && errno == ESRCH)
+			t->gone = true;
+		else
+			return true;
+	}
+	return false;
 }
 
 void tprocs_end(struct tsession *s)

@@ -359,7 +359,7 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 			if (s->funcs[j].uhook)
 				continue;
 			offs[n] = s->funcs[j].offset;
-			cookies[n++] = j;
+			cookies[n++] = j | (uint64_t)pid << 32;	/* cookie_ours() */
 		}
 		if (n >= 100 && !quiet)
 			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n,
@@ -399,7 +399,7 @@ static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, boo
 	if (!ls->links)
 		return -ENOMEM;
 	for (i = 0; i < s->nfuncs; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i);
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i | (uint64_t)pid << 32);
 		struct tfunc *f = &s->funcs[i];
 		struct bpf_link *in, *out = NULL;
 		int err;
@@ -773,6 +773,7 @@ int cmd_trace(int argc, char **argv)
 	char exe[PATH_MAX], **cmd = NULL;
 	struct xp_nl *nl = NULL;
 	uint64_t end_ns, next_ns, start_real = 0;
+	bool root_gone = false;
 	struct latency_opts lo = { .k = 3, .threads_fd = -1, .func_name = func_name };
 	struct latency *lat = NULL;
 	struct xp_events *ev = NULL;
@@ -1023,10 +1024,13 @@ int cmd_trace(int argc, char **argv)
 			latency_poll(lat, 20);
 		else
 			usleep(20000);
-		if (target_gone(s.pid, child, &status)) {
+		if (!root_gone && target_gone(s.pid, child, &status)) {
 			child = false;	/* reaped */
-			break;
+			root_gone = true;
 		}
+		/* --children: until the last of them (a server that daemonizes) */
+		if (root_gone && !(s.children && tprocs_alive(&s)))
+			break;
 		if (xp_events_view_ended(ev)) {
 			cut = true;
 			break;
@@ -1036,14 +1040,14 @@ int cmd_trace(int argc, char **argv)
 			break;
 		threads_sweep(&s, false);
 		if (s.children)
-			tprocs_poll(&s);
+			tprocs_poll(&s, true);
 		if (next_ns && now >= next_ns) {
 			report_print(&s, false);
 			next_ns += (uint64_t)(interval * 1e9);
 		}
 	}
 	if (s.children)
-		tprocs_poll(&s);	/* names for the last ones */
+		tprocs_poll(&s, false);	/* names for the last ones */
 	report_print(&s, true);
 	if (s.pprof) {
 		if (!s.folded)
@@ -1071,8 +1075,6 @@ out:
 	}
 	syswatch_end(&sw);	/* a zeroed one when --latency is off */
 	latency_stop(lat);
-	tprocs_end(&s);
-	linkset_free(&s.ls);
 	if (s.skel)
 		trace_bpf__destroy(s.skel);
 	xp_events_close(ev);
@@ -1080,5 +1082,8 @@ out:
 		view_del(nl, s.pid);
 		xp_nl_close(nl);
 	}
+	/* Last: each probe's detach waits for a grace period (the links hold the programs). */
+	tprocs_end(&s);
+	linkset_free(&s.ls);
 	return ret;
 }

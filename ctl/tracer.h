@@ -36,7 +36,8 @@ struct tproc {
 	pid_t pid, parent;
 	uint32_t slot;		/* its report slot (pstats), from the BPF side */
 	char comm[16];
-	struct linkset ls;	/* its uprobes, detached when it exits */
+	uint64_t gen;		/* its entry's generation: a tgid reused is another process */
+	struct linkset ls;	/* its uprobes, detached at the end */
 	bool gone;
 	bool unprobed;		/* its uprobes could not be attached */
 };
@@ -92,7 +93,8 @@ int trace_attach_pid(struct tsession *s, pid_t pid, struct linkset *ls, bool qui
 void linkset_free(struct linkset *ls);
 
 /* tprocs.c: --children */
-void tprocs_poll(struct tsession *s);
+void tprocs_poll(struct tsession *s, bool attach);
+bool tprocs_alive(struct tsession *s);
 void tprocs_end(struct tsession *s);
 
 /* report.c: a cause's name */

@@ -503,14 +503,14 @@ check_children() {
 	for p in $(sed -n 's/.*truth pid=\([0-9]*\) .*/\1/p' $2); do
 		pre="processes.[pid=$p].functions.[name=xw_delay]"
 		jsonq $1 "$pre" > /dev/null || fail "pid $p is not in the per-process report"
-		assert_eq "pid $p: xw_delay calls" ${XW_N:-6} "$(jsonq $1 $pre.calls)"
+		assert_eq "pid $p: xw_delay calls" ${XW_N:-6} "$(jsonq $1 "$pre.calls")"
 		t=$(grep "truth pid=$p " $2)
 		in=$(echo "$t" | sed -n 's/.* delay_in_ns=\([0-9]*\).*/\1/p')
 		out=$(echo "$t" | sed -n 's/.* delay_wall_ns=\([0-9]*\).*/\1/p')
-		w=$(jsonq $1 $pre.wall_ns)
-		sl=$(jsonq $1 $pre.off_cpu_ns_by_cause.sleep)
-		off=$(jsonq $1 $pre.off_cpu_ns)
-		rq=$(($(jsonq $1 $pre.off_cpu_ns_by_cause.runq) + $(jsonq $1 $pre.off_cpu_ns_by_cause.wakeup)))
+		w=$(jsonq $1 "$pre.wall_ns")
+		sl=$(jsonq $1 "$pre.off_cpu_ns_by_cause.sleep")
+		off=$(jsonq $1 "$pre.off_cpu_ns")
+		rq=$(($(jsonq $1 "$pre.off_cpu_ns_by_cause.runq") + $(jsonq $1 "$pre.off_cpu_ns_by_cause.wakeup")))
 		note "pid $p xw_delay: inside $in <= traced $w <= around $out; sleep $sl, runq+wakeup $rq, off $off"
 		assert_ge "pid $p: traced wall vs inside" $w $((in - 100000))
 		assert_ge "pid $p: around vs traced wall" $((out + 100000)) $w
