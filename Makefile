@@ -136,7 +136,7 @@ bpf: $(BPF_OBJS) $(BPF_SKELS)
 
 # --- xprobectl ----------------------------------------------------------------
 ctl: $(BUILD)/ctl/xprobectl
-$(BUILD)/ctl/profile.pb-c.c $(BUILD)/ctl/profile.pb-c.h: ctl/profile.proto
+$(BUILD)/ctl/profile.pb-c.c $(BUILD)/ctl/profile.pb-c.h &: ctl/profile.proto
 	@mkdir -p $(@D)
 	protoc-c --c_out=$(BUILD)/ctl -Ictl $<
 $(BUILD)/ctl/profile.pb-c.o: $(BUILD)/ctl/profile.pb-c.c
