@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "exporter.h"
 #include "json.h"
 #include "metrics.h"
 #include "syswatch.h"
@@ -36,6 +37,10 @@ static void metrics_usage(FILE *f)
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C or the target's exit)\n"
 "      --json               one JSON object per line: each interval, then the total\n"
 "      --no-views           fallback mode: the global raw_syscalls tracepoints\n"
+"      --listen ADDR:PORT   also serve the sums behind the figures at /metrics, in the\n"
+"                           Prometheus text format (counters; rates are Prometheus's)\n"
+"      --textfile DIR       also write them to DIR/xprobes_metrics_PID.prom every\n"
+"                           interval, for node_exporter's textfile collector\n"
 "  -v, --verbose            libbpf's messages\n"
 "PID and the processes it forks (a server's workers) are measured together.\n");
 }
@@ -131,12 +136,74 @@ static void print_row(const char *label, const struct figures *f, double t, bool
 	fflush(stdout);
 }
 
+/* What /metrics serves: the target, its mode, and the sums of every CPU. */
+struct metrics_export {
+	struct metrics_bpf *skel;
+	int ncpus;
+	pid_t pid;
+	const char *comm;
+	bool views;
+};
+
+/* One sample of a counter, with HELP and TYPE; V in the metric's base unit. */
+static void counter(struct xbuf *b, const struct metrics_export *x, const char *name,
+		    const char *help, double v)
+{
+	xbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s{pid=\"%d\",comm=\"", name, help,
+		    name, name, (int)x->pid);
+	xbuf_label(b, x->comm);
+	xbuf_printf(b, "\",mode=\"%s\"} %.17g\n", x->views ? "views" : "fallback", v);
+}
+
+/*
+ * Counters only, as Prometheus wants them: requests/s is
+ * rate(xprobes_responses_total[..]), or the mean time between responses,
+ * rate(xprobes_response_gap_seconds_total) / rate(xprobes_response_gaps_total),
+ * inverted (what the table's REQ/S is); saturation and slack likewise from
+ * their sums (docs/metrics.md).
+ */
+static int metrics_render(void *arg, struct xbuf *b)
+{
+	const struct metrics_export *x = arg;
+	struct metrics_acc a;
+
+	if (read_acc(x->skel, x->ncpus, &a))
+		return -1;
+	counter(b, x, "xprobes_responses_total", "Responses sent (a run of sends to a socket).",
+		a.sends);
+	counter(b, x, "xprobes_requests_total", "Requests read (a run of receives from a socket).",
+		a.recvs);
+	counter(b, x, "xprobes_response_gaps_total", "Gaps between consecutive responses.",
+		a.send_gaps);
+	counter(b, x, "xprobes_response_gap_seconds_total",
+		"Sum of the gaps between consecutive responses.", a.send_gap_ns / 1e9);
+	counter(b, x, "xprobes_request_gaps_total", "Gaps between consecutive requests.",
+		a.recv_gaps);
+	counter(b, x, "xprobes_request_gap_seconds_total",
+		"Sum of the gaps between consecutive requests.", a.recv_gap_ns / 1e9);
+	counter(b, x, "xprobes_request_gap_seconds_squared_total",
+		"Sum of the squared gaps between consecutive requests (saturation's variance).",
+		(double)a.recv_gap_sq * (1u << (2 * METRICS_SQ_SHIFT)) / 1e18);
+	counter(b, x, "xprobes_waits_total", "Calls of epoll_wait, poll and select.", a.waits);
+	counter(b, x, "xprobes_wait_seconds_total",
+		"Time in epoll_wait, poll and select (slack).", a.wait_ns / 1e9);
+	counter(b, x, "xprobes_send_calls_total", "Successful send-like system calls on sockets.",
+		a.send_calls);
+	counter(b, x, "xprobes_receive_calls_total",
+		"Successful receive-like system calls on sockets.", a.recv_calls);
+	counter(b, x, "xprobes_socket_errors_total", "Failed sends and receives (EAGAIN included).",
+		a.errors);
+	return 0;
+}
+
 int cmd_metrics(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "interval", required_argument, NULL, 'i' },
 		{ "duration", required_argument, NULL, 'd' },
 		{ "no-views", no_argument, NULL, 'N' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "textfile", required_argument, NULL, 'x' },
 		{ "verbose", no_argument, NULL, 'v' },
 		COMMON_OPTS,
 		{ 0 }
@@ -146,6 +213,10 @@ int cmd_metrics(int argc, char **argv)
 	struct metrics_acc first, prev, now;
 	struct metrics_bpf *skel = NULL;
 	struct syswatch w = { 0 };
+	struct metrics_export mx = { 0 };
+	struct exporter *ex = NULL;
+	const char *listen = NULL, *textfile = NULL;
+	char tname[64];
 	struct figures f;
 	uint64_t start, prev_ns, next, end, t;
 	int c, ncpus, ret = EXIT_RUNTIME;
@@ -163,6 +234,8 @@ int cmd_metrics(int argc, char **argv)
 				return usage_error("bad duration '%s' (seconds)", optarg);
 			break;
 		case 'N': no_views = true; break;
+		case 'l': listen = optarg; break;
+		case 'x': textfile = optarg; break;
 		case 'v': verbose = true; break;
 		case 'j': json = true; break;
 		case 'h': metrics_usage(stdout); return EXIT_OK;
@@ -192,6 +265,20 @@ int cmd_metrics(int argc, char **argv)
 	}
 	if (syswatch_attach(&w, skel->obj) || read_acc(skel, ncpus, &first))
 		goto out;
+	mx = (struct metrics_export){ .skel = skel, .ncpus = ncpus, .pid = pid, .comm = comm,
+				      .views = w.views };
+	snprintf(tname, sizeof(tname), "xprobes_metrics_%u", pid);
+	if (textfile && (c = textfile_write(textfile, tname, metrics_render, &mx))) {
+		fprintf(stderr, "xprobectl: cannot write %s/%s.prom: %s\n", textfile, tname,
+			strerror(-c));
+		goto out;
+	}
+	if (listen) {
+		ex = exporter_start(listen, metrics_render, &mx);
+		if (!ex)
+			goto out;
+		fprintf(stderr, "xprobectl: serving http://%s/metrics\n", listen);
+	}
 
 	stop_on_signals();
 	fprintf(stderr, "xprobectl: metrics of pid %u (%s), %s%s\n", pid, comm, syswatch_mode(&w),
@@ -224,6 +311,8 @@ int cmd_metrics(int argc, char **argv)
 			break;
 		figures(&now, &prev, (t - prev_ns) / 1e9, &f);
 		print_row("interval", &f, (t - start) / 1e9, json);
+		if (textfile)
+			textfile_write(textfile, tname, metrics_render, &mx);
 		prev = now;
 		prev_ns = t;
 		next += (uint64_t)(interval * 1e9);
@@ -235,6 +324,7 @@ int cmd_metrics(int argc, char **argv)
 	}
 	ret = cut ? EXIT_RUNTIME : EXIT_OK;
 out:
+	exporter_stop(ex);	/* before the maps it reads */
 	syswatch_end(&w);
 	metrics_bpf__destroy(skel);
 	return ret;

@@ -214,6 +214,17 @@ else
 	record "not ok" host-trace-pprof
 fi
 
+# metrics --listen scraped by Debian's prometheus server while loadgen
+# drives redis-server on this host (fallback mode; selftests/host/prom-check.sh).
+if out=$(sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xprobectl" "$BUILD/progs/loadgen" \
+	    "$BUILD/progs/jsonq" "$BUILD/host/prom" 2>&1); then
+	echo "# $(echo "$out" | tail -n 1)"
+	record ok host-metrics-prometheus
+else
+	echo "$out" | tail -n 25 | sed 's/^/# /'
+	record "not ok" host-metrics-prometheus
+fi
+
 # 1. Each guest suite boots once per kernel. The boots are queued on two
 #    slots (each VM is one TCG thread; the host has two cores), longest
 #    first, so that neither core waits for the other between suites; the

@@ -9,6 +9,8 @@ PKGS=(
 	libnl-3-dev libnl-genl-3-dev pkg-config
 	libprotobuf-c-dev protobuf-c-compiler	# trace --pprof's profile.proto
 	golang-go	# go tool pprof reads it (make check, host-trace-pprof)
+	libmicrohttpd-dev	# metrics --listen serves /metrics
+	prometheus curl	# which Prometheus scrapes (make check, host-metrics-prometheus)
 	qemu-system-x86 busybox-static
 	python3
 	redis-server nginx	# servers the metrics tests load (loopback, in the VM)
@@ -17,7 +19,7 @@ PKGS=(
 [ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
 # 'deps.sh deb': what make deb and make check-dkms take.
 [ "${1:-}" = deb ] && PKGS=(debhelper dh-dkms dkms dpkg-dev git clang llvm bpftool libbpf-dev \
-	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler)
+	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev)
 # 'deps.sh bench': the servers, load generators and plotter make bench uses.
 [ "${1:-}" = bench ] && PKGS=(memcached libmemcached-tools redis-server redis-tools gnuplot-nox)
 
@@ -45,5 +47,5 @@ if ! apt-get install -y -q --no-install-recommends "${missing[@]}"; then
 fi
 # The servers are for the VM: keep the host from running them as services.
 if command -v systemctl > /dev/null; then
-	systemctl disable --now memcached redis-server nginx > /dev/null 2>&1 || true
+	systemctl disable --now memcached redis-server nginx prometheus > /dev/null 2>&1 || true
 fi
