@@ -189,41 +189,40 @@ for k in $knames; do
 	fi
 done
 
+# host_test NAME COMMAND...: a check on this host; its last line, or its
+# last 25 when it fails.
+host_test() {
+	local name=$1 out
+	shift
+	if out=$("$@" 2>&1); then
+		echo "# $(echo "$out" | tail -n 1)"
+		record ok "$name"
+	else
+		echo "$out" | tail -n 25 | sed 's/^/# /'
+		record "not ok" "$name"
+	fi
+}
+
 # The module's fold of user-hook records into calls (urec_fold.c, pure C)
 # keeps trace's accounting exact: random record streams, replayed as they
 # came and folded, agree (selftests/host/fold-check.c).
-if out=$(mkdir -p "$BUILD/host" &&
-	 ${CC:-cc} -O2 -Wall -o "$BUILD/host/fold-check" "$HERE/host/fold-check.c" 2>&1 &&
-	 "$BUILD/host/fold-check" 3000 2>&1); then
-	echo "# $out"
-	record ok host-urec-fold
-else
-	echo "$out" | tail -n 25 | sed 's/^/# /'
-	record "not ok" host-urec-fold
-fi
+fold_check() {
+	mkdir -p "$BUILD/host" &&
+		${CC:-cc} -O2 -Wall -o "$BUILD/host/fold-check" "$HERE/host/fold-check.c" &&
+		"$BUILD/host/fold-check" 3000
+}
+host_test host-urec-fold fold_check
 
 # trace --pprof, read by Debian's go tool pprof: the profile of a
 # ground-truth scenario against trace --json of the same run, in fallback
 # mode on this host's kernel (selftests/host/pprof-check.sh).
-if out=$(sh "$HERE/host/pprof-check.sh" "$BUILD/ctl/xprobectl" "$BUILD/progs/workload" \
-	    "$BUILD/progs/jsonq" "$BUILD/host/pprof" 2>&1); then
-	echo "# $(echo "$out" | tail -n 1)"
-	record ok host-trace-pprof
-else
-	echo "$out" | tail -n 25 | sed 's/^/# /'
-	record "not ok" host-trace-pprof
-fi
+host_test host-trace-pprof sh "$HERE/host/pprof-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/progs/workload" "$BUILD/progs/jsonq" "$BUILD/host/pprof"
 
 # metrics --listen scraped by Debian's prometheus server while loadgen
 # drives redis-server on this host (fallback mode; selftests/host/prom-check.sh).
-if out=$(sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xprobectl" "$BUILD/progs/loadgen" \
-	    "$BUILD/progs/jsonq" "$BUILD/host/prom" 2>&1); then
-	echo "# $(echo "$out" | tail -n 1)"
-	record ok host-metrics-prometheus
-else
-	echo "$out" | tail -n 25 | sed 's/^/# /'
-	record "not ok" host-metrics-prometheus
-fi
+host_test host-metrics-prometheus sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/progs/loadgen" "$BUILD/progs/jsonq" "$BUILD/host/prom"
 
 # 1. Each guest suite boots once per kernel. The boots are queued on two
 #    slots (each VM is one TCG thread; the host has two cores), longest
