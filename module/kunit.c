@@ -1267,14 +1267,14 @@ static void life_no_join_while_dying(struct kunit *test)
 
 	v = make_view(test, 0);
 	p = find_get_pid(kunit_pid);
-	spin_lock(&v->lock);
+	raw_spin_lock(&v->lock);
 	v->dying = true;
-	spin_unlock(&v->lock);
+	raw_spin_unlock(&v->lock);
 	KUNIT_EXPECT_EQ(test, xp_member_add(v, c->mm, p, GFP_KERNEL), -ESRCH);
 	KUNIT_EXPECT_EQ(test, v->nr_members, 1U);
-	spin_lock(&v->lock);
+	raw_spin_lock(&v->lock);
 	v->dying = false;
-	spin_unlock(&v->lock);
+	raw_spin_unlock(&v->lock);
 	KUNIT_EXPECT_TRUE(test, xp_view_has_process(v, p, NULL));
 	KUNIT_EXPECT_FALSE(test, xp_view_has_process(v, p, c->mm));
 	put_pid(p);

@@ -202,7 +202,7 @@ static void check_view(struct check *c, struct xp_view *v)
 				violated(c, "view of pid %u: xol PTE %u is global, writable or user",
 					 v->root_nr, i);
 
-	spin_lock(&v->lock);
+	raw_spin_lock(&v->lock);
 	list_for_each_entry(m, &v->members, node) {
 		if (c->rep)
 			c->rep->members++;
@@ -215,7 +215,7 @@ static void check_view(struct check *c, struct xp_view *v)
 			violated(c, "view of pid %u: a member's TLB generation did not move when it joined",
 				 v->root_nr);
 	}
-	spin_unlock(&v->lock);
+	raw_spin_unlock(&v->lock);
 }
 
 /* Check every invariant now; returns the number of violations. Under xp_views_lock. */

@@ -120,9 +120,9 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 
 	if (!m)
 		return -ENOMEM;
-	spin_lock(&v->lock);
+	raw_spin_lock(&v->lock);
 	if (v->dying) {
-		spin_unlock(&v->lock);
+		raw_spin_unlock(&v->lock);
 		kfree(m);
 		return -ESRCH;
 	}
@@ -143,7 +143,7 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 	 * is all it does.)
 	 */
 	m->gen_joined = atomic64_inc_return(&mm->context.tlb_gen);
-	spin_unlock(&v->lock);
+	raw_spin_unlock(&v->lock);
 	atomic64_add(sizeof(*m), &xp_mem_bytes);
 	return 0;
 }
@@ -188,7 +188,7 @@ unsigned int xp_view_reap_members(struct xp_view *v)
 	LIST_HEAD(dead);
 
 	lockdep_assert_held(&xp_views_lock);
-	spin_lock(&v->lock);
+	raw_spin_lock(&v->lock);
 	list_for_each_entry_safe(m, n, &v->members, node) {
 		if (atomic_read(&m->mm->mm_users) || in_exec(m->tgid))
 			continue;
@@ -197,7 +197,7 @@ unsigned int xp_view_reap_members(struct xp_view *v)
 		v->nr_members--;
 	}
 	left = v->nr_members;
-	spin_unlock(&v->lock);
+	raw_spin_unlock(&v->lock);
 	if (list_empty(&dead))
 		return left;
 	/* Lazy-TLB CPUs may still run on a dead mm's pgd: shared tables now. */
@@ -213,14 +213,14 @@ bool xp_view_has_process(struct xp_view *v, struct pid *tgid, struct mm_struct *
 	struct xp_member *m;
 	bool found = false;
 
-	spin_lock(&v->lock);
+	raw_spin_lock(&v->lock);
 	list_for_each_entry(m, &v->members, node) {
 		if (m->tgid == tgid && m->mm != not) {
 			found = true;
 			break;
 		}
 	}
-	spin_unlock(&v->lock);
+	raw_spin_unlock(&v->lock);
 	return found;
 }
 
@@ -284,7 +284,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	if (!v)
 		goto out;
 	atomic64_add(sizeof(*v), &xp_mem_bytes);
-	spin_lock_init(&v->lock);
+	raw_spin_lock_init(&v->lock);
 	INIT_LIST_HEAD(&v->members);
 	INIT_LIST_HEAD(&v->regions);
 	INIT_LIST_HEAD(&v->tpages);
@@ -370,11 +370,11 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	 * the chain. Only then may the trap handler stop finding the view.
 	 */
 	xp_chain_unmap(v);
-	spin_lock(&v->lock);
+	raw_spin_lock(&v->lock);
 	v->dying = true;
 	list_for_each_entry(m, &v->members, node)
 		set_image_slot(m->mm, v->orig_pgd);
-	spin_unlock(&v->lock);
+	raw_spin_unlock(&v->lock);
 	xp_flush_all();
 	list_del_rcu(&v->node);
 	xp_chain_release_globals(v);

@@ -135,7 +135,11 @@ struct xp_member {
 
 struct xp_view {
 	struct list_head node;		/* in xp_views (RCU) */
-	spinlock_t lock;		/* members, nr_members, dying */
+	/*
+	 * members, nr_members, dying. Raw: the fork and exec tracepoints take
+	 * it with preemption off, where PREEMPT_RT's spinlock_t may not sleep.
+	 */
+	raw_spinlock_t lock;
 	struct list_head members;	/* struct xp_member */
 	unsigned int nr_members;
 	bool dying;
