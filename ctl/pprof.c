@@ -72,6 +72,7 @@ struct prof {
 	ValueType *types;
 	Function *funcs;
 	Location *locs;
+	size_t nlocs;		/* locs made (their one-line arrays freed with them) */
 	Line *lines;
 	Function **fp;
 	Location **lp;
@@ -105,6 +106,8 @@ static void prof_free(struct prof *pr)
 	free(pr->tp);
 	free(pr->funcs);
 	free(pr->fp);
+	for (i = 0; pr->locs && i < pr->nlocs; i++)
+		free(pr->locs[i].line);
 	free(pr->locs);
 	free(pr->lp);
 	free(pr->lines);
@@ -147,6 +150,7 @@ static int prof_init(struct prof *pr, struct tsession *s)
 	pr->locs = calloc(nf, sizeof(*pr->locs));
 	pr->lp = calloc(nf, sizeof(*pr->lp));
 	pr->lines = calloc(nf, sizeof(*pr->lines));
+	pr->nlocs = pr->locs ? nf : 0;
 	pr->maps = calloc(nf, sizeof(*pr->maps));
 	pr->mp = calloc(nf, sizeof(*pr->mp));
 	if (!pr->types || !pr->tp || !pr->funcs || !pr->fp || !pr->locs || !pr->lp || !pr->lines ||
@@ -285,7 +289,7 @@ int pprof_write(struct tsession *s, const char *path, uint64_t start_realtime_ns
 	struct fold_key k, *prev = NULL;
 	struct prof pr = { 0 };
 	uint8_t *buf = NULL;
-	size_t len, i;
+	size_t len;
 	uint64_t ns;
 
 	err = prof_init(&pr, s);
@@ -323,8 +327,6 @@ int pprof_write(struct tsession *s, const char *path, uint64_t start_realtime_ns
 	xprobes__pprof__profile__pack(&pr.p, buf);
 	err = write_gz(path, buf, len);
 out:
-	for (i = 0; pr.locs && i < (size_t)s->nfuncs + NR_CAUSES; i++)
-		free(pr.locs[i].line);
 	free(buf);
 	prof_free(&pr);
 	return err;

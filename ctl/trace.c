@@ -1039,7 +1039,7 @@ int cmd_trace(int argc, char **argv)
 		if (end_ns && now >= end_ns)
 			break;
 		threads_sweep(&s, false);
-		if (s.children)
+		if (s.children && !root_gone)	/* else tprocs_alive() just did */
 			tprocs_poll(&s, true);
 		if (next_ns && now >= next_ns) {
 			report_print(&s, false);
