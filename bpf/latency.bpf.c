@@ -132,12 +132,16 @@ static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret
 {
 	__u32 nr = s->nr;
 	struct lat_stats *st = bpf_map_lookup_elem(&lstats, &nr);
-	__u64 dur = now - s->ts, l, thresh, sigma, n;
+	__u64 dur = now - s->ts, l, thresh, sigma, n, b;
 	struct lat_event ev;
 
 	if (!st || (__s64)dur <= 0)
 		return;
 	l = log2_fp(dur);
+	b = l / LAT_FP;
+	if (b >= LAT_BUCKETS)
+		b = LAT_BUCKETS - 1;
+	__sync_fetch_and_add(&st->hist[b], 1);
 	n = ++st->calls;
 	st->total_ns += dur;
 	if (dur > st->max_ns)

@@ -26,6 +26,12 @@
 #define LAT_SHIFT	6		/* weight 1/64 */
 #define LAT_FP		256		/* log2 fixed point: 8 fractional bits */
 #define LAT_SIGMA_MIN	LAT_FP		/* one doubling */
+/*
+ * Latency histogram buckets, by the top bit of the latency in ns: bucket b
+ * holds [2^b, 2^(b+1)) ns, the last one everything from 2^(LAT_BUCKETS-1)
+ * ns (9 minutes) up. Prometheus's cumulative buckets are sums of these.
+ */
+#define LAT_BUCKETS	40
 
 /*
  * One syscall number's statistics. Updated without a lock by whichever
@@ -41,6 +47,7 @@ struct lat_stats {
 	__u64 slow;		/* calls reported slow */
 	__u64 total_ns;
 	__u64 max_ns;
+	__u64 hist[LAT_BUCKETS];	/* calls by log2 of their latency (atomic adds) */
 };
 
 /* A slow call, sent to xprobectl. */

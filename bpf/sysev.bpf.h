@@ -32,6 +32,14 @@ struct {
 	__type(value, __u32);
 } sysev_hooks SEC(".maps");
 
+/* One element: the cgroup target, when there is one (sysev.h). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sysev_target);
+} sysev_target SEC(".maps");
+
 static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0);
 static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret, __u64 now);
 
@@ -138,12 +146,22 @@ int sysev_on_exit(struct pt_regs *ctx)
 	return 0;
 }
 
-/* The target or one of its children (a server's forked workers). */
+/*
+ * The target or one of its children (a server's forked workers); for a
+ * cgroup target, any process in the cgroup or below it.
+ */
 static __always_inline bool sysev_is_target(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
+	struct sysev_target *tg;
+	__u32 zero = 0;
 
-	return t->tgid == target_tgid || BPF_CORE_READ(t, real_parent, tgid) == target_tgid;
+	tg = bpf_map_lookup_elem(&sysev_target, &zero);
+	if (tg && tg->cgroup)
+		return tg->id && bpf_get_current_ancestor_cgroup_id(tg->level) == tg->id;
+	/* target_tgid 0 would take init, a child of the idle task */
+	return target_tgid && (t->tgid == target_tgid ||
+			       BPF_CORE_READ(t, real_parent, tgid) == target_tgid);
 }
 
 /* Fallback mode: every process's syscalls, tested against the target. */

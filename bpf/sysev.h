@@ -41,4 +41,16 @@ struct sysev_slot {
 	__s32 last_fd;		/* metrics: and its fd */
 };
 
+/*
+ * A cgroup target (--cgroup), for the fallback programs' test: the cgroup's
+ * id and depth in the cgroup2 hierarchy. cgroup 0: a PID target. id 0: the
+ * cgroup is gone for now (a stopped unit), nothing is counted. xprobectl
+ * rewrites it when the cgroup comes back with a new id.
+ */
+struct sysev_target {
+	__u64 id;
+	__u32 level;
+	__u32 cgroup;
+};
+
 #endif

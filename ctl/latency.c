@@ -13,6 +13,8 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroup.h"
+#include "exporter.h"
 #include "json.h"
 #include "latency.h"		/* bpf/: shared with the BPF side */
 #include "latency_api.h"
@@ -250,12 +252,107 @@ void latency_stop(struct latency *l)
 	free(l);
 }
 
+/* ---- /metrics ---------------------------------------------------------------- */
+
+/* What /metrics serves: the target, its mode, and the per-syscall statistics. */
+struct latency_export {
+	struct latency *l;
+	pid_t pid;
+	const char *comm;
+	const char *cgroup;	/* a cgroup target's name, else NULL */
+	bool views;
+};
+
+/* The histogram's bounds: 2^LE_FIRST ns (1 us) to 2^LE_LAST ns (17 s), then +Inf. */
+#define LE_FIRST	10
+#define LE_LAST		34
+
+static void labels(struct xbuf *b, const struct latency_export *x, const char *sys)
+{
+	xbuf_printf(b, "syscall=\"%s\",", sys);
+	if (x->cgroup) {
+		xbuf_printf(b, "cgroup=\"");
+		xbuf_label(b, x->cgroup);
+	} else {
+		xbuf_printf(b, "pid=\"%d\",comm=\"", (int)x->pid);
+		xbuf_label(b, x->comm);
+	}
+	xbuf_printf(b, "\",mode=\"%s\"", x->views ? "views" : "fallback");
+}
+
+/*
+ * One histogram per syscall seen (_bucket, _sum, _count in seconds), the
+ * slow calls as a counter and the learned normal as a gauge. _count is
+ * the buckets' sum, so it always equals the +Inf bucket.
+ */
+static int latency_render(void *arg, struct xbuf *b)
+{
+	const struct latency_export *x = arg;
+	int fd = bpf_map__fd(x->l->skel->maps.lstats), n = 0, i, k;
+	static struct row rows[SYSEV_NR_MAX];	/* the exporter's one thread */
+	char nb[32];
+	uint32_t nr;
+
+	for (nr = 0; nr < SYSEV_NR_MAX; nr++) {
+		rows[n].nr = nr;
+		if (bpf_map_lookup_elem(fd, &nr, &rows[n].st))
+			return -1;
+		if (rows[n].st.calls)
+			n++;
+	}
+	xbuf_printf(b, "# HELP xprobes_syscall_duration_seconds Time from a system call's entry "
+		    "to its return.\n# TYPE xprobes_syscall_duration_seconds histogram\n");
+	for (i = 0; i < n; i++) {
+		const char *sys = sysname(rows[i].nr, nb, sizeof(nb));
+		const __u64 *h = rows[i].st.hist;
+		__u64 cum = 0;
+
+		for (k = 0; k < LE_FIRST - 1; k++)
+			cum += h[k];
+		for (k = LE_FIRST; k <= LE_LAST; k++) {
+			cum += h[k - 1];	/* it ends at 2^k ns */
+			xbuf_printf(b, "xprobes_syscall_duration_seconds_bucket{");
+			labels(b, x, sys);
+			xbuf_printf(b, ",le=\"%.9g\"} %llu\n", ldexp(1, k) / 1e9,
+				    (unsigned long long)cum);
+		}
+		for (k = LE_LAST; k < LAT_BUCKETS; k++)
+			cum += h[k];
+		xbuf_printf(b, "xprobes_syscall_duration_seconds_bucket{");
+		labels(b, x, sys);
+		xbuf_printf(b, ",le=\"+Inf\"} %llu\nxprobes_syscall_duration_seconds_sum{",
+			    (unsigned long long)cum);
+		labels(b, x, sys);
+		xbuf_printf(b, "} %.17g\nxprobes_syscall_duration_seconds_count{",
+			    rows[i].st.total_ns / 1e9);
+		labels(b, x, sys);
+		xbuf_printf(b, "} %llu\n", (unsigned long long)cum);
+	}
+	xbuf_printf(b, "# HELP xprobes_syscall_slow_total System calls slower than their normal "
+		    "(mean + k sigma of log2 latency).\n# TYPE xprobes_syscall_slow_total counter\n");
+	for (i = 0; i < n; i++) {
+		xbuf_printf(b, "xprobes_syscall_slow_total{");
+		labels(b, x, sysname(rows[i].nr, nb, sizeof(nb)));
+		xbuf_printf(b, "} %llu\n", (unsigned long long)rows[i].st.slow);
+	}
+	xbuf_printf(b, "# HELP xprobes_syscall_normal_seconds The latency learned as normal for "
+		    "the system call (2^mean of log2 latency).\n"
+		    "# TYPE xprobes_syscall_normal_seconds gauge\n");
+	for (i = 0; i < n; i++) {
+		xbuf_printf(b, "xprobes_syscall_normal_seconds{");
+		labels(b, x, sysname(rows[i].nr, nb, sizeof(nb)));
+		xbuf_printf(b, "} %.9g\n", l_us(rows[i].st.mean_l) / 1e6);
+	}
+	return 0;
+}
+
 /* ---- xprobectl latency PID ----------------------------------------------- */
 
 static void latency_usage(FILE *f)
 {
 	fprintf(f,
 "usage: xprobectl latency [OPTIONS] PID\n"
+"       xprobectl latency [OPTIONS] --cgroup PATH\n"
 "Reports the syscalls of PID that took far longer than that syscall's normal, which it\n"
 "learns as it runs (mean and variance of log2 latency), as they happen.\n"
 "  -k, --sigma K            a call is slow when log2 of its latency is above mean + K sigma\n"
@@ -265,6 +362,12 @@ static void latency_usage(FILE *f)
 "  -n, --top N              rows in the final table (default 20, 0: all)\n"
 "      --json               JSON lines: each slow call, then the summary\n"
 "      --no-views           fallback mode: the global raw_syscalls tracepoints\n"
+"      --cgroup PATH        every process in the cgroup v2 PATH and below it, those\n"
+"                           that join later included (one normal per syscall for all)\n"
+"      --listen ADDR:PORT   also serve per-syscall latency histograms at /metrics, in the\n"
+"                           Prometheus text format (seconds; buckets 1 us to 17 s)\n"
+"      --textfile DIR       also write them to DIR/xprobes_latency_TARGET.prom every\n"
+"                           second, for node_exporter's textfile collector\n"
 "  -v, --verbose            libbpf's messages\n"
 "Each syscall's normal is learned as the process runs: the first %d calls of a\n"
 "syscall are not judged. With 'xprobectl trace --latency', slow calls name the\n"
@@ -279,11 +382,21 @@ int cmd_latency(int argc, char **argv)
 		{ "duration", required_argument, NULL, 'd' },
 		{ "top", required_argument, NULL, 'n' },
 		{ "no-views", no_argument, NULL, 'N' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "textfile", required_argument, NULL, 'x' },
 		{ "verbose", no_argument, NULL, 'v' },
 		COMMON_OPTS,
 		{ 0 }
 	};
 	struct latency_opts o = { .k = 3, .threads_fd = -1 };
+	const char *cg_arg = NULL, *listen = NULL, *textfile = NULL;
+	char what[PATH_MAX + 64], tname[PATH_MAX + 32];
+	struct latency_export lx;
+	struct exporter *ex = NULL;
+	uint64_t next_text = 0;
+	int ret = EXIT_RUNTIME;
+	struct cgtarget cg;
 	double duration = 0;
 	bool no_views = false, verbose = false, cut = false;
 	struct syswatch w = { 0 };
@@ -315,33 +428,70 @@ int cmd_latency(int argc, char **argv)
 				return usage_error("bad --top '%s'", optarg);
 			break;
 		case 'N': no_views = true; break;
+		case 'G': cg_arg = optarg; break;
+		case 'l': listen = optarg; break;
+		case 'x': textfile = optarg; break;
 		case 'v': verbose = true; break;
 		case 'j': o.json = true; break;
 		case 'h': latency_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc)
-		return usage_error("latency takes one PID");
+	if (optind + !cg_arg != argc)
+		return usage_error(cg_arg ? "latency takes a PID or --cgroup, not both"
+				   : "latency takes one PID (or --cgroup PATH)");
 	libbpf_messages(verbose, true);
-	c = syswatch_open(&w, argv[optind], no_views, comm, sizeof(comm));
+	if (cg_arg)
+		c = syswatch_open_cgroup(&w, &cg, cg_arg, no_views);
+	else
+		c = syswatch_open(&w, argv[optind], no_views, comm, sizeof(comm));
 	if (c != EXIT_OK)
 		return c;
 	pid = w.pid;
+	if (cg_arg) {
+		snprintf(what, sizeof(what), "cgroup %s", cg.name);
+		strcpy(tname, "xprobes_latency_");
+		cgroup_file_name(&cg, tname + strlen(tname), sizeof(tname) - strlen(tname));
+	} else {
+		snprintf(what, sizeof(what), "pid %u (%s)", pid, comm);
+		snprintf(tname, sizeof(tname), "xprobes_latency_%u", pid);
+	}
 	l = latency_start(&w, &o);
 	if (!l) {
 		syswatch_end(&w);
 		return EXIT_RUNTIME;
 	}
+	lx = (struct latency_export){ .l = l, .pid = pid, .comm = comm,
+				      .cgroup = cg_arg ? cg.name : NULL, .views = w.views };
+	if (textfile && (c = textfile_write(textfile, tname, latency_render, &lx))) {
+		fprintf(stderr, "xprobectl: cannot write %s/%s.prom: %s\n", textfile, tname,
+			strerror(-c));
+		goto out;
+	}
+	if (listen) {
+		ex = exporter_start(listen, latency_render, &lx);
+		if (!ex)
+			goto out;
+		fprintf(stderr, "xprobectl: serving http://%s/metrics\n", listen);
+	}
 	stop_on_signals();
-	fprintf(stderr, "xprobectl: syscall latency of pid %u (%s), slow above mean + %.2g sigma, "
-		"%s%s\n", pid, comm, o.k, syswatch_mode(&w), duration ? "" : "; Ctrl-C ends");
+	fprintf(stderr, "xprobectl: syscall latency of %s, slow above mean + %.2g sigma, "
+		"%s%s\n", what, o.k, syswatch_mode(&w), duration ? "" : "; Ctrl-C ends");
 	end = duration ? mono_ns() + (uint64_t)(duration * 1e9) : 0;
-	while (!stop_req && !target_gone(pid, false, NULL) && !(end && mono_ns() >= end) &&
-	       !(cut = syswatch_view_ended(&w)))
+	while (!stop_req && syswatch_alive(&w) && !(end && mono_ns() >= end) &&
+	       !(cut = syswatch_view_ended(&w))) {
+		syswatch_poll(&w);
 		latency_poll(l, 50);
+		if (textfile && mono_ns() >= next_text) {
+			textfile_write(textfile, tname, latency_render, &lx);
+			next_text = mono_ns() + 1000000000ull;
+		}
+	}
 	latency_summary(l, top);
+	ret = cut ? EXIT_RUNTIME : EXIT_OK;
+out:
+	exporter_stop(ex);	/* before the maps it reads */
 	syswatch_end(&w);
 	latency_stop(l);
-	return cut ? EXIT_RUNTIME : EXIT_OK;
+	return ret;
 }

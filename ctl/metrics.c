@@ -17,6 +17,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroup.h"
 #include "exporter.h"
 #include "json.h"
 #include "metrics.h"
@@ -30,6 +31,7 @@ static void metrics_usage(FILE *f)
 {
 	fprintf(f,
 "usage: xprobectl metrics [OPTIONS] PID\n"
+"       xprobectl metrics [OPTIONS] --cgroup PATH\n"
 "Measures a server from its syscalls, per interval: requests/s (1 / mean time between\n"
 "responses), saturation (variance of the time between requests, and that over the\n"
 "squared mean) and slack (mean time waiting in epoll_wait/poll/select).\n"
@@ -41,8 +43,13 @@ static void metrics_usage(FILE *f)
 "                           Prometheus text format (counters; rates are Prometheus's)\n"
 "      --textfile DIR       also write them to DIR/xprobes_metrics_PID.prom every\n"
 "                           interval, for node_exporter's textfile collector\n"
+"      --cgroup PATH        every process in the cgroup v2 PATH and below it (a\n"
+"                           container, or a unit: /system.slice/redis-server.service),\n"
+"                           those that join later and a restarted server included;\n"
+"                           PATH may also be a directory in the cgroup2 mount\n"
 "  -v, --verbose            libbpf's messages\n"
-"PID and the processes it forks (a server's workers) are measured together.\n");
+"PID and the processes it forks (a server's workers) are measured together, as are\n"
+"the processes of a cgroup: the figures are the target's, not each process's.\n");
 }
 
 /* The sums of every CPU. */
@@ -142,6 +149,7 @@ struct metrics_export {
 	int ncpus;
 	pid_t pid;
 	const char *comm;
+	const char *cgroup;	/* a cgroup target's name, else NULL */
 	bool views;
 };
 
@@ -149,9 +157,14 @@ struct metrics_export {
 static void counter(struct xbuf *b, const struct metrics_export *x, const char *name,
 		    const char *help, double v)
 {
-	xbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s{pid=\"%d\",comm=\"", name, help,
-		    name, name, (int)x->pid);
-	xbuf_label(b, x->comm);
+	xbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s{", name, help, name, name);
+	if (x->cgroup) {
+		xbuf_printf(b, "cgroup=\"");
+		xbuf_label(b, x->cgroup);
+	} else {
+		xbuf_printf(b, "pid=\"%d\",comm=\"", (int)x->pid);
+		xbuf_label(b, x->comm);
+	}
 	xbuf_printf(b, "\",mode=\"%s\"} %.17g\n", x->views ? "views" : "fallback", v);
 }
 
@@ -204,6 +217,7 @@ int cmd_metrics(int argc, char **argv)
 		{ "no-views", no_argument, NULL, 'N' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "textfile", required_argument, NULL, 'x' },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "verbose", no_argument, NULL, 'v' },
 		COMMON_OPTS,
 		{ 0 }
@@ -215,8 +229,9 @@ int cmd_metrics(int argc, char **argv)
 	struct syswatch w = { 0 };
 	struct metrics_export mx = { 0 };
 	struct exporter *ex = NULL;
-	const char *listen = NULL, *textfile = NULL;
-	char tname[64];
+	const char *listen = NULL, *textfile = NULL, *cg_arg = NULL;
+	struct cgtarget cg;
+	char tname[PATH_MAX + 32], what[PATH_MAX + 64];
 	struct figures f;
 	uint64_t start, prev_ns, next, end, t;
 	int c, ncpus, ret = EXIT_RUNTIME;
@@ -236,16 +251,21 @@ int cmd_metrics(int argc, char **argv)
 		case 'N': no_views = true; break;
 		case 'l': listen = optarg; break;
 		case 'x': textfile = optarg; break;
+		case 'G': cg_arg = optarg; break;
 		case 'v': verbose = true; break;
 		case 'j': json = true; break;
 		case 'h': metrics_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
 	}
-	if (optind + 1 != argc)
-		return usage_error("metrics takes one PID");
+	if (optind + !cg_arg != argc)
+		return usage_error(cg_arg ? "metrics takes a PID or --cgroup, not both"
+				   : "metrics takes one PID (or --cgroup PATH)");
 	libbpf_messages(verbose, true);
-	c = syswatch_open(&w, argv[optind], no_views, comm, sizeof(comm));
+	if (cg_arg)
+		c = syswatch_open_cgroup(&w, &cg, cg_arg, no_views);
+	else
+		c = syswatch_open(&w, argv[optind], no_views, comm, sizeof(comm));
 	if (c != EXIT_OK)
 		return c;
 	pid = w.pid;
@@ -266,8 +286,15 @@ int cmd_metrics(int argc, char **argv)
 	if (syswatch_attach(&w, skel->obj) || read_acc(skel, ncpus, &first))
 		goto out;
 	mx = (struct metrics_export){ .skel = skel, .ncpus = ncpus, .pid = pid, .comm = comm,
-				      .views = w.views };
-	snprintf(tname, sizeof(tname), "xprobes_metrics_%u", pid);
+				      .cgroup = cg_arg ? cg.name : NULL, .views = w.views };
+	if (cg_arg) {
+		strcpy(tname, "xprobes_metrics_");
+		cgroup_file_name(&cg, tname + strlen(tname), sizeof(tname) - strlen(tname));
+		snprintf(what, sizeof(what), "cgroup %s", cg.name);
+	} else {
+		snprintf(tname, sizeof(tname), "xprobes_metrics_%u", pid);
+		snprintf(what, sizeof(what), "pid %u (%s)", pid, comm);
+	}
 	if (textfile && (c = textfile_write(textfile, tname, metrics_render, &mx))) {
 		fprintf(stderr, "xprobectl: cannot write %s/%s.prom: %s\n", textfile, tname,
 			strerror(-c));
@@ -281,7 +308,7 @@ int cmd_metrics(int argc, char **argv)
 	}
 
 	stop_on_signals();
-	fprintf(stderr, "xprobectl: metrics of pid %u (%s), %s%s\n", pid, comm, syswatch_mode(&w),
+	fprintf(stderr, "xprobectl: metrics of %s, %s%s\n", what, syswatch_mode(&w),
 		duration ? "" : "; Ctrl-C ends");
 	if (!json)
 		print_header();
@@ -299,8 +326,9 @@ int cmd_metrics(int argc, char **argv)
 		if (t < next)
 			usleep(next - t < 100000000 ? (next - t) / 1000 + 1 : 100000);
 		t = mono_ns();
-		if (target_gone(pid, false, NULL) || (end && t >= end))
+		if (!syswatch_alive(&w) || (end && t >= end))
 			break;
+		syswatch_poll(&w);
 		if (syswatch_view_ended(&w)) {
 			cut = true;
 			break;

@@ -2,9 +2,11 @@
 /* See syswatch.h. */
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroup.h"
 #include "events.h"
 #include "nl.h"
 #include "sysev.h"
@@ -83,6 +85,35 @@ int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *
 	return syswatch_begin(w, pid, no_views) ? EXIT_RUNTIME : EXIT_OK;
 }
 
+int syswatch_open_cgroup(struct syswatch *w, struct cgtarget *cg, const char *cg_arg,
+			 bool no_views)
+{
+	bool missing;
+
+	memset(w, 0, sizeof(*w));
+	if (cgroup_parse(cg_arg, cg))
+		return EXIT_USAGE;
+	w->cg = cg;
+	if (!cg->id)
+		fprintf(stderr, "xprobectl: cgroup %s does not exist (yet): waiting for it\n",
+			cg->name);
+	if (no_views) {
+		snprintf(w->note, sizeof(w->note), "--no-views");
+		return EXIT_OK;
+	}
+	w->nl = xp_nl_try_open(&missing);
+	if (!w->nl) {
+		if (!missing)
+			return EXIT_RUNTIME;
+		snprintf(w->note, sizeof(w->note),
+			 "xprobes module not loaded (insmod xprobes.ko for per-process hooks)");
+		return EXIT_OK;
+	}
+	w->views = true;
+	w->hooks_nl = w->nl;
+	return EXIT_OK;
+}
+
 static struct bpf_program *prog(struct bpf_object *obj, const char *name)
 {
 	return bpf_object__find_program_by_name(obj, name);
@@ -108,11 +139,64 @@ static struct bpf_link *attach(struct bpf_object *obj, const char *name)
 	return l;
 }
 
+static int fill_hooks_map(struct bpf_object *obj, const uint32_t *ids)
+{
+	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "sysev_hooks")), i;
+
+	for (i = 0; i < 2; i++) {
+		uint32_t kind = sys_hooks[i].kind;
+
+		if (bpf_map_update_elem(fd, &ids[i], &kind, BPF_ANY)) {
+			fprintf(stderr, "xprobectl: cannot fill the hooks map: %s\n", strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Hooks IDS (one view's two) run the object's programs. */
+static int hooks_get_progs(struct syswatch *w, const uint32_t *ids)
+{
+	struct bpf_program *own[2] = {	/* in sys_hooks[]' order */
+		prog(w->obj, "sysev_on_enter"), prog(w->obj, "sysev_on_exit"),
+	};
+
+	if (fill_hooks_map(w->obj, ids))
+		return -1;
+	/*
+	 * A module without HOOK_PROG reaches the programs through the
+	 * xprobes_hook tracepoint: one link serves every view, and a second
+	 * would count each call twice.
+	 */
+	if (w->links[0])
+		return 0;
+	return attach_hook_progs(w->hooks_nl, ids, own, 2, prog(w->obj, "sysev_on_hook"),
+				 &w->links[0]);
+}
+
+/* The cgroup target as the fallback programs test it (sysev.h). */
+static void push_target(struct syswatch *w, struct bpf_object *obj)
+{
+	struct sysev_target t = { .id = w->cg->id, .level = w->cg->level, .cgroup = 1 };
+	uint32_t zero = 0;
+
+	bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(obj, "sysev_target")),
+			    &zero, &t, BPF_ANY);
+}
+
 int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 {
 	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "sysev_hooks")), i;
 
-	if (w->views) {
+	w->obj = obj;
+	if (w->cg) {
+		push_target(w, obj);
+		if (w->views) {
+			w->next_scan = 0;
+			syswatch_poll(w);
+			return 0;
+		}
+	} else if (w->views) {
 		for (i = 0; i < 2; i++) {
 			uint32_t kind = sys_hooks[i].kind;
 
@@ -134,6 +218,154 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 	return w->links[1] ? 0 : -1;
 }
 
+/* The live process PID, if met before. */
+static struct sw_proc *proc_find(struct syswatch *w, pid_t pid)
+{
+	size_t i;
+
+	for (i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == pid && !w->procs[i].gone)
+			return &w->procs[i];
+	return NULL;
+}
+
+static void proc_add(struct syswatch *w, pid_t pid, pid_t root, bool own)
+{
+	if (w->nprocs == w->procs_cap) {
+		size_t c = w->procs_cap ? w->procs_cap * 2 : 64;
+		struct sw_proc *p = realloc(w->procs, c * sizeof(*p));
+
+		if (!p)
+			return;		/* looked at again next time */
+		w->procs = p;
+		w->procs_cap = c;
+	}
+	w->procs[w->nprocs++] = (struct sw_proc){ .pid = pid, .root = root, .own = own };
+}
+
+/* Is ROOT the root of one of our views (gone or not)? */
+static bool ours(struct syswatch *w, pid_t root)
+{
+	size_t i;
+
+	for (i = 0; i < w->nprocs; i++)
+		if (w->procs[i].pid == root && w->procs[i].own)
+			return true;
+	return false;
+}
+
+static pid_t ppid_of(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	int ppid = 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	if (!p || sscanf(p + 2, "%*c %d", &ppid) != 1)
+		ppid = 0;
+	fclose(f);
+	return ppid;
+}
+
+/* A process of the cgroup not met before: on one of our views, or given one. */
+static void adopt(struct syswatch *w, pid_t pid)
+{
+	struct sw_proc *pp;
+	uint32_t ids[2];
+	pid_t root = view_root(w->nl, pid);
+
+	if (root > 0) {
+		if (ours(w, root)) {
+			proc_add(w, pid, root, false);
+			return;
+		}
+		fprintf(stderr, "xprobectl: pid %d runs on another tool's kernel view; its syscalls "
+			"are not counted (end that view, or use --no-views)\n", (int)pid);
+		proc_add(w, pid, 0, false);
+		return;
+	}
+	if (root != -ENOENT) {
+		if (!target_gone(pid, false, NULL) && root != -ESRCH) {
+			fprintf(stderr, "xprobectl: cannot ask the module about pid %d: %s\n", (int)pid,
+				w->nl->ext_msg[0] ? w->nl->ext_msg : strerror(-root));
+			proc_add(w, pid, 0, false);
+		}
+		return;
+	}
+	/*
+	 * No view, yet forked by a process on ours: between exec_mmap() and
+	 * the exec tracepoint, where its view takes its new address space.
+	 * Looked at again next time rather than given a second view.
+	 */
+	pp = proc_find(w, ppid_of(pid));
+	if (pp && pp->root)
+		return;
+	if (view_hooks_setup(w->nl, pid, 0, sys_hooks, 2, ids, w->note, sizeof(w->note))) {
+		if (!target_gone(pid, false, NULL)) {
+			fprintf(stderr, "xprobectl: pid %d: %s; its syscalls are not counted\n",
+				(int)pid, w->note);
+			proc_add(w, pid, 0, false);
+		}
+		w->note[0] = 0;
+		return;
+	}
+	proc_add(w, pid, pid, true);
+	w->views_made++;
+	if (hooks_get_progs(w, ids))
+		fprintf(stderr, "xprobectl: pid %d: its hooks have no program; its syscalls are "
+			"not counted\n", (int)pid);
+}
+
+/*
+ * Forget the processes that are gone, but not the roots of our views: a
+ * view outlives its root while processes forked from it still run, and
+ * view_root() names it by that root.
+ */
+static void prune(struct syswatch *w)
+{
+	size_t i, j;
+
+	for (i = j = 0; i < w->nprocs; i++) {
+		struct sw_proc p = w->procs[i];
+
+		if (!p.gone && target_gone(p.pid, false, NULL)) {
+			if (!p.own)
+				continue;
+			p.gone = true;
+		}
+		w->procs[j++] = p;
+	}
+	w->nprocs = j;
+}
+
+void syswatch_poll(struct syswatch *w)
+{
+	uint64_t now = mono_ns();
+	size_t i, n;
+
+	if (!w->cg || !w->obj || now < w->next_scan)
+		return;
+	w->next_scan = now + 100000000;
+	if (cgroup_refresh(w->cg))
+		push_target(w, w->obj);
+	if (!w->views)
+		return;
+	prune(w);
+	n = cgroup_procs(w->cg, &w->scan, &w->scan_cap);
+	for (i = 0; i < n; i++)
+		if (!proc_find(w, w->scan[i]))
+			adopt(w, w->scan[i]);
+}
+
+bool syswatch_alive(struct syswatch *w)
+{
+	return w->cg || !target_gone(w->pid, false, NULL);
+}
+
 void syswatch_end(struct syswatch *w)
 {
 	int i;
@@ -143,12 +375,21 @@ void syswatch_end(struct syswatch *w)
 		w->links[i] = NULL;
 	}
 	if (w->nl) {
-		view_del(w->nl, w->pid);
+		if (!w->cg)
+			view_del(w->nl, w->pid);
+		for (i = 0; i < (int)w->nprocs; i++)
+			if (w->procs[i].own && !w->procs[i].gone)
+				view_del(w->nl, w->procs[i].pid);
 		xp_nl_close(w->nl);
 		w->nl = NULL;
 	}
 	xp_events_close(w->ev);
 	w->ev = NULL;
+	free(w->procs);
+	free(w->scan);
+	w->procs = NULL;
+	w->scan = NULL;
+	w->nprocs = w->procs_cap = w->scan_cap = 0;
 }
 
 bool syswatch_view_ended(struct syswatch *w)

@@ -15,13 +15,23 @@
 #include <sys/types.h>
 
 struct xp_events;
+struct cgtarget;
 
 struct bpf_object;
 struct bpf_link;
 struct xp_nl;
 
-struct syswatch {
+/* A process of a cgroup target, once looked at (views mode). */
+struct sw_proc {
 	pid_t pid;
+	pid_t root;		/* the root of our view it runs on; 0: not counted */
+	bool own;		/* it is that root: the view is ours to end */
+	bool gone;		/* a root that exited (its view may live on) */
+};
+
+struct syswatch {
+	pid_t pid;		/* a PID target; 0 with a cgroup */
+	struct cgtarget *cg;	/* a cgroup target (--cgroup), else NULL */
 	bool views;		/* hooks in the view, else fallback */
 	char note[320];		/* why fallback mode */
 	uint32_t ids[2];	/* views mode: entry and exit hook ids */
@@ -29,6 +39,19 @@ struct syswatch {
 	struct xp_nl *nl;	/* the view's, when it is ours to end */
 	struct xp_nl *hooks_nl;	/* views mode: the socket that added our hooks */
 	struct xp_events *ev;	/* the end of our own view, when it is ours */
+	/*
+	 * A cgroup target in views mode: one view per process that is not
+	 * already on one of ours (forks follow their parent's view); the
+	 * processes met so far, and the loaded object whose programs every
+	 * new view's hooks get.
+	 */
+	struct bpf_object *obj;
+	struct sw_proc *procs;
+	size_t nprocs, procs_cap;
+	pid_t *scan;		/* cgroup_procs()' buffer */
+	size_t scan_cap;
+	uint64_t next_scan;	/* mono_ns() */
+	unsigned int views_made;
 };
 
 /*
@@ -52,6 +75,20 @@ void syswatch_join(struct syswatch *w, struct xp_nl *nl, pid_t pid, const char *
  */
 int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *comm,
 		  size_t comm_len);
+/*
+ * The same for a cgroup target: CG_ARG parsed into *CG (which must outlive
+ * W), its name in LABEL. Processes are picked up by syswatch_poll().
+ */
+int syswatch_open_cgroup(struct syswatch *w, struct cgtarget *cg, const char *cg_arg,
+			 bool no_views);
+/*
+ * A cgroup target, every 100 ms at most: its id looked up again (a unit
+ * restarted gets a new cgroup) and, in views mode, a view with the hooks
+ * for each process that has joined and runs on none of ours.
+ */
+void syswatch_poll(struct syswatch *w);
+/* A PID target still running; a cgroup target always is (it may refill). */
+bool syswatch_alive(struct syswatch *w);
 /* Before loading OBJ: load only the programs of the chosen mode. */
 void syswatch_prepare(struct syswatch *w, struct bpf_object *obj);
 /* After loading: tell the BPF side the hook ids, attach. -1: printed. */

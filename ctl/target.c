@@ -19,6 +19,25 @@ static int got_hook_id(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+static int got_pid(struct nlattr **tb, void *arg)
+{
+	if (tb[XPROBES_A_PID])
+		*(pid_t *)arg = (pid_t)nla_get_u32(tb[XPROBES_A_PID]);
+	return 0;
+}
+
+pid_t view_root(struct xp_nl *nl, pid_t pid)
+{
+	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_GET, 0);
+	pid_t root = 0;
+	int err;
+
+	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid))
+		return -ENOMEM;
+	err = xp_nl_call(nl, msg, got_pid, &root);
+	return err ? err : root;
+}
+
 void view_del(struct xp_nl *nl, pid_t pid)
 {
 	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_DEL, 0);

@@ -35,6 +35,11 @@ int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	      uint32_t *ids, char *note, size_t note_len);
 void view_del(struct xp_nl *nl, pid_t pid);
 /*
+ * The root process of the view PID runs on (PID's own, or the process it
+ * was forked from); -ENOENT when it runs on none, another -errno on error.
+ */
+pid_t view_root(struct xp_nl *nl, pid_t pid);
+/*
  * Make the N hooks IDS run the BPF program PROG_FD (raw_tp or kprobe) on every
  * hit, directly (XPROBES_CMD_HOOK_PROG; PROG_FD < 0: stop). 0 or -errno,
  * NL's ext_msg saying why.

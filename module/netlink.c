@@ -233,6 +233,35 @@ static int xp_cmd_view_del(struct sk_buff *skb, struct genl_info *info)
 	return v ? 0 : -ENOENT;
 }
 
+/*
+ * The view PID runs on, which need not be its own (a process forked by a
+ * traced one runs on its parent's): how xprobectl tells a process it
+ * already covers from one it must give a view (a cgroup's newcomers).
+ */
+static int xp_cmd_view_get(struct sk_buff *skb, struct genl_info *info)
+{
+	struct sk_buff *msg;
+	struct xp_view *v;
+	void *hdr;
+	int err;
+
+	if (xp_missing(info, XPROBES_A_PID))
+		return -EINVAL;
+	msg = xp_reply_new(info, XPROBES_CMD_VIEW_GET, &hdr, NLMSG_GOODSIZE);
+	if (!msg)
+		return -ENOMEM;
+	mutex_lock(&xp_views_lock);
+	v = xp_view_find_pid(nla_get_u32(info->attrs[XPROBES_A_PID]), info->extack);
+	if (!v) {
+		mutex_unlock(&xp_views_lock);
+		nlmsg_free(msg);
+		return -ENOENT;
+	}
+	err = xp_put_view(msg, v);
+	mutex_unlock(&xp_views_lock);
+	return xp_reply_send(msg, hdr, info, err);
+}
+
 static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	long skip = cb->args[0], i = 0;
@@ -759,8 +788,8 @@ static const struct genl_ops xp_ops[] = {
 	{ .cmd = XPROBES_CMD_STATUS,	.doit = xp_cmd_status,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_VIEW_NEW,	.doit = xp_cmd_view_new,  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_VIEW_DEL,	.doit = xp_cmd_view_del,  .flags = GENL_ADMIN_PERM },
-	{ .cmd = XPROBES_CMD_VIEW_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_views,
-	  .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_VIEW_GET,	.doit = xp_cmd_view_get,  .start = xp_dump_start,
+	  .dumpit = xp_dump_views,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_HOOK_ADD,	.doit = xp_cmd_hook_add,  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_HOOK_DEL,	.doit = xp_cmd_hook_del,  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_HOOK_PROG,	.doit = xp_cmd_hook_prog, .flags = GENL_ADMIN_PERM },

@@ -24,7 +24,7 @@ enum xprobes_cmd {
 	XPROBES_CMD_STATUS,	/* do: module status */
 	XPROBES_CMD_VIEW_NEW,	/* do: PID [FLAGS] -> view */
 	XPROBES_CMD_VIEW_DEL,	/* do: PID */
-	XPROBES_CMD_VIEW_GET,	/* dump: one message per view */
+	XPROBES_CMD_VIEW_GET,	/* dump: one message per view; do: PID -> the view it runs on */
 	XPROBES_CMD_HOOK_ADD,	/* do: PID SYMBOL [OFFSET] [COOKIE] [FLAGS] -> HOOK_ID ADDR */
 	XPROBES_CMD_HOOK_DEL,	/* do: HOOK_ID */
 	XPROBES_CMD_HOOK_GET,	/* dump: one message per hook */
