@@ -1,0 +1,130 @@
+# metrics and latency --cgroup: every process of a cgroup v2 is measured,
+# one that joins mid-run and a server restarted into a new cgroup of the
+# same name (what systemd does) included; a process outside is not. Views
+# mode: each process of the cgroup gets a view of its own (checked in the
+# view list). Ground truth: loadgen's responses on redis (metrics), a
+# known number of getppid calls from sysloop (latency's histogram).
+. /xp/selftests/tests/lib.sh
+. /xp/selftests/servers.sh
+command -v redis-server > /dev/null || fail "redis-server is not in the VM image"
+[ -f /sys/fs/cgroup/cgroup.procs ] || fail "no cgroup2 hierarchy on /sys/fs/cgroup"
+load_module
+CG=/sys/fs/cgroup/xpsvc
+SECS=1
+[ -n "$DEBUG_KERNEL" ] && SECS=2
+
+has_view() { xprobectl view list | awk -v p="$1" 'NR > 1 && $1 == p { f = 1 } END { exit !f }'; }
+# wait_view PID: until PID has a view (the command's poll adopted it).
+wait_view() {
+	local i=0
+	until has_view "$1"; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "pid $1 got no view: $(xprobectl view list)"
+		sleep 0.1
+	done
+}
+# into_cgroup PID: move a running process into the cgroup (it "joins").
+into_cgroup() { echo "$1" > $CG/cgroup.procs || fail "cannot move $1 into $CG"; }
+# born_in_cgroup PORT: a redis started the way a supervisor does, moved into
+# the cgroup before it execs; its pid in SRV_PID.
+born_in_cgroup() {
+	sh -c "echo \$\$ > $CG/cgroup.procs && exec redis-server --port $1 --save '' \
+		--appendonly no --daemonize no" > /tmp/srv-$1.log 2>&1 &
+	SRV_PID=$!
+	local i=0
+	until loadgen -p redis -P "$1" -r 20 -c 1 -d 0.3 > /dev/null 2>&1; do
+		i=$((i + 1))
+		[ $i -lt 10 ] || fail "redis on $1 did not answer: $(tail -n 3 /tmp/srv-$1.log)"
+	done
+}
+# load PORT RATE: loadgen for SECS, its responses printed
+load() {
+	loadgen -p redis -P "$1" -r "$2" -c 4 -d $SECS | sed -n 's/.* done \([0-9]*\) .*/\1/p'
+}
+
+# metrics_run MODE-OPTION: the whole story under one 'xprobectl metrics'
+metrics_run() {
+	local xp a b c a2 other done_b expect got mode
+	rmdir $CG 2> /dev/null; mkdir $CG || fail "cannot make $CG"
+	server_start redis 6392 || fail "redis"
+	a=$SRV_PID
+	into_cgroup $a
+	server_start redis 6393 || fail "redis outside"
+	other=$SRV_PID
+	server_start redis 6394 || fail "redis to join"
+	c=$SRV_PID
+	xprobectl metrics --json --cgroup /xpsvc $1 > /tmp/cg.json 2> /tmp/cg.err &
+	xp=$!
+	wait_for /tmp/cg.err 'metrics of cgroup' "metrics did not start"
+	mode=views
+	[ -n "$1" ] && mode=fallback
+	assert_match "mode" "$mode mode" "$(cat /tmp/cg.err)"
+	[ $mode = views ] && wait_view $a
+	# the untraced server is loaded all along
+	loadgen -p redis -P 6393 -r 200 -c 2 -d $((3 * SECS + 2)) > /tmp/cg.other &
+	done_b=$!
+	expect=$(load 6392 200)
+	into_cgroup $c
+	[ $mode = views ] && wait_view $c
+	expect=$((expect + $(load 6394 200)))
+	# a restart: the server goes, its cgroup is removed and made again
+	# (a new id), a new server is born into it
+	kill $a; wait $a 2> /dev/null
+	kill $c; wait $c 2> /dev/null
+	rmdir $CG || fail "cannot remove $CG: $(cat $CG/cgroup.procs)"
+	mkdir $CG
+	sleep 0.3	# fallback mode looks the new id up every 100 ms
+	born_in_cgroup 6392
+	a2=$SRV_PID
+	[ $mode = views ] && wait_view $a2
+	expect=$((expect + $(load 6392 200)))
+	wait $done_b
+	kill -INT $xp
+	wait $xp
+	# the responses the readiness probes of born_in_cgroup got are counted too
+	got=$(awk '/"type":"total"/ { match($0, /"responses_per_s":[0-9.e+]*/); r = substr($0, RSTART + 18, RLENGTH - 18)
+		match($0, /"seconds":[0-9.e+]*/); s = substr($0, RSTART + 10, RLENGTH - 10); printf "%.0f", r * s }' /tmp/cg.json)
+	note "$mode: responses loadgen got from the cgroup's servers $expect, counted $got" \
+		"(the outside server: $(sed -n 's/.* done \([0-9]*\) .*/\1/p' /tmp/cg.other))"
+	awk -v e=$expect -v g=$got 'BEGIN { exit !(g >= e && g <= e + 40) }' ||
+		fail "$mode: counted $got responses, loadgen got $expect from the cgroup"
+	note "ok: $mode: the cgroup's three servers counted, the outside one not"
+	kill $a2 $other; wait $a2 $other 2> /dev/null
+}
+
+metrics_run ""
+metrics_run --no-views
+
+# latency: two sysloops in the cgroup (one there from the start, one that
+# joins), one outside; the histogram counts exactly their getppid calls.
+N=3000
+rmdir $CG 2> /dev/null; mkdir $CG
+start_loop /tmp/l1.out -e -n $N getppid; L1=$LOOP_PID
+start_loop /tmp/l2.out -e -n $N getppid; L2=$LOOP_PID
+start_loop /tmp/l3.out -e -n $N getppid; L3=$LOOP_PID
+into_cgroup $L1
+rm -rf /tmp/cgtext; mkdir /tmp/cgtext
+xprobectl latency --cgroup $CG --textfile /tmp/cgtext > /tmp/cl.out 2> /tmp/cl.err &
+xp=$!
+wait_for /tmp/cl.err 'syscall latency of cgroup' "latency did not start"
+assert_match "latency mode" "views mode" "$(cat /tmp/cl.err)"
+wait_view $L1
+go_loop $L1 /tmp/l1.out
+into_cgroup $L2
+wait_view $L2
+go_loop $L2 /tmp/l2.out
+go_loop $L3 /tmp/l3.out
+sleep 1.5	# one more textfile
+has_view $L3 && fail "the process outside the cgroup got a view"
+kill -INT $xp; wait $xp
+f=/tmp/cgtext/xprobes_latency_xpsvc.prom
+[ -f $f ] || fail "no textfile: $(ls /tmp/cgtext)"
+cnt=$(sed -n 's/^xprobes_syscall_duration_seconds_count{syscall="getppid",cgroup="\/xpsvc",mode="views"} //p' $f)
+inf=$(sed -n 's/^xprobes_syscall_duration_seconds_bucket{syscall="getppid",cgroup="\/xpsvc",mode="views",le="+Inf"} //p' $f)
+note "latency: getppid calls in the cgroup's histogram: $cnt (+Inf bucket $inf), made there: $((2 * N))"
+assert_eq "getppid calls counted" "$((2 * N))" "$cnt"
+assert_eq "the +Inf bucket is the count" "$cnt" "$inf"
+grep -q '^# TYPE xprobes_syscall_duration_seconds histogram' $f || fail "no histogram TYPE line"
+for l in $L1 $L2 $L3; do kill -USR1 $l; wait $l; done
+rmdir $CG
+note "ok: latency --cgroup counts the cgroup's calls, a joiner's included, in a Prometheus histogram"
