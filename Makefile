@@ -236,11 +236,15 @@ install:
 	$(if $(DESTDIR),,depmod -a $(KREL))
 	install -D -m 755 $(IBUILD)/ctl/xprobectl $(DESTDIR)$(PREFIX)/sbin/xprobectl
 	install -D -m 644 docs/xprobectl.8 $(DESTDIR)$(PREFIX)/share/man/man8/xprobectl.8
+	install -d $(DESTDIR)/lib/systemd/system
+	sed "s|/usr/sbin/xprobectl|$(PREFIX)/sbin/xprobectl|" systemd/xprobes-metrics@.service > $(DESTDIR)/lib/systemd/system/xprobes-metrics@.service
+	$(if $(DESTDIR),,[ ! -d /run/systemd/system ] || systemctl daemon-reload)
 
 uninstall:
 	rm -f $(DESTDIR)/lib/modules/$(KREL)/updates/xprobes.ko
 	$(if $(DESTDIR),,[ ! -d /lib/modules/$(KREL) ] || depmod -a $(KREL))
 	rm -f $(DESTDIR)$(PREFIX)/sbin/xprobectl $(DESTDIR)$(PREFIX)/share/man/man8/xprobectl.8
+	rm -f $(DESTDIR)/lib/systemd/system/xprobes-metrics@.service
 
 # Debian packages, with Debian's tools, from a copy of the tree (tracked and
 # new files; not build/): xprobes-dkms and xprobectl, into $(BUILD)/deb.

@@ -54,7 +54,8 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 	cg->name[0] = 0;
 	for (tok = strtok_r(rel, "/", &save); tok; tok = strtok_r(NULL, "/", &save)) {
 		if (!strcmp(tok, ".") || !strcmp(tok, "..")) {
-			fprintf(stderr, "xprobectl: cgroup '%s': no '.' or '..' in the path, please\n",
+			fprintf(stderr, "xprobectl: cgroup '%s': '.' and '..' are not allowed; give the path from "
+				"the cgroup2 root, e.g. /system.slice/redis-server.service\n",
 				arg);
 			return -1;
 		}

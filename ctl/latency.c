@@ -81,6 +81,8 @@ static void on_slow(void *ctx, int cpu, void *data, __u32 size)
 	if (e->func >= 0 && l->o.func_name)
 		fn = l->o.func_name(e->func, l->o.func_arg);
 	l->shown++;
+	if (l->o.quiet)
+		return;
 	if (l->o.json) {
 		json_obj_begin(NULL);
 		json_str("type", "slow");
@@ -364,6 +366,8 @@ static void latency_usage(FILE *f)
 "      --no-views           fallback mode: the global raw_syscalls tracepoints\n"
 "      --cgroup PATH        every process in the cgroup v2 PATH and below it, those\n"
 "                           that join later included (one normal per syscall for all)\n"
+"  -q, --quiet              print neither slow calls nor the table (with --listen or\n"
+"                           --textfile)\n"
 "      --listen ADDR:PORT   also serve per-syscall latency histograms at /metrics, in the\n"
 "                           Prometheus text format (seconds; buckets 1 us to 17 s)\n"
 "      --textfile DIR       also write them to DIR/xprobes_latency_TARGET.prom every\n"
@@ -385,6 +389,7 @@ int cmd_latency(int argc, char **argv)
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "listen", required_argument, NULL, 'l' },
 		{ "textfile", required_argument, NULL, 'x' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		COMMON_OPTS,
 		{ 0 }
@@ -398,7 +403,7 @@ int cmd_latency(int argc, char **argv)
 	int ret = EXIT_RUNTIME;
 	struct cgtarget cg;
 	double duration = 0;
-	bool no_views = false, verbose = false, cut = false;
+	bool no_views = false, verbose = false, cut = false, quiet = false;
 	struct syswatch w = { 0 };
 	struct latency *l;
 	uint64_t end;
@@ -406,7 +411,7 @@ int cmd_latency(int argc, char **argv)
 	char comm[32], *e;
 	uint32_t pid;
 
-	while ((c = getopt_long(argc, argv, "k:m:d:n:vhj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "k:m:d:n:qvhj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'k':
 			o.k = strtod(optarg, &e);
@@ -431,6 +436,7 @@ int cmd_latency(int argc, char **argv)
 		case 'G': cg_arg = optarg; break;
 		case 'l': listen = optarg; break;
 		case 'x': textfile = optarg; break;
+		case 'q': quiet = o.quiet = true; break;
 		case 'v': verbose = true; break;
 		case 'j': o.json = true; break;
 		case 'h': latency_usage(stdout); return EXIT_OK;
@@ -487,7 +493,8 @@ int cmd_latency(int argc, char **argv)
 			next_text = mono_ns() + 1000000000ull;
 		}
 	}
-	latency_summary(l, top);
+	if (!quiet)
+		latency_summary(l, top);
 	ret = cut ? EXIT_RUNTIME : EXIT_OK;
 out:
 	exporter_stop(ex);	/* before the maps it reads */

@@ -18,6 +18,7 @@ struct latency_opts {
 	double k;		/* sigmas above the mean that make a call slow */
 	double min_us;		/* and never shorter than this */
 	bool json;		/* slow calls and the summary as JSON lines */
+	bool quiet;		/* slow calls counted, not printed */
 	int threads_fd;		/* trace's shadow stacks (threads map), or -1 */
 	/* the name of traced function IDX, with trace --latency */
 	const char *(*func_name)(int idx, void *arg);

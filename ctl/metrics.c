@@ -43,6 +43,7 @@ static void metrics_usage(FILE *f)
 "                           Prometheus text format (counters; rates are Prometheus's)\n"
 "      --textfile DIR       also write them to DIR/xprobes_metrics_PID.prom every\n"
 "                           interval, for node_exporter's textfile collector\n"
+"  -q, --quiet              print nothing per interval (with --listen or --textfile)\n"
 "      --cgroup PATH        every process in the cgroup v2 PATH and below it (a\n"
 "                           container, or a unit: /system.slice/redis-server.service),\n"
 "                           those that join later and a restarted server included;\n"
@@ -218,12 +219,13 @@ int cmd_metrics(int argc, char **argv)
 		{ "listen", required_argument, NULL, 'l' },
 		{ "textfile", required_argument, NULL, 'x' },
 		{ "cgroup", required_argument, NULL, 'G' },
+		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		COMMON_OPTS,
 		{ 0 }
 	};
 	double interval = 1, duration = 0;
-	bool json = false, no_views = false, verbose = false, cut = false;
+	bool json = false, no_views = false, verbose = false, cut = false, quiet = false;
 	struct metrics_acc first, prev, now;
 	struct metrics_bpf *skel = NULL;
 	struct syswatch w = { 0 };
@@ -238,7 +240,7 @@ int cmd_metrics(int argc, char **argv)
 	char comm[32];
 	uint32_t pid;
 
-	while ((c = getopt_long(argc, argv, "i:d:vhj", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "i:d:qvhj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (!parse_secs(optarg, &interval))
@@ -252,6 +254,7 @@ int cmd_metrics(int argc, char **argv)
 		case 'l': listen = optarg; break;
 		case 'x': textfile = optarg; break;
 		case 'G': cg_arg = optarg; break;
+		case 'q': quiet = true; break;
 		case 'v': verbose = true; break;
 		case 'j': json = true; break;
 		case 'h': metrics_usage(stdout); return EXIT_OK;
@@ -310,7 +313,7 @@ int cmd_metrics(int argc, char **argv)
 	stop_on_signals();
 	fprintf(stderr, "xprobectl: metrics of %s, %s%s\n", what, syswatch_mode(&w),
 		duration ? "" : "; Ctrl-C ends");
-	if (!json)
+	if (!json && !quiet)
 		print_header();
 	prev = first;
 	start = prev_ns = mono_ns();
@@ -338,7 +341,8 @@ int cmd_metrics(int argc, char **argv)
 		if (read_acc(skel, ncpus, &now))
 			break;
 		figures(&now, &prev, (t - prev_ns) / 1e9, &f);
-		print_row("interval", &f, (t - start) / 1e9, json);
+		if (!quiet)
+			print_row("interval", &f, (t - start) / 1e9, json);
 		if (textfile)
 			textfile_write(textfile, tname, metrics_render, &mx);
 		prev = now;
@@ -346,7 +350,7 @@ int cmd_metrics(int argc, char **argv)
 		next += (uint64_t)(interval * 1e9);
 	}
 	t = mono_ns();
-	if (!read_acc(skel, ncpus, &now)) {
+	if (!quiet && !read_acc(skel, ncpus, &now)) {
 		figures(&now, &first, (t - start) / 1e9, &f);
 		print_row("total", &f, (t - start) / 1e9, json);
 	}

@@ -63,6 +63,16 @@ if [ -x /usr/sbin/xprobectl ] && /usr/sbin/xprobectl --version | grep -q '^xprob
 else
 	record "not ok" "xprobectl-installed"
 fi
+# The exporter's unit for systemd (docs/metrics.md), checked by systemd's own
+# parser (no systemd runs on this host to start it).
+u=/lib/systemd/system/xprobes-metrics@.service
+if [ -f $u ] && grep -q '^ExecStart=/usr/sbin/xprobectl metrics ' $u &&
+   out=$(systemd-analyze verify "${u%@.service}@redis-server.service" 2>&1 | grep -v "^$" | grep -v "Command 'man "; exit 0) && [ -z "$out" ]; then
+	record ok "systemd-unit-installed" "$u"
+else
+	echo "${out:-no unit at $u}" | head -n 5 | sed 's/^/# /'
+	record "not ok" "systemd-unit-installed"
+fi
 
 # Each DKMS-built module in its own kernel, driven by the packaged xprobectl.
 for k in "$@"; do
