@@ -1282,6 +1282,39 @@ static void life_no_join_while_dying(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
+/*
+ * The fork and exec tracepoints (GFP_ATOMIC) take members from the pool a
+ * view's creation filled, with preemption off as there, and a member a
+ * dying view refuses goes back to it rather than to kfree().
+ */
+static void life_members_from_pool(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_view *v;
+	unsigned int n0;
+	struct pid *p;
+	int err;
+
+	v = make_view(test, 0);
+	n0 = xp_member_pool_count();
+	KUNIT_EXPECT_GE(test, n0, 16U);
+	p = find_get_pid(kunit_pid);
+	raw_spin_lock(&v->lock);
+	v->dying = true;
+	raw_spin_unlock(&v->lock);
+	preempt_disable();
+	err = xp_member_add(v, c->mm, p, GFP_ATOMIC);
+	preempt_enable();
+	KUNIT_EXPECT_EQ(test, err, -ESRCH);
+	KUNIT_EXPECT_EQ(test, xp_member_pool_count(), n0);
+	raw_spin_lock(&v->lock);
+	v->dying = false;
+	raw_spin_unlock(&v->lock);
+	put_pid(p);
+	destroy_view(v);
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
 /* A view ends with the socket that owns it, unless it persists. */
 static void life_owner_release(struct kunit *test)
 {
@@ -1342,6 +1375,7 @@ static struct kunit_case life_cases[] = {
 	KUNIT_CASE(life_no_join_while_dying),
 	KUNIT_CASE(life_owner_release),
 	KUNIT_CASE(life_owner_is_a_socket),
+	KUNIT_CASE(life_members_from_pool),
 	{}
 };
 

@@ -231,4 +231,5 @@ void xp_lifecycle_exit(void)
 	unregister_probes();
 	mutex_unlock(&xp_views_lock);
 	tracepoint_synchronize_unregister();
+	xp_member_pool_drain();
 }

@@ -177,6 +177,9 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 			       struct netlink_ext_ack *extack);
 void xp_view_destroy(struct xp_view *v, const char *reason);
 int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp_t gfp);
+void xp_member_pool_fill(void);
+void xp_member_pool_drain(void);
+unsigned int xp_member_pool_count(void);
 unsigned int xp_view_reap_members(struct xp_view *v);
 bool xp_view_has_process(struct xp_view *v, struct pid *tgid, struct mm_struct *not);
 void xp_views_destroy_all(void);
