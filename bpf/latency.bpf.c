@@ -138,12 +138,16 @@ static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret
 	if (!st || (__s64)dur <= 0)
 		return;
 	l = log2_fp(dur);
-	b = l / LAT_FP;
+	/*
+	 * The bucket of dur - 1: Prometheus's le is inclusive, so a call of
+	 * exactly 2^k ns belongs below le = 2^k, in bucket k - 1.
+	 */
+	b = dur > 1 ? log2_fp(dur - 1) / LAT_FP : 0;
 	if (b >= LAT_BUCKETS)
 		b = LAT_BUCKETS - 1;
 	__sync_fetch_and_add(&st->hist[b], 1);
+	__sync_fetch_and_add(&st->total_ns, dur);	/* _sum beside the buckets */
 	n = ++st->calls;
-	st->total_ns += dur;
 	if (dur > st->max_ns)
 		st->max_ns = dur;
 	if (n > LAT_WARMUP) {

@@ -27,9 +27,10 @@
 #define LAT_FP		256		/* log2 fixed point: 8 fractional bits */
 #define LAT_SIGMA_MIN	LAT_FP		/* one doubling */
 /*
- * Latency histogram buckets, by the top bit of the latency in ns: bucket b
- * holds [2^b, 2^(b+1)) ns, the last one everything from 2^(LAT_BUCKETS-1)
- * ns (9 minutes) up. Prometheus's cumulative buckets are sums of these.
+ * Latency histogram buckets, by the top bit of the latency in ns less one:
+ * bucket b holds (2^b, 2^(b+1)] ns (bucket 0 also 1 ns), the last one
+ * everything above 2^(LAT_BUCKETS-1) ns (9 minutes). Prometheus's
+ * cumulative buckets (le inclusive) are sums of these.
  */
 #define LAT_BUCKETS	40
 

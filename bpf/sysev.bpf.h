@@ -27,18 +27,25 @@ struct {
 /* xprobes hook id -> enum sysev_hook_kind, filled by xprobectl. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 8);
+	__uint(max_entries, 1024);	/* --cgroup: two per view */
 	__type(key, __u32);
 	__type(value, __u32);
 } sysev_hooks SEC(".maps");
 
-/* One element: the cgroup target, when there is one (sysev.h). */
+/* One element each: the cgroup target, when there is one (sysev.h). */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
 	__type(value, struct sysev_target);
 } sysev_target SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_CGROUP_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} sysev_cgroup SEC(".maps");
 
 static __always_inline __u8 sysev_classify(__u32 nr, __u64 arg0);
 static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret, __u64 now);
@@ -158,7 +165,7 @@ static __always_inline bool sysev_is_target(void)
 
 	tg = bpf_map_lookup_elem(&sysev_target, &zero);
 	if (tg && tg->cgroup)
-		return tg->id && bpf_get_current_ancestor_cgroup_id(tg->level) == tg->id;
+		return tg->present && bpf_current_task_under_cgroup(&sysev_cgroup, 0) == 1;
 	/* target_tgid 0 would take init, a child of the idle task */
 	return target_tgid && (t->tgid == target_tgid ||
 			       BPF_CORE_READ(t, real_parent, tgid) == target_tgid);

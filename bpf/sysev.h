@@ -42,15 +42,16 @@ struct sysev_slot {
 };
 
 /*
- * A cgroup target (--cgroup), for the fallback programs' test: the cgroup's
- * id and depth in the cgroup2 hierarchy. cgroup 0: a PID target. id 0: the
- * cgroup is gone for now (a stopped unit), nothing is counted. xprobectl
- * rewrites it when the cgroup comes back with a new id.
+ * A cgroup target (--cgroup), for the fallback programs' test: the cgroup
+ * itself is in the one-element CGROUP_ARRAY sysev_cgroup (a directory fd
+ * given by xprobectl), which bpf_current_task_under_cgroup() tests against
+ * the current task's cgroup and its ancestors, whatever the cgroup
+ * namespace. cgroup 0: a PID target. present 0: the cgroup is gone for now
+ * (a stopped unit): nothing is counted until xprobectl puts the new one in.
  */
 struct sysev_target {
-	__u64 id;
-	__u32 level;
 	__u32 cgroup;
+	__u32 present;
 };
 
 #endif

@@ -140,7 +140,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16);
+	__uint(max_entries, 1024);		/* --cgroup: five per view */
 	__type(key, __u32);			/* xprobes hook id */
 	__type(value, __u32);			/* enum trace_hook_kind */
 } hooks SEC(".maps");

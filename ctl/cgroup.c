@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "cgroup.h"
 
 /* Where the cgroup2 hierarchy is mounted (the first such mount), into MP. */
@@ -67,10 +68,13 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 		}
 		level++;
 	}
-	if (!level)
-		snprintf(cg->name, sizeof(cg->name), "/");
+	if (!level) {
+		fprintf(stderr, "xprobectl: the root cgroup is the whole machine: give a PID or a "
+			"cgroup below the root\n");
+		return -1;
+	}
 	cg->level = level;
-	if (snprintf(cg->dir, sizeof(cg->dir), "%s%s", mp, level ? cg->name : "") >=
+	if (snprintf(cg->dir, sizeof(cg->dir), "%s%s", mp, cg->name) >=
 	    (int)sizeof(cg->dir)) {
 		fprintf(stderr, "xprobectl: cgroup path too long\n");
 		return -1;
@@ -81,21 +85,21 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 
 bool cgroup_refresh(struct cgtarget *cg)
 {
-	struct {
-		struct file_handle fh;
-		uint64_t id;	/* kernfs gives 8 bytes: the cgroup id */
-	} h;
+	struct stat st;
 	uint64_t id = 0;
-	int mnt;
 
-	h.fh.handle_bytes = sizeof(h.id);
-	if (!name_to_handle_at(AT_FDCWD, cg->dir, &h.fh, &mnt, 0) &&
-	    h.fh.handle_bytes == sizeof(uint64_t))
-		memcpy(&id, h.fh.f_handle, sizeof(id));
+	/* cgroupfs numbers a cgroup's directory by its id (kernfs, 64-bit) */
+	if (!stat(cg->dir, &st) && S_ISDIR(st.st_mode))
+		id = st.st_ino;
 	if (id == cg->id)
 		return false;
 	cg->id = id;
 	return true;
+}
+
+int cgroup_open(const struct cgtarget *cg)
+{
+	return open(cg->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 }
 
 static void add_procs(const char *dir, pid_t **pids, size_t *n, size_t *cap, int depth)

@@ -17,19 +17,21 @@
 struct cgtarget {
 	char dir[PATH_MAX];	/* the directory in the cgroup2 mount */
 	char name[PATH_MAX];	/* the path from the hierarchy's root: "/system.slice/x.service" */
-	int level;		/* its depth: the root is 0 */
-	uint64_t id;		/* the kernel's cgroup id (bpf_get_current_cgroup_id); 0: gone */
+	int level;		/* its depth below the mount's root (at least 1) */
+	uint64_t id;		/* the kernel's cgroup id (its directory's inode); 0: gone */
 };
 
 /*
  * ARG: a path from the cgroup2 hierarchy's root ("/system.slice/redis.service")
  * or a directory in its mount ("/sys/fs/cgroup/system.slice/redis.service").
- * -1 with a message when there is no cgroup2 mount or ARG is outside it; a
+ * -1 with a message when there is no cgroup2 mount, or ARG is its root; a
  * cgroup that does not exist yet is not an error (id 0).
  */
 int cgroup_parse(const char *arg, struct cgtarget *cg);
 /* Look the id up again; true when it changed (made, removed, made again). */
 bool cgroup_refresh(struct cgtarget *cg);
+/* Its directory, opened (a CGROUP_ARRAY's value); -1 with errno. */
+int cgroup_open(const struct cgtarget *cg);
 /*
  * The processes in the cgroup and every cgroup below it, into *PIDS (grown
  * with realloc; *CAP its size): their number, 0 when the cgroup is gone.

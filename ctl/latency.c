@@ -186,11 +186,13 @@ static int by_slow(const void *a, const void *b)
 void latency_summary(struct latency *l, int top)
 {
 	int fd = bpf_map__fd(l->skel->maps.lstats), n = 0, i;
-	struct row rows[SYSEV_NR_MAX];
+	struct row *rows = calloc(SYSEV_NR_MAX, sizeof(*rows));	/* 200 KiB: not the stack */
 	uint64_t calls = 0, slow = 0;
 	char nb[32];
 	uint32_t nr;
 
+	if (!rows)
+		return;
 	perf_buffer__consume(l->pb);
 	for (nr = 0; nr < SYSEV_NR_MAX; nr++) {
 		rows[n].nr = nr;
@@ -228,6 +230,7 @@ void latency_summary(struct latency *l, int top)
 		json_arr_end();
 		json_obj_end();
 		json_done();
+		free(rows);
 		return;
 	}
 	printf("\n%llu syscalls, %llu slow (log2 latency > mean + %.2g sigma)%s\n",
@@ -243,6 +246,7 @@ void latency_summary(struct latency *l, int top)
 		       (unsigned long long)s->slow, l_us(s->mean_l), exp2((double)s->sigma_l / LAT_FP),
 		       s->total_ns / 1e3 / s->calls, s->max_ns / 1e3);
 	}
+	free(rows);
 }
 
 void latency_stop(struct latency *l)
@@ -262,7 +266,7 @@ struct latency_export {
 	pid_t pid;
 	const char *comm;
 	const char *cgroup;	/* a cgroup target's name, else NULL */
-	bool views;
+	const struct syswatch *w;	/* its mode now: a cgroup's may fall back */
 };
 
 /* The histogram's bounds: 2^LE_FIRST ns (1 us) to 2^LE_LAST ns (17 s), then +Inf. */
@@ -279,7 +283,7 @@ static void labels(struct xbuf *b, const struct latency_export *x, const char *s
 		xbuf_printf(b, "pid=\"%d\",comm=\"", (int)x->pid);
 		xbuf_label(b, x->comm);
 	}
-	xbuf_printf(b, "\",mode=\"%s\"", x->views ? "views" : "fallback");
+	xbuf_printf(b, "\",mode=\"%s\"", x->w->views ? "views" : "fallback");
 }
 
 /*
@@ -291,14 +295,19 @@ static int latency_render(void *arg, struct xbuf *b)
 {
 	const struct latency_export *x = arg;
 	int fd = bpf_map__fd(x->l->skel->maps.lstats), n = 0, i, k;
-	static struct row rows[SYSEV_NR_MAX];	/* the exporter's one thread */
+	/* the exporter's thread and the textfile's, at once: one each */
+	struct row *rows = malloc(SYSEV_NR_MAX * sizeof(*rows));
 	char nb[32];
 	uint32_t nr;
 
+	if (!rows)
+		return -1;
 	for (nr = 0; nr < SYSEV_NR_MAX; nr++) {
 		rows[n].nr = nr;
-		if (bpf_map_lookup_elem(fd, &nr, &rows[n].st))
+		if (bpf_map_lookup_elem(fd, &nr, &rows[n].st)) {
+			free(rows);
 			return -1;
+		}
 		if (rows[n].st.calls)
 			n++;
 	}
@@ -345,6 +354,7 @@ static int latency_render(void *arg, struct xbuf *b)
 		labels(b, x, sysname(rows[i].nr, nb, sizeof(nb)));
 		xbuf_printf(b, "} %.9g\n", l_us(rows[i].st.mean_l) / 1e6);
 	}
+	free(rows);
 	return 0;
 }
 
@@ -468,7 +478,7 @@ int cmd_latency(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	lx = (struct latency_export){ .l = l, .pid = pid, .comm = comm,
-				      .cgroup = cg_arg ? cg.name : NULL, .views = w.views };
+				      .cgroup = cg_arg ? cg.name : NULL, .w = &w };
 	if (textfile && (c = textfile_write(textfile, tname, latency_render, &lx))) {
 		fprintf(stderr, "xprobectl: cannot write %s/%s.prom: %s\n", textfile, tname,
 			strerror(-c));

@@ -151,7 +151,7 @@ struct metrics_export {
 	pid_t pid;
 	const char *comm;
 	const char *cgroup;	/* a cgroup target's name, else NULL */
-	bool views;
+	const struct syswatch *w;	/* its mode now: a cgroup's may fall back */
 };
 
 /* One sample of a counter, with HELP and TYPE; V in the metric's base unit. */
@@ -166,7 +166,7 @@ static void counter(struct xbuf *b, const struct metrics_export *x, const char *
 		xbuf_printf(b, "pid=\"%d\",comm=\"", (int)x->pid);
 		xbuf_label(b, x->comm);
 	}
-	xbuf_printf(b, "\",mode=\"%s\"} %.17g\n", x->views ? "views" : "fallback", v);
+	xbuf_printf(b, "\",mode=\"%s\"} %.17g\n", x->w->views ? "views" : "fallback", v);
 }
 
 /*
@@ -289,7 +289,7 @@ int cmd_metrics(int argc, char **argv)
 	if (syswatch_attach(&w, skel->obj) || read_acc(skel, ncpus, &first))
 		goto out;
 	mx = (struct metrics_export){ .skel = skel, .ncpus = ncpus, .pid = pid, .comm = comm,
-				      .cgroup = cg_arg ? cg.name : NULL, .views = w.views };
+				      .cgroup = cg_arg ? cg.name : NULL, .w = &w };
 	if (cg_arg) {
 		strcpy(tname, "xprobes_metrics_");
 		cgroup_file_name(&cg, tname + strlen(tname), sizeof(tname) - strlen(tname));

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
@@ -121,11 +122,14 @@ static struct bpf_program *prog(struct bpf_object *obj, const char *name)
 
 void syswatch_prepare(struct syswatch *w, struct bpf_object *obj)
 {
+	/* a cgroup in views mode may have to fall back later (fall_back()) */
+	bool fb = !w->views || w->cg;
+
 	bpf_program__set_autoload(prog(obj, "sysev_on_hook"), w->views);
 	bpf_program__set_autoload(prog(obj, "sysev_on_enter"), w->views);
 	bpf_program__set_autoload(prog(obj, "sysev_on_exit"), w->views);
-	bpf_program__set_autoload(prog(obj, "sysev_fb_enter"), !w->views);
-	bpf_program__set_autoload(prog(obj, "sysev_fb_exit"), !w->views);
+	bpf_program__set_autoload(prog(obj, "sysev_fb_enter"), fb);
+	bpf_program__set_autoload(prog(obj, "sysev_fb_exit"), fb);
 }
 
 static struct bpf_link *attach(struct bpf_object *obj, const char *name)
@@ -146,40 +150,50 @@ static int fill_hooks_map(struct bpf_object *obj, const uint32_t *ids)
 	for (i = 0; i < 2; i++) {
 		uint32_t kind = sys_hooks[i].kind;
 
-		if (bpf_map_update_elem(fd, &ids[i], &kind, BPF_ANY)) {
-			fprintf(stderr, "xprobectl: cannot fill the hooks map: %s\n", strerror(errno));
+		if (bpf_map_update_elem(fd, &ids[i], &kind, BPF_ANY))
 			return -1;
-		}
 	}
 	return 0;
 }
 
-/* Hooks IDS (one view's two) run the object's programs. */
+/*
+ * Hooks IDS (one view's two) run the object's programs: each its own, as
+ * the module runs them. A module without HOOK_PROG reaches sysev_on_hook
+ * through the xprobes_hook tracepoint instead, which tells the hooks apart
+ * by the sysev_hooks map: one link serves every view (a second would count
+ * each call twice), and only then must the map have room for the ids.
+ */
 static int hooks_get_progs(struct syswatch *w, const uint32_t *ids)
 {
 	struct bpf_program *own[2] = {	/* in sys_hooks[]' order */
 		prog(w->obj, "sysev_on_enter"), prog(w->obj, "sysev_on_exit"),
 	};
+	int err = fill_hooks_map(w->obj, ids);
 
-	if (fill_hooks_map(w->obj, ids))
-		return -1;
-	/*
-	 * A module without HOOK_PROG reaches the programs through the
-	 * xprobes_hook tracepoint: one link serves every view, and a second
-	 * would count each call twice.
-	 */
 	if (w->links[0])
-		return 0;
-	return attach_hook_progs(w->hooks_nl, ids, own, 2, prog(w->obj, "sysev_on_hook"),
-				 &w->links[0]);
+		return err;
+	if (attach_hook_progs(w->hooks_nl, ids, own, 2, prog(w->obj, "sysev_on_hook"),
+			      &w->links[0]))
+		return -1;
+	return w->links[0] ? err : 0;
 }
 
-/* The cgroup target as the fallback programs test it (sysev.h). */
+/*
+ * The cgroup target as the fallback programs test it (sysev.h): the
+ * directory in the CGROUP_ARRAY, or "not there" while it is gone.
+ */
 static void push_target(struct syswatch *w, struct bpf_object *obj)
 {
-	struct sysev_target t = { .id = w->cg->id, .level = w->cg->level, .cgroup = 1 };
+	struct sysev_target t = { .cgroup = 1 };
 	uint32_t zero = 0;
+	int fd = w->cg->id ? cgroup_open(w->cg) : -1;
 
+	if (fd >= 0) {
+		t.present = !bpf_map_update_elem(
+			bpf_map__fd(bpf_object__find_map_by_name(obj, "sysev_cgroup")), &zero, &fd,
+			BPF_ANY);
+		close(fd);
+	}
 	bpf_map_update_elem(bpf_map__fd(bpf_object__find_map_by_name(obj, "sysev_target")),
 			    &zero, &t, BPF_ANY);
 }
@@ -254,30 +268,38 @@ static bool ours(struct syswatch *w, pid_t root)
 	return false;
 }
 
-static pid_t ppid_of(pid_t pid)
+/*
+ * A cgroup in views mode whose processes cannot have views after all (a
+ * module that cannot make them here, or one older than VIEW_GET for a
+ * PID): the views made so far end, and the raw_syscalls programs, loaded
+ * for this, take over.
+ */
+static void fall_back(struct syswatch *w, const char *why)
 {
-	char path[64], buf[512], *p;
-	int ppid = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return 0;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	if (!p || sscanf(p + 2, "%*c %d", &ppid) != 1)
-		ppid = 0;
-	fclose(f);
-	return ppid;
+	snprintf(w->note, sizeof(w->note), "%s", why);
+	fprintf(stderr, "xprobectl: %s; using fallback mode\n", w->note);
+	bpf_link__destroy(w->links[0]);
+	w->links[0] = NULL;
+	xp_nl_close(w->nl);	/* our views end with the socket that owns them */
+	w->nl = w->hooks_nl = NULL;
+	w->nprocs = 0;
+	w->views = false;
+	w->links[0] = attach(w->obj, "sysev_fb_enter");
+	w->links[1] = w->links[0] ? attach(w->obj, "sysev_fb_exit") : NULL;
 }
 
 /* A process of the cgroup not met before: on one of our views, or given one. */
 static void adopt(struct syswatch *w, pid_t pid)
 {
-	struct sw_proc *pp;
+	char why[400];
 	uint32_t ids[2];
 	pid_t root = view_root(w->nl, pid);
+	int err;
 
+	if (root == -EOPNOTSUPP) {
+		fall_back(w, "the xprobes module cannot name a process's view (an older one?)");
+		return;
+	}
 	if (root > 0) {
 		if (ours(w, root)) {
 			proc_add(w, pid, root, false);
@@ -296,15 +318,15 @@ static void adopt(struct syswatch *w, pid_t pid)
 		}
 		return;
 	}
-	/*
-	 * No view, yet forked by a process on ours: between exec_mmap() and
-	 * the exec tracepoint, where its view takes its new address space.
-	 * Looked at again next time rather than given a second view.
-	 */
-	pp = proc_find(w, ppid_of(pid));
-	if (pp && pp->root)
+	err = view_hooks_setup(w->nl, pid, 0, sys_hooks, 2, ids, w->note, sizeof(w->note));
+	if (err == -EAGAIN)	/* in execve: the next poll */
 		return;
-	if (view_hooks_setup(w->nl, pid, 0, sys_hooks, 2, ids, w->note, sizeof(w->note))) {
+	if (err == -EOPNOTSUPP) {
+		snprintf(why, sizeof(why), "%s", w->note);
+		fall_back(w, why);
+		return;
+	}
+	if (err) {
 		if (!target_gone(pid, false, NULL)) {
 			fprintf(stderr, "xprobectl: pid %d: %s; its syscalls are not counted\n",
 				(int)pid, w->note);
@@ -313,11 +335,15 @@ static void adopt(struct syswatch *w, pid_t pid)
 		w->note[0] = 0;
 		return;
 	}
-	proc_add(w, pid, pid, true);
-	w->views_made++;
-	if (hooks_get_progs(w, ids))
+	if (hooks_get_progs(w, ids)) {
 		fprintf(stderr, "xprobectl: pid %d: its hooks have no program; its syscalls are "
 			"not counted\n", (int)pid);
+		view_del(w->nl, pid);
+		proc_add(w, pid, 0, false);
+		return;
+	}
+	proc_add(w, pid, pid, true);
+	w->views_made++;
 }
 
 /*
@@ -356,7 +382,7 @@ void syswatch_poll(struct syswatch *w)
 		return;
 	prune(w);
 	n = cgroup_procs(w->cg, &w->scan, &w->scan_cap);
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n && w->views; i++)
 		if (!proc_find(w, w->scan[i]))
 			adopt(w, w->scan[i]);
 }
@@ -375,11 +401,12 @@ void syswatch_end(struct syswatch *w)
 		w->links[i] = NULL;
 	}
 	if (w->nl) {
+		/*
+		 * A cgroup's views end with the socket that owns them: a view_del
+		 * by pid could hit another tool's view if a pid of ours was reused.
+		 */
 		if (!w->cg)
 			view_del(w->nl, w->pid);
-		for (i = 0; i < (int)w->nprocs; i++)
-			if (w->procs[i].own && !w->procs[i].gone)
-				view_del(w->nl, w->procs[i].pid);
 		xp_nl_close(w->nl);
 		w->nl = NULL;
 	}

@@ -153,7 +153,7 @@ int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 	if (err) {
 		snprintf(note, note_len, "cannot create a view: %s",
 			 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
-		return -1;
+		return err;
 	}
 	if (hooks_add(nl, pid, want, n, ids, note, note_len)) {
 		view_del(nl, pid);

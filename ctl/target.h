@@ -25,7 +25,9 @@ struct hook_want {
 /*
  * Give PID a kernel view (VIEW_FLAGS: XPROBES_F_NO_FOLLOW_FORK or 0) with
  * the N hooks of WANT; their ids go to IDS. On failure writes the reason to
- * NOTE, removes the view and returns -1: the caller falls back.
+ * NOTE, removes the view and returns -1, or the view's -errno when the module
+ * would not make it (-EAGAIN: the process is in execve, ask again): the
+ * caller falls back.
  */
 int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 		     const struct hook_want *want, int n, uint32_t *ids,

@@ -28,6 +28,7 @@
 #include <netlink/attr.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "cgroup.h"
 #include "elfsym.h"
 #include "events.h"
 #include "klocks.h"
@@ -44,6 +45,7 @@ static void trace_usage(FILE *f)
 	fprintf(f,
 "usage: xprobectl trace [OPTIONS] PID\n"
 "       xprobectl trace [OPTIONS] -- COMMAND [ARGS...]\n"
+"       xprobectl trace [OPTIONS] --cgroup PATH\n"
 "Measures, per function of one process: calls, wall time, and that time split into\n"
 "ON-CPU and OFF-CPU by cause (runq, wakeup, throttled, lock, mem, io, net, sleep,\n"
 "other; wakeup is the time from being woken to running, the tail of every wait but\n"
@@ -69,6 +71,11 @@ static void trace_usage(FILE *f)
 "                            the table sums them, a per-process table follows; their\n"
 "                            user functions through uprobes, attached within a poll\n"
 "                            (20 ms) of the fork: calls before that are not seen\n"
+"      --cgroup PATH         every process of the cgroup v2 PATH (a container, a unit:\n"
+"                            /system.slice/redis-server.service) and what they fork, as\n"
+"                            with -C, those that join later or a server restarted into\n"
+"                            it included (found within 100 ms); the functions are\n"
+"                            those of its lowest pid's program; until Ctrl-C or -d\n"
 "      --json                machine-readable report (docs/trace.md)\n"
 "      --folded              folded stacks for flamegraph.pl/speedscope (microseconds)\n"
 "      --pprof FILE          also write the stacks as a pprof profile (gzip-compressed\n"
@@ -257,8 +264,10 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
 	if (view_hooks_setup(nl, s->pid, s->children ? 0 : XPROBES_F_NO_FOLLOW_FORK, want, n,
 			     s->hook_ids, s->mode_note, sizeof(s->mode_note)))
 		return -1;
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
 		s->hook_kinds[i] = want[i].kind;
+		s->hook_want[i] = want[i];
+	}
 	s->nhooks = n;
 	s->nl = nl;
 	return 0;
@@ -559,7 +568,7 @@ fail:
 
 /* Open, load and attach the scheduler side; the uprobes come after. */
 /* The program a hook of @kind runs itself (bpf/trace.bpf.c). */
-static struct bpf_program *hook_prog(struct trace_bpf *skel, uint32_t kind)
+struct bpf_program *trace_hook_prog(struct trace_bpf *skel, uint32_t kind)
 {
 	switch (kind) {
 	case HOOK_SWITCH_OUT:
@@ -699,7 +708,7 @@ static int load_bpf(struct tsession *s)
 		struct bpf_program *own[sizeof(s->hook_ids) / sizeof(s->hook_ids[0])];
 
 		for (i = 0; i < s->nhooks; i++)
-			own[i] = hook_prog(s->skel, s->hook_kinds[i]);
+			own[i] = trace_hook_prog(s->skel, s->hook_kinds[i]);
 		return attach_hook_progs(s->nl, s->hook_ids, own, s->nhooks,
 					 s->skel->progs.on_hook, &s->skel->links.on_hook);
 	}
@@ -753,6 +762,7 @@ int cmd_trace(int argc, char **argv)
 		{ "per-thread", no_argument, NULL, 'T' },
 		{ "wakers", no_argument, NULL, 'W' },
 		{ "children", no_argument, NULL, 'C' },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "json", no_argument, NULL, 'j' },
 		{ "folded", no_argument, NULL, 'F' },
 		{ "pprof", required_argument, NULL, 'P' },
@@ -779,6 +789,8 @@ int cmd_trace(int argc, char **argv)
 	struct xp_events *ev = NULL;
 	struct syswatch sw = { 0 };
 	bool latency = false, events = false;
+	const char *cg_arg = NULL;
+	struct cgtarget cg;
 	char *e;
 
 	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTWCvh", opts, NULL)) != -1) {
@@ -821,6 +833,7 @@ int cmd_trace(int argc, char **argv)
 		case 'T': s.per_thread = true; break;
 		case 'W': s.wakers = true; break;
 		case 'C': s.children = true; break;
+		case 'G': cg_arg = optarg; break;
 		case 'j': s.json = true; break;
 		case 'F': s.folded = true; break;
 		case 'P': s.pprof = optarg; break;
@@ -850,8 +863,8 @@ int cmd_trace(int argc, char **argv)
 		return usage_error("--json and --folded exclude each other");
 	if (latency && s.folded)
 		return usage_error("--latency and --folded exclude each other");
-	if (latency && s.children)
-		return usage_error("--latency watches one process: not with --children");
+	if (latency && (s.children || cg_arg))
+		return usage_error("--latency watches one process: not with --children or --cgroup");
 	if (s.pprof) {	/* say it now, not after the trace */
 		c = open(s.pprof, O_WRONLY | O_CREAT | O_TRUNC, 0644);
 		if (c < 0) {
@@ -861,7 +874,20 @@ int cmd_trace(int argc, char **argv)
 		}
 		close(c);
 	}
-	if (optind < argc && !strcmp(argv[optind - 1], "--")) {
+	if (cg_arg) {
+		if (optind != argc)
+			return usage_error("trace takes a PID, -- COMMAND, or --cgroup PATH: one of them");
+		if (cgroup_parse(cg_arg, &cg))
+			return EXIT_USAGE;
+		s.pid = tcgroup_first(&cg);
+		if (!s.pid) {
+			fprintf(stderr, "xprobectl: cgroup %s has no process: trace needs one running "
+				"to read its program's functions\n", cg.name);
+			return EXIT_RUNTIME;
+		}
+		s.cg = &cg;
+		s.children = true;
+	} else if (optind < argc && !strcmp(argv[optind - 1], "--")) {
 		cmd = argv + optind;
 	} else if (optind + 1 == argc) {
 		uint32_t pid;
@@ -945,7 +971,7 @@ int cmd_trace(int argc, char **argv)
 		nl = NULL;
 		s.views = false;
 	}
-	if (s.views)
+	if (s.views && !s.cg)	/* a cgroup's first process may go: its view with it */
 		ev = xp_events_open(s.pid);
 	s.multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
 	/*
@@ -982,6 +1008,7 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		break;
 	}
+	tcgroup_poll(&s);	/* the cgroup's other processes */
 	if (latency) {
 		/* Its hooks join our view; it reads our shadow stacks. */
 		syswatch_join(&sw, nl, s.pid, s.mode_note);
@@ -999,9 +1026,10 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	started = true;
-	fprintf(stderr, "xprobectl: tracing %d function%s in pid %d (%s), %s mode, %d through "
-		"user hooks%s%s\n",
-		s.nfuncs - s.nfailed, s.nfuncs - s.nfailed == 1 ? "" : "s", s.pid, s.comm,
+	fprintf(stderr, "xprobectl: tracing %d function%s in %s%s%spid %d (%s), %s mode, %d "
+		"through user hooks%s%s\n",
+		s.nfuncs - s.nfailed, s.nfuncs - s.nfailed == 1 ? "" : "s",
+		s.cg ? "cgroup " : "", s.cg ? s.cg->name : "", s.cg ? " from " : "", s.pid, s.comm,
 		s.views ? "views" : "fallback", s.nuhooks,
 		!s.nuhooks ? "" : s.records ? " (records)" : " (events)",
 		child || duration ? "" : "; Ctrl-C ends");
@@ -1028,8 +1056,11 @@ int cmd_trace(int argc, char **argv)
 			child = false;	/* reaped */
 			root_gone = true;
 		}
-		/* --children: until the last of them (a server that daemonizes) */
-		if (root_gone && !(s.children && tprocs_alive(&s)))
+		/*
+		 * --children: until the last of them (a server that daemonizes);
+		 * a cgroup until Ctrl-C or -d (a restarted server joins again).
+		 */
+		if (root_gone && !(s.children && tprocs_alive(&s)) && !s.cg)
 			break;
 		if (xp_events_view_ended(ev)) {
 			cut = true;
@@ -1039,7 +1070,8 @@ int cmd_trace(int argc, char **argv)
 		if (end_ns && now >= end_ns)
 			break;
 		threads_sweep(&s, false);
-		if (s.children && !root_gone)	/* else tprocs_alive() just did */
+		tcgroup_poll(&s);
+		if (s.children && (!root_gone || s.cg))	/* else tprocs_alive() just did */
 			tprocs_poll(&s, true);
 		if (next_ns && now >= next_ns) {
 			report_print(&s, false);
@@ -1084,6 +1116,7 @@ out:
 	}
 	/* Last: each probe's detach waits for a grace period (the links hold the programs). */
 	tprocs_end(&s);
+	tcgroup_end(&s);
 	linkset_free(&s.ls);
 	return ret;
 }

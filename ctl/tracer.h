@@ -11,6 +11,7 @@
 #include "target.h"
 
 struct trace_bpf;
+struct cgtarget;
 
 struct tfunc {
 	char *name;		/* symbol */
@@ -62,7 +63,18 @@ struct tsession {
 	int nprocs, capprocs;
 	struct xp_nl *nl;	/* views mode: the view's socket */
 	uint32_t hook_ids[5], hook_kinds[5];	/* views mode: our hooks, by id */
+	struct hook_want hook_want[5];		/* and what they are, for more views */
 	int nhooks;
+
+	/* --cgroup (tcgroup.c): its other processes join as --children's do */
+	struct cgtarget *cg;
+	pid_t *cg_scan;		/* cgroup_procs()' buffer */
+	size_t cg_cap;
+	uint64_t cg_next;	/* next poll, mono_ns() */
+	pid_t *cg_roots;	/* processes given a view of their own (views mode) */
+	int ncg_roots, capcg_roots;
+	pid_t *cg_skip;		/* processes not traced (said once), until gone */
+	int ncg_skip, capcg_skip;
 
 	/* output options */
 	bool json, folded, per_thread, hist, wakers;
@@ -96,6 +108,14 @@ void linkset_free(struct linkset *ls);
 void tprocs_poll(struct tsession *s, bool attach);
 bool tprocs_alive(struct tsession *s);
 void tprocs_end(struct tsession *s);
+
+/* tcgroup.c: --cgroup */
+void tcgroup_poll(struct tsession *s);
+pid_t tcgroup_first(struct cgtarget *cg);	/* the lowest pid in it, 0: none */
+void tcgroup_end(struct tsession *s);
+
+/* trace.c: the program a view hook of KIND runs */
+struct bpf_program *trace_hook_prog(struct trace_bpf *skel, uint32_t kind);
 
 /* report.c: a cause's name */
 const char *trace_cause_name(int i);

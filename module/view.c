@@ -351,6 +351,19 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 				   nr);
 		return ERR_PTR(-ESRCH);
 	}
+	/*
+	 * Between exec_mmap() and sched_process_exec a process that runs on a
+	 * view is on none (its new mm joins at the tracepoint): a view made
+	 * then would be its second. Read after get_task_mm(): exec sets the
+	 * flag before exec_mmap() switches the mm under task_lock(), which
+	 * get_task_mm() took, so a new mm comes with the flag seen. The
+	 * caller asks again in a moment.
+	 */
+	if (task->in_execve) {	/* a bit-field: read under no lock of its own */
+		NL_SET_ERR_MSG_FMT(extack, "pid %u is in execve: try again", nr);
+		err = -EAGAIN;
+		goto out;
+	}
 	err = -EEXIST;
 	if (xp_view_of_mm(mm)) {
 		NL_SET_ERR_MSG_FMT(extack, "pid %u already has a kernel view", nr);

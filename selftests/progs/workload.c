@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP]: ground truth for
+ * workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP] [-s MS]: ground truth for
  * xprobectl trace. Each call of xw_request() runs xw_prepare() (MS/4 of CPU)
  * and xw_delay(), where the scenario injects about MS milliseconds of one
  * kind of time:
@@ -81,7 +81,7 @@
 #define NOINLINE __attribute__((noinline, used))
 
 static const char *scenario = "baseline", *device = "/dev/vda", *cgroup;
-static long ms = 20;
+static long ms = 20, start_ms;	/* -s: wait that long first (in its cgroup) */
 static int calls = 10;
 static volatile unsigned long sink;
 
@@ -617,14 +617,16 @@ int main(int argc, char **argv)
 	pid_t helper = 0, workers[2] = { 0, 0 };
 	int c, i;
 
-	while ((c = getopt(argc, argv, "n:t:d:c:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:d:c:s:")) != -1) {
 		switch (c) {
+		case 's': start_ms = atol(optarg); break;
 		case 'n': calls = atoi(optarg); break;
 		case 't': ms = atol(optarg); break;
 		case 'd': device = optarg; break;
 		case 'c': cgroup = optarg; break;
 		default:
-			fprintf(stderr, "usage: workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP]\n");
+			fprintf(stderr, "usage: workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP] "
+				"[-s MS]\n");
 			return 2;
 		}
 	}
@@ -645,6 +647,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "workload: %s needs -c CGROUP\n", scenario);
 		return 2;
 	}
+	if (start_ms)		/* in its cgroup, before anything else: a tracer finds it */
+		sleep_ns(start_ms * 1000000LL);
 	if (!strcmp(scenario, "cpu")) {
 		pin_cpu0();
 		helper = fork();

@@ -80,7 +80,7 @@ metrics_run() {
 	expect=$((expect + $(load 6392 200)))
 	wait $done_b
 	kill -INT $xp
-	wait $xp
+	wait $xp || fail "$mode: metrics exited $?: $(cat /tmp/cg.err)"
 	# the responses the readiness probes of born_in_cgroup got are counted too
 	got=$(awk '/"type":"total"/ { match($0, /"responses_per_s":[0-9.e+]*/); r = substr($0, RSTART + 18, RLENGTH - 18)
 		match($0, /"seconds":[0-9.e+]*/); s = substr($0, RSTART + 10, RLENGTH - 10); printf "%.0f", r * s }' /tmp/cg.json)
@@ -95,36 +95,97 @@ metrics_run() {
 metrics_run ""
 metrics_run --no-views
 
-# latency: two sysloops in the cgroup (one there from the start, one that
-# joins), one outside; the histogram counts exactly their getppid calls.
+# latency: sysloops in the cgroup and below it, one forked before latency
+# started by a process there (so on no view when its parent gets one),
+# two that join, one outside; the histogram counts exactly their getppid
+# calls. Five views in all: more than the hook map once held.
 N=3000
-rmdir $CG 2> /dev/null; mkdir $CG
+rmdir $CG/sub $CG 2> /dev/null; mkdir -p $CG/sub
 start_loop /tmp/l1.out -e -n $N getppid; L1=$LOOP_PID
 start_loop /tmp/l2.out -e -n $N getppid; L2=$LOOP_PID
 start_loop /tmp/l3.out -e -n $N getppid; L3=$LOOP_PID
-into_cgroup $L1
+start_loop /tmp/l5.out -e -n $N getppid; L5=$LOOP_PID
+echo $L1 > $CG/sub/cgroup.procs || fail "cannot move $L1 into $CG/sub"
+rm -f /tmp/l4.out /tmp/l4.pid
+sh -c "echo \$\$ > $CG/cgroup.procs && sysloop -g -e -n $N getppid > /tmp/l4.out & echo \$! > /tmp/l4.pid; wait" &
+SH4=$!
+wait_for /tmp/l4.out '^ready' "the pre-forked sysloop did not start"
+L4=$(cat /tmp/l4.pid)
+grep -qx "$L4" $CG/cgroup.procs || fail "the pre-forked sysloop $L4 is not in the cgroup"
 rm -rf /tmp/cgtext; mkdir /tmp/cgtext
-xprobectl latency --cgroup $CG --textfile /tmp/cgtext > /tmp/cl.out 2> /tmp/cl.err &
+xprobectl latency --cgroup $CG --textfile /tmp/cgtext -q > /tmp/cl.out 2> /tmp/cl.err &
 xp=$!
 wait_for /tmp/cl.err 'syscall latency of cgroup' "latency did not start"
 assert_match "latency mode" "views mode" "$(cat /tmp/cl.err)"
 wait_view $L1
+wait_view $L4
 go_loop $L1 /tmp/l1.out
+go_loop $L4 /tmp/l4.out
 into_cgroup $L2
 wait_view $L2
 go_loop $L2 /tmp/l2.out
+into_cgroup $L5
+wait_view $L5
+go_loop $L5 /tmp/l5.out
 go_loop $L3 /tmp/l3.out
 sleep 1.5	# one more textfile
 has_view $L3 && fail "the process outside the cgroup got a view"
-kill -INT $xp; wait $xp
+kill -INT $xp
+wait $xp || fail "latency exited $?: $(cat /tmp/cl.err)"
+[ -s /tmp/cl.out ] && fail "latency -q printed: $(head -n 3 /tmp/cl.out)"
 f=/tmp/cgtext/xprobes_latency_xpsvc.prom
 [ -f $f ] || fail "no textfile: $(ls /tmp/cgtext)"
-cnt=$(sed -n 's/^xprobes_syscall_duration_seconds_count{syscall="getppid",cgroup="\/xpsvc",mode="views"} //p' $f)
-inf=$(sed -n 's/^xprobes_syscall_duration_seconds_bucket{syscall="getppid",cgroup="\/xpsvc",mode="views",le="+Inf"} //p' $f)
-note "latency: getppid calls in the cgroup's histogram: $cnt (+Inf bucket $inf), made there: $((2 * N))"
-assert_eq "getppid calls counted" "$((2 * N))" "$cnt"
+sel='syscall="getppid",cgroup="\/xpsvc",mode="views"'
+cnt=$(sed -n "s/^xprobes_syscall_duration_seconds_count{$sel} //p" $f)
+inf=$(sed -n "s/^xprobes_syscall_duration_seconds_bucket{$sel,le=\"+Inf\"} //p" $f)
+note "latency: getppid calls in the cgroup's histogram: $cnt (+Inf bucket $inf), made there: $((4 * N))"
+assert_eq "getppid calls counted" "$((4 * N))" "$cnt"
 assert_eq "the +Inf bucket is the count" "$cnt" "$inf"
+# cumulative buckets never fall, and getppid (a microsecond or so, tens
+# on the emulator) is mostly below 1 ms
+sed -n "s/^xprobes_syscall_duration_seconds_bucket{$sel,le=\"\([0-9.e+-]*\)\"} //p" $f |
+	awk -v n=$cnt 'NR > 1 && $1 < prev { bad = 1 } { prev = $1 } END { exit bad }' ||
+	fail "buckets fall: $(grep "duration_seconds_bucket{$sel" $f | head -n 30)"
+ms=$(sed -n "s/^xprobes_syscall_duration_seconds_bucket{$sel,le=\"0.001048576\"} //p" $f)
+awk -v m="$ms" -v n=$cnt 'BEGIN { exit !(m * 2 > n) }' || fail "getppid: only $ms of $cnt calls below 1 ms"
 grep -q '^# TYPE xprobes_syscall_duration_seconds histogram' $f || fail "no histogram TYPE line"
-for l in $L1 $L2 $L3; do kill -USR1 $l; wait $l; done
+for l in $L1 $L2 $L3 $L4 $L5; do kill -USR1 $l; done
+wait $L1 $L2 $L3 $L5 $SH4
+note "ok: latency --cgroup counts the cgroup's calls (below it, forked before, joiners) in a Prometheus histogram"
+
+# trace --cgroup: the first process's program, every process of the
+# cgroup: one there from the start (the target), one that joins, one born
+# into it after the target exited (a restart); one outside is not traced.
+trace_cgroup() {
+	local xp w1 w2 w3 w4 p n=0 mode=views
+	[ -n "$1" ] && mode=fallback
+	rmdir $CG/sub $CG 2> /dev/null; mkdir $CG
+	workload sleep -n 6 -t 20 -s 1500 -c $CG 2> /tmp/tw1.err &
+	w1=$!
+	sleep 0.2
+	xprobectl trace $1 --json -f 'xw_*' --cgroup $CG -d 3.5 > /tmp/tc.json 2> /tmp/tc.err &
+	xp=$!
+	wait_for /tmp/tc.err 'tracing' "trace --cgroup did not start"
+	assert_match "trace mode" "$mode mode" "$(cat /tmp/tc.err)"
+	workload sleep -n 6 -t 20 -s 600 2> /tmp/tw4.err &
+	w4=$!
+	sh -c "sleep 0.6; exec workload sleep -n 6 -t 20" 2> /tmp/tw3.err &
+	w3=$!
+	into_cgroup $w3
+	wait $w1
+	workload sleep -n 6 -t 20 -s 300 -c $CG 2> /tmp/tw2.err &
+	w2=$!
+	wait $w2 $w3 $w4
+	wait $xp || fail "trace --cgroup exited $?: $(cat /tmp/tc.err)"
+	jsonq /tmp/tc.json . > /dev/null || fail "invalid JSON: $(head -c 300 /tmp/tc.json)"
+	for p in $w1 $w2 $w3; do
+		assert_eq "$mode: pid $p's xw_delay calls" 6 \
+			"$(jsonq /tmp/tc.json "processes.[pid=$p].functions.[name=xw_delay].calls")"
+	done
+	jsonq /tmp/tc.json "processes.[pid=$w4]" > /dev/null 2>&1 && fail "the process outside was traced"
+	assert_eq "$mode: combined xw_delay calls" 18 "$(jsonq /tmp/tc.json 'functions.[name=xw_delay].calls')"
+	note "ok: trace --cgroup ($mode): the target, one born in the cgroup, one that joined; not the one outside"
+}
+trace_cgroup ""
+trace_cgroup --no-views
 rmdir $CG
-note "ok: latency --cgroup counts the cgroup's calls, a joiner's included, in a Prometheus histogram"
