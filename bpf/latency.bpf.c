@@ -143,6 +143,7 @@ static __always_inline void sysev_done(void *ctx, struct sysev_slot *s, long ret
 	 * exactly 2^k ns belongs below le = 2^k, in bucket k - 1.
 	 */
 	b = dur > 1 ? log2_fp(dur - 1) / LAT_FP : 0;
+	barrier_var(b);		/* the bound below must stay on the value used */
 	if (b >= LAT_BUCKETS)
 		b = LAT_BUCKETS - 1;
 	__sync_fetch_and_add(&st->hist[b], 1);

@@ -197,3 +197,23 @@ void xbuf_label(struct xbuf *b, const char *v)
 			xbuf_printf(b, "%c", *v);
 	}
 }
+
+int exporter_open(const char *listen, const char *textdir, const char *name,
+		  exporter_render_fn render, void *arg, struct exporter **ex)
+{
+	int err;
+
+	*ex = NULL;
+	if (textdir && (err = textfile_write(textdir, name, render, arg))) {
+		fprintf(stderr, "xprobectl: cannot write %s/%s.prom: %s\n", textdir, name,
+			strerror(-err));
+		return -1;
+	}
+	if (!listen)
+		return 0;
+	*ex = exporter_start(listen, render, arg);
+	if (!*ex)
+		return -1;
+	fprintf(stderr, "xprobectl: serving http://%s/metrics\n", listen);
+	return 0;
+}

@@ -28,4 +28,11 @@ void exporter_stop(struct exporter *e);
 /* DIR/NAME.prom, for node_exporter's textfile collector: 0 or -errno. */
 int textfile_write(const char *dir, const char *name, exporter_render_fn render, void *arg);
 
+/*
+ * What --listen and --textfile ask for (either may be NULL): the textfile
+ * written once, the server started into *EX. 0, or -1 with a message.
+ */
+int exporter_open(const char *listen, const char *textdir, const char *name,
+		  exporter_render_fn render, void *arg, struct exporter **ex);
+
 #endif

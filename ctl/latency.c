@@ -464,14 +464,7 @@ int cmd_latency(int argc, char **argv)
 	if (c != EXIT_OK)
 		return c;
 	pid = w.pid;
-	if (cg_arg) {
-		snprintf(what, sizeof(what), "cgroup %s", cg.name);
-		strcpy(tname, "xprobes_latency_");
-		cgroup_file_name(&cg, tname + strlen(tname), sizeof(tname) - strlen(tname));
-	} else {
-		snprintf(what, sizeof(what), "pid %u (%s)", pid, comm);
-		snprintf(tname, sizeof(tname), "xprobes_latency_%u", pid);
-	}
+	syswatch_names(&w, comm, "xprobes_latency_", what, sizeof(what), tname, sizeof(tname));
 	l = latency_start(&w, &o);
 	if (!l) {
 		syswatch_end(&w);
@@ -479,17 +472,8 @@ int cmd_latency(int argc, char **argv)
 	}
 	lx = (struct latency_export){ .l = l, .pid = pid, .comm = comm,
 				      .cgroup = cg_arg ? cg.name : NULL, .w = &w };
-	if (textfile && (c = textfile_write(textfile, tname, latency_render, &lx))) {
-		fprintf(stderr, "xprobectl: cannot write %s/%s.prom: %s\n", textfile, tname,
-			strerror(-c));
+	if (exporter_open(listen, textfile, tname, latency_render, &lx, &ex))
 		goto out;
-	}
-	if (listen) {
-		ex = exporter_start(listen, latency_render, &lx);
-		if (!ex)
-			goto out;
-		fprintf(stderr, "xprobectl: serving http://%s/metrics\n", listen);
-	}
 	stop_on_signals();
 	fprintf(stderr, "xprobectl: syscall latency of %s, slow above mean + %.2g sigma, "
 		"%s%s\n", what, o.k, syswatch_mode(&w), duration ? "" : "; Ctrl-C ends");

@@ -290,25 +290,9 @@ int cmd_metrics(int argc, char **argv)
 		goto out;
 	mx = (struct metrics_export){ .skel = skel, .ncpus = ncpus, .pid = pid, .comm = comm,
 				      .cgroup = cg_arg ? cg.name : NULL, .w = &w };
-	if (cg_arg) {
-		strcpy(tname, "xprobes_metrics_");
-		cgroup_file_name(&cg, tname + strlen(tname), sizeof(tname) - strlen(tname));
-		snprintf(what, sizeof(what), "cgroup %s", cg.name);
-	} else {
-		snprintf(tname, sizeof(tname), "xprobes_metrics_%u", pid);
-		snprintf(what, sizeof(what), "pid %u (%s)", pid, comm);
-	}
-	if (textfile && (c = textfile_write(textfile, tname, metrics_render, &mx))) {
-		fprintf(stderr, "xprobectl: cannot write %s/%s.prom: %s\n", textfile, tname,
-			strerror(-c));
+	syswatch_names(&w, comm, "xprobes_metrics_", what, sizeof(what), tname, sizeof(tname));
+	if (exporter_open(listen, textfile, tname, metrics_render, &mx, &ex))
 		goto out;
-	}
-	if (listen) {
-		ex = exporter_start(listen, metrics_render, &mx);
-		if (!ex)
-			goto out;
-		fprintf(stderr, "xprobectl: serving http://%s/metrics\n", listen);
-	}
 
 	stop_on_signals();
 	fprintf(stderr, "xprobectl: metrics of %s, %s%s\n", what, syswatch_mode(&w),

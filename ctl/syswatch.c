@@ -387,6 +387,22 @@ void syswatch_poll(struct syswatch *w)
 			adopt(w, w->scan[i]);
 }
 
+void syswatch_names(const struct syswatch *w, const char *comm, const char *prefix,
+		    char *what, size_t what_len, char *file, size_t file_len)
+{
+	size_t n;
+
+	if (!w->cg) {
+		snprintf(what, what_len, "pid %d (%s)", (int)w->pid, comm);
+		snprintf(file, file_len, "%s%d", prefix, (int)w->pid);
+		return;
+	}
+	snprintf(what, what_len, "cgroup %s", w->cg->name);
+	n = snprintf(file, file_len, "%s", prefix);
+	if (n < file_len)
+		cgroup_file_name(w->cg, file + n, file_len - n);
+}
+
 bool syswatch_alive(struct syswatch *w)
 {
 	return w->cg || !target_gone(w->pid, false, NULL);

@@ -87,6 +87,13 @@ int syswatch_open_cgroup(struct syswatch *w, struct cgtarget *cg, const char *cg
  * for each process that has joined and runs on none of ours.
  */
 void syswatch_poll(struct syswatch *w);
+/*
+ * The target's names: WHAT for messages ("pid 12 (redis-server)", "cgroup
+ * /system.slice/x.service"), FILE for a textfile (PREFIX, then the pid or
+ * the cgroup's path made fit for a file name).
+ */
+void syswatch_names(const struct syswatch *w, const char *comm, const char *prefix,
+		    char *what, size_t what_len, char *file, size_t file_len);
 /* A PID target still running; a cgroup target always is (it may refill). */
 bool syswatch_alive(struct syswatch *w);
 /* Before loading OBJ: load only the programs of the chosen mode. */
