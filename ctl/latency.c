@@ -263,10 +263,8 @@ void latency_stop(struct latency *l)
 /* What /metrics serves: the target, its mode, and the per-syscall statistics. */
 struct latency_export {
 	struct latency *l;
-	pid_t pid;
 	const char *comm;
-	const char *cgroup;	/* a cgroup target's name, else NULL */
-	const struct syswatch *w;	/* its mode now: a cgroup's may fall back */
+	const struct syswatch *w;	/* the target (its mode now: a cgroup's may fall back) */
 };
 
 /* The histogram's bounds: 2^LE_FIRST ns (1 us) to 2^LE_LAST ns (17 s), then +Inf. */
@@ -276,14 +274,7 @@ struct latency_export {
 static void labels(struct xbuf *b, const struct latency_export *x, const char *sys)
 {
 	xbuf_printf(b, "syscall=\"%s\",", sys);
-	if (x->cgroup) {
-		xbuf_printf(b, "cgroup=\"");
-		xbuf_label(b, x->cgroup);
-	} else {
-		xbuf_printf(b, "pid=\"%d\",comm=\"", (int)x->pid);
-		xbuf_label(b, x->comm);
-	}
-	xbuf_printf(b, "\",mode=\"%s\"", x->w->views ? "views" : "fallback");
+	syswatch_labels(x->w, x->comm, b);
 }
 
 /*
@@ -419,7 +410,6 @@ int cmd_latency(int argc, char **argv)
 	uint64_t end;
 	int c, top = 20;
 	char comm[32], *e;
-	uint32_t pid;
 
 	while ((c = getopt_long(argc, argv, "k:m:d:n:qvhj", opts, NULL)) != -1) {
 		switch (c) {
@@ -463,15 +453,13 @@ int cmd_latency(int argc, char **argv)
 		c = syswatch_open(&w, argv[optind], no_views, comm, sizeof(comm));
 	if (c != EXIT_OK)
 		return c;
-	pid = w.pid;
 	syswatch_names(&w, comm, "xprobes_latency_", what, sizeof(what), tname, sizeof(tname));
 	l = latency_start(&w, &o);
 	if (!l) {
 		syswatch_end(&w);
 		return EXIT_RUNTIME;
 	}
-	lx = (struct latency_export){ .l = l, .pid = pid, .comm = comm,
-				      .cgroup = cg_arg ? cg.name : NULL, .w = &w };
+	lx = (struct latency_export){ .l = l, .comm = comm, .w = &w };
 	if (exporter_open(listen, textfile, tname, latency_render, &lx, &ex))
 		goto out;
 	stop_on_signals();

@@ -148,10 +148,8 @@ static void print_row(const char *label, const struct figures *f, double t, bool
 struct metrics_export {
 	struct metrics_bpf *skel;
 	int ncpus;
-	pid_t pid;
 	const char *comm;
-	const char *cgroup;	/* a cgroup target's name, else NULL */
-	const struct syswatch *w;	/* its mode now: a cgroup's may fall back */
+	const struct syswatch *w;	/* the target (its mode now: a cgroup's may fall back) */
 };
 
 /* One sample of a counter, with HELP and TYPE; V in the metric's base unit. */
@@ -159,14 +157,8 @@ static void counter(struct xbuf *b, const struct metrics_export *x, const char *
 		    const char *help, double v)
 {
 	xbuf_printf(b, "# HELP %s %s\n# TYPE %s counter\n%s{", name, help, name, name);
-	if (x->cgroup) {
-		xbuf_printf(b, "cgroup=\"");
-		xbuf_label(b, x->cgroup);
-	} else {
-		xbuf_printf(b, "pid=\"%d\",comm=\"", (int)x->pid);
-		xbuf_label(b, x->comm);
-	}
-	xbuf_printf(b, "\",mode=\"%s\"} %.17g\n", x->w->views ? "views" : "fallback", v);
+	syswatch_labels(x->w, x->comm, b);
+	xbuf_printf(b, "} %.17g\n", v);
 }
 
 /*
@@ -288,8 +280,7 @@ int cmd_metrics(int argc, char **argv)
 	}
 	if (syswatch_attach(&w, skel->obj) || read_acc(skel, ncpus, &first))
 		goto out;
-	mx = (struct metrics_export){ .skel = skel, .ncpus = ncpus, .pid = pid, .comm = comm,
-				      .cgroup = cg_arg ? cg.name : NULL, .w = &w };
+	mx = (struct metrics_export){ .skel = skel, .ncpus = ncpus, .comm = comm, .w = &w };
 	syswatch_names(&w, comm, "xprobes_metrics_", what, sizeof(what), tname, sizeof(tname));
 	if (exporter_open(listen, textfile, tname, metrics_render, &mx, &ex))
 		goto out;

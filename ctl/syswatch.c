@@ -9,6 +9,7 @@
 #include <bpf/libbpf.h>
 #include "cgroup.h"
 #include "events.h"
+#include "exporter.h"
 #include "nl.h"
 #include "sysev.h"
 #include "syswatch.h"
@@ -401,6 +402,18 @@ void syswatch_names(const struct syswatch *w, const char *comm, const char *pref
 	n = snprintf(file, file_len, "%s", prefix);
 	if (n < file_len)
 		cgroup_file_name(w->cg, file + n, file_len - n);
+}
+
+void syswatch_labels(const struct syswatch *w, const char *comm, struct xbuf *b)
+{
+	if (w->cg) {
+		xbuf_printf(b, "cgroup=\"");
+		xbuf_label(b, w->cg->name);
+	} else {
+		xbuf_printf(b, "pid=\"%d\",comm=\"", (int)w->pid);
+		xbuf_label(b, comm);
+	}
+	xbuf_printf(b, "\",mode=\"%s\"", w->views ? "views" : "fallback");
 }
 
 bool syswatch_alive(struct syswatch *w)

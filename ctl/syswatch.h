@@ -94,6 +94,12 @@ void syswatch_poll(struct syswatch *w);
  */
 void syswatch_names(const struct syswatch *w, const char *comm, const char *prefix,
 		    char *what, size_t what_len, char *file, size_t file_len);
+/*
+ * Its Prometheus labels into B: pid, comm (COMM) and mode, or cgroup and
+ * mode (views or fallback, as it is now: a cgroup's may fall back).
+ */
+struct xbuf;
+void syswatch_labels(const struct syswatch *w, const char *comm, struct xbuf *b);
 /* A PID target still running; a cgroup target always is (it may refill). */
 bool syswatch_alive(struct syswatch *w);
 /* Before loading OBJ: load only the programs of the chosen mode. */
