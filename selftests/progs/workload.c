@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP] [-s MS]: ground truth for
+ * workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP] [-s MS] [-g]: ground truth for
  * xprobectl trace. Each call of xw_request() runs xw_prepare() (MS/4 of CPU)
  * and xw_delay(), where the scenario injects about MS milliseconds of one
  * kind of time:
@@ -82,6 +82,7 @@
 
 static const char *scenario = "baseline", *device = "/dev/vda", *cgroup;
 static long ms = 20, start_ms;	/* -s: wait that long first (in its cgroup) */
+static int go_signal;		/* -g: then print "ready" and wait for SIGUSR1 */
 static int calls = 10;
 static volatile unsigned long sink;
 
@@ -617,16 +618,17 @@ int main(int argc, char **argv)
 	pid_t helper = 0, workers[2] = { 0, 0 };
 	int c, i;
 
-	while ((c = getopt(argc, argv, "n:t:d:c:s:")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:d:c:s:g")) != -1) {
 		switch (c) {
 		case 's': start_ms = atol(optarg); break;
+		case 'g': go_signal = 1; break;
 		case 'n': calls = atoi(optarg); break;
 		case 't': ms = atol(optarg); break;
 		case 'd': device = optarg; break;
 		case 'c': cgroup = optarg; break;
 		default:
 			fprintf(stderr, "usage: workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP] "
-				"[-s MS]\n");
+				"[-s MS] [-g]\n");
 			return 2;
 		}
 	}
@@ -649,6 +651,16 @@ int main(int argc, char **argv)
 	}
 	if (start_ms)		/* in its cgroup, before anything else: a tracer finds it */
 		sleep_ns(start_ms * 1000000LL);
+	if (go_signal) {	/* or until told, however long a tracer takes to start */
+		sigset_t set;
+		int sig;
+
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		fprintf(stderr, "ready\n");
+		sigwait(&set, &sig);
+	}
 	if (!strcmp(scenario, "cpu")) {
 		pin_cpu0();
 		helper = fork();

@@ -53,6 +53,7 @@ metrics_run() {
 	other=$SRV_PID
 	server_start redis 6394 || fail "redis to join"
 	c=$SRV_PID
+	: > /tmp/cg.err		# here: the job's own redirection may come after wait_for's first look
 	xprobectl metrics --json --cgroup /xpsvc $1 > /tmp/cg.json 2> /tmp/cg.err &
 	xp=$!
 	wait_for /tmp/cg.err 'metrics of cgroup' "metrics did not start"
@@ -107,12 +108,14 @@ start_loop /tmp/l3.out -e -n $N getppid; L3=$LOOP_PID
 start_loop /tmp/l5.out -e -n $N getppid; L5=$LOOP_PID
 echo $L1 > $CG/sub/cgroup.procs || fail "cannot move $L1 into $CG/sub"
 rm -f /tmp/l4.out /tmp/l4.pid
-sh -c "echo \$\$ > $CG/cgroup.procs && sysloop -g -e -n $N getppid > /tmp/l4.out & echo \$! > /tmp/l4.pid; wait" &
+sh -c "echo \$\$ > $CG/cgroup.procs || exit 1
+sysloop -g -e -n $N getppid > /tmp/l4.out & echo \$! > /tmp/l4.pid; wait" &
 SH4=$!
 wait_for /tmp/l4.out '^ready' "the pre-forked sysloop did not start"
 L4=$(cat /tmp/l4.pid)
 grep -qx "$L4" $CG/cgroup.procs || fail "the pre-forked sysloop $L4 is not in the cgroup"
 rm -rf /tmp/cgtext; mkdir /tmp/cgtext
+: > /tmp/cl.err
 xprobectl latency --cgroup $CG --textfile /tmp/cgtext -q > /tmp/cl.out 2> /tmp/cl.err &
 xp=$!
 wait_for /tmp/cl.err 'syscall latency of cgroup' "latency did not start"
@@ -156,26 +159,47 @@ note "ok: latency --cgroup counts the cgroup's calls (below it, forked before, j
 # trace --cgroup: the first process's program, every process of the
 # cgroup: one there from the start (the target), one that joins, one born
 # into it after the target exited (a restart); one outside is not traced.
+# joined PID: give trace's poll time to take PID in (its calls before that
+# are not seen): its view in views mode, and the uprobes after it (under
+# the emulator 300 ms was not always enough).
+joined() {
+	[ $mode = views ] && wait_view $1
+	sleep 1
+}
 trace_cgroup() {
 	local xp w1 w2 w3 w4 p n=0 mode=views
 	[ -n "$1" ] && mode=fallback
 	rmdir $CG/sub $CG 2> /dev/null; mkdir $CG
-	workload sleep -n 6 -t 20 -s 1500 -c $CG 2> /tmp/tw1.err &
+	# the target makes its calls once trace has started
+	: > /tmp/tw1.err
+	workload sleep -n 6 -t 20 -g -c $CG 2> /tmp/tw1.err &
 	w1=$!
-	sleep 0.2
-	xprobectl trace $1 --json -f 'xw_*' --cgroup $CG -d 3.5 > /tmp/tc.json 2> /tmp/tc.err &
+	wait_for /tmp/tw1.err '^ready' "the target did not start"
+	: > /tmp/tc.err
+	xprobectl trace $1 --json -f 'xw_*' --cgroup $CG -d 120 > /tmp/tc.json 2> /tmp/tc.err &
 	xp=$!
-	wait_for /tmp/tc.err 'tracing' "trace --cgroup did not start"
+	wait_for /tmp/tc.err 'tracing' "trace --cgroup did not start" 1200
+	kill -USR1 $w1
 	assert_match "trace mode" "$mode mode" "$(cat /tmp/tc.err)"
 	workload sleep -n 6 -t 20 -s 600 2> /tmp/tw4.err &
 	w4=$!
-	sh -c "sleep 0.6; exec workload sleep -n 6 -t 20" 2> /tmp/tw3.err &
+	: > /tmp/tw3.err
+	workload sleep -n 6 -t 20 -g 2> /tmp/tw3.err &
 	w3=$!
+	wait_for /tmp/tw3.err '^ready' "the joiner did not start"
 	into_cgroup $w3
+	joined $w3
+	kill -USR1 $w3
 	wait $w1
-	workload sleep -n 6 -t 20 -s 300 -c $CG 2> /tmp/tw2.err &
+	: > /tmp/tw2.err
+	workload sleep -n 6 -t 20 -g -c $CG 2> /tmp/tw2.err &
 	w2=$!
+	wait_for /tmp/tw2.err '^ready' "the restarted one did not start"
+	joined $w2
+	kill -USR1 $w2
 	wait $w2 $w3 $w4
+	sleep 0.3	# the last switches
+	kill -INT $xp
 	wait $xp || fail "trace --cgroup exited $?: $(cat /tmp/tc.err)"
 	jsonq /tmp/tc.json . > /dev/null || fail "invalid JSON: $(head -c 300 /tmp/tc.json)"
 	for p in $w1 $w2 $w3; do
