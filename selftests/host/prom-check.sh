@@ -19,7 +19,7 @@ fail() { echo "FAIL: $*"; for f in "$D"/*.log; do echo "--- $f"; tail -n 5 "$f";
 
 # free TCP ports on loopback, from the kernel
 port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-RP=$(port) EP=$(port) PP=$(port)
+RP=$(port) EP=$(port) PP=$(port) LP=$(port)
 redis-server --port "$RP" --bind 127.0.0.1 --save '' --appendonly no > "$D/redis.log" 2>&1 &
 pids="$pids $!"
 RPID=$!
@@ -30,6 +30,9 @@ done
 "$CTL" metrics --no-views --listen "127.0.0.1:$EP" --textfile "$D/text" "$RPID" \
 	> "$D/metrics.log" 2>&1 &
 pids="$pids $!"
+# and latency --listen: its histograms, read by the same server
+"$CTL" latency --no-views -q --listen "127.0.0.1:$LP" "$RPID" > "$D/latency.log" 2>&1 &
+pids="$pids $!"
 cat > "$D/prometheus.yml" <<EOF
 global:
   scrape_interval: 1s
@@ -37,14 +40,15 @@ global:
 scrape_configs:
   - job_name: xprobes
     static_configs:
-      - targets: ['127.0.0.1:$EP']
+      - targets: ['127.0.0.1:$EP', '127.0.0.1:$LP']
 EOF
 prometheus --config.file="$D/prometheus.yml" --storage.tsdb.path="$D/tsdb" \
 	--web.listen-address="127.0.0.1:$PP" > "$D/prometheus.log" 2>&1 &
 pids="$pids $!"
 i=0
 until curl -sf "http://127.0.0.1:$PP/-/ready" > /dev/null 2>&1 &&
-      curl -sf "http://127.0.0.1:$EP/metrics" > /dev/null 2>&1; do
+      curl -sf "http://127.0.0.1:$EP/metrics" > /dev/null 2>&1 &&
+      curl -sf "http://127.0.0.1:$LP/metrics" > /dev/null 2>&1; do
 	i=$((i + 1)); [ $i -lt 200 ] || fail "prometheus or the exporter did not come up"; sleep 0.1
 done
 
@@ -64,7 +68,9 @@ i=0
 while :; do
 	curl -sG "http://127.0.0.1:$PP/api/v1/query" \
 		--data-urlencode 'query=count_over_time(up{job="xprobes"}[1m])' > "$D/up.json" 2>/dev/null
-	c=$("$JQ" "$D/up.json" 'data.result.[0].value.[1]' 2>/dev/null || echo 0)
+	c=$("$JQ" "$D/up.json" 'data.result.[1].value.[1]' 2>/dev/null || echo 0)
+	[ "${c:-0}" -ge 2 ] 2>/dev/null &&
+		c=$("$JQ" "$D/up.json" 'data.result.[0].value.[1]' 2>/dev/null || echo 0)
 	[ "${c:-0}" -ge 2 ] 2>/dev/null && break
 	i=$((i + 1)); [ $i -lt 150 ] || fail "prometheus did not scrape the exporter: $(head -c 300 "$D/up.json")"
 	sleep 0.1
@@ -94,4 +100,25 @@ echo "requests/s through Prometheus:$vals; loadgen: $actual"
 [ $bad = 0 ] || fail "$bad of $n points more than 5% off loadgen's $actual req/s"
 grep -q "^xprobes_responses_total{pid=\"$RPID\"" "$D/text/xprobes_metrics_$RPID.prom" ||
 	fail "--textfile: no xprobes_responses_total in $D/text"
-echo "prometheus scraped xprobectl metrics --listen: $n points of requests/s within 5% of loadgen's $actual"
+# latency's histograms as Prometheus takes them: a histogram in its
+# metadata, and the request reads' rate and median through its functions
+curl -sG "http://127.0.0.1:$PP/api/v1/metadata" --data-urlencode "metric=xprobes_syscall_duration_seconds" \
+	> "$D/meta.json" || fail "metadata query"
+[ "$("$JQ" "$D/meta.json" 'data.xprobes_syscall_duration_seconds.[0].type')" = histogram ] ||
+	fail "xprobes_syscall_duration_seconds is not a histogram to Prometheus: $(head -c 300 "$D/meta.json")"
+lq() {	# lq PROMQL: its value at the end of the load
+	curl -sG "http://127.0.0.1:$PP/api/v1/query" --data-urlencode "query=$1" \
+		--data-urlencode "time=$((t1 - 1))" > "$D/lq.json" &&
+		"$JQ" "$D/lq.json" 'data.result.[0].value.[1]'
+}
+reads=$(lq 'sum(rate(xprobes_syscall_duration_seconds_count{syscall="read"}[4s]))') ||
+	fail "no read rate: $(head -c 300 "$D/lq.json")"
+p50=$(lq 'histogram_quantile(0.5, sum by (le) (rate(xprobes_syscall_duration_seconds_bucket{syscall="read"}[4s])))') ||
+	fail "no read median: $(head -c 300 "$D/lq.json")"
+echo "latency through Prometheus: reads/s $reads, median read ${p50}s"
+# redis reads each request once (and a read that finds nothing, EAGAIN,
+# at most as often); a median read of a request in memory is well under 1 ms
+awk -v r="$reads" -v a="$actual" 'BEGIN { exit !(r >= a * 0.95 && r <= a * 2.1) }' ||
+	fail "reads/s $reads against $actual requests/s"
+awk -v p="$p50" 'BEGIN { exit !(p > 0 && p < 0.001) }' || fail "median read ${p50}s"
+echo "prometheus scraped xprobectl metrics --listen: $n points of requests/s within 5% of loadgen's $actual; latency --listen: reads/s $reads, median read ${p50}s"
