@@ -25,7 +25,7 @@
 #include "trace.h"
 #include "xprobes.h"	/* module/uapi: struct xprobes_urec */
 
-const volatile __u32 target_tgid;	/* the traced process */
+const volatile __u32 target_tgid;	/* the traced process; 0 with --cgroup (all in procs) */
 const volatile bool children;		/* --children: and the processes it forks */
 const volatile __u32 nfuncs;		/* --children: pstats' row length */
 const volatile bool per_thread;		/* fill tstats */
@@ -196,7 +196,7 @@ static __always_inline bool ours(__u32 tgid)
 {
 	struct trace_proc *p;
 
-	if (tgid == target_tgid)
+	if (target_tgid && tgid == target_tgid)
 		return true;
 	if (!children)
 		return false;
@@ -233,7 +233,7 @@ static __always_inline void proc_fork(struct task_struct *parent, struct task_st
 	__u32 ptgid = BPF_CORE_READ(parent, tgid), tgid = BPF_CORE_READ(child, tgid);
 	__u32 h = proc_hash(tgid), i;
 	struct trace_proc *p;
-	__u64 old, n;
+	__u64 old, n, g;
 
 	if (!children || BPF_CORE_READ(child, pid) != tgid || !ours(ptgid))
 		return;
@@ -242,13 +242,21 @@ static __always_inline void proc_fork(struct task_struct *parent, struct task_st
 		old = __sync_val_compare_and_swap(&p->tgid, 0, tgid);
 		if (old && old != tgid)
 			continue;
+		/*
+		 * Taken for writing by moving gen from even to odd, as
+		 * xprobectl does (--cgroup enters processes too, and may meet
+		 * this child in its cgroup before this hook runs): one writer
+		 * fills an entry, and a live entry is left as it is.
+		 */
+		g = p->gen;
+		if ((g & 1) || (old == tgid && !p->exited) ||
+		    __sync_val_compare_and_swap(&p->gen, g, g + 1) != g)
+			return;
 		n = __sync_fetch_and_add(&nprocs, 1) + 1;
-		/* xprobectl reads the entry in place: gen says when it is whole */
-		__sync_fetch_and_add(&p->gen, 1);
 		p->parent = ptgid;
 		p->slot = n < TRACE_PROC_SLOTS ? n : TRACE_PROC_SLOTS - 1;
 		p->exited = 0;
-		__sync_fetch_and_add(&p->gen, 1);
+		__sync_fetch_and_add(&p->gen, 1);	/* whole again: xprobectl reads it in place */
 		count(CNT_FORKS);
 		return;
 	}

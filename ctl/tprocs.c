@@ -97,6 +97,8 @@ void tprocs_poll(struct tsession *s, bool attach)
 	for (i = 0; i < TRACE_MAX_PROCS; i++) {
 		if (!proc_read(s, i, &p))
 			continue;	/* free, or being written: the next poll */
+		if (!p.slot && p.tgid == (uint64_t)s->pid)
+			continue;	/* --cgroup's target: the session's own, not a child */
 		t = tproc_find(s, (pid_t)p.tgid);
 		if (t && t->gen != p.gen)
 			t->gone = true;	/* its tgid is another process's now */

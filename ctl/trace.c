@@ -650,7 +650,8 @@ static int load_bpf(struct tsession *s)
 		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
 		return -1;
 	}
-	s->skel->rodata->target_tgid = s->pid;
+	/* --cgroup: the target is in the table like the rest, and leaves it at its exit */
+	s->skel->rodata->target_tgid = s->cg ? 0 : s->pid;
 	s->skel->rodata->children = s->children;
 	s->skel->rodata->nfuncs = s->nfuncs;
 	s->skel->rodata->per_thread = s->per_thread;
@@ -691,6 +692,8 @@ static int load_bpf(struct tsession *s)
 			"kernel with BTF; -v shows the verifier's log\n", strerror(errno));
 		return -1;
 	}
+	if (s->cg && tcgroup_enter_target(s))
+		return -1;
 	for (i = 0; i < s->nhooks; i++)
 		bpf_map_update_elem(bpf_map__fd(s->skel->maps.hooks), &s->hook_ids[i],
 				    &s->hook_kinds[i], BPF_ANY);
@@ -1060,7 +1063,7 @@ int cmd_trace(int argc, char **argv)
 		 * --children: until the last of them (a server that daemonizes);
 		 * a cgroup until Ctrl-C or -d (a restarted server joins again).
 		 */
-		if (root_gone && !(s.children && tprocs_alive(&s)) && !s.cg)
+		if (root_gone && !s.cg && !(s.children && tprocs_alive(&s)))
 			break;
 		if (xp_events_view_ended(ev)) {
 			cut = true;
@@ -1111,7 +1114,12 @@ out:
 		trace_bpf__destroy(s.skel);
 	xp_events_close(ev);
 	if (nl) {
-		view_del(nl, s.pid);
+		/*
+		 * Gone, its pid may be another's now, on another tool's view:
+		 * closing the socket ends every view of ours.
+		 */
+		if (!root_gone && !s.cg)
+			view_del(nl, s.pid);
 		xp_nl_close(nl);
 	}
 	/* Last: each probe's detach waits for a grace period (the links hold the programs). */

@@ -75,6 +75,8 @@ struct tsession {
 	int ncg_roots, capcg_roots;
 	pid_t *cg_skip;		/* processes not traced (said once), until gone */
 	int ncg_skip, capcg_skip;
+	pid_t *cg_wait;		/* in the table, their view to make at the next poll */
+	int ncg_wait, capcg_wait;
 
 	/* output options */
 	bool json, folded, per_thread, hist, wakers;
@@ -112,6 +114,7 @@ void tprocs_end(struct tsession *s);
 /* tcgroup.c: --cgroup */
 void tcgroup_poll(struct tsession *s);
 pid_t tcgroup_first(struct cgtarget *cg);	/* the lowest pid in it, 0: none */
+int tcgroup_enter_target(struct tsession *s);	/* after the load: -1 if the table is full */
 void tcgroup_end(struct tsession *s);
 
 /* trace.c: the program a view hook of KIND runs */

@@ -132,7 +132,7 @@ void xp_member_pool_fill(void)
 			return;
 		raw_spin_lock(&pool_lock);
 		list_add(&m->node, &pool);
-		pool_n++;
+		WRITE_ONCE(pool_n, pool_n + 1);
 		raw_spin_unlock(&pool_lock);
 	}
 }
@@ -170,11 +170,11 @@ static struct xp_member *member_alloc(gfp_t gfp)
 	m = list_first_entry_or_null(&pool, struct xp_member, node);
 	if (m) {
 		list_del(&m->node);
-		pool_n--;
+		WRITE_ONCE(pool_n, pool_n - 1);
 	}
-	if (pool_n < XP_POOL_SIZE / 2)
-		schedule_work(&pool_work);	/* raw locks only: fine here on RT */
 	raw_spin_unlock(&pool_lock);
+	if (READ_ONCE(pool_n) < XP_POOL_SIZE / 2)
+		schedule_work(&pool_work);	/* raw locks only: fine here on RT */
 	if (m)
 		memset(m, 0, sizeof(*m));
 	else if (!IS_ENABLED(CONFIG_PREEMPT_RT))
@@ -182,12 +182,16 @@ static struct xp_member *member_alloc(gfp_t gfp)
 	return m;
 }
 
-/* Back to the pool: the tracepoints may not free either. */
-static void member_unused(struct xp_member *m)
+/* Back to the pool: the tracepoints may not free either. Process context frees. */
+static void member_unused(struct xp_member *m, gfp_t gfp)
 {
+	if (gfpflags_allow_blocking(gfp)) {
+		kfree(m);
+		return;
+	}
 	raw_spin_lock(&pool_lock);
 	list_add(&m->node, &pool);
-	pool_n++;
+	WRITE_ONCE(pool_n, pool_n + 1);
 	raw_spin_unlock(&pool_lock);
 }
 
@@ -203,11 +207,25 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 
 	if (!m)
 		return -ENOMEM;
+	pgdval_t was = pgd_val(v->orig_pgd);
+
 	raw_spin_lock(&v->lock);
 	if (v->dying) {
 		raw_spin_unlock(&v->lock);
-		member_unused(m);
+		member_unused(m, gfp);
 		return -ESRCH;
+	}
+	/*
+	 * An address space runs on one view at most: take the slot only from
+	 * the shared entry (or from this view's, a vfork child's mm that is
+	 * already its parent's). A child given a view of its own before its
+	 * fork was followed, say, stays on that one.
+	 */
+	if (!try_cmpxchg(&image_slot(mm)->pgd, &was, pgd_val(v->new_pgd)) &&
+	    was != pgd_val(v->new_pgd)) {
+		raw_spin_unlock(&v->lock);
+		member_unused(m, gfp);
+		return -EBUSY;
 	}
 	mmgrab(mm);		/* keeps mm->pgd, our anchor, until we detach */
 	m->mm = mm;
@@ -215,7 +233,6 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 	list_add_tail(&m->node, &v->members);
 	v->nr_members++;
 	m->gen_before = atomic64_read(&mm->context.tlb_gen);
-	set_image_slot(mm, v->new_pgd);
 	/*
 	 * A CPU that ran @mm before keeps its translations under the mm's PCID,
 	 * and switch_mm_irqs_off() reuses them without a flush as long as the
@@ -324,6 +341,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	struct mm_struct *mm;
 	struct xp_view *v;
 	const char *why;
+	bool raced;
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
@@ -361,6 +379,15 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	 */
 	if (task->in_execve) {	/* a bit-field: read under no lock of its own */
 		NL_SET_ERR_MSG_FMT(extack, "pid %u is in execve: try again", nr);
+		err = -EAGAIN;
+		goto out;
+	}
+	/*
+	 * A child not yet woken: the fork tracepoint may still be about to
+	 * put it on its parent's view (it runs before wake_up_new_task()).
+	 */
+	if (READ_ONCE(task->__state) == TASK_NEW) {
+		NL_SET_ERR_MSG_FMT(extack, "pid %u is being forked: try again", nr);
 		err = -EAGAIN;
 		goto out;
 	}
@@ -417,6 +444,20 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 			xp_lifecycle_stop();
 		synchronize_rcu();
 		free_view(v);
+		goto out;
+	}
+	/*
+	 * An execve that began after the check above and reached its
+	 * tracepoint before the join left the process on a new mm this view
+	 * never saw: undone, asked again.
+	 */
+	task_lock(task);
+	raced = task->mm != mm;
+	task_unlock(task);
+	if (raced) {
+		xp_view_destroy(v, NULL);
+		NL_SET_ERR_MSG_FMT(extack, "pid %u went through execve meanwhile: try again", nr);
+		err = -EAGAIN;
 		goto out;
 	}
 	xp_flush_all();

@@ -157,8 +157,9 @@ wait $L1 $L2 $L3 $L5 $SH4
 note "ok: latency --cgroup counts the cgroup's calls (below it, forked before, joiners) in a Prometheus histogram"
 
 # trace --cgroup: the first process's program, every process of the
-# cgroup: one there from the start (the target), one that joins, one born
-# into it after the target exited (a restart); one outside is not traced.
+# cgroup: one there from the start (the target), one that joins (and then
+# execs the program), one born into it after the target exited (a
+# restart); one outside is not traced.
 # joined PID: give trace's poll time to take PID in (its calls before that
 # are not seen): its view in views mode, and the uprobes after it (under
 # the emulator 300 ms was not always enough).
@@ -183,12 +184,16 @@ trace_cgroup() {
 	assert_match "trace mode" "$mode mode" "$(cat /tmp/tc.err)"
 	workload sleep -n 6 -t 20 -s 600 2> /tmp/tw4.err &
 	w4=$!
+	# the joiner joins as a shell, then execs the program (as a service's
+	# start script does): its view and uprobes follow the exec
 	: > /tmp/tw3.err
-	workload sleep -n 6 -t 20 -g 2> /tmp/tw3.err &
+	rm -f /tmp/go3; mkfifo /tmp/go3
+	sh -c "read x < /tmp/go3; exec workload sleep -n 6 -t 20 -g" 2> /tmp/tw3.err &
 	w3=$!
-	wait_for /tmp/tw3.err '^ready' "the joiner did not start"
 	into_cgroup $w3
 	joined $w3
+	echo go > /tmp/go3
+	wait_for /tmp/tw3.err '^ready' "the joiner did not exec"
 	kill -USR1 $w3
 	wait $w1
 	: > /tmp/tw2.err
