@@ -153,25 +153,32 @@ int sysev_on_exit(struct pt_regs *ctx)
 	return 0;
 }
 
-/*
- * The target or one of its children (a server's forked workers); for a
- * cgroup target, any process in the cgroup or below it.
- */
+/* The target or one of its children (a server's forked workers). */
 static __always_inline bool sysev_is_target(void)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	struct sysev_target *tg;
-	__u32 zero = 0;
 
-	tg = bpf_map_lookup_elem(&sysev_target, &zero);
-	if (tg && tg->cgroup)
-		return tg->present && bpf_current_task_under_cgroup(&sysev_cgroup, 0) == 1;
 	/* target_tgid 0 would take init, a child of the idle task */
 	return target_tgid && (t->tgid == target_tgid ||
 			       BPF_CORE_READ(t, real_parent, tgid) == target_tgid);
 }
 
-/* Fallback mode: every process's syscalls, tested against the target. */
+/* Any process in the cgroup target or below it, while it is there (sysev.h). */
+static __always_inline bool sysev_in_cgroup(void)
+{
+	struct sysev_target *tg;
+	__u32 zero = 0;
+
+	tg = bpf_map_lookup_elem(&sysev_target, &zero);
+	return tg && tg->present && bpf_current_task_under_cgroup(&sysev_cgroup, 0) == 1;
+}
+
+/*
+ * Fallback mode: every process's syscalls, tested against the target. The
+ * cgroup target's programs are apart: only they use the CGROUP_ARRAY, which
+ * a kernel without CONFIG_CGROUPS cannot make (xprobectl makes it only for
+ * --cgroup).
+ */
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sysev_fb_enter, struct pt_regs *regs, long id)
 {
@@ -185,6 +192,24 @@ SEC("tp_btf/sys_exit")
 int BPF_PROG(sysev_fb_exit, struct pt_regs *regs, long ret)
 {
 	if (!sysev_is_target())
+		return 0;
+	sysev_exit(ctx, ret);
+	return 0;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sysev_fb_cg_enter, struct pt_regs *regs, long id)
+{
+	if (!sysev_in_cgroup())
+		return 0;
+	sysev_enter((__u32)id, BPF_CORE_READ(regs, di));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sysev_fb_cg_exit, struct pt_regs *regs, long ret)
+{
+	if (!sysev_in_cgroup())
 		return 0;
 	sysev_exit(ctx, ret);
 	return 0;

@@ -121,6 +121,14 @@ static struct bpf_program *prog(struct bpf_object *obj, const char *name)
 	return bpf_object__find_program_by_name(obj, name);
 }
 
+/* The fallback programs of this target: by PID, or by cgroup. */
+static const char *fb_prog(const struct syswatch *w, bool exit)
+{
+	if (w->cg)
+		return exit ? "sysev_fb_cg_exit" : "sysev_fb_cg_enter";
+	return exit ? "sysev_fb_exit" : "sysev_fb_enter";
+}
+
 void syswatch_prepare(struct syswatch *w, struct bpf_object *obj)
 {
 	/* a cgroup in views mode may have to fall back later (fall_back()) */
@@ -129,8 +137,12 @@ void syswatch_prepare(struct syswatch *w, struct bpf_object *obj)
 	bpf_program__set_autoload(prog(obj, "sysev_on_hook"), w->views);
 	bpf_program__set_autoload(prog(obj, "sysev_on_enter"), w->views);
 	bpf_program__set_autoload(prog(obj, "sysev_on_exit"), w->views);
-	bpf_program__set_autoload(prog(obj, "sysev_fb_enter"), fb);
-	bpf_program__set_autoload(prog(obj, "sysev_fb_exit"), fb);
+	bpf_program__set_autoload(prog(obj, "sysev_fb_enter"), fb && !w->cg);
+	bpf_program__set_autoload(prog(obj, "sysev_fb_exit"), fb && !w->cg);
+	bpf_program__set_autoload(prog(obj, "sysev_fb_cg_enter"), fb && w->cg);
+	bpf_program__set_autoload(prog(obj, "sysev_fb_cg_exit"), fb && w->cg);
+	/* only --cgroup needs it; a kernel without CONFIG_CGROUPS refuses the type */
+	bpf_map__set_autocreate(bpf_object__find_map_by_name(obj, "sysev_cgroup"), w->cg);
 }
 
 static struct bpf_link *attach(struct bpf_object *obj, const char *name)
@@ -228,8 +240,8 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 		return attach_hook_progs(w->hooks_nl, w->ids, own, 2,
 					 prog(obj, "sysev_on_hook"), &w->links[0]);
 	}
-	w->links[0] = attach(obj, "sysev_fb_enter");
-	w->links[1] = w->links[0] ? attach(obj, "sysev_fb_exit") : NULL;
+	w->links[0] = attach(obj, fb_prog(w, false));
+	w->links[1] = w->links[0] ? attach(obj, fb_prog(w, true)) : NULL;
 	return w->links[1] ? 0 : -1;
 }
 
@@ -285,8 +297,8 @@ static void fall_back(struct syswatch *w, const char *why)
 	w->nl = w->hooks_nl = NULL;
 	w->nprocs = 0;
 	w->views = false;
-	w->links[0] = attach(w->obj, "sysev_fb_enter");
-	w->links[1] = w->links[0] ? attach(w->obj, "sysev_fb_exit") : NULL;
+	w->links[0] = attach(w->obj, fb_prog(w, false));
+	w->links[1] = w->links[0] ? attach(w->obj, fb_prog(w, true)) : NULL;
 }
 
 /* A process of the cgroup not met before: on one of our views, or given one. */
