@@ -73,7 +73,6 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 			"cgroup below the root\n");
 		return -1;
 	}
-	cg->level = level;
 	if (snprintf(cg->dir, sizeof(cg->dir), "%s%s", mp, cg->name) >=
 	    (int)sizeof(cg->dir)) {
 		fprintf(stderr, "xprobectl: cgroup path too long\n");

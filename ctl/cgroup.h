@@ -17,7 +17,6 @@
 struct cgtarget {
 	char dir[PATH_MAX];	/* the directory in the cgroup2 mount */
 	char name[PATH_MAX];	/* the path from the hierarchy's root: "/system.slice/x.service" */
-	int level;		/* its depth below the mount's root (at least 1) */
 	uint64_t id;		/* the kernel's cgroup id (its directory's inode); 0: gone */
 };
 

@@ -213,8 +213,6 @@ static void push_target(struct syswatch *w, struct bpf_object *obj)
 
 int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 {
-	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "sysev_hooks")), i;
-
 	w->obj = obj;
 	if (w->cg) {
 		push_target(w, obj);
@@ -224,14 +222,9 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 			return 0;
 		}
 	} else if (w->views) {
-		for (i = 0; i < 2; i++) {
-			uint32_t kind = sys_hooks[i].kind;
-
-			if (bpf_map_update_elem(fd, &w->ids[i], &kind, BPF_ANY)) {
-				fprintf(stderr, "xprobectl: cannot fill the hooks map: %s\n",
-					strerror(errno));
-				return -1;
-			}
+		if (fill_hooks_map(obj, w->ids)) {
+			fprintf(stderr, "xprobectl: cannot fill the hooks map: %s\n", strerror(errno));
+			return -1;
 		}
 		struct bpf_program *own[2] = {	/* in sys_hooks[]' order */
 			prog(obj, "sysev_on_enter"), prog(obj, "sysev_on_exit"),
@@ -256,7 +249,7 @@ static struct sw_proc *proc_find(struct syswatch *w, pid_t pid)
 	return NULL;
 }
 
-static void proc_add(struct syswatch *w, pid_t pid, pid_t root, bool own)
+static void proc_add(struct syswatch *w, pid_t pid, bool own)
 {
 	if (w->nprocs == w->procs_cap) {
 		size_t c = w->procs_cap ? w->procs_cap * 2 : 64;
@@ -267,7 +260,7 @@ static void proc_add(struct syswatch *w, pid_t pid, pid_t root, bool own)
 		w->procs = p;
 		w->procs_cap = c;
 	}
-	w->procs[w->nprocs++] = (struct sw_proc){ .pid = pid, .root = root, .own = own };
+	w->procs[w->nprocs++] = (struct sw_proc){ .pid = pid, .own = own };
 }
 
 /* Is ROOT the root of one of our views (gone or not)? */
@@ -315,19 +308,19 @@ static void adopt(struct syswatch *w, pid_t pid)
 	}
 	if (root > 0) {
 		if (ours(w, root)) {
-			proc_add(w, pid, root, false);
+			proc_add(w, pid, false);
 			return;
 		}
 		fprintf(stderr, "xprobectl: pid %d runs on another tool's kernel view; its syscalls "
 			"are not counted (end that view, or use --no-views)\n", (int)pid);
-		proc_add(w, pid, 0, false);
+		proc_add(w, pid, false);
 		return;
 	}
 	if (root != -ENOENT) {
 		if (!target_gone(pid, false, NULL) && root != -ESRCH) {
 			fprintf(stderr, "xprobectl: cannot ask the module about pid %d: %s\n", (int)pid,
 				w->nl->ext_msg[0] ? w->nl->ext_msg : strerror(-root));
-			proc_add(w, pid, 0, false);
+			proc_add(w, pid, false);
 		}
 		return;
 	}
@@ -343,7 +336,7 @@ static void adopt(struct syswatch *w, pid_t pid)
 		if (!target_gone(pid, false, NULL)) {
 			fprintf(stderr, "xprobectl: pid %d: %s; its syscalls are not counted\n",
 				(int)pid, w->note);
-			proc_add(w, pid, 0, false);
+			proc_add(w, pid, false);
 		}
 		w->note[0] = 0;
 		return;
@@ -352,11 +345,10 @@ static void adopt(struct syswatch *w, pid_t pid)
 		fprintf(stderr, "xprobectl: pid %d: its hooks have no program; its syscalls are "
 			"not counted\n", (int)pid);
 		view_del(w->nl, pid);
-		proc_add(w, pid, 0, false);
+		proc_add(w, pid, false);
 		return;
 	}
-	proc_add(w, pid, pid, true);
-	w->views_made++;
+	proc_add(w, pid, true);
 }
 
 /*

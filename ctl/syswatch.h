@@ -24,8 +24,7 @@ struct xp_nl;
 /* A process of a cgroup target, once looked at (views mode). */
 struct sw_proc {
 	pid_t pid;
-	pid_t root;		/* the root of our view it runs on; 0: not counted */
-	bool own;		/* it is that root: the view is ours to end */
+	bool own;		/* the root of a view of ours (made by us, ours to end) */
 	bool gone;		/* a root that exited (its view may live on) */
 };
 
@@ -51,7 +50,6 @@ struct syswatch {
 	pid_t *scan;		/* cgroup_procs()' buffer */
 	size_t scan_cap;
 	uint64_t next_scan;	/* mono_ns() */
-	unsigned int views_made;
 };
 
 /*
