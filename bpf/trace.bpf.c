@@ -1100,6 +1100,29 @@ int BPF_PROG(fb_exit, struct task_struct *p)
 
 /* ---- the user side ----------------------------------------------------------- */
 
+/*
+ * A user event of a thread whose switch-in was not seen (st->running still
+ * clear): the thread runs, so it came back at the latest @now. The gap is
+ * OFF-CPU for an unknown cause, in the per-function clocks and in the
+ * folded stacks alike, so that both say the same of the calls it falls in.
+ * Both the entry and the return side do this: a return that read the
+ * clocks of a thread still marked off its CPU would leave the gap out of
+ * that call's ON and OFF-CPU figures while the stacks counted it ON.
+ */
+static __always_inline void resume_unseen(struct thread_state *st, __u64 now)
+{
+	if (st->running)
+		return;
+	count(CNT_FIXUP);
+	if (now < st->last_ts)
+		now = st->last_ts;
+	charge_fold(st, now, 1 + CAUSE_OTHER);
+	st->off_acc[CAUSE_OTHER] += now - st->last_ts;
+	st->last_ts = now;
+	st->running = 1;
+	st->seq++;
+}
+
 /* A thread's state from its first event on: clocks at zero, running since @now. */
 static __always_inline void thread_start(struct thread_state *st, __u64 now)
 {
@@ -1260,12 +1283,7 @@ static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 	st = thread_get((__u32)bpf_get_current_pid_tgid(), now);
 	if (!st)
 		return 0;
-	if (!st->running) {		/* a switch-in we did not see */
-		count(CNT_FIXUP);
-		st->off_acc[CAUSE_OTHER] += now - st->last_ts;
-		st->last_ts = now;
-		st->running = 1;
-	}
+	resume_unseen(st, now);
 	read_clocks(st, &c);
 	charge_fold(st, c.now, 0);
 	fold_flush(st);
@@ -1448,6 +1466,8 @@ static __always_inline int ret_common(__u64 esp, __u32 func)
 		count(CNT_UNMATCHED);
 		return 0;
 	}
+	if (!st->running)
+		resume_unseen(st, bpf_ktime_get_ns());
 	read_clocks(st, &c);
 	charge_fold(st, c.now, 0);
 	fold_flush(st);
@@ -1683,11 +1703,8 @@ static long rec_one(__u32 i, struct rwalk *w)
 	w->lo = now;
 	if (st->fresh) {
 		thread_start(st, now);
-	} else if (!st->running) {	/* a switch-in we did not see */
-		count(CNT_FIXUP);
-		st->off_acc[CAUSE_OTHER] += now - st->last_ts;
-		st->last_ts = now;
-		st->running = 1;
+	} else {
+		resume_unseen(st, now);
 	}
 	on = st->on_acc + (now > st->last_ts ? now - st->last_ts : 0);
 	if (r.what & XPROBES_UREC_RET) {

@@ -39,6 +39,15 @@ for f in xw_request xw_prepare xw_delay xw_hold; do
 	check "$f wall" "$(cum wall $f)" "$("$JQ" "$D/lock.json" $F.wall_ns)"
 	check "$f on_cpu" "$(cum on_cpu $f)" "$("$JQ" "$D/lock.json" $F.on_cpu_ns)"
 	check "$f lock" "$(cum off_cpu_lock $f)" "$("$JQ" "$D/lock.json" $F.off_cpu_ns_by_cause.lock)"
+	# trace --json's own books: each call's wall time is its ON plus its
+	# OFF-CPU time by cause, also across a switch-in the tracer missed
+	off=0
+	for c in runq wakeup throttled lock mem io net sleep other; do
+		off=$((off + $("$JQ" "$D/lock.json" $F.off_cpu_ns_by_cause.$c)))
+	done
+	w=$("$JQ" "$D/lock.json" $F.wall_ns) on=$("$JQ" "$D/lock.json" $F.on_cpu_ns)
+	[ "$w" = $((on + off)) ] ||
+		{ echo "FAIL: $f: wall $w ns is not on $on + off-CPU $off"; fails=$((fails + 1)); }
 	n=$((n + 1))
 done
 types=$(go tool pprof -raw "$P" 2>/dev/null | sed -n '/^Samples:/{n;p;q}')
@@ -50,5 +59,5 @@ done
 tags=$(go tool pprof -tags "$P" 2>/dev/null)
 echo "$tags" | grep -q 'xw_hold (tid' ||
 	{ echo "FAIL: no woken_by label naming xw_hold: $tags"; fails=$((fails + 1)); }
-[ $fails = 0 ] || exit 1
+[ $fails = 0 ] || { echo "counters: $("$JQ" "$D/lock.json" counters)"; exit 1; }
 echo "pprof reads the profile of $n functions: wall, on-CPU and lock equal trace --json's; 12 sample types; woken_by labels"
