@@ -12,7 +12,13 @@
  *  - every covered instruction is one the slot can run: nothing the decoder
  *    refuses, no ret, and a direct branch (call, jmp, jcc) only as the last
  *    one, which the slot rebuilds with its target (each then also passes
- *    kprobes' own checks and the exception table, in hook.c);
+ *    kprobes' own checks and the exception table, in hook.c). In user code
+ *    the first instruction may be that branch, and a ret may be the last
+ *    one: a user hook's uprobe sends a thread that hits the site to the
+ *    trampoline instead of stepping the instruction, and a user trampoline
+ *    returns with a plain ret (the kernel's would need the return thunk).
+ *    Small leaf functions are `mov; ret` and tail calls `jmp f`: without
+ *    this, each call of them would be a uprobe's trap;
  *  - the whole function decodes, and no direct branch in it (jmp, jcc, call)
  *    targets a covered byte other than the first;
  *  - the function has no indirect jump (a jump table could target anything)
@@ -107,9 +113,12 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 		c->ninsn++;
 		if (insn.kind == XP_INSN_SLOT)
 			continue;
-		if (insn.kind == XP_INSN_RET || insn.kind == XP_INSN_REFUSE || pos == off) {
-			c->why = pos == off ? "the first instruction cannot be displaced out of line" :
-				 "a covered instruction is a return or cannot run out of line";
+		if (insn.kind == XP_INSN_REFUSE ||
+		    (!t && (insn.kind == XP_INSN_RET || pos == off))) {
+			c->why = insn.kind == XP_INSN_REFUSE ?
+				 "a covered instruction cannot run out of line" :
+				 pos == off ? "the first instruction cannot be displaced out of line" :
+				 "a covered instruction is a return";
 			return -EINVAL;
 		}
 		if (pos + insn.len < off + XP_JUMP_SIZE) {

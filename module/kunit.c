@@ -222,6 +222,55 @@ static void cover_user_jumps(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, strstr(c.why, "absolute"));
 }
 
+/*
+ * The small functions user code is full of (Redis: connGetPrivateData(),
+ * raxSize(), getCommand()): a leaf `mov; ret` and a tail call `jmp f`,
+ * 5 bytes each. A user hook covers them, ret and first branch included; the
+ * kernel's rule does not. A ret with more covered bytes behind it (padding,
+ * the next function) never.
+ */
+static void cover_user_small(struct kunit *test)
+{
+	/* mov 0x18(%rdi),%rax; ret */
+	static const u8 leaf[] = { 0x48, 0x8b, 0x47, 0x18, 0xc3 };
+	/* jmp -0x4e5 */
+	static const u8 tail[] = { 0xe9, 0x1b, 0xfb, 0xff, 0xff };
+	/* ret; 4 bytes of padding, as the symbol's size says */
+	static const u8 ret_pad[] = { 0xc3, 0x66, 0x90, 0x66, 0x90 };
+	const unsigned long site = 0x555555554700UL, slot = 0x555540000000UL;
+	u8 out[XP_USLOT_MAX], starts[XP_COVER_INSNS];
+	struct xp_cover_tables t;
+	struct xp_cover c;
+	const char *why;
+	int len;
+
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(leaf, site, sizeof(leaf), 0, &c, &t), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 5U);
+	KUNIT_EXPECT_EQ(test, c.ninsn, 2U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(leaf, site, sizeof(leaf), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(tail, site, sizeof(tail), 0, &c, &t), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 5U);
+	KUNIT_EXPECT_EQ(test, c.ninsn, 1U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(tail, site, sizeof(tail), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(ret_pad, site, sizeof(ret_pad), 0, &c, &t),
+			-EINVAL);
+
+	/* The leaf's trampoline: the mov as it was, the ret, the (dead) jump back. */
+	len = xp_uslot_build(leaf, sizeof(leaf), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, 5 + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, memcmp(out, leaf, 5), 0);
+	KUNIT_EXPECT_EQ(test, out[5], 0xe9);
+	/* The tail call's: a jmp rel32 from the trampoline to the same target. */
+	len = xp_uslot_build(tail, sizeof(tail), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, 5 + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, out[0], 0xe9);
+	KUNIT_EXPECT_EQ(test, slot + 5 + (s32)get_unaligned_le32(out + 1),
+			site + 5 + (s32)get_unaligned_le32(tail + 1));
+	/* A ret that is not the last covered instruction is refused here too. */
+	len = xp_uslot_build(ret_pad, sizeof(ret_pad), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_EXPECT_LT(test, len, 0);
+}
+
 
 /*
  * A user hook's trampoline (uslot.c): covered instructions rebuilt for
@@ -285,6 +334,7 @@ static struct kunit_case insn_cases_list[] = {
 	KUNIT_CASE(cover_real_functions),
 	KUNIT_CASE(cover_synthetic),
 	KUNIT_CASE(cover_user_jumps),
+	KUNIT_CASE(cover_user_small),
 	KUNIT_CASE(insn_decode_cases),
 	KUNIT_CASE(insn_rip_relative_layout),
 	KUNIT_CASE(insn_agrees_with_kprobes),

@@ -10,6 +10,7 @@
  *    target from the slot (the slot lies within +-2 GiB of the site, so it
  *    fits, but it is checked);
  *  - jmp and jcc become their rel32 forms aimed at the original target;
+ *  - a ret (the last one) is copied: it returns from the trampoline;
  *  - a call becomes what a call does, spelt out: the original return
  *    address (the first byte behind the cover) written below the stack
  *    pointer and the stack pointer lowered, then a jmp. The callee returns
@@ -119,6 +120,16 @@ int xp_uslot_build(const u8 *code, unsigned int cover, unsigned long site, unsig
 				return -ERANGE;
 			break;
 		}
+		case XP_INSN_RET:	/* cover.c: only the last; returns from the trampoline */
+			if (pos + insn.len != cover) {
+				*why = "a ret is not the last covered instruction";
+				return -EINVAL;
+			}
+			if (len + insn.len > max)
+				return -E2BIG;
+			memcpy(out + len, code + pos, insn.len);
+			len += insn.len;
+			break;
 		default:
 			*why = "a covered instruction cannot run in a trampoline";
 			return -EINVAL;

@@ -32,6 +32,8 @@
  *            one of them RIP-relative (rebuilt in the trampoline)
  *  uh_call   sub; call: the call is the last covered instruction (rebuilt)
  *  uh_one    movabs (10 bytes): a jump over 1 instruction
+ *  uh_small  lea; ret (5 bytes, a leaf): the jump covers the ret too
+ *  uh_tail   jmp uh_one (5 bytes, a tail call): the jump covers the jmp
  *  uh_endbr  endbr64; push; mov; lea: the jump goes after the endbr64
  *  uh_loop   xor; then a loop whose branch lands at +2: no jump possible
  *  uh_args6  mov (%rsp); mov to rip-relative: six arguments summed, the
@@ -60,6 +62,8 @@
 long uh_add(long a, long b);
 long uh_call(long x);
 long uh_one(long x);
+long uh_small(long x);
+long uh_tail(long x);
 long uh_endbr(long x);
 long uh_loop(long x, long n);
 long uh_args6(long a, long b, long c, long d, long e, long f);
@@ -69,7 +73,8 @@ long uh_switch(long x);
 long uh_swbad(long x);
 volatile long uh_count;
 volatile unsigned long uh_last_ret;
-extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_endbr_end[], uh_loop_end[],
+extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_small_end[], uh_tail_end[],
+	uh_endbr_end[], uh_loop_end[],
 	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
@@ -106,6 +111,18 @@ asm(".text\n"
     "	ret\n"
     "uh_one_end:\n"
     ".size uh_one, .-uh_one\n"
+    ".globl uh_small\n.type uh_small,@function\n"
+    "uh_small:\n"
+    "	lea 0x7(%rdi), %rax\n"
+    "	ret\n"
+    "uh_small_end:\n"
+    ".size uh_small, .-uh_small\n"
+    ".globl uh_tail\n.type uh_tail,@function\n"
+    "uh_tail:\n"
+    "	.byte 0xe9\n"			/* jmp uh_one, rel32 whatever the distance */
+    "	.long uh_one - (. + 4)\n"
+    "uh_tail_end:\n"
+    ".size uh_tail, .-uh_tail\n"
     ".globl uh_endbr\n.type uh_endbr,@function\n"
     "uh_endbr:\n"
     "	endbr64\n"
@@ -182,6 +199,13 @@ asm(".text\n"
     "	.long 1b - uh_swtab, 2b - uh_swtab, 3b - uh_swtab, 4b - uh_swtab\n"
     "uh_swbadtab:\n"
     "	.long 6b - uh_swbadtab, 5b - uh_swbadtab\n"
+    /*
+     * The module reads 4096 words from a table's start as its entries
+     * (it cannot know where the table ends): zeros behind these, not
+     * whatever data the linker puts there, which may happen to point
+     * into uh_switch's covered bytes when read so.
+     */
+    "	.fill 4096, 4, 0\n"
     ".text\n");
 
 /* uh_sleep's callee: the thread sleeps inside a hooked function. */
@@ -213,6 +237,10 @@ static __attribute__((noinline)) void round_once(long k, long i)
 		bad("uh_call", r, 2 * k + 1);
 	if ((r = uh_one(k)) != (k ^ ONE_KEY))
 		bad("uh_one", r, k ^ ONE_KEY);
+	if ((r = uh_small(k)) != k + 7)
+		bad("uh_small", r, k + 7);
+	if ((r = uh_tail(k)) != (k ^ ONE_KEY))
+		bad("uh_tail", r, k ^ ONE_KEY);
 	if ((r = uh_endbr(k)) != k + 3)
 		bad("uh_endbr", r, k + 3);
 	if ((r = uh_loop(3, (k & 3) + 1)) != 3 * ((k & 3) + 1))
@@ -385,6 +413,8 @@ int main(int argc, char **argv)
 	FN(uh_add);
 	FN(uh_call);
 	FN(uh_one);
+	FN(uh_small);
+	FN(uh_tail);
 	FN(uh_endbr);
 	FN(uh_loop);
 	FN(uh_args6);

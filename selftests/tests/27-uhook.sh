@@ -5,7 +5,8 @@
 # (a) Each kind: the bytes the traced process executes (read through
 # /proc/PID/mem) are a jmp to its trampoline, which holds the covered
 # instructions (RIP-relative ones rebuilt, a call spelt out) and a jmp back;
-# an untraced process of the same file executes the file's bytes; the
+# an untraced process of the same file executes the file's bytes; a 5-byte
+# leaf (lea; ret) and a tail call (jmp) are covered whole; the
 # trampoline mapping cannot be written; a function with a branch into its
 # first bytes is refused. (b) A forked child runs the patched text. (c) del
 # puts the bytes back. (d) Add/del cycles under 4 threads, then the exact
@@ -34,7 +35,8 @@ ok_so_far() { ! grep BAD /tmp/uh.out || fail "uhtarget computed a wrong result $
 
 # (a)
 ids=
-for spec in uh_add:jump:12:3:0 uh_call:jump:9:2:0 uh_one:call:10:1:0 uh_endbr:jump:8:3:4; do
+for spec in uh_add:jump:12:3:0 uh_call:jump:9:2:0 uh_one:call:10:1:0 uh_endbr:jump:8:3:4 \
+	    uh_small:jump:5:2:0 uh_tail:call:5:1:0; do
 	set -- $(echo $spec | tr : ' ')
 	f=$1 kind=$2 bytes=$3 insns=$4 off=$5
 	fa=$(fn_addr /tmp/uh.out $f)
@@ -58,7 +60,7 @@ for spec in uh_add:jump:12:3:0 uh_call:jump:9:2:0 uh_one:call:10:1:0 uh_endbr:ju
 	assert_eq "$f: the trampoline starts with the event stub" "$STUB" "$(mem $P $tr $S)"
 	t=$((tr + S))
 	case $f in
-	uh_one|uh_endbr)
+	uh_one|uh_endbr|uh_small)	# uh_small: its ret too, then a jmp back never reached
 		assert_eq "$f: then the covered instructions" "$orig" "$(mem $P $t $bytes)"
 		assert_eq "$f: then jumps back" "e9 $(le32 $((site + bytes - (t + bytes + 5))))" \
 			"$(mem $P $((t + bytes)) 5)" ;;
@@ -70,6 +72,9 @@ for spec in uh_add:jump:12:3:0 uh_call:jump:9:2:0 uh_one:call:10:1:0 uh_endbr:ju
 		[ $d -lt 2147483648 ] || d=$((d - 4294967296))
 		assert_eq "uh_add: the RIP-relative operand reaches uh_count from the trampoline" \
 			"$(le32 $((site + 12 + d - (t + 12))))" "$(mem $P $((t + 8)) 4)" ;;
+	uh_tail)	# the tail call's jmp, rebuilt to reach uh_one from the trampoline
+		assert_eq "uh_tail: the trampoline jumps to uh_one" \
+			"e9 $(le32 $(($(fn_addr /tmp/uh.out uh_one) - (t + 5))))" "$(mem $P $t 5)" ;;
 	esac
 	note "ok: $f: $kind over $bytes bytes ($insns instructions): $(mem $P $site 5) -> $(mem $P $tr 12)"
 done
@@ -87,7 +92,7 @@ assert_match "the refusal says why" "jump table entry lands inside" "$out"
 j=$(xprobectl uhook add --json $P uh_switch) || fail "uhook add uh_switch (a jump table past the cover)"
 assert_eq "uh_switch: bytes covered" 7 "$(json_get "$j" bytes)"
 xprobectl uhook del $(json_get "$j" id) || fail "uhook del uh_switch"
-assert_eq "hooks listed" 4 "$(xprobectl uhook list $P | grep -c live)"
+assert_eq "hooks listed" 6 "$(xprobectl uhook list $P | grep -c live)"
 
 # (b) A child of fork runs the patched text (and the trampolines it inherited).
 kill -USR1 $P
