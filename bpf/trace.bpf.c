@@ -1552,15 +1552,13 @@ static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64
 		w->low = w->st->depth - 1;
 }
 
-/* A call of FUNC that was all ON-CPU: WALL, of which EXCL its own. */
-static __always_inline void rec_stats(__u32 func, __u64 wall, __u64 excl)
+/* A call of FUNC that was all ON-CPU: WALL, of which EXCL its own; B: WALL's bucket. */
+static __always_inline void rec_stats(__u32 func, __u64 wall, __u64 excl, __u32 b)
 {
 	struct func_stats *s = bpf_map_lookup_elem(&stats, &func);
-	__u32 b;
 
 	if (!s)
 		return;
-	b = log2_bucket(wall);
 	s->calls++;
 	s->wall += wall;
 	s->on_incl += wall;
@@ -1589,7 +1587,7 @@ static __always_inline void rec_account(struct thread_state *st, struct frame *f
 {
 	__u64 wall = now - f->entry_ts;
 
-	rec_stats(f->func, wall, wall > f->child_on ? wall - f->child_on : 0);
+	rec_stats(f->func, wall, wall > f->child_on ? wall - f->child_on : 0, log2_bucket(wall));
 	pstat_add(st->pslot, f->func, wall, wall, NULL);
 	rec_charge(st, d - 1, wall);
 }
@@ -1633,13 +1631,11 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 {
 	struct thread_state *st = w->st;
 	__u64 wall = XPROBES_UREC_WALL(t);
-	__u32 func = XPROBES_UREC_COOKIE(what);
+	__u32 func = XPROBES_UREC_COOKIE(what), b = XPROBES_UREC_LOG2(t);
 	struct func_stats *s;
 
-	w->entries++;
-	w->returns++;
-	w->calls++;
-	rec_stats(func, wall, wall);
+	w->calls++;	/* an entry and a return too: fn_records() adds them */
+	rec_stats(func, wall, wall, b < TRACE_HIST ? b : TRACE_HIST - 1);
 	if (per_thread)
 		tstat_add(w->tid, func, wall, wall, NULL);
 	pstat_add(st->pslot, func, wall, wall, NULL);
@@ -1764,8 +1760,8 @@ int fn_records(struct bpf_raw_tracepoint_args *ctx)
 	count_n(CNT_REC_RECORDS, n);
 	bpf_loop(n, rec_one, &w, 0);
 	rec_settle(&w);
-	count_n(CNT_ENTRIES, w.entries);
-	count_n(CNT_RETURNS, w.returns);
+	count_n(CNT_ENTRIES, w.entries + w.calls);
+	count_n(CNT_RETURNS, w.returns + w.calls);
 	count_n(CNT_REC_CALLS, w.calls);
 	return 0;
 }

@@ -1545,10 +1545,13 @@ static void fold_nested(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r)), 4u);
 	KUNIT_EXPECT_EQ(test, r[0].what, call | XPROBES_UREC_TOP | UE(1, 0x100));
-	KUNIT_EXPECT_EQ(test, r[0].time, 50ull);
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[0].time), 50ull);
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_LOG2(r[0].time), 5ull);	/* 32 <= 50 < 64 */
+	KUNIT_EXPECT_EQ(test, r[0].time & XPROBES_UREC_CALL_TAIL, 0ull);
 	/* callees: not top, their caller's cookie 1 at level 1 */
 	KUNIT_EXPECT_EQ(test, r[1].what, call | UE(2, 0xf0));
 	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[1].time), 10ull);
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_LOG2(r[1].time), 3ull);
 	KUNIT_EXPECT_EQ(test, XPROBES_UREC_CALLER(r[1].time), 1ull);
 	KUNIT_EXPECT_EQ(test, r[2].what, call | UE(3, 0xf0));
 	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[2].time), 5ull);

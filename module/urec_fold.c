@@ -31,9 +31,20 @@
 #include "urec_fold.h"
 
 #define FOLD_DEPTH	16
-#define LEVEL_SHIFT	40		/* the module's bits of a call record's time */
+#define LOG2_SHIFT	38
+#define LEVEL_SHIFT	44		/* the module's bits of a call record's time */
+#define LEVEL_MASK	0xf		/* levels 0 to FOLD_DEPTH - 1 */
 #define CALLER_SHIFT	48
-#define WALL_MAX	((1ULL << LEVEL_SHIFT) - 1)
+#define WALL_MAX	((1ULL << LOG2_SHIFT) - 1)
+
+/*
+ * The histogram bucket of a call, computed here (one bsr) rather than by
+ * the consumer (a BPF program has no such instruction: six tests).
+ */
+static inline u64 log2_down(u64 v)
+{
+	return v ? 63 - __builtin_clzll(v) : 0;
+}
 
 /* An entry of this hand-over whose return has not come yet. */
 struct fold_open {
@@ -59,7 +70,7 @@ static void unfold(struct xprobes_urec *r, u32 o, const struct fold_open *st, u3
 
 		if (!XPROBES_UREC_IS_CALL(w) || (w & XPROBES_UREC_TOP))
 			continue;
-		level = (READ_ONCE(r[j].time) >> LEVEL_SHIFT) & 0xff;
+		level = (READ_ONCE(r[j].time) >> LEVEL_SHIFT) & LEVEL_MASK;
 		if (level >= 1 && level <= d && j > st[level - 1].at)
 			r[j].what = w | XPROBES_UREC_TOP;
 	}
@@ -79,10 +90,12 @@ u32 xp_urec_fold(struct xprobes_urec *r, u32 n)
 			if (d && sp == st[d - 1].sp && t >= st[d - 1].t0 &&
 			    t - st[d - 1].t0 <= WALL_MAX) {
 				struct fold_open *e = &st[--d];
+				u64 wall = t - e->t0;
 
 				r[e->at].what = XPROBES_UREC_CALL | (u64)e->cookie << 48 | e->sp |
 						(d ? 0 : XPROBES_UREC_TOP);
-				r[e->at].time = (t - e->t0) | (u64)d << LEVEL_SHIFT |
+				r[e->at].time = wall | log2_down(wall) << LOG2_SHIFT |
+						(u64)d << LEVEL_SHIFT |
 						(d ? (u64)st[d - 1].cookie << CALLER_SHIFT : 0) |
 						(e->tail ? XPROBES_UREC_CALL_TAIL : 0);
 				continue;

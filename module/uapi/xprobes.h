@@ -202,17 +202,20 @@ struct xprobes_urec {
  *          entry sp (XPROBES_UREC_SP), and XPROBES_UREC_TOP when its
  *          caller's entry is not folded into a record of its own (an
  *          entry record, or a call of an earlier hand-over);
- *   @time: its duration (XPROBES_UREC_WALL), without TOP the cookie of
- *          its caller, whose own record comes first (XPROBES_UREC_CALLER),
- *          and XPROBES_UREC_CALL_TAIL for a tail call (its caller's frame
- *          is at the same sp).
- * Its time less its callees' is the caller's own. Bits 40-47 of @time are
+ *   @time: its duration (XPROBES_UREC_WALL, under 2^38 ns: a longer call
+ *          is not folded), the duration's log2 rounded down (0 for 0:
+ *          XPROBES_UREC_LOG2, a histogram's bucket the consumer need not
+ *          compute), without TOP the cookie of its caller, whose own record
+ *          comes first (XPROBES_UREC_CALLER), and XPROBES_UREC_CALL_TAIL for
+ *          a tail call (its caller's frame is at the same sp).
+ * Its time less its callees' is the caller's own. Bits 44-47 of @time are
  * the module's.
  */
 #define XPROBES_UREC_CALL		(XPROBES_UREC_RET | XPROBES_UREC_NORET)
 #define XPROBES_UREC_TOP		XPROBES_UREC_TAIL
 #define XPROBES_UREC_IS_CALL(w)		(((w) & XPROBES_UREC_CALL) == XPROBES_UREC_CALL)
-#define XPROBES_UREC_WALL(t)		((t) & ((1ULL << 40) - 1))	/* ns */
+#define XPROBES_UREC_WALL(t)		((t) & ((1ULL << 38) - 1))	/* ns */
+#define XPROBES_UREC_LOG2(t)		(((t) >> 38) & 0x3f)
 #define XPROBES_UREC_CALLER(t)		(((t) >> 48) & 0x1fff)
 #define XPROBES_UREC_CALL_TAIL		(1ULL << 61)	/* in @time */
 

@@ -234,6 +234,16 @@ int main(int argc, char **argv)
 			for (i = 0; i < m; i++) {
 				consume(&fold, &out[i]);
 				if (XPROBES_UREC_IS_CALL(out[i].what)) {
+					u64 wall = XPROBES_UREC_WALL(out[i].time);
+
+					if (XPROBES_UREC_LOG2(out[i].time) !=
+					    (wall ? 63u - __builtin_clzll(wall) : 0)) {
+						fprintf(stderr, "run %lu batch %d: call %u's log2 %llu is not "
+							"that of %llu ns\n", run, b, i,
+							(unsigned long long)XPROBES_UREC_LOG2(out[i].time),
+							(unsigned long long)wall);
+						return 1;
+					}
 					folded++;
 					top += !!(out[i].what & XPROBES_UREC_TOP);
 					/* its entry, unchanged but for the flags */
