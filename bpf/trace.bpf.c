@@ -1560,13 +1560,10 @@ static __always_inline void rec_stats(__u32 func, __u64 wall, __u64 excl, __u32 
 	if (!s)
 		return;
 	s->calls++;
-	s->wall += wall;
-	s->on_incl += wall;
+	s->allon += wall;
 	s->on_excl += excl;
-	if (b < TRACE_HIST) {
-		s->hist_wall[b]++;
-		s->hist_on[b]++;
-	}
+	if (b < TRACE_HIST)
+		s->hist_allon[b]++;
 }
 
 /* Frame D - 1 (from 1), a caller: charge it a callee's all-ON WALL time. */

@@ -146,10 +146,18 @@ struct func_stats {
 	__u64 calls;
 	__u64 wall;			/* inclusive */
 	__u64 on_incl, on_excl;
+	/*
+	 * Calls all ON-CPU (a record's call, replayed in one batch): their
+	 * time goes here once, not to wall and on_incl, and their bucket to
+	 * hist_allon, not to both hist_wall and hist_on; fewer writes on the
+	 * path of most calls. xprobectl adds them to those (collect()).
+	 */
+	__u64 allon;
 	__u64 off_incl[NR_CAUSES], off_excl[NR_CAUSES];
 	__u32 hist_wall[TRACE_HIST];	/* per call, inclusive */
 	__u32 hist_on[TRACE_HIST];
 	__u32 hist_off[NR_CAUSES][TRACE_HIST];
+	__u32 hist_allon[TRACE_HIST];
 };
 
 /* Per (function, thread) when per-thread output is asked for. */

@@ -75,6 +75,21 @@ static void add_stats(struct func_stats *d, const struct func_stats *s, int sign
 		g[i] += sign * h[i];
 }
 
+/* Calls all ON-CPU, kept apart by BPF (struct func_stats): into wall and ON-CPU. */
+static void allon_in(struct func_stats *f)
+{
+	int i;
+
+	f->wall += f->allon;
+	f->on_incl += f->allon;
+	f->allon = 0;
+	for (i = 0; i < TRACE_HIST; i++) {
+		f->hist_wall[i] += f->hist_allon[i];
+		f->hist_on[i] += f->hist_allon[i];
+		f->hist_allon[i] = 0;
+	}
+}
+
 /* Sum the per-CPU slots of every traced function. */
 static int collect(struct tsession *s, struct func_stats *sum)
 {
@@ -92,6 +107,7 @@ static int collect(struct tsession *s, struct func_stats *sum)
 			continue;
 		for (c = 0; c < s->ncpus; c++)
 			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz), 1);
+		allon_in(&sum[k]);
 	}
 	free(buf);
 	return 0;

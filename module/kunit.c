@@ -1534,6 +1534,28 @@ static struct kunit_suite nl_suite = {
 #define UE(c, sp)	((u64)(c) << 48 | (sp))	/* an entry */
 #define UR(sp)		(XPROBES_UREC_RET | (sp))	/* a return */
 
+/* Times as they are: a clock at the end of time, one TSC cycle a nanosecond. */
+static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL << 32 };
+
+/*
+ * The fold turns TSC readings into nanoseconds as it reads: every record,
+ * a call's duration from both. A TSC at half speed (mult 1/2), the clock at
+ * TSC 200 = 1000 ns; a reading after the clock's is the clock's time.
+ */
+static void fold_converts(struct kunit *test)
+{
+	struct xprobes_urec r[] = {
+		{ 100, UE(1, 0x100) }, { 140, UR(0x100) }, { 160, UE(2, 0x100) }, { 250, UR(0x200) },
+	};
+	const struct xp_urec_clock half = { 200, 1000, 1ULL << 31 };
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r), &half), 3u);
+	KUNIT_EXPECT_TRUE(test, XPROBES_UREC_IS_CALL(r[0].what));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[0].time), 20ull);	/* 970 - 950 */
+	KUNIT_EXPECT_EQ(test, r[1].time, 980ull);
+	KUNIT_EXPECT_EQ(test, r[2].time, 1000ull);
+}
+
 /* Plain nesting: every call folds, in its entry's place; the rest stays. */
 static void fold_nested(struct kunit *test)
 {
@@ -1543,7 +1565,7 @@ static void fold_nested(struct kunit *test)
 	};
 	u64 call = XPROBES_UREC_CALL;
 
-	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r)), 4u);
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r), &same_clock), 4u);
 	KUNIT_EXPECT_EQ(test, r[0].what, call | XPROBES_UREC_TOP | UE(1, 0x100));
 	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[0].time), 50ull);
 	KUNIT_EXPECT_EQ(test, XPROBES_UREC_LOG2(r[0].time), 5ull);	/* 32 <= 50 < 64 */
@@ -1567,7 +1589,7 @@ static void fold_unfolds(struct kunit *test)
 		{ 20, UR(0x200) | XPROBES_UREC_NORET }, { 30, UE(3, 0x200) | XPROBES_UREC_TAIL },
 	};
 
-	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r)), 4u);
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r), &same_clock), 4u);
 	KUNIT_EXPECT_EQ(test, r[0].what, UE(1, 0x100));
 	KUNIT_EXPECT_EQ(test, r[1].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(2, 0xf0));
 	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[1].time), 3ull);
@@ -1578,6 +1600,7 @@ static void fold_unfolds(struct kunit *test)
 
 static struct kunit_case fold_cases[] = {
 	KUNIT_CASE(fold_nested),
+	KUNIT_CASE(fold_converts),
 	KUNIT_CASE(fold_unfolds),
 	{}
 };

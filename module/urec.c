@@ -324,20 +324,18 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
 	u32 i, n = READ_ONCE(hdr->count);
-	u64 tsc, ns, mult;
+	struct xp_urec_clock c;
 
 	if (!n)
 		return;
 	n = min_t(u32, n, XP_UREC_CAP);
-	ns = urec_clock_now(&tsc);
-	mult = READ_ONCE(urec_mult) ?: tsc_mult;
-	for (i = 0; i < n; i++) {
-		s64 d = tsc - r[i].time;
-
-		r[i].time = d > 0 ? ns - mul_u64_u64_shr(d, mult, 32) : ns;
-	}
+	c.ns = urec_clock_now(&c.tsc);
+	c.mult = READ_ONCE(urec_mult) ?: tsc_mult;
 	if (calls)
-		n = xp_urec_fold(r, n);
+		n = xp_urec_fold(r, n, &c);	/* converts as it reads */
+	else
+		for (i = 0; i < n; i++)
+			r[i].time = xp_urec_ns(&c, r[i].time);
 	trace_xprobes_urecs(task_pid_nr(owner), r, n, task_tgid_nr(owner));
 	WRITE_ONCE(hdr->count, 0);
 }

@@ -76,14 +76,18 @@ static void unfold(struct xprobes_urec *r, u32 o, const struct fold_open *st, u3
 	}
 }
 
-/* Fold @r's @n records in place; returns how many records there are now. */
-u32 xp_urec_fold(struct xprobes_urec *r, u32 n)
+/*
+ * Fold @r's @n records in place, their times turned from TSC readings into
+ * nanoseconds by @c on the way (one pass: the records are read once);
+ * returns how many records there are now.
+ */
+u32 xp_urec_fold(struct xprobes_urec *r, u32 n, const struct xp_urec_clock *c)
 {
 	struct fold_open st[FOLD_DEPTH];
 	u32 i, o = 0, d = 0;
 
 	for (i = 0; i < n; i++) {
-		u64 t = READ_ONCE(r[i].time), w = READ_ONCE(r[i].what);
+		u64 t = xp_urec_ns(c, READ_ONCE(r[i].time)), w = READ_ONCE(r[i].what);
 		u64 sp = XPROBES_UREC_SP(w);
 
 		if (w & XPROBES_UREC_RET) {

@@ -4,8 +4,27 @@
 #define _XPROBES_UREC_FOLD_H
 
 #include <linux/types.h>
+#ifdef __KERNEL__
+#include <linux/math64.h>
+#endif
 #include "uapi/xprobes.h"
 
-u32 xp_urec_fold(struct xprobes_urec *r, u32 n);
+/*
+ * The hand-over's clock: a record's TSC reading @t is at bpf_ktime_get_ns()
+ * time ns - (tsc - t) * mult / 2^32 (urec.c measures mult).
+ */
+struct xp_urec_clock {
+	u64 tsc, ns, mult;
+};
+
+/* A record's TSC reading in bpf_ktime_get_ns() time; one after the clock's: the clock's. */
+static inline u64 xp_urec_ns(const struct xp_urec_clock *c, u64 tsc)
+{
+	s64 d = c->tsc - tsc;
+
+	return d > 0 ? c->ns - mul_u64_u64_shr(d, c->mult, 32) : c->ns;
+}
+
+u32 xp_urec_fold(struct xprobes_urec *r, u32 n, const struct xp_urec_clock *c);
 
 #endif /* _XPROBES_UREC_FOLD_H */
