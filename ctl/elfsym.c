@@ -24,6 +24,19 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * GCC's cold part of a function (foo.cold, foo.cold.3) is typed as a
+ * function but entered by a jump from the function's body: the word at the
+ * stack pointer there is the function's data, not a return address, and a
+ * return probe of either kind would overwrite it. Not a function to trace.
+ */
+static bool cold_part(const char *name)
+{
+	const char *c = strstr(name, ".cold");
+
+	return c && (c[5] == '\0' || c[5] == '.');
+}
+
 int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
 {
 	struct seg segs[16];
@@ -78,7 +91,7 @@ int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
 				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
 					continue;
 				name = elf_strptr(e, sh.sh_link, sym.st_name);
-				if (!name || !*name)
+				if (!name || !*name || cold_part(name))
 					continue;
 				for (s = 0; s < nsegs; s++) {
 					if (sym.st_value >= segs[s].vaddr &&

@@ -13,7 +13,8 @@
  *    refuses, no ret, and a direct branch (call, jmp, jcc) only as the last
  *    one, which the slot rebuilds with its target (each then also passes
  *    kprobes' own checks and the exception table, in hook.c). In user code
- *    the first instruction may be that branch, and a ret may be the last
+ *    the first instruction may be that branch (a jmp or a call: a jcc would
+ *    read flags the records stub does not keep), and a ret may be the last
  *    one: a user hook's uprobe sends a thread that hits the site to the
  *    trampoline instead of stepping the instruction, and a user trampoline
  *    returns with a plain ret (the kernel's would need the return thunk).
@@ -113,8 +114,15 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 		c->ninsn++;
 		if (insn.kind == XP_INSN_SLOT)
 			continue;
+		/*
+		 * Not a jcc first, even in user code: the records stub runs
+		 * before it and does not keep the flags (nothing at a
+		 * function's entry reads them, but a hooked fragment entered
+		 * by a jump might).
+		 */
 		if (insn.kind == XP_INSN_REFUSE ||
-		    (!t && (insn.kind == XP_INSN_RET || pos == off))) {
+		    (!t && (insn.kind == XP_INSN_RET || pos == off)) ||
+		    (pos == off && insn.kind == XP_INSN_JCC)) {
 			c->why = insn.kind == XP_INSN_REFUSE ?
 				 "a covered instruction cannot run out of line" :
 				 pos == off ? "the first instruction cannot be displaced out of line" :

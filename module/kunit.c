@@ -227,7 +227,8 @@ static void cover_user_jumps(struct kunit *test)
  * raxSize(), getCommand()): a leaf `mov; ret` and a tail call `jmp f`,
  * 5 bytes each. A user hook covers them, ret and first branch included; the
  * kernel's rule does not. A ret with more covered bytes behind it (padding,
- * the next function) never.
+ * the next function) never, nor a jcc first (the stub before it clobbers
+ * the flags).
  */
 static void cover_user_small(struct kunit *test)
 {
@@ -237,6 +238,8 @@ static void cover_user_small(struct kunit *test)
 	static const u8 tail[] = { 0xe9, 0x1b, 0xfb, 0xff, 0xff };
 	/* ret; 4 bytes of padding, as the symbol's size says */
 	static const u8 ret_pad[] = { 0xc3, 0x66, 0x90, 0x66, 0x90 };
+	/* jne rel32: flags read before the stub's would be */
+	static const u8 jcc_first[] = { 0x0f, 0x85, 0x10, 0x00, 0x00, 0x00 };
 	const unsigned long site = 0x555555554700UL, slot = 0x555540000000UL;
 	u8 out[XP_USLOT_MAX], starts[XP_COVER_INSNS];
 	struct xp_cover_tables t;
@@ -253,6 +256,8 @@ static void cover_user_small(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, c.ninsn, 1U);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide(tail, site, sizeof(tail), 0, 0, 0, &c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(ret_pad, site, sizeof(ret_pad), 0, &c, &t),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(jcc_first, site, sizeof(jcc_first), 0, &c, &t),
 			-EINVAL);
 
 	/* The leaf's trampoline: the mov as it was, the ret, the (dead) jump back. */

@@ -34,6 +34,7 @@
  *  uh_one    movabs (10 bytes): a jump over 1 instruction
  *  uh_small  lea; ret (5 bytes, a leaf): the jump covers the ret too
  *  uh_tail   jmp uh_one (5 bytes, a tail call): the jump covers the jmp
+ *            (uh_tail.cold: a symbol like GCC's cold parts, which trace skips)
  *  uh_endbr  endbr64; push; mov; lea: the jump goes after the endbr64
  *  uh_loop   xor; then a loop whose branch lands at +2: no jump possible
  *  uh_args6  mov (%rsp); mov to rip-relative: six arguments summed, the
@@ -123,6 +124,11 @@ asm(".text\n"
     "	.long uh_one - (. + 4)\n"
     "uh_tail_end:\n"
     ".size uh_tail, .-uh_tail\n"
+    /* a cold part, as GCC names them: entered by a jump, never traced */
+    ".type uh_tail.cold,@function\n"
+    "uh_tail.cold:\n"
+    "	ud2\n"
+    ".size uh_tail.cold, .-uh_tail.cold\n"
     ".globl uh_endbr\n.type uh_endbr,@function\n"
     "uh_endbr:\n"
     "	endbr64\n"

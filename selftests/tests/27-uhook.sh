@@ -84,6 +84,11 @@ perms=$(awk '/xprobes-uhooks/ { print $2; exit }' /proc/$P/maps)
 assert_eq "the trampoline mapping: read, execute, shared, never write" r-xs "$perms"
 assert_match "a write into the trampolines through /proc/PID/mem is refused" refused \
 	"$(uhtarget -w $P $tr)"
+# A cold part (GCC's foo.cold: entered by a jump, no return address at
+# its sp) is no function to trace: trace does not list it.
+fl=$(xprobectl trace --list-functions -f 'uh_*' -- uhtarget) || fail "trace --list-functions"
+assert_match "trace lists uh_tail" ' uh_tail ' "$fl"
+echo "$fl" | grep -q 'cold' && fail "trace lists a cold part: $fl"
 out=$(xprobectl uhook add $P uh_loop 2>&1) && fail "a jump over a branch target was placed: $out"
 assert_match "the refusal says why" "branch in the function lands inside" "$out"
 # Jump tables: each entry read, none may land inside the covered bytes.
@@ -103,7 +108,7 @@ grep -q '^child ok' /tmp/uh.out || fail "the forked child computed wrong results
 for id in $ids; do
 	xprobectl uhook del $id || fail "uhook del $id"
 done
-for f in uh_add uh_call uh_one; do
+for f in uh_add uh_call uh_one uh_small uh_tail; do
 	fa=$(fn_addr /tmp/uh.out $f)
 	qa=$(fn_addr /tmp/uq.out $f)
 	assert_eq "$f: the file's bytes back in $P" "$(mem $Q $qa 12)" "$(mem $P $fa 12)"
@@ -120,6 +125,12 @@ done
 out=$(xpcycle uhook $P $(fn_addr /tmp/uh.out uh_add) $(fn_size /tmp/uh.out uh_add) $CYCLES) ||
 	fail "uhook cycles: $out"
 assert_eq "uhook add/del cycles" "ok $CYCLES" "$out"
+# The same over a ret: threads stopped between uh_small's lea and ret wait
+# out each add and are left on the file's bytes by each del.
+n=$((CYCLES / 10))
+out=$(xpcycle uhook $P $(fn_addr /tmp/uh.out uh_small) $(fn_size /tmp/uh.out uh_small) $n) ||
+	fail "uhook cycles over a ret: $out"
+assert_eq "uhook add/del cycles of uh_small" "ok $n" "$out"
 ok_so_far "after $CYCLES add/del cycles"
 assert_eq "no hooks left after the cycles" 0 "$(xprobectl uhook list $P | grep -c live)"
 note "ok: $CYCLES add/del cycles of uh_add under 4 threads"
@@ -152,11 +163,11 @@ wait $K 2>/dev/null
 wait_views 1 || true
 
 # (f) rmmod with live hooks: the text comes back, the process runs on.
-for f in uh_add uh_call uh_one uh_endbr; do
+for f in uh_add uh_call uh_one uh_endbr uh_small uh_tail; do
 	xprobectl uhook add $P $f > /dev/null || fail "uhook add $f before rmmod"
 done
 rmmod xprobes || fail "rmmod with live user hooks"
-for f in uh_add uh_call uh_one; do
+for f in uh_add uh_call uh_one uh_small uh_tail; do
 	fa=$(fn_addr /tmp/uh.out $f)
 	qa=$(fn_addr /tmp/uq.out $f)
 	assert_eq "$f: the file's bytes back after rmmod" "$(mem $Q $qa 12)" "$(mem $P $fa 12)"
