@@ -23,6 +23,7 @@ cum() {	# cum SAMPLE_INDEX FUNCTION
 		awk -v f="$2" '$6 == f { sub(/ns$/, "", $4); print $4; found = 1 } END { if (!found) print 0 }'
 }
 fails=0
+CAUSES="runq wakeup throttled lock mem io net sleep other"	# trace's, in its order
 check() {	# check WHAT PPROF JSON
 	d=$(($2 - $3))
 	[ $d -lt 0 ] && d=$((-d))
@@ -42,7 +43,7 @@ for f in xw_request xw_prepare xw_delay xw_hold; do
 	# trace --json's own books: each call's wall time is its ON plus its
 	# OFF-CPU time by cause, also across a switch-in the tracer missed
 	off=0
-	for c in runq wakeup throttled lock mem io net sleep other; do
+	for c in $CAUSES; do
 		off=$((off + $("$JQ" "$D/lock.json" $F.off_cpu_ns_by_cause.$c)))
 	done
 	w=$("$JQ" "$D/lock.json" $F.wall_ns) on=$("$JQ" "$D/lock.json" $F.on_cpu_ns)
@@ -51,7 +52,7 @@ for f in xw_request xw_prepare xw_delay xw_hold; do
 	n=$((n + 1))
 done
 types=$(go tool pprof -raw "$P" 2>/dev/null | sed -n '/^Samples:/{n;p;q}')
-for t in wall on_cpu off_cpu runq wakeup throttled lock mem io net sleep other; do
+for t in wall on_cpu off_cpu $CAUSES; do
 	case $t in wall|on_cpu|off_cpu) want=$t ;; *) want=off_cpu_$t ;; esac
 	echo "$types" | grep -q "\(^\| \)$want/nanoseconds" ||
 		{ echo "FAIL: no sample type $want in: $types"; fails=$((fails + 1)); }
