@@ -141,6 +141,10 @@ setup() {
 		xprobectl uhook add $TARGET $UFUNC > /dev/null 2>> /tmp/helper.out || return 1
 		instaret -U > /tmp/helper.out & ;;
 	instaret-uprobes) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
+	instaret0)	# the same as instaret on UFUNC0, which the workload never calls
+		xprobectl view add $TARGET > /dev/null && records_hooks || return 1
+		xprobectl uhook add --records $TARGET $UFUNC0 > /dev/null 2>> /tmp/helper.out || return 1
+		instaret -R > /tmp/helper.out & ;;
 	uhook|uhook-ret|uhook-bare|urec|urec-ret)	# ucall-cost: cr_fn of callrate
 		xprobectl view add $TARGET > /dev/null || return 1
 		case $1 in urec*) records_hooks || return 1 ;; esac
@@ -160,6 +164,7 @@ setup() {
 	uprobe) instaret -p $TARGET -b $BIN -f cr_fn > /tmp/helper.out & ;;
 	uprobe-ret) instaret -r -p $TARGET -b $BIN -f cr_fn > /tmp/helper.out & ;;
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	trace0) xprobectl trace -f "$UFUNC0" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	trace1-events) xprobectl trace --events -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall-events) xprobectl trace --events $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
@@ -186,7 +191,7 @@ teardown() {
 	kill $HELPER
 	wait $HELPER
 	# (a target that has exited took its view with it)
-	case $1 in view*|instaret|instaret-events|uhook*|urec*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
+	case $1 in view*|instaret|instaret0|instaret-events|uhook*|urec*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
 	return 0
 }
 

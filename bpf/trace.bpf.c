@@ -450,12 +450,23 @@ static __always_inline void fold_flush(struct thread_state *st)
 
 /* ---- the scheduler side ---------------------------------------------------- */
 
+/*
+ * A task's fields are read one of two ways. A task the verifier knows
+ * (current from bpf_get_current_task_btf(), a tp_btf argument) is read with
+ * plain loads, which the verifier makes fault-safe: a few instructions
+ * each. A task that is only an address (from a hook's registers: the
+ * previous task at finish_task_switch()) costs a bpf_probe_read_kernel()
+ * call per field, about 50 instructions on 6.12. FAR says which; it is a
+ * constant at every call site, so only one branch is compiled.
+ */
+#define TASK_RD(far, t, f) ((far) ? BPF_CORE_READ(t, f) : (t)->f)
+
 /* Runnable, not blocked: what task_is_runnable() says in 6.12 (delayed dequeue). */
-static __always_inline bool runnable(struct task_struct *t)
+static __always_inline bool runnable(struct task_struct *t, bool far)
 {
-	if (!BPF_CORE_READ(t, on_rq))
+	if (!TASK_RD(far, t, on_rq))
 		return false;
-	if (bpf_core_field_exists(t->se.sched_delayed) && BPF_CORE_READ(t, se.sched_delayed))
+	if (bpf_core_field_exists(t->se.sched_delayed) && TASK_RD(far, t, se.sched_delayed))
 		return false;
 	return true;
 }
@@ -467,9 +478,9 @@ static __always_inline bool runnable(struct task_struct *t)
  * switch hooks, after the sched_switch tracepoint). CONFIG_SCHED_INFO is on
  * in every kernel we run on (Debian's 6.1 and 6.12), with no run-time knob.
  */
-static __always_inline __u64 run_delay(struct task_struct *t)
+static __always_inline __u64 run_delay(struct task_struct *t, bool far)
 {
-	return BPF_CORE_READ(t, sched_info.run_delay);
+	return TASK_RD(far, t, sched_info.run_delay);
 }
 
 /*
@@ -478,25 +489,26 @@ static __always_inline __u64 run_delay(struct task_struct *t)
  * every cfs_rq below before it reschedules (6.1 and 6.12; later kernels
  * throttle per task at return to user, to check then).
  */
-static __always_inline bool throttled(struct task_struct *t)
+static __always_inline bool throttled(struct task_struct *t, bool far)
 {
 	struct cfs_rq *cfs;
 
 	if (!bpf_core_field_exists(t->se.cfs_rq))
 		return false;
-	switch (BPF_CORE_READ(t, policy)) {
+	switch (TASK_RD(far, t, policy)) {
 	case 0: case 3: case 5:		/* SCHED_NORMAL, BATCH, IDLE: the fair class */
 		break;
 	default:
 		return false;
 	}
-	cfs = BPF_CORE_READ(t, se.cfs_rq);
+	cfs = TASK_RD(far, t, se.cfs_rq);
 	return cfs && BPF_CORE_READ(cfs, throttle_count) > 0;
 }
 
+/* From here to blocked_cause(): only of a task the verifier knows (see TASK_RD()). */
 static __always_inline bool in_iowait(struct task_struct *t)
 {
-	return BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
+	return BPF_CORE_READ_BITFIELD(t, in_iowait);
 }
 
 /*
@@ -509,7 +521,7 @@ static __always_inline bool in_memstall(struct task_struct *t)
 {
 	if (!bpf_core_field_exists(t->in_memstall))
 		return false;
-	return BPF_CORE_READ_BITFIELD_PROBED(t, in_memstall);
+	return BPF_CORE_READ_BITFIELD(t, in_memstall);
 }
 
 /* Is IP in one of the kernel's lock functions? A binary search of klock_lo/hi. */
@@ -633,9 +645,9 @@ static __always_inline __u32 classify(struct task_struct *t, bool *sure)
 	__u32 type;
 
 	*sure = false;
-	if (!regs || BPF_CORE_READ(regs, ax) != -ENOSYS_)
+	if (!regs || regs->ax != -ENOSYS_)
 		return CAUSE_OTHER;
-	nr = BPF_CORE_READ(regs, orig_ax);
+	nr = regs->orig_ax;
 	*sure = true;
 	switch (nr) {
 	case 202: case 449: case 454: case 455: case 456:	/* futex* */
@@ -655,7 +667,7 @@ static __always_inline __u32 classify(struct task_struct *t, bool *sure)
 	case 0: case 1: case 17: case 18: case 19: case 20:	/* read, write, pread, pwrite, readv, writev */
 	case 295: case 296: case 327: case 328: case 40: case 275: /* p{read,write}v(2), sendfile, splice */
 		*sure = false;		/* the file's lock, or its data */
-		type = fd_type(t, BPF_CORE_READ(regs, di));
+		type = fd_type(t, regs->di);
 		if (type == S_IFSOCK_ || type == S_IFIFO_)	/* a peer: socket or pipe */
 			return CAUSE_NET;
 		if (type == S_IFREG_ || type == S_IFBLK_)
@@ -690,28 +702,39 @@ static __always_inline __u32 blocked_cause(struct task_struct *t, void *ctx, __u
 	return cause;
 }
 
-/* T leaves its CPU; CTX: the program's context if T is current, else NULL. */
-static __always_inline void switch_out(struct task_struct *t, __u64 now, bool was_runnable,
-				       void *ctx, __u64 sp)
+/*
+ * T leaves its CPU, if it is a thread of ours that ran. PREEMPT: the caller
+ * knows it was preempted (sched_switch's argument). CTX: the program's
+ * context if T is current, else NULL: T seen from outside, FAR then if T
+ * is only an address (TASK_RD()). Nothing of T is read before its entry is
+ * found: most tasks a hook sees are not ours, and a thread of ours is not
+ * followed until its first record or event (fresh). NOW: 0 to read the
+ * clock only then.
+ */
+static __always_inline void switch_out(struct task_struct *t, __u64 now, bool preempt,
+				       void *ctx, __u64 sp, bool far)
 {
-	__u32 tid = BPF_CORE_READ(t, pid);
+	__u32 tid = TASK_RD(far, t, pid), cause;
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 
 	if (!st || !st->running || st->exited || st->fresh)
 		return;
+	if (!now)
+		now = bpf_ktime_get_ns();
+	if (preempt || runnable(t, far))
+		cause = throttled(t, far) ? CAUSE_THROTTLED : CAUSE_RUNQ;
+	else if (ctx && !far)
+		cause = blocked_cause(t, ctx, sp);
+	else
+		cause = CAUSE_PENDING;	/* seen from outside T: its switch-in decides */
 	charge_fold(st, now, 0);
 	st->on_acc += now - st->last_ts;
 	st->last_ts = now;
 	st->running = 0;
-	st->rd_out = run_delay(t);
+	st->rd_out = run_delay(t, far);
 	st->waker = 0;
 	st->seq++;
-	if (was_runnable)
-		st->out_cause = throttled(t) ? CAUSE_THROTTLED : CAUSE_RUNQ;
-	else if (ctx)
-		st->out_cause = blocked_cause(t, ctx, sp);
-	else
-		st->out_cause = CAUSE_PENDING;	/* seen from outside T: its switch-in decides */
+	st->out_cause = cause;
 	count(CNT_SWITCH_OUT);
 }
 
@@ -822,12 +845,13 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
  * CTX is the program's context if T is current (views mode), else NULL:
  * a switch-out seen from outside T (views mode, when a kernel thread or
  * the idle task took the CPU without a switch_mm) is decided here, where
- * T is back in the place it blocked.
+ * T is back in the place it blocked. T is a task the verifier knows
+ * (TASK_RD()); NOW, as for switch_out().
  */
 static __always_inline void switch_in(struct task_struct *t, __u64 now, bool views, void *ctx,
 				      __u64 sp)
 {
-	__u32 tid = BPF_CORE_READ(t, pid);
+	__u32 tid = t->pid;
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	__u64 off, wake = 0;
 	__u32 cause;
@@ -835,6 +859,8 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 
 	if (!st || st->running || st->exited || st->fresh)
 		return;
+	if (!now)
+		now = bpf_ktime_get_ns();
 	cause = st->out_cause;
 	if (cause >= NR_CAUSES)		/* a switch-out seen from outside T */
 		cause = blocked_cause(t, ctx, sp);
@@ -844,7 +870,7 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 	waited = cause != CAUSE_RUNQ && cause != CAUSE_THROTTLED;
 	if (waited) {
 		if (views)
-			wake = run_delay(t) - st->rd_out;
+			wake = run_delay(t, false) - st->rd_out;
 		else if (st->woken_at > st->last_ts)
 			wake = now - st->woken_at;
 		if ((__s64)wake < 0)
@@ -894,29 +920,35 @@ static __always_inline void thread_exit(__u32 tid)
  * xprobes_hook tracepoint where the module cannot give a hook a program.
  */
 
-/* switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving. */
+/*
+ * switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving for a task
+ * with an mm of its own (context_switch() calls it for no other). A kernel
+ * thread that ran lazily on our page tables is not ours: nothing to do.
+ */
 static __always_inline void hook_switch_out(struct task_struct *next, void *ctx, __u64 sp)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 
-	if (!next || next == cur)	/* exec, text_poke's temporary mm */
+	if (!next || next == cur || !cur->mm)	/* exec, text_poke's temporary mm */
 		return;
-	switch_out(cur, bpf_ktime_get_ns(), runnable(cur), ctx, sp);
+	switch_out(cur, 0, false, ctx, sp, false);
 }
 
 /*
- * finish_task_switch(prev) on our CR3: either our thread is starting, or a
- * kernel thread took over lazily from one of ours (no switch_mm happened,
- * so this is our only sight of it).
+ * finish_task_switch(prev) on our page tables: either a thread of ours is
+ * starting (then PREV, if ours, has been seen leaving at switch_mm_irqs_off(),
+ * which context_switch() calls when the next task has an mm), or a kernel
+ * thread took over lazily from one of ours (no switch_mm happened, so this
+ * is our only sight of PREV leaving).
  */
 static __always_inline void hook_switch_in(struct task_struct *prev, void *ctx, __u64 sp)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
-	__u64 now = bpf_ktime_get_ns();
 
-	if (prev && prev != cur)
-		switch_out(prev, now, runnable(prev), NULL, 0);
-	switch_in(cur, now, true, ctx, sp);
+	if (cur->mm)
+		switch_in(cur, 0, true, ctx, sp);
+	else if (prev && prev != cur)
+		switch_out(prev, 0, false, NULL, 0, true);
 }
 
 SEC("kprobe")
@@ -1017,7 +1049,7 @@ int BPF_PROG(fb_switch, bool preempt, struct task_struct *prev, struct task_stru
 		return 0;
 	now = bpf_ktime_get_ns();
 	if (out)
-		switch_out(prev, now, preempt || runnable(prev), ctx, 0);
+		switch_out(prev, now, preempt, ctx, 0, false);
 	if (in)
 		switch_in(next, now, false, NULL, 0);
 	return 0;
@@ -1515,7 +1547,8 @@ struct rwalk {
 	__u32 n;
 	struct xprobes_urec buf[REC_CHUNK];	/* records from index i & ~(REC_CHUNK - 1) */
 	struct thread_state *st;
-	__u64 lo, hi;		/* the times records may have: ran since lo, handed over at hi */
+	__u64 lo, hi;		/* the times records may have: ran since lo, handed over
+				 * before hi (0 until a record needs it) */
 	__u64 entries, returns, calls;	/* counted once per batch */
 	__u32 tid;
 	__u32 low;		/* frames from this index up were pushed in this batch */
@@ -1692,6 +1725,8 @@ static long rec_one(__u32 i, struct rwalk *w)
 		rec_call(w, r.time, r.what);
 		return 0;
 	}
+	if (!w->hi)	/* read once a record needs it: a batch of calls does not */
+		w->hi = bpf_ktime_get_ns();
 	now = r.time < w->lo ? w->lo : r.time > w->hi ? w->hi : r.time;
 	w->lo = now;
 	if (st->fresh) {
@@ -1750,7 +1785,6 @@ int fn_records(struct bpf_raw_tracepoint_args *ctx)
 		count_n(CNT_REC_NO_THREAD, n);
 		return 0;
 	}
-	w.hi = bpf_ktime_get_ns();
 	w.lo = w.st->running && !w.st->fresh ? w.st->last_ts : 0;
 	w.low = w.st->fresh ? 0 : w.st->depth;
 	count(CNT_REC_BATCHES);
