@@ -15,6 +15,9 @@
 #             returns and the ON/OFF accounting, kernel hooks in Redis's view
 #   trace1-events     the same with --events
 #   trace1-uprobes    the same with --uprobes (uprobe + uretprobe)
+#   trace0    xprobectl trace -f echoCommand, which GET never calls: the
+#             scheduler side of trace alone (not in the default list)
+#   instaret0 instaret on echoCommand: the hand-over hooks alone (idem)
 #   traceall  xprobectl trace of every function in redis-server, user
 #             hooks where the module allows, uprobes on the rest (how many
 #             attach, and how long attaching takes, are recorded too)
@@ -28,6 +31,7 @@ RB_N=${RB_N:-20000}
 UBIN=$(command -v redis-server) || { echo "bench: redis-server missing in the VM (make bench installs it)"; exit 1; }
 UBIN=$(readlink -f "$UBIN")
 UFUNC=siphash
+UFUNC0=echoCommand
 CONFIGS=${CONFIGS:-"none instaret instaret-events instaret-uprobes trace1 trace1-events trace1-uprobes traceall traceall-events traceall-uprobes"}
 ATTACH_WAIT=600
 
