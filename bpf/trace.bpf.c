@@ -456,7 +456,7 @@ static __always_inline void fold_flush(struct thread_state *st)
  * plain loads, which the verifier makes fault-safe: a few instructions
  * each. A task that is only an address (from a hook's registers: the
  * previous task at finish_task_switch()) costs a bpf_probe_read_kernel()
- * call per field, about 50 instructions on 6.12. FAR says which; it is a
+ * call per field, about 100 instructions on 6.12 under icount. FAR says which; it is a
  * constant at every call site, so only one branch is compiled.
  */
 #define TASK_RD(far, t, f) ((far) ? BPF_CORE_READ(t, f) : (t)->f)
@@ -922,8 +922,9 @@ static __always_inline void thread_exit(__u32 tid)
 
 /*
  * switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving for a task
- * with an mm of its own (context_switch() calls it for no other). A kernel
- * thread that ran lazily on our page tables is not ours: nothing to do.
+ * with an mm of its own (context_switch() calls it for no other). The
+ * module runs this program only for a task on its own mm (own_task in
+ * module/fire.h); the test of cur->mm is there should that change.
  */
 static __always_inline void hook_switch_out(struct task_struct *next, void *ctx, __u64 sp)
 {

@@ -32,9 +32,7 @@
 /* Was the trapped context a task (not irq, softirq, NMI)? int3 added one NMI level. */
 static bool trapped_in_task(void)
 {
-	unsigned long pc = preempt_count() - (NMI_OFFSET + HARDIRQ_OFFSET);
-
-	return !(pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET));
+	return xp_pc_in_task(preempt_count() - (NMI_OFFSET + HARDIRQ_OFFSET));
 }
 NOKPROBE_SYMBOL(trapped_in_task);
 

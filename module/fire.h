@@ -20,6 +20,21 @@
 DECLARE_PER_CPU(unsigned int, xp_dispatching);
 
 /*
+ * Was the hit's context a task, not an interrupt? @pc: preempt_count() as
+ * that context had it. Both paths decide from the count alone, not
+ * in_task(): on PREEMPT_RT softirqs run in task context (at
+ * local_bh_enable(), with the count per task, which in_task() reads there),
+ * and a task that blocks inside that work, on a sleeping spinlock, switches
+ * out as itself: the switch hooks must see it (a switch-out counted as
+ * dropped is a thread that never left, for trace). Without PREEMPT_RT the
+ * two tests are the same.
+ */
+static __always_inline bool xp_pc_in_task(unsigned long pc)
+{
+	return !(pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET));
+}
+
+/*
  * Run the BPF program attached to @h directly (prog.c): what bpf_trace_run3()
  * does around a program on the tracepoint, without the tracepoint's own
  * dispatch: the program's per-CPU recursion guard, and its run context (its

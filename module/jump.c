@@ -540,7 +540,7 @@ notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 	preempt_disable_notrace();
 	h = READ_ONCE(xp_jhooks[n]);
 	regs->ip = h->addr + INT3_INSN_SIZE;
-	xp_hook_fire(h, regs, in_task());
+	xp_hook_fire(h, regs, xp_pc_in_task(preempt_count()));
 	to = h->slot_va;
 	preempt_enable_notrace();
 	return to;
