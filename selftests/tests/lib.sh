@@ -177,7 +177,8 @@ wait_views() {
 	done
 }
 # armed_byte ID: the first byte hook ID puts in its copy: cc for an int3, e9
-# for a call or jump hook (a jmp to its entry).
+# for a call or jump hook (a jmp to its entry). After wait_settled: a hook
+# waiting to become a jump reads int3 here and may be a jump a moment later.
 armed_byte() { case $(hook_col $1 8) in int3) echo cc ;; *) echo e9 ;; esac; }
 
 # entry_off PID SYMBOL: a function's first instruction after its ENDBR (6.12
