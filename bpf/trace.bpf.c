@@ -456,8 +456,9 @@ static __always_inline void fold_flush(struct thread_state *st)
  * plain loads, which the verifier makes fault-safe: a few instructions
  * each. A task that is only an address (from a hook's registers: the
  * previous task at finish_task_switch()) costs a bpf_probe_read_kernel()
- * call per field, about 100 instructions on 6.12 under icount. FAR says which; it is a
- * constant at every call site, so only one branch is compiled.
+ * call per field, about 100 instructions on 6.12 under icount. FAR says
+ * which; it is a constant at every call site, so only one branch is
+ * compiled.
  */
 #define TASK_RD(far, t, f) ((far) ? BPF_CORE_READ(t, f) : (t)->f)
 
