@@ -132,19 +132,17 @@ setup() {
 		*:hook) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		esac ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
-	instaret)
+	instaret|instaret0)	# instaret0: on UFUNC0, which the workload never calls
+		f=$UFUNC
+		[ $1 = instaret ] || f=$UFUNC0
 		xprobectl view add $TARGET > /dev/null && records_hooks || return 1
-		xprobectl uhook add --records $TARGET $UFUNC > /dev/null 2>> /tmp/helper.out || return 1
+		xprobectl uhook add --records $TARGET $f > /dev/null 2>> /tmp/helper.out || return 1
 		instaret -R > /tmp/helper.out & ;;
 	instaret-events)
 		xprobectl view add $TARGET > /dev/null || return 1
 		xprobectl uhook add $TARGET $UFUNC > /dev/null 2>> /tmp/helper.out || return 1
 		instaret -U > /tmp/helper.out & ;;
 	instaret-uprobes) instaret -p $TARGET -b $UBIN -f $UFUNC > /tmp/helper.out & ;;
-	instaret0)	# the same as instaret on UFUNC0, which the workload never calls
-		xprobectl view add $TARGET > /dev/null && records_hooks || return 1
-		xprobectl uhook add --records $TARGET $UFUNC0 > /dev/null 2>> /tmp/helper.out || return 1
-		instaret -R > /tmp/helper.out & ;;
 	uhook|uhook-ret|uhook-bare|urec|urec-ret)	# ucall-cost: cr_fn of callrate
 		xprobectl view add $TARGET > /dev/null || return 1
 		case $1 in urec*) records_hooks || return 1 ;; esac
