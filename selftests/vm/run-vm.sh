@@ -14,6 +14,8 @@
 #   --append S    extra kernel command line
 #   --cpu S, --smp N, --mem M   machine shape (default: max, 2, 2G)
 #   --no-splat-check   do not fail on kernel splats in the console log
+# Environment: XP_ICOUNT=N runs under -icount shift=N; XP_QEMU_ARGS adds
+# QEMU arguments (word-split), e.g. a TCG plugin (bench/tbprof/README).
 # The guest's console (kernel log) goes to the log file; a run whose log holds
 # a kernel splat (see splat.sh) exits 125 even when the job succeeded.
 set -u
@@ -95,7 +97,7 @@ qemu-system-x86_64 "${machine[@]}" -smp "$SMP" -m "$MEM" -nodefaults -display no
 	-no-reboot -kernel "$KERNEL" -initrd "$work/initrd.cpio.gz" \
 	-serial "file:$LOG" -serial "file:$work/out" "${share[@]}" \
 	-append "console=ttyS0 panic=-1 oops=panic mitigations=auto $APPEND" \
-	> "$work/qemu.err" 2>&1 &
+	${XP_QEMU_ARGS:-} > "$work/qemu.err" 2>&1 &
 qpid=$!
 
 # Stream the job's output (minus the exit marker) while the guest runs.
