@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The watched process: its view and hooks, its liveness. See target.h. */
 #include <errno.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <netlink/attr.h>
 #include <bpf/libbpf.h>
@@ -160,6 +163,22 @@ int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 		return -1;
 	}
 	return 0;
+}
+
+int target_pidfd(pid_t pid)
+{
+#ifdef SYS_pidfd_open
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+#else
+	return -1;
+#endif
+}
+
+void target_wait(int pidfd, int ms)
+{
+	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+
+	poll(&p, pidfd >= 0, ms);
 }
 
 bool target_gone(pid_t pid, bool child, int *status)

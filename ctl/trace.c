@@ -787,6 +787,7 @@ int cmd_trace(int argc, char **argv)
 	struct xp_nl *nl = NULL;
 	uint64_t end_ns, next_ns, start_real = 0;
 	bool root_gone = false;
+	int pidfd = -1;
 	struct latency_opts lo = { .k = 3, .threads_fd = -1, .func_name = func_name };
 	struct latency *lat = NULL;
 	struct xp_events *ev = NULL;
@@ -1048,16 +1049,35 @@ int cmd_trace(int argc, char **argv)
 	}
 	end_ns = duration ? s.start_ns + (uint64_t)(duration * 1e9) : 0;
 	next_ns = interval ? s.start_ns + (uint64_t)(interval * 1e9) : 0;
+	/*
+	 * The loop's pace: 20 ms where something must be looked for (a
+	 * cgroup's or the children's new processes, --latency's events, a
+	 * kernel without pidfds), else 200 ms, cut short by the target's exit
+	 * or the next deadline. Each round reads /proc and a map or two, and
+	 * what the tracer spends, the traced machine does not have.
+	 */
+	pidfd = s.cg ? -1 : target_pidfd(s.pid);
 	while (!stop_req) {
-		uint64_t now;
+		uint64_t now = mono_ns(), wake = now + 200000000ull;
+		int ms;
 
+		if (end_ns && end_ns < wake)
+			wake = end_ns;
+		if (next_ns && next_ns < wake)
+			wake = next_ns;
+		ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
+		if (pidfd < 0 || s.children)
+			ms = ms < 20 ? ms : 20;
 		if (lat)
 			latency_poll(lat, 20);
 		else
-			usleep(20000);
+			target_wait(pidfd, ms);
 		if (!root_gone && target_gone(s.pid, child, &status)) {
 			child = false;	/* reaped */
 			root_gone = true;
+			if (pidfd >= 0)
+				close(pidfd);	/* it would wake every wait now */
+			pidfd = -1;
 		}
 		/*
 		 * --children: until the last of them (a server that daemonizes);
@@ -1104,6 +1124,8 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0],
 			WEXITSTATUS(status));
 out:
+	if (pidfd >= 0)
+		close(pidfd);
 	if (child && !started && s.pid > 0) {	/* it never ran: do not leave it stopped */
 		kill(s.pid, SIGKILL);
 		waitpid(s.pid, NULL, 0);
