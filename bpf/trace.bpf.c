@@ -43,6 +43,23 @@ struct {
 	__type(value, struct thread_state);
 } threads SEC(".maps");
 
+/*
+ * Threads that have been followed (past fresh: thread_start()), by tid
+ * modulo FOLLOWED. A switch of a thread whose byte is 0 has nothing to
+ * update, and returns before the threads map's lookup (a hash of the tid
+ * and a compare, most of a switch program's cost): most switches on the
+ * view's hooks are of threads never followed (idle, kernel threads, and
+ * every thread of a trace whose records are all whole calls). Never
+ * cleared: a byte that two tids share only costs the lookup.
+ */
+#define FOLLOWED (1 << 16)
+__u8 followed[FOLLOWED];
+
+static __always_inline bool maybe_followed(__u32 tid)
+{
+	return followed[tid & (FOLLOWED - 1)];
+}
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -151,6 +168,13 @@ struct {
 	__type(key, __u32);
 	__type(value, __u64);
 } counters SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct trace_rec_counts);
+} rec_counts SEC(".maps");
 
 #define DEPTH_MASK (TRACE_MAX_DEPTH - 1)
 
@@ -716,8 +740,11 @@ static __always_inline void switch_out(struct task_struct *t, __u64 now, bool pr
 				       void *ctx, __u64 sp, bool far)
 {
 	__u32 tid = TASK_RD(far, t, pid), cause;
-	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct thread_state *st;
 
+	if (!maybe_followed(tid))
+		return;
+	st = bpf_map_lookup_elem(&threads, &tid);
 	if (!st || !st->running || st->exited || st->fresh)
 		return;
 	if (!now)
@@ -853,11 +880,14 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 				      __u64 sp)
 {
 	__u32 tid = t->pid;
-	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
+	struct thread_state *st;
 	__u64 off, wake = 0;
 	__u32 cause;
 	bool waited;		/* not runnable all along: a waker, a wake-up tail */
 
+	if (!maybe_followed(tid))
+		return;
+	st = bpf_map_lookup_elem(&threads, &tid);
 	if (!st || st->running || st->exited || st->fresh)
 		return;
 	if (!now)
@@ -901,12 +931,19 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
  * map's bucket lock, which the hook's NMI-like context must not (see
  * charge_fold()); userspace folds what it left pending and deletes it
  * (threads_sweep()), thread_get() reuses it if the tid comes back first.
+ * MINE: it is a thread of ours even if it has no entry (its records were
+ * all whole calls, rec_calls()), and its exit counts all the same.
  */
-static __always_inline void thread_exit(__u32 tid)
+static __always_inline void thread_exit(__u32 tid, bool mine)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 
-	if (!st || st->exited)
+	if (!st) {
+		if (mine)
+			count(CNT_EXITS);
+		return;
+	}
+	if (st->exited)
 		return;
 	count_n(CNT_ABANDONED, st->depth);
 	st->exited = 1;
@@ -986,7 +1023,7 @@ static __always_inline void hook_exit(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	thread_exit((__u32)id);
+	thread_exit((__u32)id, ours(id >> 32));	/* not a vfork child on our mm */
 	if (children)	/* at do_exit's entry: its own count is not off yet */
 		proc_exit(id >> 32, BPF_CORE_READ(bpf_get_current_task_btf(), signal, live.counter) - 1);
 }
@@ -1126,7 +1163,7 @@ int BPF_PROG(fb_exit, struct task_struct *p)
 	 * Any thread's: a thread of a process already marked exited (its
 	 * other threads) still has its entry. Only ours have one: a lookup.
 	 */
-	thread_exit(p->pid);
+	thread_exit(p->pid, ours(p->tgid));
 	if (children)	/* signal->live is counted down before the tracepoint */
 		proc_exit(p->tgid, BPF_CORE_READ(p, signal, live.counter));
 	return 0;
@@ -1158,10 +1195,11 @@ static __always_inline void resume_unseen(struct thread_state *st, __u64 now)
 }
 
 /* A thread's state from its first event on: clocks at zero, running since @now. */
-static __always_inline void thread_start(struct thread_state *st, __u64 now)
+static __always_inline void thread_start(struct thread_state *st, __u32 tid, __u64 now)
 {
 	__u32 i;
 
+	followed[tid & (FOLLOWED - 1)] = 1;	/* its switches look it up from now on */
 	st->depth = 0;
 	st->on_acc = 0;
 	for (i = 0; i < NR_CAUSES; i++)
@@ -1195,7 +1233,7 @@ static __always_inline struct thread_state *thread_get(__u32 tid, __u64 now)
 			return NULL;
 	}
 	/* New, or an exited thread's entry that its tid, reused, takes over. */
-	thread_start(st, now);
+	thread_start(st, tid, now);
 	st->pslot = proc_slot(bpf_get_current_pid_tgid() >> 32);
 	bpf_get_current_comm(comm, sizeof(comm));
 	bpf_map_update_elem(&comms, &tid, comm, BPF_ANY);
@@ -1544,11 +1582,14 @@ int fn_return_uh(struct bpf_raw_tracepoint_args *ctx)
  */
 #define REC_CHUNK 8		/* records read at a time: the read costs more than a record's replay */
 
+_Static_assert(XPROBES_UREC_INLINE == 4 && XPROBES_UREC_INLINE <= REC_CHUNK,
+	       "fn_records() takes four records from the tracepoint's arguments");
+
 struct rwalk {
 	const struct xprobes_urec *recs;
 	__u32 n;
 	struct xprobes_urec buf[REC_CHUNK];	/* records from index i & ~(REC_CHUNK - 1) */
-	struct thread_state *st;
+	struct thread_state *st;	/* NULL in rec_calls() */
 	__u64 lo, hi;		/* the times records may have: ran since lo, handed over
 				 * before hi (0 until a record needs it) */
 	__u64 entries, returns, calls;	/* counted once per batch */
@@ -1661,16 +1702,16 @@ static __always_inline void rec_pop(struct rwalk *w, __u64 now, __u64 on, __u64 
  */
 static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 {
-	struct thread_state *st = w->st;
+	struct thread_state *st = w->st;	/* NULL: fresh (rec_calls()) */
 	__u64 wall = XPROBES_UREC_WALL(t);
 	__u32 func = XPROBES_UREC_COOKIE(what), b = XPROBES_UREC_LOG2(t);
 	struct func_stats *s;
 
-	w->calls++;	/* an entry and a return too: fn_records() adds them */
+	w->calls++;	/* an entry and a return too: xprobectl adds them */
 	rec_stats(func, wall, wall, b < TRACE_HIST ? b : TRACE_HIST - 1);
 	if (per_thread)
 		tstat_add(w->tid, func, wall, wall, NULL);
-	pstat_add(st->pslot, func, wall, wall, NULL);
+	pstat_add(st ? st->pslot : 0, func, wall, wall, NULL);
 	if (!(what & XPROBES_UREC_TOP)) {
 		func = XPROBES_UREC_CALLER(t);
 		s = bpf_map_lookup_elem(&stats, &func);
@@ -1678,7 +1719,7 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 			s->on_excl -= wall;
 		return;
 	}
-	if (st->fresh)		/* no frames yet: its first entry or return starts them */
+	if (!st || st->fresh)	/* no frames yet: its first entry or return starts them */
 		return;
 	drop_abandoned(st, XPROBES_UREC_SP(what), t & XPROBES_UREC_CALL_TAIL ? TAIL_YES : TAIL_NO,
 		       true);
@@ -1693,6 +1734,8 @@ static __always_inline void rec_settle(struct rwalk *w)
 	struct frame *f;
 	__u32 i, k, d;
 
+	if (!st)
+		return;
 	for (i = 0; i < TRACE_MAX_DEPTH; i++) {
 		d = w->low + i;
 		if (d >= st->depth || d >= TRACE_MAX_DEPTH)
@@ -1707,14 +1750,21 @@ static __always_inline void rec_settle(struct rwalk *w)
 	}
 }
 
-static long rec_one(__u32 i, struct rwalk *w)
+/*
+ * Record I. READ: from recs, REC_CHUNK at a time; else all the records are
+ * in buf already, the tracepoint's (XPROBES_UREC_INLINE at most). Two
+ * callbacks, not one testing I against a bound: the verifier would tell
+ * apart the state of each iteration (it explores a bpf_loop() callback
+ * until its states repeat), and it took 20 times the instructions.
+ */
+static __always_inline long rec_step(__u32 i, struct rwalk *w, bool read)
 {
 	struct thread_state *st = w->st;
 	struct xprobes_urec r;
 	__u32 k = i & (REC_CHUNK - 1);
 	__u64 now, on, m;
 
-	if (!k) {
+	if (read && !k) {
 		m = (__u64)(w->n - i) * sizeof(r);
 		barrier_var(m);	/* the bound below must stay on the value read */
 		if (m > sizeof(w->buf))
@@ -1732,7 +1782,7 @@ static long rec_one(__u32 i, struct rwalk *w)
 	now = r.time < w->lo ? w->lo : r.time > w->hi ? w->hi : r.time;
 	w->lo = now;
 	if (st->fresh) {
-		thread_start(st, now);
+		thread_start(st, w->tid, now);
 	} else {
 		resume_unseen(st, now);
 	}
@@ -1774,28 +1824,89 @@ static __always_inline struct thread_state *rec_thread(__u32 tid, __u32 tgid)
 	return st;
 }
 
+static long rec_one(__u32 i, struct rwalk *w)
+{
+	return rec_step(i, w, true);
+}
+
+static long rec_one_inline(__u32 i, struct rwalk *w)
+{
+	return rec_step(i, w, false);
+}
+
+/* Whole calls only, all in the tracepoint's arguments, of a thread never followed. */
+static long rec_calls(__u32 i, struct rwalk *w)
+{
+	struct xprobes_urec r = w->buf[i & (REC_CHUNK - 1)];
+
+	rec_call(w, r.time, r.what);
+	return 0;
+}
+
+/*
+ * A thread never followed (maybe_followed()) is fresh if it has an entry at
+ * all, and whole calls need nothing of its entry: a short batch of whole
+ * calls (the tracepoint's arguments hold them all) skips the lookup.
+ * --children wants the entry's report slot for every call.
+ */
+static __always_inline bool inline_calls(struct bpf_raw_tracepoint_args *ctx, __u32 n)
+{
+	return n <= XPROBES_UREC_INLINE &&
+	       (n < 1 || XPROBES_UREC_IS_CALL(ctx->args[5])) &&
+	       (n < 2 || XPROBES_UREC_IS_CALL(ctx->args[7])) &&
+	       (n < 3 || XPROBES_UREC_IS_CALL(ctx->args[9])) &&
+	       (n < 4 || XPROBES_UREC_IS_CALL(ctx->args[11]));
+}
+
 SEC("raw_tp/xprobes_urecs")
 int fn_records(struct bpf_raw_tracepoint_args *ctx)
 {
-	__u32 tid = (__u32)ctx->args[0], n = (__u32)ctx->args[2];
-	struct rwalk w = { .recs = (const void *)ctx->args[1], .n = n, .tid = tid };
+	__u32 tid = (__u32)ctx->args[0], n = (__u32)ctx->args[2], tgid = (__u32)ctx->args[3];
+	struct rwalk w;		/* no initializer: clearing buf costs more than its use */
+	struct trace_rec_counts *rc;
+	__u32 zero = 0;
 
-	if (!ours((__u32)ctx->args[3]))
+	if (!ours(tgid))
 		return 0;		/* another traced process's */
-	w.st = rec_thread(tid, (__u32)ctx->args[3]);
-	if (!w.st) {
-		count_n(CNT_REC_NO_THREAD, n);
-		return 0;
+	w.recs = (const void *)ctx->args[1];
+	w.n = n;
+	w.tid = tid;
+	w.hi = 0;
+	w.entries = w.returns = w.calls = 0;
+	/* the first records, in the tracepoint's arguments */
+	w.buf[0].time = ctx->args[4];
+	w.buf[0].what = ctx->args[5];
+	w.buf[1].time = ctx->args[6];
+	w.buf[1].what = ctx->args[7];
+	w.buf[2].time = ctx->args[8];
+	w.buf[2].what = ctx->args[9];
+	w.buf[3].time = ctx->args[10];
+	w.buf[3].what = ctx->args[11];
+	if (!children && !maybe_followed(tid) && inline_calls(ctx, n)) {
+		w.st = NULL;
+		bpf_loop(n, rec_calls, &w, 0);
+	} else {
+		w.st = rec_thread(tid, tgid);
+		if (!w.st) {
+			count_n(CNT_REC_NO_THREAD, n);
+			return 0;
+		}
+		w.lo = w.st->running && !w.st->fresh ? w.st->last_ts : 0;
+		w.low = w.st->fresh ? 0 : w.st->depth;
+		if (n <= XPROBES_UREC_INLINE)
+			bpf_loop(n, rec_one_inline, &w, 0);
+		else
+			bpf_loop(n, rec_one, &w, 0);
+		rec_settle(&w);
 	}
-	w.lo = w.st->running && !w.st->fresh ? w.st->last_ts : 0;
-	w.low = w.st->fresh ? 0 : w.st->depth;
-	count(CNT_REC_BATCHES);
-	count_n(CNT_REC_RECORDS, n);
-	bpf_loop(n, rec_one, &w, 0);
-	rec_settle(&w);
-	count_n(CNT_ENTRIES, w.entries + w.calls);
-	count_n(CNT_RETURNS, w.returns + w.calls);
-	count_n(CNT_REC_CALLS, w.calls);
+	rc = bpf_map_lookup_elem(&rec_counts, &zero);
+	if (rc) {	/* no branch on a count: the verifier would track each value */
+		rc->batches++;
+		rc->records += n;
+		rc->calls += w.calls;
+		rc->entries += w.entries;
+		rc->returns += w.returns;
+	}
 	return 0;
 }
 

@@ -203,4 +203,14 @@ enum trace_counter {
 	NR_COUNTERS,
 };
 
+/*
+ * Per CPU, what each hand-over of records counts (one lookup, where the
+ * counters map would take five): xprobectl adds them to CNT_REC_BATCHES,
+ * CNT_REC_RECORDS, CNT_REC_CALLS, CNT_ENTRIES and CNT_RETURNS, and a whole
+ * call to the last two as well.
+ */
+struct trace_rec_counts {
+	__u64 batches, records, calls, entries, returns;
+};
+
 #endif

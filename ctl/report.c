@@ -113,11 +113,26 @@ static int collect(struct tsession *s, struct func_stats *sum)
 	return 0;
 }
 
+/* Counter K, summed over the CPUs (0 if it cannot be read). */
+static uint64_t counter(struct tsession *s, uint32_t k)
+{
+	uint64_t *v = calloc(s->ncpus, sizeof(*v)), sum = 0;
+	int c;
+
+	if (v && !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.counters), &k, v))
+		for (c = 0; c < s->ncpus; c++)
+			sum += v[c];
+	free(v);
+	return sum;
+}
+
 static void counters(struct tsession *s, uint64_t *out)
 {
 	int fd = bpf_map__fd(s->skel->maps.counters), c;
 	uint64_t *v = calloc(s->ncpus, sizeof(*v));
 	uint32_t k;
+
+	struct trace_rec_counts *rc = calloc(s->ncpus, sizeof(*rc));
 
 	memset(out, 0, sizeof(*out) * NR_COUNTERS);
 	for (k = 0; v && k < NR_COUNTERS; k++) {
@@ -126,6 +141,17 @@ static void counters(struct tsession *s, uint64_t *out)
 		for (c = 0; c < s->ncpus; c++)
 			out[k] += v[c];
 	}
+	k = 0;
+	if (rc && !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.rec_counts), &k, rc)) {
+		for (c = 0; c < s->ncpus; c++) {
+			out[CNT_REC_BATCHES] += rc[c].batches;
+			out[CNT_REC_RECORDS] += rc[c].records;
+			out[CNT_REC_CALLS] += rc[c].calls;
+			out[CNT_ENTRIES] += rc[c].entries + rc[c].calls;	/* a whole call: both */
+			out[CNT_RETURNS] += rc[c].returns + rc[c].calls;
+		}
+	}
+	free(rc);
 	free(v);
 }
 
@@ -647,19 +673,18 @@ static void fold_pending(int fd, const struct thread_state *st)
 void threads_sweep(struct tsession *s, bool final)
 {
 	int fd = bpf_map__fd(s->skel->maps.threads), ffd = bpf_map__fd(s->skel->maps.fold);
-	uint64_t cnt[NR_COUNTERS], now = mono_ns();
+	uint64_t exits = counter(s, CNT_EXITS), now = mono_ns();
 	struct thread_state *st;
 	uint32_t k, *prev = NULL, *dead;
 	int n = 0, i;
 
 	/* Not when nothing exited; under thread churn, once a second or per 1/4 table. */
-	counters(s, cnt);
-	if (!final && (cnt[CNT_EXITS] == s->swept_exits ||
+	if (!final && (exits == s->swept_exits ||
 		       (now < s->swept_ns + 1000000000ull &&
-			cnt[CNT_EXITS] < s->swept_exits + TRACE_MAX_THREADS / 4)))
+			exits < s->swept_exits + TRACE_MAX_THREADS / 4)))
 		return;
 	s->swept_ns = now;
-	s->swept_exits = cnt[CNT_EXITS];
+	s->swept_exits = exits;
 	st = malloc(sizeof(*st));
 	dead = calloc(TRACE_MAX_THREADS, sizeof(*dead));
 	/* Deleting while walking would restart the walk: collect, then delete. */

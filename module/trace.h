@@ -83,12 +83,19 @@ TRACE_EVENT(xprobes_uhook_ret,
  * The records of user hooks with XPROBES_F_RECORDS that thread @tid (of
  * process @tgid) wrote since it came on this CPU (urec.c): handed over when
  * it leaves or exits, or when its CPU's buffer is full; in order, times in
- * bpf_ktime_get_ns()
- * nanoseconds. @recs is kernel memory, valid during the event only.
+ * bpf_ktime_get_ns() nanoseconds. @recs is kernel memory, valid during the
+ * event only.
+ *
+ * The first XPROBES_UREC_INLINE of them come by value too (@i: time, what,
+ * time, what...; zeros past @n). A BPF program reads its arguments with
+ * plain loads, where @recs takes bpf_probe_read_kernel(): about 150
+ * instructions, more than replaying a short batch costs, and most batches
+ * are short (a thread that blocks after one request).
  */
 TRACE_EVENT(xprobes_urecs,
-	TP_PROTO(u32 tid, const struct xprobes_urec *recs, u32 n, u32 tgid),
-	TP_ARGS(tid, recs, n, tgid),
+	TP_PROTO(u32 tid, const struct xprobes_urec *recs, u32 n, u32 tgid,
+		 u64 i0, u64 i1, u64 i2, u64 i3, u64 i4, u64 i5, u64 i6, u64 i7),
+	TP_ARGS(tid, recs, n, tgid, i0, i1, i2, i3, i4, i5, i6, i7),
 	TP_STRUCT__entry(
 		__field(u32, tid)
 		__field(u32, n)

@@ -324,6 +324,7 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
 	u32 i, n = READ_ONCE(hdr->count);
+	u64 v[2 * XPROBES_UREC_INLINE] = {};
 	struct xp_urec_clock c;
 
 	if (!n)
@@ -336,7 +337,12 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	else
 		for (i = 0; i < n; i++)
 			r[i].time = xp_urec_ns(&c, r[i].time);
-	trace_xprobes_urecs(task_pid_nr(owner), r, n, task_tgid_nr(owner));
+	for (i = 0; i < n && i < XPROBES_UREC_INLINE; i++) {
+		v[2 * i] = r[i].time;
+		v[2 * i + 1] = r[i].what;
+	}
+	trace_xprobes_urecs(task_pid_nr(owner), r, n, task_tgid_nr(owner),
+			    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
 	WRITE_ONCE(hdr->count, 0);
 }
 

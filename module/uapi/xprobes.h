@@ -179,14 +179,16 @@ enum xprobes_mode {
 
 /*
  * A record of a user hook with XPROBES_F_RECORDS, as the xprobes_urecs
- * tracepoint hands it over (args: tid, the records, how many): @time in
- * bpf_ktime_get_ns() nanoseconds; @what the sp at the function's entry
- * (where its return address is) and what happened.
+ * tracepoint hands it over (args: tid, the records, how many, tgid, then
+ * the first XPROBES_UREC_INLINE records by value, time and what of each):
+ * @time in bpf_ktime_get_ns() nanoseconds; @what the sp at the function's
+ * entry (where its return address is) and what happened.
  */
 struct xprobes_urec {
 	__u64 time;
 	__u64 what;
 };
+#define XPROBES_UREC_INLINE		4	/* records in the tracepoint's args */
 #define XPROBES_UREC_SP(w)		((w) & ((1ULL << 48) - 1))
 #define XPROBES_UREC_COOKIE(w)		(((w) >> 48) & 0x1fff)	/* an entry's hook cookie */
 #define XPROBES_UREC_NORET		(1ULL << 61)	/* an entry whose return writes nothing */
