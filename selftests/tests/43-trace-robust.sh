@@ -46,17 +46,20 @@ assert_ge "sleep share" $(($(fn /tmp/pid.json xw_delay off_cpu_ns_by_cause.sleep
 	$(($(fn /tmp/pid.json xw_delay off_cpu_ns) * 8))
 check_balance /tmp/pid.json xw_delay
 
-# Without -d the trace ends when the target exits. The target must outlive
-# the trace's start: 4 s here, 30 s on the debug kernel, where attaching
-# takes several seconds.
-N_EXIT=150
-[ -n "$DEBUG_KERNEL" ] && N_EXIT=1200
-workload sleep -n $N_EXIT -t 20 -d /dev/null 2>/dev/null &
+# Without -d the trace ends when the target exits: killed once the trace
+# has started and seen a few calls (a target that ended by itself raced
+# with a slow attach on a loaded machine).
+workload sleep -n 1000000 -t 20 -d /dev/null 2>/dev/null &
 W=$!
 sleep 0.3	# past its exec
-timeout 120 xprobectl trace --json -f xw_delay $W > /tmp/exit.json 2>/tmp/exit.err ||
-	fail "trace did not end with its target: $(cat /tmp/exit.err)"
-wait $W
+: > /tmp/exit.err
+timeout 120 xprobectl trace --json -f xw_delay $W > /tmp/exit.json 2>/tmp/exit.err &
+T=$!
+wait_for /tmp/exit.err '^xprobectl: tracing' "trace did not start" 2400
+sleep 0.5
+kill $W
+wait $T || fail "trace did not end with its target: $(cat /tmp/exit.err)"
+wait $W 2>/dev/null
 assert_ge "calls until exit" $(fn /tmp/exit.json xw_delay calls) 1
 assert_ge "thread exit seen" $(jsonq /tmp/exit.json counters.exits) 1
 
