@@ -1893,10 +1893,18 @@ int fn_records(struct bpf_raw_tracepoint_args *ctx)
 		}
 		w.lo = w.st->running && !w.st->fresh ? w.st->last_ts : 0;
 		w.low = w.st->fresh ? 0 : w.st->depth;
-		if (n <= XPROBES_UREC_INLINE)
+		/*
+		 * Two calls the compiler must not merge into one of a chosen
+		 * callback: the verifier inlines bpf_loop() only where the
+		 * callback is one constant (else the helper, a retpoline a
+		 * record).
+		 */
+		if (n <= XPROBES_UREC_INLINE) {
 			bpf_loop(n, rec_one_inline, &w, 0);
-		else
+			asm volatile("" ::: "memory");
+		} else {
 			bpf_loop(n, rec_one, &w, 0);
+		}
 		rec_settle(&w);
 	}
 	rc = bpf_map_lookup_elem(&rec_counts, &zero);
