@@ -931,20 +931,20 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
  * map's bucket lock, which the hook's NMI-like context must not (see
  * charge_fold()); userspace folds what it left pending and deletes it
  * (threads_sweep()), thread_get() reuses it if the tid comes back first.
- * MINE: it is a thread of ours even if it has no entry (its records were
- * all whole calls, rec_calls()), and its exit counts all the same.
+ * A thread of process TGID, if ours, counts as an exit even without a
+ * live entry: one whose records were whole calls (rec_calls()) needs
+ * none, or finds the exited one of an earlier thread with its tid; and
+ * one that never ran a traced function has none either.
  */
-static __always_inline void thread_exit(__u32 tid, bool mine)
+static __always_inline void thread_exit(__u32 tid, __u32 tgid)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 
-	if (!st) {
-		if (mine)
+	if (!st || st->exited) {
+		if (ours(tgid))
 			count(CNT_EXITS);
 		return;
 	}
-	if (st->exited)
-		return;
 	count_n(CNT_ABANDONED, st->depth);
 	st->exited = 1;
 	st->seq++;
@@ -1023,7 +1023,7 @@ static __always_inline void hook_exit(void)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 
-	thread_exit((__u32)id, ours(id >> 32));	/* not a vfork child on our mm */
+	thread_exit((__u32)id, id >> 32);
 	if (children)	/* at do_exit's entry: its own count is not off yet */
 		proc_exit(id >> 32, BPF_CORE_READ(bpf_get_current_task_btf(), signal, live.counter) - 1);
 }
@@ -1161,9 +1161,10 @@ int BPF_PROG(fb_exit, struct task_struct *p)
 {
 	/*
 	 * Any thread's: a thread of a process already marked exited (its
-	 * other threads) still has its entry. Only ours have one: a lookup.
+	 * other threads) still has its entry. A lookup first: ours() is
+	 * tested only where there is no entry.
 	 */
-	thread_exit(p->pid, ours(p->tgid));
+	thread_exit(p->pid, p->tgid);
 	if (children)	/* signal->live is counted down before the tracepoint */
 		proc_exit(p->tgid, BPF_CORE_READ(p, signal, live.counter));
 	return 0;
@@ -1575,7 +1576,8 @@ int fn_return_uh(struct bpf_raw_tracepoint_args *ctx)
  * thread's off-CPU clocks are those of now and its ON clock runs from its
  * last switch-in. They replay through the same push and pop as events do.
  * The hand-over may run in the hooks' int3 handler (NMI context): a new
- * thread's entry is made there all the same (the map is preallocated; a
+ * thread's entry is made there all the same, where it needs one (not for
+ * a short batch of whole calls, rec_calls()) (the map is preallocated; a
  * busy bucket fails the insert, counted as records_no_thread), and records
  * need neither -T nor --folded (xprobectl uses events for those), which
  * want the thread's name and more maps.
@@ -1588,7 +1590,9 @@ _Static_assert(XPROBES_UREC_INLINE == 4 && XPROBES_UREC_INLINE <= REC_CHUNK,
 struct rwalk {
 	const struct xprobes_urec *recs;
 	__u32 n;
-	struct xprobes_urec buf[REC_CHUNK];	/* records from index i & ~(REC_CHUNK - 1) */
+	struct xprobes_urec buf[REC_CHUNK];	/* the tracepoint's records (rec_calls(),
+						 * rec_one_inline()), or those from index
+						 * i & ~(REC_CHUNK - 1) (rec_one()) */
 	struct thread_state *st;	/* NULL in rec_calls() */
 	__u64 lo, hi;		/* the times records may have: ran since lo, handed over
 				 * before hi (0 until a record needs it) */

@@ -192,7 +192,7 @@ enum trace_counter {
 	CNT_SWITCH_IN,
 	CNT_NO_THREAD,		/* thread table full */
 	CNT_FIXUP,		/* a function entered while we thought the thread was off-CPU */
-	CNT_EXITS,		/* traced threads that exited */
+	CNT_EXITS,		/* threads of the traced processes that exited */
 	CNT_REC_BATCHES,	/* records handed over (xprobes_urecs) */
 	CNT_REC_RECORDS,	/* records in them */
 	CNT_REC_NO_THREAD,	/* records of a thread userspace had not seen yet */

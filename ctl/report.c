@@ -130,9 +130,8 @@ static void counters(struct tsession *s, uint64_t *out)
 {
 	int fd = bpf_map__fd(s->skel->maps.counters), c;
 	uint64_t *v = calloc(s->ncpus, sizeof(*v));
-	uint32_t k;
-
 	struct trace_rec_counts *rc = calloc(s->ncpus, sizeof(*rc));
+	uint32_t k;
 
 	memset(out, 0, sizeof(*out) * NR_COUNTERS);
 	for (k = 0; v && k < NR_COUNTERS; k++) {
@@ -668,21 +667,24 @@ static void fold_pending(int fd, const struct thread_state *st)
  * runs where map locks are off limits): fold what they left pending, delete
  * them. At the end, live threads' pending time is folded too (read only: a
  * thread still running can flush the same time once more, at most one
- * scheduling slice).
+ * scheduling slice). True if threads exited since the last call: the
+ * caller comes back sooner then, before the table fills.
  */
-void threads_sweep(struct tsession *s, bool final)
+bool threads_sweep(struct tsession *s, bool final)
 {
 	int fd = bpf_map__fd(s->skel->maps.threads), ffd = bpf_map__fd(s->skel->maps.fold);
 	uint64_t exits = counter(s, CNT_EXITS), now = mono_ns();
+	bool churn = exits != s->seen_exits;
 	struct thread_state *st;
 	uint32_t k, *prev = NULL, *dead;
 	int n = 0, i;
 
+	s->seen_exits = exits;
 	/* Not when nothing exited; under thread churn, once a second or per 1/4 table. */
 	if (!final && (exits == s->swept_exits ||
 		       (now < s->swept_ns + 1000000000ull &&
 			exits < s->swept_exits + TRACE_MAX_THREADS / 4)))
-		return;
+		return churn;
 	s->swept_ns = now;
 	s->swept_exits = exits;
 	st = malloc(sizeof(*st));
@@ -701,6 +703,7 @@ void threads_sweep(struct tsession *s, bool final)
 		bpf_map_delete_elem(fd, &dead[i]);
 	free(dead);
 	free(st);
+	return churn;
 }
 
 /* Folded stacks: "comm;outer;inner[;cause] microseconds", flamegraph.pl input. */

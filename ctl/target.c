@@ -174,11 +174,11 @@ int target_pidfd(pid_t pid)
 #endif
 }
 
-void target_wait(int pidfd, int ms)
+bool target_wait(int pidfd, int ms)
 {
 	struct pollfd p = { .fd = pidfd, .events = POLLIN };
 
-	poll(&p, pidfd >= 0, ms);
+	return poll(&p, pidfd >= 0, ms) > 0 && (p.revents & POLLIN);
 }
 
 bool target_gone(pid_t pid, bool child, int *status)

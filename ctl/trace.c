@@ -786,7 +786,7 @@ int cmd_trace(int argc, char **argv)
 	char exe[PATH_MAX], **cmd = NULL;
 	struct xp_nl *nl = NULL;
 	uint64_t end_ns, next_ns, start_real = 0;
-	bool root_gone = false;
+	bool root_gone = false, churn = false;
 	int pidfd = -1;
 	struct latency_opts lo = { .k = 3, .threads_fd = -1, .func_name = func_name };
 	struct latency *lat = NULL;
@@ -1051,14 +1051,16 @@ int cmd_trace(int argc, char **argv)
 	next_ns = interval ? s.start_ns + (uint64_t)(interval * 1e9) : 0;
 	/*
 	 * The loop's pace: 20 ms where something must be looked for (a
-	 * cgroup's or the children's new processes, --latency's events, a
+	 * cgroup's or the children's new processes, --latency's events,
+	 * threads exiting, whose entries the sweep frees for new ones; a
 	 * kernel without pidfds), else 200 ms, cut short by the target's exit
 	 * or the next deadline. Each round reads /proc and a map or two, and
 	 * what the tracer spends, the traced machine does not have.
 	 */
-	pidfd = s.cg ? -1 : target_pidfd(s.pid);
+	pidfd = s.cg || lat ? -1 : target_pidfd(s.pid);
 	while (!stop_req) {
 		uint64_t now = mono_ns(), wake = now + 200000000ull;
+		bool woke = false;
 		int ms;
 
 		if (end_ns && end_ns < wake)
@@ -1066,13 +1068,19 @@ int cmd_trace(int argc, char **argv)
 		if (next_ns && next_ns < wake)
 			wake = next_ns;
 		ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
-		if (pidfd < 0 || s.children)
+		if (pidfd < 0 || s.children || churn)
 			ms = ms < 20 ? ms : 20;
 		if (lat)
 			latency_poll(lat, 20);
 		else
-			target_wait(pidfd, ms);
-		if (!root_gone && target_gone(s.pid, child, &status)) {
+			woke = target_wait(pidfd, ms);
+		/*
+		 * The pidfd knows best: a pid reused, a leader gone before its
+		 * threads (/proc says zombie, the process runs on).
+		 */
+		if (!root_gone && (pidfd >= 0 ? woke : target_gone(s.pid, child, &status))) {
+			if (pidfd >= 0 && child)
+				waitpid(s.pid, &status, 0);	/* it has exited: reap it */
 			child = false;	/* reaped */
 			root_gone = true;
 			if (pidfd >= 0)
@@ -1092,13 +1100,15 @@ int cmd_trace(int argc, char **argv)
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;
-		threads_sweep(&s, false);
+		churn = threads_sweep(&s, false);
 		tcgroup_poll(&s);
 		if (s.children && (!root_gone || s.cg))	/* else tprocs_alive() just did */
 			tprocs_poll(&s, true);
 		if (next_ns && now >= next_ns) {
 			report_print(&s, false);
 			next_ns += (uint64_t)(interval * 1e9);
+			if (next_ns <= now)	/* a report longer than -i: no catching up */
+				next_ns = now + (uint64_t)(interval * 1e9);
 		}
 	}
 	if (s.children)

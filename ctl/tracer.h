@@ -92,6 +92,7 @@ struct tsession {
 	int nwprev;
 	uint64_t swept_exits;	/* exits counted at the last threads_sweep() */
 	uint64_t swept_ns;	/* and when it ran */
+	uint64_t seen_exits;	/* exits counted at the last threads_sweep() call */
 };
 
 
@@ -131,6 +132,6 @@ int pprof_write(struct tsession *s, const char *path, uint64_t start_realtime_ns
 int report_print(struct tsession *s, bool final);
 
 /* Delete exited threads' entries, folding their pending time; at the end, fold every thread's. */
-void threads_sweep(struct tsession *s, bool final);
+bool threads_sweep(struct tsession *s, bool final);
 
 #endif

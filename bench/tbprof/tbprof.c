@@ -34,6 +34,11 @@ struct slot { uint64_t vaddr, n, count; };
 static struct slot *tab;
 static const char *ctl;
 
+/*
+ * Translation runs on one thread with thread=single (the bench's); under
+ * MTTCG two blocks could claim one slot at once, which skews a profile
+ * and nothing else.
+ */
 static struct slot *slot_of(uint64_t vaddr, uint64_t n)
 {
 	uint64_t h = (vaddr * 0x9E3779B97F4A7C15ull ^ n) >> 42;
