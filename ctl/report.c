@@ -128,18 +128,12 @@ static uint64_t counter(struct tsession *s, uint32_t k)
 
 static void counters(struct tsession *s, uint64_t *out)
 {
-	int fd = bpf_map__fd(s->skel->maps.counters), c;
-	uint64_t *v = calloc(s->ncpus, sizeof(*v));
 	struct trace_rec_counts *rc = calloc(s->ncpus, sizeof(*rc));
 	uint32_t k;
+	int c;
 
-	memset(out, 0, sizeof(*out) * NR_COUNTERS);
-	for (k = 0; v && k < NR_COUNTERS; k++) {
-		if (bpf_map_lookup_elem(fd, &k, v))
-			continue;
-		for (c = 0; c < s->ncpus; c++)
-			out[k] += v[c];
-	}
+	for (k = 0; k < NR_COUNTERS; k++)
+		out[k] = counter(s, k);
 	k = 0;
 	if (rc && !bpf_map_lookup_elem(bpf_map__fd(s->skel->maps.rec_counts), &k, rc)) {
 		for (c = 0; c < s->ncpus; c++) {
@@ -151,7 +145,6 @@ static void counters(struct tsession *s, uint64_t *out)
 		}
 	}
 	free(rc);
-	free(v);
 }
 
 static uint64_t off_sum(const __u64 *off)
