@@ -60,7 +60,9 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)))
 MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
-TEST_KO   := selftests/modules/xp_klp.ko
+# Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin).
+TEST_MODS := xp_klp xp_spin
+TEST_KO   := $(TEST_MODS:%=selftests/modules/%.ko)
 
 .PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help \
 	deps-debug debug-kernel debug-initramfs kunit check-debug install uninstall deb check-dkms check-flavours
@@ -91,12 +93,12 @@ module: $(MODULE_KO)
 $(MODULE_KO): $(MOD_SRCS) $(KDIR_STAMP) | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR) modules
 
-# Test-only modules (a livepatch), built the same way. Its sources are not
-# the in-place build's generated xp_klp.mod.c, which carries one kernel's
-# symbol versions (copied for another kernel, that one refuses the module).
+# Test-only modules, built the same way. Their sources are not the in-place
+# build's generated *.mod.c, which carry one kernel's symbol versions
+# (copied for another kernel, that one refuses the module).
 KLP_SRCS := $(filter-out %.mod.c,$(wildcard selftests/modules/*.c))
 test-modules: $(TEST_KO)
-$(TEST_KO): $(KLP_SRCS) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
+$(TEST_KO) &: $(KLP_SRCS) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
 	$(MAKE) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
 
 # The same two modules for another kernel, from copies (mtimes kept, so a
@@ -107,12 +109,13 @@ copy_module = mkdir -p $(1)/module/uapi && cp -p Kbuild $(1)/ && \
 $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	@$(call copy_module,$(BUILD)/k/$*)
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
-$(BUILD)/k/%/klp/xp_klp.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
+$(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
 	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
 
 # Pattern-rule results make would otherwise delete as intermediate.
-.PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/kernel/%/.complete
+.PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko \
+	$(BUILD)/kernel/%/.complete
 
 # --- BPF (CO-RE: one set of objects for every kernel; vmlinux.h from 6.12's BTF)
 $(BUILD)/bpf/vmlinux.h: | $(BTF_DEP)
@@ -178,11 +181,13 @@ $(BUILD)/vm/base.cpio.gz: $(INITRD_DEPS)
 	@mkdir -p $(@D)
 	@echo "  INITRAMFS $@"
 	@bash $(VM)/mkinitramfs.sh $@ $(BUILD)/kernel/6.12/modules \
-		$(MODULE_KO)=xp/xprobes.ko $(TEST_KO)=xp/xp_klp.ko $(INITRD_FILES)
+		$(MODULE_KO)=xp/xprobes.ko $(foreach m,$(TEST_MODS),selftests/modules/$(m).ko=xp/$(m).ko) \
+		$(INITRD_FILES)
 $(BUILD)/k/%/base.cpio.gz: $(INITRD_DEPS) $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko
 	@echo "  INITRAMFS $@"
 	@bash $(VM)/mkinitramfs.sh $@ $(BUILD)/kernel/$*/modules \
-		$(BUILD)/k/$*/module/xprobes.ko=xp/xprobes.ko $(BUILD)/k/$*/klp/xp_klp.ko=xp/xp_klp.ko $(INITRD_FILES)
+		$(BUILD)/k/$*/module/xprobes.ko=xp/xprobes.ko \
+		$(foreach m,$(TEST_MODS),$(BUILD)/k/$*/klp/$(m).ko=xp/$(m).ko) $(INITRD_FILES)
 
 # Which of guest-bins this host has: rewritten only when that changes (make
 # bench installs the servers), so the images follow without a rebuild each time.
@@ -278,7 +283,7 @@ DKDIR    := $(DBG)/obj
 DKIMAGE  := $(DKDIR)/arch/x86/boot/bzImage
 DINITRD  := $(DBG)/vm/base.cpio.gz
 DMODS    := $(DBG)/mod/plain/module/xprobes.ko $(DBG)/mod/kunit/module/xprobes.ko
-DTEST_KO := $(DBG)/mod/klp/xp_klp.ko
+DTEST_KO := $(TEST_MODS:%=$(DBG)/mod/klp/%.ko)
 
 deps-debug:
 	@bash $(VM)/deps.sh debug
@@ -289,7 +294,7 @@ $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	@rm -rf $(DBG)/mod/$*
 	@$(call copy_module,$(DBG)/mod/$*)
 	$(MAKE) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
-$(DTEST_KO): $(KLP_SRCS) selftests/modules/Kbuild $(DBG)/.stamp
+$(DTEST_KO) &: $(KLP_SRCS) selftests/modules/Kbuild $(DBG)/.stamp
 	@rm -rf $(@D) && mkdir -p $(@D)
 	@cp $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) -C $(DKDIR) M=$(@D) modules
@@ -301,7 +306,7 @@ $(DINITRD): $(INITRD_DEPS) $(DMODS) $(DTEST_KO)
 	@bash $(VM)/mkinitramfs.sh $@ $(DBG)/no-kmods \
 		$(DBG)/mod/plain/module/xprobes.ko=xp/xprobes.ko \
 		$(DBG)/mod/kunit/module/xprobes.ko=xp/xprobes-kunit.ko \
-		$(DTEST_KO)=xp/xp_klp.ko $(INITRD_FILES)
+		$(foreach m,$(TEST_MODS),$(DBG)/mod/klp/$(m).ko=xp/$(m).ko) $(INITRD_FILES)
 
 kunit: deps debug-kernel
 	@$(MAKE) --no-print-directory debug-initramfs

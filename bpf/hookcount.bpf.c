@@ -88,4 +88,15 @@ int reads_past(struct bpf_raw_tracepoint_args *ctx)
 	return ctx->args[3] != 0;
 }
 
+/*
+ * Not attached: a sleepable program (SEC("uprobe.s") loads as a kprobe
+ * program with the sleepable flag), which a hook must refuse: a hit runs
+ * its program with preemption off (hookcount -P pins it at PATH_sleepable).
+ */
+SEC("uprobe.s")
+int sleepable(struct pt_regs *ctx)
+{
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -958,17 +958,24 @@ static __always_inline void thread_exit(__u32 tid, __u32 tgid)
  * xprobes_hook tracepoint where the module cannot give a hook a program.
  */
 
+extern const void init_mm __ksym;
+
 /*
- * switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving for a task
- * with an mm of its own (context_switch() calls it for no other). The
- * module runs this program only for a task on its own mm (own_task in
- * module/fire.h); the test of cur->mm is there should that change.
+ * switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving, for a task
+ * with an mm of its own (context_switch() calls it for no other), or, with
+ * no next task and init_mm next, for one without: the module's guard
+ * (module/guard.c) takes the CPU off the view's page tables in
+ * enter_lazy_tlb() before such a task runs. Not for exec (next is current)
+ * nor text_poke()'s temporary mm (no next task, poking_mm). The module runs
+ * this program only for a task on its own mm (own_task in module/fire.h);
+ * the test of cur->mm is there should that change.
  */
-static __always_inline void hook_switch_out(struct task_struct *next, void *ctx, __u64 sp)
+static __always_inline void hook_switch_out(struct task_struct *next, const void *next_mm,
+					    void *ctx, __u64 sp)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 
-	if (!next || next == cur || !cur->mm)	/* exec, text_poke's temporary mm */
+	if (next == cur || !cur->mm || (!next && next_mm != &init_mm))
 		return;
 	switch_out(cur, 0, false, ctx, sp, false);
 }
@@ -976,9 +983,11 @@ static __always_inline void hook_switch_out(struct task_struct *next, void *ctx,
 /*
  * finish_task_switch(prev) on our page tables: either a thread of ours is
  * starting (then PREV, if ours, has been seen leaving at switch_mm_irqs_off(),
- * which context_switch() calls when the next task has an mm), or a kernel
- * thread took over lazily from one of ours (no switch_mm happened, so this
- * is our only sight of PREV leaving).
+ * which context_switch() calls when the next task has an mm), or a task
+ * without an mm took over lazily from one of ours (no switch_mm happened, so
+ * this is our only sight of PREV leaving): the idle task, or a kernel thread
+ * in a view without the guard that would have taken the CPU off the view's
+ * tables first (module/guard.c).
  */
 static __always_inline void hook_switch_in(struct task_struct *prev, void *ctx, __u64 sp)
 {
@@ -993,7 +1002,8 @@ static __always_inline void hook_switch_in(struct task_struct *prev, void *ctx, 
 SEC("kprobe")
 int on_switch_out(struct pt_regs *ctx)
 {
-	hook_switch_out((struct task_struct *)PT_REGS_PARM3(ctx), ctx, PT_REGS_SP(ctx));
+	hook_switch_out((struct task_struct *)PT_REGS_PARM3(ctx), (void *)PT_REGS_PARM2(ctx), ctx,
+			PT_REGS_SP(ctx));
 	return 0;
 }
 
@@ -1057,7 +1067,8 @@ int on_hook(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	switch (*kind) {
 	case HOOK_SWITCH_OUT:
-		hook_switch_out((struct task_struct *)PT_REGS_PARM3_CORE(regs), ctx, PT_REGS_SP_CORE(regs));
+		hook_switch_out((struct task_struct *)PT_REGS_PARM3_CORE(regs),
+				(void *)PT_REGS_PARM2_CORE(regs), ctx, PT_REGS_SP_CORE(regs));
 		break;
 	case HOOK_SWITCH_IN:
 		hook_switch_in((struct task_struct *)PT_REGS_PARM1_CORE(regs), ctx, PT_REGS_SP_CORE(regs));

@@ -119,6 +119,7 @@ static void json_hook(const struct hook_row *r)
 	if (r->flags & XPROBES_HOOK_PENDING)
 		json_str("pending", "jump");
 	json_bool("internal", r->flags & XPROBES_HOOK_INTERNAL);
+	json_bool("guard", r->flags & XPROBES_HOOK_GUARD);
 	json_obj_end();
 }
 
@@ -153,6 +154,7 @@ static int print_hook(struct nlattr **tb, void *arg)
 	       r.cover, r.ninsn, r.prog,
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" :
 	       r.flags & XPROBES_HOOK_PENDING ? "  (a jump once preempted tasks are out)" :
+	       r.flags & XPROBES_HOOK_GUARD ? "  (the module's: keeps kernel threads off the view's tables)" :
 	       r.flags & XPROBES_HOOK_INTERNAL ? "  (the module's: user-hook events)" : "");
 	return 0;
 }

@@ -141,4 +141,29 @@ static inline long xp_gup_one(struct mm_struct *mm, unsigned long addr, unsigned
 #endif
 }
 
+/*
+ * leave_mm() (guard.c) lost its cpu argument in 6.8. Exported since intel_idle
+ * calls it; it switches a lazy CPU to init_mm.
+ */
+#include <asm/mmu.h>
+static inline void xp_leave_mm(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+	leave_mm();
+#else
+	leave_mm(smp_processor_id());
+#endif
+}
+
+/* A sleepable BPF program: the flag moved from its aux into the program in 6.10. */
+#include <linux/filter.h>
+static inline bool xp_prog_sleepable(const struct bpf_prog *prog)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+	return prog->sleepable;
+#else
+	return prog->aux->sleepable;
+#endif
+}
+
 #endif /* _XPROBES_COMPAT_H */

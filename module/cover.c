@@ -54,6 +54,21 @@ static bool indirect_jump(const struct xp_insn *insn, const u8 *p, unsigned long
 	return thunk_lo && target >= thunk_lo && target < thunk_hi;
 }
 
+/*
+ * Is @insn (at @ip) a direct branch, and where to? Calls, jumps and jccs,
+ * and loop/jcxz (which no slot runs, but which branch all the same).
+ */
+static bool direct_branch(const struct xp_insn *insn, unsigned long ip, unsigned long *target)
+{
+	bool loop = insn->map == 0 && !insn->vex && insn->opcode >= 0xe0 && insn->opcode <= 0xe3;
+
+	if (insn->kind != XP_INSN_JMP && insn->kind != XP_INSN_JCC && insn->kind != XP_INSN_CALL &&
+	    !loop)
+		return false;
+	*target = ip + insn->len + insn->rel;
+	return true;
+}
+
 /* Where @insn's ModRM byte is in @p (after prefixes, REX and the opcode). */
 static unsigned int modrm_off(const struct xp_insn *insn, const u8 *p, u8 *rex)
 {
@@ -184,9 +199,8 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 			c->why = "the function has an indirect jump: its targets are unknown";
 			return -EINVAL;
 		}
-		if (insn.kind != XP_INSN_JMP && insn.kind != XP_INSN_JCC && insn.kind != XP_INSN_CALL)
+		if (!direct_branch(&insn, ip, &target))
 			continue;
-		target = ip + insn.len + insn.rel;
 		if (target > base + off && target < base + end) {
 			c->why = "a branch in the function lands inside the covered bytes";
 			c->branch_from = pos;
@@ -201,6 +215,23 @@ int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsig
 		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c)
 {
 	return decide(func, base, size, off, thunk_lo, thunk_hi, c, NULL);
+}
+
+int xp_branch_into(const u8 *func, unsigned long base, unsigned int size, unsigned long lo,
+		   unsigned long hi)
+{
+	unsigned int pos;
+	struct xp_insn insn;
+
+	for (pos = 0; pos < size; pos += insn.len) {
+		unsigned long target;
+
+		if (xp_insn_decode(&insn, func + pos, min_t(unsigned int, size - pos, XP_INSN_MAX)))
+			return -2;
+		if (direct_branch(&insn, base + pos, &target) && target > lo && target < hi)
+			return pos;
+	}
+	return -1;
 }
 
 int xp_cover_decide_user(const u8 *func, unsigned long base, unsigned int size,

@@ -25,6 +25,14 @@ struct xp_cover {
 int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
 		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c);
 
+/*
+ * Does a direct branch in @func (@size bytes at @base: another function,
+ * such as the hooked one's GCC cold part) land in (@lo, @hi)? Its offset,
+ * -1 if none, -2 if part of @func does not decode.
+ */
+int xp_branch_into(const u8 *func, unsigned long base, unsigned int size, unsigned long lo,
+		   unsigned long hi);
+
 /* What a user function's jump tables must be checked for (uhook.c). */
 #define XP_COVER_TABLES	32
 struct xp_cover_tables {

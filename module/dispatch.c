@@ -97,6 +97,18 @@ static const char *const dispatch_path[] = {
 	"bpf_trace_run5", "bpf_trace_run6", "bpf_trace_run7", "bpf_trace_run8",
 	"bpf_trace_run9", "bpf_trace_run10", "bpf_trace_run11", "bpf_trace_run12",
 	"bpf_prog_inc_misses_counter",
+	/*
+	 * The return thunks: where the CPU needs them (retbleed, SRSO, ITS,
+	 * call depth tracking), every ret of the kernel and of this module is a
+	 * jump to one, the dispatch path's own first of all, which would hit
+	 * the hook again before the guard in xp_hook_fire() (the retpoline
+	 * thunks, for its indirect calls, are xp_k.thunk_lo..thunk_hi).
+	 */
+	"__x86_return_thunk", "__x86_return_skl", "call_depth_return_thunk",
+	"retbleed_return_thunk", "retbleed_untrain_ret", "entry_untrain_ret",
+	"srso_return_thunk", "srso_untrain_ret", "srso_safe_ret",
+	"srso_alias_return_thunk", "srso_alias_untrain_ret", "srso_alias_safe_ret",
+	"its_return_thunk",
 };
 
 static struct { unsigned long start, end; } dispatch_ranges[ARRAY_SIZE(dispatch_path)];
@@ -106,6 +118,8 @@ bool xp_on_dispatch_path(unsigned long addr)
 {
 	int i;
 
+	if (addr >= xp_k.thunk_lo && addr < xp_k.thunk_hi)
+		return true;
 	for (i = 0; i < ARRAY_SIZE(dispatch_ranges); i++)
 		if (addr >= dispatch_ranges[i].start && addr < dispatch_ranges[i].end)
 			return true;

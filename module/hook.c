@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Hookpoints: an int3 in a view's private copy of a kernel text page (which
- * callhook.c may then turn into a call).
+ * jump.c may then turn into a jump: a call hook over one instruction, a jump
+ * hook over several).
  *
  * A hook may only sit where kprobes itself would put a probe (an instruction
  * boundary outside the kprobe blacklist, off jump-label, static-call,
@@ -193,22 +194,65 @@ static const char *jump_allowed(struct xp_hook *h)
 }
 
 /*
+ * Another way into the bytes a jump at @h would write or cover than through
+ * @h, which kallsyms knows and the decoder cannot see: a symbol that starts
+ * inside them (srso_untrain_ret's movabs holds srso_safe_ret, reached by
+ * calls of its own), or an instruction that runs past the end of its
+ * symbol. Returns why not, or NULL.
+ */
+const char *xp_entry_inside(struct xp_hook *h)
+{
+	unsigned int n = max_t(unsigned int, h->cover, XP_JUMP_SIZE), i;
+	unsigned long off, size;
+
+	if (!xp_sym_at(h->addr, NULL, &off, &size))
+		return "the instruction's symbol is not known";
+	if (off + h->cover > size)
+		return "the instruction runs past the end of its symbol";
+	for (i = 1; i < n; i++)
+		if (xp_sym_at(h->addr + i, NULL, &off, &size) && !off)
+			return "a symbol starts inside the bytes the jump would replace";
+	return NULL;
+}
+
+/*
  * Decide whether @h becomes a call or jump hook (->call_ok, ->cover,
  * ->ninsn) and take its entry. Anything that rules a jump out leaves an int3
  * hook, which works everywhere.
  */
-static void choose_kind(struct xp_view *v, struct xp_hook *h, u32 flags, unsigned long start,
-			unsigned long size)
+static void choose_kind(struct xp_view *v, struct xp_hook *h, u32 flags, const u8 *func,
+			unsigned long start, unsigned long size)
 {
 	const char *why;
 
-	h->call_ok = xp_call_possible(h, flags, start, size, &why);
+	if (h->redirect) {	/* the guard: a jump over its one instruction, or nothing */
+		h->cover = h->insn.len;
+		h->ninsn = 1;
+		h->call_ok = h->insn.len >= XP_JUMP_SIZE && h->insn.kind != XP_INSN_RET;
+		h->why_int3 = h->call_ok ? NULL : "the guard's instruction is too short for a jump";
+		return;
+	}
+	h->call_ok = xp_call_possible(h, flags, func, start, size, &why);
 	if (h->call_ok && h->ninsn > 1) {
 		why = jump_allowed(h);
 		h->call_ok = !why;
 	}
+	if (h->call_ok) {
+		why = xp_entry_inside(h);
+		h->call_ok = !why;
+	}
 	if (h->call_ok && h->ninsn > 1 && hook_inside(v, h->addr + 1, h->addr + h->cover)) {
 		why = "another hook of this view is on an instruction the jump would cover";
+		h->call_ok = false;
+	}
+	/* Before the first jump over several instructions: the view's guard. */
+	if (h->call_ok && h->ninsn > 1) {
+		why = xp_guard_get(v);
+		h->call_ok = !why;
+	}
+	if (h->call_ok && h->ninsn > 1 &&
+	    (xp_hook_at(v, h->addr) || hook_inside(v, h->addr + 1, h->addr + h->cover))) {
+		why = "the view's guard is on an instruction the jump would cover";
 		h->call_ok = false;
 	}
 	if (h->call_ok && !xp_jentry_get(h)) {
@@ -329,7 +373,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	struct xp_kp_answer kp;
 	const char *why;
 	struct xp_tpage *t;
-	u8 *copy, role = 0;
+	u8 *copy, *func = NULL, role = 0;
 	u32 off;
 	int err;
 
@@ -413,6 +457,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	h->urec_role = role;
 	if (flags & XP_F_UEVENTS)
 		h->internal = xp_uevent_fire;	/* before it is armed */
+	if (flags & XP_F_GUARD)
+		xp_guard_setup(h);
 	h->slot = -1;
 	h->jentry = -1;
 	strscpy(h->sym, sym, sizeof(h->sym));
@@ -427,6 +473,13 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	err = validate(h, start, addr, &kp, extack);
 	if (err)
 		goto fail;
+	/* The function as built (decoded for a jump's cover too, jump.c). */
+	func = xp_text_recovered(start, size);
+	if (func && memcmp(h->orig, func + off, min_t(unsigned long, h->insn.len, size - off))) {
+		NL_SET_ERR_MSG(extack, "another kprobe's int3 or jump is on this instruction");
+		err = -EBUSY;
+		goto fail;
+	}
 	/* An instruction boundary, but its int3 would land inside that hook's jump. */
 	dup = covering_hook(v, addr);
 	if (dup) {
@@ -455,7 +508,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	}
 	h->tpage = t;
 	copy = xp_hook_copy(h);
-	choose_kind(v, h, flags, start, size);
+	choose_kind(v, h, flags, func, start, size);
 	if (h->insn.kind == XP_INSN_SLOT || h->call_ok) {
 		err = xp_xol_alloc(v, h, extack);
 		if (err)
@@ -504,6 +557,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	if (h->call_ok)
 		xp_call_arm(h);
 	xp_tables_check(NULL);
+	kvfree(func);
 	return h;
 
 fail_xol:
@@ -516,6 +570,7 @@ fail_page:
 fail_id:
 	idr_remove(&xp_hook_ids, h->id);
 fail:
+	kvfree(func);
 	free_hook(h);
 	atomic64_sub(sizeof(*h), &xp_mem_bytes);
 	return ERR_PTR(err);
@@ -555,8 +610,12 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 	if (!h)
 		return -ENOENT;
 	if (h->internal) {
-		NL_SET_ERR_MSG_FMT(extack, "hook %u carries the view's user-hook events: "
-				   "it goes with the view", id);
+		if (h->redirect)
+			NL_SET_ERR_MSG_FMT(extack, "hook %u keeps kernel threads off the view's "
+					   "tables: it goes with the view", id);
+		else
+			NL_SET_ERR_MSG_FMT(extack, "hook %u carries the view's user-hook events: "
+					   "it goes with the view", id);
 		return -EBUSY;
 	}
 	/* Without it, records would be lost or handed over as another thread's. */

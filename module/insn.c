@@ -165,6 +165,8 @@ static void classify(struct xp_insn *insn, const u8 *buf, bool seg, bool lock)
 		case 0xfa: case 0xfb: case 0x9c: case 0x9d:
 			return refuse(insn, "cannot displace an instruction that reads or writes the interrupt flag");
 		case 0xe0: case 0xe1: case 0xe2: case 0xe3:
+			/* Not displaced, but a branch: cover.c checks its target. */
+			insn->rel = (signed char)buf[insn->imm_off];
 			return refuse(insn, "cannot displace loop/jcxz");
 		case 0x8e:
 			return refuse(insn, "cannot displace a segment register load");

@@ -47,7 +47,8 @@ struct xp_insn {
 	u8 imm_off, imm_len;	/* first immediate position and total size */
 	enum xp_insn_kind kind;
 	const char *why;	/* for XP_INSN_REFUSE */
-	s64 rel;		/* branch displacement, for CALL/JMP/JCC */
+	s64 rel;		/* branch displacement, for CALL/JMP/JCC (and the
+				 * refused loop/jcxz, whose targets count too) */
 	u8 cc;			/* condition code, for JCC */
 };
 

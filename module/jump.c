@@ -54,6 +54,8 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/idr.h>
+#include <linux/jump_label.h>
+#include <linux/kallsyms.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/moduleparam.h>
@@ -92,6 +94,9 @@ MODULE_PARM_DESC(jump_hooks, "0: hooks on instructions shorter than 5 bytes stay
 static struct mutex *xp_kprobe_mutex;
 static struct kprobe *(*xp_get_kprobe)(void *addr);
 
+/* The jump-label table (branches that are NOPs now and jumps later). */
+static const struct jump_entry *xp_jt_start, *xp_jt_stop;
+
 static struct xp_hook *xp_jhooks[XP_NR_JENTRIES];	/* the hook each entry serves */
 static DEFINE_IDA(xp_jentry_ids);
 static bool xp_jentries_ok;
@@ -101,10 +106,12 @@ unsigned long xp_jentry_addr(int n)
 	return (unsigned long)xp_jentries + (unsigned long)n * XP_JENTRY_SIZE;
 }
 
-/* rel32 of a jmp at @addr to the entry of @h */
+/* rel32 of a jmp at @addr to the entry of @h (or to where a guard's jump goes) */
 static s64 entry_rel(struct xp_hook *h)
 {
-	return (s64)xp_jentry_addr(h->jentry) - (s64)(h->addr + XP_JUMP_SIZE);
+	unsigned long to = h->redirect ?: xp_jentry_addr(h->jentry);
+
+	return (s64)to - (s64)(h->addr + XP_JUMP_SIZE);
 }
 
 /* Every entry is "push $n; jmp": check the pool once, at load. */
@@ -129,17 +136,161 @@ void xp_jump_init(void)
 	xp_kprobe_mutex = (struct mutex *)xp_sym_lookup("kprobe_mutex", NULL);
 	xp_get_kprobe = (void *)xp_sym_lookup("get_kprobe", NULL);
 	if (!xp_kprobe_mutex || !xp_get_kprobe)
-		pr_warn("cannot find kprobes' table: hooks on short instructions stay int3s\n");
+		pr_warn("cannot find kprobes' table: hooks stay int3s\n");
+	xp_jt_start = (const struct jump_entry *)xp_sym_lookup("__start___jump_table", NULL);
+	xp_jt_stop = (const struct jump_entry *)xp_sym_lookup("__stop___jump_table", NULL);
+	if (!xp_jt_start || xp_jt_stop <= xp_jt_start) {
+		pr_warn("cannot find the jump-label table: hooks on short instructions stay int3s\n");
+		xp_jt_start = xp_jt_stop = NULL;
+	}
+}
+
+/*
+ * A copy of [@start, @start + @size) as the kernel was built: the shared
+ * text with the bytes other kprobes replaced put back (an armed probe's
+ * int3: its saved opcode; an optimized probe's jump: the four bytes its
+ * backup holds), as kprobes' recover_probed_instruction() does before it
+ * decodes (it is not exported). Decoded as it is, someone's int3 or jump
+ * misaligns what follows: branches that are not there, and missed ones
+ * that are. Read under kprobe_mutex (no probe comes, goes or is optimized)
+ * and text_mutex (no text_poke_bp() is half done). Returns a buffer to
+ * kvfree(), or NULL.
+ */
+u8 *xp_text_recovered(unsigned long start, unsigned long size)
+{
+	unsigned long i;
+	u8 *buf;
+
+	if (!xp_get_kprobe || !size)
+		return NULL;
+	buf = kvmalloc(size, GFP_KERNEL);
+	if (!buf)
+		return NULL;
+	mutex_lock(xp_kprobe_mutex);
+	mutex_lock(xp_k.text_mutex);
+	memcpy(buf, xp_text(start), size);
+	for (i = 0; i < size; i++) {
+		u8 now = *(u8 *)xp_text(start + i);
+		struct kprobe *p;
+
+		if (now != INT3_INSN_OPCODE && now != JMP32_INSN_OPCODE)
+			continue;
+		p = xp_get_kprobe((void *)(start + i));
+		if (!p || (p->flags & KPROBE_FLAG_FTRACE))
+			continue;
+		buf[i] = p->opcode;
+#ifdef CONFIG_OPTPROBES
+		if ((p->flags & KPROBE_FLAG_OPTIMIZED) && now == JMP32_INSN_OPCODE &&
+		    p->opcode != JMP32_INSN_OPCODE) {
+			struct optimized_kprobe *op = container_of(p, struct optimized_kprobe, kp);
+
+			memcpy(buf + i + 1, op->optinsn.copied_insn,
+			       min_t(unsigned long, DISP32_SIZE, size - i - 1));
+		}
+#endif
+	}
+	mutex_unlock(xp_k.text_mutex);
+	mutex_unlock(xp_kprobe_mutex);
+	return buf;
+}
+
+/*
+ * Branches from outside a function into (@lo, @hi) of it: the decoder sees
+ * the function's own only. Two more kinds exist. A jump label's site is a
+ * NOP until its key flips, then "jmp target": its entry in __jump_table
+ * names the target, which may be anywhere.
+ */
+static const char *label_into(unsigned long lo, unsigned long hi)
+{
+	const struct jump_entry *e;
+
+	if (!xp_jt_start)
+		return "the jump-label table was not found";
+	for (e = xp_jt_start; e < xp_jt_stop; e++) {
+		unsigned long t = jump_entry_target(e);
+
+		if (t > lo && t < hi)
+			return "a jump label's target lands inside the covered bytes";
+	}
+	return NULL;
+}
+
+/*
+ * And GCC moves a function's unlikely code into a function of its own,
+ * NAME.cold, which jumps back into NAME's body (a jump in NAME.cold has
+ * NAME's jumps to fear as well). @name is the function's, [@fstart,
+ * @fstart + @fsize) its text. kprobes finds the first symbol of a name:
+ * two static functions may share one, and with it the name of their cold
+ * parts. The one found must branch into the function to be its own; if it
+ * does not, whose it is cannot be told, and the jump is refused.
+ */
+static const char *cold_into(const char *name, unsigned long fstart, unsigned long fsize,
+			     unsigned long lo, unsigned long hi)
+{
+	unsigned long start, size;
+	const char *why = NULL;
+	size_t n = strlen(name);
+	char *other;
+	u8 *buf;
+	int at;
+
+	other = kmalloc(n + sizeof(".cold"), GFP_KERNEL);
+	if (!other)
+		return "out of memory";
+	if (n > 5 && !strcmp(name + n - 5, ".cold"))
+		strscpy(other, name, n - 4);
+	else
+		sprintf(other, "%s.cold", name);
+	if (xp_sym_resolve(other, &start, &size) || !size || !xp_is_core_text(start, size))
+		goto out;	/* no cold part */
+	buf = xp_text_recovered(start, size);
+	if (!buf) {
+		why = "the function's cold part could not be read";
+		goto out;
+	}
+	at = xp_branch_into(buf, start, size, lo, hi);
+	if (at == -2)
+		why = "the function's cold part does not decode: its branch targets are unknown";
+	else if (at >= 0)
+		why = "a branch in the function's cold part lands inside the covered bytes";
+	else if (xp_branch_into(buf, start, size, fstart - 1, fstart + fsize) < 0)
+		why = "a cold part of the function's name does not branch into it: "
+		      "another function's of the same name, or a branch unseen";
+	kvfree(buf);
+out:
+	kfree(other);
+	return why;
+}
+
+/* The ways into (@lo, @hi) of @h's function, [@start, @start + @size), from outside it. */
+static const char *branch_from_outside(struct xp_hook *h, unsigned long start, unsigned long size,
+				       unsigned long lo, unsigned long hi)
+{
+	const char *why = label_into(lo, hi) ?: cold_into(h->sym, start, size, lo, hi);
+	unsigned long off;
+	char *name;
+
+	if (why)
+		return why;
+	name = kmalloc(KSYM_NAME_LEN, GFP_KERNEL);
+	if (!name)
+		return "out of memory";
+	/* Under the name kallsyms gives it, if @h was placed by an alias's. */
+	if (!xp_sym_name(start, name, KSYM_NAME_LEN, &off) && strcmp(name, h->sym))
+		why = cold_into(name, start, size, lo, hi);
+	kfree(name);
+	return why;
 }
 
 /*
  * Can @h become a call or a jump hook, and over how many bytes? Decided
  * once, when it is added: sets ->cover and ->ninsn (1 and the instruction's
- * length when it stays an int3). @func is the shared text of the function
- * (@size bytes at @start); @why says why a jump is not possible.
+ * length when it stays an int3). @func is the function as built
+ * (xp_text_recovered(): @size bytes at @start); @why says why a jump is
+ * not possible.
  */
-bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigned long size,
-		      const char **why)
+bool xp_call_possible(struct xp_hook *h, u32 flags, const u8 *func, unsigned long start,
+		      unsigned long size, const char **why)
 {
 	struct xp_cover c;
 
@@ -150,21 +301,31 @@ bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigne
 		return false;
 	if (h->insn.kind == XP_INSN_RET || h->insn.kind == XP_INSN_REFUSE)
 		return false;
+	if (!xp_get_kprobe || !xp_kprobes_guarded()) {
+		*why = "kprobes' table was not found, so kprobes could not be kept off a jump";
+		return false;
+	}
 	if (h->insn.len >= XP_JUMP_SIZE)
 		return true;
 	if (!xp_jump_hooks) {
 		*why = "jump hooks over several instructions are off (module parameter jump_hooks)";
 		return false;
 	}
-	if (!xp_get_kprobe || !xp_kprobes_guarded()) {
-		*why = "kprobes' table was not found, so kprobes could not be kept off a jump";
+	if (!func) {
+		*why = "the function's text could not be read";
 		return false;
 	}
-	if (xp_cover_decide(xp_text(start), start, size, h->addr - start,
-			    xp_k.thunk_lo, xp_k.thunk_hi, &c)) {
+	if (xp_cover_decide(func, start, size, h->addr - start, xp_k.thunk_lo, xp_k.thunk_hi, &c)) {
 		*why = c.why;
 		return false;
 	}
+	if (memcmp(h->orig, func + (h->addr - start), c.bytes)) {
+		*why = "a kprobe is on an instruction the jump would cover";
+		return false;
+	}
+	*why = branch_from_outside(h, start, size, h->addr, h->addr + c.bytes);
+	if (*why)
+		return false;
 	h->cover = c.bytes;
 	h->ninsn = c.ninsn;
 	return true;
@@ -267,17 +428,34 @@ int xp_cover_starts(const struct xp_hook *h, unsigned long *starts)
 	return pos < h->cover ? -EINVAL : n;	/* cover.c allows no more */
 }
 
-/* Is a kprobe registered on one of the instructions @h covers? Under kprobe_mutex. */
-static bool kprobe_on_cover(struct xp_hook *h)
+/*
+ * Would a kprobe at @addr run into @h's live jump? Its int3 on the jump's
+ * first byte would be followed by our displacement (kprobes resumes behind
+ * the one instruction it copied, which for a call hook is ours, and the
+ * int3 protocol would leave our tail behind it: coherence.c); its int3 on a
+ * covered instruction would resume inside the jump. And kprobes marks a
+ * probe optimized as soon as it queues it, before its own jump is written:
+ * from then on an int3 hit there runs the instructions that start in
+ * [@addr, @addr + 5) from a detour buffer and comes back behind the last of
+ * them, which, for a probe up to 4 bytes before a jump over several
+ * instructions, can be inside the covered bytes.
+ */
+bool xp_kprobe_reaches(const struct xp_hook *h, unsigned long addr)
 {
-	unsigned long starts[XP_COVER_INSNS];
-	int i, n = xp_cover_starts(h, starts);
+	if (h->ninsn == 1)	/* a call hook: only its instruction's start is a boundary */
+		return addr == h->addr;
+	return addr + XP_JUMP_SIZE > h->addr && addr < h->addr + h->cover;
+}
+NOKPROBE_SYMBOL(xp_kprobe_reaches);
+
+/* Is a kprobe registered where it would reach @h (xp_kprobe_reaches())? Under kprobe_mutex. */
+static bool kprobe_near(struct xp_hook *h)
+{
+	unsigned long a;
 
 	lockdep_assert_held(xp_kprobe_mutex);
-	if (n < 0)
-		return true;	/* cannot happen, see above */
-	for (i = 0; i < n; i++)
-		if (xp_get_kprobe((void *)starts[i]))
+	for (a = h->addr - (h->ninsn > 1 ? XP_JUMP_SIZE - 1 : 0); a < h->addr + h->cover; a++)
+		if (xp_kprobe_reaches(h, a) && xp_get_kprobe((void *)a))
 			return true;
 	return false;
 }
@@ -309,9 +487,14 @@ static void optimize_jumps(struct work_struct *work)
 				continue;
 			}
 			h->jump_pending = false;
-			if (kprobe_on_cover(h)) {
+			if (kprobe_near(h)) {
 				WRITE_ONCE(h->why_int3,
-					   "a kprobe is registered on an instruction the jump would cover");
+					   "a kprobe is registered on or just before the instructions the jump would cover");
+				continue;
+			}
+			if (!xp_guard_live(v)) {
+				WRITE_ONCE(h->why_int3,
+					   "the view's guard against kernel threads on its page tables was displaced");
 				continue;
 			}
 			arm_jump(h);
@@ -335,12 +518,22 @@ void xp_jumps_stop(void)
 	cancel_work_sync(&xp_optimizer);
 }
 
-/* @h is armed as a trap: make it a call hook now, or a jump hook soon. */
+/*
+ * @h is armed as a trap: make it a call hook now, or a jump hook soon. A
+ * call hook goes in under kprobe_mutex, as the optimizer's jumps do: a
+ * kprobe on its instruction is either in kprobes' table already (it stays
+ * an int3), or comes later and takes the jump apart (xp_jumps_yield()).
+ */
 void xp_call_arm(struct xp_hook *h)
 {
 	lockdep_assert_held(&xp_views_lock);
 	if (h->ninsn == 1) {
-		arm_jump(h);
+		mutex_lock(xp_kprobe_mutex);
+		if (kprobe_near(h))
+			WRITE_ONCE(h->why_int3, "a kprobe is registered on the instruction");
+		else
+			arm_jump(h);
+		mutex_unlock(xp_kprobe_mutex);
 		return;
 	}
 	h->jump_pending = true;
@@ -357,8 +550,17 @@ void xp_call_restore_tail(struct xp_hook *h)
 	h->tail_ours = false;
 }
 
+/*
+ * Which hooks of @v a disarm takes: @only, or every one but @skip (a guard
+ * goes after the jumps it protects).
+ */
+static bool disarm_takes(struct xp_hook *h, struct xp_hook *only, struct xp_hook *skip)
+{
+	return only ? h == only : h != skip;
+}
+
 /* First half of making jumps traps again: int3 over every live jump of @v. */
-static bool calls_to_int3(struct xp_view *v, struct xp_hook *only)
+static bool calls_to_int3(struct xp_view *v, struct xp_hook *only, struct xp_hook *skip)
 {
 	struct xp_hook *h;
 	bool any = false;
@@ -367,7 +569,7 @@ static bool calls_to_int3(struct xp_view *v, struct xp_hook *only)
 	list_for_each_entry(h, &v->hook_list, vnode) {
 		u8 *c;
 
-		if (only && h != only)
+		if (!disarm_takes(h, only, skip))
 			continue;
 		c = xp_hook_copy(h);
 		if (READ_ONCE(h->mode) == XP_HOOK_CALL && c[0] == JMP32_INSN_OPCODE) {
@@ -379,22 +581,15 @@ static bool calls_to_int3(struct xp_view *v, struct xp_hook *only)
 	return any;
 }
 
-/*
- * Turn the call and jump hooks of @v (or only @only) back into armed traps.
- * Under xp_views_lock. When it returns, no CPU enters their jumps; tasks
- * already on their way through an entry or a slot finish as before (their
- * slot and entry stay until the hook is retired, hook.c).
- */
-void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
+static void calls_disarm(struct xp_view *v, struct xp_hook *only, struct xp_hook *skip)
 {
 	struct xp_hook *h;
 
-	lockdep_assert_held(&xp_views_lock);
-	if (calls_to_int3(v, only))
+	if (calls_to_int3(v, only, skip))
 		xp_sync_cores();
 	mutex_lock(xp_k.text_mutex);
 	list_for_each_entry(h, &v->hook_list, vnode) {
-		if (only && h != only)
+		if (!disarm_takes(h, only, skip))
 			continue;
 		WRITE_ONCE(h->mode, XP_HOOK_TRAP);
 		h->jump_pending = false;
@@ -404,67 +599,105 @@ void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 	xp_sync_cores();
 }
 
-/* The live jump over several instructions of @v that covers @addr, if any. Under RCU. */
-static struct xp_hook *jump_over(struct xp_view *v, unsigned long addr)
+/*
+ * Turn the call and jump hooks of @v (or only @only) back into armed traps.
+ * Under xp_views_lock. When it returns, no CPU enters their jumps; tasks
+ * already on their way through an entry or a slot finish as before (their
+ * slot and entry stay until the hook is retired, hook.c). The view's guard
+ * goes last, once no jump over several instructions is left (guard.c).
+ */
+void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 {
-	unsigned int back;
-
-	for (back = 0; back < XP_COVER_MAX; back++) {
-		struct xp_hook *h = xp_hook_at(v, addr - back);
-
-		if (h && h->ninsn > 1 && back < h->cover && READ_ONCE(h->mode) == XP_HOOK_CALL)
-			return h;
-	}
-	return NULL;
+	lockdep_assert_held(&xp_views_lock);
+	calls_disarm(v, only, v->guard);
+	if (!only && v->guard)
+		calls_disarm(v, v->guard, NULL);
 }
 
 /*
- * kprobes is about to prepare a kprobe at @addr (from the probe on
- * arch_prepare_kprobe(), readers.c: ftrace-based, preemption off, in the
- * registering task, text_mutex held and CPU hotplug off): take apart, in every view, the live jump that covers @addr, as
- * xp_calls_disarm() does, before the probe can be found in kprobes' table.
- * Each becomes an int3 whose slot runs every covered instruction; the
- * kprobe's own int3 then displaces it (coherence.c). Without this, a task
- * of the view would take the kprobe's int3 where our jump was, run that one
- * instruction and resume inside the jump's displacement. Cannot take
- * xp_views_lock (HOOK_ADD takes kprobe_mutex under it): the views and hooks
- * are walked under RCU, and the copies written under text_mutex, as every
- * write to them is.
+ * Must @h go back to an int3 before a kprobe at @addr is prepared? A live
+ * jump the kprobe would reach (xp_kprobe_reaches()); and where the kprobe would
+ * displace its view's guard, every jump of the view over several
+ * instructions (@guard_hit), which may not stay live without it (guard.c).
  */
-void xp_jumps_yield(unsigned long addr)
+static bool must_yield(struct xp_hook *h, unsigned long addr, bool guard_hit)
+{
+	if (READ_ONCE(h->mode) != XP_HOOK_CALL)
+		return false;
+	return xp_kprobe_reaches(h, addr) || (guard_hit && h->ninsn > 1);
+}
+NOKPROBE_SYMBOL(must_yield);
+
+/*
+ * The int3 protocol backwards over the hooks of every view that must yield
+ * (must_yield()): the guards in a second round (@guards), once the jumps
+ * they protect are gone. Returns whether any went.
+ */
+static bool yield_round(unsigned long addr, bool guards)
 {
 	struct xp_view *v;
 	struct xp_hook *h;
 	bool any = false;
+	int bkt;
 
+	list_for_each_entry_rcu(v, &xp_views, node) {
+		bool hit = xp_guard_live(v) && xp_kprobe_reaches(v->guard, addr);
+
+		hash_for_each_rcu(v->hooks, bkt, h, hnode) {
+			if ((h == v->guard) != guards || !must_yield(h, addr, hit))
+				continue;
+			/* An int3 already there may be HOOK_DEL's, not yet serialised. */
+			if (xp_hook_copy(h)[0] == JMP32_INSN_OPCODE)
+				WRITE_ONCE(xp_hook_copy(h)[0], INT3_INSN_OPCODE);
+			any = true;
+		}
+	}
+	if (!any)
+		return false;
+	xp_sync_cores();
+	list_for_each_entry_rcu(v, &xp_views, node) {
+		bool hit = xp_guard_live(v) && xp_kprobe_reaches(v->guard, addr);
+
+		hash_for_each_rcu(v->hooks, bkt, h, hnode) {
+			if ((h == v->guard) != guards || !must_yield(h, addr, hit))
+				continue;
+			WRITE_ONCE(h->mode, XP_HOOK_TRAP);
+			xp_call_restore_tail(h);
+			WRITE_ONCE(h->why_int3, xp_kprobe_reaches(h, addr) ?
+				   "a kprobe was registered where it would run into the jump" :
+				   "a kprobe was registered on the view's guard against kernel threads");
+			pr_notice("a kprobe at %pS: the hook at %pS is an int3 again\n",
+				  (void *)addr, (void *)h->addr);
+		}
+	}
+	xp_sync_cores();
+	return true;
+}
+NOKPROBE_SYMBOL(yield_round);
+
+/*
+ * kprobes is about to prepare a kprobe at @addr (from the probe on
+ * arch_prepare_kprobe(), readers.c: ftrace-based, preemption off, in the
+ * registering task, text_mutex held and CPU hotplug off): in every view,
+ * take apart the live jumps the kprobe would run into (xp_kprobe_reaches()),
+ * as xp_calls_disarm() does, before the probe can be found in kprobes'
+ * table. Each becomes an int3 whose slot runs every covered instruction,
+ * the kernel's bytes behind it; the kprobe's own int3, if it lands on one,
+ * then displaces it (coherence.c). A kprobe that would displace a view's
+ * guard first takes apart every jump of that view over several
+ * instructions, then the guard. Cannot take xp_views_lock (HOOK_ADD takes
+ * kprobe_mutex under it): the views and hooks are walked under RCU, and the
+ * copies written under text_mutex, as every write to them is.
+ */
+void xp_jumps_yield(unsigned long addr)
+{
 	lockdep_assert_held(xp_k.text_mutex);
 	if (!READ_ONCE(xp_nr_views))
 		return;
 	rcu_read_lock();
-	list_for_each_entry_rcu(v, &xp_views, node) {
-		h = jump_over(v, addr);
-		if (!h)
-			continue;
-		/* An int3 already there may be HOOK_DEL's, not yet serialised. */
-		if (xp_hook_copy(h)[0] == JMP32_INSN_OPCODE)
-			WRITE_ONCE(xp_hook_copy(h)[0], INT3_INSN_OPCODE);
-		any = true;
-	}
-	if (any)
-		xp_sync_cores();
-	list_for_each_entry_rcu(v, &xp_views, node) {
-		h = jump_over(v, addr);
-		if (h) {
-			WRITE_ONCE(h->mode, XP_HOOK_TRAP);
-			xp_call_restore_tail(h);
-			WRITE_ONCE(h->why_int3, "a kprobe was registered on an instruction the jump covered");
-			pr_notice("a kprobe at %pS: the jump hook at %pS is an int3 again\n",
-				  (void *)addr, (void *)h->addr);
-		}
-	}
+	yield_round(addr, false);
+	yield_round(addr, true);
 	rcu_read_unlock();
-	if (any)
-		xp_sync_cores();
 }
 NOKPROBE_SYMBOL(xp_jumps_yield);
 

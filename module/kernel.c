@@ -70,25 +70,33 @@ static unsigned long __init need(const char *name)
 }
 
 /*
- * The retpoline thunks: a jump to one is an indirect jump (cover.c). They
- * lie together in .text..__x86.indirect_thunk; none without retpolines.
+ * The retpoline thunks: a jump to one is an indirect jump (cover.c), and
+ * a hook on one would be hit by the dispatch path's own indirect calls
+ * (dispatch.c). They lie together in .text..__x86.indirect_thunk, one
+ * array per kind with a symbol per register in it (the array's own symbol
+ * is only as long as its first one: kallsyms sizes a symbol up to the
+ * next), r15's last; none without retpolines.
  */
 static void __init find_thunks(void)
 {
-	static const char *const arrays[] = {
-		"__x86_indirect_thunk_array", "__x86_indirect_call_thunk_array",
-		"__x86_indirect_jump_thunk_array",
+	static const char *const kinds[] = {
+		"__x86_indirect_thunk_", "__x86_indirect_call_thunk_",
+		"__x86_indirect_jump_thunk_", "__x86_indirect_its_thunk_",
 	};
-	unsigned long a, size;
+	char name[48];
+	unsigned long a, last, size;
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(arrays); i++) {
-		a = xp_sym_lookup(arrays[i], &size);
-		if (!a || !size)
+	for (i = 0; i < ARRAY_SIZE(kinds); i++) {
+		snprintf(name, sizeof(name), "%sarray", kinds[i]);
+		a = xp_sym_lookup(name, NULL);
+		snprintf(name, sizeof(name), "%sr15", kinds[i]);
+		last = xp_sym_lookup(name, &size);
+		if (!a || !last || !size || last < a)
 			continue;
 		if (!xp_k.thunk_lo || a < xp_k.thunk_lo)
 			xp_k.thunk_lo = a;
-		xp_k.thunk_hi = max(xp_k.thunk_hi, a + size);
+		xp_k.thunk_hi = max(xp_k.thunk_hi, last + size);
 	}
 }
 
@@ -101,8 +109,9 @@ int __init xp_kernel_init(void)
 	xp_k.text_mutex = (struct mutex *)need("text_mutex");
 	xp_k.ex_start = (void *)need("__start___ex_table");
 	xp_k.ex_stop = (void *)need("__stop___ex_table");
-	if (!xp_k.stext || !xp_k.etext ||
-	    !xp_k.text_mutex || !xp_k.ex_start || !xp_k.ex_stop)
+	xp_k.init_mm = (struct mm_struct *)need("init_mm");
+	if (!xp_k.stext || !xp_k.etext || !xp_k.text_mutex || !xp_k.ex_start || !xp_k.ex_stop ||
+	    !xp_k.init_mm)
 		return -ENOENT;
 	if (xp_k.stext >= xp_k.etext) {
 		pr_err("unexpected kernel image layout\n");

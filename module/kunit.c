@@ -188,6 +188,96 @@ static void cover_synthetic(struct kunit *test)
 }
 
 /*
+ * loop and jcxz are never displaced (the decoder refuses them), but they
+ * branch: one that lands inside the covered bytes rules the jump out like
+ * any jcc (issue 35: the cover check used to skip them).
+ */
+static void cover_loop_targets(struct kunit *test)
+{
+	/* push %rbx; mov %rdi,%rbx; mov %rsi,%rbp; loop -8 (to +1); ret */
+	static const u8 loop_in[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x89, 0xf5, 0xe2, 0xf8, 0xc3 };
+	/* the same with jrcxz */
+	static const u8 jcxz_in[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x89, 0xf5, 0xe3, 0xf8, 0xc3 };
+	/* loop -9: to the first byte, which a jump may be entered by */
+	static const u8 loop_first[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x89, 0xf5, 0xe2, 0xf7, 0xc3 };
+	unsigned long base = 0xffffffff81000000UL;
+	struct xp_cover c;
+
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, c.branch_from, 7U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(jcxz_in, base, sizeof(jcxz_in), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, c.branch_from, 7U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_first, base, sizeof(loop_first), 0, 0, 0, &c), 0);
+	KUNIT_EXPECT_EQ(test, xp_branch_into(loop_in, base, sizeof(loop_in), base, base + 7), 7);
+	KUNIT_EXPECT_EQ(test, xp_branch_into(loop_in, base, sizeof(loop_in), base + 1, base + 7), -1);
+}
+
+/*
+ * Which kprobes would run into a live jump (jump.c): its int3 on a call
+ * hook's first byte; for a jump over several instructions, its int3 on any
+ * covered byte, or up to 4 bytes before the jump, where an optimized
+ * probe's detour, which runs what starts in its first 5 bytes, comes back
+ * inside the covered bytes (issue 35; before, only probes on covered
+ * instructions were looked for).
+ */
+static void jump_kprobe_reach(struct kunit *test)
+{
+	struct xp_hook h = { .addr = 0x1000, .cover = 7, .ninsn = 3 };
+
+	KUNIT_EXPECT_FALSE(test, xp_kprobe_reaches(&h, 0x1000 - 5));
+	KUNIT_EXPECT_TRUE(test, xp_kprobe_reaches(&h, 0x1000 - 4));
+	KUNIT_EXPECT_TRUE(test, xp_kprobe_reaches(&h, 0x1000 - 1));
+	KUNIT_EXPECT_TRUE(test, xp_kprobe_reaches(&h, 0x1000));
+	KUNIT_EXPECT_TRUE(test, xp_kprobe_reaches(&h, 0x1000 + 6));
+	KUNIT_EXPECT_FALSE(test, xp_kprobe_reaches(&h, 0x1000 + 7));
+	h.cover = 6;
+	h.ninsn = 1;	/* a call hook: its instruction's start is the only boundary */
+	KUNIT_EXPECT_TRUE(test, xp_kprobe_reaches(&h, 0x1000));
+	KUNIT_EXPECT_FALSE(test, xp_kprobe_reaches(&h, 0x1000 - 1));
+	KUNIT_EXPECT_FALSE(test, xp_kprobe_reaches(&h, 0x1000 - 4));
+	KUNIT_EXPECT_FALSE(test, xp_kprobe_reaches(&h, 0x1000 + 6));
+}
+
+/*
+ * A call hook may not have another entry point inside the bytes its jump
+ * writes: srso_untrain_ret's 10-byte movabs holds srso_safe_ret, which is
+ * called on its own (issue 35). The instruction is refused as a call (the
+ * thunk as a whole is refused earlier, dispatch.c), a plain instruction of
+ * schedule() is not.
+ */
+static void hook_entry_inside(struct kunit *test)
+{
+	unsigned long a = xp_sym_lookup("srso_untrain_ret", NULL);
+	unsigned long s = xp_sym_lookup("srso_safe_ret", NULL);
+	unsigned long start, size, off;
+	struct xp_hook h = {};
+	const char *why;
+
+	if (!a || !s || s <= a || s >= a + XP_JUMP_SIZE)
+		kunit_skip(test, "no srso_safe_ret inside srso_untrain_ret's first 5 bytes here");
+	h.addr = a;
+	KUNIT_ASSERT_EQ(test, xp_insn_decode(&h.insn, xp_text(a), XP_INSN_MAX), 0);
+	KUNIT_EXPECT_GE(test, h.insn.len, XP_JUMP_SIZE);
+	h.cover = h.insn.len;
+	h.ninsn = 1;
+	why = xp_entry_inside(&h);
+	KUNIT_ASSERT_NOT_NULL(test, why);
+	KUNIT_EXPECT_NOT_NULL(test, strstr(why, "a symbol starts inside"));
+
+	start = xp_sym_lookup("schedule", &size);
+	KUNIT_ASSERT_NE(test, start, 0UL);
+	for (off = xp_func_body(start) - start; off < 64; off += h.insn.len) {
+		KUNIT_ASSERT_EQ(test, xp_insn_decode(&h.insn, xp_text(start + off), XP_INSN_MAX), 0);
+		if (h.insn.len >= XP_JUMP_SIZE)
+			break;
+	}
+	KUNIT_ASSERT_LT(test, off, 64UL);
+	h.addr = start + off;
+	h.cover = h.insn.len;
+	KUNIT_EXPECT_NULL(test, xp_entry_inside(&h));
+}
+
+/*
  * A user function's indirect jumps: through a register, with the tables it
  * addresses handed to the caller; through memory without an index, a tail
  * call; through a table of absolute addresses, refused.
@@ -338,6 +428,9 @@ static void uslot_rebuilds(struct kunit *test)
 static struct kunit_case insn_cases_list[] = {
 	KUNIT_CASE(cover_real_functions),
 	KUNIT_CASE(cover_synthetic),
+	KUNIT_CASE(cover_loop_targets),
+	KUNIT_CASE(jump_kprobe_reach),
+	KUNIT_CASE(hook_entry_inside),
 	KUNIT_CASE(cover_user_jumps),
 	KUNIT_CASE(cover_user_small),
 	KUNIT_CASE(insn_decode_cases),
@@ -1267,7 +1360,285 @@ static void view_call_across_pages(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
+/*
+ * A view's first jump over several instructions brings its guard
+ * (guard.c): a call hook on enter_lazy_tlb() whose jump goes to
+ * xp_enter_lazy_tlb(), live before the jump is, which HOOK_DEL refuses to
+ * take away; disarming the view takes both back to int3s.
+ */
+static void view_guard(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_hook *h, *g;
+	struct xp_view *v;
+	s32 rel;
+	u8 *copy;
+
+	v = make_view(test, 0);
+	KUNIT_EXPECT_NULL(test, v->guard);
+	h = jump_hook_quiet(test, v);
+	g = v->guard;
+	KUNIT_ASSERT_NOT_NULL(test, g);
+	KUNIT_EXPECT_TRUE(test, xp_guard_live(v));
+	KUNIT_EXPECT_STREQ(test, g->sym, "enter_lazy_tlb");
+	KUNIT_EXPECT_EQ(test, g->ninsn, 1U);
+	copy = xp_hook_copy(g);
+	KUNIT_EXPECT_EQ(test, copy[0], (u8)JMP32_INSN_OPCODE);
+	memcpy(&rel, copy + 1, sizeof(rel));
+	KUNIT_EXPECT_EQ(test, g->addr + XP_JUMP_SIZE + rel, (unsigned long)xp_enter_lazy_tlb);
+	xp_jumps_flush();
+	if (h->jump_pending)
+		xp_jumps_flush();
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
+	KUNIT_EXPECT_EQ(test, del_hook(g->id), -EBUSY);
+	KUNIT_EXPECT_EQ(test, v->nr_hooks, 2U);
+
+	mutex_lock(&xp_views_lock);
+	xp_calls_disarm(v, NULL);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(g->mode), XP_HOOK_TRAP);
+	KUNIT_EXPECT_FALSE(test, g->tail_ours);
+	KUNIT_EXPECT_EQ(test, copy[0], (u8)INT3_INSN_OPCODE);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/* The first instruction boundary of XP_QUIET_FN after @n of its body's. */
+static unsigned long quiet_insn(struct kunit *test, unsigned int n)
+{
+	unsigned long start, size, a;
+	struct xp_insn insn;
+
+	start = xp_sym_lookup(XP_QUIET_FN, &size);
+	KUNIT_ASSERT_NE(test, start, 0UL);
+	a = xp_func_body(start);
+	while (n--) {
+		KUNIT_ASSERT_EQ(test, xp_insn_decode(&insn, xp_text(a), XP_INSN_MAX), 0);
+		a += insn.len;
+	}
+	return a;
+}
+
+/*
+ * Decoding a function goes through the bytes it was built with, not through
+ * someone's kprobe (issue 35): an armed probe's int3, then, once kprobes
+ * optimized it, its jump, are read back as the instruction they replaced.
+ */
+static void view_recovered_text(struct kunit *test)
+{
+	struct kprobe kp = {};
+	unsigned long start, size, a;
+	u8 orig[XP_JUMP_SIZE], *buf;
+	int i;
+
+	start = xp_sym_lookup(XP_QUIET_FN, &size);
+	a = quiet_insn(test, 1);
+	memcpy(orig, xp_text(a), sizeof(orig));
+	kp.addr = (kprobe_opcode_t *)a;
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	KUNIT_EXPECT_NE(test, memcmp(orig, xp_text(a), sizeof(orig)), 0);
+	buf = xp_text_recovered(start, size);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, memcmp(orig, buf + (a - start), sizeof(orig)), 0);
+	kvfree(buf);
+	/* kprobes optimizes in the background (when it can: a 5-byte jump there) */
+	for (i = 0; i < 100 && *(u8 *)xp_text(a) != JMP32_INSN_OPCODE; i++)
+		msleep(50);
+	buf = xp_text_recovered(start, size);
+	KUNIT_ASSERT_NOT_NULL(test, buf);
+	KUNIT_EXPECT_EQ(test, memcmp(orig, buf + (a - start), sizeof(orig)), 0);
+	kvfree(buf);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, memcmp(orig, xp_text(a), sizeof(orig)), 0);
+}
+
+/*
+ * A kprobe registered on a live call hook's instruction: by the time its
+ * int3 goes into the copy, the jump is an int3 with the kernel's bytes
+ * behind it, every CPU serialised in between (xp_jumps_yield()), so that
+ * the kprobe's disarm, which writes only the first byte back, finds the
+ * kernel's bytes behind it (issue 35: it used to find our jump's
+ * displacement and restore both in one write, unserialised).
+ */
+static void view_call_kprobe_tail(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct kprobe kp = {};
+	struct xp_hook *h;
+	struct xp_view *v;
+	u8 *copy;
+
+	v = make_view(test, 0);
+	h = call_hook_quiet(test, v);
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_CALL);
+	copy = xp_hook_copy(h);
+	kp.addr = (kprobe_opcode_t *)h->addr;
+	KUNIT_ASSERT_EQ(test, register_kprobe(&kp), 0);
+	KUNIT_EXPECT_TRUE(test, READ_ONCE(h->broken));
+	KUNIT_EXPECT_EQ(test, READ_ONCE(h->mode), XP_HOOK_TRAP);
+	KUNIT_EXPECT_FALSE(test, h->tail_ours);
+	KUNIT_EXPECT_EQ(test, copy[0], (u8)INT3_INSN_OPCODE);
+	KUNIT_EXPECT_EQ(test, memcmp(copy + 1, h->orig + 1, XP_JUMP_SIZE - 1), 0);
+	unregister_kprobe(&kp);
+	KUNIT_EXPECT_EQ(test, memcmp(copy, xp_text(h->addr), XP_JUMP_SIZE), 0);
+	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/*
+ * The last instruction boundary of the function holding @t before @t, if
+ * a jump there would cover @t (less than 5 bytes before it): 0 otherwise.
+ * Its function's name and the boundary's offset in @name, @off.
+ */
+static unsigned long jump_over(unsigned long t, char *name, u32 *off)
+{
+	unsigned long start, size, o, pos, last = 0;
+	struct xp_insn insn;
+	u8 *buf;
+
+	if (!xp_is_core_text(t, 1) || xp_sym_name(t, name, KSYM_NAME_LEN, &o) || o < 9 || o > 512)
+		return 0;
+	start = t - o;
+	if (!xp_sym_at(start, NULL, &o, &size) || o || !size)
+		return 0;
+	buf = xp_text_recovered(start, size);
+	if (!buf)
+		return 0;
+	for (pos = xp_func_body(start) - start; pos < t - start; pos += insn.len) {
+		if (xp_insn_decode(&insn, buf + pos, min_t(unsigned long, size - pos, XP_INSN_MAX)))
+			break;
+		last = pos;
+	}
+	kvfree(buf);
+	if (pos != t - start || !last || t - (start + last) >= XP_JUMP_SIZE)
+		return 0;
+	*off = last;
+	return start + last;
+}
+
+/*
+ * Try hooks right before @n branch targets from outside their functions
+ * (@target(i) for i < @n, 0 to skip one): none may become a jump over its
+ * target, and at least one must have stayed an int3 for the reason that
+ * contains @why (so the rule, not chance, kept the jump out). At most 30
+ * tried.
+ */
+static void no_jump_over(struct kunit *test, unsigned long (*target)(unsigned int i),
+			 unsigned int n, const char *why)
+{
+	struct view_ctx *c = view_ctx(test);
+	unsigned int i, tried = 0, refused = 0;
+	struct xp_view *v;
+	char *name;
+
+	name = kunit_kzalloc(test, KSYM_NAME_LEN, GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, name);
+	v = make_view(test, 0);
+	for (i = 0; i < n && tried < 30; i++) {
+		unsigned long t = target(i), b;
+		struct xp_hook *h;
+		u32 off;
+
+		if (!t || !(b = jump_over(t, name, &off)))
+			continue;
+		h = add_hook(v, name, &off, 0);
+		if (IS_ERR(h))
+			continue;	/* kprobes would not probe there, say */
+		tried++;
+		KUNIT_EXPECT_TRUE_MSG(test, h->ninsn == 1 || h->addr + h->cover <= t,
+				      "a jump at %s+%#x covers %pS", name, off, (void *)t);
+		if (h->why_int3 && strstr(h->why_int3, why))
+			refused++;
+		KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
+	}
+	destroy_view(v);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+	kunit_info(test, "%u hooks tried before a target, %u refused as %s", tried, refused, why);
+	KUNIT_EXPECT_GT(test, refused, 0U);
+}
+
+/* The target of jump label @i (disabled sites are NOPs: only the table knows). */
+static unsigned long label_target(unsigned int i)
+{
+	static const struct jump_entry *jt, *jt_end;
+
+	if (!jt) {
+		jt = (void *)xp_sym_lookup("__start___jump_table", NULL);
+		jt_end = (void *)xp_sym_lookup("__stop___jump_table", NULL);
+	}
+	if (!jt || jt + i >= jt_end)
+		return 0;
+	return jump_entry_target(jt + i);
+}
+
+static void view_label_targets(struct kunit *test)
+{
+	no_jump_over(test, label_target, 20000, "jump label's target");
+}
+
+/*
+ * Where the i-th branch of a cold part (NAME.cold) goes back into its
+ * function, walking the text symbol by symbol with sprint_symbol().
+ */
+static unsigned long cold_target(unsigned int i)
+{
+	static unsigned long at, end;
+	static u8 *buf;
+	static char *name;
+	static unsigned long start, size;
+	struct xp_insn insn;
+	unsigned long off;
+
+	if (!i) {
+		at = xp_k.stext;
+		end = 0;
+		kfree(name);
+		name = kmalloc(KSYM_NAME_LEN, GFP_KERNEL);
+	}
+	while (name) {
+		while (buf && end < size) {
+			unsigned long t;
+
+			if (xp_insn_decode(&insn, buf + end, min_t(unsigned long, size - end, XP_INSN_MAX)))
+				break;
+			end += insn.len;
+			if ((insn.kind == XP_INSN_JMP || insn.kind == XP_INSN_JCC) &&
+			    ((t = start + end + insn.rel) < start || t >= start + size))
+				return t;
+		}
+		kvfree(buf);
+		buf = NULL;
+		if (at >= xp_k.etext || xp_sym_name(at, name, KSYM_NAME_LEN, &off) ||
+		    !xp_sym_at(at - off, NULL, &off, &size) || !size) {
+			kfree(name);
+			name = NULL;
+			return 0;
+		}
+		start = at;
+		at += size;
+		end = 0;
+		if (strlen(name) > 5 && !strcmp(name + strlen(name) - 5, ".cold"))
+			buf = xp_text_recovered(start, size);
+	}
+	return 0;
+}
+
+static void view_cold_targets(struct kunit *test)
+{
+	no_jump_over(test, cold_target, 2000000, "cold part");
+}
+
 static struct kunit_case view_cases[] = {
+	KUNIT_CASE(view_guard),
+	KUNIT_CASE(view_recovered_text),
+	KUNIT_CASE(view_call_kprobe_tail),
+	KUNIT_CASE(view_label_targets),
+	KUNIT_CASE(view_cold_targets),
 	KUNIT_CASE(view_jump_tail_write),
 	KUNIT_CASE(view_jump_yield_audit),
 	KUNIT_CASE(view_chain_structure),

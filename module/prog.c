@@ -26,6 +26,9 @@
  *   kinds (another run context), and not one allowed to override a
  *   function's return (bpf_override_return() is for error injection sites,
  *   checked when such a program is attached to one).
+ * Never a sleepable one (SEC("uprobe.s") loads as a kprobe program): a hit
+ * runs it with preemption off, on the trap path with interrupts off too,
+ * where sleeping is a bug.
  *
  * Lifetime: ->prog holds a reference, written under xp_views_lock. Hits
  * read it with preemption or interrupts off, an RCU read-side section, and a
@@ -57,6 +60,12 @@ struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG(extack,
 			       "not a BPF raw tracepoint or kprobe program (load one with SEC(\"raw_tp\") or SEC(\"kprobe\"))");
 		return prog;
+	}
+	if (xp_prog_sleepable(prog)) {
+		NL_SET_ERR_MSG(extack,
+			       "a sleepable program cannot run at a hook: hits run with preemption off (load one without \".s\")");
+		bpf_prog_put(prog);
+		return ERR_PTR(-EINVAL);
 	}
 	switch (prog->type) {
 	case BPF_PROG_TYPE_RAW_TRACEPOINT:

@@ -17,8 +17,10 @@
  * critical section ends with the count's store, and a thread preempted,
  * migrated or signalled inside it starts over. So the view's scheduler
  * hooks hand them over: the hook on switch_mm_irqs_off (the leaving thread
- * is current, its view's text runs) and the one on finish_task_switch (a
- * kernel thread that took over lazily: prev is ours), and the one on
+ * is current, its view's text runs; a task without an mm taking over has
+ * the view's guard switch to init_mm there first, guard.c) and the one on
+ * finish_task_switch (the idle task, or in a view without a guard a kernel
+ * thread, that took over lazily: prev is ours), and the one on
  * do_exit (a thread's last slice, which no switch of it may follow while
  * its mm is still there to read) fire the
  * xprobes_urecs tracepoint with the leaving thread's records, their times
@@ -405,12 +407,18 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		return;
 	}
 	if (h->urec_role == XP_UREC_OUT) {
+		struct mm_struct *from = (void *)regs->di, *to = (void *)regs->si;
+
 		/*
 		 * The mm it leaves, switch_mm_irqs_off()'s first argument: an
 		 * exiting thread has let go of its mm, not yet of its tables,
-		 * and exec has set the new mm already.
+		 * and exec has set the new mm already. The view's guard leaves
+		 * for init_mm with leave_mm(), which names none: then current,
+		 * still ours, is the one leaving (text_poke()'s temporary mm
+		 * names none either, and is not init_mm).
 		 */
-		if (!(t->flags & PF_KTHREAD) && (struct mm_struct *)regs->di == rb->mm)
+		if (!(t->flags & PF_KTHREAD) &&
+		    (from == rb->mm || (!from && to == xp_k.init_mm && t->mm == rb->mm)))
 			urec_flush(rb, cpu, t, calls);
 		return;
 	}

@@ -50,6 +50,7 @@ struct xp_kernel {
 	pmd_t *user_pmds;			/* its PTI user copy, or NULL */
 	spinlock_t *pgd_lock, *cpa_lock;	/* the kernel's page-attribute locks */
 	unsigned long thunk_lo, thunk_hi;	/* the retpoline thunks, or 0s (cover.c) */
+	struct mm_struct *init_mm;		/* the kernel's own mm (not exported) */
 	const char *unsupported;		/* why views cannot work here, or NULL */
 };
 extern struct xp_kernel xp_k;
@@ -161,6 +162,9 @@ struct xp_view {
 	struct list_head hook_list;	/* struct xp_hook */
 	unsigned int nr_hooks, nr_pages, nr_tables;
 	struct xp_hook *uevent_hook;	/* carries its user hooks' events (uevent.c) */
+	struct xp_hook *guard;		/* keeps tasks without an mm off its tables,
+					 * once it has a jump over several
+					 * instructions (guard.c); set once */
 	struct xp_urecbuf *urec;	/* its records hooks' buffers, set once (urec.c) */
 	u8 urec_roles;			/* XP_UREC_*: its hooks that hand records over */
 	bool urec_calls;		/* ... folding calls (XPROBES_F_CALLS): set by
@@ -283,6 +287,8 @@ struct xp_hook {
 	struct bpf_prog __rcu *prog;	/* run directly on each hit (prog.c) */
 	/* The module's own handler, instead of BPF (uevent.c); fixed from creation. */
 	void (*internal)(struct xp_hook *h, struct pt_regs *regs);
+	/* Where its jump goes instead of an entry: the guard's (guard.c). */
+	unsigned long redirect;
 	u8 urec_role;			/* XP_UREC_*: hands the view's records over first */
 	struct rcu_head rcu;
 };
@@ -320,9 +326,12 @@ static inline bool xp_jump_crosses(unsigned long addr)
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack);
-/* xp_hook_add() flag, never from netlink: the view's hook for user-hook events */
+/* xp_hook_add() flags, never from netlink: the view's hook for user-hook events */
 #define XP_F_UEVENTS	(1U << 31)
+/* ... and its guard (guard.c) */
+#define XP_F_GUARD	(1U << 30)
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
+const char *xp_entry_inside(struct xp_hook *h);
 void xp_hook_remove(struct xp_hook *h);
 void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
 /* urec.c: the hooks that hand a view's user-hook records over */
@@ -359,8 +368,9 @@ void xp_xol_free(struct xp_view *v);
 /* jump.c */
 extern bool xp_jump_hooks;		/* module parameter jump_hooks */
 void xp_jump_init(void);
-bool xp_call_possible(struct xp_hook *h, u32 flags, unsigned long start, unsigned long size,
-		      const char **why);
+u8 *xp_text_recovered(unsigned long start, unsigned long size);
+bool xp_call_possible(struct xp_hook *h, u32 flags, const u8 *func, unsigned long start,
+		      unsigned long size, const char **why);
 bool xp_jentry_get(struct xp_hook *h);
 unsigned long xp_jentry_addr(int n);
 void xp_jentry_put(struct xp_hook *h);
@@ -368,12 +378,19 @@ void xp_call_arm(struct xp_hook *h);
 void xp_call_restore_tail(struct xp_hook *h);
 void xp_calls_disarm(struct xp_view *v, struct xp_hook *only);
 void xp_jumps_yield(unsigned long addr);
+bool xp_kprobe_reaches(const struct xp_hook *h, unsigned long addr);
 int xp_cover_starts(const struct xp_hook *h, unsigned long *starts);
 void xp_calls_quiesce(void);
 void xp_jumps_stop(void);
 void xp_jumps_flush(void);
 unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n);
 void xp_calls_exit(void);
+
+/* guard.c */
+void xp_enter_lazy_tlb(struct mm_struct *mm, struct task_struct *tsk);
+const char *xp_guard_get(struct xp_view *v);
+bool xp_guard_live(struct xp_view *v);
+void xp_guard_setup(struct xp_hook *h);
 
 /* dispatch.c */
 bool xp_on_dispatch_path(unsigned long addr);

@@ -165,7 +165,13 @@ enum xprobes_mode {
 #define XPROBES_UHOOK_RETURNS		(1U << 23)	/* user hook: fires return events */
 #define XPROBES_UHOOK_RECORDS		(1U << 24)	/* user hook: writes records */
 #define XPROBES_HOOK_INTERNAL		(1U << 22)	/* kernel hook the module placed for
-							 * its view's user-hook events */
+							 * its view's user-hook events, or
+							 * (with XPROBES_HOOK_GUARD) ... */
+#define XPROBES_HOOK_GUARD		(1U << 25)	/* ... to keep tasks without an mm
+							 * off its view's page tables (on
+							 * enter_lazy_tlb; its hits: tasks
+							 * kept off, dropped: idle switches
+							 * that stayed) */
 
 /*
  * The system call a user hook's trampoline makes to fire its event. On

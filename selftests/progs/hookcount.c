@@ -6,8 +6,9 @@
  * program is live.
  * -P PATH: do not attach to the tracepoint; pin the program at PATH (for
  * "xprobectl hook prog ID PATH"), at PATH_past one that reads beyond the
- * hook's arguments, and at PATH_kprobe a kprobe program that counts a
- * getppid hook's hits by cookie; all unpinned at exit. Prints "attached" once pinned.
+ * hook's arguments, at PATH_kprobe a kprobe program that counts a
+ * getppid hook's hits by cookie, and at PATH_sleepable a sleepable one
+ * (uprobe.s); all unpinned at exit. Prints "attached" once pinned.
  */
 #include <errno.h>
 #include <string.h>
@@ -29,7 +30,7 @@ int main(int argc, char **argv)
 	struct hookcount_slot slot;
 	struct hookcount_bpf *skel;
 	const char *pin = NULL;
-	char past[256] = "", regs[256] = "";
+	char past[256] = "", regs[256] = "", sleepable[256] = "";
 	int opt, secs = 0, fd, err;
 	__u32 i;
 
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
 	if (skel) {
 		bpf_program__set_autoattach(skel->progs.reads_past, false);
 		bpf_program__set_autoattach(skel->progs.count_regs, false);
+		bpf_program__set_autoattach(skel->progs.sleepable, false);
 	}
 	if (skel && hookcount_bpf__load(skel)) {
 		hookcount_bpf__destroy(skel);
@@ -58,11 +60,14 @@ int main(int argc, char **argv)
 	if (pin) {
 		snprintf(past, sizeof(past), "%s_past", pin);
 		snprintf(regs, sizeof(regs), "%s_kprobe", pin);
+		snprintf(sleepable, sizeof(sleepable), "%s_sleepable", pin);
 		err = bpf_program__pin(skel->progs.count_hook, pin);
 		if (!err)
 			err = bpf_program__pin(skel->progs.reads_past, past);
 		if (!err)
 			err = bpf_program__pin(skel->progs.count_regs, regs);
+		if (!err)
+			err = bpf_program__pin(skel->progs.sleepable, sleepable);
 		if (err) {
 			fprintf(stderr, "hookcount: cannot pin at %s: %s\n", pin, strerror(-err));
 			hookcount_bpf__destroy(skel);
@@ -93,6 +98,7 @@ int main(int argc, char **argv)
 		unlink(pin);
 		unlink(past);
 		unlink(regs);
+		unlink(sleepable);
 	}
 	hookcount_bpf__destroy(skel);
 	return 0;

@@ -7,12 +7,14 @@
  *   -n  number of calls per thread (0: until SIGTERM)           default 1000
  *   -t  run the loop in THREADS threads (they share the mm)     default 1
  *   -i  sleep USEC microseconds after every 100 calls (a paced loop)
+ *   -p  run at nice level PRIO (-20: first on a busy CPU)
  * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1)), spin (no
  * system call at all: a busy loop in user space), or selfsig (kill() of
  * itself with SIGUSR2, which it ignores: the signal-generation path)
  */
 #include <pthread.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -58,13 +60,19 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	sigset_t set;
 
-	while ((opt = getopt(argc, argv, "gen:t:i:")) != -1) {
+	while ((opt = getopt(argc, argv, "gen:t:i:p:")) != -1) {
 		switch (opt) {
 		case 'g': go = 1; break;
 		case 'e': end = 1; break;
 		case 'n': count = strtoul(optarg, NULL, 0); break;
 		case 't': threads = atoi(optarg); break;
 		case 'i': pace_us = strtoul(optarg, NULL, 0); break;
+		case 'p':
+			if (setpriority(PRIO_PROCESS, 0, atoi(optarg))) {
+				perror("sysloop: setpriority");
+				return 1;
+			}
+			break;
 		default: return 2;
 		}
 	}

@@ -38,7 +38,9 @@ n=$(echo $ids | wc -w)
 note "hooked $F at offsets:$offs; under those hooks' jumps:$covered"
 # Every instruction to the return is hooked or under a jump that runs it.
 [ $((n + $(echo $covered | wc -w))) -ge 8 ] || fail "only $n instructions of $F could be hooked"
-assert_eq "hooks in status" $n "$(status_field hooks)"
+g=$(guard_of $A)
+[ -n "$g" ] || fail "A's view has jumps over several instructions but no guard"
+assert_eq "hooks in status (with the view's guard, $(hook_col $g 4))" $((n + 1)) "$(status_field hooks)"
 
 go_loop $A /tmp/a.out
 for id in $ids; do

@@ -1,5 +1,6 @@
 # (c) View structure, from a software walk of the real page tables: exactly
-# the hooked page is private in A, private leaf entries are non-global and
+# the hooked page is private in A (and its guard's, which the jump hook
+# brings: module/guard.c), private leaf entries are non-global and
 # read-only-executable, the modules/BPF/fixmap half (PUD[511]) is shared, the
 # shared mapping of the hooked region loses its global bit while hooked and
 # gets it back afterwards, and after view del A's tables equal B's again.
@@ -27,7 +28,11 @@ assert_eq "walk A covers the text" $pages "$(wc -l < /tmp/wa)"
 # Columns: addr level phys pgd p4d pud pmd pte
 # (compare as strings: awk would read 000069e01000 as a number)
 private=$(awk 'NR == FNR { ph[$1] = "x" $3; next } ph[$1] != "x" $3 { print $1 }' /tmp/wb /tmp/wa)
-assert_eq "private pages in A" "$fpage" "$private"
+g=$(guard_of $A)
+[ -n "$g" ] || fail "A's view has a jump over several instructions but no guard"
+gpage=$(printf '%016x' $(( $(xprobectl hook list | awk -v id=$g '$1 == id { print $3 }') & ~0xfff )))
+assert_eq "private pages in A (the hook's, the guard's)" \
+	"$(printf '%s\n' $fpage $gpage | sort -u)" "$private"
 line=$(grep "^$fpage " /tmp/wa)
 set -- $line
 assert_eq "private page is a 4 KiB leaf" 1 "$2"

@@ -1,7 +1,10 @@
 # (g) Bad requests get a clear error and change nothing: pid 0, pid 1, a kernel
 # thread, a nonexistent pid, an unknown symbol, freed init code, the end of text, data, a mid-instruction offset, a
 # blacklisted function, an fentry site, ENDBR, a duplicate hook, a second view,
-# functions xprobes' own dispatch path runs (__rcu_read_lock, ...).
+# functions xprobes' own dispatch path runs (__rcu_read_lock, ...), the
+# return and indirect thunks (every ret and indirect call of that path goes
+# through one on CPUs that need them; TCG's do not, so the test is the
+# refusal itself).
 . /xp/selftests/tests/lib.sh
 F=__x64_sys_getppid
 
@@ -57,6 +60,19 @@ for f in __rcu_read_lock __rcu_read_unlock rcu_read_unlock_special notify_die bp
 done
 assert_match "__rcu_read_lock: refused as xprobes' dispatch path" "dispatch path" \
 	"$(xprobectl hook add $A __rcu_read_lock 2>&1)"
+n=0
+for f in __x86_return_thunk __x86_return_skl call_depth_return_thunk retbleed_return_thunk \
+	 retbleed_untrain_ret entry_untrain_ret srso_return_thunk srso_untrain_ret srso_safe_ret \
+	 srso_alias_return_thunk srso_alias_untrain_ret srso_alias_safe_ret its_return_thunk \
+	 __x86_indirect_thunk_rax __x86_indirect_thunk_r11 __x86_indirect_call_thunk_r11 \
+	 __x86_indirect_jump_thunk_r11 __x86_indirect_its_thunk_r11; do
+	[ -n "$(ksym $f)" ] || continue
+	refused "thunk: $f" "dispatch path|kprobes refuses" hook add $A $f
+	n=$((n + 1))
+done
+note "ok: $n return and indirect thunks refused"
+assert_match "__x86_return_thunk: refused as xprobes' dispatch path" "dispatch path" \
+	"$(xprobectl hook add $A __x86_return_thunk 2>&1)"
 refused "hook del unknown" "no hook with id" hook del 999999
 refused "view del unviewed" "has no kernel view" view del $$
 after=$(state)

@@ -7,7 +7,8 @@
 # syscall's pt_regs in rdi: getppid's number in it, every hit). (b) A hook whose
 # program is detached runs it no more (hits still counted). (c) Refusals,
 # each with its reason: not a BPF program, a program that reads past the
-# hook's three arguments, a negative fd, no such hook. (d) Ending a view, or
+# hook's three arguments, a sleepable program (it would sleep with
+# preemption off), a negative fd, no such hook. (d) Ending a view, or
 # rmmod, gives the program back: it is freed once its loader lets go.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 1000)
@@ -92,6 +93,8 @@ out=$(nlraw $CMD_HOOK_PROG $A_HOOK_ID:u32:$jid $A_PROG_FD:u32:4294967295) &&
 assert_match "negative fd" "out of range" "$out"
 out=$(xprobectl hook prog $jid ${PIN}_past 2>&1) && fail "a program reading past the arguments accepted"
 assert_match "reads past" "reads 32 bytes of context" "$out"
+out=$(xprobectl hook prog $jid ${PIN}_sleepable 2>&1) && fail "a sleepable program accepted"
+assert_match "sleepable" "a sleepable program cannot run at a hook" "$out"
 out=$(xprobectl hook prog 999999 $PIN 2>&1) && fail "hook 999999 accepted"
 assert_match "no such hook" "no hook with id 999999" "$out"
 out=$(xprobectl hook prog $jid /sys/fs/bpf/nothing 2>&1) && fail "a missing pin accepted"

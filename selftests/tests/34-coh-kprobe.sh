@@ -1,7 +1,8 @@
 # Coherence with other users' kprobes (tracefs kprobe events) in A's private
 # copy: one elsewhere in a hooked function fires for A while enabled; one
 # exactly on a hooked instruction displaces the hook (the kernel's write
-# wins) instead of breaking anything. 50 enable/disable rounds each.
+# wins) instead of breaking anything. 50 enable/disable rounds each. (c) One
+# up to 4 bytes before a jump over several instructions never meets it live.
 . /xp/selftests/tests/lib.sh
 trap reset_tracing EXIT
 F=__x64_sys_getppid
@@ -49,3 +50,66 @@ xprobectl hook del $id || fail "hook del of a displaced hook"
 assert_eq "A sees the kernel's bytes again" "$(xprobectl peek $$ $F+$hooked 4)" "$(xprobectl peek $A $F+$hooked 4)"
 xprobectl view del $A
 kill $A; wait $A
+
+# (c) A kprobe up to 4 bytes before a jump over several instructions (issue
+# 35). kprobes marks a probe optimized as soon as it queues it, and from then
+# on a hit there runs the instructions that start in its first 5 bytes from
+# a detour buffer and comes back behind the last of them: inside our jump's
+# bytes, in the copy. Registered once the jump is live, the kprobe takes it
+# apart first; registered before, it keeps the jump from going live. B
+# sleeps every 100 calls, so it runs finish_task_switch() through both all
+# the time.
+G=finish_task_switch.isra.0
+[ -n "$(ksym $G)" ] || G=finish_task_switch
+sysloop -n 0 -i 100 getppid > /dev/null &
+B=$!
+xprobectl view add $B > /dev/null || fail "view add B"
+# p, a short instruction, then h, whose jump covers several instructions
+p=$(insn_at $B $G $(entry_off $B $G)) || fail "no instruction in $G"
+h= hid=
+while [ $p -lt 48 ] && [ -z "$hid" ]; do
+	h=$(insn_at $B $G $((p + 1))) || fail "no instruction after $G+$p"
+	if [ $((h - p)) -lt 5 ]; then
+		j=$(xprobectl hook add --json $B $G+$h) || fail "hook add $G+$h"
+		if [ "$(json_get "$j" kind)" != int3 ] || [ -n "$(json_get "$j" pending)" ]; then
+			[ "$(json_get "$j" instructions)" -gt 1 ] && hid=$(json_get "$j" id)
+		fi
+		[ -n "$hid" ] || xprobectl hook del $(json_get "$j" id)
+	fi
+	[ -n "$hid" ] || p=$h
+done
+[ -n "$hid" ] || fail "no jump over several instructions right behind a short one in $G"
+wait_jump $hid
+note "a jump at $G+$h ($(hook_col $hid 9) bytes/instructions), a kprobe at $G+$p"
+echo "p:xpnear $G+$p" > $T/kprobe_events || fail "kprobe at $G+$p"
+echo 1 > $T/events/kprobes/xpnear/enable
+why=$(json_get "$(xprobectl hook list --json | tr '{' '\n' | grep "\"id\":$hid,")" why_int3)
+assert_eq "the jump went back to an int3 before the kprobe was prepared" int3 "$(hook_col $hid 8)"
+assert_match "and says why" "kprobe was registered where it would run into the jump" "$why"
+i=0
+until grep -q "^$(printf '%x' $((0x$(ksym $G) + p))) .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 50 ] || break
+	sleep 0.1
+done
+note "kprobe at $G+$p: $(grep "^$(printf '%x' $((0x$(ksym $G) + p)))" /sys/kernel/debug/kprobes/list)"
+sleep 0.5
+kill -0 $B || fail "B died running through the kprobe before the jump"
+echo 0 > $T/events/kprobes/xpnear/enable
+echo "-:xpnear" >> $T/kprobe_events
+xprobectl hook del $hid || fail "hook del"
+# The other order: the kprobe first, then the hook, which stays an int3.
+echo "p:xpnear $G+$p" > $T/kprobe_events || fail "kprobe at $G+$p again"
+echo 1 > $T/events/kprobes/xpnear/enable
+hid=$(xprobectl hook add $B $G+$h) || fail "hook add $G+$h behind the kprobe"
+wait_settled
+assert_eq "a jump behind a kprobe stays an int3" int3 "$(hook_col $hid 8)"
+why=$(json_get "$(xprobectl hook list --json | tr '{' '\n' | grep "\"id\":$hid,")" why_int3)
+assert_match "and says why" "kprobe is registered on or just before" "$why"
+sleep 0.5
+kill -0 $B || fail "B died"
+echo 0 > $T/events/kprobes/xpnear/enable
+echo "-:xpnear" >> $T/kprobe_events
+assert_match "audit" "^0 private page" "$(xprobectl audit)"
+xprobectl view del $B
+kill $B; wait $B

@@ -3,7 +3,8 @@
 # slow_read() and its slow fsyncs in slow_fsync(); every one of them must be
 # reported with that function's name, and no slow call may name a function
 # that did not make it. The syscall hooks join trace's own view (one view,
-# five hooks); the same again with trace in fallback mode.
+# five hooks, and the module's two: the user-hook events' and the view's
+# guard); the same again with trace in fallback mode.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
 . /xp/selftests/slowcalls.sh
@@ -51,9 +52,10 @@ check_case() {
 
 run_case /tmp/tl
 assert_match "views mode" "views mode" "$(grep 'and slow syscalls' /tmp/tl.err)"
-# (and the module's own hook for the events of trace's user hooks)
-assert_eq "trace's 3 hooks, the 2 syscall hooks and the user-hook events' hook, in one view" \
-	6 "$HOOKS"
+# (and the module's own hooks: for the events of trace's user hooks, and
+# the guard its jumps over several instructions bring, module/guard.c)
+assert_eq "trace's 3 hooks, the 2 syscall hooks, the user-hook events' hook and the guard, in one view" \
+	7 "$HOOKS"
 check_case /tmp/tl
 assert_eq "no hooks left" 0 "$(status_field hooks)"
 run_case /tmp/tlfb --no-views

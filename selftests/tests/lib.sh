@@ -138,6 +138,19 @@ toggling_shell() {
 # (2 pid, 3 address, 4 location, 5 hits, 6 dropped, 7 nested, 8 kind).
 hook_col() { xprobectl hook list | awk -v id="$1" -v c="$2" '$1 == id { print $c }'; }
 
+# guard_of PID: the id of the guard of PID's view, if it has one: the
+# module's own hook on enter_lazy_tlb, placed with the view's first jump
+# over several instructions, which keeps tasks without an mm off its page
+# tables (module/guard.c). It counts among the hooks and its page among the
+# private ones.
+guard_of() {
+	xprobectl hook list --json | tr '{' '\n' | grep "\"pid\":$1," | grep '"guard":true' |
+		sed -n 's/.*"id":\([0-9]*\).*/\1/p'
+}
+
+# guards: how many views have a guard now (each one hook more in status).
+guards() { xprobectl hook list --json | tr '{' '\n' | grep -c '"guard":true'; }
+
 # status_field NAME: a field of 'xprobectl status --json'.
 status_field() { json_get "$(xprobectl status --json)" "$1"; }
 

@@ -12,6 +12,7 @@ PKGS=(
 	libmicrohttpd-dev	# metrics --listen serves /metrics
 	prometheus curl	# which Prometheus scrapes (make check, host-metrics-prometheus)
 	qemu-system-x86 busybox-static
+	socat	# run-vm.sh --singlestep talks to the QEMU monitor (90-preempt)
 	python3
 	redis-server nginx	# servers the metrics tests load (loopback, in the VM)
 )

@@ -14,6 +14,12 @@
 #   --append S    extra kernel command line
 #   --cpu S, --smp N, --mem M   machine shape (default: max, 2, 2G)
 #   --no-splat-check   do not fail on kernel splats in the console log
+#   --singlestep  let the job switch QEMU to one guest instruction per
+#                 translation block and back (TCG only): a line
+#                 "XP-SINGLESTEP: on" or "off" written to /dev/ttyS1 is sent
+#                 to the monitor as "singlestep on|off"; the guest sees
+#                 xp.singlestep=1 on its command line. Booting that way would
+#                 take minutes, so the job turns it on once it is set up.
 # Environment: XP_ICOUNT=N runs under -icount shift=N; XP_QEMU_ARGS adds
 # QEMU arguments (word-split), e.g. a TCG plugin (bench/tbprof/README).
 # The guest's console (kernel log) goes to the log file; a run whose log holds
@@ -25,7 +31,7 @@ BUILD=${XP_BUILD:-$TOP/build}
 KERNEL=$BUILD/kernel/current/vmlinuz
 INITRD=$BUILD/vm/base.cpio.gz
 LOG=$BUILD/vm/console.log
-SHARE= TIMEOUT=600 MODULE=1 APPEND= CPU=max SMP=2 MEM=2G SCRIPT= SPLAT=1
+SHARE= TIMEOUT=600 MODULE=1 APPEND= CPU=max SMP=2 MEM=2G SCRIPT= SPLAT=1 SSTEP=0
 
 while [ $# -gt 0 ]; do
 	case $1 in
@@ -41,6 +47,7 @@ while [ $# -gt 0 ]; do
 	--mem) MEM=$2; shift 2 ;;
 	--script) SCRIPT=$2; shift 2 ;;
 	--no-splat-check) SPLAT=0; shift ;;
+	--singlestep) SSTEP=1; shift ;;
 	--) shift; break ;;
 	*) echo "run-vm: unknown option $1" >&2; exit 2 ;;
 	esac
@@ -90,6 +97,13 @@ if [ -n "$SHARE" ]; then
 	APPEND="$APPEND xp.share=1"
 fi
 [ $MODULE = 1 ] || APPEND="$APPEND xp.module=0"
+monitor=()
+if [ $SSTEP = 1 ]; then
+	[ "$accel" = tcg ] || { echo "run-vm: --singlestep needs TCG (this machine boots with $accel)" >&2; exit 2; }
+	command -v socat > /dev/null || { echo "run-vm: --singlestep needs socat (make deps)" >&2; exit 2; }
+	monitor=(-monitor "unix:$work/monitor.sock,server=on,wait=off")
+	APPEND="$APPEND xp.singlestep=1"
+fi
 
 : > "$LOG"
 : > "$work/out"
@@ -97,11 +111,28 @@ qemu-system-x86_64 "${machine[@]}" -smp "$SMP" -m "$MEM" -nodefaults -display no
 	-no-reboot -kernel "$KERNEL" -initrd "$work/initrd.cpio.gz" \
 	-serial "file:$LOG" -serial "file:$work/out" "${share[@]}" \
 	-append "console=ttyS0 panic=-1 oops=panic mitigations=auto $APPEND" \
-	${XP_QEMU_ARGS:-} > "$work/qemu.err" 2>&1 &
+	"${monitor[@]}" ${XP_QEMU_ARGS:-} > "$work/qemu.err" 2>&1 &
 qpid=$!
 
-# Stream the job's output (minus the exit marker) while the guest runs.
-tail -n +1 -s 0.2 -f --pid=$qpid "$work/out" | grep -v --line-buffered '^XP-EXIT: ' &
+# Stream the job's output (minus the exit marker) while the guest runs;
+# with --singlestep, pass its requests on to the monitor.
+singlestep() {	# singlestep on|off: tell QEMU, say so in the console log
+	echo "singlestep $1" | socat -t 5 - "UNIX-CONNECT:$work/monitor.sock" > /dev/null 2>&1 ||
+		echo "run-vm: the monitor did not take 'singlestep $1'" >&2
+	echo "run-vm: singlestep $1" >> "$LOG"
+}
+if [ $SSTEP = 1 ]; then
+	tail -n +1 -s 0.2 -f --pid=$qpid "$work/out" | while IFS= read -r line; do
+		case $line in
+		"XP-EXIT: "*) ;;
+		"XP-SINGLESTEP: on"*) singlestep on ;;
+		"XP-SINGLESTEP: off"*) singlestep off ;;
+		*) printf '%s\n' "$line" ;;
+		esac
+	done &
+else
+	tail -n +1 -s 0.2 -f --pid=$qpid "$work/out" | grep -v --line-buffered '^XP-EXIT: ' &
+fi
 tpid=$!
 deadline=$((SECONDS + TIMEOUT))
 timed_out=0

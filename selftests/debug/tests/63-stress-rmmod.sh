@@ -117,7 +117,8 @@ while [ $round -lt $ROUNDS ]; do
 	done
 	assert_match "round $round: trace" "views mode" "$(cat $D/trace.err)"
 	assert_eq "round $round: views" $VIEWS "$(status_field views)"
-	assert_eq "round $round: hooks ($P x 4 + trace's 3)" $((P * 4 + 3)) "$(status_field hooks)"
+	assert_eq "round $round: hooks ($P x 4 + trace's 3 + the views' guards)" \
+		$((P * 4 + 3 + $(guards))) "$(status_field hooks)"
 	note "round $round: $VIEWS views ($npers persistent, $((P - npers)) owned by live xpowners), forking:$forkers"
 
 	# every view's getppid hook has counted (the paced loops call every 0.5 s)

@@ -1,0 +1,150 @@
+# Kernel and user hooks with any instruction a place to be interrupted and
+# preempted (issue 35). TCG takes interrupts only at the end of a
+# translation block, so no other test is ever interrupted between two
+# straight-line instructions; here QEMU runs one instruction per block
+# (run-vm.sh --singlestep, switched on once everything is set up) on a fully
+# preemptible kernel (preempt=full switched at run time, or PREEMPT_RT).
+#
+# On each CPU: a kernel thread calling kstrdup() in a loop (xp_spin.ko), a
+# traced process making system calls, and an untraced one spinning, so that
+# the kernel thread is preempted in the shared text and switched in again
+# after a traced task, on its tables. View A has a jump hook over kstrdup's
+# first two instructions (where a kernel thread resuming inside the jump
+# crashed the kernel before the view's guard, module/guard.c), a call hook
+# further in, and a jump hook on getppid() that its own task hits; view B an
+# int3 hook on kstrdup. Meanwhile a loop adds and removes a jump hook in A
+# and user hooks over several instructions in uhtarget (its threads check
+# every result). Afterwards: the guard kept kernel threads off A's tables,
+# they ran through B's int3, the hooks counted, uhtarget saw no wrong
+# result, the kernel logged nothing (the harness checks the log).
+. /xp/selftests/tests/lib.sh
+grep -q 'xp\.singlestep=1' /proc/cmdline || skip "needs a VM started with run-vm.sh --singlestep"
+[ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
+[ -f /xp/xp_spin.ko ] || skip "no xp_spin test module"
+SECS=${XP_SINGLESTEP_SECS:-90}
+PM=/sys/kernel/debug/sched/preempt
+model=
+if uname -v | grep -q PREEMPT_RT; then
+	note "ok: PREEMPT_RT: fully preemptible"
+elif [ -w $PM ]; then
+	model=$(sed 's/.*(\(.*\)).*/\1/' $PM)
+	echo full > $PM || fail "switch the preemption model to full"
+	assert_match "preemption model, switched at run time" '\(full\)' "$(cat $PM)"
+else
+	skip "no PREEMPT_RT and no $PM to switch to full preemption"
+fi
+restore() { [ -z "$model" ] || echo "$model" > $PM; }
+
+insmod /xp/xp_spin.ko || fail "insmod xp_spin"
+calls() { cat /sys/module/xp_spin/parameters/calls; }
+pids=
+for c in 0 1; do
+	taskset $((1 << c)) sysloop -n 0 getppid > /dev/null &
+	eval "M$c=$!"
+	taskset $((1 << c)) sysloop -n 0 spin > /dev/null &
+	pids="$pids $!"
+done
+pids="$pids $M0 $M1"
+uhtarget -t 2 > /tmp/pre-uh.out 2>&1 &
+U=$!
+wait_for /tmp/pre-uh.out '^ready' "uhtarget did not start"
+cleanup() {
+	kill $pids $U 2> /dev/null
+	wait $pids $U 2> /dev/null
+	rmmod xp_spin 2> /dev/null
+	restore
+}
+
+xprobectl view add $M0 > /dev/null && xprobectl view add $M1 > /dev/null &&
+	xprobectl view add $U > /dev/null || { cleanup; fail "view add"; }
+# View A: jumps over several instructions (kstrdup's test; je, and getppid's
+# push; call), and a call hook on a call instruction of kstrdup.
+ja=$(xprobectl hook add $M0 kstrdup) && jg=$(xprobectl hook add $M0 __x64_sys_getppid) ||
+	{ cleanup; fail "hook add in view A"; }
+ca=
+off=$(entry_off $M0 kstrdup)
+while [ -z "$ca" ] && [ $off -lt 64 ]; do
+	off=$((off + 1))
+	j=$(xprobectl hook add --json $M0 kstrdup+$off 2> /dev/null) || continue
+	if [ "$(json_get "$j" kind)" = call ]; then
+		ca=$(json_get "$j" id)
+	else
+		xprobectl hook del "$(json_get "$j" id)"
+	fi
+done
+[ -n "$ca" ] || { cleanup; fail "no call hook found in kstrdup's first 64 bytes"; }
+# View B: an int3 on kstrdup, which the kernel threads run through lazily.
+ib=$(xprobectl hook add --trap $M1 kstrdup) || { cleanup; fail "hook add --trap in view B"; }
+wait_jump $ja
+wait_jump $jg
+guard=$(xprobectl hook list --json | tr '{' '\n' | grep "\"pid\":$M0," | grep '"guard":true' |
+	sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+note "view A: kstrdup $(hook_col $ja 8), getppid $(hook_col $jg 8), kstrdup+$off $(hook_col $ca 8), guard ${guard:-none}; view B: kstrdup $(hook_col $ib 8)"
+
+# Add/del cycles while it all runs: a jump in view A (each waits for an
+# RCU-tasks grace period before it goes live), and uhtarget's jumps over
+# three instructions (uh_add) and two (uh_call).
+rm -f /tmp/pre-stop /tmp/pre-cycles
+(
+	n=0
+	while [ ! -e /tmp/pre-stop ]; do
+		id=$(xprobectl hook add $M0 __x64_sys_getpid 2>> /tmp/pre-cycles.err) || break
+		for f in uh_add uh_call; do
+			u=$(xprobectl uhook add --no-events $U $f 2>> /tmp/pre-cycles.err) || break 2
+			xprobectl uhook del $u 2>> /tmp/pre-cycles.err || break 2
+		done
+		xprobectl hook del $id 2>> /tmp/pre-cycles.err || break
+		n=$((n + 1))
+		echo $n > /tmp/pre-cycles
+	done
+) &
+cyc=$!
+
+# A busy loop's time in hundredths of a second (at the highest priority:
+# the CPUs are busy), before and after the switch: the same loop, the same
+# neighbours, one instruction per block.
+cs() { sed 's/ .*//; s/\.//' /proc/uptime; }
+spin_cs() { local t=$(cs); sysloop -p -20 -n 1000000 spin; echo $(($(cs) - t)); }
+t_fast=$(spin_cs)
+echo "XP-SINGLESTEP: on" > /dev/ttyS1
+sleep 1
+c2=$(calls)
+t_slow=$(spin_cs)
+note "a busy loop took $t_fast cs, then $t_slow cs one instruction per block"
+i=$((1 + t_slow / 100))
+while [ $i -lt $SECS ]; do
+	sleep 5
+	i=$((i + 5))
+	kill -0 $U 2> /dev/null || break
+done
+echo "XP-SINGLESTEP: off" > /dev/ttyS1
+touch /tmp/pre-stop
+wait $cyc
+c4=$(calls)
+ncyc=$(cat /tmp/pre-cycles 2> /dev/null || echo 0)
+list=$(xprobectl hook list)
+note "$list"
+kill $U
+wait $U
+urc=$?
+cleanup
+
+[ $t_slow -ge $((4 * (t_fast + 1))) ] ||
+	fail "one instruction per block did not slow the guest down: a busy loop took $t_fast cs, then $t_slow cs"
+note "ok: one instruction per translation block for $SECS s"
+[ $((c4 - c2)) -gt 1000 ] || fail "xp_spin's threads made $((c4 - c2)) calls meanwhile"
+note "ok: xp_spin's threads made $((c4 - c2)) kstrdup() calls meanwhile"
+col() { echo "$list" | awk -v id="$1" -v c="$2" '$1 == id { print $c }'; }
+[ -n "$guard" ] || fail "view A has no guard (a hook on enter_lazy_tlb)"
+[ "$(col $guard 5)" -gt 0 ] || fail "view A's guard kept no kernel thread off its tables"
+note "ok: view A's guard kept $(col $guard 5) switches to a task without an mm off its tables"
+[ "$(col $ib 6)" -gt 0 ] || fail "view B's int3 on kstrdup dropped nothing: no kernel thread ran on its tables"
+note "ok: kernel threads ran through view B's int3 $(col $ib 6) times (dropped)"
+[ "$(col $jg 5)" -gt 0 ] || fail "view A's jump on getppid() counted no hit"
+note "ok: view A's jump on getppid() counted $(col $jg 5) hits"
+[ -s /tmp/pre-cycles.err ] && fail "add/del cycles failed: $(cat /tmp/pre-cycles.err)"
+[ "$ncyc" -gt 0 ] || fail "no add/del cycle completed"
+note "ok: $ncyc add/del cycles (a kernel jump, two user jumps each)"
+grep -q BAD /tmp/pre-uh.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/pre-uh.out | head -n 3)"
+assert_eq "uhtarget's exit status" 0 "$urc"
+assert_match "uhtarget's count" '^ok calls=' "$(tail -n 1 /tmp/pre-uh.out)"
