@@ -77,9 +77,12 @@ static const char *kprobe_refusal(int err)
  * longer ones are static strings. xprobectl names the target itself.
  *
  * Check @addr and decode the instruction there into @h (insn, orig bytes).
- * Reads the shared text through the direct map, whatever the caller's view.
+ * Reads the shared text through the direct map, whatever the caller's view;
+ * @func is the function as built (xp_text_recovered(): NULL for a return
+ * hook's, in noinstr code no kprobe reaches), whose bytes the instruction
+ * must still have in the shared text: not someone's int3 or jump.
  */
-static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
+static int validate(struct xp_hook *h, const u8 *func, unsigned long start, unsigned long addr,
 		    const struct xp_kp_answer *kp, struct netlink_ext_ack *extack)
 {
 	u32 first;
@@ -106,6 +109,10 @@ static int validate(struct xp_hook *h, unsigned long start, unsigned long addr,
 		return -EINVAL;
 	}
 	memcpy(h->orig, xp_text(addr), sizeof(h->orig));
+	if (func && memcmp(h->orig, func + (addr - start), kp->size)) {
+		NL_SET_ERR_MSG(extack, "another kprobe's int3 or jump is on this instruction");
+		return -EBUSY;
+	}
 	if (xp_insn_decode(&h->insn, h->orig, XP_INSN_MAX)) {
 		NL_SET_ERR_MSG(extack, "cannot decode the instruction");
 		return -EINVAL;
@@ -470,16 +477,11 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		err = -EEXIST;
 		goto fail;
 	}
-	err = validate(h, start, addr, &kp, extack);
-	if (err)
-		goto fail;
 	/* The function as built (decoded for a jump's cover too, jump.c). */
 	func = xp_text_recovered(start, size);
-	if (func && memcmp(h->orig, func + off, min_t(unsigned long, h->insn.len, size - off))) {
-		NL_SET_ERR_MSG(extack, "another kprobe's int3 or jump is on this instruction");
-		err = -EBUSY;
+	err = validate(h, func, start, addr, &kp, extack);
+	if (err)
 		goto fail;
-	}
 	/* An instruction boundary, but its int3 would land inside that hook's jump. */
 	dup = covering_hook(v, addr);
 	if (dup) {
