@@ -748,6 +748,7 @@ static noinline notrace unsigned long jump_borrowed(struct pt_regs *regs, unsign
 	}
 	h = READ_ONCE(xp_jhooks[n]);
 	regs->ip = h->addr + INT3_INSN_SIZE;
+	*(unsigned long *)(regs + 1) = regs->ip;	/* the return address unwinders read */
 	to = h->addr;
 	pgd = __va(read_cr3_pa());
 	if (pgd_val(READ_ONCE(*pgd_offset_pgd(pgd, h->addr))) == pgd_val(h->view->new_pgd)) {
@@ -773,6 +774,7 @@ notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 	preempt_disable_notrace();
 	h = READ_ONCE(xp_jhooks[n]);
 	regs->ip = h->addr + INT3_INSN_SIZE;
+	*(unsigned long *)(regs + 1) = regs->ip;	/* the return address unwinders read */
 	xp_hook_fire(h, regs, xp_pc_in_task(preempt_count()));
 	to = h->slot_va;
 	preempt_enable_notrace();

@@ -15,6 +15,20 @@
  * flag and "returns" there: the hook's out-of-line slot, which runs the
  * covered instructions and jumps back behind them, or the hook's address
  * itself (jump.c says when). Interrupts are left as they were.
+ *
+ * Stacks through a hit (bpf_get_stack() in a hook's program, perf, a
+ * livepatch's reliable unwind): while the handler runs, the frame reads as
+ * if the hooked function had called xp_jump_common from the hook's address
+ * (the entry's number below pt_regs becomes hook + 1, the handler's first
+ * store: UNWIND_HINT type CALL), so the unwinder goes on into the hooked
+ * function with the unwind data of the hooked instruction itself, at the
+ * stack it ran on. An exception frame there would give it the next
+ * instruction's, against the stack from before the hooked one: a hook on a
+ * push, the usual first instruction, cut every stack at the hooked function.
+ * A kprobe program's bpf_get_stack() starts from the registers themselves,
+ * as at a kprobe (ip = hook + 1, an exception frame to perf): at a push
+ * it stops there, as a kprobe's does upstream. The entry and the slot have
+ * no unwind data: an unwind that starts in one stops there.
  */
 #include <linux/linkage.h>
 #include <asm/segment.h>
@@ -82,7 +96,8 @@ SYM_CODE_START_LOCAL(xp_jump_common)
 	pushq	%r13
 	pushq	%r14
 	pushq	%r15
-	UNWIND_HINT_REGS
+	/* A call from the hook: hook + 1 in the number's place (the handler's first store). */
+	UNWIND_HINT type=UNWIND_HINT_TYPE_CALL sp_reg=ORC_REG_SP sp_offset=XP_REGS_SIZE+8
 	/* sp: the value pushed was 16 below the hook's (number, ss). */
 	addq	$16, XP_REGS_SP(%rsp)
 	movq	%rsp, %rdi
