@@ -49,7 +49,7 @@ atomic64_t xp_audits;			/* audit passes */
  * The kernel is about to write [lo, hi) over a call hook's instruction: give
  * the copy back the bytes the kernel expects there first. Each runtime patcher
  * first writes an int3 at the start of the instruction it patches and
- * serialises every CPU before it writes the rest (callhook.c), so:
+ * serialises every CPU before it writes the rest (jump.c), so:
  * - a live call whose first byte is written: that is the int3; put ours there
  *   first and leave the displacement behind it, which no CPU may be fetching
  *   yet; it goes at the next write here or at the next audit;

@@ -9,12 +9,26 @@
  * symbols too, for which registration itself fails. kprobes moves an entry
  * probe past ENDBR, so the exact start is confirmed with sprint_symbol()
  * (exported), which also yields the symbol's size.
+ *
+ * Every question to kprobes (a name, or whether it would probe an address)
+ * costs a registration and, to take the probe out again, an RCU grace
+ * period: three per HOOK_ADD, most of its time. The answers about core
+ * kernel text never change while the kernel runs (where a symbol is, its
+ * size; kprobes' blacklist, jump-label, static-call, BUG and ftrace sites
+ * and instruction boundaries are fixed at boot), so they are kept: a name's
+ * start and size, and kprobes' answer about an address when it is a yes or
+ * a refusal for good (-EILSEQ, -EINVAL), not "busy" nor out of memory.
+ * Nothing else is (a name not found may be a module's yet to come).
+ * Locking: xp_answers_lock, a mutex (all callers may sleep).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/hash.h>
 #include <linux/kallsyms.h>
 #include <linux/kprobes.h>
+#include <linux/log2.h>
 #include <linux/slab.h>
+#include <linux/stringhash.h>
 #include <asm/ibt.h>
 #include <asm/ftrace.h>
 #include "xprobes.h"
@@ -32,6 +46,72 @@ static bool parse_sprint(const char *buf, const char *want, unsigned long *off,
 		return false;
 	n = plus - buf;
 	return !want || (strlen(want) == n && !strncmp(buf, want, n));
+}
+
+#define XP_NAMES	256		/* kept names, hashed */
+#define XP_ANSWERS	1024		/* kept answers about addresses, hashed */
+static DEFINE_MUTEX(xp_answers_lock);
+static struct {
+	char name[64];			/* "" if free */
+	unsigned long addr, size;
+} xp_names[XP_NAMES];
+static struct {
+	unsigned long addr;		/* 0 if free */
+	struct xp_kp_answer ans;
+} xp_answers[XP_ANSWERS];
+
+static bool name_kept(const char *name, unsigned long *addrp, unsigned long *size)
+{
+	unsigned int i = full_name_hash(NULL, name, strlen(name)) % XP_NAMES;
+	bool hit;
+
+	mutex_lock(&xp_answers_lock);
+	hit = !strcmp(xp_names[i].name, name);
+	if (hit) {
+		*addrp = xp_names[i].addr;
+		if (size)
+			*size = xp_names[i].size;
+	}
+	mutex_unlock(&xp_answers_lock);
+	return hit;
+}
+
+static void keep_name(const char *name, unsigned long addr, unsigned long size)
+{
+	unsigned int i = full_name_hash(NULL, name, strlen(name)) % XP_NAMES;
+
+	if (strlen(name) >= sizeof(xp_names[0].name) || !xp_is_core_text(addr, 1))
+		return;
+	mutex_lock(&xp_answers_lock);
+	strscpy(xp_names[i].name, name, sizeof(xp_names[i].name));
+	xp_names[i].addr = addr;
+	xp_names[i].size = size;
+	mutex_unlock(&xp_answers_lock);
+}
+
+static bool answer_kept(unsigned long addr, struct xp_kp_answer *ans)
+{
+	unsigned int i = hash_long(addr, ilog2(XP_ANSWERS));
+	bool hit;
+
+	mutex_lock(&xp_answers_lock);
+	hit = xp_answers[i].addr == addr;
+	if (hit)
+		*ans = xp_answers[i].ans;
+	mutex_unlock(&xp_answers_lock);
+	return hit;
+}
+
+static void keep_answer(unsigned long addr, const struct xp_kp_answer *ans)
+{
+	unsigned int i = hash_long(addr, ilog2(XP_ANSWERS));
+
+	if ((ans->err && ans->err != -EILSEQ && ans->err != -EINVAL) || !xp_is_core_text(addr, 1))
+		return;
+	mutex_lock(&xp_answers_lock);
+	xp_answers[i].addr = addr;
+	xp_answers[i].ans = *ans;
+	mutex_unlock(&xp_answers_lock);
 }
 
 bool xp_sym_at(unsigned long addr, const char *want, unsigned long *off,
@@ -81,6 +161,8 @@ int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size)
 	u32 insn;
 	int err;
 
+	if (name_kept(name, addrp, size))
+		return 0;
 	err = register_kprobe(&kp);
 	if (!err)
 		unregister_kprobe(&kp);
@@ -98,6 +180,7 @@ int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size)
 	*addrp = addr;
 	if (size)
 		*size = off ? 0 : sz;
+	keep_name(name, addr, off ? 0 : sz);
 	return 0;
 }
 
@@ -125,6 +208,9 @@ void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 	n = min(n, XP_KP_ASK_MAX);
 	kps = kcalloc(n, sizeof(*kps), GFP_KERNEL);
 	for (i = 0; i < n; i++) {
+		memset(&ans[i], 0, sizeof(ans[i]));
+		if (answer_kept(addrs[i], &ans[i]))
+			continue;
 		if (!kps) {
 			ans[i].err = -ENOMEM;
 			continue;
@@ -135,10 +221,13 @@ void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 		WRITE_ONCE(xp_asking, current);
 		ans[i].err = register_kprobe(&kps[i]);
 		WRITE_ONCE(xp_asking, NULL);
-		if (ans[i].err)
+		if (ans[i].err) {
+			keep_answer(addrs[i], &ans[i]);
 			continue;
+		}
 		ans[i].flags = kps[i].flags;
 		ans[i].size = kps[i].ainsn.size;
+		keep_answer(addrs[i], &ans[i]);
 		reg[nreg++] = &kps[i];
 	}
 	if (nreg)

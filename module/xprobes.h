@@ -278,7 +278,7 @@ struct xp_hook {
 	bool call_ok;			/* may become a call or jump hook (jump.c) */
 	int jentry;			/* its entry (jump_entry.S), -1 if none */
 	const char *why_int3;		/* why it is not a call or jump hook, or NULL */
-	u8 mode;			/* XP_HOOK_*: what xp_call_handler accepts */
+	u8 mode;			/* XP_HOOK_*: a live jump or a trap (jump.c) */
 	bool tail_ours;			/* copy bytes 1..4 hold our jump's rel32 */
 	bool tail_conflict;		/* the kernel wrote behind our live jump (coherence.c) */
 	bool went_live;			/* its jump was in the copy once: retired after RCU-tasks */
