@@ -60,8 +60,9 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)))
 MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
-# Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin).
-TEST_MODS := xp_klp xp_spin
+# Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
+# a CPA change of the image mapping for 19-view-tables (xp_cpa).
+TEST_MODS := xp_klp xp_spin xp_cpa
 TEST_KO   := $(TEST_MODS:%=selftests/modules/%.ko)
 
 .PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help \
@@ -109,12 +110,13 @@ copy_module = mkdir -p $(1)/module/uapi && cp -p Kbuild $(1)/ && \
 $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	@$(call copy_module,$(BUILD)/k/$*)
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
-$(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
+$(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko $(BUILD)/k/%/klp/xp_cpa.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
 	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
 
 # Pattern-rule results make would otherwise delete as intermediate.
 .PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko \
+	$(BUILD)/k/%/klp/xp_cpa.ko \
 	$(BUILD)/kernel/%/.complete
 
 # --- BPF (CO-RE: one set of objects for every kernel; vmlinux.h from 6.12's BTF)

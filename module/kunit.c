@@ -1039,6 +1039,11 @@ static void view_stale_tables(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, xp_chain_stale(v));
 	pmd_clear(&v->pmd[i]);
 	KUNIT_EXPECT_FALSE(test, xp_chain_stale(v));
+	/* A change it can follow (same page size: nothing mapped either way). */
+	set_pmd(&v->pmd[i], __pmd(0x1000));
+	KUNIT_EXPECT_TRUE(test, xp_chain_resync(v));
+	KUNIT_EXPECT_FALSE(test, xp_chain_stale(v));
+	KUNIT_EXPECT_TRUE(test, pmd_none(v->pmd[i]));
 	mutex_unlock(&xp_views_lock);
 	destroy_view(v);
 }

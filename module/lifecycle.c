@@ -16,8 +16,8 @@
  *   exist, detaches dead members and ends views that have none, announcing
  *   each on the events multicast group. It also runs the coherence audit and
  *   the page-table check, ends every view if kprobes stopped (kpstate.c),
- *   and ends a view whose copied tables no longer mirror the kernel's
- *   (pgtable.c, xp_chain_stale).
+ *   and brings a view's copied tables up to the kernel's changes, or ends
+ *   the view where it cannot (pgtable.c, xp_chain_resync).
  * - owner: a view belongs to the generic netlink socket that created it
  *   unless made with XPROBES_F_PERSIST; closing the socket (the controller
  *   exiting, killed or not) ends its views.
@@ -130,8 +130,8 @@ static void sweep(struct work_struct *work)
 	list_for_each_entry_safe(v, n, &xp_views, node)
 		if (why)
 			xp_view_destroy(v, why);
-		else if (xp_chain_stale(v))
-			xp_view_destroy(v, "the kernel changed its image page tables since the view was made");
+		else if (!xp_chain_resync(v))
+			xp_view_destroy(v, "the kernel changed its image page tables in a way the view cannot follow");
 		else if (!xp_view_reap_members(v))
 			xp_view_destroy(v, "exit");
 	if (xp_nr_views && ++sweeps % XP_AUDIT_EVERY == 0) {

@@ -173,10 +173,11 @@ static void g_restore(pmd_t *pmdp, bool leaf_had, const unsigned long *pte_had)
 		return;
 	}
 	pte = (pte_t *)pmd_page_vaddr(pmd);
-	for_each_set_bit(i, pte_had, PTRS_PER_PTE) {
+	for (i = 0; i < PTRS_PER_PTE; i++) {
 		pte_t e = READ_ONCE(pte[i]);
 
-		if (pte_present(e))
+		/* A global leaf the kernel split since: its every page was global. */
+		if (pte_present(e) && (leaf_had || test_bit(i, pte_had)))
 			set_pte(&pte[i], pte_set_flags(e, _PAGE_GLOBAL));
 	}
 }
@@ -290,6 +291,148 @@ bool xp_chain_stale(struct xp_view *v)
 		if (!own_table(v, i) && pmd_val(v->pmd[i]) != pmd_val(READ_ONCE(xp_k.image_pmds[i])))
 			return true;
 	return false;
+}
+
+/* Fill @ptes with what the 2 MiB leaf @pmd maps: same frames, same attributes. */
+static void ptes_of_leaf(pte_t *ptes, pmd_t pmd)
+{
+	pgprot_t prot = __pgprot(protval_large_2_4k(pmd_flags(pmd)));
+	unsigned long pfn = pmd_pfn(pmd);
+	int i;
+
+	for (i = 0; i < PTRS_PER_PTE; i++)
+		ptes[i] = pfn_pte(pfn + i, prot);
+}
+
+/* The kernel's own translation of @va (in PMD slot @idx of the image): frame and flags. */
+bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *flags)
+{
+	pmd_t pmd = READ_ONCE(xp_k.image_pmds[idx]);
+	pte_t pte;
+
+	if (pmd_none(pmd) || !pmd_present(pmd))
+		return false;
+	if (pmd_leaf(pmd)) {
+		*pfn = pmd_pfn(pmd) + pte_index(va);
+		*flags = protval_large_2_4k(pmd_flags(pmd));
+		return true;
+	}
+	pte = READ_ONCE(((pte_t *)pmd_page_vaddr(pmd))[pte_index(va)]);
+	*pfn = pte_pfn(pte);
+	*flags = pte_flags(pte);
+	return pte_present(pte);
+}
+
+/*
+ * The entries of a region of its own that @v must bring up to the kernel's:
+ * those of pages it has no copy of, 4 KiB entries both. Returns whether one
+ * changed.
+ */
+static bool region_resync(struct xp_view *v, struct xp_region *r)
+{
+	unsigned int idx = pmd_index(r->base), i;
+	bool changed = false;
+	struct xp_tpage *t;
+
+	for (i = 0; i < PTRS_PER_PTE; i++) {
+		unsigned long va = r->base + i * PAGE_SIZE, pfn;
+		pte_t pte = READ_ONCE(r->ptes[i]);
+		bool copy = false;
+		u64 flags;
+
+		list_for_each_entry(t, &v->tpages, node)
+			copy |= t->va == va;
+		if (copy || !xp_shared_pte(idx, va, &pfn, &flags))
+			continue;
+		flags &= ~(u64)_PAGE_GLOBAL;	/* a region of a view's own is never global */
+		if (pte_present(pte) && pfn == pte_pfn(pte) &&
+		    (flags & XP_CMP_MASK) == (pte_flags(pte) & XP_CMP_MASK))
+			continue;
+		set_pte(&r->ptes[i], pfn_pte(pfn, __pgprot(flags)));
+		changed = true;
+	}
+	return changed;
+}
+
+/*
+ * Follow what the kernel changed in the shared image tables since @v copied
+ * them. The kernel changes its image PMD page through CPA: set_memory_*() on
+ * a page of the image's physical range changes its alias in the image
+ * mapping too (cpa_process_alias()), and splits the 2 MiB leaf that maps it.
+ * The image's freed init pages go back to the page allocator and come back
+ * as BPF JIT, kprobe or module pages, whose set_memory_rox() does just that:
+ * a BPF program loaded, a kprobe registered (xprobes' own questions to
+ * kprobes among them: 90-preempt met it) used to end every view. Each
+ * copied entry follows without a translation changing page size and frame
+ * or attributes in one step (SDM 4.10.2.3): a leaf the kernel split becomes
+ * first a private PTE table mapping what the leaf mapped (only the page
+ * size changes), every CPU flushes, then the shared table (only attributes
+ * of some 4 KiB pages change), every CPU flushes again; any other change
+ * keeps the page size, and a flush follows it. In the view's own regions,
+ * the entries of pages it has no copy of follow the kernel's (4 KiB both).
+ * The kernel never frees a PTE table of the image mapping nor turns one into
+ * a leaf after boot (6.1, 6.12), and its P4D and PUD entries there do not
+ * change: where one did, this returns false and the caller ends the view
+ * rather than guess. Under xp_views_lock.
+ */
+bool xp_chain_resync(struct xp_view *v)
+{
+	unsigned long a = xp_k.stext;
+	p4d_t *p4ds = xp_shared_p4ds();
+	pud_t *puds = xp_shared_puds();
+	struct xp_bridge { unsigned int idx; pte_t *ptes; } *bridge = NULL;
+	unsigned int i, n = 0;
+	bool flush = false, ok = true;
+
+	lockdep_assert_held(&xp_views_lock);
+	for (i = 0; p4ds && i < PTRS_PER_P4D; i++)
+		if (i != p4d_index(a) && p4d_val(v->p4d[i]) != p4d_val(READ_ONCE(p4ds[i])))
+			return false;
+	for (i = 0; i < PTRS_PER_PUD; i++)
+		if (i != pud_index(a) && pud_val(v->pud[i]) != pud_val(READ_ONCE(puds[i])))
+			return false;
+	for (i = 0; i < PTRS_PER_PMD; i++) {
+		pmd_t old = READ_ONCE(v->pmd[i]), new = READ_ONCE(xp_k.image_pmds[i]);
+		struct xp_region *r = xp_region_at(v, i);
+
+		if (r) {
+			flush |= region_resync(v, r);
+			continue;
+		}
+		if (own_table(v, i) || pmd_val(old) == pmd_val(new))
+			continue;
+		if (pmd_present(old) && pmd_leaf(old) && pmd_present(new) && !pmd_leaf(new)) {
+			pte_t *ptes;
+
+			if (!bridge)
+				bridge = kmalloc_array(PTRS_PER_PMD, sizeof(*bridge), GFP_KERNEL);
+			ptes = bridge ? xp_alloc_table() : NULL;
+			if (!ptes) {
+				ok = false;
+				break;
+			}
+			ptes_of_leaf(ptes, old);
+			set_pmd(&v->pmd[i], __pmd(__pa(ptes) | _KERNPG_TABLE));
+			bridge[n].idx = i;
+			bridge[n++].ptes = ptes;
+		} else if (!pmd_present(old) || !pmd_present(new) || pmd_leaf(old) == pmd_leaf(new)) {
+			set_pmd(&v->pmd[i], new);
+		} else {
+			ok = false;	/* a table turned into a leaf */
+			break;
+		}
+		flush = true;
+	}
+	if (flush)
+		xp_flush_all();
+	for (i = 0; i < n; i++)
+		set_pmd(&v->pmd[bridge[i].idx], READ_ONCE(xp_k.image_pmds[bridge[i].idx]));
+	if (n)
+		xp_flush_all();
+	for (i = 0; i < n; i++)
+		xp_free_table(bridge[i].ptes);
+	kfree(bridge);
+	return ok && !xp_chain_stale(v);
 }
 
 /* Build the private chain from the shared tables, down to the private PMD. */
@@ -415,7 +558,6 @@ static struct xp_region *get_region(struct xp_view *v, unsigned long va,
 	unsigned int idx = pmd_index(va);
 	struct xp_region *r;
 	pmd_t pmd;
-	int i;
 
 	r = xp_region_at(v, idx);
 	if (r)
@@ -442,11 +584,7 @@ static struct xp_region *get_region(struct xp_view *v, unsigned long va,
 	pmd = READ_ONCE(v->pmd[idx]);
 	if (pmd_leaf(pmd)) {
 		/* Split the 2 MiB mapping: same frames, same attributes. */
-		pgprot_t prot = __pgprot(protval_large_2_4k(pmd_flags(pmd)));
-		unsigned long pfn = pmd_pfn(pmd);
-
-		for (i = 0; i < PTRS_PER_PTE; i++)
-			r->ptes[i] = pfn_pte(pfn + i, prot);
+		ptes_of_leaf(r->ptes, pmd);
 	} else {
 		/* The shared PTE table (non-global now): the same entries. */
 		memcpy(r->ptes, (void *)pmd_page_vaddr(pmd), PAGE_SIZE);

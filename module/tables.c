@@ -40,7 +40,6 @@
 atomic64_t xp_table_checks, xp_table_violations;
 
 /* Attributes a region's PTE must share with the kernel's mapping. */
-#define XP_CMP_MASK	(PTE_FLAGS_MASK & ~(_PAGE_GLOBAL | _PAGE_ACCESSED | _PAGE_DIRTY))
 
 struct check {
 	struct xp_tables_report *rep;
@@ -90,25 +89,6 @@ static struct xp_tpage *tpage_at(struct xp_view *v, unsigned long va)
 	return NULL;
 }
 
-/* The kernel's own translation of @va (in region @idx): frame and attributes. */
-static bool shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *flags)
-{
-	pmd_t pmd = READ_ONCE(xp_k.image_pmds[idx]);
-	pte_t pte;
-
-	if (pmd_none(pmd) || !pmd_present(pmd))
-		return false;
-	if (pmd_leaf(pmd)) {
-		*pfn = pmd_pfn(pmd) + pte_index(va);
-		*flags = protval_large_2_4k(pmd_flags(pmd));
-		return true;
-	}
-	pte = READ_ONCE(((pte_t *)pmd_page_vaddr(pmd))[pte_index(va)]);
-	*pfn = pte_pfn(pte);
-	*flags = pte_flags(pte);
-	return pte_present(pte);
-}
-
 static void check_region(struct check *c, struct xp_view *v, struct xp_region *r)
 {
 	unsigned int idx = pmd_index(r->base), i;
@@ -129,7 +109,7 @@ static void check_region(struct check *c, struct xp_view *v, struct xp_region *r
 			if (pte_pfn(pte) != page_to_pfn(t->copy))
 				violated(c, "view of pid %u: hooked page %u of region %u does not map its copy",
 					 v->root_nr, i, idx);
-		} else if (!shared_pte(idx, va, &pfn, &flags) || pfn != pte_pfn(pte) ||
+		} else if (!xp_shared_pte(idx, va, &pfn, &flags) || pfn != pte_pfn(pte) ||
 			   (flags & XP_CMP_MASK) != (pte_flags(pte) & XP_CMP_MASK)) {
 			violated(c, "view of pid %u: PTE %u of region %u differs from the kernel's mapping",
 				 v->root_nr, i, idx);
@@ -171,8 +151,11 @@ static void check_view(struct check *c, struct xp_view *v)
 	struct xp_region *r;
 	unsigned int i;
 
-	/* Every copied entry it does not own is the kernel's (P4D, PUD, PMD). */
-	if (xp_chain_stale(v))
+	/*
+	 * Every copied entry it does not own is the kernel's (P4D, PUD, PMD),
+	 * once it has followed what the kernel changed (pgtable.c).
+	 */
+	if (!xp_chain_resync(v))
 		violated(c, "view of pid %u: a copied P4D, PUD or PMD entry is not the kernel's",
 			 v->root_nr);
 	if (pud_pfn(v->pud[pud_index(a)]) != PHYS_PFN(__pa(v->pmd)))

@@ -198,6 +198,10 @@ void xp_chain_unmap(struct xp_view *v);
 void xp_chain_release_globals(struct xp_view *v);
 unsigned int xp_gclear_refs(unsigned int idx);
 bool xp_chain_stale(struct xp_view *v);
+bool xp_chain_resync(struct xp_view *v);
+/* PTE flags two translations must agree on (not G, A, D). */
+#define XP_CMP_MASK	(PTE_FLAGS_MASK & ~(_PAGE_GLOBAL | _PAGE_ACCESSED | _PAGE_DIRTY))
+bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *flags);
 struct xp_region *xp_region_at(struct xp_view *v, unsigned int idx);
 void xp_chain_free(struct xp_view *v);
 struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,

@@ -6,7 +6,8 @@
 # A) runs B's process on the shared, unhooked text. The reverse when B
 # unhooks: A gets the global leaf back. Checked with walk (A's and B's PMD
 # entries for both regions) and with the module's own invariant checker
-# (xprobectl audit --tables), which also runs after every selftest.
+# (xprobectl audit --tables), which also runs after every selftest. (u) The
+# kernel changes its image mapping itself (CPA): the views follow.
 . /xp/selftests/tests/lib.sh
 G=$((1 << 8)) PSE=$((1 << 7))
 region() { echo $(( 0x$1 >> 21 )); }
@@ -93,5 +94,53 @@ tables_ok "A gone, B hooks $F"
 xprobectl view del $B || fail "view del B"
 tables_ok "no view"
 assert_eq "shared entry for region $hr at the end" "$leaf_before" "$(pmd_of $C $H)"
+end_loop $A /tmp/a.out
+end_loop $B /tmp/b.out
+
+# (u) The kernel changes its own image mapping: CPA on a page of the image's
+# physical range changes its alias there too, and splits the 2 MiB leaf that
+# maps it (a set_memory_*() on any BPF JIT, kprobe or module page whose frame
+# was freed init memory does). xp_cpa.ko keeps a text page of H's region
+# uncached while it is loaded. The views follow the kernel (pgtable.c,
+# xp_chain_resync()): A, which hooks F and maps that region as the kernel
+# does, through a private table first; B, which hooks H, in its own table.
+# They used to end ("the kernel changed its image page tables").
+[ -f /xp/xp_cpa.ko ] || skip "no xp_cpa test module"
+PCD=$((1 << 4))
+pte_of() { set -- $(xprobectl walk "$1" "$2"); [ "$2" = 1 ] && echo "$8"; }
+start_loop /tmp/a.out -e -n 10 getppid
+A=$LOOP_PID
+start_loop /tmp/b.out -e -n 10 getppid
+B=$LOOP_PID
+xprobectl view add $A > /dev/null && xprobectl view add $B > /dev/null || fail "view add A, B"
+ida=$(xprobectl hook add $A $F) && idb=$(xprobectl hook add $B $H) || fail "hook add"
+hp=$((0x$(ksym $H) & ~0xfff))
+tp=$((hp + 4096))
+[ $((tp >> 21)) = $((hp >> 21)) ] || tp=$((hp - 4096))
+tp=0x$(printf '%x' $tp)
+note "region $hr: the shared tables map it at level $(level_of $C $tp), A at level $(level_of $A $tp); page $tp goes uncached"
+insmod /xp/xp_cpa.ko addr=$tp || fail "insmod xp_cpa"
+assert_eq "the kernel maps the page with 4 KiB now" 1 "$(level_of $C $tp)"
+e=$(pte_of $C $tp)
+[ $((0x$e & PCD)) != 0 ] || fail "the kernel's entry for $tp is not uncached: $e"
+sleep 0.5	# the sweeper follows the kernel every 200 ms
+tables_ok "the kernel split region $hr"
+assert_eq "views after the kernel's change" 2 "$(status_field views)"
+for v in $A $B; do
+	e=$(pte_of $v $tp)
+	[ -n "$e" ] && [ $((0x$e & PCD)) != 0 ] || fail "view of $v does not map $tp uncached: ${e:-no 4 KiB entry}"
+	assert_eq "view of $v maps $tp to the kernel's frame" "$(xprobectl walk $C $tp | cut -d' ' -f3)" \
+		"$(xprobectl walk $v $tp | cut -d' ' -f3)"
+done
+note "ok: A and B map $tp uncached, as the kernel does"
+rmmod xp_cpa || fail "rmmod xp_cpa"
+sleep 0.5
+tables_ok "the page is write-back again"
+for v in $A $B; do
+	e=$(pte_of $v $tp)
+	[ -n "$e" ] && [ $((0x$e & PCD)) = 0 ] || fail "view of $v still maps $tp uncached: $e"
+done
+assert_eq "views at the end" 2 "$(status_field views)"
+xprobectl view del $A && xprobectl view del $B || fail "view del"
 end_loop $A /tmp/a.out
 end_loop $B /tmp/b.out

@@ -35,19 +35,17 @@ else
 fi
 restore() { [ -z "$model" ] || echo "$model" > $PM; }
 
-insmod /xp/xp_spin.ko || fail "insmod xp_spin"
 calls() { cat /sys/module/xp_spin/parameters/calls; }
-pids=
-for c in 0 1; do
-	taskset $((1 << c)) sysloop -n 0 getppid > /dev/null &
-	eval "M$c=$!"
-	taskset $((1 << c)) sysloop -n 0 spin > /dev/null &
-	pids="$pids $!"
-done
-pids="$pids $M0 $M1"
-uhtarget -t 2 > /tmp/pre-uh.out 2>&1 &
+# Everything is set up on quiet CPUs (the loops wait for a signal, the
+# kernel threads come later), which the load would slow several times.
+start_loop /tmp/pre-m0.out -n 0 getppid
+M0=$LOOP_PID
+start_loop /tmp/pre-m1.out -n 0 getppid
+M1=$LOOP_PID
+uhtarget -g -t 2 > /tmp/pre-uh.out 2>&1 &
 U=$!
 wait_for /tmp/pre-uh.out '^ready' "uhtarget did not start"
+pids="$M0 $M1"
 cleanup() {
 	kill $pids $U 2> /dev/null
 	wait $pids $U 2> /dev/null
@@ -77,9 +75,18 @@ done
 ib=$(xprobectl hook add --trap $M1 kstrdup) || { cleanup; fail "hook add --trap in view B"; }
 wait_jump $ja
 wait_jump $jg
-guard=$(xprobectl hook list --json | tr '{' '\n' | grep "\"pid\":$M0," | grep '"guard":true' |
-	sed -n 's/.*"id":\([0-9]*\).*/\1/p')
+guard=$(guard_of $M0)
 note "view A: kstrdup $(hook_col $ja 8), getppid $(hook_col $jg 8), kstrdup+$off $(hook_col $ca 8), guard ${guard:-none}; view B: kstrdup $(hook_col $ib 8)"
+
+# The load: on each CPU a traced loop, an untraced spinner, a kernel thread.
+taskset -p 1 $M0 > /dev/null && taskset -p 2 $M1 > /dev/null || { cleanup; fail "taskset"; }
+kill -USR1 $M0 $M1
+for c in 0 1; do
+	taskset $((1 << c)) sysloop -n 0 spin > /dev/null &
+	pids="$pids $!"
+done
+kill -HUP $U
+insmod /xp/xp_spin.ko || { cleanup; fail "insmod xp_spin"; }
 
 # Add/del cycles while it all runs: a jump in view A (each waits for an
 # RCU-tasks grace period before it goes live), and uhtarget's jumps over
@@ -111,12 +118,9 @@ sleep 1
 c2=$(calls)
 t_slow=$(spin_cs)
 note "a busy loop took $t_fast cs, then $t_slow cs one instruction per block"
-i=$((1 + t_slow / 100))
-while [ $i -lt $SECS ]; do
-	sleep 5
-	i=$((i + 5))
-	kill -0 $U 2> /dev/null || break
-done
+# Guest time runs as the host's: the phase ends SECS seconds after the switch.
+left=$((SECS - 1 - t_slow / 100))
+[ $left -le 0 ] || sleep $left
 echo "XP-SINGLESTEP: off" > /dev/ttyS1
 touch /tmp/pre-stop
 wait $cyc
