@@ -958,7 +958,12 @@ static __always_inline void thread_exit(__u32 tid, __u32 tgid)
  * xprobes_hook tracepoint where the module cannot give a hook a program.
  */
 
-extern const void init_mm __ksym;
+/*
+ * Weak: a kernel without its data symbols in kallsyms (KALLSYMS_ALL=n)
+ * cannot give it, and fallback mode, which runs there, needs none; the
+ * module, which views mode needs, resolves init_mm itself at load.
+ */
+extern const void init_mm __ksym __weak;
 
 /*
  * switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving, for a task

@@ -88,19 +88,21 @@ done
 kill -HUP $U
 insmod /xp/xp_spin.ko || { cleanup; fail "insmod xp_spin"; }
 
-# Add/del cycles while it all runs: a jump in view A (each waits for an
-# RCU-tasks grace period before it goes live), and uhtarget's jumps over
-# three instructions (uh_add) and two (uh_call).
-rm -f /tmp/pre-stop /tmp/pre-cycles
+# Add/del cycles while it all runs, from one process each (an exec under
+# one instruction per block takes seconds): a jump in view A that goes live
+# for one round in each batch (an RCU-tasks grace period), quick add/del
+# rounds of it, and uhtarget's jumps over three instructions (uh_add) and
+# two (uh_call), with and without events.
+rm -f /tmp/pre-stop /tmp/pre-cycles /tmp/pre-cycles.err
+fa() { awk -v f="$1" '$1 == "fn" && $2 == f { print $3, $4 }' /tmp/pre-uh.out; }
 (
 	n=0
 	while [ ! -e /tmp/pre-stop ]; do
 		id=$(xprobectl hook add $M0 __x64_sys_getpid 2>> /tmp/pre-cycles.err) || break
-		for f in uh_add uh_call; do
-			u=$(xprobectl uhook add --no-events $U $f 2>> /tmp/pre-cycles.err) || break 2
-			xprobectl uhook del $u 2>> /tmp/pre-cycles.err || break 2
-		done
+		xpcycle uhook $U $(fa uh_add) 4 > /dev/null 2>> /tmp/pre-cycles.err || break
+		xpcycle uhook $U $(fa uh_call) 4 > /dev/null 2>> /tmp/pre-cycles.err || break
 		xprobectl hook del $id 2>> /tmp/pre-cycles.err || break
+		xpcycle hook $M0 __x64_sys_getpid 8 > /dev/null 2>> /tmp/pre-cycles.err || break
 		n=$((n + 1))
 		echo $n > /tmp/pre-cycles
 	done
@@ -148,7 +150,7 @@ note "ok: kernel threads ran through view B's int3 $(col $ib 6) times (dropped)"
 note "ok: view A's jump on getppid() counted $(col $jg 5) hits"
 [ -s /tmp/pre-cycles.err ] && fail "add/del cycles failed: $(cat /tmp/pre-cycles.err)"
 [ "$ncyc" -gt 0 ] || fail "no add/del cycle completed"
-note "ok: $ncyc add/del cycles (a kernel jump, two user jumps each)"
+note "ok: $ncyc rounds of add/del cycles (a kernel jump, live and not; two user jumps)"
 grep -q BAD /tmp/pre-uh.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/pre-uh.out | head -n 3)"
 assert_eq "uhtarget's exit status" 0 "$urc"
 assert_match "uhtarget's count" '^ok calls=' "$(tail -n 1 /tmp/pre-uh.out)"
