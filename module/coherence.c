@@ -135,6 +135,14 @@ static bool break_overlapping_hooks(struct xp_view *v, unsigned long lo, unsigne
 			WRITE_ONCE(h->broken, true);
 			atomic64_inc(&xp_conflicts);
 		}
+		/*
+		 * The view's guard displaced (guard.c): its jumps over several
+		 * instructions may not stay live without it. A kprobe's arming
+		 * took them apart already (xp_jumps_yield()); any other writer
+		 * gets them taken apart now, from process context.
+		 */
+		if (h == v->guard)
+			schedule_work(&conflict_work);
 	}
 	return keep_out;
 }
@@ -308,7 +316,8 @@ unsigned int xp_audit_all(void)
 
 /*
  * Take apart the jump hooks whose tail the kernel wrote into while they were
- * live (tail_conflict()): the int3 protocol, in process context. The jump
+ * live (tail_conflict()), and those of a view whose guard the kernel
+ * displaced: the int3 protocol, in process context. The jump
  * becomes an int3 (which runs the covered bytes out of line, as before),
  * every CPU serialises, the kernel's bytes go behind it, every CPU
  * serialises, and the kernel's own first byte replaces the int3. The hook
@@ -321,6 +330,16 @@ static void fix_tail_conflicts(struct work_struct *work)
 
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry(v, &xp_views, node) {
+		/* A displaced guard: no jump over several instructions stays live. */
+		if (v->guard && READ_ONCE(v->guard->broken)) {
+			list_for_each_entry(h, &v->hook_list, vnode) {
+				if (h->ninsn < 2 || READ_ONCE(h->mode) != XP_HOOK_CALL)
+					continue;
+				xp_calls_disarm(v, h);
+				WRITE_ONCE(h->why_int3, "the view's guard against kernel threads on "
+					   "its page tables was displaced");
+			}
+		}
 		list_for_each_entry(h, &v->hook_list, vnode) {
 			u8 *c = xp_hook_copy(h);
 

@@ -40,7 +40,7 @@
 
 /* Is @insn an indirect jump, or a direct jump to a thunk standing for one? */
 static bool indirect_jump(const struct xp_insn *insn, const u8 *p, unsigned long ip,
-			  unsigned long thunk_lo, unsigned long thunk_hi)
+			  const struct xp_ranges *thunks)
 {
 	unsigned int reg = (insn->modrm >> 3) & 7;
 	unsigned long target;
@@ -51,7 +51,7 @@ static bool indirect_jump(const struct xp_insn *insn, const u8 *p, unsigned long
 	if (insn->kind != XP_INSN_JMP && insn->kind != XP_INSN_JCC)
 		return false;
 	target = ip + insn->len + insn->rel;
-	return thunk_lo && target >= thunk_lo && target < thunk_hi;
+	return xp_in_ranges(thunks, target);
 }
 
 /*
@@ -107,7 +107,7 @@ static int user_jump(const struct xp_insn *insn, const u8 *p)
 }
 
 static int decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
-		  unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c,
+		  const struct xp_ranges *thunks, struct xp_cover *c,
 		  struct xp_cover_tables *t)
 {
 	unsigned int pos, end;
@@ -195,7 +195,7 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 				t->base[t->n++] = at;
 			continue;
 		}
-		if (indirect_jump(&insn, func + pos, ip, thunk_lo, thunk_hi)) {
+		if (indirect_jump(&insn, func + pos, ip, thunks)) {
 			c->why = "the function has an indirect jump: its targets are unknown";
 			return -EINVAL;
 		}
@@ -212,9 +212,9 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 }
 
 int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
-		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c)
+		    const struct xp_ranges *thunks, struct xp_cover *c)
 {
-	return decide(func, base, size, off, thunk_lo, thunk_hi, c, NULL);
+	return decide(func, base, size, off, thunks, c, NULL);
 }
 
 int xp_branch_into(const u8 *func, unsigned long base, unsigned int size, unsigned long lo,
@@ -239,5 +239,5 @@ int xp_cover_decide_user(const u8 *func, unsigned long base, unsigned int size,
 {
 	t->reg_jumps = 0;
 	t->n = 0;
-	return decide(func, base, size, off, 0, 0, c, t);
+	return decide(func, base, size, off, NULL, c, t);
 }

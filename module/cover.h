@@ -9,6 +9,27 @@
 #define XP_COVER_MAX	(XP_JUMP_SIZE - 1 + XP_INSN_MAX)	/* bytes a jump may cover */
 #define XP_COVER_INSNS	5				/* instructions it may cover */
 
+/*
+ * The retpoline and ITS thunks, one range per array of them (each holds a
+ * thunk per register): a jump to one stands for an indirect jump. Not one
+ * range over all: the return thunks lie between them on 6.12.
+ */
+#define XP_THUNK_RANGES	4
+struct xp_ranges {
+	unsigned int n;
+	struct { unsigned long lo, hi; } r[XP_THUNK_RANGES];
+};
+
+static inline bool xp_in_ranges(const struct xp_ranges *t, unsigned long a)
+{
+	unsigned int i;
+
+	for (i = 0; t && i < t->n; i++)
+		if (a >= t->r[i].lo && a < t->r[i].hi)
+			return true;
+	return false;
+}
+
 struct xp_cover {
 	unsigned int bytes;	/* covered bytes from the hook, >= XP_JUMP_SIZE */
 	unsigned int ninsn;	/* whole instructions among them */
@@ -19,11 +40,10 @@ struct xp_cover {
 /*
  * May a jump at @off of the function @func (its bytes, @size of them, at
  * kernel address @base) cover the instructions there? 0 and @c filled, or
- * an error with @c->why. [@thunk_lo, @thunk_hi) are the retpoline thunks,
- * or 0s if there are none.
+ * an error with @c->why. @thunks are the retpoline thunks (NULL: none).
  */
 int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
-		    unsigned long thunk_lo, unsigned long thunk_hi, struct xp_cover *c);
+		    const struct xp_ranges *thunks, struct xp_cover *c);
 
 /*
  * Does a direct branch in @func (@size bytes at @base: another function,

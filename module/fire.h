@@ -81,11 +81,13 @@ static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs
 {
 	struct bpf_prog *prog;
 
-	if (unlikely(h->urec_role))	/* before the program that accounts the switch */
-		xp_urec_switch(h, regs, own_task);
-	if (unlikely(h->internal)) {
-		h->internal(h, regs);
-		return;
+	if (unlikely(h->special)) {	/* one test on the common path */
+		if (h->urec_role)	/* before the program that accounts the switch */
+			xp_urec_switch(h, regs, own_task);
+		if (h->internal) {
+			h->internal(h, regs);
+			return;
+		}
 	}
 	prog = rcu_dereference_sched(h->prog);
 	if (prog)

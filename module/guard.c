@@ -96,6 +96,28 @@ notrace void xp_enter_lazy_tlb(struct mm_struct *mm, struct task_struct *tsk)
 }
 NOKPROBE_SYMBOL(xp_enter_lazy_tlb);
 
+/* On a CPU that has the mm @info loaded for a task without it (lazily): to init_mm. */
+static void leave_lazy(void *info)
+{
+	if (this_cpu_read(*xp_k.loaded_mm) == info && current->mm != info &&
+	    this_cpu_read(cpu_tlbstate_shared.is_lazy))
+		xp_leave_mm();
+}
+
+/*
+ * @mm is about to join a view while its jumps may be live: exec's new mm
+ * was loaded (exec_mmap()) before the tracepoint lets it join, and its task
+ * may have blocked in between, leaving a CPU that keeps @mm loaded lazily
+ * under a kernel thread, which would then run the view's copies without
+ * having passed the guard. Those CPUs leave it first (mm_cpumask() holds
+ * the lazy ones too). Only the joining task runs @mm, with preemption off
+ * here, so no CPU takes it up meanwhile.
+ */
+void xp_guard_evict(struct mm_struct *mm)
+{
+	smp_call_function_many(mm_cpumask(mm), leave_lazy, mm, true);
+}
+
 /* Its int3 while it is armed or displaced: the instruction runs out of line, no more. */
 static void guard_trap(struct xp_hook *h, struct pt_regs *regs)
 {

@@ -466,6 +466,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		h->internal = xp_uevent_fire;	/* before it is armed */
 	if (flags & XP_F_GUARD)
 		xp_guard_setup(h);
+	h->special = h->urec_role || h->internal;
 	h->slot = -1;
 	h->jentry = -1;
 	strscpy(h->sym, sym, sizeof(h->sym));

@@ -29,12 +29,14 @@
  * there, nobody executed the bytes behind it.
  *
  * A hit (jump_entry.S, xp_jump_handler()):
- * - a task running on its own mm (current->mm set): its CR3 is that mm's
- *   and stays so whatever happens to the task, preemption and migration
- *   included; the handler fires with interrupts as they were and sends it
- *   to the slot (view-private code) with interrupts still as they were.
+ * - a task running on its own mm (current->mm set, and the mm the CPU has
+ *   loaded): its CR3 is that mm's and stays so whatever happens to the
+ *   task, preemption and migration included; the handler fires with
+ *   interrupts as they were and sends it to the slot (view-private code)
+ *   with interrupts still as they were.
  * - anything else (a lazy-TLB kernel thread or the idle task on the view's
- *   CR3, an exiting task): a TLB-flush IPI may switch its CR3 to init_mm at
+ *   CR3, an exiting task, a task in exec between exec_mmap() setting its
+ *   new mm and loading it): a TLB-flush IPI may switch its CR3 to init_mm at
  *   any instruction, and a preempted kernel thread resumes on whatever mm is
  *   loaded, where the view's slots do not exist. The handler turns
  *   interrupts off first and checks the CR3 it finds: still the view's, it
@@ -86,10 +88,11 @@ MODULE_PARM_DESC(jump_hooks, "0: hooks on instructions shorter than 5 bytes stay
 /*
  * kprobes' table, under its mutex (kernel/kprobes.c). A kprobe on an
  * instruction a jump covers would take its int3 there, run that one
- * instruction out of line and resume behind it, inside our jump's bytes:
- * a jump goes live only where no kprobe is registered on a covered
- * instruction (optimize_jumps()), and a kprobe that comes later takes the
- * jump apart before kprobes prepares it (xp_jumps_yield()).
+ * instruction out of line and resume behind it, inside our jump's bytes
+ * (and one just before it, optimized: xp_kprobe_reaches()): a jump goes
+ * live only where no kprobe is registered that would reach it
+ * (optimize_jumps(), xp_call_arm()), and a kprobe armed later takes the
+ * jump apart before it writes its int3 (xp_jumps_yield()).
  */
 static struct mutex *xp_kprobe_mutex;
 static struct kprobe *(*xp_get_kprobe)(void *addr);
@@ -119,6 +122,10 @@ void xp_jump_init(void)
 {
 	int n;
 
+	if (!xp_k.loaded_mm) {
+		pr_warn("the loaded mm cannot be read: every hook stays an int3\n");
+		return;
+	}
 	for (n = 0; n < XP_NR_JENTRIES; n++) {
 		const u8 *p = (const u8 *)xp_jentry_addr(n);
 		u32 imm;
@@ -315,7 +322,7 @@ bool xp_call_possible(struct xp_hook *h, u32 flags, const u8 *func, unsigned lon
 		*why = "the function's text could not be read";
 		return false;
 	}
-	if (xp_cover_decide(func, start, size, h->addr - start, xp_k.thunk_lo, xp_k.thunk_hi, &c)) {
+	if (xp_cover_decide(func, start, size, h->addr - start, &xp_k.thunks, &c)) {
 		*why = c.why;
 		return false;
 	}
@@ -473,9 +480,9 @@ static void optimize_jumps(struct work_struct *work)
 	synchronize_rcu_tasks();
 	mutex_lock(&xp_views_lock);
 	/*
-	 * kprobes registers under its mutex, and prepares (xp_jumps_yield())
-	 * before the probe enters its table: a kprobe is either found here, or
-	 * comes after the jump and takes it apart.
+	 * kprobes registers and arms under its mutex, and takes our jumps
+	 * apart (xp_jumps_yield()) as it arms: a kprobe is either in its table
+	 * here, or armed after the jump, which it then takes apart.
 	 */
 	mutex_lock(xp_kprobe_mutex);
 	list_for_each_entry(v, &xp_views, node) {
@@ -615,7 +622,7 @@ void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 }
 
 /*
- * Must @h go back to an int3 before a kprobe at @addr is prepared? A live
+ * Must @h go back to an int3 before a kprobe at @addr is armed? A live
  * jump the kprobe would reach (xp_kprobe_reaches()); and where the kprobe would
  * displace its view's guard, every jump of the view over several
  * instructions (@guard_hit), which may not stay live without it (guard.c).
@@ -676,12 +683,11 @@ static bool yield_round(unsigned long addr, bool guards)
 NOKPROBE_SYMBOL(yield_round);
 
 /*
- * kprobes is about to prepare a kprobe at @addr (from the probe on
- * arch_prepare_kprobe(), readers.c: ftrace-based, preemption off, in the
- * registering task, text_mutex held and CPU hotplug off): in every view,
- * take apart the live jumps the kprobe would run into (xp_kprobe_reaches()),
- * as xp_calls_disarm() does, before the probe can be found in kprobes'
- * table. Each becomes an int3 whose slot runs every covered instruction,
+ * kprobes is about to arm a kprobe at @addr (from the probe on
+ * arch_arm_kprobe(), readers.c: ftrace-based, preemption off, kprobe_mutex
+ * and text_mutex held, CPU hotplug off), its int3 not written yet: in
+ * every view, take apart the live jumps the kprobe would run into
+ * (xp_kprobe_reaches()), as xp_calls_disarm() does. Each becomes an int3 whose slot runs every covered instruction,
  * the kernel's bytes behind it; the kprobe's own int3, if it lands on one,
  * then displaces it (coherence.c). A kprobe that would displace a view's
  * guard first takes apart every jump of that view over several
@@ -742,13 +748,13 @@ static noinline notrace unsigned long jump_borrowed(struct pt_regs *regs, unsign
 	struct xp_hook *h;
 	pgd_t *pgd;
 
+	h = READ_ONCE(xp_jhooks[n]);
+	regs->ip = h->addr + INT3_INSN_SIZE;
+	*(unsigned long *)(regs + 1) = regs->ip;	/* the return address unwinders read */
 	if (irq_on) {
 		raw_local_irq_disable();
 		trace_hardirqs_off();
 	}
-	h = READ_ONCE(xp_jhooks[n]);
-	regs->ip = h->addr + INT3_INSN_SIZE;
-	*(unsigned long *)(regs + 1) = regs->ip;	/* the return address unwinders read */
 	to = h->addr;
 	pgd = __va(read_cr3_pa());
 	if (pgd_val(READ_ONCE(*pgd_offset_pgd(pgd, h->addr))) == pgd_val(h->view->new_pgd)) {
@@ -762,13 +768,21 @@ static noinline notrace unsigned long jump_borrowed(struct pt_regs *regs, unsign
 }
 NOKPROBE_SYMBOL(jump_borrowed);
 
-/* The traced process's own tasks take the fast path; the rest jump_borrowed(). */
+/*
+ * The traced process's own tasks take the fast path; the rest jump_borrowed().
+ * Its own: on the tables of its own mm (current->mm set and loaded). Not
+ * current->mm alone: exec_mmap() sets the new one, then turns interrupts on
+ * before activate_mm() loads it, and on PREEMPT_RT the task may be
+ * preempted there; a task in switch_mm_irqs_off() has neither (interrupts
+ * are off there anyway).
+ */
 notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 {
 	unsigned long to;
 	struct xp_hook *h;
 
-	if (unlikely(!current->mm))
+	/* (A task without an mm never has one loaded: loaded_mm is never NULL.) */
+	if (unlikely(current->mm != this_cpu_read(*xp_k.loaded_mm)))
 		return jump_borrowed(regs, n);
 	/* On its own tables, wherever it may resume: interrupts stay as they are. */
 	preempt_disable_notrace();

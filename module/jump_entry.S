@@ -103,6 +103,11 @@ SYM_CODE_START_LOCAL(xp_jump_common)
 	movq	%rsp, %rdi
 	movq	XP_REGS_SIZE(%rsp), %rsi
 	call	xp_jump_handler
+	/*
+	 * From here the word unwinders took for the return address is where
+	 * to go on (the slot, or the hook's address): no unwind data.
+	 */
+	UNWIND_HINT_UNDEFINED
 	/* Go on where the handler says: over the entry's number. */
 	movq	%rax, XP_REGS_SIZE(%rsp)
 	/* r15..rbx: the handler is C and kept them, and nothing writes regs. */

@@ -72,10 +72,12 @@ static unsigned long __init need(const char *name)
 /*
  * The retpoline thunks: a jump to one is an indirect jump (cover.c), and
  * a hook on one would be hit by the dispatch path's own indirect calls
- * (dispatch.c). They lie together in .text..__x86.indirect_thunk, one
- * array per kind with a symbol per register in it (the array's own symbol
- * is only as long as its first one: kallsyms sizes a symbol up to the
- * next), r15's last; none without retpolines.
+ * (dispatch.c). One array per kind with a symbol per register in it (the
+ * array's own symbol is only as long as its first one: kallsyms sizes a
+ * symbol up to the next), r15's last; one range per array, since on 6.12
+ * the return thunks lie between the retpoline arrays and the ITS one (a
+ * function's ret, patched into a jump to a return thunk, is no indirect
+ * jump). None without retpolines.
  */
 static void __init find_thunks(void)
 {
@@ -94,9 +96,8 @@ static void __init find_thunks(void)
 		last = xp_sym_lookup(name, &size);
 		if (!a || !last || !size || last < a)
 			continue;
-		if (!xp_k.thunk_lo || a < xp_k.thunk_lo)
-			xp_k.thunk_lo = a;
-		xp_k.thunk_hi = max(xp_k.thunk_hi, last + size);
+		xp_k.thunks.r[xp_k.thunks.n].lo = a;
+		xp_k.thunks.r[xp_k.thunks.n++].hi = last + size;
 	}
 }
 
@@ -118,6 +119,15 @@ int __init xp_kernel_init(void)
 		return -EINVAL;
 	}
 	find_thunks();
+	/*
+	 * struct tlb_state's first field (6.1, 6.12), its type hidden from
+	 * modules; the loading task runs its own mm, which it must name.
+	 */
+	xp_k.loaded_mm = (void __percpu *)xp_sym_lookup("cpu_tlbstate", NULL);
+	if (xp_k.loaded_mm && this_cpu_read(*xp_k.loaded_mm) != current->mm) {
+		pr_warn("cpu_tlbstate does not name the loaded mm first: no jump hooks\n");
+		xp_k.loaded_mm = NULL;
+	}
 
 	/*
 	 * The shared kernel half, from the loading process (nothing is traced

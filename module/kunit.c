@@ -141,7 +141,7 @@ static void cover_real_functions(struct kunit *test)
 	if (!start || !size)
 		kunit_skip(test, "trace_reschedule_entry.constprop.0 is not in this kernel");
 	p = xp_text(start);
-	err = xp_cover_decide(p, start, size, 0, xp_k.thunk_lo, xp_k.thunk_hi, &c);
+	err = xp_cover_decide(p, start, size, 0, &xp_k.thunks, &c);
 	KUNIT_EXPECT_EQ(test, err, -EINVAL);
 	KUNIT_ASSERT_NOT_NULL(test, c.why);
 	KUNIT_EXPECT_NOT_NULL(test, strstr(c.why, "lands inside"));
@@ -152,8 +152,7 @@ static void cover_real_functions(struct kunit *test)
 	start = xp_sym_lookup("__x64_sys_getppid", &size);
 	KUNIT_ASSERT_NE(test, start, 0UL);
 	body = xp_func_body(start);
-	err = xp_cover_decide(xp_text(start), start, size, body - start, xp_k.thunk_lo,
-			      xp_k.thunk_hi, &c);
+	err = xp_cover_decide(xp_text(start), start, size, body - start, &xp_k.thunks, &c);
 	KUNIT_EXPECT_EQ(test, err, 0);
 	KUNIT_EXPECT_GE(test, c.bytes, (unsigned int)XP_JUMP_SIZE);
 	KUNIT_EXPECT_GE(test, c.ninsn, 2U);
@@ -173,18 +172,18 @@ static void cover_synthetic(struct kunit *test)
 	unsigned long base = 0xffffffff81000000UL;
 	struct xp_cover c;
 
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 0, NULL, &c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, c.branch_from, 7U);
 	/* Not from +1: the target is then the first byte. */
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 1, 0, 0, &c), 0);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 1, NULL, &c), 0);
 	KUNIT_EXPECT_EQ(test, c.bytes, 6U);
 	KUNIT_EXPECT_EQ(test, c.ninsn, 2U);
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(indirect, base, sizeof(indirect), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(indirect, base, sizeof(indirect), 0, NULL, &c), -EINVAL);
 	KUNIT_EXPECT_NOT_NULL(test, strstr(c.why, "indirect"));
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(ret_inside, base, sizeof(ret_inside), 0, 0, 0, &c), -EINVAL);
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(jmp_early, base, sizeof(jmp_early), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(ret_inside, base, sizeof(ret_inside), 0, NULL, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(jmp_early, base, sizeof(jmp_early), 0, NULL, &c), -EINVAL);
 	/* Past the function's end. */
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, 3, 0, 0, 0, &c), -ERANGE);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, 3, 0, NULL, &c), -ERANGE);
 }
 
 /*
@@ -203,11 +202,11 @@ static void cover_loop_targets(struct kunit *test)
 	unsigned long base = 0xffffffff81000000UL;
 	struct xp_cover c;
 
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_in, base, sizeof(loop_in), 0, NULL, &c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, c.branch_from, 7U);
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(jcxz_in, base, sizeof(jcxz_in), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(jcxz_in, base, sizeof(jcxz_in), 0, NULL, &c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, c.branch_from, 7U);
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_first, base, sizeof(loop_first), 0, 0, 0, &c), 0);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(loop_first, base, sizeof(loop_first), 0, NULL, &c), 0);
 	KUNIT_EXPECT_EQ(test, xp_branch_into(loop_in, base, sizeof(loop_in), base, base + 7), 7);
 	KUNIT_EXPECT_EQ(test, xp_branch_into(loop_in, base, sizeof(loop_in), base + 1, base + 7), -1);
 }
@@ -304,7 +303,7 @@ static void cover_user_jumps(struct kunit *test)
 	KUNIT_ASSERT_EQ(test, t.n, 1U);
 	KUNIT_EXPECT_EQ(test, t.base[0], base + 11 + 0x100);
 	/* The kernel's rule for the same bytes: refused. */
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(table, base, sizeof(table), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(table, base, sizeof(table), 0, NULL, &c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(tail, base, sizeof(tail), 0, &c, &t), 0);
 	KUNIT_EXPECT_EQ(test, t.reg_jumps, 0U);
 	KUNIT_EXPECT_EQ(test, t.n, 0U);
@@ -342,11 +341,11 @@ static void cover_user_small(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(leaf, site, sizeof(leaf), 0, &c, &t), 0);
 	KUNIT_EXPECT_EQ(test, c.bytes, 5U);
 	KUNIT_EXPECT_EQ(test, c.ninsn, 2U);
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(leaf, site, sizeof(leaf), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(leaf, site, sizeof(leaf), 0, NULL, &c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(tail, site, sizeof(tail), 0, &c, &t), 0);
 	KUNIT_EXPECT_EQ(test, c.bytes, 5U);
 	KUNIT_EXPECT_EQ(test, c.ninsn, 1U);
-	KUNIT_EXPECT_EQ(test, xp_cover_decide(tail, site, sizeof(tail), 0, 0, 0, &c), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(tail, site, sizeof(tail), 0, NULL, &c), -EINVAL);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(ret_pad, site, sizeof(ret_pad), 0, &c, &t),
 			-EINVAL);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(jcc_first, site, sizeof(jcc_first), 0, &c, &t),

@@ -82,13 +82,15 @@ static void on_exec(void *data, struct task_struct *p, pid_t old_pid, struct lin
 	list_for_each_entry_rcu(v, &xp_views, node) {
 		if (!xp_view_has_process(v, tgid, mm))
 			continue;
+		xp_guard_evict(mm);
 		if (xp_member_add(v, mm, tgid, GFP_ATOMIC)) {
 			atomic64_inc(&xp_follow_failures);
 		} else {
 			/*
 			 * exec_mmap() may have loaded the new mm on another CPU
 			 * before this one: xp_member_add() moved its TLB
-			 * generation, so that CPU flushes before it runs it again.
+			 * generation, so that CPU flushes before it runs it again
+			 * (one that kept it lazily left it: xp_guard_evict()).
 			 * Here it runs now (preemption is off).
 			 */
 			__flush_tlb_all();

@@ -342,8 +342,15 @@ static bool region_resync(struct xp_view *v, struct xp_region *r)
 
 		list_for_each_entry(t, &v->tpages, node)
 			copy |= t->va == va;
-		if (copy || !xp_shared_pte(idx, va, &pfn, &flags))
+		if (copy)
 			continue;
+		if (!xp_shared_pte(idx, va, &pfn, &flags)) {
+			if (pte_present(pte)) {		/* the kernel unmapped it */
+				set_pte(&r->ptes[i], __pte(0));
+				changed = true;
+			}
+			continue;
+		}
 		flags &= ~(u64)_PAGE_GLOBAL;	/* a region of a view's own is never global */
 		if (pte_present(pte) && pfn == pte_pfn(pte) &&
 		    (flags & XP_CMP_MASK) == (pte_flags(pte) & XP_CMP_MASK))

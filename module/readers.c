@@ -29,16 +29,19 @@
  *   from register_kprobe() itself is not safe: callers' error paths expect
  *   what it initialises first. Seen: trace_kprobe's list corrupted.)
  *
- * - A kprobe on an instruction a live jump hook covers (jump.c): kprobes
- *   would take its int3 where our jump was, run that one instruction and
- *   resume inside the jump's displacement. The same arch_prepare_kprobe()
- *   probe takes such jumps apart first (xp_jumps_yield()), before kprobes
- *   puts the probe in its table. That needs IPIs, which an ftrace-based
- *   probe may send (preemption off, interrupts on, in the registering
- *   task); where the probe is not ftrace-based, jumps over several
- *   instructions are not made (xp_kprobes_guarded()). Our own questions to
- *   kprobes (xp_kprobe_ask(): disabled probes, unregistered at once) are let
- *   through.
+ * - A kprobe that would run into a live jump hook (jump.c: on or up to 4
+ *   bytes before its covered instructions, or on a call hook's first
+ *   byte): a probe on arch_arm_kprobe(), which every arming goes through
+ *   before it writes the int3 (a registration, an enable, a probe added to
+ *   one already at the address: that one skips arch_prepare_kprobe(), an
+ *   enable of one registered disabled too), takes such jumps apart first
+ *   (xp_jumps_yield()). kprobes arms under kprobe_mutex and text_mutex, and
+ *   the optimizer checks kprobes' table and arms our jumps under
+ *   kprobe_mutex, so one of the two always sees the other. That needs IPIs,
+ *   which an ftrace-based probe may send (preemption off, interrupts on);
+ *   where a probe is not ftrace-based, no call or jump hook is made
+ *   (xp_kprobes_guarded()). A disabled probe writes nothing: our own
+ *   questions to kprobes (xp_kprobe_ask()) are never armed.
  *
  * Locking: the poke path runs under text_mutex, held by the patcher (and the
  * kprobes optimizer holds kprobe_mutex, so the backup cannot change under
@@ -136,17 +139,13 @@ static void find_template(void)
 
 static int on_prepare_kprobe(struct kprobe *p, struct pt_regs *regs)
 {
-	struct kprobe *newp = (struct kprobe *)regs->di;	/* arch_prepare_kprobe(p) */
 	bool traced;
 
 	rcu_read_lock();
 	traced = xp_view_of_pgd(__va(read_cr3_pa()));
 	rcu_read_unlock();
-	if (!traced) {
-		if (xp_kprobes_guarded() && READ_ONCE(xp_asking) != current)
-			xp_jumps_yield((unsigned long)newp->addr);
+	if (!traced)
 		return 0;
-	}
 	/* return -EBUSY (just_return.S) */
 	regs->ax = (unsigned long)-EBUSY;
 	regs->ip = (unsigned long)xp_just_return;
@@ -158,6 +157,20 @@ NOKPROBE_SYMBOL(on_prepare_kprobe);
 static struct kprobe reg_kp = {
 	.symbol_name = "arch_prepare_kprobe",
 	.pre_handler = on_prepare_kprobe,
+};
+
+/* arch_arm_kprobe(p): text_mutex held, the int3 not written yet. */
+static int on_arm_kprobe(struct kprobe *p, struct pt_regs *regs)
+{
+	xp_jumps_yield((unsigned long)((struct kprobe *)regs->di)->addr);
+	return 0;
+}
+NOKPROBE_SYMBOL(on_arm_kprobe);
+
+static bool arm_probe_on;
+static struct kprobe arm_kp = {
+	.symbol_name = "arch_arm_kprobe",
+	.pre_handler = on_arm_kprobe,
 };
 
 /* Returns why views cannot be used here, or NULL. */
@@ -172,19 +185,25 @@ const char *xp_readers_init(void)
 		return "cannot guard kprobes registration from traced processes";
 	}
 	reg_probe_on = true;
+	err = register_kprobe(&arm_kp);
+	if (err)
+		pr_warn("cannot probe arch_arm_kprobe (%d): every hook stays an int3\n", err);
+	arm_probe_on = !err;
 	if (!xp_kprobes_guarded())
-		pr_notice("the arch_prepare_kprobe probe is not ftrace-based: hooks on short instructions stay int3s\n");
+		pr_notice("the arch_arm_kprobe probe is not ftrace-based: every hook stays an int3\n");
 	return NULL;
 }
 
-/* Can a kprobe's registration take jump hooks apart first (xp_jumps_yield())? */
+/* Can a kprobe's arming take jump hooks apart first (xp_jumps_yield())? */
 bool xp_kprobes_guarded(void)
 {
-	return reg_probe_on && (reg_kp.flags & KPROBE_FLAG_FTRACE);
+	return arm_probe_on && (arm_kp.flags & KPROBE_FLAG_FTRACE);
 }
 
 void xp_readers_exit(void)
 {
+	if (arm_probe_on)
+		unregister_kprobe(&arm_kp);
 	if (reg_probe_on)
 		unregister_kprobe(&reg_kp);
 }

@@ -154,19 +154,13 @@ int xp_sym_name(unsigned long addr, char *buf, size_t len, unsigned long *off)
  * find an ENDBR): freed init text, which PTI kernels unmap
  * (arch/x86/mm/init.c free_kernel_image_pages).
  */
-int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size)
+/* What registering @kp (with @err) said about its name: see xp_sym_resolve(). */
+static int resolved(const char *name, struct kprobe *kp, int err, unsigned long *addrp,
+		    unsigned long *size)
 {
-	struct kprobe kp = { .symbol_name = name, .flags = KPROBE_FLAG_DISABLED };
-	unsigned long addr, off, sz;
+	unsigned long addr = (unsigned long)kp->addr, off, sz;
 	u32 insn;
-	int err;
 
-	if (name_kept(name, addrp, size))
-		return 0;
-	err = register_kprobe(&kp);
-	if (!err)
-		unregister_kprobe(&kp);
-	addr = (unsigned long)kp.addr;
 	if (!addr)
 		return err == -EINVAL ? -EINVAL : -ENOENT;
 	if (!xp_sym_at(addr, NULL, &off, &sz))
@@ -184,11 +178,59 @@ int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size)
 	return 0;
 }
 
+int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size)
+{
+	struct kprobe kp = { .symbol_name = name, .flags = KPROBE_FLAG_DISABLED };
+	int err;
+
+	if (name_kept(name, addrp, size))
+		return 0;
+	err = register_kprobe(&kp);
+	if (!err)
+		unregister_kprobe(&kp);
+	return resolved(name, &kp, err, addrp, size);
+}
+
 unsigned long xp_sym_lookup(const char *name, unsigned long *size)
 {
 	unsigned long addr;
 
 	return xp_sym_resolve(name, &addr, size) ? 0 : addr;
+}
+
+/*
+ * xp_sym_lookup() for @n names at once (0s where not found): the probes
+ * kprobes accepts are taken out together, one RCU grace period for all
+ * instead of one each (most of the module's load time otherwise).
+ */
+void xp_sym_lookup_many(const char *const *names, int n, unsigned long *addrs,
+			unsigned long *sizes)
+{
+	struct kprobe *kps = kcalloc(n, sizeof(*kps), GFP_KERNEL), **reg;
+	int i, nreg = 0, *err;
+
+	reg = kcalloc(n, sizeof(*reg), GFP_KERNEL);
+	err = kcalloc(n, sizeof(*err), GFP_KERNEL);
+	for (i = 0; i < n; i++) {
+		addrs[i] = sizes[i] = 0;
+		if (!kps || !reg || !err) {
+			addrs[i] = xp_sym_lookup(names[i], &sizes[i]);
+			continue;
+		}
+		kps[i].symbol_name = names[i];
+		kps[i].flags = KPROBE_FLAG_DISABLED;
+		err[i] = register_kprobe(&kps[i]);
+		if (!err[i])
+			reg[nreg++] = &kps[i];
+	}
+	if (nreg)
+		unregister_kprobes(reg, nreg);
+	for (i = 0; kps && reg && err && i < n; i++)
+		if (resolved(names[i], &kps[i], err[i], &addrs[i], &sizes[i]))
+			addrs[i] = sizes[i] = 0;
+	kfree(kps);
+	kfree(reg);
+	kfree(err);
 }
 
 /*
@@ -198,7 +240,6 @@ unsigned long xp_sym_lookup(const char *name, unsigned long *size)
  * (blacklist, instruction boundary, jump-label, static-call and BUG sites)
  * and decodes the instruction with the kernel's decoder.
  */
-struct task_struct *xp_asking;	/* the task in xp_kprobe_ask(), if any */
 
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 {
@@ -217,10 +258,8 @@ void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 		}
 		kps[i].addr = (kprobe_opcode_t *)addrs[i];
 		kps[i].flags = KPROBE_FLAG_DISABLED;
-		/* Never armed: it need not take a jump hook apart (readers.c). */
-		WRITE_ONCE(xp_asking, current);
+		/* Never armed: it writes nothing (readers.c). */
 		ans[i].err = register_kprobe(&kps[i]);
-		WRITE_ONCE(xp_asking, NULL);
 		if (ans[i].err) {
 			keep_answer(addrs[i], &ans[i]);
 			continue;

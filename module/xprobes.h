@@ -49,7 +49,9 @@ struct xp_kernel {
 	pmd_t *image_pmds;			/* the shared PMD page for the image */
 	pmd_t *user_pmds;			/* its PTI user copy, or NULL */
 	spinlock_t *pgd_lock, *cpa_lock;	/* the kernel's page-attribute locks */
-	unsigned long thunk_lo, thunk_hi;	/* the retpoline thunks, or 0s (cover.c) */
+	struct xp_ranges thunks;		/* the retpoline and ITS thunks (cover.c) */
+	/* &cpu_tlbstate.loaded_mm: the mm whose tables a CPU runs (not exported) */
+	struct mm_struct * __percpu *loaded_mm;
 	struct mm_struct *init_mm;		/* the kernel's own mm (not exported) */
 	const char *unsupported;		/* why views cannot work here, or NULL */
 };
@@ -67,9 +69,10 @@ struct xp_kp_answer {
 };
 int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size);
 unsigned long xp_sym_lookup(const char *name, unsigned long *size);
+void xp_sym_lookup_many(const char *const *names, int n, unsigned long *addrs,
+			unsigned long *sizes);
 #define XP_KP_ASK_MAX	8
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n);
-extern struct task_struct *xp_asking;
 unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans);
 unsigned long xp_func_body(unsigned long start);
 bool xp_sym_at(unsigned long addr, const char *want, unsigned long *off, unsigned long *size);
@@ -294,6 +297,7 @@ struct xp_hook {
 	/* Where its jump goes instead of an entry: the guard's (guard.c). */
 	unsigned long redirect;
 	u8 urec_role;			/* XP_UREC_*: hands the view's records over first */
+	bool special;			/* ->urec_role or ->internal: fixed from creation */
 	struct rcu_head rcu;
 };
 
@@ -393,6 +397,7 @@ void xp_calls_exit(void);
 /* guard.c */
 void xp_enter_lazy_tlb(struct mm_struct *mm, struct task_struct *tsk);
 const char *xp_guard_get(struct xp_view *v);
+void xp_guard_evict(struct mm_struct *mm);
 bool xp_guard_live(struct xp_view *v);
 void xp_guard_setup(struct xp_hook *h);
 
