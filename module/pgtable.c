@@ -263,30 +263,37 @@ static pud_t *xp_shared_puds(void)
 	return p4d_pgtable(p4ds ? p4ds[p4d_index(xp_k.stext)] : __p4d(pgd_val(xp_k.image_pgd)));
 }
 
-/*
- * Has the kernel changed the shared image tables since @v copied them? Every
- * entry of the private P4D, PUD and PMD pages that the view does not own must
- * be the shared one (gclear_get/put copy the global bit to every view at
- * once). The kernel changes those entries only through CPA on image pages,
- * which is rare after boot; a view that no longer mirrors them is ended
- * (lifecycle.c) rather than patched, which could change a translation's
- * page size and attributes in one step. EFI's private tables are re-synced
- * against the kernel's for the same reason. Under xp_views_lock.
- */
-bool xp_chain_stale(struct xp_view *v)
+/* Has the kernel changed a P4D or PUD entry @v copied? (Never after boot.) */
+static bool upper_stale(struct xp_view *v)
 {
 	unsigned long a = xp_k.stext;
 	p4d_t *p4ds = xp_shared_p4ds();
 	pud_t *puds = xp_shared_puds();
 	unsigned int i;
 
-	lockdep_assert_held(&xp_views_lock);
 	for (i = 0; p4ds && i < PTRS_PER_P4D; i++)
 		if (i != p4d_index(a) && p4d_val(v->p4d[i]) != p4d_val(READ_ONCE(p4ds[i])))
 			return true;
 	for (i = 0; i < PTRS_PER_PUD; i++)
 		if (i != pud_index(a) && pud_val(v->pud[i]) != pud_val(READ_ONCE(puds[i])))
 			return true;
+	return false;
+}
+
+/*
+ * Has the kernel changed the shared image tables since @v copied them? Every
+ * entry of the private P4D, PUD and PMD pages that the view does not own must
+ * be the shared one (gclear_get/put copy the global bit to every view at
+ * once); xp_chain_resync() brings them up to what the kernel changed.
+ * Under xp_views_lock.
+ */
+bool xp_chain_stale(struct xp_view *v)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (upper_stale(v))
+		return true;
 	for (i = 0; i < PTRS_PER_PMD; i++)
 		if (!own_table(v, i) && pmd_val(v->pmd[i]) != pmd_val(READ_ONCE(xp_k.image_pmds[i])))
 			return true;
@@ -384,20 +391,13 @@ static bool region_resync(struct xp_view *v, struct xp_region *r)
  */
 bool xp_chain_resync(struct xp_view *v)
 {
-	unsigned long a = xp_k.stext;
-	p4d_t *p4ds = xp_shared_p4ds();
-	pud_t *puds = xp_shared_puds();
 	struct xp_bridge { unsigned int idx; pte_t *ptes; } *bridge = NULL;
 	unsigned int i, n = 0;
 	bool flush = false, ok = true;
 
 	lockdep_assert_held(&xp_views_lock);
-	for (i = 0; p4ds && i < PTRS_PER_P4D; i++)
-		if (i != p4d_index(a) && p4d_val(v->p4d[i]) != p4d_val(READ_ONCE(p4ds[i])))
-			return false;
-	for (i = 0; i < PTRS_PER_PUD; i++)
-		if (i != pud_index(a) && pud_val(v->pud[i]) != pud_val(READ_ONCE(puds[i])))
-			return false;
+	if (upper_stale(v))
+		return false;
 	for (i = 0; i < PTRS_PER_PMD; i++) {
 		pmd_t old = READ_ONCE(v->pmd[i]), new = READ_ONCE(xp_k.image_pmds[i]);
 		struct xp_region *r = xp_region_at(v, i);
