@@ -111,12 +111,17 @@ static const char *const dispatch_path[] = {
 };
 
 /*
- * Those found as the symbol right behind another of the list: kprobes takes
- * 1.5 s (6.12 in the VM) to answer about srso_alias_return_thunk, which
- * would be most of the module's load time.
+ * Those found from another of the list: kprobes takes 1.5 s (6.12 in the
+ * VM) to answer about srso_alias_return_thunk, which would be most of the
+ * module's load time. It is the symbol right behind srso_alias_safe_ret on
+ * 6.12; on 6.1 it lies in a section of its own, and srso_alias_untrain_ret
+ * ends with a jump to it. Failing both, kprobes is asked after all.
  */
 static const char *const dispatch_next[][2] = {
 	{ "srso_alias_safe_ret", "srso_alias_return_thunk" },
+};
+static const char *const dispatch_jumped[][2] = {
+	{ "srso_alias_untrain_ret", "srso_alias_return_thunk" },
 };
 
 static struct { unsigned long start, end; }
@@ -133,6 +138,74 @@ bool xp_on_dispatch_path(unsigned long addr)
 		if (addr >= dispatch_ranges[i].start && addr < dispatch_ranges[i].end)
 			return true;
 	return false;
+}
+
+/* The range of dispatch_path[] entry @name, or NULL if it was not found. */
+static unsigned long path_start(const char *name, unsigned long *end)
+{
+	int j;
+
+	for (j = 0; j < ARRAY_SIZE(dispatch_path); j++)
+		if (!strcmp(dispatch_path[j], name) && dispatch_ranges[j].end) {
+			*end = dispatch_ranges[j].end;
+			return dispatch_ranges[j].start;
+		}
+	return 0;
+}
+
+/*
+ * The target of the first jmp in the function [@start, @end) if the
+ * instructions before it are only nops and fences (srso_alias_untrain_ret:
+ * nop2; lfence; jmp), or 0.
+ */
+static unsigned long jump_target(unsigned long start, unsigned long end)
+{
+	unsigned long pos = start;
+	struct xp_insn insn;
+
+	while (pos < end) {
+		const u8 *p = (const u8 *)pos;
+
+		if (xp_insn_decode(&insn, p, min_t(unsigned long, end - pos, XP_INSN_MAX)))
+			return 0;
+		if (insn.kind == XP_INSN_JMP)
+			return pos + insn.len + insn.rel;
+		if (!(insn.map == 0 && insn.opcode == 0x90) &&			/* nop, 66 nop */
+		    !(insn.map == 1 && insn.opcode == 0x1f) &&			/* nopl */
+		    !(insn.map == 1 && insn.opcode == 0xae && insn.modrm == 0xe8))	/* lfence */
+			return 0;
+		pos += insn.len;
+	}
+	return 0;
+}
+
+/* Dispatch_next[@i] into dispatch_ranges[@k], by the cheapest way that works. */
+static void find_next(int i, int k)
+{
+	const char *name = dispatch_next[i][1];
+	unsigned long start, end, at = 0, off, size;
+	int j;
+
+	/* right behind the symbol before it */
+	if (path_start(dispatch_next[i][0], &end) &&
+	    xp_sym_at(end, name, &off, &size) && !off)
+		at = end;
+	/* the target of a jump that names it */
+	for (j = 0; !at && j < ARRAY_SIZE(dispatch_jumped); j++) {
+		if (strcmp(dispatch_jumped[j][1], name))
+			continue;
+		start = path_start(dispatch_jumped[j][0], &end);
+		at = start ? jump_target(start, end) : 0;
+		if (at && !(xp_sym_at(at, name, &off, &size) && !off))
+			at = 0;
+	}
+	if (!at) {
+		at = xp_sym_lookup(name, &size);
+		if (!at || !size)
+			return;
+	}
+	dispatch_ranges[k].start = at;
+	dispatch_ranges[k].end = at + size;
 }
 
 static void find_dispatch_path(void)
@@ -158,17 +231,8 @@ static void find_dispatch_path(void)
 		if (xp_sym_at(start - 1, pfx, &off, &pfx_size))
 			dispatch_ranges[i].start = start - 1 - off;
 	}
-	for (i = 0; i < ARRAY_SIZE(dispatch_next); i++) {
-		int j, k = ARRAY_SIZE(dispatch_path) + i;
-
-		for (j = 0; j < ARRAY_SIZE(dispatch_path); j++)
-			if (!strcmp(dispatch_path[j], dispatch_next[i][0]) && dispatch_ranges[j].end &&
-			    xp_sym_at(dispatch_ranges[j].end, dispatch_next[i][1], &off, &pfx_size) &&
-			    !off) {
-				dispatch_ranges[k].start = dispatch_ranges[j].end;
-				dispatch_ranges[k].end = dispatch_ranges[j].end + pfx_size;
-			}
-	}
+	for (i = 0; i < ARRAY_SIZE(dispatch_next); i++)
+		find_next(i, ARRAY_SIZE(dispatch_path) + i);
 }
 
 /* No hook at @addr: was it one that is being removed right now? */

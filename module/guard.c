@@ -99,8 +99,10 @@ NOKPROBE_SYMBOL(xp_enter_lazy_tlb);
 /* On a CPU that has the mm @info loaded for a task without it (lazily): to init_mm. */
 static void leave_lazy(void *info)
 {
-	if (this_cpu_read(*xp_k.loaded_mm) == info && current->mm != info &&
-	    this_cpu_read(cpu_tlbstate_shared.is_lazy))
+	struct mm_struct *mm = info;
+
+	if (this_cpu_read(cpu_tlbstate_shared.is_lazy) && current->mm != mm &&
+	    read_cr3_pa() == __pa(mm->pgd))
 		xp_leave_mm();
 }
 

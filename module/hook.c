@@ -285,6 +285,37 @@ struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr)
 }
 
 /*
+ * What kprobes said about @addr when a hook was placed there, in any view.
+ * xp_kprobe_ask() takes it instead of asking again: a question is a
+ * registered probe, and kprobes claims every int3 at a registered probe's
+ * address before our handler sees it, and runs the instruction out of line
+ * there; at the first byte of a jump being taken apart (an int3 over the
+ * jump's old bytes) that would land inside them (readers.c). Under
+ * xp_views_lock (which every question and every jump but a kprobe's yield
+ * goes in and out under) or RCU.
+ */
+bool xp_hook_answer(unsigned long addr, struct xp_kp_answer *ans)
+{
+	struct xp_view *v;
+	struct xp_hook *h;
+	bool found = false;
+
+	rcu_read_lock();
+	list_for_each_entry_rcu(v, &xp_views, node) {
+		h = xp_hook_at(v, addr);
+		if (h && h->kp_asked) {
+			ans->err = 0;
+			ans->flags = 0;		/* not an ftrace site: it would have been refused */
+			ans->size = h->insn.len;
+			found = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/*
  * Does the view's copy still hold the shared text's bytes where the hook
  * goes? Every covered byte for a jump (in both pages where it crosses),
  * the bytes on the hook's page for an int3. Under text_mutex.
@@ -483,6 +514,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	err = validate(h, func, start, addr, &kp, extack);
 	if (err)
 		goto fail;
+	h->kp_asked = !(flags & XPROBES_F_RETURN);
 	/* An instruction boundary, but its int3 would land inside that hook's jump. */
 	dup = covering_hook(v, addr);
 	if (dup) {

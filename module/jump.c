@@ -122,10 +122,6 @@ void xp_jump_init(void)
 {
 	int n;
 
-	if (!xp_k.loaded_mm) {
-		pr_warn("the loaded mm cannot be read: every hook stays an int3\n");
-		return;
-	}
 	for (n = 0; n < XP_NR_JENTRIES; n++) {
 		const u8 *p = (const u8 *)xp_jentry_addr(n);
 		u32 imm;
@@ -770,23 +766,25 @@ NOKPROBE_SYMBOL(jump_borrowed);
 
 /*
  * The traced process's own tasks take the fast path; the rest jump_borrowed().
- * Its own: on the tables of its own mm (current->mm set and loaded). Not
- * current->mm alone: exec_mmap() sets the new one, then turns interrupts on
- * before activate_mm() loads it, and on PREEMPT_RT the task may be
- * preempted there; a task in switch_mm_irqs_off() has neither (interrupts
- * are off there anyway).
+ * Its own: current->mm is set and belongs to the view whose copy is running
+ * (the hook's view: each entry serves one hook of one view), so wherever the
+ * task is preempted or migrated to, it resumes on tables of that view, where
+ * the slot exists. Not current->mm alone: exec_mmap() sets the new mm, turns
+ * interrupts on, then loads it, and on PREEMPT_RT the task may be preempted
+ * there, still on the old mm's tables; the new mm joins a view only later
+ * (its exec tracepoint), so its image entry is not the view's yet.
  */
 notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 {
+	struct xp_hook *h = READ_ONCE(xp_jhooks[n]);
+	struct mm_struct *mm = current->mm;
 	unsigned long to;
-	struct xp_hook *h;
 
-	/* (A task without an mm never has one loaded: loaded_mm is never NULL.) */
-	if (unlikely(current->mm != this_cpu_read(*xp_k.loaded_mm)))
+	if (unlikely(!mm || pgd_val(READ_ONCE(*pgd_offset_pgd(mm->pgd, h->addr))) !=
+			    pgd_val(h->view->new_pgd)))
 		return jump_borrowed(regs, n);
-	/* On its own tables, wherever it may resume: interrupts stay as they are. */
+	/* On its own view's tables, wherever it may resume: interrupts stay as they are. */
 	preempt_disable_notrace();
-	h = READ_ONCE(xp_jhooks[n]);
 	regs->ip = h->addr + INT3_INSN_SIZE;
 	*(unsigned long *)(regs + 1) = regs->ip;	/* the return address unwinders read */
 	xp_hook_fire(h, regs, xp_pc_in_task(preempt_count()));

@@ -27,7 +27,7 @@
  * push, the usual first instruction, cut every stack at the hooked function.
  * A kprobe program's bpf_get_stack() starts from the registers themselves,
  * as at a kprobe (ip = hook + 1, an exception frame to perf): at a push
- * it stops there, as a kprobe's does upstream. The entry and the slot have
+ * it reads the return address a word too high, as a kprobe's does upstream. The entry and the slot have
  * no unwind data: an unwind that starts in one stops there.
  */
 #include <linux/linkage.h>

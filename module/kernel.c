@@ -120,16 +120,6 @@ int __init xp_kernel_init(void)
 	}
 	find_thunks();
 	/*
-	 * struct tlb_state's first field (6.1, 6.12), its type hidden from
-	 * modules; the loading task runs its own mm, which it must name.
-	 */
-	xp_k.loaded_mm = (void __percpu *)xp_sym_lookup("cpu_tlbstate", NULL);
-	if (xp_k.loaded_mm && this_cpu_read(*xp_k.loaded_mm) != current->mm) {
-		pr_warn("cpu_tlbstate does not name the loaded mm first: no jump hooks\n");
-		xp_k.loaded_mm = NULL;
-	}
-
-	/*
 	 * The shared kernel half, from the loading process (nothing is traced
 	 * yet): its pgd entry for the image and the image's PMD page. Both are
 	 * static after boot (docs/views.md).

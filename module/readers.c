@@ -31,13 +31,26 @@
  *
  * - A kprobe that would run into a live jump hook (jump.c: on or up to 4
  *   bytes before its covered instructions, or on a call hook's first
- *   byte): a probe on arch_arm_kprobe(), which every arming goes through
- *   before it writes the int3 (a registration, an enable, a probe added to
- *   one already at the address: that one skips arch_prepare_kprobe(), an
- *   enable of one registered disabled too), takes such jumps apart first
- *   (xp_jumps_yield()). kprobes arms under kprobe_mutex and text_mutex, and
- *   the optimizer checks kprobes' table and arms our jumps under
- *   kprobe_mutex, so one of the two always sees the other. That needs IPIs,
+ *   byte) takes such jumps apart first (xp_jumps_yield()), twice:
+ *   . when it is prepared (the probe on arch_prepare_kprobe() above, for
+ *     every registration that is not one of our own questions), before it
+ *     enters kprobes' table. From then on kprobes claims every int3 at its
+ *     address before our handler sees it, and runs the probed instruction
+ *     out of line, coming back behind it: a jump taken apart later, whose
+ *     first instruction is the probed one and shorter than the jump, would
+ *     send a task that hits its int3 meanwhile into the jump's old bytes
+ *     (found on 6.1: selftest 34, a kprobe on a jump's push);
+ *   . when it is armed (a probe on arch_arm_kprobe(), which every arming
+ *     goes through before it writes the int3: an enable, a probe added to
+ *     one already at the address, which skips arch_prepare_kprobe()). By
+ *     then a kprobe on a jump's first byte is in the table; it cannot be
+ *     one there: a jump never goes live where a kprobe is registered, and
+ *     our own questions to kprobes (xp_kprobe_ask(), the only probes a
+ *     later one could join without being prepared) are never asked where a
+ *     hook is (xp_hook_answer()).
+ *   kprobes registers and arms under kprobe_mutex and text_mutex, and the
+ *   optimizer checks kprobes' table and arms our jumps under kprobe_mutex,
+ *   so one of the two always sees the other. That needs IPIs,
  *   which an ftrace-based probe may send (preemption off, interrupts on);
  *   where a probe is not ftrace-based, no call or jump hook is made
  *   (xp_kprobes_guarded()). A disabled probe writes nothing: our own
@@ -137,6 +150,8 @@ static void find_template(void)
 }
 #endif
 
+static struct kprobe reg_kp;
+
 static int on_prepare_kprobe(struct kprobe *p, struct pt_regs *regs)
 {
 	bool traced;
@@ -144,8 +159,15 @@ static int on_prepare_kprobe(struct kprobe *p, struct pt_regs *regs)
 	rcu_read_lock();
 	traced = xp_view_of_pgd(__va(read_cr3_pa()));
 	rcu_read_unlock();
-	if (!traced)
+	if (!traced) {
+		struct kprobe *kp = (struct kprobe *)regs->di;
+
+		/* text_mutex held, @kp not in kprobes' table yet (see above) */
+		if (kp->pre_handler != xp_kprobe_question && xp_kprobes_guarded() &&
+		    (reg_kp.flags & KPROBE_FLAG_FTRACE))
+			xp_jumps_yield((unsigned long)kp->addr);
 		return 0;
+	}
 	/* return -EBUSY (just_return.S) */
 	regs->ax = (unsigned long)-EBUSY;
 	regs->ip = (unsigned long)xp_just_return;

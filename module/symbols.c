@@ -241,6 +241,16 @@ void xp_sym_lookup_many(const char *const *names, int n, unsigned long *addrs,
  * and decodes the instruction with the kernel's decoder.
  */
 
+/*
+ * The questions' handler: they are never armed, so it never runs; it tells
+ * the registration probe (readers.c) that a probe is only a question.
+ */
+int xp_kprobe_question(struct kprobe *p, struct pt_regs *regs)
+{
+	return 0;
+}
+NOKPROBE_SYMBOL(xp_kprobe_question);
+
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 {
 	struct kprobe *kps, *reg[XP_KP_ASK_MAX];
@@ -250,7 +260,7 @@ void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 	kps = kcalloc(n, sizeof(*kps), GFP_KERNEL);
 	for (i = 0; i < n; i++) {
 		memset(&ans[i], 0, sizeof(ans[i]));
-		if (answer_kept(addrs[i], &ans[i]))
+		if (answer_kept(addrs[i], &ans[i]) || xp_hook_answer(addrs[i], &ans[i]))
 			continue;
 		if (!kps) {
 			ans[i].err = -ENOMEM;
@@ -258,6 +268,7 @@ void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n)
 		}
 		kps[i].addr = (kprobe_opcode_t *)addrs[i];
 		kps[i].flags = KPROBE_FLAG_DISABLED;
+		kps[i].pre_handler = xp_kprobe_question;
 		/* Never armed: it writes nothing (readers.c). */
 		ans[i].err = register_kprobe(&kps[i]);
 		if (ans[i].err) {

@@ -27,6 +27,7 @@ struct netlink_ext_ack;
 struct sock;
 struct mm_struct;
 struct task_struct;
+struct kprobe;
 struct exception_table_entry;
 
 /*
@@ -50,8 +51,6 @@ struct xp_kernel {
 	pmd_t *user_pmds;			/* its PTI user copy, or NULL */
 	spinlock_t *pgd_lock, *cpa_lock;	/* the kernel's page-attribute locks */
 	struct xp_ranges thunks;		/* the retpoline and ITS thunks (cover.c) */
-	/* &cpu_tlbstate.loaded_mm: the mm whose tables a CPU runs (not exported) */
-	struct mm_struct * __percpu *loaded_mm;
 	struct mm_struct *init_mm;		/* the kernel's own mm (not exported) */
 	const char *unsupported;		/* why views cannot work here, or NULL */
 };
@@ -72,6 +71,7 @@ unsigned long xp_sym_lookup(const char *name, unsigned long *size);
 void xp_sym_lookup_many(const char *const *names, int n, unsigned long *addrs,
 			unsigned long *sizes);
 #define XP_KP_ASK_MAX	8
+int xp_kprobe_question(struct kprobe *p, struct pt_regs *regs);	/* marks our questions */
 void xp_kprobe_ask(const unsigned long *addrs, struct xp_kp_answer *ans, int n);
 unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans);
 unsigned long xp_func_body(unsigned long start);
@@ -298,6 +298,7 @@ struct xp_hook {
 	unsigned long redirect;
 	u8 urec_role;			/* XP_UREC_*: hands the view's records over first */
 	bool special;			/* ->urec_role or ->internal: fixed from creation */
+	bool kp_asked;			/* kprobes said yes to its address when it was placed */
 	struct rcu_head rcu;
 };
 
@@ -354,6 +355,7 @@ void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_st
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);
+bool xp_hook_answer(unsigned long addr, struct xp_kp_answer *ans);
 void xp_hook_stats(struct xp_hook *h, struct xp_hook_stats *sum);
 void xp_hooks_disarm_all(struct xp_view *v);
 void xp_hooks_free_all(struct xp_view *v);

@@ -3,9 +3,10 @@
 # the xprobes_hook tracepoint, at a jump hook (the function's first
 # instruction: a push), a call hook and an int3 hook of A, against real
 # kprobes at the same addresses afterwards (kstacks). A kprobe program's
-# stack equals the kprobe's frame for frame; the tracepoint program's, from
+# stack equals the kprobe's frame for frame (at the push, its first frame:
+# see below); the tracepoint program's, from
 # the hooked function on, equals it too, and at the push, where an unwind
-# from the registers stops at the hooked function (a kprobe's does too:
+# from the registers is cut at the hooked function (a kprobe's is too:
 # the unwind data at hook + 1 is the next instruction's), it goes on to the
 # callers (the jump's frame reads as a call from the hook).
 . /xp/selftests/tests/lib.sh
@@ -63,6 +64,15 @@ stack() { sed -n "s/^$1: //p" /tmp/ks.out /tmp/ks2.out; }
 from_f() { echo "$1" | tr ' ' '\n' | sed -n "/^$F+/,\$p" | tr '\n' ' ' | sed 's/ $//'; }
 for c in 1 2 3; do
 	[ -n "$(stack $((c + 10)))" ] || fail "no stack from the kprobe $((c + 10))"
+done
+# At the push, an unwind from the registers reads the return address one
+# word too high, a stale word of the caller's frame: where that happens to
+# be a text address (left by an earlier call at that depth: hrtimer code,
+# seen on 6.12), the kprobe's stack and ours go on differently. Only the
+# first frame is the kernel's answer there, for both.
+assert_eq "hook 1's kprobe program: the kprobe's first frame" \
+	"$(stack 11 | cut -d' ' -f1)" "$(stack 1 | cut -d' ' -f1)"
+for c in 2 3; do
 	assert_eq "hook $c's kprobe program: the kprobe's stack" "$(stack $((c + 10)))" "$(stack $c)"
 done
 for c in 2 3; do
