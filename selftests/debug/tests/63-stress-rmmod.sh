@@ -174,7 +174,8 @@ while [ $round -lt $ROUNDS ]; do
 	[ -z "$owners" ] || kill -9 $owners
 	for o in $owners; do wait $o 2>/dev/null; done
 	assert_eq "round $round: the new owned view survives the old owners' exit" 1 "$(status_field views)"
-	id=$(xprobectl hook list | awk -v n=$N '$2 == n { print $1 }')
+	# its hook on $F (the view may have its guard too, once the hook jumps)
+	id=$(xprobectl hook list | awk -v n=$N -v f="$F+" '$2 == n && index($4, f) == 1 { print $1 }')
 	go_loop $N $D/fresh.out
 	assert_eq "round $round: hits on the fresh module's view" 1000 "$(hook_col $id 5)"
 	assert_eq "round $round: the fresh view sees its hook" "$(armed_byte $id)" "$(peek_byte $N $(hook_col $id 4))"
