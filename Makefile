@@ -61,7 +61,9 @@ BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
-PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)))
+# uh32.S: a process that is not an x86-64 one, built as i386 (uh32) and x32
+# (uhx32), without libc (no multilib needed: the assembler and ld do both).
+PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32)
 MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 # Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
@@ -168,6 +170,12 @@ PROG_DEPS := $(wildcard selftests/progs/*.h) module/uapi/xprobes.h $(BPF_SKELS)
 $(BUILD)/progs/%: selftests/progs/%.c $(PROG_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -o $@ $< -lpthread -lbpf -lelf -lz
+$(BUILD)/progs/uh32: selftests/progs/uh32.S
+	@mkdir -p $(@D)
+	$(CC) -m32 -nostdlib -static -o $@ $<
+$(BUILD)/progs/uhx32: selftests/progs/uh32.S
+	@mkdir -p $(@D)
+	$(CC) -mx32 -nostdlib -static -o $@ $<
 $(BUILD)/progs/%: bench/progs/%.c $(PROG_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -o $@ $< -lpthread -lbpf -lelf -lz -lm

@@ -141,6 +141,27 @@ static inline long xp_gup_one(struct mm_struct *mm, unsigned long addr, unsigned
 #endif
 }
 
+/* Pages of another mm, pinned (its mmap lock held): the vmas argument went away in 6.5. */
+static inline long xp_pin_remote(struct mm_struct *mm, unsigned long addr, unsigned long n,
+				 unsigned int flags, struct page **pages)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 5, 0)
+	return pin_user_pages_remote(mm, addr, n, flags, pages, NULL);
+#else
+	return pin_user_pages_remote(mm, addr, n, flags, pages, NULL, NULL);
+#endif
+}
+
+/* A vma's flags, under the mmap lock held for writing: an accessor since 6.3. */
+static inline void xp_vm_flags_set(struct vm_area_struct *vma, vm_flags_t flags)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+	vm_flags_set(vma, flags);
+#else
+	vma->vm_flags |= flags;
+#endif
+}
+
 /*
  * leave_mm() (guard.c) lost its cpu argument in 6.8. Exported since intel_idle
  * calls it; it switches a lazy CPU to init_mm.

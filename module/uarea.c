@@ -46,6 +46,7 @@ struct map_work {
 	struct mm_struct *mm;
 	struct file *file;
 	unsigned long addr, size, prot, flags;
+	vm_flags_t vm_flags;		/* set on the new vma too */
 	unsigned long ret;
 	struct completion done;
 };
@@ -53,19 +54,37 @@ struct map_work {
 static void map_in_mm(struct work_struct *work)
 {
 	struct map_work *w = container_of(work, struct map_work, work);
+	struct vm_area_struct *vma;
 
 	kthread_use_mm(w->mm);
 	w->ret = vm_mmap(w->file, w->addr, w->size, w->prot, w->flags, 0);
+	if (!IS_ERR_VALUE(w->ret) && w->vm_flags) {
+		/*
+		 * A second hold of the lock: the process may have changed the
+		 * range in between; then the flags go nowhere, and the caller
+		 * finds out (urecbuf_pin() checks the vma it pins).
+		 */
+		mmap_write_lock(w->mm);
+		vma = find_vma(w->mm, w->ret);
+		if (vma && vma->vm_start == w->ret && vma->vm_file == w->file)
+			xp_vm_flags_set(vma, w->vm_flags);
+		mmap_write_unlock(w->mm);
+	}
 	kthread_unuse_mm(w->mm);
 	complete(&w->done);
 }
 
-/* vm_mmap() into @mm, not current's: by a worker that borrows it. */
-unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long addr,
-		      unsigned long size, unsigned long prot, unsigned long flags)
+/*
+ * vm_mmap() into @mm, not current's: by a worker that borrows it; with
+ * @vm_flags (ones no mmap() flag gives: VM_WIPEONFORK) set on the new vma.
+ */
+unsigned long xp_umap_flags(struct mm_struct *mm, struct file *file, unsigned long addr,
+			    unsigned long size, unsigned long prot, unsigned long flags,
+			    vm_flags_t vm_flags)
 {
 	struct map_work w = {
 		.mm = mm, .file = file, .addr = addr, .size = size, .prot = prot, .flags = flags,
+		.vm_flags = vm_flags,
 	};
 
 	INIT_WORK_ONSTACK(&w.work, map_in_mm);
@@ -74,6 +93,12 @@ unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long add
 	wait_for_completion(&w.done);
 	destroy_work_on_stack(&w.work);
 	return w.ret;
+}
+
+unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long addr,
+		      unsigned long size, unsigned long prot, unsigned long flags)
+{
+	return xp_umap_flags(mm, file, addr, size, prot, flags, 0);
 }
 
 /*

@@ -194,7 +194,13 @@ static int uret_get(struct xp_uret *b, struct xp_uhook *h, unsigned long ret)
 			goto out;
 		}
 	}
-	if (n > mask || b->used == XP_URET_N)
+	/*
+	 * An event that found @h before it was unpublished may get here after
+	 * xp_urets_forget() cleared its entries: the hook is freed after that
+	 * event's grace period, a new entry would outlive it. The flag is set
+	 * under this lock.
+	 */
+	if (n > mask || b->used == XP_URET_N || h->rets_gone)
 		goto out;
 	idx = b->used;
 	b->ent[idx].ret = ret;
@@ -261,12 +267,14 @@ found:
 /* The thunks of @a, written once, before a hook with returns is published. */
 int xp_urets_init(struct xp_uarea *a, struct netlink_ext_ack *extack)
 {
-	unsigned long base = a->va + XP_UAREA_TRAMP;
+	unsigned long base = a->va + XP_URET_AREA_OFF;
 	u8 code[XP_URET_SIZE];
 	struct xp_uret *b;
 	unsigned int i;
 	int err;
 
+	/* Its table's pages are the file's own (below); the blocks: uhook.h. */
+	BUILD_BUG_ON(XP_URET_AREA_OFF % PAGE_SIZE || XP_URET_TABLE % PAGE_SIZE);
 	lockdep_assert_held(&xp_views_lock);
 	if (a->uret)
 		return 0;
@@ -295,7 +303,7 @@ int xp_urets_init(struct xp_uarea *a, struct netlink_ext_ack *extack)
 		struct page *page;
 
 		page = shmem_read_mapping_page_gfp(mapping,
-						   (XP_UAREA_TRAMP + XP_URET_TABLE) / PAGE_SIZE + i,
+						   (XP_URET_AREA_OFF + XP_URET_TABLE) / PAGE_SIZE + i,
 						   mapping_gfp_mask(mapping));
 		if (IS_ERR(page)) {
 			err = PTR_ERR(page);
@@ -342,6 +350,7 @@ void xp_urets_forget(struct xp_uhook *h)
 	if (!b)
 		return;
 	raw_spin_lock_irqsave(&b->lock, flags);
+	h->rets_gone = true;	/* uret_get() adds no entry for it from now on */
 	for (i = 0; i < b->used; i++)
 		if (rcu_access_pointer(b->ent[i].hook) == h)
 			RCU_INIT_POINTER(b->ent[i].hook, NULL);
@@ -451,3 +460,7 @@ u64 xp_uevent_hits(struct xp_uhook *h, bool rets)
 		sum += rets ? per_cpu_ptr(h->hits, cpu)->rets : per_cpu_ptr(h->hits, cpu)->calls;
 	return sum;
 }
+
+#ifdef XPROBES_KUNIT
+#include "uevent_kunit.c"
+#endif

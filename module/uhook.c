@@ -40,6 +40,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/elf.h>
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
@@ -50,6 +51,7 @@
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/uprobes.h>
+#include <asm/prctl.h>
 #include "xprobes.h"
 #include "uhook.h"
 
@@ -337,12 +339,57 @@ static int build_tramp(void *arg, struct xp_uarea *a, unsigned long va, u8 *code
 	return build_tramp_why(arg, a, va, code, &why);
 }
 
+/*
+ * Is @task's code not what user hooks are made for? They are for x86-64
+ * code, which the decoder reads, the stubs are written in and the return
+ * thunks keep the stack of. A 32-bit process (i386, where 0x40-0x4f are
+ * instructions, not REX prefixes; or x32, whose pointers are 32 bits) has
+ * TIF_ADDR32 on every thread from its exec on; a thread with a user shadow
+ * stack would take a return thunk's address for a forged return. Says
+ * why in @extack.
+ */
+static bool not_x86_64(struct task_struct *task, struct netlink_ext_ack *extack)
+{
+	struct task_struct *t;
+	bool no = false;
+
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		if (test_ti_thread_flag(task_thread_info(t), TIF_ADDR32)) {
+			NL_SET_ERR_MSG(extack, "the process is a 32-bit one (i386 or x32): user hooks "
+				       "patch x86-64 code only; use a uprobe");
+			no = true;
+			break;
+		}
+#ifdef CONFIG_X86_USER_SHADOW_STACK
+		if (READ_ONCE(t->thread.features) & ARCH_SHSTK_SHSTK) {
+			NL_SET_ERR_MSG(extack, "a thread of the process runs with a user shadow "
+				       "stack, which the trampolines do not keep; use a uprobe");
+			no = true;
+			break;
+		}
+#endif
+	}
+	rcu_read_unlock();
+	return no;
+}
+
+/* Is @hdr the start of an x86-64 ELF object? */
+static bool elf_x86_64(const u8 *hdr)
+{
+	const Elf64_Ehdr *e = (const Elf64_Ehdr *)hdr;
+
+	return !memcmp(e->e_ident, ELFMAG, SELFMAG) && e->e_ident[EI_CLASS] == ELFCLASS64 &&
+	       e->e_ident[EI_DATA] == ELFDATA2LSB && le16_to_cpu(e->e_machine) == EM_X86_64;
+}
+
 /* The function's bytes as its file has them, and where the file is. */
 static u8 *read_func(struct xp_uhook *h, struct mm_struct *mm, u32 size, struct file **filep,
 		     loff_t *offp, struct netlink_ext_ack *extack)
 {
 	struct vm_area_struct *vma;
 	struct file *file = NULL;
+	u8 ehdr[sizeof(Elf64_Ehdr)];
 	loff_t off = 0, pos;
 	u8 *buf;
 
@@ -365,6 +412,13 @@ static u8 *read_func(struct xp_uhook *h, struct mm_struct *mm, u32 size, struct 
 	if (!buf) {
 		fput(file);
 		return ERR_PTR(-ENOMEM);
+	}
+	pos = 0;
+	if (kernel_read(file, ehdr, sizeof(ehdr), &pos) != sizeof(ehdr) || !elf_x86_64(ehdr)) {
+		NL_SET_ERR_MSG(extack, "the function's file is not an x86-64 ELF object");
+		kvfree(buf);
+		fput(file);
+		return ERR_PTR(-ENOEXEC);
 	}
 	pos = off;
 	if (kernel_read(file, buf, size, &pos) != size) {
@@ -502,6 +556,11 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 		put_task_struct(task);
 		NL_SET_ERR_MSG(extack, "the process has no address space (exiting)");
 		return ERR_PTR(-ESRCH);
+	}
+	if (not_x86_64(task, extack)) {
+		mmput(mm);
+		put_task_struct(task);
+		return ERR_PTR(-EOPNOTSUPP);
 	}
 	h = kzalloc(sizeof(*h), GFP_KERNEL);
 	if (!h) {

@@ -12,7 +12,15 @@
 #define XP_URET_SIZE	32		/* bytes of one */
 #define XP_URET_TABLE	(XP_URET_N * XP_URET_SIZE)	/* offset of their targets */
 #define XP_URET_BLOCK	(XP_URET_TABLE + XP_URET_N * 8)	/* 80 KiB at the area's end */
-#define XP_UREC_AREA_OFF (XP_UAREA_SIZE - XP_URET_BLOCK - XP_UREC_BLOCK)	/* urec.h */
+/*
+ * An area, from its start: trampolines up to XP_UAREA_TRAMP, the records
+ * block (urec.h) at XP_UREC_AREA_OFF, the event-return block at
+ * XP_URET_AREA_OFF, to the end. One process may have hooks of both kinds
+ * in one area: the two blocks never meet (they shared an offset once:
+ * a records hook and an events hook with returns killed their process).
+ */
+#define XP_URET_AREA_OFF (XP_UAREA_SIZE - XP_URET_BLOCK)
+#define XP_UREC_AREA_OFF (XP_URET_AREA_OFF - XP_UREC_BLOCK)
 #define XP_UAREA_TRAMP	XP_UREC_AREA_OFF	/* 7241 trampolines */
 #define XP_URETIRED_MAX	64			/* slots kept for a hook added again */
 
@@ -49,6 +57,9 @@ bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
 		    struct xp_uarea **ap, unsigned long *vap);
 unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long addr,
 		      unsigned long size, unsigned long prot, unsigned long flags);
+unsigned long xp_umap_flags(struct mm_struct *mm, struct file *file, unsigned long addr,
+			    unsigned long size, unsigned long prot, unsigned long flags,
+			    vm_flags_t vm_flags);
 
 /* uhook.c */
 #define XP_UFUNC_MAX	(1U << 20)	/* longest function decoded */
@@ -78,6 +89,7 @@ struct xp_uhook {
 	bool events;			/* its trampoline starts with the event stub */
 	bool returns;			/* each call's return fires too (uevent.c) */
 	bool records;			/* writes records instead (urec.c) */
+	bool rets_gone;			/* no thunk may name it any more (uevent.c) */
 	atomic64_t ret_missed;		/* calls whose return could not be taken */
 	u64 cookie;			/* passed with each event */
 	struct xp_uhits __percpu *hits;	/* events fired (uevent.c), NULL without events */

@@ -32,10 +32,11 @@
  * the unimplemented-syscall handler: uevent.c), which hands over or makes
  * the thunk, and the stub goes on.
  *
- * The buffers are a shmem mapping of their own, shared and writable by the
- * process (records only: the code stays in the read-only area), held and
- * mapped in the kernel with vmap(). What the process writes there is data
- * to the kernel: counts are clamped, nothing else is trusted.
+ * The buffers are a writable mapping of their own (records only: the code
+ * stays in the read-only area), the process's own anonymous pages, pinned
+ * and mapped in the kernel with vmap(), wiped for a child of fork
+ * (urecbuf_create()). What the process writes there is data to the
+ * kernel: counts are clamped, nothing else is trusted.
  *
  * Locking: buffers and blocks are created and freed under xp_views_lock.
  * The hit paths (flush at a switch, the slow path) run with preemption off,
@@ -52,6 +53,9 @@
 #include <linux/pagemap.h>
 #include <linux/rculist.h>
 #include <linux/sched/signal.h>
+#if __has_include(<linux/rseq.h>)
+#include <linux/rseq.h>	/* rseq_set_notify_resume(); in sched.h before 6.7 */
+#endif
 #include <linux/sched/task_stack.h>
 #include <linux/shmem_fs.h>
 #include <linux/timekeeping.h>
@@ -81,7 +85,8 @@ struct xp_urecbuf {
 	unsigned long va;		/* the mapping, in mm */
 	unsigned int nbufs;		/* one per possible CPU id */
 	unsigned int npages;
-	struct page **pages;		/* held */
+	struct page **pages;		/* the process's, pinned (urecbuf_pin()) */
+	unsigned int npinned;
 	void *kaddr;			/* vmap() of them */
 	struct task_struct **owner;	/* by CPU: the thread of ours that came last (a key only) */
 	long rseq_off;			/* the rseq area, from the thread pointer */
@@ -238,12 +243,10 @@ static int rseq_layout(struct task_struct *task, long *off, u32 *sig,
 
 static void urecbuf_free(struct xp_urecbuf *rb)
 {
-	unsigned int i;
-
 	if (rb->kaddr)
 		vunmap(rb->kaddr);
-	for (i = 0; rb->pages && i < rb->npages && rb->pages[i]; i++)
-		put_page(rb->pages[i]);
+	if (rb->pages && rb->npinned)
+		unpin_user_pages_dirty_lock(rb->pages, rb->npinned, true);
 	kvfree(rb->pages);
 	kfree(rb->owner);
 	if (rb->file)
@@ -253,13 +256,50 @@ static void urecbuf_free(struct xp_urecbuf *rb)
 	kfree(rb);
 }
 
+/*
+ * The process's own pages of the mapping at @rb->va, pinned: written once
+ * by the pin (FOLL_WRITE), which copies each out of the file, so they are
+ * anonymous pages of this mm alone. Only if the mapping there is still the
+ * one made for it (the process may have replaced it meanwhile).
+ */
+static int urecbuf_pin(struct xp_urecbuf *rb, unsigned long size)
+{
+	struct vm_area_struct *vma;
+	long n = -EFAULT;
+
+	mmap_read_lock(rb->mm);
+	vma = find_vma(rb->mm, rb->va);
+	if (vma && vma->vm_start == rb->va && vma->vm_end == rb->va + size &&
+	    vma->vm_file == rb->file && (vma->vm_flags & VM_WIPEONFORK))
+		n = xp_pin_remote(rb->mm, rb->va, rb->npages, FOLL_WRITE | FOLL_LONGTERM,
+				  rb->pages);
+	mmap_read_unlock(rb->mm);
+	if (n > 0)
+		rb->npinned = n;
+	return n == rb->npages ? 0 : n < 0 ? n : -EFAULT;
+}
+
+/*
+ * The buffers: a private, writable mapping of a shmem file (which gives it
+ * its name in maps, "[xprobes-records]", and nothing else: the file is
+ * never written), whose pages the module pins once it has written them,
+ * so that they are this process's anonymous pages, shared with the kernel
+ * only. VM_WIPEONFORK: a child of fork finds a fresh mapping of the file
+ * there, zeros, and its records (its trampolines write them as the
+ * parent's do) go to pages of its own; it never sees its parent's nor
+ * feeds them. A process that clears the flag (MADV_KEEPONFORK) gives its
+ * children a copy of its own records, its choice. Whatever it does to the
+ * mapping (munmap, mremap, MADV_DONTNEED) the kernel's pages stay pinned,
+ * and what it writes there is data: counts are clamped, nothing else is
+ * trusted.
+ */
 static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig,
 					 struct netlink_ext_ack *extack)
 {
 	struct xp_urecbuf *rb;
 	unsigned long size;
-	unsigned int i;
 	long va;
+	int err;
 
 	rb = kzalloc(sizeof(*rb), GFP_KERNEL_ACCOUNT);
 	if (!rb)
@@ -278,27 +318,26 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 		rb->file = NULL;
 		goto nomem;
 	}
-	for (i = 0; i < rb->npages; i++) {
-		struct page *page = shmem_read_mapping_page_gfp(rb->file->f_mapping, i,
-								 mapping_gfp_mask(rb->file->f_mapping));
-
-		if (IS_ERR(page))
-			goto nomem;
-		set_page_dirty_lock(page);	/* held, written through the kernel map too */
-		rb->pages[i] = page;
-	}
-	rb->kaddr = vmap(rb->pages, rb->npages, VM_MAP, PAGE_KERNEL);
-	if (!rb->kaddr)
-		goto nomem;
-	va = xp_umap(mm, rb->file, 0, size, PROT_READ | PROT_WRITE, MAP_SHARED);
+	mmgrab(mm);
+	rb->mm = mm;
+	va = xp_umap_flags(mm, rb->file, 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+			   VM_WIPEONFORK | VM_DONTEXPAND);
 	if (IS_ERR_VALUE(va)) {
 		NL_SET_ERR_MSG(extack, "could not map the record buffers into the process");
 		urecbuf_free(rb);
 		return ERR_PTR(va);
 	}
 	rb->va = va;
-	mmgrab(mm);
-	rb->mm = mm;
+	err = urecbuf_pin(rb, size);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "could not pin the record buffers (the process changed "
+			       "their mapping)");
+		urecbuf_free(rb);
+		return ERR_PTR(err);
+	}
+	rb->kaddr = vmap(rb->pages, rb->npages, VM_MAP, PAGE_KERNEL);
+	if (!rb->kaddr)
+		goto nomem;
 	return rb;
 nomem:
 	urecbuf_free(rb);
@@ -444,9 +483,9 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
  * rseq: nothing aborts its appends, and the cpu_id it reads is its
  * parent's. Its records would race with the thread of ours that owns that
  * CPU's buffer. So its parent's cpu_id says "not registered" (the stub
- * then writes nothing) until the parent runs again: the kernel rewrites it
- * then, the parent having been switched out to wait for the child. Called
- * in the parent, before the child first runs.
+ * then writes nothing) until the parent returns to user mode, where the
+ * kernel rewrites it (rseq_set_notify_resume()). Called in the parent,
+ * before the child first runs.
  */
 void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_struct *child)
 {
@@ -459,6 +498,15 @@ void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_st
 	if (copy_to_user_nofault(&parent->rseq->cpu_id, &none, sizeof(none)))
 		pr_warn_ratelimited("pid %d: records of its vfork child may mix with its threads'\n",
 				    task_tgid_nr(parent));
+	/*
+	 * The kernel writes the parent's cpu_id again before it returns to
+	 * user mode: after a vfork that is once the child is done; a parent of
+	 * clone(CLONE_VM) without CLONE_VFORK returns at once and runs on
+	 * beside the child (whose records, unprotected, then land with its
+	 * parent's: one address space, its own figures). Without this, that
+	 * parent's records were dropped until its next switch.
+	 */
+	rseq_set_notify_resume(parent);
 #endif
 }
 

@@ -255,7 +255,8 @@ first=${first%% *}
 for k in $knames; do
 	env="XP_CYCLES=500 XP_LIVE_CYCLES=25"
 	[ "$k" = "$first" ] || env="XP_CYCLES=300 XP_LIVE_CYCLES=25"
-	queue main "$k" "$env" "${XP_TESTS:-}"
+	# x32 programs run (46-uhook-hostile refuses one); nothing else changes
+	queue main "$k" "$env" "${XP_TESTS:-}" --append syscall.x32=y
 done
 if [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ]; then
 	for k in $knames; do

@@ -18,10 +18,15 @@
  * its threads run. Each thread calls the functions
  * below in a loop and compares each result with the answer; a wrong one
  * prints "BAD ..." and exits 1 at once. SIGUSR1 forks a child that runs
- * the same loop alone and reports "child ok N" or "child bad" (with -v, then
+ * the same loop alone and reports "child ok N" or "child bad" and whether
+ * the child saw its parent's record buffers ("parent_records seen|unseen",
+ * any byte not 0 there) and the parent the mark the child wrote into them
+ * ("child_mark seen|unseen"; - for both without buffers) (with -v, then
  * a child of vfork too, on the same memory: "vchild ok N cpu_id C parent P",
  * C the cpu_id of the rseq area it sees, its parent's, and P that cpu_id
- * once the parent runs again); SIGUSR2 execs
+ * once the parent runs again; then a child of clone(CLONE_VM), without
+ * CLONE_VFORK: "cchild ok N cpu_id C", C the parent's cpu_id as clone
+ * returned to it); SIGUSR2 execs
  * the program again (a new image: "ready PID" again). At the end, "ok
  * calls=N ret=ADDR" if the count uh_add kept with a RIP-relative locked add
  * (one of the instructions a jump covers) equals the calls made; ADDR is
@@ -48,6 +53,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -297,6 +303,46 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* The record buffers ("[xprobes-records]" in maps): where, how long; 0 without. */
+static size_t records_map(unsigned char **at)
+{
+	unsigned long lo, hi;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+	size_t len = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "xprobes-records") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			*at = (unsigned char *)lo;
+			len = hi - lo;
+			break;
+		}
+	if (f)
+		fclose(f);
+	return len;
+}
+
+#define CHILD_MARK 0x5eed5eed5eed5eedULL
+
+/*
+ * A child of fork, before its rounds: does it see its parent's records
+ * (any byte not 0 in its mapping of the buffers)? Then it writes a mark
+ * into the last word of them, which its parent must not see. Exit status:
+ * 1 a wrong result, 2 its parent's bytes seen.
+ */
+static int child_records(void)
+{
+	unsigned char *p;
+	size_t i, n = records_map(&p);
+	int seen = 0;
+
+	for (i = 0; i < n; i++)
+		seen |= p[i] != 0;
+	if (n)
+		*(volatile unsigned long long *)(p + n - 8) = CHILD_MARK;
+	return seen ? 2 : 0;
+}
+
 static int child_run(void)
 {
 	long k, n = rounds ?: 20000, before = uh_count;
@@ -321,6 +367,39 @@ static __attribute__((noinline)) void vfork_child(void)
 	waitpid(p, &st, 0);
 	printf(WIFEXITED(st) && !WEXITSTATUS(st) ? "vchild ok %d" : "vchild bad %d", p);
 	printf(" cpu_id %d parent %d\n", vcpu, rseq_cpu());
+	fflush(stdout);
+}
+
+/*
+ * A child of clone(CLONE_VM) without CLONE_VFORK: the same mm and TLS, but
+ * its parent returns from clone at once and runs on beside it. The parent's
+ * rseq cpu_id must be a CPU's when it does (a vfork's "none" would drop its
+ * records until it is next switched out). The child naps 20 ms and exits.
+ */
+static int clone_vm_nap(void *arg)
+{
+	struct timespec ts = { 0, 20 * 1000 * 1000 };
+
+	(void)arg;
+	syscall(SYS_nanosleep, &ts, NULL);
+	syscall(SYS_exit, 0);
+	return 0;
+}
+
+static __attribute__((noinline)) void clone_vm_child(void)
+{
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	int st, cpu;
+	pid_t p;
+
+	p = clone(clone_vm_nap, stack + sizeof(stack), CLONE_VM | SIGCHLD, NULL);
+	cpu = rseq_cpu();
+	if (p < 0) {
+		printf("BAD clone: %s\n", strerror(errno));
+		exit(1);
+	}
+	waitpid(p, &st, 0);
+	printf("cchild %s %d cpu_id %d\n", WIFEXITED(st) && !WEXITSTATUS(st) ? "ok" : "bad", p, cpu);
 	fflush(stdout);
 }
 
@@ -458,13 +537,26 @@ int main(int argc, char **argv)
 			pid_t p = fork();
 			int st;
 
-			if (!p)
-				_exit(child_run());
+			unsigned char *rec;
+			size_t nrec;
+
+			if (!p) {
+				int seen = child_records();
+
+				_exit(child_run() | seen);
+			}
 			waitpid(p, &st, 0);
-			printf(WIFEXITED(st) && !WEXITSTATUS(st) ? "child ok %d\n" : "child bad %d\n", p);
+			nrec = records_map(&rec);
+			printf(WIFEXITED(st) && !(WEXITSTATUS(st) & 1) ? "child ok %d" : "child bad %d", p);
+			printf(" parent_records %s child_mark %s\n",
+			       !nrec ? "-" : WIFEXITED(st) && (WEXITSTATUS(st) & 2) ? "seen" : "unseen",
+			       !nrec ? "-" : *(volatile unsigned long long *)(rec + nrec - 8) == CHILD_MARK ?
+			       "seen" : "unseen");
 			fflush(stdout);
-			if (vfk)
+			if (vfk) {
 				vfork_child();
+				clone_vm_child();
+			}
 		}
 	}
 	if (rounds)

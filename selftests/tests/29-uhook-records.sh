@@ -16,16 +16,22 @@
 # the entry at their sp; nothing unmatched or abandoned, no time going
 # back within a thread or past its hand-over; only uhtarget's two workers
 # own records; the buffers filled and were handed over many times.
-# (c) A forked child runs the hooked functions (shares the buffers, is not
-# the hooked mm): it computes right and hands nothing over; nor does a
-# child of vfork (the hooked mm, its parent's TLS, no rseq of its own). (d) Untraced
+# (c) A forked child runs the hooked functions (is not the hooked mm): it
+# computes right and hands nothing over; it finds zeros where its parent's
+# buffers are (VM_WIPEONFORK), and what it writes there its parent never
+# sees; nor does a
+# child of vfork (the hooked mm, its parent's TLS, no rseq of its own); a
+# child of clone(CLONE_VM) without CLONE_VFORK leaves its parent, which runs
+# on at once, its cpu_id (records on). (d) Untraced
 # processes: syscall 422 is ENOSYS. (e) A process without rseq
 # (glibc.pthread.rseq=0) is refused records, saying why. (f) Calls folded
 # (--calls, module/urec_fold.c): a view's three hooks that hand records
 # over take it all or none (refused, saying why); each call of a function
 # hooked with returns is then one record, or its entry and return where a
 # hand-over fell between them; uhtarget's functions are leaves, so every
-# folded call is "top"; entries without returns stay entries.
+# folded call is "top"; entries without returns stay entries. (g) An events
+# hook with returns in the same process as records hooks with returns: both
+# kinds count every call and return, and every result is right.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 5000 10)
 
@@ -67,6 +73,11 @@ xprobectl uhook add --records --returns --cookie 2 $P uh_call > /dev/null ||
 assert_eq "uh_add listed as writing records" rec \
 	"$(xprobectl uhook list $P | awk -v i=$a '$1 == i { print $(NF - 2) }')"
 assert_match "the buffers are mapped into the process" "xprobes-records" "$(cat /proc/$P/maps)"
+# (g) an events hook with returns beside them, in the same trampoline area:
+# its return thunks and the records block each have their own place
+j=$(xprobectl uhook add --json --returns --cookie 9 $P uh_one) || fail "uhook add --returns uh_one (events)"
+assert_eq "uh_one: events" true "$(json_get "$j" events)"
+o=$(json_get "$j" id)
 
 # (b)
 workers=$(ls /proc/$P/task | sort -n | tail -n +2 | tr '\n' ' ')
@@ -74,11 +85,18 @@ kill -HUP $P
 wait_for /tmp/ur.out '^ok calls\|^BAD' "uhtarget did not finish its rounds" 6000
 grep -q BAD /tmp/ur.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/ur.out)"
 assert_eq "the rounds" "ok calls=$((2 * N))" "$(grep -o '^ok calls=[0-9]*' /tmp/ur.out)"
+# (uh_one runs twice a round: uh_tail jumps to it)
+assert_eq "uh_one (events, beside records): calls and returns listed" "$((4 * N)) $((4 * N))" \
+	"$(xprobectl uhook list $P | awk -v i=$o '$1 == i { print $(NF - 2), $(NF - 1) }')"
 
 # (c) the child is in the view (fork is followed), but not the hooked mm
 kill -USR1 $P
 wait_for /tmp/ur.out '^child' "the forked child did not report" 6000
-assert_match "the forked child computed right" "child ok" "$(grep '^child' /tmp/ur.out)"
+ch=$(grep '^child' /tmp/ur.out)
+assert_match "the forked child computed right" "child ok" "$ch"
+# its own buffers: its parent's records are not there, its own do not reach them
+assert_eq "the child found zeros where its parent's records are" unseen "$(field "$ch" parent_records)"
+assert_eq "the parent did not see what the child wrote there" unseen "$(field "$ch" child_mark)"
 # and a child of vfork: the same mm, the same TLS (its parent's rseq area),
 # not registered for rseq; its parent's cpu_id says "none" meanwhile, so it
 # writes no records (they would mix with a worker's in that CPU's buffer)
@@ -87,6 +105,12 @@ v=$(grep '^vchild' /tmp/ur.out)
 assert_match "the vfork child computed right" "vchild ok" "$v"
 assert_eq "the vfork child saw cpu_id 'none' in its parent's rseq area" -1 "$(field "$v" cpu_id)"
 assert_ge "its parent has its cpu_id back" "$(field "$v" parent)" 0
+# a child of clone(CLONE_VM) without CLONE_VFORK: its parent runs on at once,
+# and must find its cpu_id as clone returns (its records are not dropped)
+wait_for /tmp/ur.out '^cchild' "the clone(CLONE_VM) child did not report" 6000
+cc=$(grep '^cchild' /tmp/ur.out)
+assert_match "the clone(CLONE_VM) child exited right" "cchild ok" "$cc"
+assert_ge "its parent's cpu_id as clone returned" "$(field "$cc" cpu_id)" 0
 sleep 0.2
 
 kill -INT $R
