@@ -107,25 +107,30 @@ static const char *const dispatch_path[] = {
 	"__x86_return_thunk", "__x86_return_skl", "call_depth_return_thunk",
 	"retbleed_return_thunk", "retbleed_untrain_ret", "entry_untrain_ret",
 	"srso_return_thunk", "srso_untrain_ret", "srso_safe_ret",
-	"srso_alias_untrain_ret", "srso_alias_safe_ret", "its_return_thunk",
+	"srso_alias_untrain_ret", "its_return_thunk",	/* srso_alias_*: dispatch_derived[] */
 };
 
 /*
- * Those found from another of the list: kprobes takes 1.5 s (6.12 in the
- * VM) to answer about srso_alias_return_thunk, which would be most of the
- * module's load time. It is the symbol right behind srso_alias_safe_ret on
- * 6.12; on 6.1 it lies in a section of its own, and srso_alias_untrain_ret
- * ends with a jump to it. Failing both, kprobes is asked after all.
+ * Those found from another of the list, not by asking kprobes: a probe
+ * registered there (even a disabled one) has kprobes decode everything up
+ * to the next symbol to see whether it could optimize it, and these lie in
+ * sections of their own, far from the next one: 3.7 s for
+ * srso_alias_safe_ret on 6.1 in the VM, 1.5 s for srso_alias_return_thunk
+ * on 6.12, most of the module's load time. On both,
+ * srso_alias_untrain_ret is "nop2; lfence; jmp srso_alias_return_thunk",
+ * which is "call srso_alias_safe_ret; ud2". Each is confirmed by name;
+ * failing that, kprobes is asked after all.
  */
-static const char *const dispatch_next[][2] = {
-	{ "srso_alias_safe_ret", "srso_alias_return_thunk" },
-};
-static const char *const dispatch_jumped[][2] = {
-	{ "srso_alias_untrain_ret", "srso_alias_return_thunk" },
+static const struct {
+	const char *from, *name;
+	enum xp_insn_kind kind;		/* of the branch in @from that names it */
+} dispatch_derived[] = {
+	{ "srso_alias_untrain_ret", "srso_alias_return_thunk", XP_INSN_JMP },
+	{ "srso_alias_return_thunk", "srso_alias_safe_ret", XP_INSN_CALL },
 };
 
 static struct { unsigned long start, end; }
-	dispatch_ranges[ARRAY_SIZE(dispatch_path) + ARRAY_SIZE(dispatch_next)];
+	dispatch_ranges[ARRAY_SIZE(dispatch_path) + ARRAY_SIZE(dispatch_derived)];
 
 /* Does @addr lie in a function the dispatch path runs? */
 bool xp_on_dispatch_path(unsigned long addr)
@@ -140,25 +145,33 @@ bool xp_on_dispatch_path(unsigned long addr)
 	return false;
 }
 
-/* The range of dispatch_path[] entry @name, or NULL if it was not found. */
-static unsigned long path_start(const char *name, unsigned long *end)
+/* The range of @name, found already (the list, then the derived), or 0. */
+static unsigned long found_start(const char *name, unsigned long *end)
 {
 	int j;
 
 	for (j = 0; j < ARRAY_SIZE(dispatch_path); j++)
-		if (!strcmp(dispatch_path[j], name) && dispatch_ranges[j].end) {
-			*end = dispatch_ranges[j].end;
-			return dispatch_ranges[j].start;
+		if (!strcmp(dispatch_path[j], name) && dispatch_ranges[j].end)
+			goto found;
+	for (j = 0; j < ARRAY_SIZE(dispatch_derived); j++)
+		if (!strcmp(dispatch_derived[j].name, name) &&
+		    dispatch_ranges[ARRAY_SIZE(dispatch_path) + j].end) {
+			j += ARRAY_SIZE(dispatch_path);
+			goto found;
 		}
 	return 0;
+found:
+	*end = dispatch_ranges[j].end;
+	return dispatch_ranges[j].start;
 }
 
 /*
- * The target of the first jmp in the function [@start, @end) if the
- * instructions before it are only nops and fences (srso_alias_untrain_ret:
- * nop2; lfence; jmp), or 0.
+ * The target of the first branch in the function [@start, @end) if it is
+ * of @kind and the instructions before it are only nops and fences
+ * (srso_alias_untrain_ret: nop2; lfence; jmp), or 0.
  */
-static unsigned long jump_target(unsigned long start, unsigned long end)
+static unsigned long branch_target(unsigned long start, unsigned long end,
+				   enum xp_insn_kind kind)
 {
 	unsigned long pos = start;
 	struct xp_insn insn;
@@ -168,7 +181,7 @@ static unsigned long jump_target(unsigned long start, unsigned long end)
 
 		if (xp_insn_decode(&insn, p, min_t(unsigned long, end - pos, XP_INSN_MAX)))
 			return 0;
-		if (insn.kind == XP_INSN_JMP)
+		if (insn.kind == kind)
 			return pos + insn.len + insn.rel;
 		if (!(insn.map == 0 && insn.opcode == 0x90) &&			/* nop, 66 nop */
 		    !(insn.map == 1 && insn.opcode == 0x1f) &&			/* nopl */
@@ -179,26 +192,17 @@ static unsigned long jump_target(unsigned long start, unsigned long end)
 	return 0;
 }
 
-/* Dispatch_next[@i] into dispatch_ranges[@k], by the cheapest way that works. */
-static void find_next(int i, int k)
+/* dispatch_derived[@i] into dispatch_ranges[@k]: from its branch, else from kprobes. */
+static void find_derived(int i, int k)
 {
-	const char *name = dispatch_next[i][1];
+	const char *name = dispatch_derived[i].name;
 	unsigned long start, end, at = 0, off, size;
-	int j;
 
-	/* right behind the symbol before it */
-	if (path_start(dispatch_next[i][0], &end) &&
-	    xp_sym_at(end, name, &off, &size) && !off)
-		at = end;
-	/* the target of a jump that names it */
-	for (j = 0; !at && j < ARRAY_SIZE(dispatch_jumped); j++) {
-		if (strcmp(dispatch_jumped[j][1], name))
-			continue;
-		start = path_start(dispatch_jumped[j][0], &end);
-		at = start ? jump_target(start, end) : 0;
-		if (at && !(xp_sym_at(at, name, &off, &size) && !off))
-			at = 0;
-	}
+	start = found_start(dispatch_derived[i].from, &end);
+	if (start)
+		at = branch_target(start, end, dispatch_derived[i].kind);
+	if (at && !(xp_sym_at(at, name, &off, &size) && !off && size))
+		at = 0;
 	if (!at) {
 		at = xp_sym_lookup(name, &size);
 		if (!at || !size)
@@ -231,8 +235,8 @@ static void find_dispatch_path(void)
 		if (xp_sym_at(start - 1, pfx, &off, &pfx_size))
 			dispatch_ranges[i].start = start - 1 - off;
 	}
-	for (i = 0; i < ARRAY_SIZE(dispatch_next); i++)
-		find_next(i, ARRAY_SIZE(dispatch_path) + i);
+	for (i = 0; i < ARRAY_SIZE(dispatch_derived); i++)
+		find_derived(i, ARRAY_SIZE(dispatch_path) + i);
 }
 
 /* No hook at @addr: was it one that is being removed right now? */
