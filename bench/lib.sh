@@ -176,7 +176,8 @@ setup() {
 	wait_line /tmp/helper.out '^attached\|xprobectl: tracing\|metrics of pid' ${ATTACH_WAIT:-10} || return 1
 	# the program pinned for the hooks to run directly
 	case $1 in view|view-call|view-int3|view-hc)
-		for i in $(xprobectl hook list $TARGET | awk 'NR > 1 { print $1 }'); do
+		# not the module's own hooks (a view's guard): they run no BPF
+		for i in $(xprobectl hook list $TARGET | awk "NR > 1 && !/the module's/ { print \$1 }"); do
 			xprobectl hook prog $i $PIN || return 1
 		done ;;
 	esac
