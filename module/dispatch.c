@@ -129,7 +129,8 @@ static const struct {
 	{ "srso_alias_return_thunk", "srso_alias_safe_ret", XP_INSN_CALL },
 };
 
-static struct { unsigned long start, end; }
+/* Where each of dispatch_path[], then of dispatch_derived[], was found. */
+static struct { const char *name; unsigned long start, end; }
 	dispatch_ranges[ARRAY_SIZE(dispatch_path) + ARRAY_SIZE(dispatch_derived)];
 
 /* Does @addr lie in a function the dispatch path runs? */
@@ -145,24 +146,17 @@ bool xp_on_dispatch_path(unsigned long addr)
 	return false;
 }
 
-/* The range of @name, found already (the list, then the derived), or 0. */
+/* The range of @name, found already, or 0. */
 static unsigned long found_start(const char *name, unsigned long *end)
 {
 	int j;
 
-	for (j = 0; j < ARRAY_SIZE(dispatch_path); j++)
-		if (!strcmp(dispatch_path[j], name) && dispatch_ranges[j].end)
-			goto found;
-	for (j = 0; j < ARRAY_SIZE(dispatch_derived); j++)
-		if (!strcmp(dispatch_derived[j].name, name) &&
-		    dispatch_ranges[ARRAY_SIZE(dispatch_path) + j].end) {
-			j += ARRAY_SIZE(dispatch_path);
-			goto found;
+	for (j = 0; j < ARRAY_SIZE(dispatch_ranges); j++)
+		if (dispatch_ranges[j].end && !strcmp(dispatch_ranges[j].name, name)) {
+			*end = dispatch_ranges[j].end;
+			return dispatch_ranges[j].start;
 		}
 	return 0;
-found:
-	*end = dispatch_ranges[j].end;
-	return dispatch_ranges[j].start;
 }
 
 /*
@@ -208,6 +202,7 @@ static void find_derived(int i, int k)
 		if (!at || !size)
 			return;
 	}
+	dispatch_ranges[k].name = name;
 	dispatch_ranges[k].start = at;
 	dispatch_ranges[k].end = at + size;
 }
@@ -225,6 +220,7 @@ static void find_dispatch_path(void)
 
 		if (!start || !size)
 			continue;
+		dispatch_ranges[i].name = dispatch_path[i];
 		dispatch_ranges[i].start = start;
 		dispatch_ranges[i].end = start + size;
 		/*

@@ -91,8 +91,9 @@ MODULE_PARM_DESC(jump_hooks, "0: hooks on instructions shorter than 5 bytes stay
  * instruction out of line and resume behind it, inside our jump's bytes
  * (and one just before it, optimized: xp_kprobe_reaches()): a jump goes
  * live only where no kprobe is registered that would reach it
- * (optimize_jumps(), xp_call_arm()), and a kprobe armed later takes the
- * jump apart before it writes its int3 (xp_jumps_yield()).
+ * (optimize_jumps(), xp_call_arm()), and a kprobe registered later takes
+ * the jump apart before it enters kprobes' table and again before it
+ * writes its int3 (xp_jumps_yield(), readers.c).
  */
 static struct mutex *xp_kprobe_mutex;
 static struct kprobe *(*xp_get_kprobe)(void *addr);
@@ -477,8 +478,9 @@ static void optimize_jumps(struct work_struct *work)
 	mutex_lock(&xp_views_lock);
 	/*
 	 * kprobes registers and arms under its mutex, and takes our jumps
-	 * apart (xp_jumps_yield()) as it arms: a kprobe is either in its table
-	 * here, or armed after the jump, which it then takes apart.
+	 * apart (xp_jumps_yield()) as it prepares and as it arms: a kprobe is
+	 * either in its table here, or registered after the jump, which it
+	 * then takes apart.
 	 */
 	mutex_lock(xp_kprobe_mutex);
 	list_for_each_entry(v, &xp_views, node) {
@@ -618,7 +620,7 @@ void xp_calls_disarm(struct xp_view *v, struct xp_hook *only)
 }
 
 /*
- * Must @h go back to an int3 before a kprobe at @addr is armed? A live
+ * Must @h go back to an int3 before a kprobe at @addr is prepared or armed? A live
  * jump the kprobe would reach (xp_kprobe_reaches()); and where the kprobe would
  * displace its view's guard, every jump of the view over several
  * instructions (@guard_hit), which may not stay live without it (guard.c).
@@ -679,11 +681,12 @@ static bool yield_round(unsigned long addr, bool guards)
 NOKPROBE_SYMBOL(yield_round);
 
 /*
- * kprobes is about to arm a kprobe at @addr (from the probe on
- * arch_arm_kprobe(), readers.c: ftrace-based, preemption off, kprobe_mutex
- * and text_mutex held, CPU hotplug off), its int3 not written yet: in
- * every view, take apart the live jumps the kprobe would run into
- * (xp_kprobe_reaches()), as xp_calls_disarm() does. Each becomes an int3 whose slot runs every covered instruction,
+ * kprobes is about to prepare or arm a kprobe at @addr (from the probes on
+ * arch_prepare_kprobe() and arch_arm_kprobe(), readers.c: ftrace-based,
+ * preemption off, text_mutex held, CPU hotplug off), before it enters
+ * kprobes' table and again before its int3 is written: in every view, take
+ * apart the live jumps the kprobe would run into (xp_kprobe_reaches()), as
+ * xp_calls_disarm() does. Each becomes an int3 whose slot runs every covered instruction,
  * the kernel's bytes behind it; the kprobe's own int3, if it lands on one,
  * then displaces it (coherence.c). A kprobe that would displace a view's
  * guard first takes apart every jump of that view over several
@@ -742,7 +745,6 @@ static noinline notrace unsigned long jump_borrowed(struct pt_regs *regs, unsign
 	bool irq_on = regs->flags & X86_EFLAGS_IF;
 	unsigned long to;
 	struct xp_hook *h;
-	pgd_t *pgd;
 
 	h = READ_ONCE(xp_jhooks[n]);
 	regs->ip = h->addr + INT3_INSN_SIZE;
@@ -752,8 +754,7 @@ static noinline notrace unsigned long jump_borrowed(struct pt_regs *regs, unsign
 		trace_hardirqs_off();
 	}
 	to = h->addr;
-	pgd = __va(read_cr3_pa());
-	if (pgd_val(READ_ONCE(*pgd_offset_pgd(pgd, h->addr))) == pgd_val(h->view->new_pgd)) {
+	if (xp_pgd_in_view(__va(read_cr3_pa()), h->view)) {
 		xp_hook_fire(h, regs, false);
 		to = h->slot_va + (irq_on ? XP_SLOT_SIZE : 0);
 		regs->flags &= ~X86_EFLAGS_IF;
@@ -780,13 +781,8 @@ notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 	struct mm_struct *mm = current->mm;
 	unsigned long to;
 
-	/*
-	 * The image's PGD entry is always the last one (checked at load,
-	 * kernel.c): a constant offset, and its raw value, not pgd_val(), a
-	 * paravirt call. 7 instructions where "current->mm is set" was 3.
-	 */
-	BUILD_BUG_ON(sizeof(pgd_t) != sizeof(pgdval_t));
-	if (unlikely(!mm || READ_ONCE(mm->pgd[PTRS_PER_PGD - 1].pgd) != h->view->new_pgd.pgd))
+	/* four loads and a compare beyond "current->mm is set" (xp_pgd_in_view()) */
+	if (unlikely(!mm || !xp_pgd_in_view(mm->pgd, h->view)))
 		return jump_borrowed(regs, n);
 	/* On its own view's tables, wherever it may resume: interrupts stay as they are. */
 	preempt_disable_notrace();

@@ -191,7 +191,7 @@ static void check_view(struct check *c, struct xp_view *v)
 			c->rep->members++;
 		if (!atomic_read(&m->mm->mm_users))
 			continue;	/* dead: the sweeper detaches it */
-		if (pgd_val(READ_ONCE(*pgd_offset_pgd(m->mm->pgd, a))) != pgd_val(v->new_pgd))
+		if (!xp_pgd_in_view(m->mm->pgd, v))
 			violated(c, "view of pid %u: a member's pgd entry is not the view's", v->root_nr);
 		if (m->gen_joined <= m->gen_before ||
 		    atomic64_read(&m->mm->context.tlb_gen) < m->gen_joined)

@@ -43,11 +43,6 @@ DEFINE_MUTEX(xp_views_lock);
 LIST_HEAD(xp_views);		/* RCU list; written under xp_views_lock */
 unsigned int xp_nr_views;	/* under xp_views_lock */
 
-static pgd_t *image_slot(struct mm_struct *mm)
-{
-	return pgd_offset_pgd(mm->pgd, xp_k.stext);
-}
-
 /*
  * Point @mm's entry for the image at @val. What set_pgd() does for a kernel
  * half entry on bare metal and KVM, without its PTI hook: that only mirrors
@@ -56,13 +51,13 @@ static pgd_t *image_slot(struct mm_struct *mm)
  */
 static void set_image_slot(struct mm_struct *mm, pgd_t val)
 {
-	WRITE_ONCE(*image_slot(mm), val);
+	WRITE_ONCE(*xp_image_slot(mm->pgd), val);
 }
 
 /* Any context, under RCU: the view whose chain the page tables at @pgd carry. */
 struct xp_view *xp_view_of_pgd(pgd_t *pgd)
 {
-	pgd_t e = READ_ONCE(*pgd_offset_pgd(pgd, xp_k.stext));
+	pgd_t e = READ_ONCE(*xp_image_slot(pgd));
 	struct xp_view *v;
 
 	if (pgd_val(e) == pgd_val(xp_k.image_pgd))
@@ -221,7 +216,7 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 	 * already its parent's). A child given a view of its own before its
 	 * fork was followed, say, stays on that one.
 	 */
-	if (!try_cmpxchg(&image_slot(mm)->pgd, &was, pgd_val(v->new_pgd)) &&
+	if (!try_cmpxchg(&xp_image_slot(mm->pgd)->pgd, &was, pgd_val(v->new_pgd)) &&
 	    was != pgd_val(v->new_pgd)) {
 		raw_spin_unlock(&v->lock);
 		member_unused(m, gfp);
@@ -396,7 +391,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 		NL_SET_ERR_MSG_FMT(extack, "pid %u already has a kernel view", nr);
 		goto out;
 	}
-	if (pgd_val(*image_slot(mm)) != pgd_val(xp_k.image_pgd)) {
+	if (pgd_val(*xp_image_slot(mm->pgd)) != pgd_val(xp_k.image_pgd)) {
 		NL_SET_ERR_MSG(extack, "unexpected page-table layout for the kernel image");
 		err = -EINVAL;
 		goto out;

@@ -174,6 +174,25 @@ struct xp_view {
 					 * the first of them, under xp_views_lock */
 };
 
+/*
+ * The entry of the page tables at @pgd that maps the kernel image: always
+ * the last one (checked at load, kernel.c), a constant offset.
+ */
+static inline pgd_t *xp_image_slot(pgd_t *pgd)
+{
+	return pgd + PTRS_PER_PGD - 1;
+}
+
+/*
+ * Do the page tables at @pgd carry @v's chain? Raw values, read once: the
+ * jump hit path asks (pgd_val() is a paravirt call).
+ */
+static inline bool xp_pgd_in_view(pgd_t *pgd, const struct xp_view *v)
+{
+	BUILD_BUG_ON(sizeof(pgd_t) != sizeof(pgdval_t));
+	return READ_ONCE(xp_image_slot(pgd)->pgd) == v->new_pgd.pgd;
+}
+
 extern struct mutex xp_views_lock;
 extern struct list_head xp_views;
 extern unsigned int xp_nr_views;
