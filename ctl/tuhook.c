@@ -5,8 +5,10 @@
  * default the hooks write records in the process's memory, which the view
  * hands to fn_records at each switch (no kernel entry per call); with -T or
  * --folded, or where the process has no rseq, they fire events instead,
- * which fn_entry_uh and fn_return_uh take. A function the module refuses a
- * hook (a branch into its first bytes, a jump table, ...) keeps a uprobe
+ * which fn_entry_uh and fn_return_uh take. Each request lists the branches
+ * from anywhere in the file into the function's first bytes (branches.c). A
+ * function the module refuses a hook (a branch into its first bytes, a jump
+ * table, ...) keeps a uprobe
  * and a uretprobe. The hooks go with the view when trace ends.
  */
 #include <errno.h>
@@ -15,6 +17,7 @@
 #include <string.h>
 #include <netlink/attr.h>
 #include <bpf/bpf.h>
+#include "branches.h"
 #include "elfsym.h"
 #include "nl.h"
 #include "tracer.h"
@@ -60,13 +63,22 @@ int tuhooks_add(struct tsession *s, bool verbose)
 
 	for (i = 0; i < s->nfuncs; i++) {
 		struct tfunc *f = &s->funcs[i];
+		struct xprobes_uh_branch br[XPROBES_UH_BRANCHES_MAX];
 		struct nl_msg *msg;
+		const char *why;
 		uint64_t addr;
 		uint32_t id = 0;
-		int err;
+		int err, nbr;
 
 		if (!f->size || pid_file_addr(s->pid, f->path, f->offset, &addr)) {
 			refused++;
+			continue;
+		}
+		nbr = branches_into(f->path, f->offset, br, XPROBES_UH_BRANCHES_MAX, &why);
+		if (nbr < 0) {
+			refused++;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s: %s", f->name, why);
 			continue;
 		}
 		msg = xp_nl_msg(s->nl, XPROBES_CMD_UHOOK_ADD, 0);
@@ -76,6 +88,7 @@ int tuhooks_add(struct tsession *s, bool verbose)
 		nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_RETURNS |
 			    (s->records ? XPROBES_F_RECORDS : XPROBES_F_EVENTS));
 		nla_put_u64(msg, XPROBES_A_COOKIE, i);
+		nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
 		err = xp_nl_call(s->nl, msg, got_id, &id);
 		if (s->records && err == -EOPNOTSUPP && strstr(s->nl->ext_msg, "rseq")) {
 			fprintf(stderr, "xprobectl: %s: user hooks with events\n", s->nl->ext_msg);

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <netlink/attr.h>
+#include "branches.h"
 #include "elfsym.h"
 #include "json.h"
 #include "nl.h"
@@ -135,16 +136,17 @@ static int match_func(const char *name, uint64_t offset, uint64_t size, void *ar
 	return 1;
 }
 
-int uhook_resolve(uint32_t pid, const char *spec, uint64_t *addr, uint32_t *size)
+int uhook_resolve(uint32_t pid, const char *spec, uint64_t *addr, uint32_t *size, char *path,
+		  uint64_t *offset)
 {
-	char path[PATH_MAX], lib[PATH_MAX];
+	char lib[PATH_MAX];
 	const char *colon = strchr(spec, ':'), *why = NULL;
 	struct find_func f = { .name = colon ? colon + 1 : spec };
 	int err;
 
 	if (colon) {
 		snprintf(lib, sizeof(lib), "%.*s", (int)(colon - spec), spec);
-		err = find_library(pid, lib, path, sizeof(path));
+		err = find_library(pid, lib, path, PATH_MAX);
 	} else {
 		err = pid_exe(pid, path);
 	}
@@ -171,6 +173,7 @@ int uhook_resolve(uint32_t pid, const char *spec, uint64_t *addr, uint32_t *size
 		return err;
 	}
 	*size = f.size > UINT32_MAX ? UINT32_MAX : (uint32_t)f.size;
+	*offset = f.offset;
 	return 0;
 }
 
@@ -198,9 +201,13 @@ static int uhook_add(int argc, char **argv)
 		{ "records", no_argument, NULL, 'R' },
 		{ 0 }
 	};
+	struct xprobes_uh_branch br[XPROBES_UH_BRANCHES_MAX];
+	char path[PATH_MAX], explained[1024];
 	uint32_t flags = XPROBES_F_EVENTS;
 	bool noev = false, rec = false;
-	uint64_t addr, cookie = 0;
+	uint64_t addr, offset, cookie = 0;
+	const char *why;
+	int nbr;
 	bool json = false;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
@@ -233,8 +240,14 @@ static int uhook_add(int argc, char **argv)
 		flags = XPROBES_F_RECORDS | (flags & XPROBES_F_RETURNS);
 	if (!parse_pid(argv[optind], &pid))
 		return EXIT_USAGE;
-	if (uhook_resolve(pid, argv[optind + 1], &addr, &size))
+	if (uhook_resolve(pid, argv[optind + 1], &addr, &size, path, &offset))
 		return EXIT_RUNTIME;
+	nbr = branches_into(path, offset, br, XPROBES_UH_BRANCHES_MAX, &why);
+	if (nbr < 0) {
+		fprintf(stderr, "xprobectl: uhook add: cannot find the branches into %s in %s: %s\n",
+			argv[optind + 1], path, why);
+		return EXIT_RUNTIME;
+	}
 	nl = xp_nl_open();
 	if (!nl)
 		return EXIT_RUNTIME;
@@ -244,12 +257,19 @@ static int uhook_add(int argc, char **argv)
 	nla_put_u32(msg, XPROBES_A_SIZE, size);
 	nla_put_u32(msg, XPROBES_A_FLAGS, flags);
 	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
+	nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
 	err = xp_nl_call(nl, msg, print_added, &json);
 	if (err) {
+		const char *fn = strchr(argv[optind + 1], ':');
 		char what[600];
 
+		fn = fn ? fn + 1 : argv[optind + 1];
 		snprintf(what, sizeof(what), "uhook add %s", argv[optind + 1]);
-		xp_nl_perror(nl, what);
+		if (nl->ext_msg[0])
+			fprintf(stderr, "xprobectl: %s: %s\n", what,
+				branches_explain(nl->ext_msg, path, fn, explained, sizeof(explained)));
+		else
+			xp_nl_perror(nl, what);
 	}
 	xp_nl_close(nl);
 	return err ? EXIT_RUNTIME : EXIT_OK;

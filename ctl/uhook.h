@@ -6,9 +6,11 @@
 #include <stdint.h>
 
 /*
- * Where "[LIB:]FUNCTION" is in process PID: its address there and its size.
- * Prints one line saying what is wrong and returns -errno otherwise.
+ * Where "[LIB:]FUNCTION" is in process PID: its address there and its size,
+ * its file (PATH_MAX bytes at PATH) and offset there. Prints one line saying
+ * what is wrong and returns -errno otherwise.
  */
-int uhook_resolve(uint32_t pid, const char *spec, uint64_t *addr, uint32_t *size);
+int uhook_resolve(uint32_t pid, const char *spec, uint64_t *addr, uint32_t *size, char *path,
+		  uint64_t *offset);
 
 #endif

@@ -45,6 +45,8 @@ const struct nla_policy xp_policy[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_PROG_FD]	= NLA_POLICY_MIN(NLA_S32, 0),
 	[XPROBES_A_COUNT]	= NLA_POLICY_FULL_RANGE(NLA_U32, &xp_count_range),
 	[XPROBES_A_SIZE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &xp_size_range),
+	[XPROBES_A_UH_BRANCHES]	= { .type = NLA_BINARY,
+				    .len = XPROBES_UH_BRANCHES_MAX * sizeof(struct xprobes_uh_branch) },
 };
 
 static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
@@ -59,6 +61,7 @@ static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_PROG_FD]	= "program fd",
 	[XPROBES_A_COUNT]	= "count",
 	[XPROBES_A_SIZE]	= "function size",
+	[XPROBES_A_UH_BRANCHES]	= "branches into the function (xprobectl finds them)",
 };
 
 static struct genl_family xp_family;
@@ -471,9 +474,35 @@ static int xp_put_uhook(struct sk_buff *msg, struct xp_uhook *h)
 	       nla_put_u64_64bit(msg, XPROBES_A_TRAPPED, atomic64_read(&h->trapped), XPROBES_A_PAD);
 }
 
+/* XPROBES_A_UH_BRANCHES: whole entries, each landing in the window, reserved 0. */
+static int uh_branches(const struct nlattr *attr, struct xp_uhook_req *req,
+		       struct netlink_ext_ack *extack)
+{
+	const struct xprobes_uh_branch *b = nla_data(attr);
+	unsigned int i, n = nla_len(attr) / sizeof(*b);
+
+	if (nla_len(attr) % sizeof(*b)) {
+		NL_SET_ERR_MSG_ATTR(extack, attr, "branches: not a whole number of "
+				    "struct xprobes_uh_branch");
+		return -EINVAL;
+	}
+	for (i = 0; i < n; i++)
+		if (!b[i].to || b[i].to >= XPROBES_UH_BRANCH_WINDOW || b[i].reserved) {
+			NL_SET_BAD_ATTR(extack, attr);
+			NL_SET_ERR_MSG_FMT(extack, "branch %u: lands outside bytes 1-%u of the "
+					   "function, or its reserved field is not 0", i,
+					   XPROBES_UH_BRANCH_WINDOW - 1);
+			return -EINVAL;
+		}
+	req->branches = b;
+	req->nbranches = n;
+	return 0;
+}
+
 static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
+	struct xp_uhook_req req;
 	struct xp_uhook *h;
 	u32 flags = 0;
 	struct sk_buff *msg;
@@ -481,10 +510,18 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	int err;
 
 	if (xp_missing(info, XPROBES_A_PID) || xp_missing(info, XPROBES_A_ADDR) ||
-	    xp_missing(info, XPROBES_A_SIZE))
+	    xp_missing(info, XPROBES_A_SIZE) || xp_missing(info, XPROBES_A_UH_BRANCHES))
 		return -EINVAL;
+	err = uh_branches(a[XPROBES_A_UH_BRANCHES], &req, info->extack);
+	if (err)
+		return err;
 	if (a[XPROBES_A_FLAGS])
 		flags = nla_get_u32(a[XPROBES_A_FLAGS]);
+	req.pid = nla_get_u32(a[XPROBES_A_PID]);
+	req.func = nla_get_u64(a[XPROBES_A_ADDR]);
+	req.size = nla_get_u32(a[XPROBES_A_SIZE]);
+	req.flags = flags;
+	req.cookie = a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0;
 	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS | XPROBES_F_RECORDS)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
 				    "a user hook takes no flag but events, records and returns");
@@ -504,9 +541,7 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&xp_views_lock);
-	h = xp_uhook_add(nla_get_u32(a[XPROBES_A_PID]), nla_get_u64(a[XPROBES_A_ADDR]),
-			 nla_get_u32(a[XPROBES_A_SIZE]), flags,
-			 a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0, info->extack);
+	h = xp_uhook_add(&req, info->extack);
 	if (IS_ERR(h)) {
 		mutex_unlock(&xp_views_lock);
 		nlmsg_free(msg);

@@ -524,9 +524,35 @@ static void uhook_free(struct xp_uhook *h)
 	call_rcu(&h->rcu, uhook_free_rcu);
 }
 
-struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, u64 cookie,
-			      struct netlink_ext_ack *extack)
+/*
+ * Does a branch from elsewhere in the file (@r's list: the module decodes
+ * the function only) land between two of the instructions a jump at @site_off
+ * would cover? Its target would then be a byte of the jump's displacement.
+ */
+static int branch_from_outside(const struct xp_uhook_req *r, unsigned int site_off,
+			       unsigned int cover, struct netlink_ext_ack *extack)
 {
+	unsigned int i;
+
+	BUILD_BUG_ON(4 + XP_COVER_MAX > XPROBES_UH_BRANCH_WINDOW);	/* ENDBR64, then the cover */
+	for (i = 0; i < r->nbranches; i++) {
+		const struct xprobes_uh_branch *b = &r->branches[i];
+
+		if (b->to > site_off && b->to < site_off + cover) {
+			NL_SET_ERR_MSG_FMT(extack, "no jump here: a branch from file offset 0x%llx "
+					   "lands at +0x%x, inside the bytes the jump would cover",
+					   (unsigned long long)b->from, b->to);
+			return -EINVAL;
+		}
+	}
+	return 0;
+}
+
+struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext_ack *extack)
+{
+	u32 pid = req->pid, size = req->size, flags = req->flags;
+	unsigned long func = req->func;
+	u64 cookie = req->cookie;
 	struct task_struct *task;
 	struct xp_uhook *h;
 	struct mm_struct *mm;
@@ -618,6 +644,9 @@ struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, 
 	h->addr = func + site_off;
 	h->cover = c.bytes;
 	h->ninsn = c.ninsn;
+	err = branch_from_outside(req, site_off, c.bytes, extack);
+	if (err)
+		goto out_buf;
 	if (covers_syscall(buf + site_off, c.bytes)) {
 		/* A thread in it resumes past it, and a restarted syscall goes back 2 bytes. */
 		NL_SET_ERR_MSG(extack, "no jump here: a covered instruction enters the kernel (syscall, int)");

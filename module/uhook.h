@@ -97,8 +97,18 @@ struct xp_uhook {
 };
 
 extern unsigned int xp_nr_uhooks;
-struct xp_uhook *xp_uhook_add(u32 pid, unsigned long func, u32 size, u32 flags, u64 cookie,
-			      struct netlink_ext_ack *extack);
+
+/* What UHOOK_ADD asks for (netlink.c checked each field's form). */
+struct xp_uhook_req {
+	u32 pid;
+	unsigned long func;
+	u32 size;
+	u32 flags;			/* XPROBES_F_EVENTS, _RETURNS, _RECORDS */
+	u64 cookie;
+	const struct xprobes_uh_branch *branches;	/* into the function's first bytes */
+	unsigned int nbranches;
+};
+struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext_ack *extack);
 int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);
 bool xp_uhook_gone(struct xp_uhook *h);

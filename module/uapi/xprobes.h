@@ -102,6 +102,7 @@ enum xprobes_attr {
 	XPROBES_A_TRAPPED,		/* u64: entries of a user hook through its int3 */
 	XPROBES_A_RET_MISSED,		/* u64: calls of a user hook whose return fires nothing */
 	XPROBES_A_RET_HITS,		/* u64: return events of a user hook */
+	XPROBES_A_UH_BRANCHES,		/* binary: struct xprobes_uh_branch[] (UHOOK_ADD) */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -182,6 +183,24 @@ enum xprobes_mode {
 #define XPROBES_UHOOK_NR		420
 #define XPROBES_UHOOK_RET_NR		421	/* the same, from a return thunk */
 #define XPROBES_UREC_NR			422	/* a records hook's slow path */
+
+/*
+ * UHOOK_ADD's XPROBES_A_UH_BRANCHES, required: every direct branch (jmp,
+ * jcc, call, loop, jrcxz) anywhere in the executable text of the function's
+ * file that lands in its first XPROBES_UH_BRANCH_WINDOW bytes past its start,
+ * found by disassembling that text (xprobectl does, with Capstone). The module
+ * decodes only the function itself; a jump over several instructions is
+ * refused where one of these lands between two of them. Empty when there are
+ * none. @from is the branch's offset in the file (named in the refusal); @to
+ * where it lands, in bytes from the function's start.
+ */
+struct xprobes_uh_branch {
+	__u64 from;
+	__u32 to;
+	__u32 reserved;		/* 0 */
+};
+#define XPROBES_UH_BRANCH_WINDOW	32	/* ENDBR64 + the most a jump covers */
+#define XPROBES_UH_BRANCHES_MAX		256	/* entries in one request */
 
 /*
  * A record of a user hook with XPROBES_F_RECORDS, as the xprobes_urecs

@@ -6,7 +6,9 @@
  *   xpcycle hook PID SYMBOL N     N x (HOOK_ADD, HOOK_DEL) on an existing view
  *   xpcycle uhook PID ADDR SIZE N N x (UHOOK_ADD, UHOOK_DEL) of the user function
  *                                 [ADDR, ADDR + SIZE) of PID, which has a view;
- *                                 every other one with events
+ *                                 every other one with events; it says no
+ *                                 branch from elsewhere lands in the function
+ *                                 (true of uhtarget's uh_add, uh_call, uh_small)
  * Stops at the first error and prints it; prints "ok N" at the end.
  */
 #include "genl.h"
@@ -54,6 +56,7 @@ int main(int argc, char **argv)
 		if (uhook) {
 			genl_put_u64(&req, XPROBES_A_ADDR, strtoull(argv[3], NULL, 0));
 			genl_put_u32(&req, XPROBES_A_SIZE, strtoul(argv[4], NULL, 0));
+			genl_put(&req, XPROBES_A_UH_BRANCHES, NULL, 0);
 			/* every other hook with events: both trampoline shapes */
 			if (i & 1)
 				genl_put_u32(&req, XPROBES_A_FLAGS, XPROBES_F_EVENTS);

@@ -10,6 +10,7 @@ PKGS=(
 	libprotobuf-c-dev protobuf-c-compiler	# trace --pprof's profile.proto
 	golang-go	# go tool pprof reads it (make check, host-trace-pprof)
 	libmicrohttpd-dev	# metrics --listen serves /metrics
+	libcapstone-dev	# uhook add disassembles the function's file (ctl/branches.c)
 	prometheus curl	# which Prometheus scrapes (make check, host-metrics-prometheus)
 	qemu-system-x86 busybox-static
 	socat	# run-vm.sh --singlestep talks to the QEMU monitor (90-preempt)
@@ -20,7 +21,7 @@ PKGS=(
 [ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
 # 'deps.sh deb': what make deb and make check-dkms take.
 [ "${1:-}" = deb ] && PKGS=(debhelper dh-dkms dkms dpkg-dev git clang llvm bpftool libbpf-dev \
-	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev)
+	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcapstone-dev)
 # 'deps.sh bench': the servers, load generators and plotter make bench uses.
 [ "${1:-}" = bench ] && PKGS=(memcached libmemcached-tools redis-server redis-tools gnuplot-nox)
 

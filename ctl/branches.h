@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The direct branches of an ELF file's executable text (branches.c), for
+ * uhook add: the module decodes only the hooked function, so a jump at its
+ * entry could cover bytes that another function's branch lands on.
+ */
+#ifndef XPROBECTL_BRANCHES_H
+#define XPROBECTL_BRANCHES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "../module/uapi/xprobes.h"
+
+/*
+ * Every direct branch (jmp, jcc, call, loop, jrcxz) that lands in
+ * [OFFSET + 1, OFFSET + XPROBES_UH_BRANCH_WINDOW) of the file PATH, in file
+ * offsets, as UHOOK_ADD's XPROBES_A_UH_BRANCHES takes them (to: from
+ * OFFSET). The file is disassembled once per run (Capstone, linear sweep
+ * over its executable PT_LOAD segments) and kept. Returns how many, at most
+ * MAX, or -errno with *WHY set.
+ */
+int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,
+		  const char **why);
+
+/*
+ * The module's refusal MSG for a branch into the covered bytes of FUNC
+ * (at file offset OFFSET of PATH), rewritten with the branch's function and
+ * the target named ("a branch at fb+0x3 (file offset ...) lands at fa+0x3,
+ * ..."), into OUT. Returns MSG itself when it is another refusal.
+ */
+const char *branches_explain(const char *msg, const char *path, const char *func,
+			     char *out, size_t len);
+
+#endif
