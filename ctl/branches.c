@@ -257,10 +257,10 @@ const char *branches_explain(const char *msg, const char *path, const char *func
 	unsigned int to;
 	int n = 0;
 
-	if (sscanf(msg, "no jump here: a branch from file offset 0x%llx lands at +0x%x%n",
+	if (sscanf(msg, "no jump here: branch at file offset 0x%llx lands at +%u%n",
 		   &from, &to, &n) != 2 || !n)
 		return msg;
-	tail = msg + n;
+	tail = ", inside the bytes the jump would cover (a uprobe works there)";
 	a.off = from;
 	if (elf_funcs(path, find_container, &a, &why) < 0 || !a.best)
 		snprintf(out, len, "no jump here: a branch at file offset 0x%llx lands at %s+0x%x%s",

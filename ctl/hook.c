@@ -120,6 +120,7 @@ static void json_hook(const struct hook_row *r)
 		json_str("pending", "jump");
 	json_bool("internal", r->flags & XPROBES_HOOK_INTERNAL);
 	json_bool("guard", r->flags & XPROBES_HOOK_GUARD);
+	json_bool("sigreturn", r->flags & XPROBES_HOOK_SIGRET);
 	json_obj_end();
 }
 
@@ -155,6 +156,7 @@ static int print_hook(struct nlattr **tb, void *arg)
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" :
 	       r.flags & XPROBES_HOOK_PENDING ? "  (a jump once preempted tasks are out)" :
 	       r.flags & XPROBES_HOOK_GUARD ? "  (the module's: keeps kernel threads off the view's tables)" :
+	       r.flags & XPROBES_HOOK_SIGRET ? "  (the module's: sigreturns into user hooks' jumps)" :
 	       r.flags & XPROBES_HOOK_INTERNAL ? "  (the module's: user-hook events)" : "");
 	return 0;
 }

@@ -495,6 +495,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	h->urec_role = role;
 	if (flags & XP_F_UEVENTS)
 		h->internal = xp_uevent_fire;	/* before it is armed */
+	if (flags & XP_F_USIGRET)
+		h->internal = xp_usigret_fire;
 	if (flags & XP_F_GUARD)
 		xp_guard_setup(h);
 	h->special = h->urec_role || h->internal;
@@ -648,6 +650,9 @@ int xp_hook_del(u32 id, struct netlink_ext_ack *extack)
 		if (h->redirect)
 			NL_SET_ERR_MSG_FMT(extack, "hook %u keeps kernel threads off the view's "
 					   "tables: it goes with the view", id);
+		else if (h->internal == xp_usigret_fire)
+			NL_SET_ERR_MSG_FMT(extack, "hook %u keeps sigreturns out of the view's user "
+					   "hooks' jumps: it goes with the view", id);
 		else
 			NL_SET_ERR_MSG_FMT(extack, "hook %u carries the view's user-hook events: "
 					   "it goes with the view", id);

@@ -13,6 +13,7 @@
 
 #include <linux/module.h>
 #include "xprobes.h"
+#include "uhook.h"
 
 static int __init xprobes_init(void)
 {
@@ -32,6 +33,7 @@ static int __init xprobes_init(void)
 	if (err)
 		goto out_dispatch;
 	xp_kpstate_init();
+	xp_ucover_init();
 	err = xp_lifecycle_init();
 	if (err)
 		goto out_kpstate;
@@ -45,6 +47,7 @@ static int __init xprobes_init(void)
 out_lifecycle:
 	xp_lifecycle_exit();
 out_kpstate:
+	xp_ucover_exit();
 	xp_kpstate_exit();
 	xp_coherence_exit();
 out_dispatch:
@@ -60,6 +63,7 @@ static void __exit xprobes_exit(void)
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
+	xp_ucover_exit();	/* no user hook is left */
 	xp_calls_exit();
 	xp_lifecycle_exit();
 	xp_coherence_exit();

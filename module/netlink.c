@@ -310,6 +310,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 			   (h->jump_pending ? XPROBES_HOOK_PENDING : 0) |
 			   (h->internal ? XPROBES_HOOK_INTERNAL : 0) |
 			   (h->redirect ? XPROBES_HOOK_GUARD : 0) |
+			   (h->internal == xp_usigret_fire ? XPROBES_HOOK_SIGRET : 0) |
 			   (h->urec_role ? XPROBES_F_RECORDS : 0) |
 			   (h->urec_role && h->view->urec_calls ? XPROBES_F_CALLS : 0) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||

@@ -255,17 +255,23 @@ static void build_jmp(const struct xp_uhook *h, u8 *jmp)
 	put_unaligned_le32((u32)(s32)(h->slot - (h->addr + XP_JUMP_SIZE)), jmp + 1);
 }
 
-/* Steps 3: the jump goes in over the uprobe's int3. */
+/*
+ * Steps 3: the jump goes in over the uprobe's int3. The cover is published
+ * (ucover.c: no other uprobe writes inside it from then on), and every byte
+ * is read again under the mmap lock, which uprobes' writes take for
+ * writing: none came in before.
+ */
 static int arm(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {
-	u8 jmp[XP_JUMP_SIZE], now;
+	u8 jmp[XP_JUMP_SIZE], now[XP_COVER_MAX];
 	int err;
 
 	build_jmp(h, jmp);
 	mmap_read_lock(h->mm);
-	err = text_access(h->mm, h->addr, &now, 1, false);
-	if (!err && now != 0xcc) {
-		NL_SET_ERR_MSG(extack, "the uprobe's int3 is not at the site: the text changed");
+	err = text_access(h->mm, h->addr, now, h->cover, false);
+	if (!err && (now[0] != 0xcc || memcmp(now + 1, h->orig + 1, h->cover - 1))) {
+		NL_SET_ERR_MSG(extack, "the text changed under the add (another uprobe or a "
+			       "debugger wrote there): try again");
 		err = -EAGAIN;
 	}
 	if (!err)
@@ -317,11 +323,10 @@ out:
  * events (uevent.c), then the covered instructions; *@why says why not, if not.
  */
 static int build_tramp_why(struct xp_uhook *h, struct xp_uarea *a, unsigned long va, u8 *code,
-			   const char **why)
+			   u8 *starts, const char **why)
 {
-	u8 starts[XP_COVER_INSNS];	/* where each instruction lands: unused here */
 	unsigned int stub = h->events ? XP_USTUB_LEN : h->records ? XP_URSTUB_LEN : 0;
-	int len;
+	int i, len;
 
 	if (h->events)
 		xp_ustub(code);
@@ -329,14 +334,31 @@ static int build_tramp_why(struct xp_uhook *h, struct xp_uarea *a, unsigned long
 		xp_urec_stub(code, a, va, h->cookie, h->returns);
 	len = xp_uslot_build(h->orig, h->cover, h->addr, va + stub, code + stub,
 			     XP_USLOT_MAX - stub, starts, why);
+	for (i = 0; len >= 0 && i < h->ninsn; i++)
+		starts[i] += stub;
 	return len < 0 ? len : len + stub;
 }
 
 static int build_tramp(void *arg, struct xp_uarea *a, unsigned long va, u8 *code)
 {
+	u8 starts[XP_COVER_INSNS];	/* where each instruction lands: unused here */
 	const char *why;
 
-	return build_tramp_why(arg, a, va, code, &why);
+	return build_tramp_why(arg, a, va, code, starts, &why);
+}
+
+/* Where each covered instruction starts, from the site. */
+static void cover_starts(struct xp_uhook *h)
+{
+	unsigned int pos = 0, i;
+	struct xp_insn insn;
+
+	for (i = 0; i < h->ninsn && pos < h->cover; i++) {
+		h->istart[i] = pos;
+		if (xp_insn_decode(&insn, h->orig + pos, h->cover - pos))
+			break;	/* cannot be: the cover decision decoded them */
+		pos += insn.len;
+	}
 }
 
 /*
@@ -539,9 +561,9 @@ static int branch_from_outside(const struct xp_uhook_req *r, unsigned int site_o
 		const struct xprobes_uh_branch *b = &r->branches[i];
 
 		if (b->to > site_off && b->to < site_off + cover) {
-			NL_SET_ERR_MSG_FMT(extack, "no jump here: a branch from file offset 0x%llx "
-					   "lands at +0x%x, inside the bytes the jump would cover",
-					   (unsigned long long)b->from, b->to);
+			/* extack holds 80 bytes: xprobectl names the branch */
+			NL_SET_ERR_MSG_FMT(extack, "no jump here: branch at file offset 0x%llx lands "
+					   "at +%u", (unsigned long long)b->from, b->to);
 			return -EINVAL;
 		}
 	}
@@ -588,6 +610,14 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 		put_task_struct(task);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
+	if (xp_ucover_unguarded()) {
+		NL_SET_ERR_MSG(extack, "the module could not place its kprobe on "
+			       "uprobe_write_opcode, which keeps other uprobes out of a jump "
+			       "(see the kernel log): no user hooks");
+		mmput(mm);
+		put_task_struct(task);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	h = kzalloc(sizeof(*h), GFP_KERNEL);
 	if (!h) {
 		err = -ENOMEM;
@@ -600,6 +630,8 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 	h->cookie = cookie;
 	mmgrab(mm);
 	INIT_HLIST_NODE(&h->enode);
+	INIT_HLIST_NODE(&h->cnode);
+	INIT_HLIST_NODE(&h->fnode);
 	if (flags & XPROBES_F_EVENTS) {
 		h->hits = alloc_percpu(struct xp_uhits);
 		if (!h->hits) {
@@ -654,6 +686,7 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 		goto out_buf;
 	}
 	memcpy(h->orig, buf + site_off, c.bytes);
+	cover_starts(h);
 	h->up.inode = igrab(file_inode(file));
 	h->up.offset = off + site_off;
 	if (overlaps(mm, h->addr, h->addr + h->cover)) {
@@ -696,7 +729,7 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 		if (err)
 			goto out_slot;
 	}
-	len = build_tramp_why(h, h->area, h->slot, h->tramp, &why);
+	len = build_tramp_why(h, h->area, h->slot, h->tramp, h->tstart, &why);
 	if (len < 0) {
 		NL_SET_ERR_MSG_FMT(extack, "no trampoline: %s", why);
 		err = len;
@@ -707,6 +740,13 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 		goto out_slot;
 	h->tramp_len = len;	/* only now may the slot be reused for these bytes */
 
+	/* A signal frame saved inside the cover returns to the trampoline (ucover.c). */
+	if (h->ninsn > 1) {
+		err = xp_usigret_get(v, extack);
+		if (err)
+			goto out_slot;
+	}
+
 	/* 1: the uprobe's int3; 2: no thread inside; 3: the jump. */
 	h->uc.handler = uh_handler;
 	h->uc.filter = uh_filter;
@@ -715,10 +755,12 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 		NL_SET_ERR_MSG(extack, "uprobes refused the site (its first instruction)");
 		goto out_slot;
 	}
+	xp_ucover_publish(h);
 	err = h->ninsn > 1 ? wait_outside(h, extack) : 0;
 	if (!err)
 		err = arm(h, extack);
 	if (err) {
+		xp_ucover_unpublish(h);
 		xp_uprobe_unregister(&h->up, &h->uc);
 		goto out_slot;
 	}
@@ -759,6 +801,7 @@ static void uhook_unpatch(struct xp_uhook *h)
 		disarm(h);
 		mmput(h->mm);
 	}
+	xp_ucover_unpublish(h);	/* the file's bytes are back */
 	xp_uprobe_unregister_nosync(&h->up, &h->uc);
 }
 

@@ -71,6 +71,9 @@ struct xp_uhits {
 struct xp_uhook {
 	struct list_head node;		/* in xp_uhooks, under xp_views_lock */
 	struct hlist_node enode;	/* in the event hash by slot (uevent.c, RCU) */
+	struct hlist_node cnode;	/* in the live covers by mm (ucover.c, RCU) */
+	struct hlist_node fnode;	/* ... and by file */
+	struct file *afile;		/* its area's file, compared only (ucover.c) */
 	struct xp_view *view;
 	u32 id;
 	u32 pid;			/* the process, as its creator named it */
@@ -82,6 +85,9 @@ struct xp_uhook {
 	u8 tramp[XP_USLOT_MAX];		/* the trampoline's bytes */
 	u8 tramp_len;
 	u8 cover, ninsn;
+	u8 istart[XP_COVER_INSNS];	/* each covered instruction's offset from addr */
+	u8 tstart[XP_COVER_INSNS];	/* ... and from slot, where it runs instead */
+	atomic64_t sigret_moved;	/* sigreturns moved from the cover to the slot */
 	struct xp_uprobe up;		/* holds the site's int3 (inode igrab()bed) */
 	struct uprobe_consumer uc;
 	bool live;			/* the jump is in the process's text */
@@ -113,6 +119,14 @@ int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);
 bool xp_uhook_gone(struct xp_uhook *h);
 void xp_uhooks_view_gone(struct xp_view *v);
+
+/* ucover.c: what must not land inside a cover */
+void xp_ucover_publish(struct xp_uhook *h);
+void xp_ucover_unpublish(struct xp_uhook *h);
+int xp_usigret_get(struct xp_view *v, struct netlink_ext_ack *extack);
+bool xp_ucover_unguarded(void);
+void xp_ucover_init(void);
+void xp_ucover_exit(void);
 
 /* uevent.c: the events of user hooks */
 #define XP_USTUB_LEN	15	/* push rax, rcx, r11; mov $NR, eax; syscall; pop x3 */

@@ -165,6 +165,7 @@ struct xp_view {
 	struct list_head hook_list;	/* struct xp_hook */
 	unsigned int nr_hooks, nr_pages, nr_tables;
 	struct xp_hook *uevent_hook;	/* carries its user hooks' events (uevent.c) */
+	struct xp_hook *usigret_hook;	/* moves sigreturns out of covers (ucover.c) */
 	struct xp_hook *guard;		/* keeps tasks without an mm off its tables,
 					 * once it has a jump over several
 					 * instructions (guard.c); set once */
@@ -358,10 +359,13 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 #define XP_F_UEVENTS	(1U << 31)
 /* ... and its guard (guard.c) */
 #define XP_F_GUARD	(1U << 30)
+/* ... and its sigreturn fixup for user hooks' covers (ucover.c) */
+#define XP_F_USIGRET	(1U << 29)
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
 const char *xp_entry_inside(struct xp_hook *h);
 void xp_hook_remove(struct xp_hook *h);
 void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
+void xp_usigret_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* ucover.c */
 /* urec.c: the hooks that hand a view's user-hook records over */
 #define XP_UREC_OUT	1	/* switch_mm_irqs_off: current leaves */
 #define XP_UREC_IN	2	/* finish_task_switch: prev has left, current comes */

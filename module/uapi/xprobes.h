@@ -173,6 +173,9 @@ enum xprobes_mode {
 							 * enter_lazy_tlb; its hits: tasks
 							 * kept off, dropped: idle switches
 							 * that stayed) */
+#define XPROBES_HOOK_SIGRET		(1U << 26)	/* ... to move a sigreturn into a user
+							 * hook's covered bytes to its
+							 * trampoline (on fpu__restore_sig) */
 
 /*
  * The system call a user hook's trampoline makes to fire its event. On

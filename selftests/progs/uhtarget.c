@@ -63,6 +63,7 @@
 #include <string.h>
 #include <sys/rseq.h>
 #include <sys/syscall.h>
+#include <sys/ucontext.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -79,11 +80,12 @@ long uh_nap(long us);
 long uh_switch(long x);
 long uh_swbad(long x);
 long uh_fa(long x), uh_fb(long x);
+long uh_sig(const long *p);
 volatile long uh_count;
 volatile unsigned long uh_last_ret;
 extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_small_end[], uh_tail_end[],
 	uh_endbr_end[], uh_loop_end[],
-	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[], uh_fa_end[], uh_fb_end[];
+	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[], uh_fa_end[], uh_fb_end[], uh_sig_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
 
@@ -228,6 +230,15 @@ asm(".text\n"
     "	.long uh_fa_tail - (. + 4)\n"
     "uh_fb_end:\n"
     ".size uh_fb, .-uh_fb\n"
+    /* *p + 1, whose load (in the bytes a jump covers) faults on NULL: -S */
+    ".globl uh_sig\n.type uh_sig,@function\n"
+    "uh_sig:\n"
+    "	mov %rdi, %rax\n"
+    "	mov (%rax), %rax\n"
+    "	add $1, %rax\n"
+    "	ret\n"
+    "uh_sig_end:\n"
+    ".size uh_sig, .-uh_sig\n"
     ".section .rodata\n"
     ".balign 4\n"
     "uh_swtab:\n"
@@ -465,6 +476,65 @@ static int write_mem(const char *pid, const char *addr)
 	return 0;
 }
 
+/*
+ * -S: a thread stopped in a signal handler whose saved context is inside
+ * uh_sig's first bytes. uh_sig(NULL) faults on its second instruction; the
+ * SIGSEGV handler says "in-handler" and waits for SIGHUP (to the process:
+ * its main thread takes it), then points rax at 41 and returns there. The
+ * thread prints what uh_sig returned: 42 whatever was patched meanwhile.
+ */
+static const long sig_val = 41;
+static atomic_bool sig_go;
+
+static void on_segv(int sig, siginfo_t *si, void *ctx)
+{
+	ucontext_t *uc = ctx;
+	struct timespec ms = { 0, 1000000 };
+	char msg[64];
+	int n = snprintf(msg, sizeof(msg), "in-handler at %#llx\n",
+			 (unsigned long long)uc->uc_mcontext.gregs[REG_RIP]);
+
+	if (write(1, msg, n) < 0)
+		_exit(3);
+	while (!atomic_load(&sig_go))
+		nanosleep(&ms, NULL);
+	uc->uc_mcontext.gregs[REG_RAX] = (greg_t)&sig_val;
+}
+
+static void *sig_thread(void *arg)
+{
+	long r = uh_sig(NULL);
+
+	printf(r == sig_val + 1 ? "sig ok %ld\n" : "BAD sig %ld\n", r);
+	fflush(stdout);
+	return NULL;
+}
+
+static int sig_run(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_segv, .sa_flags = SA_SIGINFO };
+	sigset_t set;
+	pthread_t t;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGHUP);
+	sigaddset(&set, SIGTERM);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+	sigaction(SIGSEGV, &sa, NULL);
+	printf("fn uh_sig %p %ld\n", (void *)uh_sig, (long)(uh_sig_end - (const char *)uh_sig));
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	pthread_create(&t, NULL, sig_thread, NULL);
+	while (sigwait(&set, &sig) || sig != SIGHUP)
+		;
+	atomic_store(&sig_go, true);
+	pthread_join(t, NULL);
+	while (sigwait(&set, &sig) || sig != SIGTERM)
+		;
+	return 0;
+}
+
 /* Join the threads, check uh_add's own count against the calls made, report. */
 static int finish(pthread_t *tid, long threads)
 {
@@ -493,6 +563,8 @@ int main(int argc, char **argv)
 		return read_mem(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "-w"))
 		return write_mem(argv[2], argv[3]);
+	if (argc == 2 && !strcmp(argv[1], "-S"))
+		return sig_run();
 	if (argc == 3 && !strcmp(argv[1], "-s")) {
 		long r = syscall(atol(argv[2]));
 

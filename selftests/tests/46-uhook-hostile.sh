@@ -9,6 +9,15 @@
 # uh_fa is refused, naming the branch, and uh_fb keeps computing x + 1
 # (uhtarget checks every result); uh_fb itself, whose first bytes nothing
 # enters, takes a hook.
+# (c) Another tool's uprobe inside a live jump (uprobe_events, on uh_add's
+# second instruction): its install is refused while the hook lives (the
+# kernel log says whose jump it is), the process keeps its jump and its
+# results; after uhook del the same uprobe goes in and counts hits.
+# (d) A thread stopped in a signal handler whose saved context is inside
+# the bytes the jump covers (uhtarget -S: uh_sig faults on its second
+# instruction): after uhook add, with events and without, its sigreturn
+# resumes in the trampoline's copy of that instruction and uh_sig returns
+# the right value.
 . /xp/selftests/tests/lib.sh
 
 # file_addr PID PROGRAM FUNCTION: FUNCTION's address in PID, from its file
@@ -55,6 +64,7 @@ fi
 note "ok: no process that is not an x86-64 one gets a user hook"
 
 # (b)
+[ -n "${XP_46_SKIP_B:-}" ] || {
 uhtarget -t 2 > /tmp/uhb.out 2>&1 &
 P=$!
 wait_for /tmp/uhb.out '^ready' "uhtarget did not start"
@@ -73,3 +83,63 @@ xprobectl uhook del $id || fail "uhook del uh_fb"
 kill $P
 wait $P 2>/dev/null
 note "ok: no jump covers bytes another function's branch lands on"
+}
+
+# (c)
+[ -n "${XP_46_SKIP_C:-}" ] || {
+T=/sys/kernel/tracing
+uhtarget -t 2 > /tmp/uhc.out 2>&1 &
+P=$!
+wait_for /tmp/uhc.out '^ready' "uhtarget did not start"
+xprobectl view add $P > /dev/null || fail "view add (c)"
+off=$(xprobectl trace --list-functions -f uh_add -- /xp/bin/uhtarget | awk '$2 == "uh_add" { print $3 }')
+[ -n "$off" ] || fail "uh_add's file offset"
+j=$(xprobectl uhook add --json --no-events $P uh_add) || fail "uhook add uh_add"
+id=$(json_get "$j" id)
+site=$(($(json_get "$j" address)))
+jmp=$(uhtarget -r $P $site 12)
+echo "p:xpt/inside /xp/bin/uhtarget:$(printf '0x%x' $((off + 1)))" >> $T/uprobe_events ||
+	fail "uprobe_events took no probe definition"
+dmesg -c > /dev/null
+if echo 1 > $T/events/xpt/inside/enable 2>/dev/null; then
+	note "the other uprobe's registration went through (with the process left out)"
+	echo 0 > $T/events/xpt/inside/enable
+fi
+assert_eq "another uprobe inside the cover: the jump and its bytes unchanged" "$jmp" \
+	"$(uhtarget -r $P $site 12)"
+assert_match "... and the kernel log says whose jump it is" "refused a uprobe at .*user hook $id" \
+	"$(dmesg)"
+! dmesg | grep -q "failed to unregister" || fail "uprobes leaked the refused uprobe: $(dmesg | tail -n 3)"
+sleep 0.3
+! grep BAD /tmp/uhc.out || fail "uhtarget computed a wrong result: $(grep BAD /tmp/uhc.out)"
+kill -0 $P || fail "uhtarget died: $(cat /tmp/uhc.out)"
+xprobectl uhook del $id || fail "uhook del (c)"
+echo 1 > $T/events/xpt/inside/enable || fail "the other uprobe is refused after uhook del"
+sleep 0.3
+echo 0 > $T/events/xpt/inside/enable
+hits=$(awk '$2 == "inside" { print $3 }' $T/uprobe_profile)
+[ "${hits:-0}" -gt 0 ] || fail "the other uprobe counted no hits once it went in: $(cat $T/uprobe_profile)"
+echo "-:xpt/inside" >> $T/uprobe_events
+! grep BAD /tmp/uhc.out || fail "uhtarget computed a wrong result: $(grep BAD /tmp/uhc.out)"
+kill $P
+wait $P 2>/dev/null
+note "ok: another tool's uprobe never writes inside a live jump ($hits hits once it was gone)"
+}
+
+# (d)
+for ev in --no-events ""; do
+	uhtarget -S > /tmp/uhd.out 2>&1 &
+	P=$!
+	wait_for /tmp/uhd.out '^in-handler' "uhtarget -S did not fault into its handler"
+	xprobectl view add $P > /dev/null || fail "view add (d)"
+	j=$(xprobectl uhook add --json $ev $P uh_sig) || fail "uhook add uh_sig $ev"
+	assert_eq "uh_sig: a jump over two instructions" "jump 2" \
+		"$(json_get "$j" kind) $(json_get "$j" instructions)"
+	kill -HUP $P
+	wait_for /tmp/uhd.out '^\(BAD \)\?sig ' "uh_sig did not return after its handler ($ev)"
+	assert_eq "a sigreturn into the covered bytes ${ev:-(events)}: uh_sig(41) returns 42" \
+		"sig ok 42" "$(grep '^\(BAD \)\?sig ' /tmp/uhd.out)"
+	kill $P
+	wait $P 2>/dev/null
+done
+note "ok: a signal frame saved inside the cover returns through the trampoline"
