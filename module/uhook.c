@@ -51,6 +51,7 @@
 #include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/uprobes.h>
+#include <linux/version.h>
 #include <asm/prctl.h>
 #include "xprobes.h"
 #include "uhook.h"
@@ -61,6 +62,27 @@ static u32 next_id = 1;
 
 /* How long a thread may stay inside the covered bytes before the add gives up. */
 #define INSIDE_WAIT_MS	1000
+
+/*
+ * uh_handler() moves the ip and relies on uprobes then leaving the original
+ * instruction alone. Before "uprobe: Do not emulate/sstep original
+ * instruction when ip is changed" (Debian 6.1.159, 6.12.58; stable
+ * backports elsewhere), uprobes emulated or single-stepped it all the same,
+ * at the new ip: a thread meeting the int3 while a hook goes in or out would
+ * run the function's first instruction twice, or lose the redirect. Does
+ * kernel @version (KERNEL_VERSION()) have the fix? Only the two series this
+ * module is built for are known; any other is taken not to.
+ */
+bool xp_uprobes_skip_on_ip_change(unsigned int version)
+{
+	unsigned int major_minor = version >> 8, sub = version & 0xff;
+
+	if (major_minor == KERNEL_VERSION(6, 1, 0) >> 8)
+		return sub >= 159;
+	if (major_minor == KERNEL_VERSION(6, 12, 0) >> 8)
+		return sub >= 58;
+	return false;
+}
 
 static int uh_handler(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
@@ -610,6 +632,13 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 		put_task_struct(task);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
+	if (!xp_uprobes_skip_on_ip_change(LINUX_VERSION_CODE)) {
+		NL_SET_ERR_MSG(extack, "this kernel's uprobes run the original instruction after a "
+			       "handler moved the ip (fixed in 6.1.159, 6.12.58): no user hooks");
+		mmput(mm);
+		put_task_struct(task);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
 	if (xp_ucover_unguarded()) {
 		NL_SET_ERR_MSG(extack, "the module could not place its kprobe on "
 			       "uprobe_write_opcode, which keeps other uprobes out of a jump "
@@ -894,3 +923,7 @@ void xp_uhooks_view_gone(struct xp_view *v)
 	 */
 	xp_uareas_release_unused();
 }
+
+#ifdef XPROBES_KUNIT
+#include "uhook_kunit.c"
+#endif

@@ -115,6 +115,7 @@ struct xp_uhook_req {
 	unsigned int nbranches;
 };
 struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext_ack *extack);
+bool xp_uprobes_skip_on_ip_change(unsigned int version);
 int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);
 bool xp_uhook_gone(struct xp_uhook *h);
