@@ -541,12 +541,18 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	msg = xp_reply_new(info, XPROBES_CMD_UHOOK_ADD, &hdr, NLMSG_GOODSIZE);
 	if (!msg)
 		return -ENOMEM;
-	mutex_lock(&xp_views_lock);
-	h = xp_uhook_add(&req, info->extack);
+	/* What waits on the process or its file, without the lock (uhook.c). */
+	h = xp_uhook_prepare(&req, info->extack);
 	if (IS_ERR(h)) {
-		mutex_unlock(&xp_views_lock);
 		nlmsg_free(msg);
 		return PTR_ERR(h);
+	}
+	mutex_lock(&xp_views_lock);
+	err = xp_uhook_install(h, info->extack);
+	if (err) {
+		mutex_unlock(&xp_views_lock);
+		nlmsg_free(msg);
+		return err;
 	}
 	err = xp_put_uhook(msg, h);
 	mutex_unlock(&xp_views_lock);
@@ -853,6 +859,13 @@ static struct genl_family xp_family __ro_after_init = {
 	.maxattr	= XPROBES_A_MAX,
 	.policy		= xp_policy,
 	.netnsok	= false,
+	/*
+	 * Every command takes xp_views_lock for what it shares; none needs
+	 * genl_mutex, which would otherwise hold every xprobes command (and
+	 * every other family's) behind a UHOOK_ADD waiting on a process's
+	 * file.
+	 */
+	.parallel_ops	= true,
 	.module		= THIS_MODULE,
 	.pre_doit	= xp_pre_doit,
 	.ops		= xp_ops,

@@ -33,7 +33,17 @@
  * trampolines, which only run the function's own instructions: correct
  * whether the child is traced or not, and with the module gone.
  *
- * Locking: xp_uhooks and every hook's fields are under xp_views_lock,
+ * An add is two steps (netlink.c): xp_uhook_prepare() without any lock,
+ * which reads the function from its file and the process's text and jump
+ * tables (waits the process or its file system can stretch: a FUSE server
+ * that never answers; each ends on a fatal signal to the caller), on a hook
+ * no one else sees yet; then xp_uhook_install() under xp_views_lock, which
+ * finds the view, places the trampoline and patches. Still under the lock
+ * there, and bounded only by the process: the area's mapping (a worker
+ * waits for its mmap lock), uprobes' registration, wait_outside() (1 s at
+ * most) and the writes.
+ *
+ * Locking: xp_uhooks and every listed hook's fields are under xp_views_lock,
  * except what the uprobe handler reads (mm, addr, slot: fixed while the
  * uprobe is registered) and ->trapped (atomic).
  */
@@ -592,197 +602,254 @@ static int branch_from_outside(const struct xp_uhook_req *r, unsigned int site_o
 	return 0;
 }
 
-struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext_ack *extack)
+/* The add is over, either way: its references on the process go. */
+static void uhook_add_done(struct xp_uhook *h)
 {
-	u32 pid = req->pid, size = req->size, flags = req->flags;
-	unsigned long func = req->func;
-	u64 cookie = req->cookie;
-	struct task_struct *task;
-	struct xp_uhook *h;
-	struct mm_struct *mm;
-	struct xp_cover_tables tables;
-	struct xp_cover c;
-	struct file *file;
-	struct xp_view *v;
-	unsigned int site_off = 0;
-	const char *why;
-	u8 now[XP_COVER_MAX], *buf;
-	loff_t off;
-	int err, len;
+	if (h->add_mm)
+		mmput(h->mm);
+	h->add_mm = false;
+	if (h->add_task)
+		put_task_struct(h->add_task);
+	h->add_task = NULL;
+}
 
-	lockdep_assert_held(&xp_views_lock);
-	if (!size || size > XP_UFUNC_MAX) {
+void xp_uhook_abandon(struct xp_uhook *h)
+{
+	uhook_add_done(h);
+	uhook_free(h);
+}
+
+/* The hook as asked for, of the process @task: its own fields only. */
+static struct xp_uhook *uhook_new(const struct xp_uhook_req *req, struct task_struct *task,
+				  struct mm_struct *mm, struct netlink_ext_ack *extack)
+{
+	struct xp_uhook *h = kzalloc(sizeof(*h), GFP_KERNEL);
+
+	if (!h)
+		return ERR_PTR(-ENOMEM);
+	h->func = req->func;
+	h->pid = req->pid;
+	h->mm = mm;
+	mmgrab(mm);
+	h->add_mm = true;		/* get_task_mm()'s reference, until the add is over */
+	h->add_task = task;
+	h->cookie = req->cookie;
+	INIT_HLIST_NODE(&h->enode);
+	INIT_HLIST_NODE(&h->cnode);
+	INIT_HLIST_NODE(&h->fnode);
+	if (req->flags & XPROBES_F_EVENTS) {
+		h->hits = alloc_percpu(struct xp_uhits);
+		if (!h->hits) {
+			xp_uhook_abandon(h);
+			return ERR_PTR(-ENOMEM);
+		}
+		h->events = true;
+	}
+	if (req->flags & XPROBES_F_RECORDS) {
+		if (req->cookie > XP_UREC_COOKIE_MASK) {
+			NL_SET_ERR_MSG_FMT(extack, "a records hook's cookie is below %u: records carry "
+					   "13 bits of it", XP_UREC_COOKIE_MASK + 1);
+			xp_uhook_abandon(h);
+			return ERR_PTR(-ERANGE);
+		}
+		h->records = true;
+	}
+	h->returns = (h->events || h->records) && (req->flags & XPROBES_F_RETURNS);
+	return h;
+}
+
+/*
+ * The process of @req's pid, if user hooks can patch it; with its mm
+ * (get_task_mm()'s reference) in *@mmp.
+ */
+static struct task_struct *uhook_target(const struct xp_uhook_req *req, struct mm_struct **mmp,
+					struct netlink_ext_ack *extack)
+{
+	struct task_struct *task;
+	int err = -EOPNOTSUPP;
+
+	if (!req->size || req->size > XP_UFUNC_MAX) {
 		NL_SET_ERR_MSG(extack, "the function's size must be 1 byte to 1 MiB");
 		return ERR_PTR(-EINVAL);
 	}
-	v = xp_view_find_pid(pid, extack);
-	if (!v)
-		return ERR_PTR(-ESRCH);
-	task = xp_get_task(pid, extack);
+	task = xp_get_task(req->pid, extack);
 	if (!task)
 		return ERR_PTR(-ESRCH);
-	mm = get_task_mm(task);
-	if (!mm) {
+	*mmp = get_task_mm(task);
+	if (!*mmp) {
 		put_task_struct(task);
 		NL_SET_ERR_MSG(extack, "the process has no address space (exiting)");
 		return ERR_PTR(-ESRCH);
 	}
-	if (not_x86_64(task, extack)) {
-		mmput(mm);
-		put_task_struct(task);
-		return ERR_PTR(-EOPNOTSUPP);
-	}
+	if (not_x86_64(task, extack))
+		goto fail;
 	if (!xp_uprobes_skip_on_ip_change(LINUX_VERSION_CODE)) {
 		NL_SET_ERR_MSG(extack, "this kernel's uprobes run the original instruction after a "
 			       "handler moved the ip (fixed in 6.1.159, 6.12.58): no user hooks");
-		mmput(mm);
-		put_task_struct(task);
-		return ERR_PTR(-EOPNOTSUPP);
+		goto fail;
 	}
 	if (xp_ucover_unguarded()) {
 		NL_SET_ERR_MSG(extack, "the module could not place its kprobe on "
 			       "uprobe_write_opcode, which keeps other uprobes out of a jump "
 			       "(see the kernel log): no user hooks");
-		mmput(mm);
-		put_task_struct(task);
-		return ERR_PTR(-EOPNOTSUPP);
+		goto fail;
 	}
-	h = kzalloc(sizeof(*h), GFP_KERNEL);
-	if (!h) {
-		err = -ENOMEM;
-		goto out_mm;
-	}
-	h->func = func;
-	h->pid = pid;
-	h->view = v;
-	h->mm = mm;
-	h->cookie = cookie;
-	mmgrab(mm);
-	INIT_HLIST_NODE(&h->enode);
-	INIT_HLIST_NODE(&h->cnode);
-	INIT_HLIST_NODE(&h->fnode);
-	if (flags & XPROBES_F_EVENTS) {
-		h->hits = alloc_percpu(struct xp_uhits);
-		if (!h->hits) {
-			err = -ENOMEM;
-			goto out_free;
-		}
-		err = xp_uevents_get(v, task, extack);
-		if (err)
-			goto out_free;
-		h->events = true;
-		h->returns = flags & XPROBES_F_RETURNS;
-	}
-	if (flags & XPROBES_F_RECORDS) {
-		if (cookie > XP_UREC_COOKIE_MASK) {
-			NL_SET_ERR_MSG_FMT(extack, "a records hook's cookie is below %u: records carry "
-					   "13 bits of it", XP_UREC_COOKIE_MASK + 1);
-			err = -ERANGE;
-			goto out_free;
-		}
-		err = xp_uevents_get(v, task, extack);	/* the slow path's system call */
-		if (err)
-			goto out_free;
-		h->records = true;
-		h->returns = flags & XPROBES_F_RETURNS;
-	}
-	buf = read_func(h, mm, size, &file, &off, extack);
-	if (IS_ERR(buf)) {
-		err = PTR_ERR(buf);
-		goto out_free;
-	}
+	return task;
+fail:
+	mmput(*mmp);
+	put_task_struct(task);
+	return ERR_PTR(err);
+}
 
+/*
+ * Which instructions the jump covers, from the function's bytes in its file:
+ * h->addr, cover, ninsn, orig, istart, and the uprobe's inode and offset.
+ */
+static int uhook_decide(struct xp_uhook *h, const struct xp_uhook_req *req,
+			struct netlink_ext_ack *extack)
+{
+	struct xp_cover_tables tables;
+	unsigned int site_off = 0;
+	struct xp_cover c;
+	struct file *file;
+	loff_t off;
+	u8 *buf;
+	int err;
+
+	buf = read_func(h, h->mm, req->size, &file, &off, extack);
+	if (IS_ERR(buf))
+		return PTR_ERR(buf);
 	/* Where: past ENDBR64, which indirect calls need to find at the entry. */
-	if (size >= 4 && !memcmp(buf, "\xf3\x0f\x1e\xfa", 4))
+	if (req->size >= 4 && !memcmp(buf, "\xf3\x0f\x1e\xfa", 4))
 		site_off = 4;
-	err = xp_cover_decide_user(buf, func, size, site_off, &c, &tables);
+	err = xp_cover_decide_user(buf, h->func, req->size, site_off, &c, &tables);
 	if (!err && tables.reg_jumps)
-		err = check_tables(task, &tables, func + site_off, c.bytes, &c.why);
+		err = check_tables(h->add_task, &tables, h->func + site_off, c.bytes, &c.why);
 	if (err) {
 		NL_SET_ERR_MSG_FMT(extack, "no jump here: %s", c.why);
-		goto out_buf;
+		goto out;
 	}
-	h->addr = func + site_off;
+	h->addr = h->func + site_off;
 	h->cover = c.bytes;
 	h->ninsn = c.ninsn;
 	err = branch_from_outside(req, site_off, c.bytes, extack);
 	if (err)
-		goto out_buf;
+		goto out;
 	if (covers_syscall(buf + site_off, c.bytes)) {
 		/* A thread in it resumes past it, and a restarted syscall goes back 2 bytes. */
 		NL_SET_ERR_MSG(extack, "no jump here: a covered instruction enters the kernel (syscall, int)");
 		err = -EINVAL;
-		goto out_buf;
+		goto out;
 	}
 	memcpy(h->orig, buf + site_off, c.bytes);
 	cover_starts(h);
 	h->up.inode = igrab(file_inode(file));
 	h->up.offset = off + site_off;
-	if (overlaps(mm, h->addr, h->addr + h->cover)) {
-		NL_SET_ERR_MSG(extack, "the process has a user hook on these instructions already");
-		err = -EEXIST;
-		goto out_buf;
+out:
+	kvfree(buf);
+	fput(file);
+	return err;
+}
+
+/* The process's own bytes must be the file's: no one else's probe or patch there. */
+static int uhook_text_is_file(struct xp_uhook *h, struct netlink_ext_ack *extack)
+{
+	u8 now[XP_COVER_MAX];
+	int err;
+
+	if (mmap_read_lock_killable(h->mm))
+		return -EINTR;
+	err = text_access(h->mm, h->addr, now, h->cover, false);
+	mmap_read_unlock(h->mm);
+	if (err) {
+		NL_SET_ERR_MSG(extack, "could not read the process's text");
+		return err;
 	}
+	/* said at install: an earlier hook of ours there is what it would be */
+	h->text_differs = memcmp(now, h->orig, h->cover);
+	return 0;
+}
 
-	/* The process's own bytes must be the file's: no one else's probe or patch there. */
-	mmap_read_lock(mm);
-	err = text_access(mm, h->addr, now, h->cover, false);
-	mmap_read_unlock(mm);
-	if (err || memcmp(now, h->orig, h->cover)) {
-		if (err)
-			NL_SET_ERR_MSG(extack, "could not read the process's text");
-		else
-			NL_SET_ERR_MSG(extack, "the process's text there differs from its file (a "
-				       "uprobe, a debugger's breakpoint or another patch is there)");
-		err = err ?: -EBUSY;
-		goto out_buf;
+/*
+ * Step one of UHOOK_ADD, without xp_views_lock: everything that waits on the
+ * process or its file (the file's bytes through kernel_read(), which a FUSE
+ * server may never answer; jump tables and text read from the process).
+ * Such waits end on a fatal signal to the caller. Nothing shared is touched:
+ * the hook is the caller's until xp_uhook_install() or xp_uhook_abandon().
+ */
+struct xp_uhook *xp_uhook_prepare(const struct xp_uhook_req *req, struct netlink_ext_ack *extack)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+	struct xp_uhook *h;
+	int err;
+
+	task = uhook_target(req, &mm, extack);
+	if (IS_ERR(task))
+		return ERR_CAST(task);
+	h = uhook_new(req, task, mm, extack);
+	if (IS_ERR(h)) {
+		mmput(mm);
+		put_task_struct(task);
+		return h;
 	}
+	err = uhook_decide(h, req, extack);
+	if (!err)
+		err = uhook_text_is_file(h, extack);
+	if (err) {
+		xp_uhook_abandon(h);
+		return ERR_PTR(err);
+	}
+	return h;
+}
 
-	/* The trampoline: a retired one of this site if its bytes are the same. */
-	if (!xp_uarea_reuse(mm, h->addr, build_tramp, h, &h->area, &h->slot)) {
-		long va = xp_uarea_alloc(mm, h->addr, XP_USLOT_MAX, &h->area, extack);
+/* The trampoline: a retired one of this site if its bytes are the same, else a new slot. */
+static int uhook_tramp(struct xp_uhook *h, struct task_struct *task,
+		       struct netlink_ext_ack *extack)
+{
+	const char *why;
+	int err, len;
 
-		if (IS_ERR_VALUE(va)) {
-			err = va;
-			goto out_buf;
-		}
+	if (!xp_uarea_reuse(h->mm, h->addr, build_tramp, h, &h->area, &h->slot)) {
+		long va = xp_uarea_alloc(h->mm, h->addr, XP_USLOT_MAX, &h->area, extack);
+
+		if (IS_ERR_VALUE(va))
+			return va;
 		h->slot = va;
 	}
 	if (h->returns && h->events) {
 		err = xp_urets_init(h->area, extack);
 		if (err)
-			goto out_slot;
+			return err;
 	}
 	if (h->records) {
-		err = xp_urec_prepare(v, h->area, task, mm, extack);
+		err = xp_urec_prepare(h->view, h->area, task, h->mm, extack);
 		if (err)
-			goto out_slot;
+			return err;
 	}
 	len = build_tramp_why(h, h->area, h->slot, h->tramp, h->tstart, &why);
 	if (len < 0) {
 		NL_SET_ERR_MSG_FMT(extack, "no trampoline: %s", why);
-		err = len;
-		goto out_slot;
+		return len;
 	}
 	err = xp_uarea_write(h->area, h->slot, h->tramp, len);
 	if (err)
-		goto out_slot;
+		return err;
 	h->tramp_len = len;	/* only now may the slot be reused for these bytes */
+	return 0;
+}
 
-	/* A signal frame saved inside the cover returns to the trampoline (ucover.c). */
-	if (h->ninsn > 1) {
-		err = xp_usigret_get(v, extack);
-		if (err)
-			goto out_slot;
-	}
+/* Steps 1-3 of the patch protocol (the file's header comment). */
+static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
+{
+	int err;
 
-	/* 1: the uprobe's int3; 2: no thread inside; 3: the jump. */
 	h->uc.handler = uh_handler;
 	h->uc.filter = uh_filter;
 	err = xp_uprobe_register(&h->up, &h->uc);
 	if (err) {
 		NL_SET_ERR_MSG(extack, "uprobes refused the site (its first instruction)");
-		goto out_slot;
+		return err;
 	}
 	xp_ucover_publish(h);
 	err = h->ninsn > 1 ? wait_outside(h, extack) : 0;
@@ -791,8 +858,55 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 	if (err) {
 		xp_ucover_unpublish(h);
 		xp_uprobe_unregister(&h->up, &h->uc);
-		goto out_slot;
 	}
+	return err;
+}
+
+/*
+ * Step two of UHOOK_ADD, under xp_views_lock: the view, the trampoline, the
+ * patch. On failure @h is freed.
+ */
+int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack)
+{
+	struct task_struct *task = h->add_task;
+	struct xp_view *v;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	v = xp_view_find_pid(h->pid, extack);
+	if (!v) {
+		err = -ESRCH;
+		goto out_free;
+	}
+	h->view = v;
+	if (h->events || h->records) {
+		err = xp_uevents_get(v, task, extack);	/* records: the slow path's system call */
+		if (err)
+			goto out_free;
+	}
+	if (overlaps(h->mm, h->addr, h->addr + h->cover)) {
+		NL_SET_ERR_MSG(extack, "the process has a user hook on these instructions already");
+		err = -EEXIST;
+		goto out_free;
+	}
+	if (h->text_differs) {
+		NL_SET_ERR_MSG(extack, "the process's text there differs from its file (a "
+			       "uprobe, a debugger's breakpoint or another patch is there)");
+		err = -EBUSY;
+		goto out_free;
+	}
+	err = uhook_tramp(h, task, extack);
+	if (err)
+		goto out_slot;
+	/* A signal frame saved inside the cover returns to the trampoline (ucover.c). */
+	if (h->ninsn > 1) {
+		err = xp_usigret_get(v, extack);
+		if (err)
+			goto out_slot;
+	}
+	err = uhook_patch(h, extack);
+	if (err)
+		goto out_slot;
 	h->live = true;
 	h->id = next_id++;
 	if (!next_id)
@@ -801,26 +915,15 @@ struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext
 		xp_uevent_publish(h);
 	list_add_tail(&h->node, &xp_uhooks);
 	xp_nr_uhooks++;
-	kvfree(buf);
-	fput(file);
-	mmput(mm);
-	put_task_struct(task);
-	return h;
+	uhook_add_done(h);
+	return 0;
 
 out_slot:
-	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
-out_buf:
-	kvfree(buf);
-	fput(file);
+	if (h->area)
+		xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
 out_free:
-	uhook_free(h);
-	mmput(mm);
-	put_task_struct(task);
-	return ERR_PTR(err);
-out_mm:
-	mmput(mm);
-	put_task_struct(task);
-	return ERR_PTR(err);
+	xp_uhook_abandon(h);
+	return err;
 }
 
 /* The site gets its own bytes back, and the uprobe's breakpoint goes. */

@@ -99,6 +99,9 @@ struct xp_uhook {
 	atomic64_t ret_missed;		/* calls whose return could not be taken */
 	u64 cookie;			/* passed with each event */
 	struct xp_uhits __percpu *hits;	/* events fired (uevent.c), NULL without events */
+	struct task_struct *add_task;	/* during UHOOK_ADD only: the process */
+	bool add_mm;			/* ... and a user reference on mm */
+	bool text_differs;		/* ... and its text was not the file's */
 	struct rcu_head rcu;
 };
 
@@ -114,7 +117,9 @@ struct xp_uhook_req {
 	const struct xprobes_uh_branch *branches;	/* into the function's first bytes */
 	unsigned int nbranches;
 };
-struct xp_uhook *xp_uhook_add(const struct xp_uhook_req *req, struct netlink_ext_ack *extack);
+struct xp_uhook *xp_uhook_prepare(const struct xp_uhook_req *req, struct netlink_ext_ack *extack);
+int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack);
+void xp_uhook_abandon(struct xp_uhook *h);
 bool xp_uprobes_skip_on_ip_change(unsigned int version);
 int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);

@@ -18,7 +18,15 @@
 # instruction): after uhook add, with events and without, its sigreturn
 # resumes in the trampoline's copy of that instruction and uh_sig returns
 # the right value.
+# (e) A process whose program is on a FUSE mount that stops answering
+# (fusehold, with direct I/O: every read of the file reaches the server):
+# uhook add, which reads the function from the file, waits, killably, and
+# meanwhile every other xprobes operation goes on: status, and a user hook
+# on another process. Killed, the add leaves nothing behind; once the
+# mount answers again the same add goes through.
+# XP_46_PARTS=b,d runs only those parts.
 . /xp/selftests/tests/lib.sh
+part() { [ -z "${XP_46_PARTS:-}" ] || case ",$XP_46_PARTS," in *",$1,"*) ;; *) false ;; esac; }
 
 # file_addr PID PROGRAM FUNCTION: FUNCTION's address in PID, from its file
 # offset (xprobectl's list) and PID's executable mapping of that file
@@ -55,6 +63,7 @@ refused_32() {	# refused_32 PROGRAM WHAT
 }
 
 # (a)
+part a && {
 refused_32 uh32 "an i386 process"
 if grep -qw 'syscall.x32=y' /proc/cmdline; then
 	refused_32 uhx32 "an x32 process"
@@ -62,9 +71,10 @@ else
 	note "x32 not enabled on this boot (syscall.x32=y): the x32 process is not run"
 fi
 note "ok: no process that is not an x86-64 one gets a user hook"
+}
 
 # (b)
-[ -n "${XP_46_SKIP_B:-}" ] || {
+part b && {
 uhtarget -t 2 > /tmp/uhb.out 2>&1 &
 P=$!
 wait_for /tmp/uhb.out '^ready' "uhtarget did not start"
@@ -86,7 +96,7 @@ note "ok: no jump covers bytes another function's branch lands on"
 }
 
 # (c)
-[ -n "${XP_46_SKIP_C:-}" ] || {
+part c && {
 T=/sys/kernel/tracing
 uhtarget -t 2 > /tmp/uhc.out 2>&1 &
 P=$!
@@ -127,6 +137,7 @@ note "ok: another tool's uprobe never writes inside a live jump ($hits hits once
 }
 
 # (d)
+part d && {
 for ev in --no-events ""; do
 	uhtarget -S > /tmp/uhd.out 2>&1 &
 	P=$!
@@ -143,3 +154,57 @@ for ev in --no-events ""; do
 	wait $P 2>/dev/null
 done
 note "ok: a signal frame saved inside the cover returns through the trampoline"
+}
+
+# (e)
+if ! part e; then
+	:
+elif grep -qw fuse /proc/filesystems; then
+mkdir -p /tmp/fh
+fusehold /tmp/fh /xp/bin/uhtarget > /tmp/fh.out 2>&1 &
+F=$!
+wait_for /tmp/fh.out '^mounted' "fusehold did not mount"
+/tmp/fh/prog -t 2 > /tmp/uhe.out 2>&1 &
+P=$!
+wait_for /tmp/uhe.out '^ready' "the program on the FUSE mount did not start"
+xprobectl view add $P > /dev/null || fail "view add (e)"
+ea=$(awk '$1 == "fn" && $2 == "uh_add" { print $3 }' /tmp/uhe.out)
+es=$(awk '$1 == "fn" && $2 == "uh_add" { print $4 }' /tmp/uhe.out)
+kill -USR1 $F	# the mount stops answering
+sleep 0.2
+# xpcycle speaks netlink itself: xprobectl would read the file first
+xpcycle uhook $P $ea $es 1 > /tmp/uhe.add 2>&1 &
+X=$!
+sleep 1
+kill -0 $X 2>/dev/null || fail "the add did not wait for the file: $(cat /tmp/uhe.add)"
+timeout 20 xprobectl status > /dev/null ||
+	fail "xprobectl status waited for a FUSE mount a traced process runs from"
+uhtarget -t 1 > /tmp/uhe2.out 2>&1 &
+Q=$!
+wait_for /tmp/uhe2.out '^ready' "uhtarget did not start (e)"
+xprobectl view add $Q > /dev/null || fail "view add (e, the other process)"
+qid=$(timeout 20 xprobectl uhook add --no-events $Q uh_add) ||
+	fail "a user hook on another process waited for the FUSE mount"
+xprobectl uhook del $qid || fail "uhook del (e, the other process)"
+kill $Q
+wait $Q 2>/dev/null
+kill -KILL $X
+i=0
+while kill -0 $X 2>/dev/null; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "the add waiting on the FUSE mount could not be killed"
+	sleep 0.05
+done
+assert_eq "the killed add left no user hook" "" "$(xprobectl uhook list $P | awk -v p=$P '$2 == p')"
+kill -USR2 $F	# it answers again
+out=$(xpcycle uhook $P $ea $es 1 2>&1) || fail "uhook add once the mount answers: $out"
+sleep 0.3
+! grep BAD /tmp/uhe.out || fail "the program on the FUSE mount computed a wrong result"
+kill $P
+wait $P 2>/dev/null
+kill $F
+wait $F 2>/dev/null
+note "ok: a FUSE mount that stops answering holds up only the add that reads from it"
+else
+	note "no FUSE in this kernel: (e) not run"
+fi
