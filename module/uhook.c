@@ -619,14 +619,20 @@ void xp_uhook_abandon(struct xp_uhook *h)
 	uhook_free(h);
 }
 
-/* The hook as asked for, of the process @task: its own fields only. */
+/*
+ * The hook as asked for, of the process @task: its own fields only. Takes
+ * over the references on @task and @mm (get_task_mm()'s), whatever happens.
+ */
 static struct xp_uhook *uhook_new(const struct xp_uhook_req *req, struct task_struct *task,
 				  struct mm_struct *mm, struct netlink_ext_ack *extack)
 {
 	struct xp_uhook *h = kzalloc(sizeof(*h), GFP_KERNEL);
 
-	if (!h)
+	if (!h) {
+		mmput(mm);
+		put_task_struct(task);
 		return ERR_PTR(-ENOMEM);
+	}
 	h->func = req->func;
 	h->pid = req->pid;
 	h->mm = mm;
@@ -788,11 +794,8 @@ struct xp_uhook *xp_uhook_prepare(const struct xp_uhook_req *req, struct netlink
 	if (IS_ERR(task))
 		return ERR_CAST(task);
 	h = uhook_new(req, task, mm, extack);
-	if (IS_ERR(h)) {
-		mmput(mm);
-		put_task_struct(task);
+	if (IS_ERR(h))
 		return h;
-	}
 	err = uhook_decide(h, req, extack);
 	if (!err)
 		err = uhook_text_is_file(h, extack);
