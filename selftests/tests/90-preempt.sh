@@ -114,7 +114,14 @@ cyc=$!
 # neighbours, one instruction per block.
 cs() { sed 's/ .*//; s/\.//' /proc/uptime; }
 spin_cs() { local t=$(cs); sysloop -p -20 -n 1000000 spin; echo $(($(cs) - t)); }
+# The neighbours' add/del loops run side by side since the netlink family
+# runs commands in parallel: the loop's time before the switch has been
+# seen anywhere from 28 to 286 cs (6.1-rt), after it 489 to 606 cs. The
+# faster of two samples, and at least twice that after the switch: without
+# the switch the two are alike.
 t_fast=$(spin_cs)
+t2=$(spin_cs)
+[ $t2 -ge $t_fast ] || t_fast=$t2
 echo "XP-SINGLESTEP: on" > /dev/ttyS1
 sleep 1
 c2=$(calls)
@@ -135,7 +142,7 @@ wait $U
 urc=$?
 cleanup
 
-[ $t_slow -ge $((4 * (t_fast + 1))) ] ||
+[ $t_slow -ge $((2 * (t_fast + 1))) ] ||
 	fail "one instruction per block did not slow the guest down: a busy loop took $t_fast cs, then $t_slow cs"
 note "ok: one instruction per translation block for $SECS s"
 [ $((c4 - c2)) -gt 1000 ] || fail "xp_spin's threads made $((c4 - c2)) calls meanwhile"
