@@ -32,8 +32,6 @@
 #include <asm/text-patching.h>
 #include "xprobes.h"
 
-void xp_just_return(void);
-
 static bool *all_disarmed;		/* kprobes_all_disarmed (kernel/kprobes.c) */
 static bool *ftrace_disabled;		/* kprobe_ftrace_disabled */
 static bool write_probe_on;
@@ -79,9 +77,7 @@ static int on_enabled_write(struct kprobe *p, struct pt_regs *regs)
 	if (!READ_ONCE(xp_nr_views) || arms((const char __user *)regs->si, regs->dx))
 		return 0;
 	schedule_work(&end_views_work);
-	regs->ax = (unsigned long)-EBUSY;
-	regs->ip = (unsigned long)xp_just_return;
-	return 1;
+	return xp_probe_return(regs, (unsigned long)-EBUSY);
 }
 NOKPROBE_SYMBOL(on_enabled_write);
 

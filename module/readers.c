@@ -68,8 +68,6 @@
 #include <asm/tlbflush.h>
 #include "xprobes.h"
 
-void xp_just_return(void);
-
 atomic64_t xp_backups_fixed;		/* optimizer backups corrected */
 atomic64_t xp_kprobes_refused;		/* registrations refused on a traced CR3 */
 
@@ -168,11 +166,8 @@ static int on_prepare_kprobe(struct kprobe *p, struct pt_regs *regs)
 			xp_jumps_yield((unsigned long)kp->addr);
 		return 0;
 	}
-	/* return -EBUSY (just_return.S) */
-	regs->ax = (unsigned long)-EBUSY;
-	regs->ip = (unsigned long)xp_just_return;
 	atomic64_inc(&xp_kprobes_refused);
-	return 1;
+	return xp_probe_return(regs, (unsigned long)-EBUSY);
 }
 NOKPROBE_SYMBOL(on_prepare_kprobe);
 

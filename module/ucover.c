@@ -53,8 +53,6 @@
 #include "xprobes.h"
 #include "uhook.h"
 
-void xp_just_return(void);
-
 static DEFINE_HASHTABLE(xp_ucovers, 8);	/* live covers by mm */
 static DEFINE_HASHTABLE(xp_ucovers_file, 8);	/* ... by the file's inode */
 static bool write_guard_on;
@@ -177,9 +175,7 @@ static int on_uprobe_write(struct kprobe *p, struct pt_regs *regs)
 		pr_warn_ratelimited("refused a uprobe at 0x%lx: inside the jump of user hook %u "
 				    "(pid %u or a child; xprobectl uhook del %u first)\n", vaddr, id,
 				    pid, id);
-	regs->ax = swbp ? (unsigned long)-EBUSY : 0;
-	regs->ip = (unsigned long)xp_just_return;
-	return 1;
+	return xp_probe_return(regs, swbp ? (unsigned long)-EBUSY : 0);
 }
 NOKPROBE_SYMBOL(on_uprobe_write);
 

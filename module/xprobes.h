@@ -352,6 +352,19 @@ static inline bool xp_jump_crosses(unsigned long addr)
 	return offset_in_page(addr) + XP_JUMP_SIZE > PAGE_SIZE;
 }
 
+/*
+ * From a kprobe's pre-handler on a function's first instruction: make the
+ * function return @ret at once, through a real ret (just_return.S), and tell
+ * kprobes to resume there. The way the kernel's override_return works.
+ */
+void xp_just_return(void);
+static __always_inline int xp_probe_return(struct pt_regs *regs, unsigned long ret)
+{
+	regs->ax = ret;
+	regs->ip = (unsigned long)xp_just_return;
+	return 1;
+}
+
 extern unsigned int xp_nr_hooks;
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack);
