@@ -99,7 +99,6 @@ void xp_usigret_fire(struct xp_hook *kh, struct pt_regs *kregs)
 	for (i = 1; h && i < h->ninsn; i++)
 		if (u->ip == h->addr + h->istart[i]) {
 			u->ip = h->slot + h->tstart[i];
-			atomic64_inc(&h->sigret_moved);
 			break;
 		}
 	rcu_read_unlock();

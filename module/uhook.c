@@ -379,20 +379,6 @@ static int build_tramp(void *arg, struct xp_uarea *a, unsigned long va, u8 *code
 	return build_tramp_why(arg, a, va, code, starts, &why);
 }
 
-/* Where each covered instruction starts, from the site. */
-static void cover_starts(struct xp_uhook *h)
-{
-	unsigned int pos = 0, i;
-	struct xp_insn insn;
-
-	for (i = 0; i < h->ninsn && pos < h->cover; i++) {
-		h->istart[i] = pos;
-		if (xp_insn_decode(&insn, h->orig + pos, h->cover - pos))
-			break;	/* cannot be: the cover decision decoded them */
-		pos += insn.len;
-	}
-}
-
 /*
  * Is @task's code not what user hooks are made for? They are for x86-64
  * code, which the decoder reads, the stubs are written in and the return
@@ -486,15 +472,20 @@ static u8 *read_func(struct xp_uhook *h, struct mm_struct *mm, u32 size, struct 
 	return buf;
 }
 
-/* Does one of the covered instructions enter the kernel: syscall, sysenter, int n? */
-static bool covers_syscall(const u8 *code, unsigned int cover)
+/*
+ * Does one of the covered instructions enter the kernel: syscall, sysenter,
+ * int n? On the way, where each starts (@starts, from @code).
+ */
+static bool covers_syscall(const u8 *code, unsigned int cover, u8 *starts)
 {
-	unsigned int pos;
+	unsigned int pos, n = 0;
 	struct xp_insn insn;
 
 	for (pos = 0; pos < cover; pos += insn.len) {
-		if (xp_insn_decode(&insn, code + pos, cover - pos))
+		/* cannot be: the cover decision counted and decoded them */
+		if (n == XP_COVER_INSNS || xp_insn_decode(&insn, code + pos, cover - pos))
 			return true;
+		starts[n++] = pos;
 		if ((insn.map == 1 && (insn.opcode == 0x05 || insn.opcode == 0x34)) ||
 		    (insn.map == 0 && (insn.opcode == 0xcd || insn.opcode == 0xcc || insn.opcode == 0xce)))
 			return true;
@@ -741,14 +732,13 @@ static int uhook_decide(struct xp_uhook *h, const struct xp_uhook_req *req,
 	err = branch_from_outside(req, site_off, c.bytes, extack);
 	if (err)
 		goto out;
-	if (covers_syscall(buf + site_off, c.bytes)) {
+	if (covers_syscall(buf + site_off, c.bytes, h->istart)) {
 		/* A thread in it resumes past it, and a restarted syscall goes back 2 bytes. */
 		NL_SET_ERR_MSG(extack, "no jump here: a covered instruction enters the kernel (syscall, int)");
 		err = -EINVAL;
 		goto out;
 	}
 	memcpy(h->orig, buf + site_off, c.bytes);
-	cover_starts(h);
 	h->up.inode = igrab(file_inode(file));
 	h->up.offset = off + site_off;
 out:

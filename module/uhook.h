@@ -87,7 +87,6 @@ struct xp_uhook {
 	u8 cover, ninsn;
 	u8 istart[XP_COVER_INSNS];	/* each covered instruction's offset from addr */
 	u8 tstart[XP_COVER_INSNS];	/* ... and from slot, where it runs instead */
-	atomic64_t sigret_moved;	/* sigreturns moved from the cover to the slot */
 	struct xp_uprobe up;		/* holds the site's int3 (inode igrab()bed) */
 	struct uprobe_consumer uc;
 	bool live;			/* the jump is in the process's text */
