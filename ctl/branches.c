@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <gelf.h>
 #include <inttypes.h>
 #include <libelf.h>
 #include <stdbool.h>
@@ -33,10 +32,6 @@
 
 struct branch {
 	uint64_t to, from;	/* file offsets */
-};
-
-struct seg {
-	uint64_t vaddr, filesz, offset;
 };
 
 struct file_branches {
@@ -56,7 +51,7 @@ static int by_target(const void *a, const void *b)
 }
 
 /* The file offset of address @va, if an executable segment has it. */
-static bool va_off(const struct seg *s, size_t ns, uint64_t va, uint64_t *off)
+static bool va_off(const struct elf_seg *s, size_t ns, uint64_t va, uint64_t *off)
 {
 	size_t i;
 
@@ -85,7 +80,7 @@ static int add(struct file_branches *fb, size_t *cap, uint64_t to, uint64_t from
 
 /* Disassemble @len bytes at @va (@code) and keep their relative branches. */
 static int sweep(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t va,
-		 const struct seg *segs, size_t nsegs, struct file_branches *fb, size_t *cap)
+		 const struct elf_seg *segs, size_t nsegs, struct file_branches *fb, size_t *cap)
 {
 	uint64_t at = va, from, to;
 	int err;
@@ -112,8 +107,8 @@ static int sweep(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_
 
 static struct file_branches *load(const char *path, const char **why)
 {
-	struct seg segs[16];
-	size_t nsegs = 0, phnum, i, cap = 0, got = 0;
+	struct elf_seg segs[16];
+	size_t nsegs, phnum, i, cap = 0, got = 0;
 	struct file_branches *fb;
 	char *raw;
 	cs_insn *insn = NULL;
@@ -138,12 +133,7 @@ static struct file_branches *load(const char *path, const char **why)
 		*why = "not an ELF file";
 		goto fail;
 	}
-	for (i = 0; i < phnum && nsegs < 16; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-			segs[nsegs++] = (struct seg){ ph.p_vaddr, ph.p_filesz, ph.p_offset };
-	}
+	nsegs = elf_exec_segs(e, segs, 16);
 	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK ||
 	    cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
 	    cs_option(cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK || !(insn = cs_malloc(cs))) {

@@ -13,10 +13,6 @@
 #include <unistd.h>
 #include "elfsym.h"
 
-struct seg {
-	uint64_t vaddr, memsz, offset;
-};
-
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -37,11 +33,26 @@ static bool cold_part(const char *name)
 	return c && (c[5] == '\0' || c[5] == '.');
 }
 
+size_t elf_exec_segs(Elf *e, struct elf_seg *segs, size_t max)
+{
+	size_t phnum, i, n = 0;
+
+	if (elf_getphdrnum(e, &phnum))
+		return 0;
+	for (i = 0; i < phnum && n < max; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
+			segs[n++] = (struct elf_seg){ ph.p_vaddr, ph.p_memsz, ph.p_filesz, ph.p_offset };
+	}
+	return n;
+}
+
 int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
 {
-	struct seg segs[16];
+	struct elf_seg segs[16];
 	uint64_t *seen = NULL;
-	size_t nsegs = 0, nseen = 0, cap = 0, i, phnum;
+	size_t nsegs, nseen = 0, cap = 0, phnum;
 	Elf_Scn *scn;
 	int pass, fd, ret = 0;
 	Elf *e;
@@ -62,12 +73,7 @@ int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
 		ret = -ENOEXEC;
 		goto out;
 	}
-	for (i = 0; i < phnum && nsegs < 16; i++) {
-		GElf_Phdr ph;
-
-		if (gelf_getphdr(e, i, &ph) && ph.p_type == PT_LOAD && (ph.p_flags & PF_X))
-			segs[nsegs++] = (struct seg){ ph.p_vaddr, ph.p_memsz, ph.p_offset };
-	}
+	nsegs = elf_exec_segs(e, segs, 16);
 	/* .symtab has everything when present; .dynsym adds nothing then, but dedup covers it. */
 	for (pass = 0; pass < 2 && !ret; pass++) {
 		for (scn = NULL; (scn = elf_nextscn(e, scn)) != NULL && !ret;) {

@@ -3,8 +3,18 @@
 #ifndef XPROBECTL_ELFSYM_H
 #define XPROBECTL_ELFSYM_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <libelf.h>
+
+/* An executable PT_LOAD segment: where it is loaded and where in the file. */
+struct elf_seg {
+	uint64_t vaddr, memsz, filesz, offset;
+};
+
+/* The executable PT_LOAD segments of E into SEGS, at most MAX: how many. */
+size_t elf_exec_segs(Elf *e, struct elf_seg *segs, size_t max);
 
 /* Called once per distinct function (aliases at one offset are reported once). */
 typedef int (*elf_func_cb)(const char *name, uint64_t offset, uint64_t size, void *arg);
