@@ -130,6 +130,18 @@ static inline void xp_uprobe_unregister(struct xp_uprobe *u, struct uprobe_consu
 	bool name(struct uprobe_consumer *self, enum uprobe_filter_ctx ctx, struct mm_struct *mm)
 #endif
 
+/*
+ * Is @mm's mmap lock free for writing this instant? Taken and let go at
+ * once (there is no mmap_write_trylock(); nothing is changed under it).
+ */
+static inline bool xp_mmap_write_free(struct mm_struct *mm)
+{
+	if (!down_write_trylock(&mm->mmap_lock))
+		return false;
+	up_write(&mm->mmap_lock);
+	return true;
+}
+
 /* One page of another mm, pinned: the vmas argument went away in 6.5. */
 static inline long xp_gup_one(struct mm_struct *mm, unsigned long addr, unsigned int flags,
 			      struct page **page)

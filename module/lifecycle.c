@@ -40,6 +40,7 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 #include "xprobes.h"
+#include "uhook.h"
 
 #define XP_SWEEP_MS	200
 #define XP_AUDIT_EVERY	10	/* sweeps: every 2 s */
@@ -192,13 +193,18 @@ bool xp_lifecycle_following(void)
 void xp_views_release_owner(u32 portid, bool any)
 {
 	struct xp_view *v, *next;
+	u64 before, after;
 
 	mutex_lock(&xp_views_lock);
+	before = xp_uhooks_handed();
 	list_for_each_entry_safe(v, next, &xp_views, node)
 		if (v->owner == portid &&
 		    (any || !v->owner_sk || sock_flag(v->owner_sk, SOCK_DEAD)))
 			xp_view_destroy(v, "owner closed");
+	after = xp_uhooks_handed();
 	mutex_unlock(&xp_views_lock);
+	if (after != before)
+		xp_uhooks_settle(after);	/* its processes have their text back */
 }
 
 /* A generic netlink socket was released: end the views it owned. */

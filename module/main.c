@@ -34,9 +34,12 @@ static int __init xprobes_init(void)
 		goto out_dispatch;
 	xp_kpstate_init();
 	xp_ucover_init();
-	err = xp_lifecycle_init();
+	err = xp_uhooks_init();
 	if (err)
 		goto out_kpstate;
+	err = xp_lifecycle_init();
+	if (err)
+		goto out_uhooks;
 	err = xp_netlink_init();
 	if (err)
 		goto out_lifecycle;
@@ -46,6 +49,8 @@ static int __init xprobes_init(void)
 
 out_lifecycle:
 	xp_lifecycle_exit();
+out_uhooks:
+	xp_uhooks_exit();
 out_kpstate:
 	xp_ucover_exit();
 	xp_kpstate_exit();
@@ -63,6 +68,7 @@ static void __exit xprobes_exit(void)
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
+	xp_uhooks_exit();	/* the reaper and the mapping workers are done */
 	xp_ucover_exit();	/* no user hook is left */
 	xp_calls_exit();
 	xp_lifecycle_exit();

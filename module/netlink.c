@@ -225,14 +225,19 @@ static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
 static int xp_cmd_view_del(struct sk_buff *skb, struct genl_info *info)
 {
 	struct xp_view *v;
+	u64 before, after = 0;
 
 	if (xp_missing(info, XPROBES_A_PID))
 		return -EINVAL;
 	mutex_lock(&xp_views_lock);
+	before = xp_uhooks_handed();
 	v = xp_view_find_pid(nla_get_u32(info->attrs[XPROBES_A_PID]), info->extack);
 	if (v)
 		xp_view_destroy(v, NULL);
+	after = xp_uhooks_handed();
 	mutex_unlock(&xp_views_lock);
+	if (after != before)
+		xp_uhooks_settle(after);	/* its processes have their text back */
 	return v ? 0 : -ENOENT;
 }
 

@@ -19,7 +19,10 @@
  * of the process is ever replaced. A slot, once written, is never reused
  * for other code: a thread may be inside it at any time.
  *
- * Locking: areas are created, listed and freed under xp_views_lock.
+ * Locking: areas are listed, taken and freed under xp_views_lock; they are
+ * mapped without it (xp_uarea_map(), then xp_uarea_adopt()), since the
+ * mapping waits for the process's mmap lock, which the process can hold
+ * for as long as it likes: that wait ends on a fatal signal to the caller.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,6 +32,7 @@
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/pagemap.h>
+#include <linux/refcount.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
@@ -41,15 +45,28 @@ static LIST_HEAD(xp_uareas);	/* under xp_views_lock */
 /* A rel32 reaches +-2 GiB; keep a margin for the function's own length. */
 #define REACH	(SZ_2G - SZ_16M)
 
+/*
+ * A mapping for the worker to make. The add that asked may stop waiting (a
+ * fatal signal: the process may hold its mmap lock for as long as it
+ * likes); the worker then finishes alone, and what it mapped stays in the
+ * process, unused. Whoever puts the last reference frees it.
+ */
 struct map_work {
 	struct work_struct work;
-	struct mm_struct *mm;
-	struct file *file;
+	refcount_t ref;			/* the waiter's and the worker's */
+	struct mm_struct *mm;		/* mmget()'s reference, the worker's */
+	struct file *file;		/* get_file()'s, the worker's */
 	unsigned long addr, size, prot, flags;
 	vm_flags_t vm_flags;		/* set on the new vma too */
 	unsigned long ret;
 	struct completion done;
 };
+
+static void map_work_put(struct map_work *w)
+{
+	if (refcount_dec_and_test(&w->ref))
+		kfree(w);
+}
 
 static void map_in_mm(struct work_struct *work)
 {
@@ -71,28 +88,45 @@ static void map_in_mm(struct work_struct *work)
 		mmap_write_unlock(w->mm);
 	}
 	kthread_unuse_mm(w->mm);
+	mmput(w->mm);
+	fput(w->file);
 	complete(&w->done);
+	map_work_put(w);
 }
 
 /*
  * vm_mmap() into @mm, not current's: by a worker that borrows it; with
  * @vm_flags (ones no mmap() flag gives: VM_WIPEONFORK) set on the new vma.
+ * The process's mmap lock may be held for as long as it likes: a fatal
+ * signal ends the wait (-EINTR), and the worker maps on its own.
  */
 unsigned long xp_umap_flags(struct mm_struct *mm, struct file *file, unsigned long addr,
 			    unsigned long size, unsigned long prot, unsigned long flags,
 			    vm_flags_t vm_flags)
 {
-	struct map_work w = {
-		.mm = mm, .file = file, .addr = addr, .size = size, .prot = prot, .flags = flags,
-		.vm_flags = vm_flags,
-	};
+	struct map_work *w = kzalloc(sizeof(*w), GFP_KERNEL);
+	unsigned long ret;
 
-	INIT_WORK_ONSTACK(&w.work, map_in_mm);
-	init_completion(&w.done);
-	queue_work(system_unbound_wq, &w.work);
-	wait_for_completion(&w.done);
-	destroy_work_on_stack(&w.work);
-	return w.ret;
+	if (!w)
+		return -ENOMEM;
+	if (!mmget_not_zero(mm)) {
+		kfree(w);
+		return -ESRCH;
+	}
+	refcount_set(&w->ref, 2);
+	w->mm = mm;
+	w->file = get_file(file);
+	w->addr = addr;
+	w->size = size;
+	w->prot = prot;
+	w->flags = flags;
+	w->vm_flags = vm_flags;
+	INIT_WORK(&w->work, map_in_mm);
+	init_completion(&w->done);
+	queue_work(xp_uwq, &w->work);	/* the module's: rmmod drains it */
+	ret = wait_for_completion_killable(&w->done) ? -EINTR : w->ret;
+	map_work_put(w);
+	return ret;
 }
 
 unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long addr,
@@ -104,7 +138,7 @@ unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long add
 /*
  * A free range of XP_UAREA_SIZE, with a guard page each side, within reach
  * of @near: the closest one below it, else the closest above (but not where
- * the heap grows). 0 if there is none.
+ * the heap grows). 0 if there is none, -EINTR on a fatal signal.
  */
 static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
 {
@@ -116,7 +150,8 @@ static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
 
 	hi = min(hi, TASK_SIZE_MAX - PAGE_SIZE);
 	prev = PAGE_ALIGN(prev);
-	mmap_read_lock(mm);
+	if (mmap_read_lock_killable(mm))
+		return -EINTR;
 	for (vma = find_vma(mm, prev); ; vma = find_vma(mm, prev)) {
 		unsigned long end = vma ? min(vma->vm_start, hi) : hi;
 
@@ -135,14 +170,17 @@ static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
 	return below ?: above;
 }
 
-/* Map a new area into @mm near @near. */
-static struct xp_uarea *area_create(struct mm_struct *mm, unsigned long near,
-				    struct netlink_ext_ack *extack)
+/*
+ * A new area mapped into @mm near @near, not yet listed (xp_uarea_adopt()).
+ * Without xp_views_lock: the mapping waits for the process's mmap lock.
+ */
+struct xp_uarea *xp_uarea_map(struct mm_struct *mm, unsigned long near,
+			      struct netlink_ext_ack *extack)
 {
 	unsigned long addr = 0, ret = 0;
 	struct file *rw, *ro;
 	struct xp_uarea *a;
-	int tries;
+	int tries, err;
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
@@ -162,35 +200,43 @@ static struct xp_uarea *area_create(struct mm_struct *mm, unsigned long near,
 
 	for (tries = 0; tries < 3; tries++) {
 		addr = find_gap(mm, near);
-		if (!addr)
-			break;
-		ret = xp_umap(mm, ro, addr, XP_UAREA_SIZE, PROT_READ | PROT_EXEC,
+		if (!addr) {
+			NL_SET_ERR_MSG(extack, "no free address range within 2 GiB of the function "
+				       "for its trampoline");
+			err = -ENOSPC;
+			goto fail;
+		}
+		ret = IS_ERR_VALUE(addr) ? addr :
+		      xp_umap(mm, ro, addr, XP_UAREA_SIZE, PROT_READ | PROT_EXEC,
 			      MAP_SHARED | MAP_FIXED_NOREPLACE);
-		if (!IS_ERR_VALUE(ret) || ret != (unsigned long)-EEXIST)
+		if (ret != (unsigned long)-EEXIST)
 			break;
 		/* The process mapped something there meanwhile: look again. */
 	}
-	if (!addr || IS_ERR_VALUE(ret)) {
-		if (addr)
-			NL_SET_ERR_MSG(extack, "could not map the trampoline area into the process");
-		else
-			NL_SET_ERR_MSG(extack, "no free address range within 2 GiB of the function "
-				       "for its trampoline");
-		fput(ro);
-		kfree(a);
-		return ERR_PTR(addr ? (long)ret : -ENOSPC);
-	}
-	if (ret != addr) {	/* MAP_FIXED_NOREPLACE gives exactly the address or fails */
-		fput(ro);
-		kfree(a);
-		return ERR_PTR(-EFAULT);
+	if (ret == (unsigned long)-EINTR)
+		NL_SET_ERR_MSG(extack, "interrupted while the process held its mmap lock");
+	else if (IS_ERR_VALUE(ret) || ret != addr)	/* MAP_FIXED_NOREPLACE: that address or none */
+		NL_SET_ERR_MSG(extack, "could not map the trampoline area into the process");
+	if (IS_ERR_VALUE(ret) || ret != addr) {
+		err = IS_ERR_VALUE(ret) ? (long)ret : -EFAULT;
+		goto fail;
 	}
 	mmgrab(mm);
 	a->mm = mm;
 	a->file = ro;
 	a->va = ret;
-	list_add(&a->node, &xp_uareas);
 	return a;
+fail:
+	fput(ro);
+	kfree(a);
+	return ERR_PTR(err);
+}
+
+/* @a (xp_uarea_map()'s) joins the list, unused: a later add takes slots in it. */
+void xp_uarea_adopt(struct xp_uarea *a)
+{
+	lockdep_assert_held(&xp_views_lock);
+	list_add(&a->node, &xp_uareas);
 }
 
 /* Does every slot of @a lie within a rel32's reach of @site? */
@@ -201,6 +247,28 @@ static bool reaches(struct xp_uarea *a, unsigned long site)
 	return d + XP_UAREA_SIZE < REACH;
 }
 
+static struct xp_uarea *with_room(struct mm_struct *mm, unsigned long site, unsigned int len)
+{
+	struct xp_uarea *a;
+
+	list_for_each_entry(a, &xp_uareas, node)
+		if (a->mm == mm && reaches(a, site) && a->used + len <= XP_UAREA_TRAMP)
+			return a;
+	return NULL;
+}
+
+/* Has @mm an area with room for @len bytes within reach of @site? */
+bool xp_uarea_room(struct mm_struct *mm, unsigned long site, unsigned int len)
+{
+	lockdep_assert_held(&xp_views_lock);
+	return with_room(mm, site, ALIGN(len, 16));
+}
+
+/*
+ * @len bytes for a trampoline in an area of @mm within reach of @site. The
+ * areas are mapped beforehand, without the lock (xp_uarea_map()); if none
+ * has room now (others took it meanwhile), the caller maps another.
+ */
 unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned int len,
 			     struct xp_uarea **ap, struct netlink_ext_ack *extack)
 {
@@ -209,13 +277,12 @@ unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned 
 
 	lockdep_assert_held(&xp_views_lock);
 	len = ALIGN(len, 16);
-	list_for_each_entry(a, &xp_uareas, node)
-		if (a->mm == mm && reaches(a, site) && a->used + len <= XP_UAREA_TRAMP)
-			goto found;
-	a = area_create(mm, site, extack);
-	if (IS_ERR(a))
-		return PTR_ERR(a);
-found:
+	a = with_room(mm, site, len);
+	if (!a) {
+		NL_SET_ERR_MSG(extack, "other adds took the trampoline area's room meanwhile: "
+			       "try again");
+		return -EAGAIN;
+	}
 	va = a->va + a->used;
 	a->used += len;
 	a->users++;

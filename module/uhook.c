@@ -33,19 +33,30 @@
  * trampolines, which only run the function's own instructions: correct
  * whether the child is traced or not, and with the module gone.
  *
- * An add is two steps (netlink.c): xp_uhook_prepare() without any lock,
- * which reads the function from its file and the process's text and jump
- * tables (waits the process or its file system can stretch: a FUSE server
- * that never answers; each ends on a fatal signal to the caller), on a hook
- * no one else sees yet; then xp_uhook_install() under xp_views_lock, which
- * finds the view, places the trampoline and patches. Still under the lock
- * there, and bounded only by the process: the area's mapping (a worker
- * waits for its mmap lock), uprobes' registration, wait_outside() (1 s at
- * most) and the writes.
+ * Nothing that waits for the traced process holds xp_views_lock: the
+ * process can stretch such a wait for as long as it likes (a FUSE server
+ * that never answers a read of its file; its mmap lock held by a fault on
+ * such a file, which the mapping of an area, uprobes' registration and
+ * every text write wait for). Each such wait ends on a fatal signal to the
+ * caller, but for the reaper's, which is a worker's.
+ *  - xp_uhook_prepare(), with no lock: reads the function from its file,
+ *    the process's text and jump tables, on a hook no one else sees yet.
+ *  - xp_uhook_install(), under xp_views_lock, which it lets go twice: to
+ *    map a trampoline area or the records buffers when the process has
+ *    none (uhook_premake()), and, once the hook is claimed (listed, its
+ *    bytes taken, XP_UH_ADDING), for steps 1-3 (uhook_patch()).
+ *  - UHOOK_DEL marks the hook XP_UH_DELETING and restores the text without
+ *    the lock (uhook_takedown()).
+ *  - A view that goes hands its live hooks to the reaper (a worker,
+ *    XP_UH_REAPING); one an add or a del is working on is theirs to finish
+ *    (->orphan tells them). VIEW_DEL and the owner's close wait for the
+ *    reaper after letting the lock go (xp_uhooks_settle()), rmmod too.
  *
  * Locking: xp_uhooks and every listed hook's fields are under xp_views_lock,
  * except what the uprobe handler reads (mm, addr, slot: fixed while the
- * uprobe is registered) and ->trapped (atomic).
+ * uprobe is registered), ->trapped (atomic), and what the add, the del or
+ * the reaper that owns a hook (->state not XP_UH_LIVE) writes while it
+ * works without the lock (->live, ->registered, the uprobe).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -125,16 +136,18 @@ static void serialise(struct mm_struct *mm)
  * mapping's protection (a write breaks copy-on-write: this mm's copy of the
  * page only). The caller holds the mmap lock for reading.
  */
-static int text_access(struct mm_struct *mm, unsigned long addr, u8 *buf, unsigned int len,
-		       bool write)
+static int text_rw(struct mm_struct *mm, unsigned long addr, u8 *buf, unsigned int len,
+		   unsigned int gup)
 {
+	bool write = gup & FOLL_WRITE;
+
 	mmap_assert_locked(mm);
 	while (len) {
 		unsigned int off = offset_in_page(addr), n = min_t(unsigned int, len, PAGE_SIZE - off);
 		struct page *page;
 		u8 *p;
 
-		if (xp_gup_one(mm, addr, FOLL_FORCE | (write ? FOLL_WRITE : 0), &page) != 1)
+		if (xp_gup_one(mm, addr, FOLL_FORCE | gup, &page) != 1)
 			return -EFAULT;
 		p = kmap_local_page(page);
 		if (write)
@@ -150,6 +163,12 @@ static int text_access(struct mm_struct *mm, unsigned long addr, u8 *buf, unsign
 		len -= n;
 	}
 	return 0;
+}
+
+static int text_access(struct mm_struct *mm, unsigned long addr, u8 *buf, unsigned int len,
+		       bool write)
+{
+	return text_rw(mm, addr, buf, len, write ? FOLL_WRITE : 0);
 }
 
 /*
@@ -234,6 +253,13 @@ static void scan_round(struct inside_scan *s)
 	}
 }
 
+static int say_interrupted(struct netlink_ext_ack *extack)
+{
+	NL_SET_ERR_MSG(extack, "interrupted while waiting for the process (it holds its mmap "
+		       "lock, or a thread stays in the covered bytes)");
+	return -EINTR;
+}
+
 static int wait_outside(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {
 	struct inside_scan s = { .mm = h->mm, .lo = h->addr, .hi = h->addr + h->cover };
@@ -264,7 +290,11 @@ static int wait_outside(struct xp_uhook *h, struct netlink_ext_ack *extack)
 		scan_round(&s);
 		if (!s.left)
 			break;
-		if (waited >= INSIDE_WAIT_MS || fatal_signal_pending(current)) {
+		if (fatal_signal_pending(current)) {
+			err = say_interrupted(extack);
+			break;
+		}
+		if (waited >= INSIDE_WAIT_MS) {
 			NL_SET_ERR_MSG(extack, "a thread stays stopped inside the instructions the jump "
 				       "would cover (blocked or traced there): try again, or use a uprobe");
 			err = -EBUSY;
@@ -299,16 +329,21 @@ static int arm(struct xp_uhook *h, struct netlink_ext_ack *extack)
 	int err;
 
 	build_jmp(h, jmp);
-	mmap_read_lock(h->mm);
+	if (mmap_read_lock_killable(h->mm))
+		return say_interrupted(extack);
 	err = text_access(h->mm, h->addr, now, h->cover, false);
 	if (!err && (now[0] != 0xcc || memcmp(now + 1, h->orig + 1, h->cover - 1))) {
 		NL_SET_ERR_MSG(extack, "the text changed under the add (another uprobe or a "
 			       "debugger wrote there): try again");
 		err = -EAGAIN;
 	}
-	if (!err)
-		err = text_access(h->mm, h->addr + 1, jmp + 1, XP_JUMP_SIZE - 1, true);
 	if (!err) {
+		err = text_access(h->mm, h->addr + 1, jmp + 1, XP_JUMP_SIZE - 1, true);
+		if (err)	/* a tail across two pages, half written: the file's back */
+			text_access(h->mm, h->addr + 1, h->orig + 1, XP_JUMP_SIZE - 1, true);
+	}
+	if (!err) {
+		h->live = true;	/* our tail behind the int3: disarm() takes it out */
 		serialise(h->mm);
 		err = text_access(h->mm, h->addr, jmp, 1, true);
 		serialise(h->mm);
@@ -323,31 +358,66 @@ static int arm(struct xp_uhook *h, struct netlink_ext_ack *extack)
  * The file's bytes back, through an int3 of ours (the uprobe is still
  * registered, so a thread that meets it is sent to the trampoline). Leaves
  * the text alone if it no longer holds our jump (the process remapped it).
+ * disarm() takes the mmap lock as @wait says, and writes nothing if it
+ * does not get it (-EINTR).
  */
-static void disarm(struct xp_uhook *h)
+/*
+ * With FOLL_NOFAULT in @gup (under xp_views_lock, where no fault may wait
+ * for a file system), a page that is not there leaves the rest for later:
+ * -EAGAIN, the hook still live. Each step leaves the text safe to run,
+ * and to take up again: our int3 (the uprobe sends threads to the
+ * trampoline) before either tail, and the file's first byte last.
+ */
+static int disarm_locked(struct xp_uhook *h, unsigned int gup)
 {
 	u8 jmp[XP_JUMP_SIZE], now[XP_JUMP_SIZE], int3 = 0xcc;
-	int err;
+	bool later = gup & FOLL_NOFAULT;
 
+	mmap_assert_locked(h->mm);
 	build_jmp(h, jmp);
-	mmap_read_lock(h->mm);
-	err = text_access(h->mm, h->addr, now, XP_JUMP_SIZE, false);
-	if (err || (now[0] != 0xe9 && now[0] != 0xcc) || memcmp(now + 1, jmp + 1, XP_JUMP_SIZE - 1)) {
-		pr_warn("uhook %u: pid %u's text at 0x%lx is no longer our jump; left alone\n",
-			h->id, h->pid, h->addr);
-		goto out;
+	if (text_rw(h->mm, h->addr, now, XP_JUMP_SIZE, gup)) {
+		if (later)
+			return -EAGAIN;
+		goto gone;
 	}
+	if ((now[0] != 0xe9 && now[0] != 0xcc) || memcmp(now + 1, jmp + 1, XP_JUMP_SIZE - 1))
+		goto gone;
 	if (now[0] == 0xe9) {
-		text_access(h->mm, h->addr, &int3, 1, true);
+		if (text_rw(h->mm, h->addr, &int3, 1, gup | FOLL_WRITE) && later)
+			return -EAGAIN;
 		serialise(h->mm);
 	}
-	text_access(h->mm, h->addr + 1, h->orig + 1, XP_JUMP_SIZE - 1, true);
+	if (text_rw(h->mm, h->addr + 1, h->orig + 1, XP_JUMP_SIZE - 1, gup | FOLL_WRITE) && later)
+		return -EAGAIN;
 	serialise(h->mm);
-	text_access(h->mm, h->addr, h->orig, 1, true);
+	if (text_rw(h->mm, h->addr, h->orig, 1, gup | FOLL_WRITE) && later)
+		return -EAGAIN;
 	serialise(h->mm);
-out:
-	mmap_read_unlock(h->mm);
 	h->live = false;
+	return 0;
+gone:
+	pr_warn("uhook %u: pid %u's text at 0x%lx is no longer our jump; left alone\n",
+		h->id, h->pid, h->addr);
+	h->live = false;
+	return 0;
+}
+
+/*
+ * How a take-down waits: killably (a command, whose caller may give up),
+ * or not at all (the reaper, which tries again later), or not at all and
+ * without faulting a page in (a view going away, under xp_views_lock).
+ */
+enum { XP_WAIT_KILLABLE, XP_WAIT_TRY, XP_WAIT_NOFAULT };
+
+static int disarm(struct xp_uhook *h, int wait)
+{
+	int err;
+
+	if (wait != XP_WAIT_KILLABLE ? !mmap_read_trylock(h->mm) : mmap_read_lock_killable(h->mm))
+		return -EINTR;
+	err = disarm_locked(h, wait == XP_WAIT_NOFAULT ? FOLL_NOFAULT : 0);
+	mmap_read_unlock(h->mm);
+	return err;
 }
 
 /*
@@ -433,7 +503,8 @@ static u8 *read_func(struct xp_uhook *h, struct mm_struct *mm, u32 size, struct 
 	loff_t off = 0, pos;
 	u8 *buf;
 
-	mmap_read_lock(mm);
+	if (mmap_read_lock_killable(mm))
+		return ERR_PTR(say_interrupted(extack));
 	vma = find_vma(mm, h->func);
 	if (!vma || vma->vm_start > h->func || h->func + size > vma->vm_end)
 		NL_SET_ERR_MSG(extack, "the function is not inside one mapping of the process");
@@ -596,6 +667,9 @@ static int branch_from_outside(const struct xp_uhook_req *r, unsigned int site_o
 /* The add is over, either way: its references on the process go. */
 static void uhook_add_done(struct xp_uhook *h)
 {
+	if (h->new_rb)		/* another add gave the view its buffers first */
+		xp_urecbuf_drop(h->new_rb);
+	h->new_rb = NULL;
 	if (h->add_mm)
 		mmput(h->mm);
 	h->add_mm = false;
@@ -796,6 +870,108 @@ struct xp_uhook *xp_uhook_prepare(const struct xp_uhook_req *req, struct netlink
 	return h;
 }
 
+/*
+ * The view @h's process runs on, found again, and whether @h may go there:
+ * what the lock protects, checked before anything is made for the add and
+ * again after every time the add let the lock go.
+ */
+static int uhook_check(struct xp_uhook *h, struct xp_view **vp, struct netlink_ext_ack *extack)
+{
+	struct xp_view *v;
+	int err;
+
+	v = xp_view_find_pid(h->pid, extack);
+	if (!v)
+		return -ESRCH;
+	if (h->events || h->records) {
+		err = xp_uevents_get(v, h->add_task, extack);	/* records: the slow path's call */
+		if (err)
+			return err;
+	}
+	if (overlaps(h->mm, h->addr, h->addr + h->cover)) {
+		NL_SET_ERR_MSG(extack, "the process has a user hook on these instructions already");
+		return -EEXIST;
+	}
+	if (h->text_differs) {
+		NL_SET_ERR_MSG(extack, "the process's text there differs from its file (a "
+			       "uprobe, a debugger's breakpoint or another patch is there)");
+		return -EBUSY;
+	}
+	if (h->records) {
+		err = xp_urec_check(v, h->mm, extack);
+		if (err)
+			return err;
+	}
+	*vp = v;
+	return 0;
+}
+
+/*
+ * What the add needs that waits for the process, made without xp_views_lock
+ * (held by the caller: this lets it go and takes it again): a trampoline
+ * area within reach of the site, the records buffers of a view that has
+ * none. Both wait for the process's mmap lock; a fatal signal ends the wait.
+ */
+static int uhook_premake(struct xp_uhook *h, bool area, bool bufs,
+			 struct netlink_ext_ack *extack)
+{
+	struct xp_urecbuf *rb = NULL;
+	struct xp_uarea *a = NULL;
+	int err = 0;
+
+	lockdep_assert_held(&xp_views_lock);
+	mutex_unlock(&xp_views_lock);
+	if (area) {
+		a = xp_uarea_map(h->mm, h->addr, extack);
+		if (IS_ERR(a)) {
+			err = PTR_ERR(a);
+			a = NULL;
+		}
+	}
+	if (!err && bufs) {
+		rb = xp_urecbuf_make(h->add_task, h->mm, extack);
+		if (IS_ERR(rb)) {
+			err = PTR_ERR(rb);
+			rb = NULL;
+		}
+	}
+	mutex_lock(&xp_views_lock);
+	if (a)
+		xp_uarea_adopt(a);	/* listed even if the add fails: the next one uses it */
+	if (rb)
+		h->new_rb = rb;
+	return err;
+}
+
+/*
+ * The view, checked, with what the add needs made: on success the lock has
+ * been held since the last check.
+ */
+static int uhook_ready(struct xp_uhook *h, struct xp_view **vp, struct netlink_ext_ack *extack)
+{
+	unsigned int tries;
+	bool area, bufs;
+	int err;
+
+	for (tries = 0; ; tries++) {
+		err = uhook_check(h, vp, extack);
+		if (err)
+			return err;
+		area = !xp_uarea_room(h->mm, h->addr, XP_USLOT_MAX);
+		bufs = h->records && !(*vp)->urec && !h->new_rb;
+		if (!area && !bufs)
+			return 0;
+		if (tries == 3) {
+			NL_SET_ERR_MSG(extack, "the process's areas or view kept changing during the "
+				       "add: try again");
+			return -EAGAIN;
+		}
+		err = uhook_premake(h, area, bufs, extack);
+		if (err)
+			return err;
+	}
+}
+
 /* The trampoline: a retired one of this site if its bytes are the same, else a new slot. */
 static int uhook_tramp(struct xp_uhook *h, struct task_struct *task,
 		       struct netlink_ext_ack *extack)
@@ -816,7 +992,7 @@ static int uhook_tramp(struct xp_uhook *h, struct task_struct *task,
 			return err;
 	}
 	if (h->records) {
-		err = xp_urec_prepare(h->view, h->area, task, h->mm, extack);
+		err = xp_urec_prepare(h->view, h->area, task, h->mm, &h->new_rb, extack);
 		if (err)
 			return err;
 	}
@@ -832,11 +1008,20 @@ static int uhook_tramp(struct xp_uhook *h, struct task_struct *task,
 	return 0;
 }
 
-/* Steps 1-3 of the patch protocol (the file's header comment). */
+/*
+ * Steps 1-3 of the patch protocol (the file's header comment), without
+ * xp_views_lock: each waits for the process's mmap lock, which it may hold
+ * for as long as it likes. Our own waits end on a fatal signal; uprobes'
+ * registration takes the lock for writing without such a wait, so it is
+ * taken (and let go) killably first. The caller undoes what was done.
+ */
 static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {
 	int err;
 
+	if (mmap_write_lock_killable(h->mm))
+		return say_interrupted(extack);
+	mmap_write_unlock(h->mm);
 	h->uc.handler = uh_handler;
 	h->uc.filter = uh_filter;
 	err = xp_uprobe_register(&h->up, &h->uc);
@@ -844,20 +1029,170 @@ static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG(extack, "uprobes refused the site (its first instruction)");
 		return err;
 	}
-	xp_ucover_publish(h);
+	h->registered = true;
 	err = h->ninsn > 1 ? wait_outside(h, extack) : 0;
+	if (!err && READ_ONCE(h->orphan))
+		err = -ESRCH;	/* its view, and the sigreturn fixup, went: no jump */
 	if (!err)
 		err = arm(h, extack);
-	if (err) {
-		xp_ucover_unpublish(h);
-		xp_uprobe_unregister(&h->up, &h->uc);
-	}
 	return err;
 }
 
 /*
- * Step two of UHOOK_ADD, under xp_views_lock: the view, the trampoline, the
- * patch. On failure @h is freed.
+ * Taken out of the process: the site's own bytes back, the uprobe's
+ * registration dropped (its handlers may still run until
+ * xp_uprobe_unregister_sync()). Without xp_views_lock. Waits for the mmap
+ * lock as @wait says: -EINTR if it did not get it, and whatever is left is
+ * still to do. uprobes takes the lock for writing without a killable wait,
+ * so it is taken (and let go) first the same way.
+ */
+static int uhook_unpatch(struct xp_uhook *h, int wait)
+{
+	int err = 0;
+
+	if (!mmget_not_zero(h->mm)) {
+		h->live = false;	/* no one runs that text any more */
+	} else {
+		if (h->live)
+			err = disarm(h, wait);
+		if (!err && h->registered && wait == XP_WAIT_TRY) {
+			if (!xp_mmap_write_free(h->mm))
+				err = -EINTR;
+		} else if (!err && h->registered) {
+			if (mmap_write_lock_killable(h->mm))
+				err = -EINTR;
+			else
+				mmap_write_unlock(h->mm);
+		}
+		mmput(h->mm);
+		if (err)
+			return err;
+	}
+	if (h->registered)
+		xp_uprobe_unregister_nosync(&h->up, &h->uc);
+	h->registered = false;
+	return 0;
+}
+
+/* Once no uprobe handler of @h runs any more (xp_uprobe_unregister_sync()). */
+static void uhook_release(struct xp_uhook *h)
+{
+	xp_ucover_unpublish(h);	/* the file's bytes are back */
+	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
+	list_del(&h->node);
+	xp_nr_uhooks--;
+	if (h->events)
+		xp_uevent_unpublish(h);
+	xp_urets_forget(h);
+	uhook_free(h);
+}
+
+struct workqueue_struct *xp_uwq;	/* the reaper and the mapping workers (uarea.c) */
+static LIST_HEAD(xp_uhooks_going);	/* XP_UH_REAPING, for the reaper; under xp_views_lock */
+static u64 handed, reaped;		/* hooks ever handed to the reaper, and taken out */
+static DECLARE_WAIT_QUEUE_HEAD(reaped_wq);
+static void uhooks_reap(struct work_struct *work);
+static DECLARE_DELAYED_WORK(xp_uhooks_reaper, uhooks_reap);
+
+/* Under xp_views_lock. */
+static void uhook_to_reaper(struct xp_uhook *h)
+{
+	h->state = XP_UH_REAPING;
+	list_add_tail(&h->gnode, &xp_uhooks_going);
+	handed++;
+	mod_delayed_work(xp_uwq, &xp_uhooks_reaper, 0);
+}
+
+/*
+ * Take @h (listed, and the caller's: not XP_UH_LIVE) out of the process and
+ * free it. Lets xp_views_lock go while it waits for the process, and takes
+ * it again. A fatal signal to the caller ends the wait (-EINTR): the reaper
+ * then finishes, and no command finds the hook meanwhile.
+ */
+static int uhook_takedown(struct xp_uhook *h)
+{
+	bool orphan;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	mutex_unlock(&xp_views_lock);
+	err = uhook_unpatch(h, XP_WAIT_KILLABLE);
+	if (!err)
+		xp_uprobe_unregister_sync();
+	mutex_lock(&xp_views_lock);
+	if (err) {
+		uhook_to_reaper(h);
+		return err;
+	}
+	orphan = h->orphan;
+	uhook_release(h);
+	if (orphan)	/* its view went meanwhile, and left the areas to us */
+		xp_uareas_release_unused();
+	return 0;
+}
+
+/*
+ * The reaper: the hooks of views that went (xp_uhooks_view_gone()), and
+ * those whose del or add was killed, leave their processes here, in a
+ * worker, without xp_views_lock. It does not wait for a process's mmap
+ * lock: one that holds it has its hooks looked at again a moment later.
+ * (It can still wait in a fault of the text page, and in uprobes for the
+ * lock of another process mapping the same file: docs/userhooks.md.) One
+ * wait for the uprobe handlers of all it took out, not one each: trace of
+ * every function of a program leaves thousands.
+ */
+static void uhooks_reap(struct work_struct *work)
+{
+	struct xp_uhook *h, *n;
+	LIST_HEAD(mine);
+	LIST_HEAD(done);
+	u64 nr = 0;
+
+	mutex_lock(&xp_views_lock);
+	list_splice_init(&xp_uhooks_going, &mine);
+	mutex_unlock(&xp_views_lock);
+	list_for_each_entry_safe(h, n, &mine, gnode)
+		if (!uhook_unpatch(h, XP_WAIT_TRY))
+			list_move_tail(&h->gnode, &done);
+	if (!list_empty(&done))
+		xp_uprobe_unregister_sync();
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry_safe(h, n, &done, gnode) {
+		uhook_release(h);
+		nr++;
+	}
+	list_splice(&mine, &xp_uhooks_going);	/* held up: again in a moment */
+	if (!list_empty(&xp_uhooks_going))
+		queue_delayed_work(xp_uwq, &xp_uhooks_reaper, HZ / 20);
+	if (nr)
+		xp_uareas_release_unused();
+	WRITE_ONCE(reaped, reaped + nr);
+	mutex_unlock(&xp_views_lock);
+	if (nr)
+		wake_up_all(&reaped_wq);
+}
+
+/*
+ * Claimed: listed, so that no other add takes these bytes and a view going
+ * away finds it, but no command's to take; its cover is published (ucover.c:
+ * from now on no other uprobe writes inside it).
+ */
+static void uhook_claim(struct xp_uhook *h)
+{
+	h->state = XP_UH_ADDING;
+	h->id = next_id++;
+	if (!next_id)
+		next_id = 1;
+	list_add_tail(&h->node, &xp_uhooks);
+	xp_nr_uhooks++;
+	xp_ucover_publish(h);
+}
+
+/*
+ * Step two of UHOOK_ADD, under xp_views_lock, which it lets go while it
+ * waits for the process (uhook_premake(), uhook_patch()): the view, the
+ * trampoline, the claim, the patch. On failure @h is freed; on success the
+ * lock is held and @h is live.
  */
 int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {
@@ -866,28 +1201,10 @@ int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack)
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
-	v = xp_view_find_pid(h->pid, extack);
-	if (!v) {
-		err = -ESRCH;
+	err = uhook_ready(h, &v, extack);
+	if (err)
 		goto out_free;
-	}
 	h->view = v;
-	if (h->events || h->records) {
-		err = xp_uevents_get(v, task, extack);	/* records: the slow path's system call */
-		if (err)
-			goto out_free;
-	}
-	if (overlaps(h->mm, h->addr, h->addr + h->cover)) {
-		NL_SET_ERR_MSG(extack, "the process has a user hook on these instructions already");
-		err = -EEXIST;
-		goto out_free;
-	}
-	if (h->text_differs) {
-		NL_SET_ERR_MSG(extack, "the process's text there differs from its file (a "
-			       "uprobe, a debugger's breakpoint or another patch is there)");
-		err = -EBUSY;
-		goto out_free;
-	}
 	err = uhook_tramp(h, task, extack);
 	if (err)
 		goto out_slot;
@@ -897,18 +1214,22 @@ int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack)
 		if (err)
 			goto out_slot;
 	}
+	uhook_claim(h);
+	mutex_unlock(&xp_views_lock);
 	err = uhook_patch(h, extack);
-	if (err)
-		goto out_slot;
-	h->live = true;
-	h->id = next_id++;
-	if (!next_id)
-		next_id = 1;
+	mutex_lock(&xp_views_lock);
+	uhook_add_done(h);
+	if (h->orphan && (!err || err == -ESRCH)) {
+		NL_SET_ERR_MSG(extack, "the view ended during the add");
+		err = -ESRCH;
+	}
+	if (err) {
+		uhook_takedown(h);
+		return err;
+	}
+	h->state = XP_UH_LIVE;
 	if (h->events)
 		xp_uevent_publish(h);
-	list_add_tail(&h->node, &xp_uhooks);
-	xp_nr_uhooks++;
-	uhook_add_done(h);
 	return 0;
 
 out_slot:
@@ -919,63 +1240,38 @@ out_free:
 	return err;
 }
 
-/* The site gets its own bytes back, and the uprobe's breakpoint goes. */
-static void uhook_unpatch(struct xp_uhook *h)
-{
-	if (h->live && mmget_not_zero(h->mm)) {
-		disarm(h);
-		mmput(h->mm);
-	}
-	xp_ucover_unpublish(h);	/* the file's bytes are back */
-	xp_uprobe_unregister_nosync(&h->up, &h->uc);
-}
-
-/* Once no uprobe handler of @h runs any more (xp_uprobe_unregister_sync()). */
-static void uhook_release(struct xp_uhook *h)
-{
-	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
-	list_del(&h->node);
-	xp_nr_uhooks--;
-	if (h->events)
-		xp_uevent_unpublish(h);
-	xp_urets_forget(h);
-	uhook_free(h);
-}
-
-/*
- * Restore the process's text if it still has it, drop the uprobe, free.
- * Threads still in the trampoline run on (its slot is never rebuilt for
- * other bytes); an event they raise finds no hook and fires nothing.
- */
-static void uhook_remove(struct xp_uhook *h)
-{
-	uhook_unpatch(h);
-	xp_uprobe_unregister_sync();
-	uhook_release(h);
-}
-
 int xp_uhook_del(u32 id, struct netlink_ext_ack *extack)
 {
 	struct xp_uhook *h;
 
 	lockdep_assert_held(&xp_views_lock);
 	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->id == id) {
-			uhook_remove(h);
+		if (h->id == id && h->state == XP_UH_LIVE) {
+			/*
+			 * Threads still in the trampoline run on (its slot is
+			 * never rebuilt for other bytes); an event they raise
+			 * finds no hook and fires nothing.
+			 */
+			h->state = XP_UH_DELETING;
+			if (uhook_takedown(h)) {
+				NL_SET_ERR_MSG(extack, "interrupted while the process held its mmap "
+					       "lock: the hook goes once it lets go");
+				return -EINTR;
+			}
 			return 0;
 		}
 	NL_SET_ERR_MSG_FMT(extack, "no user hook %u", id);
 	return -ENOENT;
 }
 
-/* The hook with the smallest id >= *@id, for dumps; *@id is set past it. */
+/* The live hook with the smallest id >= *@id, for dumps; *@id is set past it. */
 struct xp_uhook *xp_uhook_next(u32 *id)
 {
 	struct xp_uhook *h, *best = NULL;
 
 	lockdep_assert_held(&xp_views_lock);
 	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->id >= *id && (!best || h->id < best->id))
+		if (h->state == XP_UH_LIVE && h->id >= *id && (!best || h->id < best->id))
 			best = h;
 	if (best)
 		*id = best->id + 1;
@@ -990,34 +1286,89 @@ bool xp_uhook_gone(struct xp_uhook *h)
 
 /*
  * The view goes (its process exited, its owner left, or the module
- * unloads): every process it hooked gets its text back; then the
- * trampoline areas are let go (mappings stay in the processes).
+ * unloads), and with it its hook on fpu__restore_sig() (ucover.c): each
+ * live hook's jump leaves the text now if the process's mmap lock is free
+ * (it is, but for a process that holds it on purpose), and the rest of
+ * the work, which waits, goes to the reaper. A hook an add or a del is
+ * working on is theirs to finish. The view's pointer goes from each. Then
+ * the areas no hook uses any more are let go (the mappings stay in the
+ * processes). xp_uhooks_settle() waits for the reaper.
  */
 void xp_uhooks_view_gone(struct xp_view *v)
 {
-	struct xp_uhook *h, *n;
-	bool any = false;
+	struct xp_uhook *h;
 
 	lockdep_assert_held(&xp_views_lock);
-	/*
-	 * One wait for the uprobe handlers of all the view's hooks, not one
-	 * each: trace of every function of a program removes thousands.
-	 */
-	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->view == v) {
-			uhook_unpatch(h);
-			any = true;
+	list_for_each_entry(h, &xp_uhooks, node) {
+		if (h->view != v)
+			continue;
+		h->view = NULL;
+		WRITE_ONCE(h->orphan, true);
+		if (h->state != XP_UH_LIVE)
+			continue;
+		if (mmget_not_zero(h->mm)) {
+			disarm(h, XP_WAIT_NOFAULT);	/* else the reaper does */
+			mmput_async(h->mm);	/* the last one may wait for aio */
 		}
-	if (any)	/* a view without user hooks does not wait */
-		xp_uprobe_unregister_sync();
-	list_for_each_entry_safe(h, n, &xp_uhooks, node)
-		if (h->view == v)
-			uhook_release(h);
+		uhook_to_reaper(h);
+	}
 	/*
 	 * Every area no hook uses any more goes, whether its hooks went now or
-	 * by earlier deletes (rmmod destroys every view, so none is left then).
+	 * by earlier deletes (rmmod destroys every view, and the reaper, once
+	 * done, lets go of the last).
 	 */
 	xp_uareas_release_unused();
+}
+
+/* How many hooks ever went to the reaper: for xp_uhooks_settle(). Under xp_views_lock. */
+u64 xp_uhooks_handed(void)
+{
+	lockdep_assert_held(&xp_views_lock);
+	return handed;
+}
+
+/*
+ * After a view's deletion, so that its processes have their text back when
+ * the command returns (or the owner's socket is closed): wait, without
+ * xp_views_lock, until the reaper has taken out @target hooks in all.
+ * Killable, and 5 s at most: a process that holds its mmap lock gets its
+ * text back later.
+ */
+void xp_uhooks_settle(u64 target)
+{
+	wait_event_killable_timeout(reaped_wq, READ_ONCE(reaped) >= target, 5 * HZ);
+}
+
+int xp_uhooks_init(void)
+{
+	xp_uwq = alloc_workqueue("xprobes_uhooks", WQ_UNBOUND, 0);
+	return xp_uwq ? 0 : -ENOMEM;
+}
+
+/*
+ * Module exit, every view gone: the reaper takes out the last hooks (for
+ * as long as a process holds its mmap lock: their uprobes must go before
+ * the module's code does), and the mapping workers whose adds stopped
+ * waiting are done (destroy_workqueue() drains).
+ */
+void xp_uhooks_exit(void)
+{
+	for (;;) {
+		bool left;
+
+		flush_delayed_work(&xp_uhooks_reaper);
+		mutex_lock(&xp_views_lock);
+		left = !list_empty(&xp_uhooks_going);
+		mutex_unlock(&xp_views_lock);
+		if (!left)
+			break;
+		msleep(50);
+	}
+	cancel_delayed_work_sync(&xp_uhooks_reaper);
+	destroy_workqueue(xp_uwq);
+	mutex_lock(&xp_views_lock);
+	xp_uareas_release_unused();	/* one an add mapped, then did not use */
+	mutex_unlock(&xp_views_lock);
 }
 
 #ifdef XPROBES_KUNIT

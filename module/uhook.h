@@ -46,6 +46,11 @@ struct xp_uarea {
 	struct xp_uretired retired[XP_URETIRED_MAX];
 };
 
+struct xp_uarea *xp_uarea_map(struct mm_struct *mm, unsigned long near,
+			      struct netlink_ext_ack *extack);
+void xp_uarea_adopt(struct xp_uarea *a);
+bool xp_uarea_room(struct mm_struct *mm, unsigned long site, unsigned int len);
+extern struct workqueue_struct *xp_uwq;
 unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned int len,
 			     struct xp_uarea **ap, struct netlink_ext_ack *extack);
 int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len);
@@ -90,6 +95,11 @@ struct xp_uhook {
 	struct xp_uprobe up;		/* holds the site's int3 (inode igrab()bed) */
 	struct uprobe_consumer uc;
 	bool live;			/* the jump is in the process's text */
+	u8 state;			/* XP_UH_*, under xp_views_lock */
+	bool orphan;			/* its view went while it was busy */
+	bool registered;		/* its uprobe is */
+	struct list_head gnode;		/* on the reaper's list (XP_UH_REAPING) */
+	struct xp_urecbuf *new_rb;	/* during UHOOK_ADD: buffers made for the view */
 	atomic64_t trapped;		/* entries through the int3 instead of the jump */
 	bool events;			/* its trampoline starts with the event stub */
 	bool returns;			/* each call's return fires too (uevent.c) */
@@ -102,6 +112,18 @@ struct xp_uhook {
 	bool add_mm;			/* ... and a user reference on mm */
 	bool text_differs;		/* ... and its text was not the file's */
 	struct rcu_head rcu;
+};
+
+/*
+ * A listed hook's state (uhook.c): only a LIVE one is anyone's to take; the
+ * others belong to the add, the del or the reaper that works on them
+ * without xp_views_lock.
+ */
+enum {
+	XP_UH_ADDING,	/* claimed: its bytes are taken, the patch goes in */
+	XP_UH_LIVE,
+	XP_UH_DELETING,	/* UHOOK_DEL restores the text */
+	XP_UH_REAPING,	/* its view went: the reaper restores the text */
 };
 
 extern unsigned int xp_nr_uhooks;
@@ -124,6 +146,10 @@ int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);
 bool xp_uhook_gone(struct xp_uhook *h);
 void xp_uhooks_view_gone(struct xp_view *v);
+u64 xp_uhooks_handed(void);
+void xp_uhooks_settle(u64 handed);
+int xp_uhooks_init(void);
+void xp_uhooks_exit(void);
 
 /* ucover.c: what must not land inside a cover */
 void xp_ucover_publish(struct xp_uhook *h);
@@ -147,7 +173,11 @@ u64 xp_uevent_hits(struct xp_uhook *h, bool rets);
 
 /* urec.c: records instead of events */
 int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *task,
-		    struct mm_struct *mm, struct netlink_ext_ack *extack);
+		    struct mm_struct *mm, struct xp_urecbuf **made, struct netlink_ext_ack *extack);
+int xp_urec_check(struct xp_view *v, struct mm_struct *mm, struct netlink_ext_ack *extack);
+struct xp_urecbuf *xp_urecbuf_make(struct task_struct *task, struct mm_struct *mm,
+				   struct netlink_ext_ack *extack);
+void xp_urecbuf_drop(struct xp_urecbuf *rb);
 void xp_urec_stub(u8 *out, struct xp_uarea *a, unsigned long at, u64 cookie, bool returns);
 void xp_urec_slow(struct xp_view *v, struct pt_regs *u);
 void xp_urec_block_free(struct xp_uarea *a);

@@ -267,7 +267,8 @@ static int urecbuf_pin(struct xp_urecbuf *rb, unsigned long size)
 	struct vm_area_struct *vma;
 	long n = -EFAULT;
 
-	mmap_read_lock(rb->mm);
+	if (mmap_read_lock_killable(rb->mm))
+		return -EINTR;
 	vma = find_vma(rb->mm, rb->va);
 	if (vma && vma->vm_start == rb->va && vma->vm_end == rb->va + size &&
 	    vma->vm_file == rb->file && (vma->vm_flags & VM_WIPEONFORK))
@@ -323,15 +324,21 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 	va = xp_umap_flags(mm, rb->file, 0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 			   VM_WIPEONFORK | VM_DONTEXPAND);
 	if (IS_ERR_VALUE(va)) {
-		NL_SET_ERR_MSG(extack, "could not map the record buffers into the process");
+		if (va == -EINTR)
+			NL_SET_ERR_MSG(extack, "interrupted while the process held its mmap lock");
+		else
+			NL_SET_ERR_MSG(extack, "could not map the record buffers into the process");
 		urecbuf_free(rb);
 		return ERR_PTR(va);
 	}
 	rb->va = va;
 	err = urecbuf_pin(rb, size);
 	if (err) {
-		NL_SET_ERR_MSG(extack, "could not pin the record buffers (the process changed "
-			       "their mapping)");
+		if (err == -EINTR)
+			NL_SET_ERR_MSG(extack, "interrupted while the process held its mmap lock");
+		else
+			NL_SET_ERR_MSG(extack, "could not pin the record buffers (the process "
+				       "changed their mapping)");
 		urecbuf_free(rb);
 		return ERR_PTR(err);
 	}
@@ -342,6 +349,30 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 nomem:
 	urecbuf_free(rb);
 	return ERR_PTR(-ENOMEM);
+}
+
+/*
+ * Buffers for @task's process, made without xp_views_lock (the mapping and
+ * the pin wait for the process's mmap lock); a view adopts them at
+ * xp_urec_prepare(), or xp_urecbuf_drop() lets them go (the process keeps
+ * the mapping).
+ */
+struct xp_urecbuf *xp_urecbuf_make(struct task_struct *task, struct mm_struct *mm,
+				   struct netlink_ext_ack *extack)
+{
+	long off = 0;
+	u32 sig = 0;
+	int err;
+
+	err = rseq_layout(task, &off, &sig, extack);
+	if (err)
+		return ERR_PTR(err);
+	return urecbuf_create(mm, off, sig, extack);
+}
+
+void xp_urecbuf_drop(struct xp_urecbuf *rb)
+{
+	urecbuf_free(rb);
 }
 
 /* The view goes: its buffers too (the process keeps its mapping). After a grace period. */
@@ -697,19 +728,9 @@ found:
 
 /* ---- adding a hook ------------------------------------------------------------- */
 
-/*
- * A records hook in @task's process, with its slot in @a: the view must
- * hand records over at its switches (both scheduler hooks); the process
- * gets its buffers and the area its block, once.
- */
-int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *task,
-		    struct mm_struct *mm, struct netlink_ext_ack *extack)
+/* May @v take a records hook in @mm? Before anything is made for it. */
+int xp_urec_check(struct xp_view *v, struct mm_struct *mm, struct netlink_ext_ack *extack)
 {
-	struct xp_urecbuf *rb = v->urec;
-	long off = 0;
-	u32 sig = 0;
-	int err;
-
 	lockdep_assert_held(&xp_views_lock);
 	if ((v->urec_roles & XP_UREC_ALL) != XP_UREC_ALL) {
 		NL_SET_ERR_MSG(extack, "records need the view's hooks on switch_mm_irqs_off, "
@@ -721,25 +742,51 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 		NL_SET_ERR_MSG(extack, "records need a TSC");
 		return -EOPNOTSUPP;
 	}
-	urec_clock_init();
-	if (rb && rb->mm != mm) {
+	if (v->urec && v->urec->mm != mm) {
 		NL_SET_ERR_MSG(extack, "records serve one process per view, and this view's are "
 			       "another's");
 		return -EBUSY;
 	}
+	return 0;
+}
+
+/*
+ * A records hook in @task's process, with its slot in @a: the view must
+ * hand records over at its switches (both scheduler hooks); the process
+ * gets its buffers and the area its block, once.
+ */
+int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *task,
+		    struct mm_struct *mm, struct xp_urecbuf **made, struct netlink_ext_ack *extack)
+{
+	struct xp_urecbuf *rb = v->urec;
+	long off = 0;
+	u32 sig = 0;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	err = xp_urec_check(v, mm, extack);
+	if (err)
+		return err;
+	urec_clock_init();
 	err = rseq_layout(task, &off, &sig, extack);
 	if (err)
 		return err;
-	if (rb && (rb->rseq_off != off || rb->rseq_sig != sig)) {
-		NL_SET_ERR_MSG(extack, "the process's rseq areas moved since its first records hook");
-		return -EBUSY;
-	}
 	if (!rb) {
-		rb = urecbuf_create(mm, off, sig, extack);
-		if (IS_ERR(rb))
-			return PTR_ERR(rb);
+		rb = *made;	/* made before, without the lock (uhook.c) */
+		if (!rb || rb->mm != mm)
+			return -EAGAIN;	/* the caller makes them first */
+		*made = NULL;
+		if (rb->rseq_off != off || rb->rseq_sig != sig) {
+			xp_urecbuf_drop(rb);
+			NL_SET_ERR_MSG(extack, "the process's rseq areas moved during the add");
+			return -EBUSY;
+		}
 		/* Complete before the hooks' hit paths may see it. */
 		smp_store_release(&v->urec, rb);
+	}
+	if (rb->rseq_off != off || rb->rseq_sig != sig) {
+		NL_SET_ERR_MSG(extack, "the process's rseq areas moved since its first records hook");
+		return -EBUSY;
 	}
 	if (!a->urec)
 		return block_init(a, rb, extack);

@@ -3,11 +3,13 @@
  * uhtarget: a multithreaded process whose functions user hooks patch, and
  * that checks every result itself (selftest 27).
  *
- *   uhtarget [-t THREADS] [-n ROUNDS] [-g] [-z] [-v]
+ *   uhtarget [-t THREADS] [-n ROUNDS] [-g] [-z] [-v] [-m FILE]
  *                                       run; ROUNDS 0 (default): until SIGTERM;
  *                                       -g: the threads start at SIGHUP, and
  *                                       after ROUNDS it waits for SIGUSR1 (a
- *                                       child of ROUNDS rounds) or SIGTERM
+ *                                       child of ROUNDS rounds) or SIGTERM;
+ *                                       -m: map FILE (read-only, private,
+ *                                       untouched) and print "map ADDR SIZE"
  *   uhtarget -r PID ADDR LEN            print LEN bytes of PID's memory at ADDR
  *                                       (through /proc/PID/mem) in hex
  *   uhtarget -w PID ADDR                try to write a byte there: "written" or
@@ -61,7 +63,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/rseq.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/ucontext.h>
 #include <sys/wait.h>
@@ -484,6 +488,27 @@ static int write_mem(const char *pid, const char *addr)
  * thread prints what uh_sig returned: 42 whatever was patched meanwhile.
  */
 static const long sig_val = 41;
+/* -m: a mapping whose pages a test makes the kernel fault in (selftest 46 (f)). */
+static int map_file(const char *path)
+{
+	int fd = open(path, O_RDONLY);
+	struct stat st;
+	void *p;
+
+	if (fd < 0 || fstat(fd, &st)) {
+		printf("BAD open %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		printf("BAD mmap %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	printf("map %p %ld\n", p, (long)st.st_size);
+	return 0;
+}
+
 static atomic_bool sig_go;
 
 static void on_segv(int sig, siginfo_t *si, void *ctx)
@@ -557,6 +582,7 @@ int main(int argc, char **argv)
 	pthread_t tid[64], ztid;
 	bool zzz = false;
 	sigset_t set;
+	const char *map = NULL;
 	int c, sig;
 
 	if (argc == 5 && !strcmp(argv[1], "-r"))
@@ -571,13 +597,14 @@ int main(int argc, char **argv)
 		printf("%s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "not ENOSYS");
 		return 0;
 	}
-	while ((c = getopt(argc, argv, "t:n:gzv")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:gzvm:")) != -1) {
 		switch (c) {
 		case 't': threads = atol(optarg); break;
 		case 'n': rounds = atol(optarg); break;
 		case 'g': go = false; hold = true; break;
 		case 'z': zzz = true; break;
 		case 'v': vfk = true; break;
+		case 'm': map = optarg; break;
 		default: return 2;
 		}
 	}
@@ -607,6 +634,8 @@ int main(int argc, char **argv)
 	FN(uh_swbad);
 	FN(uh_fa);
 	FN(uh_fb);
+	if (map && map_file(map))
+		return 1;
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (!atomic_load(&go))

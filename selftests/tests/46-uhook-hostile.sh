@@ -24,9 +24,22 @@
 # meanwhile every other xprobes operation goes on: status, and a user hook
 # on another process. Killed, the add leaves nothing behind; once the
 # mount answers again the same add goes through.
+# (f) A process whose mmap lock stays held (another process reads, through
+# /proc/PID/mem, a page of its mapping of a file on a FUSE mount that
+# stopped answering: the fault waits with the lock held): an add that maps
+# the first trampoline area, an add that registers its uprobe (which takes
+# the lock for writing) and a del that restores the text wait, and
+# meanwhile status and a user hook on another process (of another file:
+# uprobes' registration locks every process that maps the file) go on;
+# the waiting adds end when killed and leave nothing; once the lock is
+# free the del finishes and the text is the file's again. Then its view
+# goes while the lock is held: view del returns, and P gets its text back
+# once the lock is free.
 # XP_46_PARTS=b,d runs only those parts.
 . /xp/selftests/tests/lib.sh
 part() { [ -z "${XP_46_PARTS:-}" ] || case ",$XP_46_PARTS," in *",$1,"*) ;; *) false ;; esac; }
+# (e) and (f) need FUSE: built in on 6.12, a module on 6.1
+grep -qw fuse /proc/filesystems || insmod /xp/kmod/fuse.ko 2>/dev/null
 
 # file_addr PID PROGRAM FUNCTION: FUNCTION's address in PID, from its file
 # offset (xprobectl's list) and PID's executable mapping of that file
@@ -207,4 +220,125 @@ wait $F 2>/dev/null
 note "ok: a FUSE mount that stops answering holds up only the add that reads from it"
 else
 	note "no FUSE in this kernel: (e) not run"
+fi
+
+# (f)
+killed() {	# killed PID WHAT: PID ends within 5 s of SIGKILL
+	local i=0
+	kill -KILL $1 2>/dev/null
+	while kill -0 $1 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "$2 could not be killed"
+		sleep 0.05
+	done
+	wait $1 2>/dev/null
+}
+# within WHAT CMD...: CMD ends within 20 s. Polled: a task stuck on a kernel
+# lock is beyond the reach of timeout's signals.
+within() {
+	local what=$1 i=0 pid
+	shift
+	"$@" > /tmp/within.out 2>&1 &
+	pid=$!
+	while kill -0 $pid 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt 400 ] || fail "$what"
+		sleep 0.05
+	done
+	wait $pid || fail "$what: $(cat /tmp/within.out)"
+}
+others_go() {	# others_go WHAT: what does not concern P answers meanwhile
+	within "xprobectl status waited ($1)" xprobectl status
+	within "a user hook on another process waited ($1)" xprobectl uhook add --no-events $Q uh_add
+	within "uhook del on another process waited ($1)" xprobectl uhook del "$(cat /tmp/within.out)"
+}
+hold() {	# hold PAGE: a reader of P's FUSE mapping at PAGE (never read yet) holds P's mmap lock
+	kill -USR1 $F
+	sleep 0.2
+	uhtarget -r $P $((maddr + $1 * 4096)) 8 > /dev/null 2>&1 &
+	R=$!
+	sleep 0.5
+	kill -0 $R 2>/dev/null || fail "a read of P's mapping on the stopped FUSE mount did not wait"
+}
+release() {
+	kill -USR2 $F
+	wait $R
+}
+waits() {	# waits PID WHAT OUT
+	sleep 1
+	kill -0 $1 2>/dev/null || fail "$2 did not wait for P's mmap lock: $(cat $3)"
+}
+if ! part f; then
+	:
+elif grep -qw fuse /proc/filesystems; then
+mkdir -p /tmp/fh2
+dd if=/dev/zero of=/tmp/fhdata bs=1M count=16 2>/dev/null
+fusehold /tmp/fh2 /tmp/fhdata > /tmp/fh2.out 2>&1 &
+F=$!
+wait_for /tmp/fh2.out '^mounted' "fusehold (f) did not mount"
+uhtarget -t 2 -m /tmp/fh2/prog > /tmp/uhf.out 2>&1 &
+P=$!
+wait_for /tmp/uhf.out '^ready' "uhtarget -m did not start"
+maddr=$(awk '$1 == "map" { print $2 }' /tmp/uhf.out)
+fa=$(awk '$1 == "fn" && $2 == "uh_add" { print $3 }' /tmp/uhf.out)
+# Q runs a copy: uprobes' registration in a file takes the mmap lock of every
+# process that maps it, P's too (as any uprobe tool's does)
+cp /xp/bin/uhtarget /tmp/uhq
+/tmp/uhq -t 1 > /tmp/uhf2.out 2>&1 &
+Q=$!
+wait_for /tmp/uhf2.out '^ready' "uhtarget (f, the other process) did not start"
+xprobectl view add $P > /dev/null || fail "view add (f)"
+xprobectl view add $Q > /dev/null || fail "view add (f, the other process)"
+orig=$(uhtarget -r $P $fa 8)
+
+# P has no trampoline area yet: the add maps one
+hold 0
+xprobectl uhook add --no-events $P uh_add > /tmp/uhf.add 2>&1 &
+X=$!
+waits $X "an add that maps a trampoline area" /tmp/uhf.add
+others_go "an add mapping a trampoline area waits for P"
+killed $X "an add waiting to map a trampoline area"
+release
+assert_eq "the killed add left no user hook" "" "$(xprobectl uhook list $P | awk -v p=$P '$2 == p')"
+id=$(xprobectl uhook add --no-events $P uh_add) || fail "uhook add once P's lock is free"
+
+# Now an area is there: the next add's wait is uprobes' registration; then a del
+hold 2048
+xprobectl uhook add --no-events $P uh_one > /tmp/uhf.add 2>&1 &
+X=$!
+waits $X "an add that registers its uprobe" /tmp/uhf.add
+others_go "an add registering its uprobe waits for P"
+xprobectl uhook del $id > /tmp/uhf.del 2>&1 &
+D=$!
+sleep 0.5
+others_go "a del restoring P's text waits for P"
+killed $X "an add waiting to register its uprobe"
+release
+wait $D || fail "uhook del once P's lock is free: $(cat /tmp/uhf.del)"
+assert_eq "no user hook left on P" "" "$(xprobectl uhook list $P | awk -v p=$P '$2 == p')"
+assert_eq "P's text is its file's again" "$orig" "$(uhtarget -r $P $fa 8)"
+
+# The view goes while the lock is held: the command returns, the reaper
+# gives P its text back once the lock is free
+xprobectl uhook add --no-events $P uh_add > /dev/null || fail "uhook add before view del (f)"
+hold 3072
+within "view del waited for P's mmap lock" xprobectl view del $P
+others_go "the view of a process holding its lock went"
+release
+i=0
+while [ "$(uhtarget -r $P $fa 8)" != "$orig" ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "P's text was not restored after its view went: $(uhtarget -r $P $fa 8)"
+	sleep 0.05
+done
+note "ok: P's text is its file's again once its view went and the lock is free"
+sleep 0.3
+! grep BAD /tmp/uhf.out /tmp/uhf2.out || fail "a process computed a wrong result (f)"
+kill $P $Q
+wait $P $Q 2>/dev/null
+kill $F
+wait $F 2>/dev/null
+note "ok: a process holding its mmap lock holds up only what waits for that process, and killably"
+else
+	note "no FUSE in this kernel: (f) not run"
 fi

@@ -28,10 +28,10 @@ printf "root:x:0:\nnogroup:x:65534:\n" > "$ROOT/etc/group"
 echo "127.0.0.1 localhost xpvm" > "$ROOT/etc/hosts"
 
 # Kernel modules the harness itself needs (9p for VM_SHARE; null_blk, a disk
-# with a set latency, for the trace tests), uncompressed so
-# busybox insmod can load them.
+# with a set latency, for the trace tests; fuse where it is not built in,
+# for selftest 46), uncompressed so busybox insmod can load them.
 for m in fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p \
-	fs/configfs/configfs drivers/block/null_blk/null_blk; do
+	fs/configfs/configfs drivers/block/null_blk/null_blk fs/fuse/fuse; do
 	src=$KMODDIR/kernel/$m.ko
 	if [ -f "$src.xz" ]; then
 		xz -dc "$src.xz" > "$ROOT/xp/kmod/$(basename "$m").ko"
