@@ -48,6 +48,35 @@ size_t elf_exec_segs(Elf *e, struct elf_seg *segs, size_t max)
 	return n;
 }
 
+int elf_entry_offset(const char *path, uint64_t *off)
+{
+	struct elf_seg segs[16];
+	size_t nsegs, i;
+	GElf_Ehdr eh;
+	int fd, ret = -ENOENT;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -EINVAL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh) && eh.e_entry) {
+		nsegs = elf_exec_segs(e, segs, 16);
+		for (i = 0; i < nsegs; i++)
+			if (eh.e_entry >= segs[i].vaddr && eh.e_entry < segs[i].vaddr + segs[i].filesz) {
+				*off = eh.e_entry - segs[i].vaddr + segs[i].offset;
+				ret = 0;
+				break;
+			}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return ret;
+}
+
 int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
 {
 	struct elf_seg segs[16];

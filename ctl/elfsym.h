@@ -27,6 +27,13 @@ typedef int (*elf_func_cb)(const char *name, uint64_t offset, uint64_t size, voi
 int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why);
 
 /*
+ * The file offset of PATH's ELF entry point (e_entry): where the kernel or
+ * the dynamic loader jumps, with no return address on the stack. 0 or
+ * -errno (-ENOENT: it has none in its executable segments).
+ */
+int elf_entry_offset(const char *path, uint64_t *off);
+
+/*
  * The file of library LIB ("c", "libc", "libc.so.6" or a path) as mapped by
  * PID, else as found in the usual library directories (a command that has
  * not run its loader yet). OUT holds PATH_MAX bytes. Returns 0, or -ENOENT.

@@ -113,6 +113,8 @@ struct pick {
 	const char *path;
 	const char *lib;	/* the -f library being read, NULL: the main binary */
 	bool main_bin;
+	bool has_entry;		/* path's ELF entry point, as a file offset: */
+	uint64_t entry;
 	const struct spec *specs;
 	int nspecs;
 	size_t cap;
@@ -153,6 +155,7 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 	f->offset = off;
 	f->size = size;
 	f->uhook = 0;
+	f->no_return = p->has_entry && off == p->entry;
 	return f->name && f->path ? 0 : -ENOMEM;
 }
 
@@ -187,6 +190,7 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 
 	p.path = exe;
 	p.main_bin = true;
+	p.has_entry = !elf_entry_offset(exe, &p.entry);
 	err = elf_funcs(exe, pick_func, &p, &why);
 	if (err) {
 		fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", exe,
@@ -212,6 +216,7 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 		p.path = lib;
 		p.lib = specs[i].lib;
 		p.main_bin = false;
+		p.has_entry = !elf_entry_offset(lib, &p.entry);	/* ld.so's _start */
 		err = elf_funcs(lib, pick_func, &p, &why);
 		if (err) {
 			fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", lib,
@@ -361,22 +366,33 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 		goto out;
 	}
 	while (i < s->nfuncs && !err) {
-		int n = 0;
+		int n = 0, nret;
 
-		/* the functions of one file that have no user hook */
-		for (j = i; j < s->nfuncs && !strcmp(s->funcs[j].path, s->funcs[i].path); j++) {
-			if (s->funcs[j].uhook)
-				continue;
-			offs[n] = s->funcs[j].offset;
-			cookies[n++] = j | (uint64_t)pid << 32;	/* cookie_ours() */
+		/*
+		 * The functions of one file that have no user hook, those that
+		 * take a return probe first (the uretprobe link takes the first
+		 * nret, the uprobe link all n).
+		 */
+		for (k = 0; k < 2; k++) {
+			if (k)
+				nret = n;
+			for (j = i; j < s->nfuncs && !strcmp(s->funcs[j].path, s->funcs[i].path);
+			     j++) {
+				if (s->funcs[j].uhook || s->funcs[j].no_return != k)
+					continue;
+				offs[n] = s->funcs[j].offset;
+				cookies[n++] = j | (uint64_t)pid << 32;	/* cookie_ours() */
+			}
 		}
 		if (n >= 100 && !quiet)
 			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n,
 				s->funcs[i].path);
-		for (k = 0; k < 2 && !err && n; k++) {
+		for (k = 0; k < 2 && !err; k++) {
+			if (!(k ? nret : n))
+				continue;
 			fd = umulti_link(bpf_program__fd(k ? s->skel->progs.fn_return :
 							 s->skel->progs.fn_entry),
-					 s->funcs[i].path, offs, cookies, n, k, pid);
+					 s->funcs[i].path, offs, cookies, k ? nret : n, k, pid);
 			if (fd < 0) {
 				if (verbose)
 					fprintf(stderr, "xprobectl: uprobe_multi on %s: %s; "
@@ -420,7 +436,7 @@ static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, boo
 		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
 						     f->offset, &o);
 		err = libbpf_get_error(in);
-		if (!err) {
+		if (!err && !f->no_return) {
 			o.retprobe = true;
 			out = bpf_program__attach_uprobe_opts(s->skel->progs.fn_return, pid,
 							      f->path, f->offset, &o);
@@ -448,7 +464,8 @@ static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, boo
 			continue;
 		}
 		ls->links[ls->nlinks++] = in;
-		ls->links[ls->nlinks++] = out;
+		if (out)
+			ls->links[ls->nlinks++] = out;
 		ok++;
 		if (progress && (i % step == 0 || i + 1 == s->nfuncs))
 			fprintf(stderr, "\rxprobectl: attaching %d/%d functions", i + 1, s->nfuncs);

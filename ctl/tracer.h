@@ -20,6 +20,9 @@ struct tfunc {
 	uint64_t offset;	/* file offset of its first instruction */
 	uint64_t size;		/* bytes, from its symbol */
 	uint32_t uhook;		/* its user hook's id, 0: a uprobe and a uretprobe */
+	bool no_return;		/* entered by a jump (its file's ELF entry point): the
+				 * word at its stack pointer is not a return address
+				 * (argc, for a program's _start), so no return probe */
 };
 
 enum sort_key { SORT_WALL, SORT_SELF, SORT_ON, SORT_OFF, SORT_CALLS };

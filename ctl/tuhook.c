@@ -85,7 +85,7 @@ int tuhooks_add(struct tsession *s, bool verbose)
 		nla_put_u32(msg, XPROBES_A_PID, s->pid);
 		nla_put_u64(msg, XPROBES_A_ADDR, addr);
 		nla_put_u32(msg, XPROBES_A_SIZE, f->size > UINT32_MAX ? UINT32_MAX : f->size);
-		nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_RETURNS |
+		nla_put_u32(msg, XPROBES_A_FLAGS, (f->no_return ? 0 : XPROBES_F_RETURNS) |
 			    (s->records ? XPROBES_F_RECORDS : XPROBES_F_EVENTS));
 		nla_put_u64(msg, XPROBES_A_COOKIE, i);
 		nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
