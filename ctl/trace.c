@@ -115,11 +115,31 @@ struct pick {
 	bool main_bin;
 	bool has_entry;		/* path's ELF entry point, as a file offset: */
 	uint64_t entry;
+	int fd;			/* path, read for each function's first bytes */
 	const struct spec *specs;
 	int nspecs;
 	size_t cap;
 	bool list;
 };
+
+/*
+ * Is the instruction at file offset OFF VEX- or EVEX-encoded (AVX, AVX-512)?
+ * In 64-bit mode C4, C5 and 62 after the legacy prefixes are always these
+ * prefixes (LES, LDS and BOUND do not exist there; a REX before them is
+ * #UD).
+ */
+static bool vex_encoded(int fd, uint64_t off)
+{
+	static const unsigned char legacy[] = { 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67,
+						0xf0, 0xf2, 0xf3 };
+	unsigned char b[15];
+	ssize_t n = fd < 0 ? -1 : pread(fd, b, sizeof(b), off);
+	ssize_t i;
+
+	for (i = 0; i < n && memchr(legacy, b[i], sizeof(legacy)); i++)
+		;
+	return i < n && (b[i] == 0xc4 || b[i] == 0xc5 || b[i] == 0x62);
+}
 
 static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 {
@@ -156,6 +176,8 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 	f->size = size;
 	f->uhook = 0;
 	f->no_return = p->has_entry && off == p->entry;
+	f->vex_entry = vex_encoded(p->fd, off);
+	f->unprobed = false;
 	return f->name && f->path ? 0 : -ENOMEM;
 }
 
@@ -184,14 +206,17 @@ static int which(const char *cmd, char *out)
 static int pick_functions(struct tsession *s, const char *exe, const struct spec *specs,
 			  int nspecs, bool list)
 {
-	struct pick p = { .s = s, .specs = specs, .nspecs = nspecs, .list = list };
+	struct pick p = { .s = s, .specs = specs, .nspecs = nspecs, .list = list, .fd = -1 };
 	const char *why;
 	int i, j, err;
 
 	p.path = exe;
 	p.main_bin = true;
 	p.has_entry = !elf_entry_offset(exe, &p.entry);
+	p.fd = open(exe, O_RDONLY | O_CLOEXEC);
 	err = elf_funcs(exe, pick_func, &p, &why);
+	if (p.fd >= 0)
+		close(p.fd);
 	if (err) {
 		fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", exe,
 			err == -ENOMEM ? "out of memory" : why);
@@ -217,7 +242,10 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 		p.lib = specs[i].lib;
 		p.main_bin = false;
 		p.has_entry = !elf_entry_offset(lib, &p.entry);	/* ld.so's _start */
+		p.fd = open(lib, O_RDONLY | O_CLOEXEC);
 		err = elf_funcs(lib, pick_func, &p, &why);
+		if (p.fd >= 0)
+			close(p.fd);
 		if (err) {
 			fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", lib,
 				err == -ENOMEM ? "out of memory" : why);
@@ -378,7 +406,8 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 				nret = n;
 			for (j = i; j < s->nfuncs && !strcmp(s->funcs[j].path, s->funcs[i].path);
 			     j++) {
-				if (s->funcs[j].uhook || s->funcs[j].no_return != k)
+				if (s->funcs[j].uhook || s->funcs[j].unprobed ||
+				    s->funcs[j].no_return != k)
 					continue;
 				offs[n] = s->funcs[j].offset;
 				cookies[n++] = j | (uint64_t)pid << 32;	/* cookie_ours() */
@@ -433,6 +462,8 @@ static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, boo
 			ok++;
 			continue;
 		}
+		if (f->unprobed)
+			continue;
 		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
 						     f->offset, &o);
 		err = libbpf_get_error(in);
@@ -480,6 +511,36 @@ static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, boo
 		return -1;
 	}
 	return 0;
+}
+
+/*
+ * Functions a uprobe would run wrongly are left out, saying which. The
+ * kernel's uprobes decode a VEX- or EVEX-encoded instruction's opcode as
+ * if it were a one-byte one: 62 e2 7d 28 7a ce (vpbroadcastb %esi,%ymm17,
+ * glibc's __strchrnul_evex) is taken for jp and emulated as a branch, and
+ * the function computes a wrong result (others are refused: error 524).
+ * Functions with user hooks run their instructions in the trampoline.
+ */
+static void leave_out_unsafe(struct tsession *s)
+{
+	const char *first = NULL;
+	int i, n = 0;
+
+	for (i = 0; i < s->nfuncs; i++) {
+		struct tfunc *f = &s->funcs[i];
+
+		if (f->uhook || !f->vex_entry)
+			continue;
+		f->unprobed = true;
+		s->nfailed++;
+		if (!n++)
+			first = f->name;
+	}
+	if (n)
+		fprintf(stderr, "xprobectl: not probing %d function%s whose first instruction is "
+			"VEX- or EVEX-encoded (AVX): the kernel's uprobes can mistake it for a branch "
+			"and run it wrongly (%s%s)\n", n, n == 1 ? "" : "s", first,
+			n > 1 ? ", ..." : "");
 }
 
 int trace_attach_pid(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
@@ -1014,6 +1075,7 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "xprobectl: user hooks failed; --uprobes traces without them\n");
 		goto out;
 	}
+	leave_out_unsafe(&s);
 	for (;;) {
 		if (load_bpf(&s))
 			goto out;

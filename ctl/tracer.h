@@ -23,6 +23,8 @@ struct tfunc {
 	bool no_return;		/* entered by a jump (its file's ELF entry point): the
 				 * word at its stack pointer is not a return address
 				 * (argc, for a program's _start), so no return probe */
+	bool vex_entry;		/* its first instruction is VEX- or EVEX-encoded */
+	bool unprobed;		/* left out: a uprobe there is not safe (trace.c) */
 };
 
 enum sort_key { SORT_WALL, SORT_SELF, SORT_ON, SORT_OFF, SORT_CALLS };

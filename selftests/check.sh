@@ -221,6 +221,11 @@ host_test host-urec-fold fold_check
 host_test host-trace-pprof sh "$HERE/host/pprof-check.sh" "$BUILD/ctl/xprobectl" \
 	"$BUILD/progs/workload" "$BUILD/progs/jsonq" "$BUILD/host/pprof"
 
+# A function that starts with a VEX- or EVEX-encoded instruction keeps its
+# result under trace in fallback mode: uprobes would run it as a branch,
+# so trace leaves it out, saying so (selftests/host/vex-check.sh).
+host_test host-trace-vex sh "$HERE/host/vex-check.sh" "$BUILD/ctl/xprobectl" "$BUILD/host/vex"
+
 # metrics --listen scraped by Debian's prometheus server while loadgen
 # drives redis-server on this host (fallback mode; selftests/host/prom-check.sh).
 host_test host-metrics-prometheus sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xprobectl" \
