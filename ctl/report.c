@@ -247,6 +247,23 @@ static void print_hist(const char *what, const uint32_t *h)
 		printf("|\n");
 	}
 }
+/* ", the process exited with status N" and the like, for the final header. */
+static const char *end_text(const struct tsession *s, char *buf, size_t len)
+{
+	switch (s->end) {
+	case TEND_EXITED:
+		snprintf(buf, len, "; it exited with status %d", s->end_code);
+		return buf;
+	case TEND_KILLED:
+		snprintf(buf, len, "; it was killed by SIG%s", sigabbrev_np(s->end_code) ?: "?");
+		return buf;
+	case TEND_GONE:
+		return "; it ended";
+	default:
+		return "";
+	}
+}
+
 
 static void print_table(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
 			bool final, const uint64_t *cnt)
@@ -268,11 +285,12 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 	if (s->children)
 		snprintf(nb, sizeof(nb), " and the %d process%s it forked", s->nprocs,
 			 s->nprocs == 1 ? "" : "es");
-	printf("%s pid %d (%s)%s, %s mode%s%s, %.2f s, %d function%s traced%s\n",
+	printf("%s pid %d (%s)%s, %s mode%s%s, %.2f s, %d function%s traced%s%s\n",
 	       final ? "Total for" : "Interval for", s->pid, s->comm, s->children ? nb : "",
 	       s->views ? "views" : "fallback",
 	       s->mode_note[0] ? ": " : "", s->mode_note, elapsed / 1e9,
-	       s->nfuncs, s->nfuncs == 1 ? "" : "s", s->nfailed ? " (some could not be probed)" : "");
+	       s->nfuncs, s->nfuncs == 1 ? "" : "s", s->nfailed ? " (some could not be probed)" : "",
+	       final ? end_text(s, b1, sizeof(b1)) : "");
 	printf("%-*s %8s %9s %9s %9s %9s %9s ", w, "FUNCTION",
 	       "CALLS", "TOTAL", "AVG", "SELF", "ON-CPU", "OFF-CPU");
 	cause_header();
@@ -405,6 +423,22 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 	json_u64("elapsed_ns", elapsed);
 	json_u64("functions_traced", s->nfuncs);
 	json_u64("functions_failed", s->nfailed);
+	if (final) {
+		static const char *const ends[] = { "running", "exited", "killed", "ended" };
+
+		json_obj_begin("target");
+		json_str("end", ends[s->end]);
+		if (s->end == TEND_EXITED)
+			json_u64("status", s->end_code);
+		if (s->end == TEND_KILLED) {
+			char name[32];
+
+			snprintf(name, sizeof(name), "SIG%s", sigabbrev_np(s->end_code) ?: "?");
+			json_u64("signal", s->end_code);
+			json_str("signal_name", name);
+		}
+		json_obj_end();
+	}
 	json_arr_begin("causes");
 	for (i = 0; i < NR_CAUSES; i++)
 		json_str(NULL, cause_names[i]);

@@ -550,6 +550,22 @@ int trace_attach_pid(struct tsession *s, pid_t pid, struct linkset *ls, bool qui
 
 /* ---- the target ----------------------------------------------------------- */
 
+/* The process is gone: how, if it was xprobectl's child (STATUS from waitpid). */
+static void target_ended(struct tsession *s, bool child, int status)
+{
+	if (s->cg) {
+		s->end = TEND_RUNNING;	/* a cgroup's processes come and go */
+	} else if (!child) {
+		s->end = TEND_GONE;
+	} else if (WIFSIGNALED(status)) {
+		s->end = TEND_KILLED;
+		s->end_code = WTERMSIG(status);
+	} else {
+		s->end = TEND_EXITED;
+		s->end_code = WEXITSTATUS(status);
+	}
+}
+
 /* Fork COMMAND stopped at its exec: nothing of it has run yet. */
 static pid_t spawn_stopped(char **argv)
 {
@@ -1160,6 +1176,7 @@ int cmd_trace(int argc, char **argv)
 		if (!root_gone && (pidfd >= 0 ? woke : target_gone(s.pid, child, &status))) {
 			if (pidfd >= 0 && child)
 				waitpid(s.pid, &status, 0);	/* it has exited: reap it */
+			target_ended(&s, child, status);
 			child = false;	/* reaped */
 			root_gone = true;
 			if (pidfd >= 0)
@@ -1209,9 +1226,11 @@ int cmd_trace(int argc, char **argv)
 	if (lat)
 		latency_summary(lat, s.top ? s.top : 20);
 	ret = cut ? EXIT_RUNTIME : EXIT_OK;
-	if (cmd && !child && WIFEXITED(status) && WEXITSTATUS(status))
-		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0],
-			WEXITSTATUS(status));
+	if (cmd && s.end == TEND_EXITED && s.end_code)
+		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0], s.end_code);
+	else if (cmd && s.end == TEND_KILLED)
+		fprintf(stderr, "xprobectl: '%s' was killed by SIG%s\n", cmd[0],
+			sigabbrev_np(s.end_code) ?: "?");
 out:
 	if (pidfd >= 0)
 		close(pidfd);

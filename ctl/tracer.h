@@ -48,11 +48,21 @@ struct tproc {
 	bool unprobed;		/* its uprobes could not be attached */
 };
 
+/* How the traced process ended, for the final report. */
+enum target_end {
+	TEND_RUNNING,		/* it had not when the trace ended */
+	TEND_EXITED,		/* end_code: its exit status */
+	TEND_KILLED,		/* end_code: the signal */
+	TEND_GONE,		/* not xprobectl's child: how, only its parent learns */
+};
+
 struct tsession {
 	pid_t pid;
 	char comm[32];
 	bool views;		/* kernel side through xprobes views, else fallback */
 	char mode_note[320];	/* why fallback mode, for the report header */
+	enum target_end end;	/* how the process (not --cgroup) ended */
+	int end_code;
 	struct tfunc *funcs;	/* index = attach cookie = stats key */
 	int nfuncs;
 	int nfailed;		/* functions that could not be probed */

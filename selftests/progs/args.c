@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * args: writes what it was given, "argc=N [ARG]... env=XP_ARGS_ENV", to
- * the file $XP_ARGS_OUT (else stdout), and exits with status argc + 10.
+ * the file $XP_ARGS_OUT (else stdout), and exits with status argc + 10,
+ * or, with XP_ARGS_SIG=N, kills itself with signal N.
  * Selftest 48 runs it untraced and under trace, dynamic and static
  * (args_static): a traced program must see exactly what it was given.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -30,5 +32,7 @@ int main(int argc, char **argv)
 		return 1;
 	status = report(f, argc, argv);
 	fclose(f);
+	if (getenv("XP_ARGS_SIG"))
+		raise(atoi(getenv("XP_ARGS_SIG")));
 	return status;
 }
