@@ -1090,6 +1090,7 @@ static void uhook_release(struct xp_uhook *h)
 struct workqueue_struct *xp_uwq;	/* the reaper and the mapping workers (uarea.c) */
 static LIST_HEAD(xp_uhooks_going);	/* XP_UH_REAPING, for the reaper; under xp_views_lock */
 static u64 handed, reaped;		/* hooks ever handed to the reaper, and taken out */
+static unsigned long reap_steps;	/* the reaper's progress, hook by hook (settle) */
 static DECLARE_WAIT_QUEUE_HEAD(reaped_wq);
 static void uhooks_reap(struct work_struct *work);
 static DECLARE_DELAYED_WORK(xp_uhooks_reaper, uhooks_reap);
@@ -1152,8 +1153,10 @@ static void uhooks_reap(struct work_struct *work)
 	list_splice_init(&xp_uhooks_going, &mine);
 	mutex_unlock(&xp_views_lock);
 	list_for_each_entry_safe(h, n, &mine, gnode)
-		if (!uhook_unpatch(h, XP_WAIT_TRY))
+		if (!uhook_unpatch(h, XP_WAIT_TRY)) {
 			list_move_tail(&h->gnode, &done);
+			WRITE_ONCE(reap_steps, reap_steps + 1);
+		}
 	if (!list_empty(&done))
 		xp_uprobe_unregister_sync();
 	mutex_lock(&xp_views_lock);
@@ -1330,13 +1333,22 @@ u64 xp_uhooks_handed(void)
 /*
  * After a view's deletion, so that its processes have their text back when
  * the command returns (or the owner's socket is closed): wait, without
- * xp_views_lock, until the reaper has taken out @target hooks in all.
- * Killable, and 5 s at most: a process that holds its mmap lock gets its
- * text back later.
+ * xp_views_lock, until the reaper has taken out @target hooks in all, for
+ * as long as it gets on (thousands of hooks take seconds), but killably,
+ * and not past 5 s without progress: a process that holds its mmap lock
+ * gets its text back later.
  */
 void xp_uhooks_settle(u64 target)
 {
-	wait_event_killable_timeout(reaped_wq, READ_ONCE(reaped) >= target, 5 * HZ);
+	unsigned long seen = READ_ONCE(reap_steps);
+
+	for (;;) {
+		if (wait_event_killable_timeout(reaped_wq, READ_ONCE(reaped) >= target, 5 * HZ))
+			return;		/* done, or a fatal signal */
+		if (READ_ONCE(reap_steps) == seen)
+			return;		/* stuck: 5 s without a hook taken out */
+		seen = READ_ONCE(reap_steps);
+	}
 }
 
 int xp_uhooks_init(void)
