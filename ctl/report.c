@@ -247,15 +247,24 @@ static void print_hist(const char *what, const uint32_t *h)
 		printf("|\n");
 	}
 }
+const char *trace_signame(int sig, char *buf, size_t len)
+{
+	snprintf(buf, len, "SIG%s", sigabbrev_np(sig) ?: "?");
+	return buf;
+}
+
 /* ", the process exited with status N" and the like, for the final header. */
 static const char *end_text(const struct tsession *s, char *buf, size_t len)
 {
+	char name[16];
+
 	switch (s->end) {
 	case TEND_EXITED:
 		snprintf(buf, len, "; it exited with status %d", s->end_code);
 		return buf;
 	case TEND_KILLED:
-		snprintf(buf, len, "; it was killed by SIG%s", sigabbrev_np(s->end_code) ?: "?");
+		snprintf(buf, len, "; it was killed by %s",
+			 trace_signame(s->end_code, name, sizeof(name)));
 		return buf;
 	case TEND_GONE:
 		return "; it ended";
@@ -269,7 +278,7 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 			bool final, const uint64_t *cnt)
 {
 	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i, w = 8;
-	char nb[600], b1[32], b2[32], b3[32], b4[32], b5[32];
+	char nb[600], b1[32], b2[32], b3[32], b4[32], b5[32], eb[48];
 
 	if (!idx)
 		return;
@@ -290,7 +299,7 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 	       s->views ? "views" : "fallback",
 	       s->mode_note[0] ? ": " : "", s->mode_note, elapsed / 1e9,
 	       s->nfuncs, s->nfuncs == 1 ? "" : "s", s->nfailed ? " (some could not be probed)" : "",
-	       final ? end_text(s, b1, sizeof(b1)) : "");
+	       final ? end_text(s, eb, sizeof(eb)) : "");
 	printf("%-*s %8s %9s %9s %9s %9s %9s ", w, "FUNCTION",
 	       "CALLS", "TOTAL", "AVG", "SELF", "ON-CPU", "OFF-CPU");
 	cause_header();
@@ -431,11 +440,10 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 		if (s->end == TEND_EXITED)
 			json_u64("status", s->end_code);
 		if (s->end == TEND_KILLED) {
-			char name[32];
+			char name[16];
 
-			snprintf(name, sizeof(name), "SIG%s", sigabbrev_np(s->end_code) ?: "?");
 			json_u64("signal", s->end_code);
-			json_str("signal_name", name);
+			json_str("signal_name", trace_signame(s->end_code, name, sizeof(name)));
 		}
 		json_obj_end();
 	}

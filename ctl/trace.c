@@ -848,6 +848,7 @@ static int load_bpf(struct tsession *s)
 
 int cmd_trace(int argc, char **argv)
 {
+	char signame[16];
 	static const struct option opts[] = {
 		{ "function", required_argument, NULL, 'f' },
 		{ "list-functions", no_argument, NULL, 'L' },
@@ -1229,8 +1230,8 @@ int cmd_trace(int argc, char **argv)
 	if (cmd && s.end == TEND_EXITED && s.end_code)
 		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0], s.end_code);
 	else if (cmd && s.end == TEND_KILLED)
-		fprintf(stderr, "xprobectl: '%s' was killed by SIG%s\n", cmd[0],
-			sigabbrev_np(s.end_code) ?: "?");
+		fprintf(stderr, "xprobectl: '%s' was killed by %s\n", cmd[0],
+			trace_signame(s.end_code, signame, sizeof(signame)));
 out:
 	if (pidfd >= 0)
 		close(pidfd);

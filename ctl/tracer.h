@@ -48,6 +48,9 @@ struct tproc {
 	bool unprobed;		/* its uprobes could not be attached */
 };
 
+/* "SIGSYS" for SIG into BUF (report.c); returns BUF. */
+const char *trace_signame(int sig, char *buf, size_t len);
+
 /* How the traced process ended, for the final report. */
 enum target_end {
 	TEND_RUNNING,		/* it had not when the trace ended */

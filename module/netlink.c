@@ -225,7 +225,7 @@ static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
 static int xp_cmd_view_del(struct sk_buff *skb, struct genl_info *info)
 {
 	struct xp_view *v;
-	u64 before, after = 0;
+	u64 before, after;
 
 	if (xp_missing(info, XPROBES_A_PID))
 		return -EINVAL;

@@ -360,8 +360,7 @@ static int arm(struct xp_uhook *h, struct netlink_ext_ack *extack)
  * the text alone if it no longer holds our jump (the process remapped it).
  * disarm() takes the mmap lock as @wait says, and writes nothing if it
  * does not get it (-EINTR).
- */
-/*
+ *
  * With FOLL_NOFAULT in @gup (under xp_views_lock, where no fault may wait
  * for a file system), a page that is not there leaves the rest for later:
  * -EAGAIN, the hook still live. Each step leaves the text safe to run,
@@ -408,6 +407,21 @@ gone:
  * without faulting a page in (a view going away, under xp_views_lock).
  */
 enum { XP_WAIT_KILLABLE, XP_WAIT_TRY, XP_WAIT_NOFAULT };
+
+/*
+ * uprobes takes @mm's mmap lock for writing without a killable wait: take
+ * it (and let it go) first as @wait says, so that a process holding it
+ * keeps us here instead. -EINTR if not had.
+ */
+static int mmap_write_wait(struct mm_struct *mm, int wait)
+{
+	if (wait != XP_WAIT_KILLABLE)
+		return xp_mmap_write_free(mm) ? 0 : -EINTR;
+	if (mmap_write_lock_killable(mm))
+		return -EINTR;
+	mmap_write_unlock(mm);
+	return 0;
+}
 
 static int disarm(struct xp_uhook *h, int wait)
 {
@@ -1011,17 +1025,16 @@ static int uhook_tramp(struct xp_uhook *h, struct task_struct *task,
 /*
  * Steps 1-3 of the patch protocol (the file's header comment), without
  * xp_views_lock: each waits for the process's mmap lock, which it may hold
- * for as long as it likes. Our own waits end on a fatal signal; uprobes'
- * registration takes the lock for writing without such a wait, so it is
- * taken (and let go) killably first. The caller undoes what was done.
+ * for as long as it likes. Our own waits end on a fatal signal, and
+ * uprobes' registration, whose wait does not, comes after one of ours for
+ * the same lock (mmap_write_wait()). The caller undoes what was done.
  */
 static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {
 	int err;
 
-	if (mmap_write_lock_killable(h->mm))
+	if (mmap_write_wait(h->mm, XP_WAIT_KILLABLE))
 		return say_interrupted(extack);
-	mmap_write_unlock(h->mm);
 	h->uc.handler = uh_handler;
 	h->uc.filter = uh_filter;
 	err = xp_uprobe_register(&h->up, &h->uc);
@@ -1043,8 +1056,7 @@ static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
  * registration dropped (its handlers may still run until
  * xp_uprobe_unregister_sync()). Without xp_views_lock. Waits for the mmap
  * lock as @wait says: -EINTR if it did not get it, and whatever is left is
- * still to do. uprobes takes the lock for writing without a killable wait,
- * so it is taken (and let go) first the same way.
+ * still to do.
  */
 static int uhook_unpatch(struct xp_uhook *h, int wait)
 {
@@ -1055,15 +1067,8 @@ static int uhook_unpatch(struct xp_uhook *h, int wait)
 	} else {
 		if (h->live)
 			err = disarm(h, wait);
-		if (!err && h->registered && wait == XP_WAIT_TRY) {
-			if (!xp_mmap_write_free(h->mm))
-				err = -EINTR;
-		} else if (!err && h->registered) {
-			if (mmap_write_lock_killable(h->mm))
-				err = -EINTR;
-			else
-				mmap_write_unlock(h->mm);
-		}
+		if (!err && h->registered)
+			err = mmap_write_wait(h->mm, wait);
 		mmput(h->mm);
 		if (err)
 			return err;
@@ -1095,12 +1100,16 @@ static DECLARE_WAIT_QUEUE_HEAD(reaped_wq);
 static void uhooks_reap(struct work_struct *work);
 static DECLARE_DELAYED_WORK(xp_uhooks_reaper, uhooks_reap);
 
-/* Under xp_views_lock. */
+/* Under xp_views_lock; the caller starts the reaper (reaper_kick()). */
 static void uhook_to_reaper(struct xp_uhook *h)
 {
 	h->state = XP_UH_REAPING;
 	list_add_tail(&h->gnode, &xp_uhooks_going);
 	handed++;
+}
+
+static void reaper_kick(void)
+{
 	mod_delayed_work(xp_uwq, &xp_uhooks_reaper, 0);
 }
 
@@ -1123,6 +1132,7 @@ static int uhook_takedown(struct xp_uhook *h)
 	mutex_lock(&xp_views_lock);
 	if (err) {
 		uhook_to_reaper(h);
+		reaper_kick();
 		return err;
 	}
 	orphan = h->orphan;
@@ -1299,6 +1309,7 @@ bool xp_uhook_gone(struct xp_uhook *h)
  */
 void xp_uhooks_view_gone(struct xp_view *v)
 {
+	u64 before = handed;
 	struct xp_uhook *h;
 
 	lockdep_assert_held(&xp_views_lock);
@@ -1315,6 +1326,8 @@ void xp_uhooks_view_gone(struct xp_view *v)
 		}
 		uhook_to_reaper(h);
 	}
+	if (handed != before)
+		reaper_kick();
 	/*
 	 * Every area no hook uses any more goes, whether its hooks went now or
 	 * by earlier deletes (rmmod destroys every view, and the reaper, once
