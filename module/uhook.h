@@ -3,6 +3,7 @@
 #ifndef _XPROBES_UHOOK_H
 #define _XPROBES_UHOOK_H
 
+#include <linux/workqueue.h>
 #include "uslot.h"
 #include "urec.h"
 
@@ -98,6 +99,9 @@ struct xp_uhook {
 	u8 state;			/* XP_UH_*, under xp_views_lock */
 	bool orphan;			/* its view went while it was busy */
 	bool registered;		/* its uprobe is */
+	bool up_busy;			/* a worker (un)registers it (uhook.c: upop()) */
+	int up_err;			/* ... and this is what registering said */
+	struct work_struct upwork;	/* ... the worker's */
 	struct list_head gnode;		/* on the reaper's list (XP_UH_REAPING) */
 	struct xp_urecbuf *new_rb;	/* during UHOOK_ADD: buffers made for the view */
 	atomic64_t trapped;		/* entries through the int3 instead of the jump */

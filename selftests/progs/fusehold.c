@@ -10,12 +10,14 @@
  * are FILE's (executable), opened with FOPEN_DIRECT_IO so that every read(),
  * kernel_read() included, reaches this process (a private mmap still goes
  * through the page cache). Prints "mounted" once it answers. SIGUSR1: stop
- * reading requests (they wait in the kernel); SIGUSR2: answer again; SIGTERM:
- * unmount and exit. Speaks the kernel's protocol on /dev/fuse directly: no
+ * reading requests (they wait in the kernel): prints "stopped N" (N counts
+ * the stops), then "waits N" once a request waits unread; SIGUSR2: answer
+ * again; SIGTERM: unmount and exit. Speaks the kernel's protocol on /dev/fuse directly: no
  * libfuse in the guest.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -142,7 +144,9 @@ int main(int argc, char **argv)
 	static char req[1 << 18];
 	struct sigaction sa = { .sa_handler = on_signal };	/* no SA_RESTART: read() returns */
 	char opts[128];
-	bool said = false;
+	sigset_t mask, open_mask;
+	bool said = false, stopped = false, told = false;
+	unsigned int stops = 0;
 
 	if (argc != 3) {
 		fprintf(stderr, "usage: fusehold DIR FILE\n");
@@ -167,11 +171,34 @@ int main(int argc, char **argv)
 	sigaction(SIGUSR1, &sa, NULL);
 	sigaction(SIGUSR2, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* The signals arrive only inside ppoll(): none is missed between a look at held and a wait. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGUSR1);
+	sigaddset(&mask, SIGUSR2);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, &open_mask);
 	while (!quit) {
+		struct pollfd p = { .fd = fuse_fd, .events = POLLIN };
 		ssize_t n;
 
+		if (!held) {
+			stopped = told = false;
+		} else if (!stopped) {
+			printf("stopped %u\n", ++stops);
+			fflush(stdout);
+			stopped = true;
+		}
+		if (held && told) {
+			ppoll(NULL, 0, NULL, &open_mask);
+			continue;
+		}
+		if (ppoll(&p, 1, NULL, &open_mask) != 1)
+			continue;	/* a signal */
 		if (held) {
-			pause();
+			/* A request waits unread: whoever sent it is stuck in it now. */
+			printf("waits %u\n", stops);
+			fflush(stdout);
+			told = true;
 			continue;
 		}
 		n = read(fuse_fd, req, sizeof(req));

@@ -184,11 +184,11 @@ xprobectl view add $P > /dev/null || fail "view add (e)"
 ea=$(awk '$1 == "fn" && $2 == "uh_add" { print $3 }' /tmp/uhe.out)
 es=$(awk '$1 == "fn" && $2 == "uh_add" { print $4 }' /tmp/uhe.out)
 kill -USR1 $F	# the mount stops answering
-sleep 0.2
+wait_for /tmp/fh.out '^stopped 1$' "fusehold did not stop answering"
 # xpcycle speaks netlink itself: xprobectl would read the file first
 xpcycle uhook $P $ea $es 1 > /tmp/uhe.add 2>&1 &
 X=$!
-sleep 1
+wait_for /tmp/fh.out '^waits 1$' "the add did not read from the stopped mount: $(cat /tmp/uhe.add)"
 kill -0 $X 2>/dev/null || fail "the add did not wait for the file: $(cat /tmp/uhe.add)"
 timeout 20 xprobectl status > /dev/null ||
 	fail "xprobectl status waited for a FUSE mount a traced process runs from"
@@ -252,12 +252,17 @@ others_go() {	# others_go WHAT: what does not concern P answers meanwhile
 	within "a user hook on another process waited ($1)" xprobectl uhook add --no-events $Q uh_add
 	within "uhook del on another process waited ($1)" xprobectl uhook del "$(cat /tmp/within.out)"
 }
-hold() {	# hold PAGE: a reader of P's FUSE mapping at PAGE (never read yet) holds P's mmap lock
+# hold PAGE: a reader of P's FUSE mapping at PAGE (never read yet) holds P's
+# mmap lock: once fusehold sees its request waiting, it holds it for sure
+# (hold PAGE PID MAP: the same of PID's mapping at MAP)
+holds=0
+hold() {
+	holds=$((holds + 1))
 	kill -USR1 $F
-	sleep 0.2
-	uhtarget -r $P $((maddr + $1 * 4096)) 8 > /dev/null 2>&1 &
+	wait_for /tmp/fh2.out "^stopped $holds\$" "fusehold (f) did not stop answering"
+	uhtarget -r ${2:-$P} $((${3:-$maddr} + $1 * 4096)) 8 > /dev/null 2>&1 &
 	R=$!
-	sleep 0.5
+	wait_for /tmp/fh2.out "^waits $holds\$" "a read of P's mapping on the stopped FUSE mount sent no request"
 	kill -0 $R 2>/dev/null || fail "a read of P's mapping on the stopped FUSE mount did not wait"
 }
 release() {
@@ -332,10 +337,36 @@ while [ "$(uhtarget -r $P $fa 8)" != "$orig" ]; do
 	sleep 0.05
 done
 note "ok: P's text is its file's again once its view went and the lock is free"
+
+# S runs P's program and holds its own mmap lock: uprobes' registration on P
+# waits for S's lock too (every process mapping the file), past the add's
+# own wait for P's. It waits holding dup_mmap_sem, so no process forks
+# meanwhile: killwait kills the add, and the shell forks again only after
+# the release.
+xprobectl view add $P > /dev/null || fail "view add (f, again)"
+/xp/bin/uhtarget -t 1 -m /tmp/fh2/prog > /tmp/uhs.out 2>&1 &
+S=$!
+wait_for /tmp/uhs.out '^ready' "uhtarget (f, the process sharing P's program) did not start"
+saddr=$(awk '$1 == "map" { print $2 }' /tmp/uhs.out)
+hold 1024 $S $saddr
+# (into a file: an add that lives on would hold a pipe open)
+killwait 2000 xprobectl uhook add --no-events $P uh_add > /tmp/uhs.kw 2>&1
+release
+assert_eq "an add waiting in uprobes for another process's lock could be killed" "killed" "$(head -n 1 /tmp/uhs.kw)"
+i=0
+while [ "$(uhtarget -r $P $fa 8)" != "$orig" ]; do
+	i=$((i + 1))
+	[ $i -lt 100 ] || fail "P's text after the killed add: $(uhtarget -r $P $fa 8)"
+	sleep 0.05
+done
+assert_eq "the killed add left no user hook" "" "$(xprobectl uhook list $P | awk -v p=$P '$2 == p')"
+id=$(xprobectl uhook add --no-events $P uh_add) || fail "uhook add once S's lock is free"
 sleep 0.3
-! grep BAD /tmp/uhf.out /tmp/uhf2.out || fail "a process computed a wrong result (f)"
-kill $P $Q
-wait $P $Q 2>/dev/null
+xprobectl uhook del $id || fail "uhook del (f, S)"
+sleep 0.3
+! grep BAD /tmp/uhf.out /tmp/uhf2.out /tmp/uhs.out || fail "a process computed a wrong result (f)"
+kill $P $Q $S
+wait $P $Q $S 2>/dev/null
 kill $F
 wait $F 2>/dev/null
 note "ok: a process holding its mmap lock holds up only what waits for that process, and killably"
