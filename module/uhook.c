@@ -258,8 +258,9 @@ static void scan_round(struct inside_scan *s)
 
 static int say_interrupted(struct netlink_ext_ack *extack)
 {
-	NL_SET_ERR_MSG(extack, "interrupted while waiting for the process (it holds its mmap "
-		       "lock, or a thread stays in the covered bytes)");
+	NL_SET_ERR_MSG(extack, "interrupted while waiting for the process (it, or another "
+		       "process mapping the file, holds its mmap lock, or a thread stays in the "
+		       "covered bytes)");
 	return -EINTR;
 }
 
@@ -1015,7 +1016,8 @@ static int uhook_tramp(struct xp_uhook *h, struct task_struct *task,
  * process that maps the file, for writing, and their wait does not end on
  * a signal. A command has a worker do them (upop()) and waits killably;
  * killed, it leaves the worker at it (->up_busy), and whoever takes the
- * hook out next waits for the worker first (uhook_unpatch()). The reaper,
+ * hook out next leaves it alone until the worker is done (uhook_unpatch():
+ * the reaper looks again 50 ms later). The reaper,
  * a worker itself, calls uprobes directly, once the process's own lock is
  * free (docs/userhooks.md: another process mapping the file can still hold
  * it up).
@@ -1104,8 +1106,8 @@ static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
  * Taken out of the process: the site's own bytes back, the uprobe's
  * registration dropped (its handlers may still run until
  * xp_uprobe_unregister_sync()). Without xp_views_lock. Waits for the mmap
- * lock as @wait says: an error if it did not get it (-EINTR killed, -EBUSY
- * held up), and whatever is left is still to do.
+ * lock as @wait says: an error if it did not get it (-EINTR: killed, or a
+ * trylock failed; -EBUSY: held up), and whatever is left is still to do.
  */
 static int uhook_unpatch(struct xp_uhook *h, int wait)
 {
@@ -1330,8 +1332,9 @@ int xp_uhook_del(u32 id, struct netlink_ext_ack *extack)
 			 */
 			h->state = XP_UH_DELETING;
 			if (uhook_takedown(h)) {
-				NL_SET_ERR_MSG(extack, "interrupted while the process held its mmap "
-					       "lock: the hook goes once it lets go");
+				NL_SET_ERR_MSG(extack, "interrupted while the process (or another "
+					       "mapping the file) held its mmap lock: the hook "
+					       "goes once it lets go");
 				return -EINTR;
 			}
 			return 0;
@@ -1442,8 +1445,8 @@ int xp_uhooks_init(void)
 /*
  * Module exit, every view gone: the reaper takes out the last hooks (for
  * as long as a process holds its mmap lock: their uprobes must go before
- * the module's code does), and the mapping workers whose adds stopped
- * waiting are done (destroy_workqueue() drains).
+ * the module's code does), and the mapping and uprobes workers whose
+ * commands stopped waiting are done (destroy_workqueue() drains).
  */
 void xp_uhooks_exit(void)
 {

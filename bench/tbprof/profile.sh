@@ -4,7 +4,8 @@
 # ...), with -icount as make bench runs. Builds the TCG plugin tbprof.so,
 # boots the bench VM with it, leaves the profiles in DIR; then
 #   bench/tbprof/report.sh DIR trace1 instaret
-# shows what trace1 adds to instaret, symbol by symbol (README).
+# shows what trace1 adds to instaret, symbol by symbol (README). XP_INITRD:
+# another initramfs than make initramfs's (another module, say).
 set -eu
 HERE=$(dirname "$(readlink -f "$0")")
 dir=$(mkdir -p "$1" && readlink -f "$1")
@@ -19,4 +20,4 @@ rm -f "$dir"/ack.* "$dir"/prof.*
 } > "$dir/job.sh"
 XP_ICOUNT=${XP_ICOUNT-0} XP_QEMU_ARGS="-plugin $dir/tbprof.so,ctl=$dir/ctl" \
 	bash "$HERE/../../selftests/vm/run-vm.sh" --timeout 3600 --share "$dir" \
-	--log "$dir/console.log" --script "$dir/job.sh"
+	${XP_INITRD:+--initrd "$XP_INITRD"} --log "$dir/console.log" --script "$dir/job.sh"
