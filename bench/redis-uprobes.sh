@@ -23,11 +23,14 @@
 #             attach, and how long attaching takes, are recorded too)
 #   traceall-events   the same with --events
 #   traceall-uprobes  the same with --uprobes
-# the traceall rows are so slow that their samples are 1/20 the
-# requests of the others.
+# the traceall rows are so slow that their samples are 1/4 the requests
+# of the others (RB_ALL), still over 0.4 s of guest time each: 1/20 was
+# 85 ms, whose figure moved by up to 14% from round to round of one boot
+# while the instructions per GET did not (docs/experiments.md, 2026-11-27).
 . /xp/bench/lib.sh
 ROUNDS=${ROUNDS:-5}
 RB_N=${RB_N:-20000}
+RB_ALL=${RB_ALL:-$((RB_N / 4))}
 UBIN=$(command -v redis-server) || { echo "bench: redis-server missing in the VM (make bench installs it)"; exit 1; }
 UBIN=$(readlink -f "$UBIN")
 UFUNC=siphash
@@ -42,7 +45,7 @@ redis-benchmark -p 6379 -t set -n 10000 -c 4 -q > /dev/null 2>&1	# keys for GET 
 
 measure() {
 	local n=$RB_N
-	case $c in traceall*) n=$((RB_N / 20)); cp /tmp/helper.out /tmp/$c.err ;; esac
+	case $c in traceall*) n=$RB_ALL; cp /tmp/helper.out /tmp/$c.err ;; esac
 	redis-benchmark -p 6379 -t get -n $n -c 4 -r 10000 --csv 2>/dev/null |
 		awk -F'"' '$2 == "GET" { printf "%.0f\n", $4 }'
 }

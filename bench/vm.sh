@@ -5,7 +5,8 @@
 # crash section): the other parts still run and are plotted, and the exit status
 # says that one failed.
 #   usage: bench/vm.sh OUTDIR     (BENCH_ONLY, METRICS_PARTS, METRICS_SERVERS, ROUNDS,
-#   CONFIGS from the environment; CONFIGS narrows a part to those configurations)
+#   CONFIGS, RB_ALL from the environment; CONFIGS narrows a part to those configurations,
+#   RB_ALL sets the requests of redis-uprobes' traceall rows)
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
 OUT=$1
@@ -17,7 +18,7 @@ for part in $parts; do
 	{
 		echo "BENCH_ONLY='$part'"
 		echo "export METRICS_PARTS='${METRICS_PARTS:-}'"
-		echo "export METRICS_SERVERS='${METRICS_SERVERS:-}' ROUNDS='${ROUNDS:-}' CONFIGS='${CONFIGS:-}'"
+		echo "export METRICS_SERVERS='${METRICS_SERVERS:-}' ROUNDS='${ROUNDS:-}' CONFIGS='${CONFIGS:-}' RB_ALL='${RB_ALL:-}'"
 		cat "$HERE/run.sh"
 	} > "$OUT/job.sh"
 	XP_ICOUNT=${XP_ICOUNT-0} bash "$RUNVM" --timeout ${BENCH_PART_TIMEOUT:-3600} --share "$OUT" \
