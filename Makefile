@@ -63,8 +63,10 @@ BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # uh32.S: a process that is not an x86-64 one, built as i386 (uh32) and x32
 # (uhx32), without libc (no multilib needed: the assembler and ld do both).
-# args_static: args.c linked statically (selftest 48).
-PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static)
+# args_static: args.c linked statically (selftest 48). cxxthrow: C++ (g++),
+# with libstdc++ and libgcc_s, and linked statically (selftest 49).
+PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static \
+	     cxxthrow cxxthrow_static)
 MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 # Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
@@ -177,6 +179,12 @@ $(BUILD)/progs/uh32: selftests/progs/uh32.S
 $(BUILD)/progs/args_static: selftests/progs/args.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -static -o $@ $<
+$(BUILD)/progs/cxxthrow: selftests/progs/cxxthrow.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -Wall -o $@ $<
+$(BUILD)/progs/cxxthrow_static: selftests/progs/cxxthrow.cc
+	@mkdir -p $(@D)
+	$(CXX) -O2 -g -Wall -static -o $@ $<
 $(BUILD)/progs/uhx32: selftests/progs/uh32.S
 	@mkdir -p $(@D)
 	$(CC) -mx32 -nostdlib -static -o $@ $<

@@ -32,6 +32,7 @@ const volatile bool per_thread;		/* fill tstats */
 const volatile bool folded;		/* fill the folded map */
 const volatile bool wakers_on;		/* -W: fill the wakers table */
 const volatile bool views_mode;		/* scheduler events from the view's hooks */
+const volatile bool unwind_fix;		/* bpf_probe_write_user() allowed: uret_slots() */
 /* Kernel lock functions, [lo, hi) sorted and disjoint (ctl/klocks.c) */
 const volatile __u64 klock_lo[TRACE_KLOCKS], klock_hi[TRACE_KLOCKS];
 const volatile __u32 klock_n;
@@ -1361,6 +1362,63 @@ static __always_inline void push_frame(struct thread_state *st, const struct clo
 	}
 }
 
+/*
+ * C++ exceptions, Rust panics, pthread_cancel()'s forced unwinding and
+ * backtrace() read the return addresses on the thread's stack, and a
+ * uretprobe's trampoline there has no unwind information: the unwinder
+ * stops (std::terminate()). So at the unwinder's entry points
+ * (unwind_start) every pending uretprobe return of the thread gets its
+ * original address back in its slot. The kernel keeps its return
+ * instances, and drops those the unwinding went past at the next return
+ * or call, as after a longjmp. At the thread's next traced call, the slots
+ * of the frames still live (above its sp) that still hold their original
+ * address get the trampoline again (REARM), and their returns are seen.
+ * The thread may only mislead its own figures: it writes its own stack,
+ * and the slots and addresses come from the kernel's instances. A kernel
+ * locked down (Secure Boot) forbids bpf_probe_write_user(): no unwind_fix,
+ * and xprobectl says so.
+ */
+#define UNWIND_MAX	64	/* pending returns looked at, the newest first */
+
+static __always_inline void uret_slots(__u64 sp, bool rearm)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	struct return_instance *ri = BPF_CORE_READ(t, utask, return_instances);
+	__u64 tramp = BPF_CORE_READ(t, mm, uprobes_state.xol_area, vaddr);
+	__u64 slot, orig, cur;
+	__u32 i;
+
+	for (i = 0; i < UNWIND_MAX && ri; i++) {
+		slot = BPF_CORE_READ(ri, stack);
+		orig = BPF_CORE_READ(ri, orig_ret_vaddr);
+		ri = BPF_CORE_READ(ri, next);
+		if (!tramp || bpf_probe_read_user(&cur, sizeof(cur), (void *)slot))
+			continue;
+		if (!rearm && cur == tramp)
+			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));
+		else if (rearm && slot > sp && cur == orig)
+			bpf_probe_write_user((void *)slot, &tramp, sizeof(tramp));
+	}
+}
+
+/* _Unwind_RaiseException() and the other entries of the unwinder (trace.c). */
+SEC("uprobe")
+int unwind_start(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct thread_state *st;
+
+	if (!unwind_fix || !ours(id >> 32))
+		return 0;
+	count(CNT_UNWINDS);
+	uret_slots(0, false);
+	st = bpf_map_lookup_elem(&threads, &tid);
+	if (st)
+		st->unwound = 1;
+	return 0;
+}
+
 /* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
 static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 {
@@ -1372,6 +1430,10 @@ static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 	st = thread_get((__u32)bpf_get_current_pid_tgid(), now);
 	if (!st)
 		return 0;
+	if (unwind_fix && st->unwound) {
+		st->unwound = 0;
+		uret_slots(sp, true);
+	}
 	resume_unseen(st, now);
 	read_clocks(st, &c);
 	charge_fold(st, c.now, 0);

@@ -120,6 +120,7 @@ struct thread_state {
 	__u8 fresh;			/* made for a thread first seen in its records
 					 * (fn_records): its first record starts it */
 	__u32 seq;			/* bumped by every scheduler event: see read_clocks() */
+	__u8 unwound;			/* an unwinder ran: rearm its uretprobes (uret_slots()) */
 	/*
 	 * Time charged to the current stack by scheduler events, not yet in the
 	 * fold map (index: 0 on-CPU, 1 + cause off-CPU); see charge_fold().
@@ -200,6 +201,7 @@ enum trace_counter {
 	CNT_WAKERS_LOST,	/* -W: waits not counted, the waker table was full */
 	CNT_FORKS,		/* --children: processes followed */
 	CNT_FORKS_LOST,		/* --children: forks not followed, the table was full */
+	CNT_UNWINDS,		/* unwinders entered: uretprobe slots given back (unwind_start) */
 	NR_COUNTERS,
 };
 

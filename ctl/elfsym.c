@@ -77,6 +77,42 @@ int elf_entry_offset(const char *path, uint64_t *off)
 	return ret;
 }
 
+bool elf_needs(const char *path, const char *prefix)
+{
+	bool found = false;
+	Elf_Scn *scn = NULL;
+	GElf_Shdr sh;
+	GElf_Dyn dyn;
+	Elf_Data *d;
+	size_t i;
+	int fd;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	while (e && !found && (scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			const char *name;
+
+			if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			name = elf_strptr(e, sh.sh_link, dyn.d_un.d_val);
+			found = name && !strncmp(name, prefix, strlen(prefix));
+		}
+	}
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
 int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
 {
 	struct elf_seg segs[16];

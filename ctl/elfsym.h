@@ -3,6 +3,7 @@
 #ifndef XPROBECTL_ELFSYM_H
 #define XPROBECTL_ELFSYM_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -32,6 +33,9 @@ int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why);
  * -errno (-ENOENT: it has none in its executable segments).
  */
 int elf_entry_offset(const char *path, uint64_t *off);
+
+/* Does PATH name a library starting with PREFIX among its DT_NEEDED? */
+bool elf_needs(const char *path, const char *prefix);
 
 /*
  * The file of library LIB ("c", "libc", "libc.so.6" or a path) as mapped by

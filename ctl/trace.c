@@ -440,7 +440,7 @@ out:
 	return err;
 }
 
-static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
+static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
 	int i, ok = 0, shown = 0, step = s->nfuncs / 20 + 1;
 	bool progress = s->nfuncs >= 100 && !quiet;
@@ -511,6 +511,174 @@ static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, boo
 		return -1;
 	}
 	return 0;
+}
+
+static int linkset_add_link(struct linkset *ls, struct bpf_link *l)
+{
+	struct bpf_link **n = realloc(ls->links, (ls->nlinks + 1) * sizeof(*n));
+
+	if (!n)
+		return -ENOMEM;
+	ls->links = n;
+	ls->links[ls->nlinks++] = l;
+	return 0;
+}
+
+/*
+ * The unwinder's entry points: where a thread starts to read its return
+ * addresses (trace.bpf.c, unwind_start). In the program itself when it is
+ * linked statically, else in libgcc_s, which C++ and Rust programs load.
+ */
+static const char *const unwinders[] = {
+	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
+	"_Unwind_ForcedUnwind", "_Unwind_Backtrace",
+};
+
+/* The libgcc_s that PID maps, NULL if none. */
+static char *libgcc_mapped(pid_t pid)
+{
+	char path[64], line[4096], *p, *found = NULL;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "re");
+	while (f && !found && fgets(line, sizeof(line), f)) {
+		p = strchr(line, '/');
+		if (p && strstr(p, "/libgcc_s.so")) {
+			p[strcspn(p, "\n")] = 0;
+			found = strdup(p);
+		}
+	}
+	if (f)
+		fclose(f);
+	return found;
+}
+
+/* The libgcc_s that PID maps, else the system's (loaded later); NULL if neither is there. */
+static char *libgcc_path(pid_t pid)
+{
+	static const char *const sys[] = {
+		"/lib/x86_64-linux-gnu/libgcc_s.so.1", "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1",
+		"/lib64/libgcc_s.so.1", "/usr/lib64/libgcc_s.so.1",
+	};
+	char *found = libgcc_mapped(pid);
+	unsigned int i;
+
+	for (i = 0; !found && i < sizeof(sys) / sizeof(sys[0]); i++)
+		if (!access(sys[i], R_OK))
+			found = strdup(sys[i]);
+	return found;
+}
+
+static int is_unwinder(const char *name, uint64_t off, uint64_t size, void *arg)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
+		if (!strcmp(name, unwinders[i])) {
+			*(bool *)arg = true;
+			return 1;
+		}
+	return 0;
+}
+
+/*
+ * Does the program at PATH unwind: the unwinder linked in, or libgcc_s or
+ * libstdc++ (C++, Rust) needed? (A C program can still load libgcc_s for
+ * backtrace() or pthread_cancel(): then PID maps it.)
+ */
+static bool unwinds(const char *path, pid_t pid)
+{
+	char *lib = libgcc_mapped(pid);
+	const char *why;
+	bool yes = lib;
+
+	free(lib);
+	if (yes || elf_needs(path, "libgcc_s.") || elf_needs(path, "libstdc++."))
+		return true;
+	elf_funcs(path, is_unwinder, &yes, &why);
+	return yes;
+}
+
+/*
+ * May a uprobe program call bpf_probe_write_user()? Not on a kernel locked
+ * down (integrity, as under Secure Boot), whose verifier says "cannot use
+ * helper", which libbpf_probe_bpf_helper() takes for yes. So load one:
+ *	*(u64 *)(r10 - 8) = 0; r1 = 0; r2 = r10 - 8; r3 = 8;
+ *	call bpf_probe_write_user; r0 = 0; exit
+ */
+static bool probe_write_user_ok(void)
+{
+	const struct bpf_insn insns[] = {
+		{ .code = BPF_ST | BPF_MEM | BPF_DW, .dst_reg = BPF_REG_10, .off = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_X, .dst_reg = BPF_REG_2, .src_reg = BPF_REG_10 },
+		{ .code = BPF_ALU64 | BPF_ADD | BPF_K, .dst_reg = BPF_REG_2, .imm = -8 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_3, .imm = 8 },
+		{ .code = BPF_JMP | BPF_CALL, .imm = BPF_FUNC_probe_write_user },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_KPROBE, NULL, "GPL", insns,
+			       sizeof(insns) / sizeof(insns[0]), NULL);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/*
+ * Return probes rewrite return addresses, which an unwinder reads: when
+ * any function takes a uretprobe, the unwinder's entry points in the
+ * program and in libgcc_s take unwind_start (trace.bpf.c). Where a file
+ * has none, nothing is attached; a failure is not the trace's.
+ */
+static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
+{
+	const char *paths[2] = { NULL, NULL };
+	char *lib;
+	unsigned int i, j;
+
+	for (i = 0; i < (unsigned int)s->nfuncs && !paths[0]; i++)
+		if (!s->funcs[i].uhook && !s->funcs[i].unprobed && !s->funcs[i].no_return)
+			paths[0] = s->funcs[i].path;
+	if (!paths[0])
+		return;
+	lib = libgcc_path(pid);
+	paths[1] = lib;
+	if (!s->unwind_fix) {
+		if (!s->unwind_said && unwinds(paths[0], pid))
+			fprintf(stderr, "xprobectl: this kernel is locked down (no bpf_probe_write_user): "
+				"a C++ exception, Rust panic or backtrace() through a function traced "
+				"with its return may end the program; trace with views (the module), "
+				"or name functions no exception crosses (-f)\n");
+		s->unwind_said = true;
+		free(lib);
+		return;
+	}
+	for (j = 0; j < 2 && paths[j]; j++)
+		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
+			LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = unwinders[i]);
+			struct bpf_link *l;
+
+			l = bpf_program__attach_uprobe_opts(s->skel->progs.unwind_start, pid,
+							    paths[j], 0, &o);
+			if (libbpf_get_error(l))
+				continue;
+			if (linkset_add_link(ls, l))
+				bpf_link__destroy(l);
+		}
+	free(lib);
+}
+
+static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
+{
+	int err = attach_probes(s, pid, ls, quiet);
+
+	if (!err)
+		attach_unwinders(s, pid, ls);
+	return err;
 }
 
 /*
@@ -752,6 +920,9 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->folded = s->fold;
 	s->skel->rodata->wakers_on = s->wakers;
 	s->skel->rodata->views_mode = s->views;
+	s->unwind_fix = probe_write_user_ok();
+	s->skel->rodata->unwind_fix = s->unwind_fix;
+	bpf_program__set_autoload(s->skel->progs.unwind_start, s->unwind_fix);
 	s->skel->rodata->klock_n = klocks_load((uint64_t *)s->skel->rodata->klock_lo,
 					       (uint64_t *)s->skel->rodata->klock_hi, TRACE_KLOCKS);
 	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);

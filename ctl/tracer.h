@@ -76,6 +76,8 @@ struct tsession {
 	struct trace_bpf *skel;
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
 	struct linkset ls;	/* the target's uprobes */
+	bool unwind_fix;	/* unwinders give uretprobe slots back (trace.bpf.c) */
+	bool unwind_said;	/* ... or we said they cannot */
 	bool children;		/* --children */
 	struct tproc *procs;	/* --children: every process the target forked */
 	int nprocs, capprocs;

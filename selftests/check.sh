@@ -226,6 +226,12 @@ host_test host-trace-pprof sh "$HERE/host/pprof-check.sh" "$BUILD/ctl/xprobectl"
 # so trace leaves it out, saying so (selftests/host/vex-check.sh).
 host_test host-trace-vex sh "$HERE/host/vex-check.sh" "$BUILD/ctl/xprobectl" "$BUILD/host/vex"
 
+# A C++ exception through traced functions in fallback mode: caught as
+# untraced, or on a locked-down kernel a warning that it may not be
+# (selftests/host/unwind-check.sh; the VM's selftest 49 does the rest).
+host_test host-trace-unwind sh "$HERE/host/unwind-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/progs/cxxthrow" "$BUILD/host/unwind"
+
 # metrics --listen scraped by Debian's prometheus server while loadgen
 # drives redis-server on this host (fallback mode; selftests/host/prom-check.sh).
 host_test host-metrics-prometheus sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xprobectl" \

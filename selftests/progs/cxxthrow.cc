@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cxxthrow: C++ exceptions and stack readers through functions that a
+ * tracer probes with their returns (issue 39). Traced or not, it must
+ * print the same lines and end the same way.
+ *
+ *   cxxthrow MODE OUT     (writes its lines to the file OUT)
+ *
+ * MODE: one    thrower() throws one call in three, through middle(), to a
+ *              catch in main()
+ *       deep   the same through 20 frames of deep()
+ *       rethrow  a catch in middle_rethrow() rethrows to main()
+ *       nested   nested try blocks, the inner one catching another type
+ *       catcher  catcher() catches what middle() throws and goes on to call
+ *                middle() again before it returns: its own return comes
+ *                after an exception crossed the frames below it
+ *       backtrace  backtrace() from inside traced frames: how many frames
+ *       terminate  an exception no one catches (std::terminate, SIGABRT,
+ *                  traced or not)
+ * The functions are extern "C", so that -f names them plainly.
+ */
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <execinfo.h>
+#include <stdexcept>
+
+static FILE *out;
+
+extern "C" {
+__attribute__((noinline)) int thrower(int i)
+{
+	if (i % 3 == 0)
+		throw std::runtime_error("three");
+	return i;
+}
+
+__attribute__((noinline)) int middle(int i)
+{
+	return thrower(i) + 1;
+}
+
+__attribute__((noinline)) int deep(int n, int i)
+{
+	if (!n)
+		return middle(i);
+	return deep(n - 1, i) + 1;
+}
+
+__attribute__((noinline)) int middle_rethrow(int i)
+{
+	try {
+		return middle(i);
+	} catch (const std::runtime_error &) {
+		fprintf(out, "rethrow %d\n", i);
+		throw;
+	}
+}
+
+__attribute__((noinline)) int inner(int i)
+{
+	try {
+		if (i % 2)
+			throw std::logic_error("odd");
+		return middle(i);
+	} catch (const std::logic_error &) {
+		return -1;
+	}
+}
+
+__attribute__((noinline)) int catcher(int i)
+{
+	int r = 0;
+
+	try {
+		r = middle(i);
+	} catch (const std::runtime_error &) {
+		r = -100;
+	}
+	return r + middle(1);
+}
+
+static volatile int zero;
+
+__attribute__((noinline)) int frames(int n)
+{
+	void *pcs[64];
+
+	if (n)
+		return frames(n - 1) + zero;	/* a real call, not a loop */
+	return backtrace(pcs, 64);
+}
+}
+
+int main(int argc, char **argv)
+{
+	long sum = 0, caught = 0;
+	const char *mode;
+	int i;
+
+	if (argc != 3 || !(out = fopen(argv[2], "w"))) {
+		fprintf(stderr, "usage: cxxthrow MODE OUT\n");
+		return 2;
+	}
+	setvbuf(out, NULL, _IOLBF, 0);
+	mode = argv[1];
+	if (!strcmp(mode, "terminate")) {
+		fprintf(out, "terminate\n");
+		return middle(3);
+	}
+	if (!strcmp(mode, "backtrace")) {
+		fprintf(out, "frames %d\n", frames(5));
+		fprintf(out, "frames %d\n", frames(10));
+		return 0;
+	}
+	for (i = 0; i < 30; i++) {
+		try {
+			if (!strcmp(mode, "one"))
+				sum += middle(i);
+			else if (!strcmp(mode, "deep"))
+				sum += deep(20, i);
+			else if (!strcmp(mode, "rethrow"))
+				sum += middle_rethrow(i);
+			else if (!strcmp(mode, "nested"))
+				sum += inner(i);
+			else if (!strcmp(mode, "catcher"))
+				sum += catcher(i);
+			else
+				return 2;
+		} catch (const std::exception &e) {
+			caught++;
+		}
+	}
+	fprintf(out, "%s sum=%ld caught=%ld\n", mode, sum, caught);
+	return 0;
+}
