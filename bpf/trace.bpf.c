@@ -1370,9 +1370,11 @@ static __always_inline void push_frame(struct thread_state *st, const struct clo
  * (unwind_start) every pending uretprobe return of the thread gets its
  * original address back in its slot. The kernel keeps its return
  * instances, and drops those the unwinding went past at the next return
- * or call, as after a longjmp. At the thread's next traced call, the slots
- * of the frames still live (above its sp) that still hold their original
- * address get the trampoline again (REARM), and their returns are seen.
+ * or call, as after a longjmp. At the thread's next traced call made above
+ * the unwinder's frame (not one the unwinder itself makes: a personality
+ * routine, a backtrace callback), the slots of the frames still live
+ * (above its sp) that still hold their original address get the
+ * trampoline again (REARM), and their returns are seen.
  * The thread may only mislead its own figures: it writes its own stack,
  * and the slots and addresses come from the kernel's instances. A kernel
  * locked down (Secure Boot) forbids bpf_probe_write_user(): no unwind_fix,
@@ -1414,8 +1416,10 @@ int unwind_start(struct pt_regs *ctx)
 	count(CNT_UNWINDS);
 	uret_slots(0, false);
 	st = bpf_map_lookup_elem(&threads, &tid);
-	if (st)
+	if (st) {
 		st->unwound = 1;
+		st->unwind_sp = PT_REGS_SP(ctx);
+	}
 	return 0;
 }
 
@@ -1430,7 +1434,7 @@ static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 	st = thread_get((__u32)bpf_get_current_pid_tgid(), now);
 	if (!st)
 		return 0;
-	if (unwind_fix && st->unwound) {
+	if (unwind_fix && st->unwound && sp > st->unwind_sp) {
 		st->unwound = 0;
 		uret_slots(sp, true);
 	}

@@ -121,6 +121,7 @@ struct thread_state {
 					 * (fn_records): its first record starts it */
 	__u32 seq;			/* bumped by every scheduler event: see read_clocks() */
 	__u8 unwound;			/* an unwinder ran: rearm its uretprobes (uret_slots()) */
+	__u64 unwind_sp;		/* ... entered with this sp: rearm only above it */
 	/*
 	 * Time charged to the current stack by scheduler events, not yet in the
 	 * fold map (index: 0 on-CPU, 1 + cause off-CPU); see charge_fold().

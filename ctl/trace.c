@@ -443,15 +443,17 @@ out:
 static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
 	int i, ok = 0, shown = 0, step = s->nfuncs / 20 + 1;
+	struct bpf_link **links;
 	bool progress = s->nfuncs >= 100 && !quiet;
 
 	if (s->multi)
 		return attach_multi(s, pid, ls, quiet);
 	/* libbpf holds a perf event and a BPF link fd per probe: 4 per function */
 	raise_nofile(4 * s->nfuncs + 256);
-	ls->links = calloc(2 * s->nfuncs, sizeof(*ls->links));
-	if (!ls->links)
+	links = realloc(ls->links, (ls->nlinks + 2 * s->nfuncs) * sizeof(*links));
+	if (!links)
 		return -ENOMEM;
+	ls->links = links;
 	for (i = 0; i < s->nfuncs; i++) {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i | (uint64_t)pid << 32);
 		struct tfunc *f = &s->funcs[i];
@@ -554,22 +556,6 @@ static char *libgcc_mapped(pid_t pid)
 	return found;
 }
 
-/* The libgcc_s that PID maps, else the system's (loaded later); NULL if neither is there. */
-static char *libgcc_path(pid_t pid)
-{
-	static const char *const sys[] = {
-		"/lib/x86_64-linux-gnu/libgcc_s.so.1", "/usr/lib/x86_64-linux-gnu/libgcc_s.so.1",
-		"/lib64/libgcc_s.so.1", "/usr/lib64/libgcc_s.so.1",
-	};
-	char *found = libgcc_mapped(pid);
-	unsigned int i;
-
-	for (i = 0; !found && i < sizeof(sys) / sizeof(sys[0]); i++)
-		if (!access(sys[i], R_OK))
-			found = strdup(sys[i]);
-	return found;
-}
-
 static int is_unwinder(const char *name, uint64_t off, uint64_t size, void *arg)
 {
 	unsigned int i;
@@ -628,36 +614,61 @@ static bool probe_write_user_ok(void)
 	return true;
 }
 
+/* Add PATH to PATHS (N of them, at most MAX) unless it is there. */
+static void path_add(const char **paths, unsigned int *n, unsigned int max, const char *path)
+{
+	unsigned int i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp(paths[i], path))
+			return;
+	if (*n < max)
+		paths[(*n)++] = path;
+}
+
 /*
  * Return probes rewrite return addresses, which an unwinder reads: when
- * any function takes a uretprobe, the unwinder's entry points in the
- * program and in libgcc_s take unwind_start (trace.bpf.c). Where a file
- * has none, nothing is attached; a failure is not the trace's.
+ * any function takes a uretprobe, the unwinder's entry points take
+ * unwind_start (trace.bpf.c) in the program, in the files of the traced
+ * functions and in libgcc_s. Before the return probes, so that they are
+ * detached after them (linkset_free() goes from the end). The unwinder's
+ * own functions take no return probe: it would put a trampoline in the
+ * unwinder's own frame after unwind_start ran.
  */
 static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 {
-	const char *paths[2] = { NULL, NULL };
-	char *lib;
-	unsigned int i, j;
+	char exe[PATH_MAX], lib[PATH_MAX];
+	const char *paths[8];
+	unsigned int n = 0, i, j, attached = 0;
+	bool any = false;
 
-	for (i = 0; i < (unsigned int)s->nfuncs && !paths[0]; i++)
-		if (!s->funcs[i].uhook && !s->funcs[i].unprobed && !s->funcs[i].no_return)
-			paths[0] = s->funcs[i].path;
-	if (!paths[0])
+	for (i = 0; i < (unsigned int)s->nfuncs; i++) {
+		struct tfunc *f = &s->funcs[i];
+
+		for (j = 0; j < sizeof(unwinders) / sizeof(unwinders[0]); j++)
+			if (!strcmp(f->name, unwinders[j]))
+				f->no_return = true;
+		if (f->uhook || f->unprobed || f->no_return)
+			continue;
+		any = true;
+		path_add(paths, &n, 6, f->path);
+	}
+	if (!any || pid_exe(pid, exe))
 		return;
-	lib = libgcc_path(pid);
-	paths[1] = lib;
+	path_add(paths, &n, 8, exe);
+	if (!find_library(pid, "libgcc_s", lib, sizeof(lib)))
+		path_add(paths, &n, 8, lib);
 	if (!s->unwind_fix) {
-		if (!s->unwind_said && unwinds(paths[0], pid))
-			fprintf(stderr, "xprobectl: this kernel is locked down (no bpf_probe_write_user): "
-				"a C++ exception, Rust panic or backtrace() through a function traced "
-				"with its return may end the program; trace with views (the module), "
-				"or name functions no exception crosses (-f)\n");
+		if (!s->unwind_said && unwinds(exe, pid))
+			fprintf(stderr, "xprobectl: this kernel does not let BPF write a process's "
+				"memory (bpf_probe_write_user: locked down, as under Secure Boot, or "
+				"no CAP_SYS_ADMIN): a C++ exception, Rust panic or backtrace() through "
+				"a function traced with its return may end the program; trace with "
+				"views (the module), or name functions no exception crosses (-f)\n");
 		s->unwind_said = true;
-		free(lib);
 		return;
 	}
-	for (j = 0; j < 2 && paths[j]; j++)
+	for (j = 0; j < n; j++)
 		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = unwinders[i]);
 			struct bpf_link *l;
@@ -668,16 +679,25 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 				continue;
 			if (linkset_add_link(ls, l))
 				bpf_link__destroy(l);
+			else
+				attached++;
 		}
-	free(lib);
+	if (!attached && !s->unwind_said && unwinds(exe, pid))
+		fprintf(stderr, "xprobectl: found no unwinder entry point to watch in %s or "
+			"libgcc_s (stripped, or another unwinder): a C++ exception, Rust panic or "
+			"backtrace() through a function traced with its return may end it\n", exe);
+	s->unwind_said = true;
 }
 
 static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
-	int err = attach_probes(s, pid, ls, quiet);
+	int first = ls->nlinks, err;
 
-	if (!err)
-		attach_unwinders(s, pid, ls);
+	attach_unwinders(s, pid, ls);
+	err = attach_probes(s, pid, ls, quiet);
+	if (err)
+		while (ls->nlinks > first)
+			bpf_link__destroy(ls->links[--ls->nlinks]);
 	return err;
 }
 

@@ -12,11 +12,11 @@ mkdir -p "$D"
 "$PROG" one "$D/untraced" || { echo "cxxthrow fails untraced"; exit 1; }
 "$CTL" trace --no-views -f middle -f thrower -- "$PROG" one "$D/traced" \
 	> "$D/trace.out" 2> "$D/trace.err" || { cat "$D/trace.err"; exit 1; }
-if grep -q "this kernel is locked down (no bpf_probe_write_user)" "$D/trace.err"; then
+if grep -q "this kernel does not let BPF write a process.s memory" "$D/trace.err"; then
 	lock=$(cat /sys/kernel/security/lockdown 2>/dev/null || echo "securityfs not mounted")
 	grep -q "killed by SIGABRT" "$D/trace.err" || {
 		echo "locked down, yet the exception was caught: the warning is wrong"; exit 1; }
-	echo "unwind: this kernel is locked down ($lock): trace said an exception may end the program, and it did"
+	echo "unwind: BPF may not write user memory here (lockdown: $lock): trace said an exception may end the program, and it did"
 	exit 0
 fi
 cmp -s "$D/untraced" "$D/traced" || {

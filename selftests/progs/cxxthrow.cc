@@ -11,6 +11,9 @@
  *       deep   the same through 20 frames of deep()
  *       rethrow  a catch in middle_rethrow() rethrows to main()
  *       nested   nested try blocks, the inner one catching another type
+ *       cleanup  with_cleanup()'s local object calls helper() from its
+ *                destructor while the exception goes through (a landing pad,
+ *                then _Unwind_Resume())
  *       catcher  catcher() catches what middle() throws and goes on to call
  *                middle() again before it returns: its own return comes
  *                after an exception crossed the frames below it
@@ -68,6 +71,26 @@ __attribute__((noinline)) int inner(int i)
 	}
 }
 
+__attribute__((noinline)) int helper(int i)
+{
+	return i + 1;
+}
+}
+
+static long cleaned;
+
+struct guard {
+	~guard() { cleaned += helper(1); }
+};
+
+extern "C" {
+__attribute__((noinline)) int with_cleanup(int i)
+{
+	guard g;
+
+	return middle(i) + 1;
+}
+
 __attribute__((noinline)) int catcher(int i)
 {
 	int r = 0;
@@ -123,6 +146,8 @@ int main(int argc, char **argv)
 				sum += middle_rethrow(i);
 			else if (!strcmp(mode, "nested"))
 				sum += inner(i);
+			else if (!strcmp(mode, "cleanup"))
+				sum += with_cleanup(i);
 			else if (!strcmp(mode, "catcher"))
 				sum += catcher(i);
 			else
@@ -131,6 +156,6 @@ int main(int argc, char **argv)
 			caught++;
 		}
 	}
-	fprintf(out, "%s sum=%ld caught=%ld\n", mode, sum, caught);
+	fprintf(out, "%s sum=%ld caught=%ld cleaned=%ld\n", mode, sum, caught, cleaned);
 	return 0;
 }
