@@ -28,8 +28,13 @@ traced_end() {
 		s/^Total for .*; it was killed by SIG\([A-Z0-9]*\)$/signal \1/p' "$1"
 }
 
+# The static program differs in where the unwinder is (in it, not in
+# libgcc_s): a throw, the _Unwind_Resume path, a catch that goes on,
+# backtrace() and terminate cover it.
 for prog in cxxthrow cxxthrow_static; do
-	for mode in one deep rethrow nested cleanup catcher backtrace terminate; do
+	modes="one deep rethrow nested cleanup catcher backtrace terminate"
+	[ $prog = cxxthrow ] || modes="one cleanup catcher backtrace terminate"
+	for mode in $modes; do
 		rm -f /tmp/cx.$mode /tmp/cx.$mode.t
 		/xp/bin/$prog $mode /tmp/cx.$mode 2> /dev/null
 		want_end=$(ended $?)
