@@ -1390,11 +1390,13 @@ static __always_inline void uret_slots(__u64 sp, bool rearm)
 	__u64 slot, orig, cur;
 	__u32 i;
 
+	if (!tramp)
+		return;		/* no uretprobe ever in this process */
 	for (i = 0; i < UNWIND_MAX && ri; i++) {
 		slot = BPF_CORE_READ(ri, stack);
 		orig = BPF_CORE_READ(ri, orig_ret_vaddr);
 		ri = BPF_CORE_READ(ri, next);
-		if (!tramp || bpf_probe_read_user(&cur, sizeof(cur), (void *)slot))
+		if (bpf_probe_read_user(&cur, sizeof(cur), (void *)slot))
 			continue;
 		if (!rearm && cur == tramp)
 			bpf_probe_write_user((void *)slot, &orig, sizeof(orig));

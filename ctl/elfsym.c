@@ -220,22 +220,11 @@ static int lib_matches(const char *base, const char *lib)
 	return 0;
 }
 
-int find_library(pid_t pid, const char *lib, char *out, size_t len)
+int find_mapped_library(pid_t pid, const char *lib, char *out, size_t len)
 {
-	static const char *const dirs[] = {
-		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
-		"/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
-	};
-	char line[PATH_MAX + 128], path[PATH_MAX];
-	size_t i;
+	char line[PATH_MAX + 128], path[64];
 	FILE *f;
 
-	if (strchr(lib, '/')) {
-		if (access(lib, R_OK))
-			return -ENOENT;
-		snprintf(out, len, "%s", lib);
-		return 0;
-	}
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
 	f = fopen(path, "re");
 	while (f && fgets(line, sizeof(line), f)) {
@@ -253,6 +242,26 @@ int find_library(pid_t pid, const char *lib, char *out, size_t len)
 	}
 	if (f)
 		fclose(f);
+	return -ENOENT;
+}
+
+int find_library(pid_t pid, const char *lib, char *out, size_t len)
+{
+	static const char *const dirs[] = {
+		"/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu", "/lib64",
+		"/usr/lib64", "/lib", "/usr/lib", "/usr/local/lib",
+	};
+	char path[PATH_MAX];
+	size_t i;
+
+	if (strchr(lib, '/')) {
+		if (access(lib, R_OK))
+			return -ENOENT;
+		snprintf(out, len, "%s", lib);
+		return 0;
+	}
+	if (!find_mapped_library(pid, lib, out, len))
+		return 0;
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
 		glob_t g;
 		size_t k;

@@ -44,6 +44,9 @@ bool elf_needs(const char *path, const char *prefix);
  */
 int find_library(pid_t pid, const char *lib, char *out, size_t len);
 
+/* The same, as mapped by PID only. */
+int find_mapped_library(pid_t pid, const char *lib, char *out, size_t len);
+
 /* The executable of PID (/proc/PID/exe) into EXE (PATH_MAX bytes): 0 or -errno. */
 int pid_exe(pid_t pid, char *exe);
 

@@ -123,6 +123,36 @@ struct pick {
 };
 
 /*
+ * The unwinder's entry points: where a thread starts to read its return
+ * addresses (trace.bpf.c, unwind_start), in libgcc_s or linked into the
+ * program. They take no return probe themselves (attach_unwinders()): it
+ * would put a trampoline in the unwinder's own frame after unwind_start
+ * ran.
+ */
+static const char *const unwinders[] = {
+	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
+	"_Unwind_ForcedUnwind", "_Unwind_Backtrace",
+};
+
+static bool unwinder_name(const char *name)
+{
+	unsigned int i;
+
+	for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
+		if (!strcmp(name, unwinders[i]))
+			return true;
+	return false;
+}
+
+static int is_unwinder(const char *name, uint64_t off, uint64_t size, void *arg)
+{
+	if (!unwinder_name(name))
+		return 0;
+	*(bool *)arg = true;
+	return 1;
+}
+
+/*
  * Is the instruction at file offset OFF VEX- or EVEX-encoded (AVX, AVX-512)?
  * In 64-bit mode C4, C5 and 62 after the legacy prefixes are always these
  * prefixes (LES, LDS and BOUND do not exist there; a REX before them is
@@ -527,60 +557,18 @@ static int linkset_add_link(struct linkset *ls, struct bpf_link *l)
 }
 
 /*
- * The unwinder's entry points: where a thread starts to read its return
- * addresses (trace.bpf.c, unwind_start). In the program itself when it is
- * linked statically, else in libgcc_s, which C++ and Rust programs load.
- */
-static const char *const unwinders[] = {
-	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
-	"_Unwind_ForcedUnwind", "_Unwind_Backtrace",
-};
-
-/* The libgcc_s that PID maps, NULL if none. */
-static char *libgcc_mapped(pid_t pid)
-{
-	char path[64], line[4096], *p, *found = NULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	f = fopen(path, "re");
-	while (f && !found && fgets(line, sizeof(line), f)) {
-		p = strchr(line, '/');
-		if (p && strstr(p, "/libgcc_s.so")) {
-			p[strcspn(p, "\n")] = 0;
-			found = strdup(p);
-		}
-	}
-	if (f)
-		fclose(f);
-	return found;
-}
-
-static int is_unwinder(const char *name, uint64_t off, uint64_t size, void *arg)
-{
-	unsigned int i;
-
-	for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
-		if (!strcmp(name, unwinders[i])) {
-			*(bool *)arg = true;
-			return 1;
-		}
-	return 0;
-}
-
-/*
  * Does the program at PATH unwind: the unwinder linked in, or libgcc_s or
  * libstdc++ (C++, Rust) needed? (A C program can still load libgcc_s for
  * backtrace() or pthread_cancel(): then PID maps it.)
  */
 static bool unwinds(const char *path, pid_t pid)
 {
-	char *lib = libgcc_mapped(pid);
+	char lib[PATH_MAX];
 	const char *why;
-	bool yes = lib;
+	bool yes = false;
 
-	free(lib);
-	if (yes || elf_needs(path, "libgcc_s.") || elf_needs(path, "libstdc++."))
+	if (!find_mapped_library(pid, "libgcc_s", lib, sizeof(lib)) ||
+	    elf_needs(path, "libgcc_s.") || elf_needs(path, "libstdc++."))
 		return true;
 	elf_funcs(path, is_unwinder, &yes, &why);
 	return yes;
@@ -631,9 +619,7 @@ static void path_add(const char **paths, unsigned int *n, unsigned int max, cons
  * any function takes a uretprobe, the unwinder's entry points take
  * unwind_start (trace.bpf.c) in the program, in the files of the traced
  * functions and in libgcc_s. Before the return probes, so that they are
- * detached after them (linkset_free() goes from the end). The unwinder's
- * own functions take no return probe: it would put a trampoline in the
- * unwinder's own frame after unwind_start ran.
+ * detached after them (linkset_free() goes from the end).
  */
 static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 {
@@ -645,9 +631,8 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 	for (i = 0; i < (unsigned int)s->nfuncs; i++) {
 		struct tfunc *f = &s->funcs[i];
 
-		for (j = 0; j < sizeof(unwinders) / sizeof(unwinders[0]); j++)
-			if (!strcmp(f->name, unwinders[j]))
-				f->no_return = true;
+		if (!f->uhook && unwinder_name(f->name))
+			f->no_return = true;
 		if (f->uhook || f->unprobed || f->no_return)
 			continue;
 		any = true;

@@ -22,7 +22,8 @@ struct tfunc {
 	uint32_t uhook;		/* its user hook's id, 0: a uprobe and a uretprobe */
 	bool no_return;		/* entered by a jump (its file's ELF entry point): the
 				 * word at its stack pointer is not a return address
-				 * (argc, for a program's _start), so no return probe */
+				 * (argc, for a program's _start), so no return probe;
+				 * nor a uretprobe on the unwinder's entry points */
 	bool vex_entry;		/* its first instruction is VEX- or EVEX-encoded */
 	bool unprobed;		/* left out: a uprobe there is not safe (trace.c) */
 };

@@ -1017,20 +1017,25 @@ static int uhook_tramp(struct xp_uhook *h, struct task_struct *task,
  * a signal. A command has a worker do them (upop()) and waits killably;
  * killed, it leaves the worker at it (->up_busy), and whoever takes the
  * hook out next leaves it alone until the worker is done (uhook_unpatch():
- * the reaper looks again 50 ms later). The reaper,
- * a worker itself, calls uprobes directly, once the process's own lock is
- * free (docs/userhooks.md: another process mapping the file can still hold
- * it up).
+ * the reaper looks again 50 ms later). The reaper, a worker itself, calls
+ * uprobes directly, once the process's own lock is free (docs/userhooks.md:
+ * another process mapping the file can still hold it up).
  */
 static DECLARE_WAIT_QUEUE_HEAD(upop_wq);
+
+/* Its handlers may still run until xp_uprobe_unregister_sync(). */
+static void uprobe_drop(struct xp_uhook *h)
+{
+	xp_uprobe_unregister_nosync(&h->up, &h->uc);
+	h->registered = false;
+}
 
 static void uhook_upop(struct work_struct *work)
 {
 	struct xp_uhook *h = container_of(work, struct xp_uhook, upwork);
 
 	if (h->registered) {
-		xp_uprobe_unregister_nosync(&h->up, &h->uc);
-		h->registered = false;
+		uprobe_drop(h);
 		h->up_err = 0;
 	} else {
 		h->up_err = xp_uprobe_register(&h->up, &h->uc);
@@ -1059,6 +1064,7 @@ static int mmap_write_wait(struct mm_struct *mm)
 /* Waits killably for the worker's op in progress on @h, if any. */
 static int upop_wait(struct xp_uhook *h)
 {
+	/* acquire: pairs with uhook_upop()'s release (->registered, ->up_err) */
 	return wait_event_killable(upop_wq, !smp_load_acquire(&h->up_busy)) ? -EINTR : 0;
 }
 
@@ -1113,7 +1119,8 @@ static int uhook_unpatch(struct xp_uhook *h, int wait)
 {
 	int err = 0;
 
-	if (smp_load_acquire(&h->up_busy)) {	/* a killed command's upop() */
+	/* A killed command's upop(); acquire: as in upop_wait() */
+	if (smp_load_acquire(&h->up_busy)) {
 		if (wait != XP_WAIT_KILLABLE)
 			return -EBUSY;
 		err = upop_wait(h);
@@ -1139,8 +1146,7 @@ static int uhook_unpatch(struct xp_uhook *h, int wait)
 		return 0;
 	if (wait == XP_WAIT_KILLABLE)
 		return upop(h);
-	xp_uprobe_unregister_nosync(&h->up, &h->uc);
-	h->registered = false;
+	uprobe_drop(h);
 	return 0;
 }
 
