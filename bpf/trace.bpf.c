@@ -1405,23 +1405,29 @@ static __always_inline void uret_slots(__u64 sp, bool rearm)
 	}
 }
 
-/* _Unwind_RaiseException() and the other entries of the unwinder (trace.c). */
-SEC("uprobe")
-int unwind_start(struct pt_regs *ctx)
+/* The unwinder is entered at SP by the current thread, one of ours. */
+static __always_inline void unwind_begin(__u64 sp)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct thread_state *st;
 
-	if (!unwind_fix || !ours(id >> 32))
-		return 0;
 	count(CNT_UNWINDS);
+	if (!unwind_fix)
+		return;
 	uret_slots(0, false);
 	st = bpf_map_lookup_elem(&threads, &tid);
 	if (st) {
 		st->unwound = 1;
-		st->unwind_sp = PT_REGS_SP(ctx);
+		st->unwind_sp = sp;
 	}
+}
+
+/* _Unwind_RaiseException() and the other entries of the unwinder (trace.c). */
+SEC("uprobe")
+int unwind_start(struct pt_regs *ctx)
+{
+	if (unwind_fix && ours(bpf_get_current_pid_tgid() >> 32))
+		unwind_begin(PT_REGS_SP(ctx));
 	return 0;
 }
 
@@ -1476,7 +1482,10 @@ int fn_entry(struct pt_regs *ctx)
 /*
  * The events of xprobes user hooks (the default where the module is there
  * and a function allows one): args id, cookie (the function), the
- * registers at the entry. The tracepoint is every hooked process's.
+ * registers at the entry. The tracepoint is every hooked process's. An
+ * unwinder hook's (with records, the only events): the module gives the
+ * thunks' slots back, and uretprobes' (functions without a user hook)
+ * are given back here, as unwind_start does.
  */
 SEC("raw_tp/xprobes_uhook")
 int fn_entry_uh(struct bpf_raw_tracepoint_args *ctx)
@@ -1485,6 +1494,10 @@ int fn_entry_uh(struct bpf_raw_tracepoint_args *ctx)
 
 	if (!ours(bpf_get_current_pid_tgid() >> 32))
 		return 0;
+	if ((__u32)ctx->args[1] == TRACE_UNWINDER_COOKIE) {
+		unwind_begin(BPF_CORE_READ(regs, sp));
+		return 0;
+	}
 	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1], true);
 }
 

@@ -183,6 +183,12 @@ struct fold_key {
 	__u64 waker;			/* -W, off-CPU: WKEY(0, ...) of who ended it, 0: none */
 };
 
+/*
+ * The cookie of views mode's unwinder hooks (XPROBES_F_UNWINDER, tuhook.c):
+ * their events count CNT_UNWINDS, they are no traced function's.
+ */
+#define TRACE_UNWINDER_COOKIE	0xffffffffu
+
 /* Session counters (array map, one slot each). */
 enum trace_counter {
 	CNT_ENTRIES,		/* uprobe hits */
@@ -202,7 +208,8 @@ enum trace_counter {
 	CNT_WAKERS_LOST,	/* -W: waits not counted, the waker table was full */
 	CNT_FORKS,		/* --children: processes followed */
 	CNT_FORKS_LOST,		/* --children: forks not followed, the table was full */
-	CNT_UNWINDS,		/* unwinders entered: uretprobe slots given back (unwind_start) */
+	CNT_UNWINDS,		/* unwinders entered: return slots given back (unwind_start,
+				 * or the module's unwinder hooks) */
 	NR_COUNTERS,
 };
 

@@ -134,7 +134,7 @@ static const char *const unwinders[] = {
 	"_Unwind_ForcedUnwind", "_Unwind_Backtrace",
 };
 
-static bool unwinder_name(const char *name)
+bool unwinder_name(const char *name)
 {
 	unsigned int i;
 
@@ -561,7 +561,7 @@ static int linkset_add_link(struct linkset *ls, struct bpf_link *l)
  * libstdc++ (C++, Rust) needed? (A C program can still load libgcc_s for
  * backtrace() or pthread_cancel(): then PID maps it.)
  */
-static bool unwinds(const char *path, pid_t pid)
+bool unwinds(const char *path, pid_t pid)
 {
 	char lib[PATH_MAX];
 	const char *why;
@@ -640,6 +640,19 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 	}
 	if (!any || pid_exe(pid, exe))
 		return;
+	if (s->nunwinders) {
+		/*
+		 * The module's unwinder hooks are on the entry points (tuhook.c),
+		 * and fn_entry_uh gives these uretprobes' slots back.
+		 */
+		if (!s->unwind_fix && !s->unwind_said && unwinds(exe, pid))
+			fprintf(stderr, "xprobectl: this kernel does not let BPF write a process's "
+				"memory (locked down, as under Secure Boot): a C++ exception, Rust "
+				"panic or backtrace() through a function traced by uprobes (no user "
+				"hook) may end the program; name functions no exception crosses (-f)\n");
+		s->unwind_said = true;
+		return;
+	}
 	path_add(paths, &n, 8, exe);
 	if (!find_library(pid, "libgcc_s", lib, sizeof(lib)))
 		path_add(paths, &n, 8, lib);
@@ -864,6 +877,16 @@ static int attach_uh(struct tsession *s)
 			return -1;
 		}
 		s->skel->links.fn_records = in;
+		if (!s->nunwinders)
+			return 0;
+		/* the unwinder hooks' events */
+		in = bpf_program__attach(s->skel->progs.fn_entry_uh);
+		if (libbpf_get_error(in)) {
+			fprintf(stderr, "xprobectl: cannot attach to the unwinder hooks' events: %s "
+				"(--uprobes traces without them)\n", strerror(errno));
+			return -1;
+		}
+		s->skel->links.fn_entry_uh = in;
 		return 0;
 	}
 
@@ -945,7 +968,8 @@ static int load_bpf(struct tsession *s)
 	bpf_program__set_autoload(s->skel->progs.fb_waking, !s->views && s->wakers);
 	for (i = 0; i < FB_IN_PROGS; i++)
 		bpf_program__set_autoload(fb_in(s->skel, i, NULL), !s->views && s->wakers);
-	bpf_program__set_autoload(s->skel->progs.fn_entry_uh, s->nuhooks > 0 && !s->records);
+	bpf_program__set_autoload(s->skel->progs.fn_entry_uh,
+				  (s->nuhooks > 0 && !s->records) || s->nunwinders > 0);
 	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_records, s->nuhooks > 0 && s->records);
 	if (s->multi) {
@@ -1268,6 +1292,8 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "xprobectl: user hooks failed; --uprobes traces without them\n");
 		goto out;
 	}
+	if (s.views && !s.uprobes_only)
+		tuhooks_unwinders(&s);
 	leave_out_unsafe(&s);
 	for (;;) {
 		if (load_bpf(&s))

@@ -71,6 +71,7 @@ struct tsession {
 	int nfuncs;
 	int nfailed;		/* functions that could not be probed */
 	int nuhooks;		/* functions through user hooks (tuhook.c) */
+	int nunwinders;		/* unwinder hooks placed (tuhook.c) */
 	bool uprobes_only;	/* --uprobes */
 	bool records;		/* user hooks write records (else they fire events) */
 	int ncpus;
@@ -119,6 +120,11 @@ struct tsession {
 
 /* tuhook.c: user hooks for the functions that allow one (views mode). */
 int tuhooks_add(struct tsession *s, bool verbose);
+void tuhooks_unwinders(struct tsession *s);
+
+/* trace.c: the unwinder's entry points by name; does the program at PATH unwind? */
+bool unwinder_name(const char *name);
+bool unwinds(const char *path, pid_t pid);
 void tuhooks_areas(struct tsession *s);
 
 /* "12.3ms": 4 significant digits at most, fits in 8 columns. */

@@ -12,6 +12,7 @@
  * and a uretprobe. The hooks go with the view when trace ends.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,6 +75,11 @@ int tuhooks_add(struct tsession *s, bool verbose)
 			refused++;
 			continue;
 		}
+		if (unwinder_name(f->name)) {
+			/* its entry takes the unwinder hook (tuhooks_unwinders()) */
+			f->no_return = true;
+			continue;
+		}
 		nbr = branches_into(f->path, f->offset, br, XPROBES_UH_BRANCHES_MAX, &why);
 		if (nbr < 0) {
 			refused++;
@@ -121,4 +127,119 @@ int tuhooks_add(struct tsession *s, bool verbose)
 		fprintf(stderr, "xprobectl: %d function%s through uprobes: no user hook possible "
 			"(first: %s)\n", refused, refused == 1 ? "" : "s", first[0] ? first : "?");
 	return 0;
+}
+
+/* An unwinder's entry point found in a file (elf_funcs()' callback). */
+struct unwinder_sym {
+	char name[32];
+	uint64_t offset, size;
+};
+
+struct unwinder_syms {
+	struct unwinder_sym sym[8];
+	unsigned int n;
+};
+
+static int unwinder_found(const char *name, uint64_t off, uint64_t size, void *arg)
+{
+	struct unwinder_syms *u = arg;
+
+	if (!unwinder_name(name) || !size || u->n == sizeof(u->sym) / sizeof(u->sym[0]))
+		return 0;
+	snprintf(u->sym[u->n].name, sizeof(u->sym[u->n].name), "%s", name);
+	u->sym[u->n].offset = off;
+	u->sym[u->n++].size = size;
+	return 0;
+}
+
+/* An unwinder hook on the function at OFF (SIZE bytes) of PATH; its id, 0 if refused. */
+static uint32_t unwinder_hook(struct tsession *s, const char *path, uint64_t off, uint64_t size,
+			      const char **why)
+{
+	struct xprobes_uh_branch br[XPROBES_UH_BRANCHES_MAX];
+	struct nl_msg *msg;
+	uint64_t addr;
+	uint32_t id = 0;
+	int nbr, err;
+
+	if (pid_file_addr(s->pid, path, off, &addr)) {
+		*why = "not mapped";
+		return 0;
+	}
+	nbr = branches_into(path, off, br, XPROBES_UH_BRANCHES_MAX, why);
+	if (nbr < 0)
+		return 0;
+	msg = xp_nl_msg(s->nl, XPROBES_CMD_UHOOK_ADD, 0);
+	nla_put_u32(msg, XPROBES_A_PID, s->pid);
+	nla_put_u64(msg, XPROBES_A_ADDR, addr);
+	nla_put_u32(msg, XPROBES_A_SIZE, size > UINT32_MAX ? UINT32_MAX : size);
+	nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_EVENTS | XPROBES_F_UNWINDER);
+	nla_put_u64(msg, XPROBES_A_COOKIE, TRACE_UNWINDER_COOKIE);
+	nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
+	err = xp_nl_call(s->nl, msg, got_id, &id);
+	if (err || !id) {
+		*why = s->nl->ext_msg[0] ? s->nl->ext_msg : strerror(-err);
+		return 0;
+	}
+	return id;
+}
+
+/*
+ * Return thunks stand in return slots, which an unwinder reads (C++
+ * exceptions, Rust panics, backtrace(), pthread_cancel()): when a user
+ * hook has returns, the unwinder's entry points in the program, in the
+ * traced functions' files and in libgcc_s take unwinder hooks, which give
+ * the unwinder the return addresses (module/uunwind.c). Said once where
+ * none could be placed and the program unwinds.
+ */
+void tuhooks_unwinders(struct tsession *s)
+{
+	char exe[PATH_MAX], lib[PATH_MAX], first[300] = "";
+	const char *paths[8], *why;
+	unsigned int n = 0, i, j;
+	bool any = false;
+
+	for (i = 0; i < (unsigned int)s->nfuncs; i++) {
+		struct tfunc *f = &s->funcs[i];
+		bool known = false;
+
+		if (!f->uhook || f->no_return)
+			continue;
+		any = true;
+		for (j = 0; j < n; j++)
+			known |= !strcmp(paths[j], f->path);
+		if (!known && n < 6)
+			paths[n++] = f->path;
+	}
+	if (!any || pid_exe(s->pid, exe))
+		return;
+	for (j = 0; j < n && strcmp(paths[j], exe); j++)
+		;
+	if (j == n)
+		paths[n++] = exe;
+	if (!find_mapped_library(s->pid, "libgcc_s", lib, sizeof(lib))) {
+		for (j = 0; j < n && strcmp(paths[j], lib); j++)
+			;
+		if (j == n)
+			paths[n++] = lib;
+	}
+	for (j = 0; j < n; j++) {
+		struct unwinder_syms u = { .n = 0 };
+
+		elf_funcs(paths[j], unwinder_found, &u, &why);
+		for (i = 0; i < u.n; i++) {
+			if (unwinder_hook(s, paths[j], u.sym[i].offset, u.sym[i].size, &why))
+				s->nunwinders++;
+			else if (!first[0])
+				snprintf(first, sizeof(first), "%s: %s", u.sym[i].name, why);
+		}
+	}
+	if (first[0])
+		fprintf(stderr, "xprobectl: an unwinder entry point has no hook (%s): a C++ "
+			"exception, Rust panic or backtrace() through a traced function may end "
+			"the program\n", first);
+	else if (!s->nunwinders && unwinds(exe, s->pid))
+		fprintf(stderr, "xprobectl: found no unwinder entry point to hook in %s or "
+			"libgcc_s (stripped, or another unwinder): a C++ exception, Rust panic or "
+			"backtrace() through a traced function may end it\n", exe);
 }

@@ -34,6 +34,7 @@ static int __init xprobes_init(void)
 		goto out_dispatch;
 	xp_kpstate_init();
 	xp_ucover_init();
+	xp_unwind_init();
 	err = xp_uhooks_init();
 	if (err)
 		goto out_kpstate;
@@ -68,6 +69,7 @@ static void __exit xprobes_exit(void)
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
+	xp_unwind_exit();	/* unwinders' task works that ran on are done */
 	xp_uhooks_exit();	/* the reaper and the mapping workers are done */
 	xp_ucover_exit();	/* no user hook is left */
 	xp_calls_exit();

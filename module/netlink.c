@@ -528,9 +528,19 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	req.size = nla_get_u32(a[XPROBES_A_SIZE]);
 	req.flags = flags;
 	req.cookie = a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0;
-	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS | XPROBES_F_RECORDS)) {
+	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS | XPROBES_F_RECORDS |
+		      XPROBES_F_UNWINDER)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
-				    "a user hook takes no flag but events, records and returns");
+				    "a user hook takes no flag but events, records, returns and "
+				    "unwinder");
+		return -EINVAL;
+	}
+	if ((flags & XPROBES_F_UNWINDER) &&
+	    (flags & (XPROBES_F_EVENTS | XPROBES_F_RETURNS | XPROBES_F_RECORDS)) !=
+	    XPROBES_F_EVENTS) {
+		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
+				    "an unwinder hook has events, and no returns or records: its "
+				    "own return address is the first the unwinder reads");
 		return -EINVAL;
 	}
 	if ((flags & XPROBES_F_EVENTS) && (flags & XPROBES_F_RECORDS)) {

@@ -234,7 +234,7 @@ static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustu
 }
 
 /* The syscall of a return thunk: fire the return of its hook's call. */
-static void uret_fire(struct pt_regs *u)
+static void uret_fire(struct xp_view *v, struct pt_regs *u)
 {
 	unsigned long start = u->ip - XP_USTUB_RET, off;
 	struct ustub_frame f;
@@ -258,10 +258,33 @@ found:
 		return;		/* the hook is gone; the thunk still returns */
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret)))
 		return;
+	if (unlikely(READ_ONCE(v->unwinds)))
+		xp_unwind_landed(v, u->sp);
 	this_cpu_inc(h->hits->rets);
 	enter_regs(u, &f, b->ent[idx].ret, &s);
 	trace_xprobes_uhook_ret(h->id, h->cookie, u);
 	leave_regs(u, &s);
+}
+
+/*
+ * The return address event thunk @w of @mm stands for, or 0 if @w is none
+ * (uunwind.c). Under rcu_read_lock(); from the block's own entries.
+ */
+unsigned long xp_uret_thunk_target(struct mm_struct *mm, unsigned long w)
+{
+	struct xp_uret *b;
+
+	list_for_each_entry_rcu(b, &xp_urets, node) {
+		unsigned long off = w - b->code;
+
+		if (b->mm != mm || off >= XP_URET_TABLE || off % XP_URET_SIZE)
+			continue;
+		/* Pairs with uret_get()'s release: the entry is filled below the count. */
+		if (off / XP_URET_SIZE >= smp_load_acquire(&b->used))
+			return 0;
+		return b->ent[off / XP_URET_SIZE].ret;
+	}
+	return 0;
 }
 
 /* The thunks of @a, written once, before a hook with returns is published. */
@@ -372,7 +395,7 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 	if (u != task_pt_regs(current))
 		return;
 	if (u->orig_ax == XPROBES_UHOOK_RET_NR) {
-		uret_fire(u);
+		uret_fire(kh->view, u);
 		return;
 	}
 	if (u->orig_ax == XPROBES_UREC_NR) {
@@ -393,6 +416,10 @@ found:
 	enter_regs(u, &f, h->func, &s);
 	trace_xprobes_uhook(h->id, h->cookie, u);
 	leave_regs(u, &s);
+	if (h->unwinder)
+		xp_unwind_start(kh->view, u->sp + offsetof(struct ustub_frame, ret));
+	else if (unlikely(READ_ONCE(kh->view->unwinds)))
+		xp_unwind_landed(kh->view, u->sp);
 	if (h->returns)
 		uret_hijack(h, u, &f);
 }

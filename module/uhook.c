@@ -729,6 +729,7 @@ static struct xp_uhook *uhook_new(const struct xp_uhook_req *req, struct task_st
 		h->records = true;
 	}
 	h->returns = (h->events || h->records) && (req->flags & XPROBES_F_RETURNS);
+	h->unwinder = h->events && (req->flags & XPROBES_F_UNWINDER);
 	return h;
 }
 
@@ -888,6 +889,11 @@ static int uhook_check(struct xp_uhook *h, struct xp_view **vp, struct netlink_e
 		return -ESRCH;
 	if (h->events || h->records) {
 		err = xp_uevents_get(v, h->add_task, extack);	/* records: the slow path's call */
+		if (err)
+			return err;
+	}
+	if (h->unwinder) {
+		err = xp_unwinds_get(v, extack);
 		if (err)
 			return err;
 	}

@@ -108,6 +108,7 @@ struct xp_uhook {
 	bool events;			/* its trampoline starts with the event stub */
 	bool returns;			/* each call's return fires too (uevent.c) */
 	bool records;			/* writes records instead (urec.c) */
+	bool unwinder;			/* an unwinder's entry (uunwind.c) */
 	bool rets_gone;			/* no thunk may name it any more (uevent.c) */
 	atomic64_t ret_missed;		/* calls whose return could not be taken */
 	u64 cookie;			/* passed with each event */
@@ -174,6 +175,7 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 void xp_uevent_publish(struct xp_uhook *h);
 void xp_uevent_unpublish(struct xp_uhook *h);
 u64 xp_uevent_hits(struct xp_uhook *h, bool rets);
+unsigned long xp_uret_thunk_target(struct mm_struct *mm, unsigned long w);
 
 /* urec.c: records instead of events */
 int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *task,
@@ -186,5 +188,17 @@ void xp_urec_stub(u8 *out, struct xp_uarea *a, unsigned long at, u64 cookie, boo
 void xp_urec_slow(struct xp_view *v, struct pt_regs *u);
 void xp_urec_block_free(struct xp_uarea *a);
 void xp_urecbuf_free(struct xp_view *v);
+void xp_urec_force(struct xp_view *v);
+unsigned long xp_urec_thunk_target(struct mm_struct *mm, unsigned long w);
+
+/* uunwind.c: unwinders read return addresses, not thunks */
+int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack);
+void xp_unwinds_free(struct xp_view *v);
+void xp_unwind_start(struct xp_view *v, unsigned long sp);
+void xp_unwind_landed(struct xp_view *v, unsigned long sp);
+bool xp_unwind_pending(struct xp_view *v, struct task_struct *t);
+void xp_unwind_exit_task(struct xp_view *v);
+void xp_unwind_init(void);
+void xp_unwind_exit(void);
 
 #endif /* _XPROBES_UHOOK_H */

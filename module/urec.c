@@ -89,6 +89,7 @@ struct xp_urecbuf {
 	unsigned int npinned;
 	void *kaddr;			/* vmap() of them */
 	struct task_struct **owner;	/* by CPU: the thread of ours that came last (a key only) */
+	struct task_struct **forced;	/* by CPU: whose buffer looks full (a key only) */
 	long rseq_off;			/* the rseq area, from the thread pointer */
 	u32 rseq_sig;
 };
@@ -249,6 +250,7 @@ static void urecbuf_free(struct xp_urecbuf *rb)
 		unpin_user_pages_dirty_lock(rb->pages, rb->npinned, true);
 	kvfree(rb->pages);
 	kfree(rb->owner);
+	kfree(rb->forced);
 	if (rb->file)
 		fput(rb->file);
 	if (rb->mm)
@@ -312,7 +314,8 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 	rb->npages = size >> PAGE_SHIFT;
 	rb->pages = kvcalloc(rb->npages, sizeof(*rb->pages), GFP_KERNEL_ACCOUNT);
 	rb->owner = kcalloc(rb->nbufs, sizeof(*rb->owner), GFP_KERNEL_ACCOUNT);
-	if (!rb->pages || !rb->owner)
+	rb->forced = kcalloc(rb->nbufs, sizeof(*rb->forced), GFP_KERNEL_ACCOUNT);
+	if (!rb->pages || !rb->owner || !rb->forced)
 		goto nomem;
 	rb->file = shmem_file_setup("[xprobes-records]", size, VM_NORESERVE);
 	if (IS_ERR(rb->file)) {
@@ -399,8 +402,8 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	u64 v[2 * XPROBES_UREC_INLINE] = {};
 	struct xp_urec_clock c;
 
-	if (!n)
-		return;
+	if (!n || rb->forced[cpu] == owner)
+		return;		/* none, or full only to look so (xp_urec_force()) */
 	n = min_t(u32, n, XP_UREC_CAP);
 	c.ns = urec_clock_now(&c.tsc);
 	c.mult = READ_ONCE(urec_mult) ?: tsc_mult;
@@ -473,6 +476,9 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 			urec_flush(rb, cpu, t, calls);
 			if (rb->owner[cpu] == t)
 				rb->owner[cpu] = NULL;
+			if (rb->forced[cpu] == t)
+				rb->forced[cpu] = NULL;
+			xp_unwind_exit_task(h->view);
 		}
 		return;
 	}
@@ -503,9 +509,40 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 	if (t->mm == rb->mm) {
 		struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 
-		WRITE_ONCE(hdr->count, 0);
 		rb->owner[cpu] = t;
+		rb->forced[cpu] = NULL;
+		if (unlikely(xp_unwind_pending(h->view, t))) {
+			/* its next record enters the kernel: xp_urec_force() */
+			WRITE_ONCE(hdr->count, XP_UREC_CAP);
+			rb->forced[cpu] = t;
+		} else {
+			WRITE_ONCE(hdr->count, 0);
+		}
 	}
+}
+
+/*
+ * An unwinder starts in current (uunwind.c): its records so far go, and
+ * its CPU's buffer then looks full, so that its next record enters the
+ * kernel (xp_urec_slow()), which tells where the thread runs then. Each
+ * switch-in of the thread makes it look full again while it is pending.
+ * On the unwinder hook's hit path, preemption off, out of the routine.
+ */
+void xp_urec_force(struct xp_view *v)
+{
+	struct xp_urecbuf *rb = READ_ONCE(v->urec);
+	struct xp_urec_hdr *hdr;
+	unsigned int cpu;
+
+	if (!rb || rb->mm != current->mm)
+		return;
+	cpu = smp_processor_id();
+	if (cpu >= rb->nbufs)
+		return;
+	urec_flush(rb, cpu, current, READ_ONCE(v->urec_calls));
+	hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+	WRITE_ONCE(hdr->count, XP_UREC_CAP);
+	rb->forced[cpu] = current;
 }
 
 /*
@@ -707,8 +744,19 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
 		return;		/* a child of fork: it goes on without */
 	if (!u->di) {
 		cpu = smp_processor_id();
-		if (cpu < rb->nbufs)
-			urec_flush(rb, cpu, current, READ_ONCE(v->urec_calls));
+		if (cpu >= rb->nbufs)
+			return;
+		if (rb->forced[cpu] == current) {
+			struct xp_urec_hdr *hdr;
+
+			/* full only to look so: where does it run now? */
+			hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+			rb->forced[cpu] = NULL;
+			WRITE_ONCE(hdr->count, 0);
+			xp_unwind_landed(v, u->sp);
+			return;
+		}
+		urec_flush(rb, cpu, current, READ_ONCE(v->urec_calls));
 		return;
 	}
 	if (u->di != u->sp + 8)
@@ -724,6 +772,32 @@ found:
 	thunk = thunk_get(b, ret);
 	if (thunk)
 		copy_to_user_nofault((void __user *)u->di, &thunk, sizeof(thunk));
+}
+
+/*
+ * The return address record thunk @w of @mm stands for, or 0 if @w is
+ * none (uunwind.c). Under rcu_read_lock(); from the block's own table.
+ */
+unsigned long xp_urec_thunk_target(struct mm_struct *mm, unsigned long w)
+{
+	struct xp_urecblk *b;
+
+	list_for_each_entry_rcu(b, &xp_urecblks, node) {
+		unsigned long off = w - (b->va + XP_URT_OFF);
+		const u64 *tgt = b->kaddr;
+
+		if (b->mm != mm || off >= XP_URT_N * XP_URT_SIZE || off % XP_URT_SIZE)
+			continue;
+		/*
+		 * Given out: thunk_get() stores its target before the count (x86
+		 * keeps stores in order); the count is read first.
+		 */
+		if (off / XP_URT_SIZE >= READ_ONCE(b->used))
+			return 0;
+		smp_rmb();	/* the count, then the target */
+		return READ_ONCE(tgt[off / XP_URT_SIZE]);
+	}
+	return 0;
 }
 
 /* ---- adding a hook ------------------------------------------------------------- */

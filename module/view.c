@@ -524,6 +524,7 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	}
 	xp_hooks_free_all(v);
 	xp_urecbuf_free(v);
+	xp_unwinds_free(v);
 	list_for_each_entry_safe(m, n, &v->members, node)
 		free_member(m);
 	free_view(v);

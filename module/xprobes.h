@@ -170,6 +170,8 @@ struct xp_view {
 					 * once it has a jump over several
 					 * instructions (guard.c); set once */
 	struct xp_urecbuf *urec;	/* its records hooks' buffers, set once (urec.c) */
+	struct xp_unwinds *unwinds;	/* its threads' unwindings, with its first
+					 * unwinder hook (uunwind.c) */
 	u8 urec_roles;			/* XP_UREC_*: its hooks that hand records over */
 	bool urec_calls;		/* ... folding calls (XPROBES_F_CALLS): set by
 					 * the first of them, under xp_views_lock */

@@ -146,11 +146,21 @@ enum xprobes_mode {
 							 * within one hand-over over as one
 							 * record (XPROBES_UREC_CALL); the
 							 * view's three such hooks agree */
+#define XPROBES_F_UNWINDER		(1U << 10)	/* user hook with events, no
+							 * returns: an unwinder's entry
+							 * point (_Unwind_RaiseException,
+							 * ...): before each of its calls
+							 * runs, the return thunks on the
+							 * thread's stack become their
+							 * return addresses again, and
+							 * those of frames it does not
+							 * unwind are thunks again after */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
 					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
 					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES | \
 					 XPROBES_F_EVENTS | XPROBES_F_RETURNS | \
-					 XPROBES_F_RECORDS | XPROBES_F_CALLS)
+					 XPROBES_F_RECORDS | XPROBES_F_CALLS | \
+					 XPROBES_F_UNWINDER)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */

@@ -6,8 +6,9 @@
 # exception no one catches. cxxthrow
 # (libstdc++ and libgcc_s) and cxxthrow_static, run untraced and under
 # trace in fallback mode (--no-views: uprobes and uretprobes, whose
-# trampolines unwind_start gives back to the unwinder): the same lines,
-# the same end.
+# trampolines unwind_start gives back to the unwinder) and in views mode
+# (user hooks, whose return thunks the module's unwinder hooks give
+# back): the same lines, the same end.
 . /xp/selftests/tests/lib.sh
 
 FUNCS="-f thrower -f middle -f deep -f middle_rethrow -f inner -f catcher -f frames
@@ -28,33 +29,66 @@ traced_end() {
 		s/^Total for .*; it was killed by SIG\([A-Z0-9]*\)$/signal \1/p' "$1"
 }
 
+# trace_run PROG MODE HOW: trace PROG MODE fallback (uprobes and
+# uretprobes), views (user hooks with records; the static program, which
+# registers rseq only after its entry, gets events) or events (-T: user
+# hooks with events and event thunks); its output in /tmp/cx.MODE.HOW.out
+trace_run() {
+	case $3 in
+	fallback) opt=--no-views ;;
+	views) opt= ;;
+	events) opt=-T ;;
+	esac
+	rm -f /tmp/cx.$2.t
+	xprobectl trace $opt $FUNCS -- /xp/bin/$1 $2 /tmp/cx.$2.t > /tmp/cx.$2.$3.out 2>&1 ||
+		fail "trace ($3) of $1 $2: $(tail -n 3 /tmp/cx.$2.$3.out)"
+	if [ $3 != fallback ]; then
+		grep -q "views mode, [0-9]* through user hooks" /tmp/cx.$2.$3.out ||
+			fail "$1 $2 ($3): not through user hooks: $(grep tracing /tmp/cx.$2.$3.out)"
+		! grep -q "unwinder entry point has no hook" /tmp/cx.$2.$3.out ||
+			fail "$1 $2 ($3): $(grep 'no hook' /tmp/cx.$2.$3.out)"
+	fi
+}
+
 # The static program differs in where the unwinder is (in it, not in
 # libgcc_s): a throw, the _Unwind_Resume path, a catch that goes on,
-# backtrace() and terminate cover it.
+# backtrace() and terminate cover it. In views mode the module's unwinder
+# hooks give the return thunks' slots back (module/uunwind.c); -T's event
+# thunks are checked where a frame goes on after the exception (catcher),
+# where a landing pad calls a traced function (cleanup), and on a rethrow.
 for prog in cxxthrow cxxthrow_static; do
 	modes="one deep rethrow nested cleanup catcher backtrace terminate"
 	[ $prog = cxxthrow ] || modes="one cleanup catcher backtrace terminate"
 	for mode in $modes; do
-		rm -f /tmp/cx.$mode /tmp/cx.$mode.t
+		rm -f /tmp/cx.$mode
 		/xp/bin/$prog $mode /tmp/cx.$mode 2> /dev/null
 		want_end=$(ended $?)
 		want=$(cat /tmp/cx.$mode)
 		[ -n "$want" ] || fail "$prog $mode wrote nothing untraced"
-		xprobectl trace --no-views $FUNCS -- /xp/bin/$prog $mode /tmp/cx.$mode.t \
-			> /tmp/cx.$mode.out 2>&1 || fail "trace of $prog $mode: $(tail -n 3 /tmp/cx.$mode.out)"
-		assert_eq "$prog $mode traced: what it wrote" "$want" "$(cat /tmp/cx.$mode.t 2>/dev/null)"
-		assert_eq "$prog $mode traced: how it ended" "$want_end" "$(traced_end /tmp/cx.$mode.out)"
-		case $mode in
-		terminate) n=1 ;;
-		backtrace) n=2 ;;
-		*) n=10 ;;
+		hows="fallback views"
+		case $prog.$mode in
+		cxxthrow.catcher|cxxthrow.cleanup|cxxthrow.rethrow) hows="$hows events" ;;
 		esac
-		unwinds=$(sed -n 's/.* unwinds=\([0-9]*\).*/\1/p' /tmp/cx.$mode.out)
-		[ "${unwinds:-0}" -ge $n ] ||
-			fail "$prog $mode: the unwinder was entered ${unwinds:-0} times, not $n or more: $(grep events: /tmp/cx.$mode.out)"
+		for how in $hows; do
+			trace_run $prog $mode $how
+			o=/tmp/cx.$mode.$how.out
+			assert_eq "$prog $mode traced ($how): what it wrote" "$want" \
+				"$(cat /tmp/cx.$mode.t 2>/dev/null)"
+			assert_eq "$prog $mode traced ($how): how it ended" "$want_end" "$(traced_end $o)"
+			case $mode in
+			terminate) n=1 ;;
+			backtrace) n=2 ;;
+			*) n=10 ;;
+			esac
+			unwinds=$(sed -n 's/.* unwinds=\([0-9]*\).*/\1/p' $o)
+			[ "${unwinds:-0}" -ge $n ] ||
+				fail "$prog $mode ($how): the unwinder was entered ${unwinds:-0} times, not $n or more: $(grep events: $o)"
+		done
 	done
 	# catcher's own return comes after the exception: seen, every call
-	assert_eq "$prog: catcher's returns all seen" 30 \
-		"$(awk '/^Total for/ { t = 1 } t && $1 == "catcher" { print $2 }' /tmp/cx.catcher.out)"
+	for how in fallback views; do
+		assert_eq "$prog ($how): catcher's returns all seen" 30 \
+			"$(awk '/^Total for/ { t = 1 } t && $1 == "catcher" { print $2; exit }' /tmp/cx.catcher.$how.out)"
+	done
 	note "ok: $prog unwinds through traced frames as it does untraced"
 done
