@@ -199,4 +199,17 @@ static inline bool xp_prog_sleepable(const struct bpf_prog *prog)
 #endif
 }
 
+/*
+ * Task work added from a hook's hit path, which may be the int3 handler
+ * (NMI-like): since 6.11 KASAN may be told not to allocate for its record
+ * of the adding stack there. Before, KASAN (the debug kernel is 6.12) is
+ * not in the kernels built for.
+ */
+#include <linux/task_work.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define XP_TWA_RESUME_ATOMIC	(TWA_RESUME | TWAF_NO_ALLOC)
+#else
+#define XP_TWA_RESUME_ATOMIC	TWA_RESUME
+#endif
+
 #endif /* _XPROBES_COMPAT_H */

@@ -252,7 +252,8 @@ static struct xp_uarea *with_room(struct mm_struct *mm, unsigned long site, unsi
 	struct xp_uarea *a;
 
 	list_for_each_entry(a, &xp_uareas, node)
-		if (a->mm == mm && reaches(a, site) && a->used + len <= XP_UAREA_TRAMP)
+		if (a->mm == mm && !a->detached && reaches(a, site) &&
+		    a->used + len <= XP_UAREA_TRAMP)
 			return a;
 	return NULL;
 }
@@ -316,8 +317,43 @@ int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned
 	return 0;
 }
 
+/*
+ * The hooks of @mm go (all of them, or @only's when it goes alone): its
+ * areas make no more return thunks, and every thread of the process gives
+ * the thunks on its stack their return addresses back before it runs on
+ * in user mode (uunwind.c), so that an unwinder never meets one once no
+ * unwinder hook is there to help it. Once per area.
+ */
+static void areas_detach(struct mm_struct *mm, struct xp_uarea *only)
+{
+	struct xp_unwind_map *m;
+	struct xp_uarea *a;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(a, &xp_uareas, node)
+		if (a->mm == mm && !a->detached && (!only || a == only))
+			n++;
+	if (!n)
+		return;
+	m = xp_unwind_map_new(mm, n);
+	list_for_each_entry(a, &xp_uareas, node) {
+		if (a->mm != mm || a->detached || (only && a != only))
+			continue;
+		a->detached = true;
+		xp_unwind_map_add(m, a);
+	}
+	xp_unwind_detach_queue(m);
+}
+
+void xp_uareas_detach(struct mm_struct *mm)
+{
+	areas_detach(mm, NULL);
+}
+
 static void area_free(struct xp_uarea *a)
 {
+	areas_detach(a->mm, a);
 	xp_urets_free(a);
 	xp_urec_block_free(a);
 	list_del(&a->node);
@@ -369,7 +405,7 @@ bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
 
 	lockdep_assert_held(&xp_views_lock);
 	list_for_each_entry(a, &xp_uareas, node) {
-		if (a->mm != mm)
+		if (a->mm != mm || a->detached)
 			continue;
 		for (i = 0; i < a->nr_retired; i++) {
 			struct xp_uretired *r = &a->retired[i];

@@ -153,6 +153,7 @@ struct xp_uret {
 	unsigned long code;		/* the first thunk, in the process */
 	raw_spinlock_t lock;		/* taken to add a thunk, on the event path */
 	unsigned int used;		/* thunks given out (release: ent[] filled) */
+	bool detached;			/* no more (xp_urets_detach()), under the lock */
 	struct page *pages[URET_TABLE_PAGES];	/* the targets' pages, held */
 	struct uret_ent ent[XP_URET_N];
 	u16 slots[1 << URET_HASH_BITS];	/* by (hook, ret): index + 1, 0 free */
@@ -175,6 +176,8 @@ static int uret_get(struct xp_uret *b, struct xp_uhook *h, unsigned long ret)
 	u64 *table;
 	int idx = -1;
 
+	if (READ_ONCE(b->detached))
+		return -1;	/* its process's hooks go: no more thunks */
 	/* Without the lock first: slots only go from free to taken. */
 	for (n = 0; n <= mask; n++, pos = (pos + 1) & mask) {
 		/* Pairs with the release below: the entry is filled before its slot. */
@@ -200,7 +203,7 @@ static int uret_get(struct xp_uret *b, struct xp_uhook *h, unsigned long ret)
 	 * event's grace period, a new entry would outlive it. The flag is set
 	 * under this lock.
 	 */
-	if (n > mask || b->used == XP_URET_N || h->rets_gone)
+	if (n > mask || b->used == XP_URET_N || h->rets_gone || b->detached)
 		goto out;
 	idx = b->used;
 	b->ent[idx].ret = ret;
@@ -266,6 +269,21 @@ found:
 	leave_regs(u, &s);
 }
 
+/* Where @mm's event thunks are: up to @max ranges [lo, hi). Under rcu_read_lock(). */
+unsigned int xp_uret_thunk_ranges(struct mm_struct *mm, unsigned long *lo, unsigned long *hi,
+				  unsigned int max)
+{
+	struct xp_uret *b;
+	unsigned int n = 0;
+
+	list_for_each_entry_rcu(b, &xp_urets, node)
+		if (b->mm == mm && n < max) {
+			lo[n] = b->code;
+			hi[n++] = b->code + XP_URET_TABLE;
+		}
+	return n;
+}
+
 /*
  * The return address event thunk @w of @mm stands for, or 0 if @w is none
  * (uunwind.c). Under rcu_read_lock(); from the block's own entries.
@@ -285,6 +303,30 @@ unsigned long xp_uret_thunk_target(struct mm_struct *mm, unsigned long w)
 		return b->ent[off / XP_URET_SIZE].ret;
 	}
 	return 0;
+}
+
+/*
+ * The hooks of @a's process go (uunwind.c): no new event thunk, and the
+ * targets of those given out go to @tgt (XP_URET_N of them), the first
+ * thunk's address to @base. Returns how many.
+ */
+unsigned int xp_urets_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base)
+{
+	struct xp_uret *b = a->uret;
+	unsigned long flags;
+	unsigned int i, n;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!b)
+		return 0;
+	raw_spin_lock_irqsave(&b->lock, flags);
+	b->detached = true;
+	n = b->used;
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	for (i = 0; i < n; i++)
+		tgt[i] = b->ent[i].ret;
+	*base = b->code;
+	return n;
 }
 
 /* The thunks of @a, written once, before a hook with returns is published. */

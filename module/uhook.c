@@ -1391,6 +1391,14 @@ void xp_uhooks_view_gone(struct xp_view *v)
 	struct xp_uhook *h;
 
 	lockdep_assert_held(&xp_views_lock);
+	/*
+	 * First, while its unwinder hooks still help: no more return thunks,
+	 * and every thread gives back those on its stack (uunwind.c).
+	 */
+	xp_unwinds_detach(v);
+	list_for_each_entry(h, &xp_uhooks, node)
+		if (h->view == v && h->returns)
+			xp_uareas_detach(h->mm);
 	list_for_each_entry(h, &xp_uhooks, node) {
 		if (h->view != v)
 			continue;

@@ -44,6 +44,7 @@ struct xp_uarea {
 	unsigned int used;		/* bytes handed out from va */
 	unsigned int users;		/* hooks with a slot here */
 	unsigned int nr_retired;
+	bool detached;			/* its process's hooks went (xp_uareas_detach()) */
 	struct xp_uretired retired[XP_URETIRED_MAX];
 };
 
@@ -56,6 +57,7 @@ unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned 
 			     struct xp_uarea **ap, struct netlink_ext_ack *extack);
 int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len);
 void xp_uareas_release_unused(void);
+void xp_uareas_detach(struct mm_struct *mm);
 void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
 		     const u8 *code, unsigned int len);
 bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
@@ -176,6 +178,9 @@ void xp_uevent_publish(struct xp_uhook *h);
 void xp_uevent_unpublish(struct xp_uhook *h);
 u64 xp_uevent_hits(struct xp_uhook *h, bool rets);
 unsigned long xp_uret_thunk_target(struct mm_struct *mm, unsigned long w);
+unsigned int xp_uret_thunk_ranges(struct mm_struct *mm, unsigned long *lo, unsigned long *hi,
+				  unsigned int max);
+unsigned int xp_urets_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base);
 
 /* urec.c: records instead of events */
 int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *task,
@@ -190,6 +195,12 @@ void xp_urec_block_free(struct xp_uarea *a);
 void xp_urecbuf_free(struct xp_view *v);
 void xp_urec_force(struct xp_view *v);
 unsigned long xp_urec_thunk_target(struct mm_struct *mm, unsigned long w);
+unsigned int xp_urec_thunk_ranges(struct mm_struct *mm, unsigned long *lo, unsigned long *hi,
+				  unsigned int max);
+unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
+			    unsigned long *routine);
+void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *saved,
+		    unsigned long *stored, unsigned long *done);
 
 /* uunwind.c: unwinders read return addresses, not thunks */
 int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack);
@@ -200,5 +211,10 @@ bool xp_unwind_pending(struct xp_view *v, struct task_struct *t);
 void xp_unwind_exit_task(struct xp_view *v);
 void xp_unwind_init(void);
 void xp_unwind_exit(void);
+struct xp_unwind_map;
+struct xp_unwind_map *xp_unwind_map_new(struct mm_struct *mm, unsigned int nareas);
+void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a);
+void xp_unwind_detach_queue(struct xp_unwind_map *m);
+void xp_unwinds_detach(struct xp_view *v);
 
 #endif /* _XPROBES_UHOOK_H */

@@ -74,6 +74,7 @@ extern const u8 xp_urec_tmpl[], xp_urec_tmpl_end[], xp_urec_entry[], xp_urec_ent
 extern const u8 xp_urec_ret[], xp_urec_p_cs[], xp_urec_p_cpu[], xp_urec_p_nbufs[];
 extern const u8 xp_urec_p_base[], xp_urec_p_sig[], xp_urec_start[], xp_urec_post[];
 extern const u8 xp_urec_abort[], xp_urec_desc[];
+extern const u8 xp_urec_saved[], xp_urec_stored[], xp_urec_done[];
 
 #define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
 #define BLK_PAGES	((XP_UREC_BLOCK - XP_URT_TGT) / PAGE_SIZE)	/* targets and hash */
@@ -105,6 +106,7 @@ struct xp_urecblk {
 	unsigned long va;		/* the block, in the process */
 	raw_spinlock_t lock;		/* adds a thunk */
 	unsigned int used;		/* thunks given out */
+	bool detached;			/* no more (xp_urec_detach()), under the lock */
 	struct page *pages[BLK_PAGES];	/* targets and hash, held */
 	void *kaddr;			/* vmap() of them */
 };
@@ -476,8 +478,14 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 			urec_flush(rb, cpu, t, calls);
 			if (rb->owner[cpu] == t)
 				rb->owner[cpu] = NULL;
-			if (rb->forced[cpu] == t)
+			if (rb->forced[cpu] == t) {
+				struct xp_urec_hdr *hdr;
+
+				/* a later switch would take its count for records */
+				hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+				WRITE_ONCE(hdr->count, 0);
 				rb->forced[cpu] = NULL;
+			}
 			xp_unwind_exit_task(h->view);
 		}
 		return;
@@ -694,6 +702,55 @@ void xp_urec_block_free(struct xp_uarea *a)
 }
 
 /*
+ * The hooks of @a's process go (uunwind.c): no call takes a record thunk
+ * from now on (the routine finds no key in the hash, the slow path makes
+ * none), and the targets of those given out go to @tgt (XP_URT_N of
+ * them), the first thunk's address to @base, the routines' to @routine.
+ * Returns how many. A thread already past the hash's key writes its thunk
+ * still: xp_urec_window() says where.
+ */
+unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
+			    unsigned long *routine)
+{
+	struct xp_urecblk *b = a->urec;
+	u64 *hash, *t;
+	unsigned long flags;
+	unsigned int i, n;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!b)
+		return 0;
+	t = b->kaddr;
+	hash = b->kaddr + (XP_URT_HASH - XP_URT_TGT);
+	raw_spin_lock_irqsave(&b->lock, flags);
+	b->detached = true;
+	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++)
+		WRITE_ONCE(hash[2 * i], 0);
+	n = b->used;
+	raw_spin_unlock_irqrestore(&b->lock, flags);
+	for (i = 0; i < n; i++)
+		tgt[i] = READ_ONCE(t[i]);
+	*base = b->va + XP_URT_OFF;
+	*routine = b->va;
+	return n;
+}
+
+/*
+ * Where, from a block's routines at @routine, a thread between its
+ * registers' save and its thunk's store is (the entry routine): the
+ * window's start, the save's end, the window's end, and the routine's end
+ * that puts the registers back and returns.
+ */
+void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *saved,
+		    unsigned long *stored, unsigned long *done)
+{
+	*start = routine + TMPL_OFF(xp_urec_entry);
+	*saved = routine + TMPL_OFF(xp_urec_saved);
+	*stored = routine + TMPL_OFF(xp_urec_stored);
+	*done = routine + TMPL_OFF(xp_urec_done);
+}
+
+/*
  * The thunk that returns to @ret, made if new. The hash is the process's
  * (read-only to it): the target goes in first, then the entry's thunk, then
  * its key, which the routine compares first (x86 keeps stores in order).
@@ -705,7 +762,7 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 	unsigned long flags, thunk = 0;
 
 	raw_spin_lock_irqsave(&b->lock, flags);
-	for (i = 0; i < XP_URT_PROBES; i++) {
+	for (i = 0; i < XP_URT_PROBES && !b->detached; i++) {
 		u64 *e = hash + (pos + i) * 2;
 
 		if (e[0] == ret) {
@@ -772,6 +829,21 @@ found:
 	thunk = thunk_get(b, ret);
 	if (thunk)
 		copy_to_user_nofault((void __user *)u->di, &thunk, sizeof(thunk));
+}
+
+/* Where @mm's record thunks are: up to @max ranges [lo, hi). Under rcu_read_lock(). */
+unsigned int xp_urec_thunk_ranges(struct mm_struct *mm, unsigned long *lo, unsigned long *hi,
+				  unsigned int max)
+{
+	struct xp_urecblk *b;
+	unsigned int n = 0;
+
+	list_for_each_entry_rcu(b, &xp_urecblks, node)
+		if (b->mm == mm && n < max) {
+			lo[n] = b->va + XP_URT_OFF;
+			hi[n++] = b->va + XP_URT_OFF + XP_URT_N * XP_URT_SIZE;
+		}
+	return n;
 }
 
 /*

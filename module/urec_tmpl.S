@@ -56,10 +56,12 @@
 	.globl xp_urec_tmpl, xp_urec_tmpl_end, xp_urec_entry, xp_urec_entry_noret, xp_urec_ret
 	.globl xp_urec_p_cs, xp_urec_p_cpu, xp_urec_p_nbufs, xp_urec_p_base, xp_urec_p_sig
 	.globl xp_urec_start, xp_urec_post, xp_urec_abort, xp_urec_desc
+	.globl xp_urec_saved, xp_urec_stored, xp_urec_done
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_entry:
 	SAVE
+xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	ENTRY_WORD
 	movq	(%rdi), %rdx		/* the return address */
 	leaq	.Ltmpl + XP_URT_OFF(%rip), %rcx
@@ -91,6 +93,7 @@ xp_urec_entry:
 	jmp	xp_urec_append
 3:	movq	8(%r11), %rcx
 	movq	%rcx, (%rdi)
+xp_urec_stored:				/* uunwind.c: the thunk is in the slot */
 	jmp	xp_urec_append
 
 xp_urec_entry_noret:			/* a hook without returns */

@@ -31,40 +31,60 @@
  *    the address written there. Below, the unwinder itself runs (a
  *    personality routine, a backtrace callback): it stays pending.
  *
- * The process may only mislead its own figures: it writes its own stack,
- * the values written are a thunk's address and its target, taken from
- * the module's tables, and a thunk returns to its target whatever stack
- * slot holds it, so putting one where its target was never changes where
- * a return goes. The restore needs no state and always runs (a full pool
- * of states costs returns only, counted).
+ * 3. Detach. When the process's hooks go (its view ends: trace stops;
+ *    or its last hook of an area is deleted), thunks may still be on its
+ *    stacks, and no unwinder hook is left to help: an exception crossing
+ *    such a frame later would end the program. So first, while the
+ *    unwinder hooks still work, the areas make no more thunks
+ *    (xp_urec_detach(), xp_urets_detach(), which copy their targets into a
+ *    map), and every thread of the process gets task work that gives the
+ *    thunks on its stack their targets back before it runs on in user mode
+ *    (a running thread is sent an interrupt, kick_process(); a sleeping
+ *    one does it when it wakes, its sleep not cut short). A thread caught
+ *    inside the records routine between its lookup of a thunk and its
+ *    store is sent to the routine's end (detach_window()).
+ *
+ * The process may only mislead its own figures: it writes its own stack;
+ * the values written are a thunk's address and its target, taken from the
+ * module's tables, and a thunk returns to its target whatever stack slot
+ * holds it, so putting one where its target was never changes where a
+ * return goes. A tail call's thunk returns into another thunk: followed,
+ * THUNK_CHAIN deep. The works never wait for a page (ufault()), so each
+ * runs a bounded time, which module exit waits for.
  *
  * Locking: a view's states are a pool made with its first unwinder hook
  * (xp_unwinds_get(), under xp_views_lock) and freed after the view and
  * every task work that uses them: the pool is refcounted, one reference
  * the view's, one each queued work's. A state is touched by its own thread
  * (hit paths and its task work, which never overlap) and, for taking and
- * giving back, under the pool's raw lock. Teardown cancels queued works;
- * one that already runs holds its reference; module exit waits for all
- * (xp_unwind_exit()).
+ * giving back, under the pool's raw lock; a state is free when it has no
+ * thread and is not busy. Teardown cancels queued works; one that already
+ * runs holds its reference. The detach works are on a list of their own,
+ * which module exit cancels (those threads keep their thunks, which still
+ * return right); it waits for the running ones (xp_unwind_exit()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
 #include <linux/mm.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
-#include <linux/wait_bit.h>
 #include "xprobes.h"
+#include "compat.h"
 #include "uhook.h"
 
 #define XP_UNWIND_STATES	64		/* threads of a view with an unwinding pending */
 #define XP_UNWIND_SLOTS		256		/* slots kept by a thread for its rearm */
 #define XP_UNWIND_SCAN		(64UL << 20)	/* bytes of stack read at most */
 #define UNWIND_CHUNK		32		/* words read at a time */
+#define THUNK_CHAIN		8		/* thunks of tail calls, nested */
+#define FAULT_TRIES		256		/* pages brought in by one work at most */
 
 enum { UNWIND_RESTORE = 1, UNWIND_REARM = 2 };
 
@@ -74,10 +94,12 @@ struct xp_unwound {
 
 struct xp_unwind {
 	struct xp_unwinds *set;
-	struct task_struct *task;	/* the thread, a key (with tid); NULL: free */
+	struct task_struct *task;	/* the thread, a key (with tid and mm); NULL: free */
 	pid_t tid;
+	struct mm_struct *mm;
 	bool busy;			/* its work is queued or running */
 	bool pending;			/* restored slots await the rearm */
+	bool release;			/* its thread exits: given back when not busy */
 	u8 todo;			/* UNWIND_*, for the work */
 	unsigned long unwind_sp;	/* the unwinder's entry sp, the latest */
 	unsigned long at_sp;		/* where the thread ran when it asked to rearm */
@@ -90,11 +112,13 @@ struct xp_unwinds {
 	refcount_t refs;		/* the view's, and one per busy state */
 	raw_spinlock_t lock;
 	unsigned int npending;		/* READ_ONCE on the switch path */
+	bool detached;			/* its hooks go: no rearm (xp_unwinds_detach()) */
 	struct xp_unwind st[XP_UNWIND_STATES];
 };
 
-static atomic_t unwind_works = ATOMIC_INIT(0);	/* queued or running, module-wide */
-static bool (*task_work_cancel_p)(struct task_struct *, struct callback_head *);
+/* Works queued or running, module-wide: module exit waits for none. */
+static atomic_t unwind_works = ATOMIC_INIT(0);
+static typeof(task_work_cancel) *task_work_cancel_p;
 
 static void unwinds_put(struct xp_unwinds *set)
 {
@@ -131,7 +155,7 @@ int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack)
 	return 0;
 }
 
-/* Current's state in @set, or NULL; under its lock, or by current itself. */
+/* @t's state in @set, or NULL; under its lock, or as a hint without. */
 static struct xp_unwind *unwind_find(struct xp_unwinds *set, struct task_struct *t)
 {
 	unsigned int i;
@@ -139,29 +163,34 @@ static struct xp_unwind *unwind_find(struct xp_unwinds *set, struct task_struct 
 	for (i = 0; i < XP_UNWIND_STATES; i++) {
 		struct xp_unwind *s = &set->st[i];
 
-		if (READ_ONCE(s->task) == t && READ_ONCE(s->tid) == t->pid)
+		if (READ_ONCE(s->task) == t && READ_ONCE(s->tid) == t->pid &&
+		    READ_ONCE(s->mm) == t->mm)
 			return s;
 	}
 	return NULL;
 }
 
+/* @s is free again; under its lock, not busy. */
 static void unwind_release(struct xp_unwind *s)
 {
 	lockdep_assert_held(&s->set->lock);
 	if (s->pending)
-		s->set->npending--;
+		WRITE_ONCE(s->set->npending, s->set->npending - 1);
 	s->pending = false;
+	s->release = false;
 	s->n = 0;
 	WRITE_ONCE(s->task, NULL);
 }
 
 /*
- * Current's state, taken if it has none: a free one, else one whose
- * rearm is given up (any not busy: its thread loses the returns of the
- * frames still restored), and made busy with @todo, under the lock so
- * that no other thread takes it meanwhile. NULL when every state is busy.
+ * Current's state, taken if it has none (a free one, else one not busy,
+ * whose thread loses the returns of its frames still restored), made busy
+ * for the restore of an unwinding at @sp, and pending from now on: a
+ * switch-in while the work runs must keep its buffer looking full. Under
+ * the lock, so that no other thread takes it meanwhile. NULL when current's
+ * own is busy still (a call from the work's own return: none) or all are.
  */
-static struct xp_unwind *unwind_take(struct xp_unwinds *set, u8 todo, unsigned long sp)
+static struct xp_unwind *unwind_take(struct xp_unwinds *set, unsigned long sp)
 {
 	struct xp_unwind *s, *spare = NULL;
 	unsigned long flags;
@@ -169,31 +198,40 @@ static struct xp_unwind *unwind_take(struct xp_unwinds *set, u8 todo, unsigned l
 
 	raw_spin_lock_irqsave(&set->lock, flags);
 	s = unwind_find(set, current);
-	if (s)
-		goto found;
+	if (s) {
+		if (s->busy)
+			s = NULL;
+		goto take;
+	}
 	for (i = 0; i < XP_UNWIND_STATES; i++) {
 		s = &set->st[i];
-		if (!s->task)
+		if (!s->task && !s->busy)
 			goto claim;
 		if (!s->busy && !spare)
 			spare = s;
 	}
 	s = spare;
-	if (!s)
-		goto out;
+	if (!s) {
+		raw_spin_unlock_irqrestore(&set->lock, flags);
+		pr_warn_ratelimited("pid %d: %u threads unwinding at once: one is not helped\n",
+				    task_tgid_nr(current), XP_UNWIND_STATES);
+		return NULL;
+	}
 	unwind_release(s);
 claim:
-	s->tid = current->pid;
+	WRITE_ONCE(s->tid, current->pid);
+	WRITE_ONCE(s->mm, current->mm);
 	WRITE_ONCE(s->task, current);
-found:
-	if (s->busy) {
-		s = NULL;	/* its work has not run: a call from the kernel's own exit */
-		goto out;
+take:
+	if (s) {
+		s->busy = true;
+		s->todo = UNWIND_RESTORE;
+		s->unwind_sp = sp;
+		if (!s->pending) {
+			s->pending = true;
+			WRITE_ONCE(set->npending, set->npending + 1);
+		}
 	}
-	s->busy = true;
-	s->todo = todo;
-	s->unwind_sp = sp;
-out:
 	raw_spin_unlock_irqrestore(&set->lock, flags);
 	return s;
 }
@@ -210,11 +248,12 @@ static void unwind_queue(struct xp_unwind *s)
 	get_task_struct(current);
 	atomic_inc(&unwind_works);
 	init_task_work(&s->work, unwind_work);
-	if (!task_work_add(current, &s->work, TWA_RESUME))
+	if (!task_work_add(current, &s->work, XP_TWA_RESUME_ATOMIC))
 		return;
 	/* exiting: nothing of it runs in user mode again */
 	raw_spin_lock_irqsave(&set->lock, flags);
 	s->busy = false;
+	unwind_release(s);
 	raw_spin_unlock_irqrestore(&set->lock, flags);
 	put_task_struct(current);
 	atomic_dec(&unwind_works);
@@ -231,14 +270,11 @@ void xp_unwind_start(struct xp_view *v, unsigned long sp)
 	struct xp_unwinds *set = READ_ONCE(v->unwinds);
 	struct xp_unwind *s;
 
-	if (!set)
+	if (!set || READ_ONCE(set->detached))
 		return;
-	s = unwind_take(set, UNWIND_RESTORE, sp);
-	if (!s) {
-		pr_warn_ratelimited("pid %d: %u threads unwinding at once: one is not helped\n",
-				    task_tgid_nr(current), XP_UNWIND_STATES);
+	s = unwind_take(set, sp);
+	if (!s)
 		return;
-	}
 	unwind_queue(s);
 	xp_urec_force(v);
 }
@@ -265,11 +301,14 @@ void xp_unwind_landed(struct xp_view *v, unsigned long sp)
 	struct xp_unwind *s;
 	unsigned long flags;
 
-	if (!set || !READ_ONCE(set->npending))
+	if (!set || !READ_ONCE(set->npending) || READ_ONCE(set->detached))
+		return;
+	s = unwind_find(set, current);		/* a hint: most events have none */
+	if (!s)
 		return;
 	raw_spin_lock_irqsave(&set->lock, flags);
-	s = unwind_find(set, current);
-	if (!s || !s->pending || s->busy || sp <= s->unwind_sp) {
+	if (s->task != current || s->tid != current->pid || s->mm != current->mm ||
+	    !s->pending || s->busy || sp <= s->unwind_sp) {
 		raw_spin_unlock_irqrestore(&set->lock, flags);
 		return;
 	}
@@ -291,9 +330,83 @@ void xp_unwind_exit_task(struct xp_view *v)
 		return;
 	raw_spin_lock_irqsave(&set->lock, flags);
 	s = unwind_find(set, current);
-	if (s && !s->busy)
+	if (s && s->busy)
+		s->release = true;	/* by its work, which runs at exit */
+	else if (s)
 		unwind_release(s);
 	raw_spin_unlock_irqrestore(&set->lock, flags);
+}
+
+/* ---- reading and writing the thread's stack, never waiting long --------------- */
+
+/*
+ * The work may read and write current's stack where a page is not in (a
+ * stack swapped out, shared copy-on-write after fork). It never waits for
+ * one: a process could make that wait last (userfaultfd, a FUSE mapping it
+ * serves), and module exit waits for running works. So accesses do not
+ * fault (the _nofault copies), and a page not in is brought in with
+ * FOLL_NOWAIT (I/O started, nothing waited for), then tried again a jiffy
+ * later, FAULT_TRIES times per work at most. A fatal signal ends it.
+ */
+struct ubudget {
+	unsigned int tries;
+};
+
+static bool ufault(unsigned long addr, size_t len, bool write, struct ubudget *b)
+{
+	unsigned long first = addr & PAGE_MASK, npages;
+	long n;
+
+	if (b->tries >= FAULT_TRIES || fatal_signal_pending(current))
+		return false;
+	b->tries++;
+	npages = (PAGE_ALIGN(addr + len) - first) >> PAGE_SHIFT;
+	n = get_user_pages_unlocked(first, npages, NULL, FOLL_NOWAIT | (write ? FOLL_WRITE : 0));
+	if (n < 0 && n != -EBUSY && n != -EAGAIN)
+		return false;		/* not mapped, or not so */
+	if (n < (long)npages)
+		schedule_timeout_killable(1);
+	return true;
+}
+
+static int uread(void *buf, unsigned long addr, size_t len, struct ubudget *b)
+{
+	while (copy_from_user_nofault(buf, (const void __user *)addr, len))
+		if (!ufault(addr, len, false, b))
+			return -EFAULT;
+	return 0;
+}
+
+static int uwrite(unsigned long addr, unsigned long val, struct ubudget *b)
+{
+	while (copy_to_user_nofault((void __user *)addr, &val, sizeof(val)))
+		if (!ufault(addr, sizeof(val), true, b))
+			return -EFAULT;
+	return 0;
+}
+
+/*
+ * The end of the stack mapping @sp is in, 0 if none or not anonymous
+ * memory (a stack elsewhere is the process's own affair). Its mmap lock is
+ * only tried: a process may hold it on purpose.
+ */
+static unsigned long stack_end(unsigned long sp)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	unsigned long end = 0;
+	int i;
+
+	for (i = 0; !mmap_read_trylock(mm); i++) {
+		if (i == 50 || fatal_signal_pending(current))
+			return 0;
+		schedule_timeout_killable(1);
+	}
+	vma = vma_lookup(mm, sp);
+	if (vma && vma_is_anonymous(vma))
+		end = vma->vm_end;
+	mmap_read_unlock(mm);
+	return end ? min(end, sp + XP_UNWIND_SCAN) : 0;
 }
 
 /* ---- the work: restore and rearm, in the thread, before it returns to user mode ---- */
@@ -309,11 +422,39 @@ static void slots_keep_above(struct xp_unwind *s, unsigned long sp)
 	s->n = n;
 }
 
+/*
+ * The return address thunk @w of @mm stands for, or 0 if @w is none. A
+ * tail call's thunk returns into its caller's: followed, THUNK_CHAIN deep
+ * at most (the process can make a ring). Under rcu_read_lock().
+ */
 static unsigned long thunk_target(struct mm_struct *mm, unsigned long w)
 {
-	unsigned long t = xp_urec_thunk_target(mm, w);
+	unsigned long t;
+	unsigned int i;
 
-	return t ?: xp_uret_thunk_target(mm, w);
+	for (i = 0; i < THUNK_CHAIN; i++) {
+		t = xp_urec_thunk_target(mm, w) ?: xp_uret_thunk_target(mm, w);
+		if (!t)
+			return i ? w : 0;
+		w = t;
+	}
+	return 0;
+}
+
+/* The areas of current's process, where thunks may be: a test per word before the lookup. */
+struct thunk_ranges {
+	unsigned int n;
+	unsigned long lo[16], hi[16];
+};
+
+static bool in_ranges(const struct thunk_ranges *r, unsigned long w)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->n; i++)
+		if (w - r->lo[i] < r->hi[i] - r->lo[i])
+			return true;
+	return false;
 }
 
 /* Step 1: every thunk from the unwinder's entry sp up gets its target back. */
@@ -322,35 +463,36 @@ static void unwind_restore(struct xp_unwind *s)
 	struct mm_struct *mm = current->mm;
 	struct xp_unwound hit[UNWIND_CHUNK];
 	unsigned long buf[UNWIND_CHUNK];
-	unsigned long sp = s->unwind_sp & ~7UL, end = 0, addr;
-	struct vm_area_struct *vma;
-	unsigned int i, nhit;
+	unsigned long sp = s->unwind_sp & ~7UL, end, addr;
+	struct ubudget b = {};
+	struct thunk_ranges r = {};
+	unsigned int i, nhit, words;
 
 	if (!s->slots) {
 		s->slots = kvmalloc_array(XP_UNWIND_SLOTS, sizeof(*s->slots), GFP_KERNEL_ACCOUNT);
 		s->n = 0;
 	}
-	if (mmap_read_lock_killable(mm))
-		return;
-	vma = vma_lookup(mm, sp);
-	if (vma)
-		end = vma->vm_end;
-	mmap_read_unlock(mm);
-	if (!end)
-		return;
-	end = min(end, sp + XP_UNWIND_SCAN);
 	if (s->slots)
 		slots_keep_above(s, sp);
+	end = stack_end(sp);
+	if (!end)
+		return;
+	rcu_read_lock();
+	r.n = xp_urec_thunk_ranges(mm, r.lo, r.hi, ARRAY_SIZE(r.lo));
+	r.n += xp_uret_thunk_ranges(mm, r.lo + r.n, r.hi + r.n, ARRAY_SIZE(r.lo) - r.n);
+	rcu_read_unlock();
 	for (addr = sp; addr < end; addr += sizeof(buf)) {
-		unsigned int words = min_t(unsigned long, UNWIND_CHUNK, (end - addr) / 8);
-
-		if (copy_from_user(buf, (const void __user *)addr, words * 8))
+		words = min_t(unsigned long, UNWIND_CHUNK, (end - addr) / 8);
+		if (uread(buf, addr, words * 8, &b))
 			break;
 		nhit = 0;
 		rcu_read_lock();
 		for (i = 0; i < words; i++) {
-			unsigned long target = thunk_target(mm, buf[i]);
+			unsigned long target;
 
+			if (!in_ranges(&r, buf[i]))
+				continue;
+			target = thunk_target(mm, buf[i]);
 			if (!target)
 				continue;
 			hit[nhit].slot = addr + i * 8;
@@ -359,68 +501,62 @@ static void unwind_restore(struct xp_unwind *s)
 		}
 		rcu_read_unlock();
 		for (i = 0; i < nhit; i++) {
-			if (put_user(hit[i].target, (unsigned long __user *)hit[i].slot))
+			if (uwrite(hit[i].slot, hit[i].target, &b))
 				continue;
 			if (s->slots && s->n < XP_UNWIND_SLOTS)
 				s->slots[s->n++] = hit[i];
 		}
+		if (fatal_signal_pending(current))
+			break;
 		cond_resched();
-	}
-	if (s->n && !s->pending) {
-		unsigned long flags;
-
-		raw_spin_lock_irqsave(&s->set->lock, flags);
-		s->pending = true;
-		s->set->npending++;
-		raw_spin_unlock_irqrestore(&s->set->lock, flags);
 	}
 }
 
 /* Step 2: the slots of frames still there, as written, get their thunks again. */
 static void unwind_rearm(struct xp_unwind *s)
 {
-	unsigned long cur, flags;
+	struct ubudget b = {};
+	unsigned long cur;
 	unsigned int i;
 
-	for (i = 0; i < s->n; i++) {
+	for (i = 0; i < s->n && !READ_ONCE(s->set->detached); i++) {
 		struct xp_unwound *u = &s->slots[i];
 
 		if (u->slot <= s->at_sp)
 			continue;
-		if (get_user(cur, (unsigned long __user *)u->slot) || cur != u->target)
+		if (uread(&cur, u->slot, sizeof(cur), &b) || cur != u->target)
 			continue;
-		put_user(u->thunk, (unsigned long __user *)u->slot);
+		uwrite(u->slot, u->thunk, &b);
 	}
-	raw_spin_lock_irqsave(&s->set->lock, flags);
-	unwind_release(s);
-	raw_spin_unlock_irqrestore(&s->set->lock, flags);
 }
 
 static void unwind_work(struct callback_head *cb)
 {
 	struct xp_unwind *s = container_of(cb, struct xp_unwind, work);
 	struct xp_unwinds *set = s->set;
+	bool mine = current->mm && current->mm == s->mm && !(current->flags & PF_EXITING);
 	unsigned long flags;
 	u8 todo = s->todo;
 
 	s->todo = 0;
-	if (current->mm && !(current->flags & PF_EXITING)) {
-		if (todo & UNWIND_RESTORE)
-			unwind_restore(s);
-		else if (todo & UNWIND_REARM)
-			unwind_rearm(s);
-	}
+	if (mine && (todo & UNWIND_RESTORE))
+		unwind_restore(s);
+	else if (mine && (todo & UNWIND_REARM))
+		unwind_rearm(s);
 	raw_spin_lock_irqsave(&set->lock, flags);
 	s->busy = false;
+	/* rearmed, nothing restored, or its thread is done: free again */
+	if (!mine || s->release || (todo & UNWIND_REARM) || !s->n)
+		unwind_release(s);
 	raw_spin_unlock_irqrestore(&set->lock, flags);
 	put_task_struct(current);
 	unwinds_put(set);
 	/*
-	 * The last this module's text does for the work: module exit waits
-	 * for the count; what runs after is this function's return.
+	 * The last this module's code does for the work: module exit polls
+	 * the count, and what runs after is this function's return, which
+	 * module exit's RCU-tasks wait (xp_calls_exit()) covers.
 	 */
-	if (atomic_dec_and_test(&unwind_works))
-		wake_up_var(&unwind_works);
+	atomic_dec(&unwind_works);
 }
 
 /*
@@ -451,16 +587,299 @@ void xp_unwinds_free(struct xp_view *v)
 	while (dropped--)
 		unwinds_put(set);
 	unwinds_put(set);
-	wake_up_var(&unwind_works);
+}
+
+/* ---- detach: the hooks go, the thunks on the stacks go with them ---- */
+
+/*
+ * The thunks of a process's areas at detach, with their targets: copied
+ * from the blocks (urec.c, uevent.c), which may go before every thread
+ * has read its stack. Freed with the last thread's work.
+ */
+struct xp_unwind_range {
+	unsigned long base;		/* the first thunk */
+	unsigned int n;			/* thunks given out, XP_URT_SIZE apart */
+	u64 *tgt;			/* their targets */
+};
+
+struct xp_unwind_map {
+	refcount_t refs;		/* one per queued work, and the maker's */
+	struct mm_struct *mm;		/* a key only */
+	unsigned int nranges, nroutines, max;
+	unsigned long *routine;		/* records blocks' routines, max of them */
+	struct xp_unwind_range *range;	/* 2 * max of them */
+	u64 tgt[];
+};
+
+/* A thread's share of a detach. */
+struct xp_unwind_detach {
+	struct list_head node;		/* in unwind_detaches, under unwind_detach_lock */
+	struct callback_head work;
+	struct task_struct *task;	/* held */
+	struct xp_unwind_map *map;	/* held */
+};
+
+static LIST_HEAD(unwind_detaches);
+static DEFINE_RAW_SPINLOCK(unwind_detach_lock);
+
+#define MAP_TGTS	(XP_URT_N > XP_URET_N ? XP_URT_N : XP_URET_N)
+
+static void map_put(struct xp_unwind_map *m)
+{
+	if (m && refcount_dec_and_test(&m->refs)) {
+		kfree(m->routine);
+		kfree(m->range);
+		kvfree(m);
+	}
+}
+
+/* A map for @nareas areas of @mm; NULL if there is no memory (nothing is given back). */
+struct xp_unwind_map *xp_unwind_map_new(struct mm_struct *mm, unsigned int nareas)
+{
+	struct xp_unwind_map *m;
+
+	m = kvzalloc(struct_size(m, tgt, 2 * nareas * MAP_TGTS), GFP_KERNEL_ACCOUNT);
+	if (!m)
+		goto fail;
+	m->routine = kcalloc(nareas, sizeof(*m->routine), GFP_KERNEL_ACCOUNT);
+	m->range = kcalloc(2 * nareas, sizeof(*m->range), GFP_KERNEL_ACCOUNT);
+	if (!m->routine || !m->range) {
+		kfree(m->routine);
+		kfree(m->range);
+		kvfree(m);
+		goto fail;
+	}
+	refcount_set(&m->refs, 1);
+	m->mm = mm;
+	m->max = nareas;
+	return m;
+fail:
+	pr_warn_ratelimited("no memory to give back the return thunks of a process whose hooks go\n");
+	return NULL;
+}
+
+/* @a's blocks make no more thunks; those given out go in @m (if any). */
+void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a)
+{
+	static u64 scratch[MAP_TGTS];	/* without a map, under xp_views_lock */
+	struct xp_unwind_range *r;
+	unsigned long routine;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!m || m->nroutines == m->max) {
+		xp_urec_detach(a, scratch, &routine, &routine);
+		xp_urets_detach(a, scratch, &routine);
+		return;
+	}
+	r = &m->range[m->nranges];
+	r->tgt = m->tgt + m->nranges * MAP_TGTS;
+	r->n = xp_urec_detach(a, r->tgt, &r->base, &routine);
+	if (r->n) {
+		m->routine[m->nroutines++] = routine;
+		m->nranges++;
+	}
+	r = &m->range[m->nranges];
+	r->tgt = m->tgt + m->nranges * MAP_TGTS;
+	r->n = xp_urets_detach(a, r->tgt, &r->base);
+	if (r->n)
+		m->nranges++;
+}
+
+static unsigned long map_lookup(const struct xp_unwind_map *m, unsigned long w)
+{
+	unsigned int i;
+
+	for (i = 0; i < m->nranges; i++) {
+		const struct xp_unwind_range *r = &m->range[i];
+		unsigned long off = w - r->base;
+
+		BUILD_BUG_ON(XP_URT_SIZE != XP_URET_SIZE);
+		if (off < (unsigned long)r->n * XP_URT_SIZE && !(off % XP_URT_SIZE))
+			return r->tgt[off / XP_URT_SIZE];
+	}
+	return 0;
+}
+
+/* As thunk_target(), from @m. */
+static unsigned long map_target(const struct xp_unwind_map *m, unsigned long w)
+{
+	unsigned long t;
+	unsigned int i;
+
+	for (i = 0; i < THUNK_CHAIN; i++) {
+		t = map_lookup(m, w);
+		if (!t)
+			return i ? w : 0;
+		w = t;
+	}
+	return 0;
+}
+
+/*
+ * A thread stopped between its entry routine's start and its thunk's
+ * store (it read a key of the hash before it was cleared) would store the
+ * thunk after its stack was read: it goes to the routine's end instead,
+ * which puts its registers back and returns (no record, no thunk). Inside
+ * the save, the registers not saved yet are saved here (the save only
+ * stores them: their values are the thread's).
+ */
+static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
+			  struct ubudget *b)
+{
+	unsigned long start, saved, stored, done, sp = regs->sp;
+	unsigned int i;
+
+	for (i = 0; i < m->nroutines; i++) {
+		xp_urec_window(m->routine[i], &start, &saved, &stored, &done);
+		if (regs->ip < start || regs->ip >= stored)
+			continue;
+		if (regs->ip < saved &&
+		    (uwrite(sp - 0x10, regs->dx, b) || uwrite(sp - 0x18, regs->cx, b) ||
+		     uwrite(sp - 0x20, regs->r11, b) || uwrite(sp - 0x28, regs->si, b) ||
+		     uwrite(sp - 0x30, regs->di, b)))
+			return;		/* its stack is gone: it faults where it is */
+		regs->ip = done;
+		return;
+	}
+}
+
+/* Every thunk of @m on current's stack, from its sp up, gets its target back. */
+static void detach_restore(const struct xp_unwind_map *m)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+	unsigned long buf[UNWIND_CHUNK], sp, end, addr, t;
+	struct ubudget b = {};
+	unsigned int i, words;
+
+	detach_window(m, regs, &b);
+	sp = regs->sp & ~7UL;
+	end = stack_end(sp);
+	for (addr = sp; addr < end; addr += sizeof(buf)) {
+		words = min_t(unsigned long, UNWIND_CHUNK, (end - addr) / 8);
+		if (uread(buf, addr, words * 8, &b))
+			break;
+		for (i = 0; i < words; i++) {
+			t = map_target(m, buf[i]);
+			if (t)
+				uwrite(addr + i * 8, t, &b);
+		}
+		if (fatal_signal_pending(current))
+			break;
+		cond_resched();
+	}
+}
+
+static void detach_work(struct callback_head *cb)
+{
+	struct xp_unwind_detach *d = container_of(cb, struct xp_unwind_detach, work);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&unwind_detach_lock, flags);
+	list_del(&d->node);
+	raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
+	if (current->mm == d->map->mm &&
+	    !(current->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER)))
+		detach_restore(d->map);
+	map_put(d->map);
+	put_task_struct(d->task);
+	kfree(d);
+	atomic_dec(&unwind_works);	/* the last: unwind_work() says why */
+}
+
+/*
+ * Every thread of @m's process reads its stack before it next runs in user
+ * mode: one running now is sent an interrupt (kick_process()), one asleep
+ * does it when it wakes, before its system call returns (no signal: its
+ * sleep is not cut short). Takes @m.
+ */
+void xp_unwind_detach_queue(struct xp_unwind_map *m)
+{
+	struct task_struct *p, *t;
+	struct xp_unwind_detach *d;
+	unsigned long flags;
+
+	if (!m)
+		return;
+	if (!m->nranges)
+		goto out;
+	rcu_read_lock();
+	for_each_process(p) {
+		if (READ_ONCE(p->mm) != m->mm)
+			continue;
+		for_each_thread(p, t) {
+			if (t->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER))
+				continue;
+			d = kzalloc(sizeof(*d), GFP_ATOMIC | __GFP_NOWARN);
+			if (!d) {
+				pr_warn_ratelimited("pid %d: no memory to give a thread's return thunks back\n",
+						    task_tgid_nr(t));
+				continue;
+			}
+			d->task = get_task_struct(t);
+			refcount_inc(&m->refs);
+			d->map = m;
+			init_task_work(&d->work, detach_work);
+			atomic_inc(&unwind_works);
+			raw_spin_lock_irqsave(&unwind_detach_lock, flags);
+			list_add(&d->node, &unwind_detaches);
+			raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
+			if (task_work_add(t, &d->work, XP_TWA_RESUME_ATOMIC)) {
+				/* it exits: nothing of it runs in user mode again */
+				raw_spin_lock_irqsave(&unwind_detach_lock, flags);
+				list_del(&d->node);
+				raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
+				map_put(m);
+				put_task_struct(t);
+				kfree(d);
+				atomic_dec(&unwind_works);
+				continue;
+			}
+			kick_process(t);
+		}
+	}
+	rcu_read_unlock();
+out:
+	map_put(m);
+}
+
+/* @v's hooks go: its threads' rearms are given up. */
+void xp_unwinds_detach(struct xp_view *v)
+{
+	struct xp_unwinds *set = v->unwinds;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (set)
+		WRITE_ONCE(set->detached, true);
 }
 
 void xp_unwind_init(void)
 {
-	task_work_cancel_p = (void *)xp_sym_lookup("task_work_cancel", NULL);
+	task_work_cancel_p = (typeof(task_work_cancel_p))xp_sym_lookup("task_work_cancel", NULL);
 }
 
-/* Module exit, after every view: the works that ran on are done. */
+/*
+ * Module exit, after every view: the detach works of threads that have
+ * not run since (asleep, or stopped by a debugger) are cancelled (those
+ * threads keep their thunks, which still return right); the works that
+ * run already are waited for.
+ */
 void xp_unwind_exit(void)
 {
-	wait_var_event(&unwind_works, !atomic_read(&unwind_works));
+	struct xp_unwind_detach *d, *n;
+	unsigned long flags;
+	LIST_HEAD(gone);
+
+	raw_spin_lock_irqsave(&unwind_detach_lock, flags);
+	list_for_each_entry_safe(d, n, &unwind_detaches, node)
+		if (task_work_cancel_p && task_work_cancel_p(d->task, &d->work))
+			list_move(&d->node, &gone);
+	raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
+	list_for_each_entry_safe(d, n, &gone, node) {
+		map_put(d->map);
+		put_task_struct(d->task);
+		kfree(d);
+		atomic_dec(&unwind_works);
+	}
+	while (atomic_read(&unwind_works))
+		msleep(1);	/* each runs a bounded time: no page is waited for */
 }

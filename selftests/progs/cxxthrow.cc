@@ -14,12 +14,17 @@
  *       cleanup  with_cleanup()'s local object calls helper() from its
  *                destructor while the exception goes through (a landing pad,
  *                then _Unwind_Resume())
+ *       tail   tailer() tail-calls middle(), which throws: the return slot
+ *              holds a thunk that returns into the caller's thunk
  *       catcher  catcher() catches what middle() throws and goes on to call
  *                middle() again before it returns: its own return comes
  *                after an exception crossed the frames below it
  *       backtrace  backtrace() from inside traced frames: how many frames
  *       terminate  an exception no one catches (std::terminate, SIGABRT,
  *                  traced or not)
+ *       late   waits for OUT.go1, enters slow(), says "entered", waits for
+ *              OUT.go2, and throws through slow() to main(): a tracer that
+ *              detaches in between must leave no return slot rewritten
  * The functions are extern "C", so that -f names them plainly.
  */
 #include <cstdio>
@@ -27,6 +32,7 @@
 #include <cstring>
 #include <execinfo.h>
 #include <stdexcept>
+#include <unistd.h>
 
 static FILE *out;
 
@@ -75,6 +81,11 @@ __attribute__((noinline)) int helper(int i)
 {
 	return i + 1;
 }
+
+__attribute__((noinline)) int tailer(int i)
+{
+	return middle(i + 3);	/* a jmp at -O2: middle() returns for it */
+}
 }
 
 static long cleaned;
@@ -105,6 +116,19 @@ __attribute__((noinline)) int catcher(int i)
 
 static volatile int zero;
 
+static void wait_file(const char *path)
+{
+	while (access(path, F_OK))
+		usleep(10000);
+}
+
+__attribute__((noinline)) int slow(const char *go)
+{
+	fprintf(out, "entered\n");
+	wait_file(go);
+	return middle(0);
+}
+
 __attribute__((noinline)) int frames(int n)
 {
 	void *pcs[64];
@@ -131,6 +155,20 @@ int main(int argc, char **argv)
 		fprintf(out, "terminate\n");
 		return middle(3);
 	}
+	if (!strcmp(mode, "late")) {
+		char go1[4096], go2[4096];
+
+		snprintf(go1, sizeof(go1), "%s.go1", argv[2]);
+		snprintf(go2, sizeof(go2), "%s.go2", argv[2]);
+		wait_file(go1);
+		try {
+			sum = slow(go2);
+		} catch (const std::runtime_error &) {
+			caught++;
+		}
+		fprintf(out, "late caught=%ld\n", caught);
+		return 0;
+	}
 	if (!strcmp(mode, "backtrace")) {
 		fprintf(out, "frames %d\n", frames(5));
 		fprintf(out, "frames %d\n", frames(10));
@@ -146,6 +184,8 @@ int main(int argc, char **argv)
 				sum += middle_rethrow(i);
 			else if (!strcmp(mode, "nested"))
 				sum += inner(i);
+			else if (!strcmp(mode, "tail"))
+				sum += tailer(i);
 			else if (!strcmp(mode, "cleanup"))
 				sum += with_cleanup(i);
 			else if (!strcmp(mode, "catcher"))

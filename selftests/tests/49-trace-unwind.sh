@@ -2,7 +2,8 @@
 # thrown through functions traced with their returns, rethrown, caught in
 # nested try blocks and in a traced frame that then goes on, through a
 # destructor that calls a traced function on the way (a landing pad, then
-# _Unwind_Resume), backtrace() from inside traced frames, and an
+# _Unwind_Resume), through a tail call (a thunk that returns into another:
+# tailer() jumps to middle()), backtrace() from inside traced frames, and an
 # exception no one catches. cxxthrow
 # (libstdc++ and libgcc_s) and cxxthrow_static, run untraced and under
 # trace in fallback mode (--no-views: uprobes and uretprobes, whose
@@ -12,7 +13,7 @@
 . /xp/selftests/tests/lib.sh
 
 FUNCS="-f thrower -f middle -f deep -f middle_rethrow -f inner -f catcher -f frames
-	-f with_cleanup -f helper"
+	-f with_cleanup -f helper -f tailer"
 
 # ended STATUS: "exit N" or "signal NAME" for a shell's $?
 ended() {
@@ -57,8 +58,8 @@ trace_run() {
 # thunks are checked where a frame goes on after the exception (catcher),
 # where a landing pad calls a traced function (cleanup), and on a rethrow.
 for prog in cxxthrow cxxthrow_static; do
-	modes="one deep rethrow nested cleanup catcher backtrace terminate"
-	[ $prog = cxxthrow ] || modes="one cleanup catcher backtrace terminate"
+	modes="one deep rethrow nested tail cleanup catcher backtrace terminate"
+	[ $prog = cxxthrow ] || modes="one tail cleanup catcher backtrace terminate"
 	for mode in $modes; do
 		rm -f /tmp/cx.$mode
 		/xp/bin/$prog $mode /tmp/cx.$mode 2> /dev/null
@@ -67,7 +68,8 @@ for prog in cxxthrow cxxthrow_static; do
 		[ -n "$want" ] || fail "$prog $mode wrote nothing untraced"
 		hows="fallback views"
 		case $prog.$mode in
-		cxxthrow.catcher|cxxthrow.cleanup|cxxthrow.rethrow) hows="$hows events" ;;
+		cxxthrow.catcher|cxxthrow.cleanup|cxxthrow.rethrow|cxxthrow.tail)
+			hows="$hows events" ;;
 		esac
 		for how in $hows; do
 			trace_run $prog $mode $how
@@ -92,3 +94,29 @@ for prog in cxxthrow cxxthrow_static; do
 	done
 	note "ok: $prog unwinds through traced frames as it does untraced"
 done
+
+# A trace that ends while a traced frame is live: slow() is entered under
+# trace, the trace stops (Ctrl-C), then an exception crosses slow()'s
+# frame. Views mode gives every thread's return thunks back when the hooks
+# go (module/uunwind.c, detach); with events (-T) too.
+for how in views events; do
+	opt=; [ $how = events ] && opt=-T
+	rm -f /tmp/cx.late /tmp/cx.late.go1 /tmp/cx.late.go2
+	/xp/bin/cxxthrow late /tmp/cx.late 2> /dev/null &
+	pid=$!
+	xprobectl trace $opt -f slow -f middle -f thrower $pid > /tmp/cx.late.$how.out 2>&1 &
+	tpid=$!
+	wait_for /tmp/cx.late.$how.out "^xprobectl: tracing" "late ($how): trace did not start" 600
+	grep -q "through user hooks" /tmp/cx.late.$how.out ||
+		fail "late ($how): not through user hooks: $(grep tracing /tmp/cx.late.$how.out)"
+	touch /tmp/cx.late.go1
+	wait_for /tmp/cx.late entered "late ($how): slow() was not entered"
+	kill -INT $tpid
+	wait $tpid || fail "late ($how): trace: $(tail -n 3 /tmp/cx.late.$how.out)"
+	touch /tmp/cx.late.go2
+	wait $pid
+	assert_eq "late ($how): how it ended after the trace" "exit 0" "$(ended $?)"
+	assert_eq "late ($how): what it wrote" "entered
+late caught=1" "$(cat /tmp/cx.late)"
+done
+note "ok: an exception after the trace crosses a frame entered under it"
