@@ -132,11 +132,13 @@ if [ $DEBUG = 1 ]; then
 		# --latency runs on them). 13 and 25 cycle 50 times (27 does
 		# already), 25's live jumps 4, 61-stress-attach runs one trace
 		# session (it keeps its 1000 + 1000 cycles); the fuzzer sends 30000
-		# messages, a new seed each run (100000 alone). 71-hostile-uhook
+		# messages, a new seed each run (100000 alone); 49-trace-unwind
+		# runs its light set (views mode: the module's unwinder paths).
+		# 71-hostile-uhook
 		# (47-uhook-fuzz's hostile process, 1000 rounds) runs beside the
 		# stress tests.
 		dv="view-peek,view-structure,view-cycles,view-rmmod,view-bpf,view-refusals,view-dispatch,view-calls,view-tables,view-jumps,view-prog"
-		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=50 XP_LIVE_CYCLES=4 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,trace-views,trace-latency,sys-hooks stress=rmmod,fuzz" "${DK[@]}"
+		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=50 XP_LIVE_CYCLES=4 XP_UNWIND_LIGHT=1 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,trace-views,trace-latency,trace-unwind,sys-hooks stress=rmmod,fuzz" "${DK[@]}"
 		guest_start stress "XP_TRACE_CYCLES=1 sh /xp/selftests/debug/job.sh selftests=life-exec,27-uhook,29-uhook,coh- stress=forkexec,attach,kill,hotpath,hostile" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress

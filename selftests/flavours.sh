@@ -13,7 +13,7 @@ TOP=$(readlink -f "$HERE/..")
 BUILD=${XP_BUILD:-$TOP/build}
 OUT=$BUILD/check-flavours
 mkdir -p "$OUT"
-RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life- coh-self coh-static trace-views trace-causes trace-latency sys-hooks 90-preempt"}
+RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life- coh-self coh-static trace-views trace-causes trace-latency trace-unwind sys-hooks 90-preempt"}
 # (90-preempt: 90 s of QEMU one instruction per block, run-vm.sh --singlestep.)
 # (51-metrics and 52-latency check what xprobectl derives from system calls;
 # the hooks they put in views are 50-sys-hooks', which runs here. They and
@@ -48,7 +48,7 @@ for k in $rts; do
 	echo "# $k: booting (console log: $OUT/console-$k.log)"
 	bash "$HERE/vm/run-vm.sh" --timeout "${XP_CHECK_TIMEOUT:-2400}" --kernel "$BUILD/kernel/$k/vmlinuz" \
 		--initrd "$BUILD/k/$k/base.cpio.gz" --log "$OUT/console-$k.log" --no-splat-check --singlestep \
-		-- "sh /xp/selftests/run.sh $RT_TESTS" > "$OUT/guest-$k.txt" 2>&1 &
+		-- "XP_UNWIND_LIGHT=1 sh /xp/selftests/run.sh $RT_TESTS" > "$OUT/guest-$k.txt" 2>&1 &
 	pids="$pids $!:$k"
 done
 for p in $pids; do
