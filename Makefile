@@ -64,9 +64,10 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # uh32.S: a process that is not an x86-64 one, built as i386 (uh32) and x32
 # (uhx32), without libc (no multilib needed: the assembler and ld do both).
 # args_static: args.c linked statically (selftest 48). cxxthrow: C++ (g++),
-# with libstdc++ and libgcc_s, and linked statically (selftest 49).
+# with libstdc++ and libgcc_s, and linked statically; rpanic: Rust (Debian's
+# rustc); gostack: Go (Debian's golang-go) (selftest 49).
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static \
-	     cxxthrow cxxthrow_static)
+	     cxxthrow cxxthrow_static rpanic gostack)
 MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 # Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
@@ -185,6 +186,13 @@ $(BUILD)/progs/cxxthrow: selftests/progs/cxxthrow.cc
 $(BUILD)/progs/cxxthrow_static: selftests/progs/cxxthrow.cc
 	@mkdir -p $(@D)
 	$(CXX) -O2 -g -Wall -static -o $@ $<
+$(BUILD)/progs/rpanic: selftests/progs/rpanic.rs
+	@mkdir -p $(@D)
+	/usr/bin/rustc -O -C panic=unwind -C strip=debuginfo -o $@ $<
+$(BUILD)/progs/gostack: selftests/progs/gostack.go
+	@mkdir -p $(@D) $(BUILD)/gocache
+	cd $(@D) && GOCACHE=$(BUILD)/gocache GOPATH=$(BUILD)/gopath GO111MODULE=off \
+		go build -o $@ $(CURDIR)/$<
 $(BUILD)/progs/uhx32: selftests/progs/uh32.S
 	@mkdir -p $(@D)
 	$(CC) -mx32 -nostdlib -static -o $@ $<

@@ -1431,6 +1431,20 @@ int unwind_start(struct pt_regs *ctx)
 	return 0;
 }
 
+static __always_inline void tstat_add(__u32 tid, __u32 func, __u64 wall, __u64 on,
+				      const __u64 *off);
+
+/* A call of FUNC that takes no return probe: counted, no frame, no times. */
+static __always_inline void entry_only(__u32 func)
+{
+	struct func_stats *s = bpf_map_lookup_elem(&stats, &func);
+
+	if (s)
+		s->calls++;
+	if (per_thread)
+		tstat_add((__u32)bpf_get_current_pid_tgid(), func, 0, 0, NULL);
+}
+
 /* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
 static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 {
@@ -1439,6 +1453,10 @@ static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 	struct clocks c;
 
 	count(CNT_ENTRIES);
+	if (func & TRACE_ENTRY_ONLY) {
+		entry_only(func & ~TRACE_ENTRY_ONLY);
+		return 0;
+	}
 	st = thread_get((__u32)bpf_get_current_pid_tgid(), now);
 	if (!st)
 		return 0;
@@ -1893,7 +1911,9 @@ static __always_inline long rec_step(__u32 i, struct rwalk *w, bool read)
 		return 0;
 	}
 	w->entries++;
-	if (!(r.what & XPROBES_UREC_NORET))
+	if (r.what & XPROBES_UREC_NORET)
+		entry_only(XPROBES_UREC_COOKIE(r.what));	/* or a call whose thunk the block had no room for */
+	else
 		rec_push(w, now, on, XPROBES_UREC_SP(r.what), XPROBES_UREC_COOKIE(r.what),
 			 r.what & XPROBES_UREC_TAIL);
 	return 0;

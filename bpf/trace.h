@@ -189,6 +189,13 @@ struct fold_key {
  */
 #define TRACE_UNWINDER_COOKIE	0xffffffffu
 
+/*
+ * In a function's uprobe or event cookie: it has no return probe (the ELF
+ * entry point, a Go program's functions), and its entry counts its call:
+ * no frame, no times.
+ */
+#define TRACE_ENTRY_ONLY	0x80000000u
+
 /* Session counters (array map, one slot each). */
 enum trace_counter {
 	CNT_ENTRIES,		/* uprobe hits */

@@ -77,6 +77,32 @@ int elf_entry_offset(const char *path, uint64_t *off)
 	return ret;
 }
 
+bool elf_has_section(const char *path, const char *name)
+{
+	bool found = false;
+	Elf_Scn *scn = NULL;
+	const char *n;
+	GElf_Shdr sh;
+	size_t shstr;
+	int fd;
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return false;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	e = elf_begin(fd, ELF_C_READ, NULL);
+	if (e && !elf_getshdrstrndx(e, &shstr))
+		while (!found && (scn = elf_nextscn(e, scn)))
+			found = gelf_getshdr(scn, &sh) && (n = elf_strptr(e, shstr, sh.sh_name)) &&
+				!strcmp(n, name);
+	if (e)
+		elf_end(e);
+	close(fd);
+	return found;
+}
+
 bool elf_needs(const char *path, const char *prefix)
 {
 	bool found = false;

@@ -37,6 +37,9 @@ int elf_entry_offset(const char *path, uint64_t *off);
 /* Does PATH name a library starting with PREFIX among its DT_NEEDED? */
 bool elf_needs(const char *path, const char *prefix);
 
+/* Has the ELF file at PATH a section NAME (".go.buildinfo": a Go program)? */
+bool elf_has_section(const char *path, const char *name);
+
 /*
  * The file of library LIB ("c", "libc", "libc.so.6" or a path) as mapped by
  * PID, else as found in the usual library directories (a command that has

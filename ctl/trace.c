@@ -116,6 +116,8 @@ struct pick {
 	bool has_entry;		/* path's ELF entry point, as a file offset: */
 	uint64_t entry;
 	int fd;			/* path, read for each function's first bytes */
+	bool go;		/* path is a Go program: entries only (go_runtime()) */
+	int go_left;		/* ... runtime functions a pattern matched, left out */
 	const struct spec *specs;
 	int nspecs;
 	size_t cap;
@@ -171,6 +173,21 @@ static bool vex_encoded(int fd, uint64_t off)
 	return i < n && (b[i] == 0xc4 || b[i] == 0xc5 || b[i] == 0x62);
 }
 
+/*
+ * Go's runtime and its internal packages: code that switches stacks, runs
+ * on the signal stack or before a goroutine exists (runtime.rt0_go,
+ * runtime.mcall, runtime.sigtramp, ...), where even an entry probe's
+ * pushes below the stack pointer are not known to be safe. A pattern
+ * (-f 'runtime.*', or every function by default) leaves them out; a
+ * function named exactly is traced.
+ */
+static bool go_runtime(const char *name)
+{
+	return !strncmp(name, "runtime.", 8) || !strncmp(name, "runtime/", 8) ||
+	       !strncmp(name, "internal/", 9) || !strncmp(name, "sync/atomic.", 12) ||
+	       !strncmp(name, "aeshash", 7) || !strchr(name, '.');
+}
+
 static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 {
 	struct pick *p = arg;
@@ -187,6 +204,10 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 	}
 	if (i == p->nspecs)
 		return 0;
+	if (p->go && !p->lib && strpbrk(p->specs[i].glob, "*?[") && go_runtime(name)) {
+		p->go_left++;
+		return 0;
+	}
 	if (p->list) {
 		printf("%s %s 0x%lx\n", p->path, name, (unsigned long)off);
 		return 0;
@@ -205,7 +226,13 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 	f->offset = off;
 	f->size = size;
 	f->uhook = 0;
-	f->no_return = p->has_entry && off == p->entry;
+	/*
+	 * Entered by a jump, not a call: the ELF entry point. Or in a Go
+	 * program, whose runtime copies goroutine stacks and walks them by
+	 * their return addresses (a trampoline's or a thunk's is "unknown pc",
+	 * fatal), and unwinds panics its own way.
+	 */
+	f->no_return = (p->has_entry && off == p->entry) || (p->go && !p->lib);
 	f->vex_entry = vex_encoded(p->fd, off);
 	f->unprobed = false;
 	return f->name && f->path ? 0 : -ENOMEM;
@@ -243,6 +270,7 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 	p.path = exe;
 	p.main_bin = true;
 	p.has_entry = !elf_entry_offset(exe, &p.entry);
+	p.go = elf_has_section(exe, ".go.buildinfo");
 	p.fd = open(exe, O_RDONLY | O_CLOEXEC);
 	err = elf_funcs(exe, pick_func, &p, &why);
 	if (p.fd >= 0)
@@ -252,6 +280,12 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 			err == -ENOMEM ? "out of memory" : why);
 		return -1;
 	}
+	if (p.go && !list)
+		fprintf(stderr, "xprobectl: %s is a Go program: its functions are traced at their "
+			"entries only (calls, no times: Go moves and walks its stacks by their return "
+			"addresses, which a return probe rewrites)%s\n", exe,
+			p.go_left ? "; the runtime's functions are left out of patterns (name one "
+			"exactly to trace it)" : "");
 	for (i = 0; i < nspecs; i++) {
 		char lib[PATH_MAX];
 
@@ -440,7 +474,8 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 				    s->funcs[j].no_return != k)
 					continue;
 				offs[n] = s->funcs[j].offset;
-				cookies[n++] = j | (uint64_t)pid << 32;	/* cookie_ours() */
+				cookies[n++] = j | (uint64_t)pid << 32 |	/* cookie_ours() */
+					       (k ? TRACE_ENTRY_ONLY : 0);
 			}
 		}
 		if (n >= 100 && !quiet)
@@ -485,7 +520,8 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 		return -ENOMEM;
 	ls->links = links;
 	for (i = 0; i < s->nfuncs; i++) {
-		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i | (uint64_t)pid << 32);
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i | (uint64_t)pid << 32 |
+			    (s->funcs[i].no_return ? TRACE_ENTRY_ONLY : 0));
 		struct tfunc *f = &s->funcs[i];
 		struct bpf_link *in, *out = NULL;
 		int err;

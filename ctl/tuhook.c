@@ -93,7 +93,9 @@ int tuhooks_add(struct tsession *s, bool verbose)
 		nla_put_u32(msg, XPROBES_A_SIZE, f->size > UINT32_MAX ? UINT32_MAX : f->size);
 		nla_put_u32(msg, XPROBES_A_FLAGS, (f->no_return ? 0 : XPROBES_F_RETURNS) |
 			    (s->records ? XPROBES_F_RECORDS : XPROBES_F_EVENTS));
-		nla_put_u64(msg, XPROBES_A_COOKIE, i);
+		/* records carry 13 bits of it, and mark a call without return themselves */
+		nla_put_u64(msg, XPROBES_A_COOKIE,
+			    i | (f->no_return && !s->records ? TRACE_ENTRY_ONLY : 0));
 		nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
 		err = xp_nl_call(s->nl, msg, got_id, &id);
 		if (s->records && err == -EOPNOTSUPP && strstr(s->nl->ext_msg, "rseq")) {

@@ -130,3 +130,51 @@ for how in views events; do
 late caught=1" "$(cat /tmp/cx.late)"
 done
 note "ok: an exception after the trace crosses a frame entered under it"
+
+# fn_count OUT FUNC: FUNC's calls in trace's report OUT
+fn_count() {
+	awk -v f="$2" '/^Total for/ { t = 1 } t && $1 == f { print $2; exit }' "$1"
+}
+
+# Rust: panics caught by catch_unwind through traced frames (libgcc_s's
+# unwinder, as C++); rcatcher() catches and goes on, so its returns are
+# all seen.
+rm -f /tmp/rp
+/xp/bin/rpanic /tmp/rp || fail "rpanic failed untraced"
+want=$(cat /tmp/rp)
+for how in fallback views; do
+	[ -z "$LIGHT" ] || [ $how = views ] || continue
+	opt=; [ $how = fallback ] && opt=--no-views
+	rm -f /tmp/rp.t
+	xprobectl trace $opt -f rthrower -f rmiddle -f rcatcher -- /xp/bin/rpanic /tmp/rp.t \
+		> /tmp/rp.$how.out 2>&1 || fail "trace ($how) of rpanic: $(tail -n 3 /tmp/rp.$how.out)"
+	assert_eq "rust ($how): what it wrote" "$want" "$(cat /tmp/rp.t 2>/dev/null)"
+	assert_eq "rust ($how): how it ended" "exit 0" "$(traced_end /tmp/rp.$how.out)"
+	assert_eq "rust ($how): rcatcher's returns all seen" 30 "$(fn_count /tmp/rp.$how.out rcatcher)"
+done
+
+# Go: its runtime copies goroutine stacks (deep recursion), scans them
+# (garbage collection), unwinds panics to recover() and walks them
+# (runtime.Callers), all by return addresses: trace sees a Go program and
+# probes entries only, and leaves the runtime out of patterns. Calls of
+# functions entered once per call are exact (a call that grows its stack
+# enters twice).
+rm -f /tmp/gs
+/xp/bin/gostack /tmp/gs || fail "gostack failed untraced"
+want=$(cat /tmp/gs)
+for how in fallback views all; do
+	[ -z "$LIGHT" ] || [ $how = views ] || continue
+	opt=; f="-f main.*"
+	[ $how = fallback ] && opt=--no-views
+	[ $how = all ] && f=
+	rm -f /tmp/gs.t
+	xprobectl trace $opt $f -- /xp/bin/gostack /tmp/gs.t > /tmp/gs.$how.out 2>&1 ||
+		fail "trace ($how) of gostack: $(tail -n 3 /tmp/gs.$how.out)"
+	assert_eq "go ($how): what it wrote" "$want" "$(cat /tmp/gs.t 2>/dev/null)"
+	assert_eq "go ($how): how it ended" "exit 0" "$(traced_end /tmp/gs.$how.out)"
+	grep -q "is a Go program: its functions are traced at their entries only" /tmp/gs.$how.out ||
+		fail "go ($how): not said to be a Go program: $(head -n 3 /tmp/gs.$how.out)"
+	assert_eq "go ($how): main.thrower's calls" 40 "$(fn_count /tmp/gs.$how.out main.thrower)"
+	assert_eq "go ($how): main.mayPanic's calls" 40 "$(fn_count /tmp/gs.$how.out main.mayPanic)"
+done
+note "ok: Rust panics and Go's stacks under trace"

@@ -8,7 +8,8 @@ PKGS=(
 	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev dwarves
 	libnl-3-dev libnl-genl-3-dev pkg-config
 	libprotobuf-c-dev protobuf-c-compiler	# trace --pprof's profile.proto
-	golang-go	# go tool pprof reads it (make check, host-trace-pprof)
+	golang-go	# go tool pprof reads it (make check, host-trace-pprof); selftest 49's Go
+	rustc		# selftest 49's Rust program (panics caught by catch_unwind)
 	libmicrohttpd-dev	# metrics --listen serves /metrics
 	libcapstone-dev	# uhook add disassembles the function's file (ctl/branches.c)
 	prometheus curl	# which Prometheus scrapes (make check, host-metrics-prometheus)
