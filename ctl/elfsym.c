@@ -77,6 +77,28 @@ int elf_entry_offset(const char *path, uint64_t *off)
 	return ret;
 }
 
+/* PATH's ELF, to read; NULL if it cannot be. Let go with elf_done(). */
+static Elf *elf_read(const char *path, int *fd)
+{
+	Elf *e;
+
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return NULL;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (*fd < 0)
+		return NULL;
+	e = elf_begin(*fd, ELF_C_READ, NULL);
+	if (!e)
+		close(*fd);
+	return e;
+}
+
+static void elf_done(Elf *e, int fd)
+{
+	elf_end(e);
+	close(fd);
+}
+
 bool elf_has_section(const char *path, const char *name)
 {
 	bool found = false;
@@ -85,21 +107,15 @@ bool elf_has_section(const char *path, const char *name)
 	GElf_Shdr sh;
 	size_t shstr;
 	int fd;
-	Elf *e;
+	Elf *e = elf_read(path, &fd);
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (!e)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (e && !elf_getshdrstrndx(e, &shstr))
+	if (!elf_getshdrstrndx(e, &shstr))
 		while (!found && (scn = elf_nextscn(e, scn)))
 			found = gelf_getshdr(scn, &sh) && (n = elf_strptr(e, shstr, sh.sh_name)) &&
 				!strcmp(n, name);
-	if (e)
-		elf_end(e);
-	close(fd);
+	elf_done(e, fd);
 	return found;
 }
 
@@ -112,15 +128,11 @@ bool elf_needs(const char *path, const char *prefix)
 	Elf_Data *d;
 	size_t i;
 	int fd;
-	Elf *e;
+	Elf *e = elf_read(path, &fd);
 
-	if (elf_version(EV_CURRENT) == EV_NONE)
+	if (!e)
 		return false;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	e = elf_begin(fd, ELF_C_READ, NULL);
-	while (e && !found && (scn = elf_nextscn(e, scn))) {
+	while (!found && (scn = elf_nextscn(e, scn))) {
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNAMIC || !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);
@@ -133,9 +145,37 @@ bool elf_needs(const char *path, const char *prefix)
 			found = name && !strncmp(name, prefix, strlen(prefix));
 		}
 	}
-	if (e)
-		elf_end(e);
-	close(fd);
+	elf_done(e, fd);
+	return found;
+}
+
+bool elf_imports(const char *path, const char *const *names, size_t n)
+{
+	bool found = false;
+	Elf_Scn *scn = NULL;
+	const char *name;
+	GElf_Shdr sh;
+	GElf_Sym sym;
+	Elf_Data *d;
+	size_t i, j;
+	int fd;
+	Elf *e = elf_read(path, &fd);
+
+	if (!e)
+		return false;
+	while (!found && (scn = elf_nextscn(e, scn))) {
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && !found && i < sh.sh_size / sh.sh_entsize; i++) {
+			if (!gelf_getsym(d, i, &sym) || sym.st_shndx != SHN_UNDEF ||
+			    !(name = elf_strptr(e, sh.sh_link, sym.st_name)))
+				continue;
+			for (j = 0; j < n && !found; j++)
+				found = !strcmp(name, names[j]);
+		}
+	}
+	elf_done(e, fd);
 	return found;
 }
 

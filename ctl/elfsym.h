@@ -37,6 +37,9 @@ int elf_entry_offset(const char *path, uint64_t *off);
 /* Does PATH name a library starting with PREFIX among its DT_NEEDED? */
 bool elf_needs(const char *path, const char *prefix);
 
+/* Does the ELF file at PATH take one of the N functions NAMES from a library? */
+bool elf_imports(const char *path, const char *const *names, size_t n);
+
 /* Has the ELF file at PATH a section NAME (".go.buildinfo": a Go program)? */
 bool elf_has_section(const char *path, const char *name);
 

@@ -129,11 +129,14 @@ struct pick {
  * addresses (trace.bpf.c, unwind_start), in libgcc_s or linked into the
  * program. They take no return probe themselves (attach_unwinders()): it
  * would put a trampoline in the unwinder's own frame after unwind_start
- * ran.
+ * ran. And glibc's way to them: backtrace(), pthread_cancel() and
+ * pthread_exit() get libgcc_s's functions from __libc_unwind_link_get(),
+ * which loads it the first time (so a C program maps it only then, after
+ * trace attached).
  */
 static const char *const unwinders[] = {
 	"_Unwind_RaiseException", "_Unwind_Resume", "_Unwind_Resume_or_Rethrow",
-	"_Unwind_ForcedUnwind", "_Unwind_Backtrace",
+	"_Unwind_ForcedUnwind", "_Unwind_Backtrace", "__libc_unwind_link_get",
 };
 
 bool unwinder_name(const char *name)
@@ -144,6 +147,19 @@ bool unwinder_name(const char *name)
 		if (!strcmp(name, unwinders[i]))
 			return true;
 	return false;
+}
+
+/*
+ * libgcc's unwinder inside: uw_init_context_1() reads its own return
+ * address to start from its own frame, and the other uw_ and _Unwind_
+ * functions run within an unwinding after its entry point gave the slots
+ * back. Linked into a program (static, or -static-libgcc) and traced with
+ * every function, they take no return probe: a thunk there would be the
+ * first address the unwinder cannot read.
+ */
+static bool unwinder_inside(const char *name)
+{
+	return !strncmp(name, "uw_", 3) || !strncmp(name, "_Unwind_", 8);
 }
 
 static int is_unwinder(const char *name, uint64_t off, uint64_t size, void *arg)
@@ -186,6 +202,39 @@ static bool go_runtime(const char *name)
 	return !strncmp(name, "runtime.", 8) || !strncmp(name, "runtime/", 8) ||
 	       !strncmp(name, "internal/", 9) || !strncmp(name, "sync/atomic.", 12) ||
 	       !strncmp(name, "aeshash", 7) || !strchr(name, '.');
+}
+
+/*
+ * The length of a Go function's stack check at file offset OFF, 0 if it
+ * starts otherwise: "cmp 0x10(%r14),%rsp" (or, for a larger frame, "lea
+ * -N(%rsp),%r12; cmp 0x10(%r14),%r12"), then "jbe" to its call of
+ * runtime.morestack, which grows the stack and starts the function again.
+ * Probed past it, a call is counted once, not once more per growth.
+ */
+static unsigned int go_stack_check(int fd, uint64_t off)
+{
+	static const unsigned char cmp_rsp[] = { 0x49, 0x3b, 0x66, 0x10 };
+	static const unsigned char cmp_r12[] = { 0x4d, 0x3b, 0x66, 0x10 };
+	unsigned char b[18];
+	unsigned int n = 0;
+
+	if (fd < 0 || pread(fd, b, sizeof(b), off) != (ssize_t)sizeof(b))
+		return 0;
+	if (!memcmp(b, cmp_rsp, 4)) {
+		n = 4;
+	} else if (b[0] == 0x4c && b[1] == 0x8d && b[3] == 0x24 && (b[2] == 0x64 || b[2] == 0xa4)) {
+		n = b[2] == 0x64 ? 5 : 8;	/* lea disp8 or disp32(%rsp), %r12 */
+		if (memcmp(b + n, cmp_r12, 4))
+			return 0;
+		n += 4;
+	} else {
+		return 0;
+	}
+	if (b[n] == 0x76)
+		return n + 2;			/* jbe rel8 */
+	if (b[n] == 0x0f && b[n + 1] == 0x86)
+		return n + 6;			/* jbe rel32 */
+	return 0;
 }
 
 static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
@@ -232,8 +281,17 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 	 * their return addresses (a trampoline's or a thunk's is "unknown pc",
 	 * fatal), and unwinds panics its own way.
 	 */
-	f->no_return = (p->has_entry && off == p->entry) || (p->go && !p->lib);
-	f->vex_entry = vex_encoded(p->fd, off);
+	f->no_return = (p->has_entry && off == p->entry) || (p->go && !p->lib) ||
+		       unwinder_inside(name);
+	if (p->go && !p->lib) {
+		unsigned int skip = go_stack_check(p->fd, off);
+
+		if (skip < size) {
+			f->offset += skip;
+			f->size -= skip;
+		}
+	}
+	f->vex_entry = vex_encoded(p->fd, f->offset);
 	f->unprobed = false;
 	return f->name && f->path ? 0 : -ENOMEM;
 }
@@ -593,9 +651,9 @@ static int linkset_add_link(struct linkset *ls, struct bpf_link *l)
 }
 
 /*
- * Does the program at PATH unwind: the unwinder linked in, or libgcc_s or
- * libstdc++ (C++, Rust) needed? (A C program can still load libgcc_s for
- * backtrace() or pthread_cancel(): then PID maps it.)
+ * Does the program at PATH unwind: the unwinder linked in, libgcc_s or
+ * libstdc++ (C++, Rust) needed or mapped, or glibc's backtrace(),
+ * pthread_cancel() or pthread_exit() called (which load libgcc_s then)?
  */
 bool unwinds(const char *path, pid_t pid)
 {
@@ -603,8 +661,11 @@ bool unwinds(const char *path, pid_t pid)
 	const char *why;
 	bool yes = false;
 
+	static const char *const glibc_unwinds[] = { "backtrace", "pthread_cancel", "pthread_exit" };
+
 	if (!find_mapped_library(pid, "libgcc_s", lib, sizeof(lib)) ||
-	    elf_needs(path, "libgcc_s.") || elf_needs(path, "libstdc++."))
+	    elf_needs(path, "libgcc_s.") || elf_needs(path, "libstdc++.") ||
+	    elf_imports(path, glibc_unwinds, sizeof(glibc_unwinds) / sizeof(glibc_unwinds[0])))
 		return true;
 	elf_funcs(path, is_unwinder, &yes, &why);
 	return yes;
@@ -659,7 +720,7 @@ static void path_add(const char **paths, unsigned int *n, unsigned int max, cons
  */
 static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 {
-	char exe[PATH_MAX], lib[PATH_MAX];
+	char exe[PATH_MAX], lib[PATH_MAX], libc[PATH_MAX];
 	const char *paths[8];
 	unsigned int n = 0, i, j, attached = 0;
 	bool any = false;
@@ -692,13 +753,16 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 	path_add(paths, &n, 8, exe);
 	if (!find_library(pid, "libgcc_s", lib, sizeof(lib)))
 		path_add(paths, &n, 8, lib);
+	if (!find_mapped_library(pid, "libc", libc, sizeof(libc)))
+		path_add(paths, &n, 8, libc);
 	if (!s->unwind_fix) {
 		if (!s->unwind_said && unwinds(exe, pid))
 			fprintf(stderr, "xprobectl: this kernel does not let BPF write a process's "
 				"memory (bpf_probe_write_user: locked down, as under Secure Boot, or "
-				"no CAP_SYS_ADMIN): a C++ exception, Rust panic or backtrace() through "
-				"a function traced with its return may end the program; trace with "
-				"views (the module), or name functions no exception crosses (-f)\n");
+				"no CAP_SYS_ADMIN): a C++ exception, Rust panic or thread cancellation "
+				"through a function traced with its return may end the program, and a "
+				"backtrace() stop there; trace with views (the module), or name "
+				"functions no exception crosses (-f)\n");
 		s->unwind_said = true;
 		return;
 	}

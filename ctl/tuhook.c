@@ -190,14 +190,15 @@ static uint32_t unwinder_hook(struct tsession *s, const char *path, uint64_t off
  * Return thunks stand in return slots, which an unwinder reads (C++
  * exceptions, Rust panics, backtrace(), pthread_cancel()): when a user
  * hook has returns, the unwinder's entry points in the program, in the
- * traced functions' files and in libgcc_s take unwinder hooks, which give
- * the unwinder the return addresses (module/uunwind.c). Said once where
+ * traced functions' files, in libgcc_s and in libc (its way to libgcc_s)
+ * take unwinder hooks, which give the unwinder the return addresses
+ * (module/uunwind.c). Said once where
  * none could be placed and the program unwinds.
  */
 void tuhooks_unwinders(struct tsession *s)
 {
-	char exe[PATH_MAX], lib[PATH_MAX], first[300] = "";
-	const char *paths[8], *why;
+	char exe[PATH_MAX], lib[PATH_MAX], libc[PATH_MAX], first[300] = "";
+	const char *paths[9], *why;
 	unsigned int n = 0, i, j;
 	bool any = false;
 
@@ -224,6 +225,13 @@ void tuhooks_unwinders(struct tsession *s)
 			;
 		if (j == n)
 			paths[n++] = lib;
+	}
+	/* glibc's backtrace() and cancellation: libgcc_s may come later */
+	if (!find_mapped_library(s->pid, "libc", libc, sizeof(libc))) {
+		for (j = 0; j < n && strcmp(paths[j], libc); j++)
+			;
+		if (j == n)
+			paths[n++] = libc;
 	}
 	for (j = 0; j < n; j++) {
 		struct unwinder_syms u = { .n = 0 };

@@ -206,7 +206,7 @@ void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *
 int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack);
 void xp_unwinds_free(struct xp_view *v);
 void xp_unwind_start(struct xp_view *v, unsigned long sp);
-void xp_unwind_landed(struct xp_view *v, unsigned long sp);
+bool xp_unwind_landed(struct xp_view *v, unsigned long sp);
 bool xp_unwind_pending(struct xp_view *v, struct task_struct *t);
 void xp_unwind_exit_task(struct xp_view *v);
 void xp_unwind_init(void);

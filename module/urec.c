@@ -423,6 +423,22 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	WRITE_ONCE(hdr->count, 0);
 }
 
+/*
+ * The record the routine was about to append (@what, its second word, in
+ * rsi), handed over alone with the time now: the routine will not append
+ * it (xp_urec_slow(), a forced buffer).
+ */
+static void urec_hand_one(struct task_struct *t, u64 what)
+{
+	struct xprobes_urec r;
+	u64 tsc;
+
+	r.time = urec_clock_now(&tsc);
+	r.what = what;
+	trace_xprobes_urecs(task_pid_nr(t), &r, 1, task_tgid_nr(t), r.time, r.what, 0, 0, 0, 0,
+			    0, 0);
+}
+
 /* Was T in a records routine (between its rseq start and commit) when it entered the kernel? */
 static bool urec_in_routine(struct task_struct *t)
 {
@@ -806,11 +822,20 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
 		if (rb->forced[cpu] == current) {
 			struct xp_urec_hdr *hdr;
 
-			/* full only to look so: where does it run now? */
+			/*
+			 * Full only to look so: where does it run now? Out of
+			 * the unwinder, records go on as before; inside it (a
+			 * personality routine, a callback), this record is
+			 * handed over from here, and the buffer stays full
+			 * (the routine, finding it so again, writes nothing).
+			 */
+			if (!xp_unwind_landed(v, u->sp)) {
+				urec_hand_one(current, u->si);
+				return;
+			}
 			hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 			rb->forced[cpu] = NULL;
 			WRITE_ONCE(hdr->count, 0);
-			xp_unwind_landed(v, u->sp);
 			return;
 		}
 		urec_flush(rb, cpu, current, READ_ONCE(v->urec_calls));

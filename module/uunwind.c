@@ -293,30 +293,37 @@ bool xp_unwind_pending(struct xp_view *v, struct task_struct *t)
 
 /*
  * Current runs at @sp: its next record or event after a restore. Above
- * the unwinder's entry, the unwinding is over: rearm.
+ * the unwinder's entry, the unwinding is over: rearm. False while current
+ * is pending still, below it (inside the unwinder: a personality routine,
+ * a callback) or with its work yet to run.
  */
-void xp_unwind_landed(struct xp_view *v, unsigned long sp)
+bool xp_unwind_landed(struct xp_view *v, unsigned long sp)
 {
 	struct xp_unwinds *set = READ_ONCE(v->unwinds);
 	struct xp_unwind *s;
 	unsigned long flags;
 
 	if (!set || !READ_ONCE(set->npending) || READ_ONCE(set->detached))
-		return;
+		return true;
 	s = unwind_find(set, current);		/* a hint: most events have none */
 	if (!s)
-		return;
+		return true;
 	raw_spin_lock_irqsave(&set->lock, flags);
 	if (s->task != current || s->tid != current->pid || s->mm != current->mm ||
-	    !s->pending || s->busy || sp <= s->unwind_sp) {
+	    !s->pending) {
 		raw_spin_unlock_irqrestore(&set->lock, flags);
-		return;
+		return true;
+	}
+	if (s->busy || sp <= s->unwind_sp) {
+		raw_spin_unlock_irqrestore(&set->lock, flags);
+		return false;
 	}
 	s->busy = true;
 	s->todo = UNWIND_REARM;
 	s->at_sp = sp;
 	raw_spin_unlock_irqrestore(&set->lock, flags);
 	unwind_queue(s);
+	return true;
 }
 
 /* Current's last slice (the view's do_exit hook): its state goes. */

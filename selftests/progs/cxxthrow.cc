@@ -19,6 +19,9 @@
  *       catcher  catcher() catches what middle() throws and goes on to call
  *                middle() again before it returns: its own return comes
  *                after an exception crossed the frames below it
+ *       signal spinner() raises SIGUSR1 one call in three; the handler's
+ *              sigthrower() throws, through the signal frame and spinner(),
+ *              to main()
  *       backtrace  backtrace() from inside traced frames: how many frames
  *       terminate  an exception no one catches (std::terminate, SIGABRT,
  *                  traced or not)
@@ -30,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <csignal>
 #include <execinfo.h>
 #include <stdexcept>
 #include <unistd.h>
@@ -82,10 +86,35 @@ __attribute__((noinline)) int helper(int i)
 	return i + 1;
 }
 
+__attribute__((noinline)) int sigthrower(int sig)
+{
+	throw std::runtime_error("signal");
+	return sig;
+}
+
+/*
+ * raise() is declared noexcept (glibc's __THROW), and a throw through a
+ * call the compiler was told cannot throw ends in std::terminate(): called
+ * through a pointer of a type that may throw, its call site unwinds.
+ */
+static int (*volatile raise_p)(int) = raise;
+
+__attribute__((noinline)) int spinner(int i)
+{
+	if (i % 3 == 0)
+		raise_p(SIGUSR1);
+	return i;
+}
+
 __attribute__((noinline)) int tailer(int i)
 {
 	return middle(i + 3);	/* a jmp at -O2: middle() returns for it */
 }
+}
+
+static void on_usr1(int sig)
+{
+	sigthrower(sig);
 }
 
 static long cleaned;
@@ -174,6 +203,13 @@ int main(int argc, char **argv)
 		fprintf(out, "frames %d\n", frames(10));
 		return 0;
 	}
+	if (!strcmp(mode, "signal")) {
+		struct sigaction sa = {};
+
+		sa.sa_handler = on_usr1;
+		sa.sa_flags = SA_NODEFER;	/* the handler is left by a throw, not a return */
+		sigaction(SIGUSR1, &sa, NULL);
+	}
 	for (i = 0; i < 30; i++) {
 		try {
 			if (!strcmp(mode, "one"))
@@ -184,6 +220,8 @@ int main(int argc, char **argv)
 				sum += middle_rethrow(i);
 			else if (!strcmp(mode, "nested"))
 				sum += inner(i);
+			else if (!strcmp(mode, "signal"))
+				sum += spinner(i);
 			else if (!strcmp(mode, "tail"))
 				sum += tailer(i);
 			else if (!strcmp(mode, "cleanup"))
