@@ -69,8 +69,8 @@ static void __exit xprobes_exit(void)
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
-	xp_unwind_exit();	/* unwinders' task works that ran on are done */
 	xp_uhooks_exit();	/* the reaper and the mapping workers are done */
+	xp_unwind_exit();	/* after the reaper's last areas: their detach works */
 	xp_ucover_exit();	/* no user hook is left */
 	xp_calls_exit();
 	xp_lifecycle_exit();

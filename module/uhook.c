@@ -1397,7 +1397,7 @@ void xp_uhooks_view_gone(struct xp_view *v)
 	 */
 	xp_unwinds_detach(v);
 	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->view == v && h->returns)
+		if (h->view == v)
 			xp_uareas_detach(h->mm);
 	list_for_each_entry(h, &xp_uhooks, node) {
 		if (h->view != v)

@@ -740,8 +740,16 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	hash = b->kaddr + (XP_URT_HASH - XP_URT_TGT);
 	raw_spin_lock_irqsave(&b->lock, flags);
 	b->detached = true;
-	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++)
+	/*
+	 * An entry's thunk becomes its return address first: a thread that
+	 * read the key before it goes (one stopped by a signal there, whose
+	 * registers detach_window() does not see) stores the return address.
+	 */
+	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
+		if (READ_ONCE(hash[2 * i]))
+			WRITE_ONCE(hash[2 * i + 1], hash[2 * i]);
 		WRITE_ONCE(hash[2 * i], 0);
+	}
 	n = b->used;
 	raw_spin_unlock_irqrestore(&b->lock, flags);
 	for (i = 0; i < n; i++)

@@ -118,6 +118,7 @@ struct xp_unwinds {
 
 /* Works queued or running, module-wide: module exit waits for none. */
 static atomic_t unwind_works = ATOMIC_INIT(0);
+static bool unwind_exiting;	/* module exit: no detach work is queued any more */
 static typeof(task_work_cancel) *task_work_cancel_p;
 
 static void unwinds_put(struct xp_unwinds *set)
@@ -525,6 +526,7 @@ static void unwind_rearm(struct xp_unwind *s)
 	struct ubudget b = {};
 	unsigned long cur;
 	unsigned int i;
+	bool live;
 
 	for (i = 0; i < s->n && !READ_ONCE(s->set->detached); i++) {
 		struct xp_unwound *u = &s->slots[i];
@@ -533,7 +535,12 @@ static void unwind_rearm(struct xp_unwind *s)
 			continue;
 		if (uread(&cur, u->slot, sizeof(cur), &b) || cur != u->target)
 			continue;
-		uwrite(u->slot, u->thunk, &b);
+		/* a thunk of an area detached meanwhile (area_free()) stays out */
+		rcu_read_lock();
+		live = thunk_target(current->mm, u->thunk) == u->target;
+		rcu_read_unlock();
+		if (live)
+			uwrite(u->slot, u->thunk, &b);
 	}
 }
 
@@ -799,53 +806,54 @@ static void detach_work(struct callback_head *cb)
  * does it when it wakes, before its system call returns (no signal: its
  * sleep is not cut short). Takes @m.
  */
+/* @t's share of @m, queued; false when @t exits or there is no memory. */
+static bool detach_one(struct xp_unwind_map *m, struct task_struct *t)
+{
+	struct xp_unwind_detach *d = kzalloc(sizeof(*d), GFP_NOWAIT | __GFP_NOWARN);
+	unsigned long flags;
+
+	if (!d)
+		return false;
+	d->task = get_task_struct(t);
+	refcount_inc(&m->refs);
+	d->map = m;
+	init_task_work(&d->work, detach_work);
+	atomic_inc(&unwind_works);
+	raw_spin_lock_irqsave(&unwind_detach_lock, flags);
+	list_add(&d->node, &unwind_detaches);
+	raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
+	if (!task_work_add(t, &d->work, XP_TWA_RESUME_ATOMIC))
+		return true;
+	/* it exits: nothing of it runs in user mode again */
+	raw_spin_lock_irqsave(&unwind_detach_lock, flags);
+	list_del(&d->node);
+	raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
+	map_put(m);
+	put_task_struct(t);
+	kfree(d);
+	atomic_dec(&unwind_works);
+	return true;
+}
+
 void xp_unwind_detach_queue(struct xp_unwind_map *m)
 {
 	struct task_struct *p, *t;
-	struct xp_unwind_detach *d;
-	unsigned long flags;
 
 	if (!m)
 		return;
-	if (!m->nranges)
-		goto out;
 	rcu_read_lock();
-	for_each_process(p) {
-		if (READ_ONCE(p->mm) != m->mm)
+	for_each_process_thread(p, t) {
+		/* per thread: a leader that exited (pthread_exit()) has no mm */
+		if (!m->nranges || READ_ONCE(t->mm) != m->mm || READ_ONCE(unwind_exiting) ||
+		    (t->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER)))
 			continue;
-		for_each_thread(p, t) {
-			if (t->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER))
-				continue;
-			d = kzalloc(sizeof(*d), GFP_ATOMIC | __GFP_NOWARN);
-			if (!d) {
-				pr_warn_ratelimited("pid %d: no memory to give a thread's return thunks back\n",
-						    task_tgid_nr(t));
-				continue;
-			}
-			d->task = get_task_struct(t);
-			refcount_inc(&m->refs);
-			d->map = m;
-			init_task_work(&d->work, detach_work);
-			atomic_inc(&unwind_works);
-			raw_spin_lock_irqsave(&unwind_detach_lock, flags);
-			list_add(&d->node, &unwind_detaches);
-			raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
-			if (task_work_add(t, &d->work, XP_TWA_RESUME_ATOMIC)) {
-				/* it exits: nothing of it runs in user mode again */
-				raw_spin_lock_irqsave(&unwind_detach_lock, flags);
-				list_del(&d->node);
-				raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
-				map_put(m);
-				put_task_struct(t);
-				kfree(d);
-				atomic_dec(&unwind_works);
-				continue;
-			}
+		if (detach_one(m, t))
 			kick_process(t);
-		}
+		else
+			pr_warn_ratelimited("pid %d: no memory to give a thread's return thunks back\n",
+					    task_tgid_nr(t));
 	}
 	rcu_read_unlock();
-out:
 	map_put(m);
 }
 
@@ -876,6 +884,9 @@ void xp_unwind_exit(void)
 	unsigned long flags;
 	LIST_HEAD(gone);
 
+	WRITE_ONCE(unwind_exiting, true);	/* under xp_views_lock for the queues: none left */
+	mutex_lock(&xp_views_lock);
+	mutex_unlock(&xp_views_lock);
 	raw_spin_lock_irqsave(&unwind_detach_lock, flags);
 	list_for_each_entry_safe(d, n, &unwind_detaches, node)
 		if (task_work_cancel_p && task_work_cancel_p(d->task, &d->work))
