@@ -14,6 +14,7 @@
  *       cancel     a thread cancelled inside traced worker() -> waiter(),
  *                  its cleanup handler run on the way (forced unwinding)
  *       exit       pthread_exit() from inside traced frames (the same)
+ *       suite      all of them, one after the other
  */
 #include <execinfo.h>
 #include <pthread.h>
@@ -116,18 +117,11 @@ static void *thread_main(void *arg)
 	return NULL;
 }
 
-int main(int argc, char **argv)
+static int run(const char *mode)
 {
-	const char *mode;
 	volatile long sum = 0;
 	int i, r;
 
-	if (argc != 3 || !(out = fopen(argv[2], "w"))) {
-		fprintf(stderr, "usage: cflow MODE OUT\n");
-		return 2;
-	}
-	setvbuf(out, NULL, _IOLBF, 0);
-	mode = argv[1];
 	if (!strcmp(mode, "backtrace")) {
 		fprintf(out, "frames %d\n", frames(5));
 		fprintf(out, "frames %d\n", frames(10));
@@ -182,5 +176,25 @@ int main(int argc, char **argv)
 		fprintf(stderr, "cflow: no mode %s\n", mode);
 		return 2;
 	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const suite[] = {
+		"backtrace", "longjmp", "siglongjmp", "swapcontext", "cancel", "exit",
+	};
+	unsigned int i;
+
+	if (argc != 3 || !(out = fopen(argv[2], "w"))) {
+		fprintf(stderr, "usage: cflow MODE OUT\n");
+		return 2;
+	}
+	setvbuf(out, NULL, _IOLBF, 0);
+	if (strcmp(argv[1], "suite"))
+		return run(argv[1]);
+	for (i = 0; i < sizeof(suite) / sizeof(suite[0]); i++)
+		if (run(suite[i]))
+			return 2;
 	return 0;
 }

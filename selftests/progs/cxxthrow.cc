@@ -25,6 +25,7 @@
  *       backtrace  backtrace() from inside traced frames: how many frames
  *       terminate  an exception no one catches (std::terminate, SIGABRT,
  *                  traced or not)
+ *       suite  every mode above but terminate, one after the other
  *       late   waits for OUT.go1, enters slow(), says "entered", waits for
  *              OUT.go2, and throws through slow() to main(): a tracer that
  *              detaches in between must leave no return slot rewritten
@@ -168,36 +169,12 @@ __attribute__((noinline)) int frames(int n)
 }
 }
 
-int main(int argc, char **argv)
+/* One of the modes that return; 2 for an unknown one. */
+static int run(const char *mode)
 {
 	long sum = 0, caught = 0;
-	const char *mode;
 	int i;
 
-	if (argc != 3 || !(out = fopen(argv[2], "w"))) {
-		fprintf(stderr, "usage: cxxthrow MODE OUT\n");
-		return 2;
-	}
-	setvbuf(out, NULL, _IOLBF, 0);
-	mode = argv[1];
-	if (!strcmp(mode, "terminate")) {
-		fprintf(out, "terminate\n");
-		return middle(3);
-	}
-	if (!strcmp(mode, "late")) {
-		char go1[4096], go2[4096];
-
-		snprintf(go1, sizeof(go1), "%s.go1", argv[2]);
-		snprintf(go2, sizeof(go2), "%s.go2", argv[2]);
-		wait_file(go1);
-		try {
-			sum = slow(go2);
-		} catch (const std::runtime_error &) {
-			caught++;
-		}
-		fprintf(out, "late caught=%ld\n", caught);
-		return 0;
-	}
 	if (!strcmp(mode, "backtrace")) {
 		fprintf(out, "frames %d\n", frames(5));
 		fprintf(out, "frames %d\n", frames(10));
@@ -235,5 +212,47 @@ int main(int argc, char **argv)
 		}
 	}
 	fprintf(out, "%s sum=%ld caught=%ld cleaned=%ld\n", mode, sum, caught, cleaned);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const char *const suite[] = {
+		"one", "deep", "rethrow", "nested", "tail", "signal", "cleanup", "catcher",
+		"backtrace",
+	};
+	long caught = 0;
+	const char *mode;
+	unsigned int i;
+
+	if (argc != 3 || !(out = fopen(argv[2], "w"))) {
+		fprintf(stderr, "usage: cxxthrow MODE OUT\n");
+		return 2;
+	}
+	setvbuf(out, NULL, _IOLBF, 0);
+	mode = argv[1];
+	if (!strcmp(mode, "terminate")) {
+		fprintf(out, "terminate\n");
+		return middle(3);
+	}
+	if (!strcmp(mode, "late")) {
+		char go1[4096], go2[4096];
+
+		snprintf(go1, sizeof(go1), "%s.go1", argv[2]);
+		snprintf(go2, sizeof(go2), "%s.go2", argv[2]);
+		wait_file(go1);
+		try {
+			slow(go2);
+		} catch (const std::runtime_error &) {
+			caught++;
+		}
+		fprintf(out, "late caught=%ld\n", caught);
+		return 0;
+	}
+	if (strcmp(mode, "suite"))
+		return run(mode);
+	for (i = 0; i < sizeof(suite) / sizeof(suite[0]); i++)
+		if (run(suite[i]))
+			return 2;
 	return 0;
 }

@@ -55,62 +55,47 @@ trace_run() {
 	fi
 }
 
-# The static program differs in where the unwinder is (in it, not in
-# libgcc_s, and traced with the rest when every function is): a throw, one
-# from a signal handler, a catch that goes on and backtrace() cover it.
-# In views mode the module's unwinder hooks give the return thunks' slots
-# back (module/uunwind.c); -T's event thunks are checked where a frame
-# goes on after the exception (catcher), where a landing pad calls a
-# traced function (cleanup), on a rethrow, a tail call and a throw from a
-# signal handler; every function is traced for the last two and the
-# static program's throw.
-# XP_UNWIND_LIGHT (check-debug: the module's paths under KASAN and
-# lockdep, in a tenth of the time): the dynamic program, views mode, a
-# throw, a tail call, a catch that goes on and backtrace().
+# Each program runs its cases one after the other in one process (mode
+# suite: one trace per way of tracing), then terminate. The static program
+# differs in where the unwinder is (in it, not in libgcc_s, and traced with
+# the rest when every function is). In views mode the module's unwinder
+# hooks give the return thunks' slots back (module/uunwind.c); -T's event
+# thunks on the dynamic one; every function traced on both.
+# XP_UNWIND_LIGHT (check-debug, the -rt kernels: the module's paths under
+# KASAN, lockdep and PREEMPT_RT in a fraction of the time): the dynamic
+# program, views mode.
 LIGHT=${XP_UNWIND_LIGHT:-}
 progs="cxxthrow cxxthrow_static"
 [ -z "$LIGHT" ] || progs=cxxthrow
 for prog in $progs; do
-	modes="one deep rethrow nested tail signal cleanup catcher backtrace terminate"
-	[ $prog = cxxthrow ] || modes="one signal catcher backtrace"
-	[ -z "$LIGHT" ] || modes="one tail catcher backtrace"
-	for mode in $modes; do
+	for mode in suite terminate; do
 		rm -f /tmp/cx.$mode
 		/xp/bin/$prog $mode /tmp/cx.$mode 2> /dev/null
 		want_end=$(ended $?)
 		want=$(cat /tmp/cx.$mode)
 		[ -n "$want" ] || fail "$prog $mode wrote nothing untraced"
-		hows="fallback views"
+		hows="fallback views all"
+		[ $prog = cxxthrow_static ] || hows="$hows events"
 		[ -z "$LIGHT" ] || hows=views
-		case $prog.$mode in
-		cxxthrow.catcher|cxxthrow.rethrow|cxxthrow.tail)
-			hows="$hows events" ;;
-		cxxthrow.cleanup|cxxthrow.signal)
-			hows="$hows events all" ;;
-		cxxthrow_static.one)
-			hows="$hows all" ;;
-		esac
 		for how in $hows; do
 			trace_run $prog $mode $how
 			o=/tmp/cx.$mode.$how.out
 			assert_eq "$prog $mode traced ($how): what it wrote" "$want" \
 				"$(cat /tmp/cx.$mode.t 2>/dev/null)"
 			assert_eq "$prog $mode traced ($how): how it ended" "$want_end" "$(traced_end $o)"
-			case $mode in
-			terminate) n=1 ;;
-			backtrace) n=2 ;;
-			*) n=10 ;;
-			esac
+			n=1
+			[ $mode = terminate ] || n=82
 			unwinds=$(sed -n 's/.* unwinds=\([0-9]*\).*/\1/p' $o)
 			[ "${unwinds:-0}" -ge $n ] ||
 				fail "$prog $mode ($how): the unwinder was entered ${unwinds:-0} times, not $n or more: $(grep events: $o)"
 		done
 	done
-	# catcher's own return comes after the exception: seen, every call
-	for how in fallback views; do
-		[ -z "$LIGHT" ] || [ $how = views ] || continue
+	# catcher() catches what middle() throws and goes on: its own returns
+	# come after an exception crossed the frames below it, every one seen
+	for how in fallback views events; do
+		[ -f /tmp/cx.suite.$how.out ] || continue
 		assert_eq "$prog ($how): catcher's returns all seen" 30 \
-			"$(awk '/^Total for/ { t = 1 } t && $1 == "catcher" { print $2; exit }' /tmp/cx.catcher.$how.out)"
+			"$(awk '/^Total for/ { t = 1 } t && $1 == "catcher" { print $2; exit }' /tmp/cx.suite.$how.out)"
 	done
 	note "ok: $prog unwinds through traced frames as it does untraced"
 done
@@ -152,32 +137,24 @@ fn_count() {
 # and siglongjmp() out of traced frames, swapcontext() coroutines that
 # switch stacks inside traced functions, a thread cancelled or exiting
 # inside traced frames (forced unwinding, its cleanup handler run).
-# Fallback mode (the kernel's uretprobes) for the unwinding ones and
-# swapcontext(); views mode with the functions named and with every one.
+# In one process (cflow suite), fallback mode, views mode with the
+# functions named and with every one.
 CFUNCS="-f frames -f deepj -f jumper -f spin -f co_step -f co_body -f waiter -f worker"
-cmodes="backtrace longjmp siglongjmp swapcontext cancel exit"
-[ -z "$LIGHT" ] || cmodes="backtrace cancel"
-for mode in $cmodes; do
-	rm -f /tmp/cf.$mode
-	/xp/bin/cflow $mode /tmp/cf.$mode 2> /dev/null
-	want_end=$(ended $?)
-	want=$(cat /tmp/cf.$mode)
-	[ -n "$want" ] || fail "cflow $mode wrote nothing untraced"
-	hows="views all"
-	case $mode in backtrace|swapcontext|cancel) [ -n "$LIGHT" ] || hows="fallback $hows" ;; esac
-	for how in $hows; do
-		[ -z "$LIGHT" ] || [ $how = views ] || continue
-		opt=; f=$CFUNCS
-		[ $how = fallback ] && opt=--no-views
-		[ $how = all ] && f=
-		rm -f /tmp/cf.$mode.t
-		xprobectl trace $opt $f -- /xp/bin/cflow $mode /tmp/cf.$mode.t \
-			> /tmp/cf.$mode.$how.out 2>&1 ||
-			fail "trace ($how) of cflow $mode: $(tail -n 3 /tmp/cf.$mode.$how.out)"
-		assert_eq "cflow $mode ($how): what it wrote" "$want" "$(cat /tmp/cf.$mode.t 2>/dev/null)"
-		assert_eq "cflow $mode ($how): how it ended" "$want_end" \
-			"$(traced_end /tmp/cf.$mode.$how.out)"
-	done
+rm -f /tmp/cf.suite
+/xp/bin/cflow suite /tmp/cf.suite 2> /dev/null
+want_end=$(ended $?)
+want=$(cat /tmp/cf.suite)
+[ -n "$want" ] || fail "cflow wrote nothing untraced"
+for how in fallback views all; do
+	[ -z "$LIGHT" ] || [ $how = views ] || continue
+	opt=; f=$CFUNCS
+	[ $how = fallback ] && opt=--no-views
+	[ $how = all ] && f=
+	rm -f /tmp/cf.suite.t
+	xprobectl trace $opt $f -- /xp/bin/cflow suite /tmp/cf.suite.t > /tmp/cf.$how.out 2>&1 ||
+		fail "trace ($how) of cflow: $(tail -n 3 /tmp/cf.$how.out)"
+	assert_eq "cflow ($how): what it wrote" "$want" "$(cat /tmp/cf.suite.t 2>/dev/null)"
+	assert_eq "cflow ($how): how it ended" "$want_end" "$(traced_end /tmp/cf.$how.out)"
 done
 
 # Rust: panics caught by catch_unwind through traced frames (libgcc_s's
