@@ -140,44 +140,55 @@ fn_count() {
 # In one process (cflow suite), fallback mode, views mode with the
 # functions named and with every one.
 CFUNCS="-f frames -f deepj -f jumper -f spin -f co_step -f co_body -f waiter -f worker"
-rm -f /tmp/cf.suite
-/xp/bin/cflow suite /tmp/cf.suite 2> /dev/null
-want_end=$(ended $?)
-want=$(cat /tmp/cf.suite)
-[ -n "$want" ] || fail "cflow wrote nothing untraced"
-for how in fallback views all; do
-	[ -z "$LIGHT" ] || [ $how = views ] || continue
-	opt=; f=$CFUNCS
+
+# untraced TAG PROG ARGS...: run PROG ARGS /tmp/TAG untraced; what it wrote
+# in $want, how it ended in $want_end
+untraced() {
+	tag=$1
+	shift
+	rm -f /tmp/$tag
+	"$@" /tmp/$tag 2> /dev/null
+	want_end=$(ended $?)
+	want=$(cat /tmp/$tag)
+	[ -n "$want" ] || fail "$tag wrote nothing untraced"
+}
+
+# traced TAG HOW FUNCS PROG ARGS...: the same under trace, fallback, views
+# (FUNCS) or all (views, every function): the same lines, the same end;
+# the report in /tmp/TAG.HOW.out
+traced() {
+	tag=$1 how=$2 funcs=$3
+	shift 3
+	opt= f=$funcs
 	[ $how = fallback ] && opt=--no-views
 	[ $how = all ] && f=
-	rm -f /tmp/cf.suite.t
-	xprobectl trace $opt $f -- /xp/bin/cflow suite /tmp/cf.suite.t > /tmp/cf.$how.out 2>&1 ||
-		fail "trace ($how) of cflow: $(tail -n 3 /tmp/cf.$how.out)"
-	assert_eq "cflow ($how): what it wrote" "$want" "$(cat /tmp/cf.suite.t 2>/dev/null)"
-	assert_eq "cflow ($how): how it ended" "$want_end" "$(traced_end /tmp/cf.$how.out)"
+	rm -f /tmp/$tag.t
+	set -f		# -f main.* is a pattern for trace
+	xprobectl trace $opt $f -- "$@" /tmp/$tag.t > /tmp/$tag.$how.out 2>&1 ||
+		fail "trace ($how) of $tag: $(tail -n 3 /tmp/$tag.$how.out)"
+	set +f
+	assert_eq "$tag ($how): what it wrote" "$want" "$(cat /tmp/$tag.t 2>/dev/null)"
+	assert_eq "$tag ($how): how it ended" "$want_end" "$(traced_end /tmp/$tag.$how.out)"
+}
+
+hows="fallback views all"
+[ -z "$LIGHT" ] || hows=views
+untraced cflow /xp/bin/cflow suite
+for how in $hows; do
+	traced cflow $how "$CFUNCS" /xp/bin/cflow suite
 done
 
 # Rust: panics caught by catch_unwind through traced frames (libgcc_s's
 # unwinder, as C++); rcatcher() catches and goes on, so its returns are
 # all seen.
-rm -f /tmp/rp
-/xp/bin/rpanic /tmp/rp || fail "rpanic failed untraced"
-want=$(cat /tmp/rp)
-for how in fallback views all; do
-	[ -z "$LIGHT" ] || [ $how = views ] || continue
-	opt=; f="-f rthrower -f rmiddle -f rcatcher"
-	[ $how = fallback ] && opt=--no-views
-	[ $how = all ] && f=
-	rm -f /tmp/rp.t
-	xprobectl trace $opt $f -- /xp/bin/rpanic /tmp/rp.t > /tmp/rp.$how.out 2>&1 ||
-		fail "trace ($how) of rpanic: $(tail -n 3 /tmp/rp.$how.out)"
-	assert_eq "rust ($how): what it wrote" "$want" "$(cat /tmp/rp.t 2>/dev/null)"
-	assert_eq "rust ($how): how it ended" "exit 0" "$(traced_end /tmp/rp.$how.out)"
+untraced rust /xp/bin/rpanic
+for how in $hows; do
+	traced rust $how "-f rthrower -f rmiddle -f rcatcher" /xp/bin/rpanic
 	# every function: the behaviour only (records mode loses one return
-	# of 30 when an exit-time function is traced too: docs/trace.md)
+	# of 30 when a function through uprobes runs at exit: docs/trace.md)
 	[ $how = all ] ||
 		assert_eq "rust ($how): rcatcher's returns all seen" 30 \
-			"$(fn_count /tmp/rp.$how.out rcatcher)"
+			"$(fn_count /tmp/rust.$how.out rcatcher)"
 done
 
 # Go: its runtime copies goroutine stacks (deep recursion), scans them
@@ -188,23 +199,13 @@ done
 # patterns. Calls are exact: recurse() is called 4 x 10 x 3001 times, its
 # goroutines' stacks growing under it (it failed so at 41 of 40 thrower()
 # calls with the probe on the first instruction).
-rm -f /tmp/gs
-/xp/bin/gostack /tmp/gs || fail "gostack failed untraced"
-want=$(cat /tmp/gs)
-for how in fallback views all; do
-	[ -z "$LIGHT" ] || [ $how = views ] || continue
-	opt=; f="-f main.*"
-	[ $how = fallback ] && opt=--no-views
-	[ $how = all ] && f=
-	rm -f /tmp/gs.t
-	xprobectl trace $opt $f -- /xp/bin/gostack /tmp/gs.t > /tmp/gs.$how.out 2>&1 ||
-		fail "trace ($how) of gostack: $(tail -n 3 /tmp/gs.$how.out)"
-	assert_eq "go ($how): what it wrote" "$want" "$(cat /tmp/gs.t 2>/dev/null)"
-	assert_eq "go ($how): how it ended" "exit 0" "$(traced_end /tmp/gs.$how.out)"
-	grep -q "is a Go program: its functions are traced at their entries only" /tmp/gs.$how.out ||
-		fail "go ($how): not said to be a Go program: $(head -n 3 /tmp/gs.$how.out)"
-	assert_eq "go ($how): main.thrower's calls" 40 "$(fn_count /tmp/gs.$how.out main.thrower)"
-	assert_eq "go ($how): main.mayPanic's calls" 40 "$(fn_count /tmp/gs.$how.out main.mayPanic)"
-	assert_eq "go ($how): main.recurse's calls" 120040 "$(fn_count /tmp/gs.$how.out main.recurse)"
+untraced go /xp/bin/gostack
+for how in $hows; do
+	traced go $how "-f main.*" /xp/bin/gostack
+	grep -q "is a Go program: its functions are traced at their entries only" /tmp/go.$how.out ||
+		fail "go ($how): not said to be a Go program: $(head -n 3 /tmp/go.$how.out)"
+	assert_eq "go ($how): main.thrower's calls" 40 "$(fn_count /tmp/go.$how.out main.thrower)"
+	assert_eq "go ($how): main.mayPanic's calls" 40 "$(fn_count /tmp/go.$how.out main.mayPanic)"
+	assert_eq "go ($how): main.recurse's calls" 120040 "$(fn_count /tmp/go.$how.out main.recurse)"
 done
 note "ok: Rust panics and Go's stacks under trace"
