@@ -718,31 +718,54 @@ static void path_add(const char **paths, unsigned int *n, unsigned int max, cons
  * functions and in libgcc_s. Before the return probes, so that they are
  * detached after them (linkset_free() goes from the end).
  */
-static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
+/*
+ * The files whose unwinder entry points take a probe (or, with UHOOKS, a
+ * user hook): those of the functions traced with their return through
+ * user hooks (UHOOKS) or uprobes, the program, libgcc_s (only as PID maps
+ * it, for a hook) and libc. False when no such function is traced.
+ */
+bool unwinder_files(struct tsession *s, pid_t pid, bool uhooks, struct unwinder_files *u)
 {
-	char exe[PATH_MAX], lib[PATH_MAX], libc[PATH_MAX];
-	const char *paths[8];
-	unsigned int n = 0, i, j, attached = 0;
+	unsigned int i;
 	bool any = false;
 
+	u->n = 0;
 	for (i = 0; i < (unsigned int)s->nfuncs; i++) {
 		struct tfunc *f = &s->funcs[i];
 
-		if (!f->uhook && unwinder_name(f->name))
-			f->no_return = true;
-		if (f->uhook || f->unprobed || f->no_return)
+		if (f->no_return || (uhooks ? !f->uhook : f->uhook || f->unprobed))
 			continue;
 		any = true;
-		path_add(paths, &n, 6, f->path);
+		path_add(u->path, &u->n, 6, f->path);
 	}
-	if (!any || pid_exe(pid, exe))
+	if (!any || pid_exe(pid, u->exe))
+		return false;
+	path_add(u->path, &u->n, 9, u->exe);
+	if (!(uhooks ? find_mapped_library(pid, "libgcc_s", u->lib, sizeof(u->lib)) :
+		       find_library(pid, "libgcc_s", u->lib, sizeof(u->lib))))
+		path_add(u->path, &u->n, 9, u->lib);
+	/* glibc's backtrace() and cancellation: libgcc_s may come later */
+	if (!find_mapped_library(pid, "libc", u->libc, sizeof(u->libc)))
+		path_add(u->path, &u->n, 9, u->libc);
+	return true;
+}
+
+static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
+{
+	struct unwinder_files u;
+	unsigned int i, j, attached = 0;
+
+	for (i = 0; i < (unsigned int)s->nfuncs; i++)
+		if (!s->funcs[i].uhook && unwinder_name(s->funcs[i].name))
+			s->funcs[i].no_return = true;
+	if (!unwinder_files(s, pid, false, &u))
 		return;
 	if (s->nunwinders) {
 		/*
 		 * The module's unwinder hooks are on the entry points (tuhook.c),
 		 * and fn_entry_uh gives these uretprobes' slots back.
 		 */
-		if (!s->unwind_fix && !s->unwind_said && unwinds(exe, pid))
+		if (!s->unwind_fix && !s->unwind_said && unwinds(u.exe, pid))
 			fprintf(stderr, "xprobectl: this kernel does not let BPF write a process's "
 				"memory (locked down, as under Secure Boot): a C++ exception, Rust "
 				"panic or backtrace() through a function traced by uprobes (no user "
@@ -750,13 +773,8 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 		s->unwind_said = true;
 		return;
 	}
-	path_add(paths, &n, 8, exe);
-	if (!find_library(pid, "libgcc_s", lib, sizeof(lib)))
-		path_add(paths, &n, 8, lib);
-	if (!find_mapped_library(pid, "libc", libc, sizeof(libc)))
-		path_add(paths, &n, 8, libc);
 	if (!s->unwind_fix) {
-		if (!s->unwind_said && unwinds(exe, pid))
+		if (!s->unwind_said && unwinds(u.exe, pid))
 			fprintf(stderr, "xprobectl: this kernel does not let BPF write a process's "
 				"memory (bpf_probe_write_user: locked down, as under Secure Boot, or "
 				"no CAP_SYS_ADMIN): a C++ exception, Rust panic or thread cancellation "
@@ -766,13 +784,13 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 		s->unwind_said = true;
 		return;
 	}
-	for (j = 0; j < n; j++)
+	for (j = 0; j < u.n; j++)
 		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = unwinders[i]);
 			struct bpf_link *l;
 
 			l = bpf_program__attach_uprobe_opts(s->skel->progs.unwind_start, pid,
-							    paths[j], 0, &o);
+							    u.path[j], 0, &o);
 			if (libbpf_get_error(l))
 				continue;
 			if (linkset_add_link(ls, l))
@@ -780,10 +798,10 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 			else
 				attached++;
 		}
-	if (!attached && !s->unwind_said && unwinds(exe, pid))
+	if (!attached && !s->unwind_said && unwinds(u.exe, pid))
 		fprintf(stderr, "xprobectl: found no unwinder entry point to watch in %s or "
 			"libgcc_s (stripped, or another unwinder): a C++ exception, Rust panic or "
-			"backtrace() through a function traced with its return may end it\n", exe);
+			"backtrace() through a function traced with its return may end it\n", u.exe);
 	s->unwind_said = true;
 }
 

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <limits.h>
 #include "trace.h"
 #include "target.h"
 
@@ -125,6 +126,14 @@ void tuhooks_unwinders(struct tsession *s);
 /* trace.c: the unwinder's entry points by name; does the program at PATH unwind? */
 bool unwinder_name(const char *name);
 bool unwinds(const char *path, pid_t pid);
+
+/* trace.c: where a process's unwinder entry points are (unwinder_files()) */
+struct unwinder_files {
+	char exe[PATH_MAX], lib[PATH_MAX], libc[PATH_MAX];
+	const char *path[9];	/* 6 traced files, the program, libgcc_s, libc */
+	unsigned int n;
+};
+bool unwinder_files(struct tsession *s, pid_t pid, bool uhooks, struct unwinder_files *u);
 void tuhooks_areas(struct tsession *s);
 
 /* "12.3ms": 4 significant digits at most, fits in 8 columns. */

@@ -197,48 +197,19 @@ static uint32_t unwinder_hook(struct tsession *s, const char *path, uint64_t off
  */
 void tuhooks_unwinders(struct tsession *s)
 {
-	char exe[PATH_MAX], lib[PATH_MAX], libc[PATH_MAX], first[300] = "";
-	const char *paths[9], *why;
-	unsigned int n = 0, i, j;
-	bool any = false;
+	struct unwinder_files uf;
+	char first[300] = "";
+	const char *why;
+	unsigned int i, j;
 
-	for (i = 0; i < (unsigned int)s->nfuncs; i++) {
-		struct tfunc *f = &s->funcs[i];
-		bool known = false;
-
-		if (!f->uhook || f->no_return)
-			continue;
-		any = true;
-		for (j = 0; j < n; j++)
-			known |= !strcmp(paths[j], f->path);
-		if (!known && n < 6)
-			paths[n++] = f->path;
-	}
-	if (!any || pid_exe(s->pid, exe))
+	if (!unwinder_files(s, s->pid, true, &uf))
 		return;
-	for (j = 0; j < n && strcmp(paths[j], exe); j++)
-		;
-	if (j == n)
-		paths[n++] = exe;
-	if (!find_mapped_library(s->pid, "libgcc_s", lib, sizeof(lib))) {
-		for (j = 0; j < n && strcmp(paths[j], lib); j++)
-			;
-		if (j == n)
-			paths[n++] = lib;
-	}
-	/* glibc's backtrace() and cancellation: libgcc_s may come later */
-	if (!find_mapped_library(s->pid, "libc", libc, sizeof(libc))) {
-		for (j = 0; j < n && strcmp(paths[j], libc); j++)
-			;
-		if (j == n)
-			paths[n++] = libc;
-	}
-	for (j = 0; j < n; j++) {
+	for (j = 0; j < uf.n; j++) {
 		struct unwinder_syms u = { .n = 0 };
 
-		elf_funcs(paths[j], unwinder_found, &u, &why);
+		elf_funcs(uf.path[j], unwinder_found, &u, &why);
 		for (i = 0; i < u.n; i++) {
-			if (unwinder_hook(s, paths[j], u.sym[i].offset, u.sym[i].size, &why))
+			if (unwinder_hook(s, uf.path[j], u.sym[i].offset, u.sym[i].size, &why))
 				s->nunwinders++;
 			else if (!first[0])
 				snprintf(first, sizeof(first), "%s: %s", u.sym[i].name, why);
@@ -248,8 +219,8 @@ void tuhooks_unwinders(struct tsession *s)
 		fprintf(stderr, "xprobectl: an unwinder entry point has no hook (%s): a C++ "
 			"exception, Rust panic or backtrace() through a traced function may end "
 			"the program\n", first);
-	else if (!s->nunwinders && unwinds(exe, s->pid))
+	else if (!s->nunwinders && unwinds(uf.exe, s->pid))
 		fprintf(stderr, "xprobectl: found no unwinder entry point to hook in %s or "
 			"libgcc_s (stripped, or another unwinder): a C++ exception, Rust panic or "
-			"backtrace() through a traced function may end it\n", exe);
+			"backtrace() through a traced function may end it\n", uf.exe);
 }
