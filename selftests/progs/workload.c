@@ -48,8 +48,11 @@
  * entry and return probes fire between the two clocks, so what it measures
  * must lie between delay_in_ns and delay_wall_ns, however slow the probes.
  * In quota, delay_throttled_ns is what the cgroup's throttled_usec (its
- * cpu.stat) grew by across the calls: with one runnable thread in the
- * cgroup, the time that thread waited for quota.
+ * cpu.stat) grew by inside the calls, and delay_throttled_wall_ns what it
+ * grew by around them (read by the caller): with one runnable thread in
+ * the cgroup, the time that thread waited for quota. A throttle that
+ * starts after the call's entry probe but ends before xw_delay's first
+ * reading counts in the second only, as the delay_in/delay_wall pair.
  * In wakeup, delay_rundelay_ns is what the kernel's own count of the time
  * the thread waited runnable (sched_info.run_delay, the second field of
  * /proc/thread-self/schedstat) grew by across the sleeps.
@@ -583,18 +586,30 @@ NOINLINE void xw_prepare(void)
 /* CPU time of the calling threads inside xw_delay(), by their own clocks. */
 static long long delay_cpu;
 
+/*
+ * quota: the cgroup's throttled time across the calls, read by the caller
+ * (outside any probe). The thread runs at both readings, so no throttle
+ * of it is in progress then: this bounds what a tracer can see inside.
+ */
+static long long delay_throttled_wall;
+
 NOINLINE long long xw_request(void)
 {
-	long long t0, t1, c0, c1;
+	long long t0, t1, c0, c1, q0 = 0;
+	int quota = !strcmp(scenario, "quota");
 
 	xw_prepare();
 	if (!strcmp(scenario, "longjmp") && !setjmp(jb))
 		xw_deep();
+	if (quota)
+		q0 = cg_throttled();
 	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	t0 = now_ns(CLOCK_MONOTONIC);
 	xw_delay();
 	t1 = now_ns(CLOCK_MONOTONIC);
 	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (quota)
+		delay_throttled_wall += cg_throttled() - q0;
 	__atomic_add_fetch(&delay_cpu, c1 - c0, __ATOMIC_RELAXED);
 	sink++;
 	return t1 - t0;
@@ -775,9 +790,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)		/* fork: the workers' lines first */
 		if (workers[i] > 0)
 			waitpid(workers[i], NULL, 0);
-	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld faults=%ld delay_memstall_ns=%lld\n",
+	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld\n",
 		(int)getpid(), scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
-		disk_writes, delay_rundelay, waker_tid, delay_throttled, majflts, delay_memstall);
+		disk_writes, delay_rundelay, waker_tid, delay_throttled, delay_throttled_wall, majflts,
+		delay_memstall);
 	/*
 	 * lock: the holder may still be between its unlock and its return
 	 * from the last xw_hold; exit now and that call never returns. A
