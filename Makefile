@@ -63,11 +63,12 @@ BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
 PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # uh32.S: a process that is not an x86-64 one, built as i386 (uh32) and x32
 # (uhx32), without libc (no multilib needed: the assembler and ld do both).
-# args_static: args.c linked statically (selftest 48). cxxthrow: C++ (g++),
+# args_static: args.c linked statically (selftest 48); seccompw_static
+# (selftest 49). cxxthrow: C++ (g++),
 # with libstdc++ and libgcc_s, and linked statically; rpanic: Rust (Debian's
 # rustc); gostack: Go (Debian's golang-go) (selftest 49).
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static \
-	     cxxthrow cxxthrow_static rpanic gostack)
+	     seccompw_static cxxthrow cxxthrow_static rpanic gostack)
 MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 # Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
@@ -180,6 +181,9 @@ $(BUILD)/progs/uh32: selftests/progs/uh32.S
 $(BUILD)/progs/args_static: selftests/progs/args.c
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) -static -o $@ $<
+$(BUILD)/progs/seccompw_static: selftests/progs/seccompw.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -static -o $@ $< -lpthread
 $(BUILD)/progs/cxxthrow: selftests/progs/cxxthrow.cc
 	@mkdir -p $(@D)
 	$(CXX) -O2 -g -Wall -o $@ $<

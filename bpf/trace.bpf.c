@@ -37,6 +37,14 @@ const volatile bool unwind_fix;		/* bpf_probe_write_user() allowed: uret_slots()
 const volatile __u64 klock_lo[TRACE_KLOCKS], klock_hi[TRACE_KLOCKS];
 const volatile __u32 klock_n;
 
+/*
+ * How the traced process ended, as its parent's wait() reads it (status
+ * << 8, or the signal, | 0x80 with a core dump); -1 until its last thread
+ * exits. Seen here because a target xprobectl did not start is not its
+ * child: only its parent could wait for it.
+ */
+int target_status = -1;
+
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, TRACE_MAX_THREADS);
@@ -937,6 +945,26 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
  * none, or finds the exited one of an earlier thread with its tid; and
  * one that never ran a traced function has none either.
  */
+#define SIGNAL_GROUP_EXIT	0x00000004	/* include/linux/sched/signal.h, 6.1 and 6.12 */
+
+/*
+ * @t, the last thread of the traced process, exits with @code (do_exit()'s):
+ * its wait status is the group's exit code after exit_group() or a fatal
+ * signal, else the leader's own (wait_task_zombie()).
+ */
+static __always_inline void target_exit(struct task_struct *t, long code)
+{
+	struct signal_struct *sig = BPF_CORE_READ(t, signal);
+	struct task_struct *leader = BPF_CORE_READ(t, group_leader);
+
+	if (BPF_CORE_READ(sig, flags) & SIGNAL_GROUP_EXIT)
+		target_status = BPF_CORE_READ(sig, group_exit_code);
+	else if (leader == t)
+		target_status = code;
+	else
+		target_status = BPF_CORE_READ(leader, exit_code);
+}
+
 static __always_inline void thread_exit(__u32 tid, __u32 tgid)
 {
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
@@ -1035,19 +1063,25 @@ int on_wake(struct pt_regs *ctx)
 }
 
 /* do_exit by a thread of ours */
-static __always_inline void hook_exit(void)
+static __always_inline void hook_exit(long code)
 {
+	struct task_struct *t = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
+	/* at do_exit's entry: its own count is not off yet */
+	int live = BPF_CORE_READ(t, signal, live.counter) - 1;
 
 	thread_exit((__u32)id, id >> 32);
-	if (children)	/* at do_exit's entry: its own count is not off yet */
-		proc_exit(id >> 32, BPF_CORE_READ(bpf_get_current_task_btf(), signal, live.counter) - 1);
+	if (children)
+		proc_exit(id >> 32, live);
+	if (target_tgid && (id >> 32) == target_tgid && live == 0)
+		target_exit(t, code);
 }
 
+/* do_exit(code) */
 SEC("kprobe")
 int on_exit_hook(struct pt_regs *ctx)
 {
-	hook_exit();
+	hook_exit(PT_REGS_PARM1(ctx));
 	return 0;
 }
 
@@ -1080,7 +1114,7 @@ int on_hook(struct bpf_raw_tracepoint_args *ctx)
 		hook_switch_in((struct task_struct *)PT_REGS_PARM1_CORE(regs), ctx, PT_REGS_SP_CORE(regs));
 		break;
 	case HOOK_EXIT:
-		hook_exit();
+		hook_exit(PT_REGS_PARM1_CORE(regs));
 		break;
 	case HOOK_FORK:
 		if (PT_REGS_PARM1_CORE(regs))
@@ -1181,9 +1215,13 @@ int BPF_PROG(fb_exit, struct task_struct *p)
 	 * other threads) still has its entry. A lookup first: ours() is
 	 * tested only where there is no entry.
 	 */
+	int live = BPF_CORE_READ(p, signal, live.counter);
+
 	thread_exit(p->pid, p->tgid);
 	if (children)	/* signal->live is counted down before the tracepoint */
-		proc_exit(p->tgid, BPF_CORE_READ(p, signal, live.counter));
+		proc_exit(p->tgid, live);
+	if (target_tgid && p->tgid == target_tgid && live == 0)
+		target_exit(p, p->exit_code);	/* set before the tracepoint */
 	return 0;
 }
 

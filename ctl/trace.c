@@ -854,14 +854,24 @@ int trace_attach_pid(struct tsession *s, pid_t pid, struct linkset *ls, bool qui
 
 /* ---- the target ----------------------------------------------------------- */
 
-/* The process is gone: how, if it was xprobectl's child (STATUS from waitpid). */
+/*
+ * The process is gone: how, from STATUS (waitpid) if it was xprobectl's
+ * child, else from what the BPF side saw its last thread exit with.
+ */
 static void target_ended(struct tsession *s, bool child, int status)
 {
 	if (s->cg) {
 		s->end = TEND_RUNNING;	/* a cgroup's processes come and go */
-	} else if (!child) {
-		s->end = TEND_GONE;
-	} else if (WIFSIGNALED(status)) {
+		return;
+	}
+	if (!child) {
+		status = s->skel ? s->skel->data->target_status : -1;
+		if (status < 0) {
+			s->end = TEND_GONE;	/* its exit was not seen */
+			return;
+		}
+	}
+	if (WIFSIGNALED(status)) {
 		s->end = TEND_KILLED;
 		s->end_code = WTERMSIG(status);
 	} else {
@@ -1547,10 +1557,12 @@ int cmd_trace(int argc, char **argv)
 	if (lat)
 		latency_summary(lat, s.top ? s.top : 20);
 	ret = cut ? EXIT_RUNTIME : EXIT_OK;
-	if (cmd && s.end == TEND_EXITED && s.end_code)
-		fprintf(stderr, "xprobectl: '%s' exited with status %d\n", cmd[0], s.end_code);
-	else if (cmd && s.end == TEND_KILLED)
-		fprintf(stderr, "xprobectl: '%s' was killed by %s\n", cmd[0],
+	if (s.end == TEND_EXITED && s.end_code)
+		fprintf(stderr, "xprobectl: %s%s%s (pid %d) exited with status %d\n", cmd ? "'" : "",
+			cmd ? cmd[0] : "the target", cmd ? "'" : "", s.pid, s.end_code);
+	else if (s.end == TEND_KILLED)
+		fprintf(stderr, "xprobectl: %s%s%s (pid %d) was killed by %s\n", cmd ? "'" : "",
+			cmd ? cmd[0] : "the target", cmd ? "'" : "", s.pid,
 			trace_signame(s.end_code, signame, sizeof(signame)));
 out:
 	if (pidfd >= 0)

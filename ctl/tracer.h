@@ -58,7 +58,7 @@ enum target_end {
 	TEND_RUNNING,		/* it had not when the trace ended */
 	TEND_EXITED,		/* end_code: its exit status */
 	TEND_KILLED,		/* end_code: the signal */
-	TEND_GONE,		/* not xprobectl's child: how, only its parent learns */
+	TEND_GONE,		/* not xprobectl's child, and its last exit not seen */
 };
 
 struct tsession {

@@ -595,7 +595,8 @@ static long long delay_throttled_wall;
 
 NOINLINE long long xw_request(void)
 {
-	long long t0, t1, c0, c1, q0 = 0;
+	long long t0, t1, c0, c1;
+	volatile long long q0 = 0;	/* across the setjmp below */
 	int quota = !strcmp(scenario, "quota");
 
 	xw_prepare();

@@ -209,3 +209,49 @@ for how in $hows; do
 	assert_eq "go ($how): main.recurse's calls" 120040 "$(fn_count /tmp/go.$how.out main.recurse)"
 done
 note "ok: Rust panics and Go's stacks under trace"
+
+# seccomp after the hooks: a static server that filters its own system
+# calls once set up (seccompw: kills the process for 420-422, standing for
+# "not on its allow-list") through seccomp(2), prctl() or with TSYNC while a
+# second thread calls work(). Fallback mode (uprobes: int3, and on 6.12
+# the uretprobe system call, which seccomp lets through) runs it as it
+# runs untraced, its calls exact.
+for mode in seccomp prctl tsync; do
+	untraced sc-$mode /xp/bin/seccompw_static $mode 100
+	rm -f /tmp/sc-$mode.t.n
+	traced sc-$mode fallback "-f work" /xp/bin/seccompw_static $mode 100
+	assert_eq "sc-$mode (fallback): work's calls" "$(cat /tmp/sc-$mode.t.n)" \
+		"$(fn_count /tmp/sc-$mode.fallback.out work)"
+done
+
+# trace PID of a process it did not start says how it ended, as its parent
+# saw it (the report's header, --json): fallback mode, then views mode.
+# Views mode's user hooks enter the kernel by system calls 420-422 today,
+# and the filter kills the process at its next traced call (issue 39, left
+# open): what is asserted is that trace says so, not that it survives.
+for how in fallback views; do
+	opt=
+	[ $how = fallback ] && opt=--no-views
+	rm -f /tmp/sc-pid.go /tmp/sc-pid.t
+	/xp/bin/seccompw_static seccomp 0 /tmp/sc-pid.go /tmp/sc-pid.t 2> /dev/null &
+	pid=$!
+	xprobectl trace --json $opt -f work $pid > /tmp/sc-pid.$how.json 2> /tmp/sc-pid.$how.err &
+	tr=$!
+	for i in $(seq 100); do
+		grep -q "^xprobectl: tracing" /tmp/sc-pid.$how.err && break
+		sleep 0.1
+	done
+	touch /tmp/sc-pid.go
+	wait $pid
+	real=$(ended $?)
+	wait $tr || fail "trace $opt of pid $pid: $(cat /tmp/sc-pid.$how.err)"
+	case $(jsonq /tmp/sc-pid.$how.json target.end) in
+	exited) said="exit $(jsonq /tmp/sc-pid.$how.json target.status)" ;;
+	killed) said="signal $(jsonq /tmp/sc-pid.$how.json target.signal_name | sed 's/^SIG//')" ;;
+	*) said="$(jsonq /tmp/sc-pid.$how.json target.end)" ;;
+	esac
+	assert_eq "sc-pid ($how): trace says how it ended" "$real" "$said"
+	[ $how = fallback ] && assert_eq "sc-pid (fallback): it ran on" "exit 0" "$real"
+	[ "$real" = "exit 0" ] || note "known (issue 39): $how mode, the filter ended it: $real"
+done
+note "ok: seccomp after the hooks, and how a target by pid ended"

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A hardened server in small (issue 39): it starts, calls work() for a
+ * while, then filters its own system calls, as servers do once set up,
+ * and calls work() on. The filter kills the process for system calls
+ * 420-422, standing for "not on its allow-list" (what a default-deny
+ * filter does to any number it does not know).
+ *
+ *	seccompw [MODE [MS [GO]]] OUT
+ *
+ * MODE: seccomp (seccomp(2), the calling thread), prctl
+ * (prctl(PR_SET_SECCOMP)), tsync (seccomp(2) with
+ * SECCOMP_FILTER_FLAG_TSYNC while a second thread calls work() too).
+ * It filters once MS milliseconds (300) have passed since its start and,
+ * with GO, once the file GO exists (a tracer attached by pid first).
+ * OUT gets what does not depend on timing (the calls after the filter,
+ * their sum); OUT.n the calls of work() in all, for a tracer's count.
+ * Built static too (seccompw_static).
+ */
+#include <errno.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <pthread.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define AFTER	1000	/* calls after the filter, per thread */
+
+static volatile long sink;
+static long calls[2];	/* by thread: the main one, the second (tsync) */
+
+/* No lock or segment prefix at its entry: a uprobe takes it (fallback). */
+__attribute__((noinline)) long work(long i, long *count)
+{
+	++*count;
+	sink += i;
+	return i * 3 + 1;
+}
+
+static long long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
+}
+
+static void install(const char *mode)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, arch)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, AUDIT_ARCH_X86_64, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JGE | BPF_K, 420, 0, 2),
+		BPF_JUMP(BPF_JMP | BPF_JGT | BPF_K, 422, 1, 0),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
+	long r;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+		perror("seccompw: no_new_privs");
+		exit(1);
+	}
+	if (!strcmp(mode, "prctl"))
+		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	else
+		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
+			    !strcmp(mode, "tsync") ? SECCOMP_FILTER_FLAG_TSYNC : 0, &prog);
+	if (r) {
+		fprintf(stderr, "seccompw: filter (%s): %s\n", mode, strerror(errno));
+		exit(1);
+	}
+}
+
+static volatile int phase;	/* tsync: 1 filtered, 2 done */
+
+static void *second(void *arg)
+{
+	long i, sum = 0;
+
+	while (!phase)
+		work(1, &calls[1]);
+	for (i = 0; i < AFTER; i++)
+		sum += work(i, &calls[1]);
+	*(long *)arg = sum;
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 2 ? argv[1] : "seccomp";
+	long long start = now_ms(), ms = argc > 3 ? atoll(argv[2]) : 300;
+	const char *go = argc > 4 ? argv[3] : NULL;
+	const char *outp = argv[argc - 1];
+	long i, sum = 0, sum2 = 0;
+	char path[4096];
+	pthread_t th;
+	FILE *out;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync [MS [GO]]] OUT\n");
+		return 2;
+	}
+	if (!strcmp(mode, "tsync") && pthread_create(&th, NULL, second, &sum2))
+		return 1;
+	while (now_ms() - start < ms || (go && access(go, F_OK))) {
+		work(0, &calls[0]);
+		usleep(1000);
+	}
+	install(mode);
+	phase = 1;
+	for (i = 0; i < AFTER; i++)
+		sum += work(i, &calls[0]);
+	if (!strcmp(mode, "tsync") && pthread_join(th, NULL))
+		return 1;
+	out = fopen(outp, "w");
+	if (!out)
+		return 1;
+	fprintf(out, "filtered (%s), then %d calls: sum %ld\n", mode, AFTER, sum + sum2);
+	fclose(out);
+	snprintf(path, sizeof(path), "%s.n", outp);
+	out = fopen(path, "w");
+	if (!out)
+		return 1;
+	fprintf(out, "%ld\n", calls[0] + calls[1]);
+	fclose(out);
+	return 0;
+}
