@@ -11,8 +11,8 @@
 struct xp_events {
 	struct nl_sock *sk;
 	pid_t pid;
-	bool ended, told;
-	char reason[200];
+	bool ended, told, uhooks_gone;
+	char reason[200], gone_reason[200];
 };
 
 static int on_event(struct nl_msg *msg, void *arg)
@@ -22,11 +22,18 @@ static int on_event(struct nl_msg *msg, void *arg)
 	struct xp_events *ev = arg;
 	const char *why;
 
-	if (((struct genlmsghdr *)nlmsg_data(h))->cmd != XPROBES_CMD_VIEW_ENDED ||
+	uint8_t cmd = ((struct genlmsghdr *)nlmsg_data(h))->cmd;
+
+	if ((cmd != XPROBES_CMD_VIEW_ENDED && cmd != XPROBES_CMD_UHOOKS_GONE) ||
 	    genlmsg_parse(h, 0, tb, XPROBES_A_MAX, NULL) || !tb[XPROBES_A_PID] ||
 	    nla_get_u32(tb[XPROBES_A_PID]) != (uint32_t)ev->pid)
 		return NL_SKIP;
 	why = tb[XPROBES_A_REASON] ? nla_get_string(tb[XPROBES_A_REASON]) : "no reason given";
+	if (cmd == XPROBES_CMD_UHOOKS_GONE) {
+		ev->uhooks_gone = true;
+		snprintf(ev->gone_reason, sizeof(ev->gone_reason), "%s", why);
+		return NL_OK;
+	}
 	if (!strcmp(why, "exit"))
 		return NL_SKIP;
 	ev->ended = true;
@@ -76,6 +83,19 @@ bool xp_events_view_ended(struct xp_events *ev)
 		ev->told = true;
 	}
 	return ev->ended;
+}
+
+int xp_events_fd(struct xp_events *ev)
+{
+	return ev ? nl_socket_get_fd(ev->sk) : -1;
+}
+
+const char *xp_events_uhooks_gone(struct xp_events *ev)
+{
+	if (!ev || !ev->uhooks_gone)
+		return NULL;
+	ev->uhooks_gone = false;
+	return ev->gone_reason;
 }
 
 void xp_events_close(struct xp_events *ev)

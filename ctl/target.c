@@ -174,11 +174,12 @@ int target_pidfd(pid_t pid)
 #endif
 }
 
-bool target_wait(int pidfd, int ms)
+bool target_wait(int pidfd, int evfd, int ms)
 {
-	struct pollfd p = { .fd = pidfd, .events = POLLIN };
+	/* poll() skips a negative fd */
+	struct pollfd p[2] = { { .fd = pidfd, .events = POLLIN }, { .fd = evfd, .events = POLLIN } };
 
-	return poll(&p, pidfd >= 0, ms) > 0 && (p.revents & POLLIN);
+	return poll(p, 2, ms) > 0 && (p[0].revents & POLLIN);
 }
 
 bool target_gone(pid_t pid, bool child, int *status)

@@ -70,10 +70,11 @@ bool target_gone(pid_t pid, bool child, int *status);
  * A pidfd of PID (-1 where the kernel has none), and a wait of MS
  * milliseconds that ends early, true, when that process has exited: a
  * tracer that learns of the exit at once need not look at /proc 50 times
- * a second.
+ * a second. It also ends early, false, when EVFD (-1: none; the module's
+ * events socket) has something to read.
  */
 int target_pidfd(pid_t pid);
-bool target_wait(int pidfd, int ms);
+bool target_wait(int pidfd, int evfd, int ms);
 void read_comm(pid_t pid, char *out, size_t len);
 
 /* Set by SIGINT and SIGTERM once stop_on_signals() ran: loops end, then report. */

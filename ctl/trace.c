@@ -847,6 +847,53 @@ static void leave_out_unsafe(struct tsession *s)
 			n > 1 ? ", ..." : "");
 }
 
+/*
+ * The module took every user hook of the target out (WHY: it installs a
+ * seccomp filter, which may kill it for the hooks' system calls): the
+ * functions they traced go on with uprobes and uretprobes, which enter
+ * the kernel by a trap (and on 6.11+ by the uretprobe system call, which
+ * seccomp lets through). Calls in flight then, and those made until the
+ * probes are in, are not seen.
+ */
+static void uhooks_to_uprobes(struct tsession *s, const char *why)
+{
+	uint32_t *had = calloc(s->nfuncs, sizeof(*had));
+	int i, n = 0, err;
+
+	if (!had)
+		return;
+	for (i = 0; i < s->nfuncs; i++) {
+		had[i] = s->funcs[i].uhook;
+		n += !!had[i];
+		/* only those: the others have their uprobes already */
+		s->funcs[i].uhook = !had[i];
+	}
+	s->nunwinders = 0;	/* gone too: uprobes on the unwinder's entry points instead */
+	err = n ? attach_uprobes(s, s->pid, &s->ls, true) : 0;
+	if (err == -EAGAIN) {
+		/*
+		 * No uprobe_multi link here (6.1): one probe per function, which
+		 * takes the programs as loaded where that kernel ignored their
+		 * expected attach type.
+		 */
+		s->multi = false;
+		err = attach_uprobes(s, s->pid, &s->ls, true);
+	}
+	for (i = 0; i < s->nfuncs; i++)
+		s->funcs[i].uhook = 0;
+	if (err)
+		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
+			"hook%s; uprobes could not take over (%s): those functions' figures stop "
+			"here\n", (int)s->pid, why, n, n == 1 ? "" : "s",
+			strerror(err < 0 ? -err : EINVAL));
+	else
+		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
+			"hook%s (their system calls would have killed it): those functions go on "
+			"with uprobes; calls in between are not counted\n", (int)s->pid, why, n,
+			n == 1 ? "" : "s");
+	free(had);
+}
+
 int trace_attach_pid(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
 	return attach_uprobes(s, pid, ls, quiet);
@@ -1487,6 +1534,7 @@ int cmd_trace(int argc, char **argv)
 	while (!stop_req) {
 		uint64_t now = mono_ns(), wake = now + 200000000ull;
 		bool woke = false;
+		const char *gone;
 		int ms;
 
 		if (end_ns && end_ns < wake)
@@ -1499,7 +1547,7 @@ int cmd_trace(int argc, char **argv)
 		if (lat)
 			latency_poll(lat, 20);
 		else
-			woke = target_wait(pidfd, ms);
+			woke = target_wait(pidfd, xp_events_fd(ev), ms);
 		/*
 		 * The pidfd knows best: a pid reused, a leader gone before its
 		 * threads (/proc says zombie, the process runs on).
@@ -1524,6 +1572,9 @@ int cmd_trace(int argc, char **argv)
 			cut = true;
 			break;
 		}
+		gone = xp_events_uhooks_gone(ev);
+		if (gone)
+			uhooks_to_uprobes(&s, gone);
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;

@@ -208,8 +208,10 @@ static inline bool xp_prog_sleepable(const struct bpf_prog *prog)
 #include <linux/task_work.h>
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 #define XP_TWA_RESUME_ATOMIC	(TWA_RESUME | TWAF_NO_ALLOC)
+#define XP_TWA_SIGNAL_ATOMIC	(TWA_SIGNAL | TWAF_NO_ALLOC)
 #else
 #define XP_TWA_RESUME_ATOMIC	TWA_RESUME
+#define XP_TWA_SIGNAL_ATOMIC	TWA_SIGNAL
 #endif
 
 #endif /* _XPROBES_COMPAT_H */

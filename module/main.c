@@ -38,6 +38,7 @@ static int __init xprobes_init(void)
 	err = xp_uhooks_init();
 	if (err)
 		goto out_kpstate;
+	xp_useccomp_init();
 	err = xp_lifecycle_init();
 	if (err)
 		goto out_uhooks;
@@ -51,6 +52,7 @@ static int __init xprobes_init(void)
 out_lifecycle:
 	xp_lifecycle_exit();
 out_uhooks:
+	xp_useccomp_exit();
 	xp_uhooks_exit();
 out_kpstate:
 	xp_ucover_exit();
@@ -66,6 +68,7 @@ out_pgtable:
 static void __exit xprobes_exit(void)
 {
 	xp_netlink_exit();
+	xp_useccomp_exit();	/* no seal runs: it takes hooks out of processes */
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();

@@ -820,8 +820,7 @@ static int xp_cmd_tables(struct sk_buff *skb, struct genl_info *info)
 
 static bool xp_netlink_up;	/* the family is registered; under xp_views_lock */
 
-/* Announce a view that ended on its own. Called under xp_views_lock. */
-void xp_netlink_view_ended(u32 pid, const char *reason)
+static void announce(u8 cmd, u32 pid, const char *reason)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -832,7 +831,7 @@ void xp_netlink_view_ended(u32 pid, const char *reason)
 	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
 	if (!msg)
 		return;
-	hdr = genlmsg_put(msg, 0, 0, &xp_family, 0, XPROBES_CMD_VIEW_ENDED);
+	hdr = genlmsg_put(msg, 0, 0, &xp_family, 0, cmd);
 	if (!hdr || nla_put_u32(msg, XPROBES_A_PID, pid) ||
 	    nla_put_string(msg, XPROBES_A_REASON, reason)) {
 		nlmsg_free(msg);
@@ -840,6 +839,18 @@ void xp_netlink_view_ended(u32 pid, const char *reason)
 	}
 	genlmsg_end(msg, hdr);
 	genlmsg_multicast(&xp_family, msg, 0, 0, GFP_KERNEL);
+}
+
+/* Announce a view that ended on its own. Called under xp_views_lock. */
+void xp_netlink_view_ended(u32 pid, const char *reason)
+{
+	announce(XPROBES_CMD_VIEW_ENDED, pid, reason);
+}
+
+/* Announce that every user hook of @pid went (useccomp.c). Under xp_views_lock. */
+void xp_netlink_uhooks_gone(u32 pid, const char *reason)
+{
+	announce(XPROBES_CMD_UHOOKS_GONE, pid, reason);
 }
 
 static const struct genl_ops xp_ops[] = {

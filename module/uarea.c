@@ -137,15 +137,16 @@ unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long add
 
 /*
  * A free range of XP_UAREA_SIZE, with a guard page each side, within reach
- * of @near: the closest one below it, else the closest above (but not where
- * the heap grows). 0 if there is none, -EINTR on a fatal signal.
+ * of @near: the closest one below it, else the closest above but not in
+ * the @room bytes above the heap's start, where it grows. 0 if there is
+ * none, -EINTR on a fatal signal.
  */
-static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
+static unsigned long gap_near(struct mm_struct *mm, unsigned long near, unsigned long room)
 {
 	unsigned long lo = near > REACH ? near - REACH : 0, hi = near + REACH;
-	unsigned long need = XP_UAREA_SIZE + 2 * PAGE_SIZE, below = 0, above = 0;
+	unsigned long need = XP_UAREA_SIZE + 2 * PAGE_SIZE, below = 0, above = 0, start;
 	unsigned long prev = max(lo, (unsigned long)SZ_16M);	/* far above mmap_min_addr */
-	unsigned long heap_lo = mm->start_brk, heap_hi = mm->start_brk + SZ_1G;
+	unsigned long heap_lo = mm->start_brk, heap_hi = mm->start_brk + room;
 	struct vm_area_struct *vma;
 
 	hi = min(hi, TASK_SIZE_MAX - PAGE_SIZE);
@@ -155,19 +156,27 @@ static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
 	for (vma = find_vma(mm, prev); ; vma = find_vma(mm, prev)) {
 		unsigned long end = vma ? min(vma->vm_start, hi) : hi;
 
-		if (end > prev && end - prev >= need) {
-			if (end <= near)	/* the top of a gap below */
-				below = end - PAGE_SIZE - XP_UAREA_SIZE;
-			else if (!above && prev >= near &&
-				 (prev + need <= heap_lo || prev >= heap_hi))
-				above = prev + PAGE_SIZE;
-		}
+		if (end > prev && end - prev >= need && end <= near)
+			below = end - PAGE_SIZE - XP_UAREA_SIZE;	/* the top of a gap below */
+		/*
+		 * Above: the first gap, past the heap's room if it reaches
+		 * into it (a static program's heap is just above its text).
+		 */
+		start = prev + need > heap_lo && prev < heap_hi ? heap_hi : prev;
+		if (!above && prev >= near && end > start && end - start >= need)
+			above = start + PAGE_SIZE;
 		if (!vma || vma->vm_start >= hi)
 			break;
 		prev = max(prev, vma->vm_end);
 	}
 	mmap_read_unlock(mm);
 	return below ?: above;
+}
+
+/* A gap, clear of 1 GiB of heap growth if there is one, else of 64 MiB. */
+static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
+{
+	return gap_near(mm, near, SZ_1G) ?: gap_near(mm, near, SZ_64M);
 }
 
 /*
@@ -349,6 +358,38 @@ static void areas_detach(struct mm_struct *mm, struct xp_uarea *only)
 void xp_uareas_detach(struct mm_struct *mm)
 {
 	areas_detach(mm, NULL);
+}
+
+/*
+ * seccomp (useccomp.c): as xp_uareas_detach() (no more thunks), and a map
+ * of every area of @mm, those detached before too, whose detach works
+ * (xp_unwind_detach_queue()) also step each thread over an area's system
+ * call it was about to make. Made before the hooks go, since their areas
+ * may go with them (the mappings stay). Returns the map, or NULL.
+ */
+struct xp_unwind_map *xp_uareas_seal(struct mm_struct *mm)
+{
+	struct xp_unwind_map *m;
+	struct xp_uarea *a;
+	unsigned int n = 0;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(a, &xp_uareas, node)
+		if (a->mm == mm)
+			n++;
+	if (!n)
+		return NULL;
+	m = xp_unwind_map_new(mm, n);
+	list_for_each_entry(a, &xp_uareas, node) {
+		if (a->mm != mm)
+			continue;
+		xp_unwind_map_syscalls(m, a->va);
+		if (a->detached)
+			continue;
+		a->detached = true;
+		xp_unwind_map_add(m, a);
+	}
+	return m;
 }
 
 static void area_free(struct xp_uarea *a)

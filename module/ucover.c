@@ -87,6 +87,17 @@ static struct xp_uhook *inside(struct mm_struct *mm, unsigned long addr)
 	return NULL;
 }
 
+/* Has @mm a user hook with a published cover (claimed, live or going)? Under RCU. */
+bool xp_ucover_mm_live(struct mm_struct *mm)
+{
+	struct xp_uhook *h;
+
+	hash_for_each_possible_rcu(xp_ucovers, h, cnode, (unsigned long)mm)
+		if (h->mm == mm)
+			return true;
+	return false;
+}
+
 /* 1: the view's hook on fpu__restore_sig() (XP_F_USIGRET): the saved ip is in place. */
 void xp_usigret_fire(struct xp_hook *kh, struct pt_regs *kregs)
 {

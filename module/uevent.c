@@ -24,7 +24,8 @@
  *
  * seccomp sees the syscall before the kernel dispatches it, and a filter may
  * kill the process for a number it does not know: events are refused for a
- * process any of whose threads is under seccomp (xp_uevents_get()).
+ * process any of whose threads is under seccomp (xp_uevents_get()), and a
+ * filter installed later first takes every hook out (useccomp.c).
  *
  * Locking: the hash and each view's uevent_hook are changed
  * under xp_views_lock. xp_uevent_fire() runs on a hook's hit path with
@@ -493,6 +494,17 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 	struct xp_hook *kh;
 
 	lockdep_assert_held(&xp_views_lock);
+	if (v->seccomp) {
+		NL_SET_ERR_MSG(extack, "the process installs a seccomp filter, which may kill it for "
+			       "the hooks' system calls: use a uprobe");
+		return -EPERM;
+	}
+	if (xp_useccomp_unguarded()) {
+		NL_SET_ERR_MSG(extack, "no kprobe on seccomp's entry points (see dmesg): a filter the "
+			       "process installs later would kill it for the hooks' system calls; "
+			       "use a uprobe");
+		return -EPERM;
+	}
 	if (under_seccomp(task)) {
 		NL_SET_ERR_MSG(extack, "the process runs under seccomp, whose filter may kill it for "
 			       "the events' system call: use a uprobe, or a hook without events");

@@ -1422,6 +1422,65 @@ void xp_uhooks_view_gone(struct xp_view *v)
 	xp_uareas_release_unused();
 }
 
+/*
+ * seccomp (useccomp.c): every live hook of @mm leaves the text now, as a
+ * del would, in one batch (one wait for the uprobe handlers), and its
+ * view takes no new one. Runs in a thread of @mm (task work), without
+ * xp_views_lock, which it takes. A hook an add or a del works on is
+ * theirs: the caller looks again until no cover of @mm is left. *@any:
+ * some hook went. Returns -EINTR on a fatal signal (the rest go to the
+ * reaper).
+ */
+int xp_uhooks_seal(struct mm_struct *mm, bool *any)
+{
+	struct xp_uhook *h, *n;
+	LIST_HEAD(mine);
+	LIST_HEAD(done);
+	int err = 0;
+
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry(h, &xp_uhooks, node) {
+		if (h->mm != mm)
+			continue;
+		if (h->view && !h->view->seccomp) {
+			h->view->seccomp = true;
+			xp_unwinds_detach(h->view);	/* no rearm: the unwinder hooks go too */
+		}
+		if (h->state != XP_UH_LIVE)
+			continue;
+		h->state = XP_UH_DELETING;
+		list_add_tail(&h->gnode, &mine);
+	}
+	mutex_unlock(&xp_views_lock);
+	list_for_each_entry_safe(h, n, &mine, gnode) {
+		/* the mmap lock is likely free: no wait, else a killable one */
+		err = uhook_unpatch(h, XP_WAIT_TRY);
+		if (err)
+			err = uhook_unpatch(h, XP_WAIT_KILLABLE);
+		if (err)
+			break;
+		list_move_tail(&h->gnode, &done);
+	}
+	if (!list_empty(&done))
+		xp_uprobe_unregister_sync();
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry_safe(h, n, &done, gnode) {
+		list_del(&h->gnode);
+		uhook_release(h);
+		*any = true;
+	}
+	list_for_each_entry_safe(h, n, &mine, gnode) {
+		list_del(&h->gnode);
+		uhook_to_reaper(h);
+	}
+	if (err)
+		reaper_kick();
+	if (*any)
+		xp_uareas_release_unused();
+	mutex_unlock(&xp_views_lock);
+	return err;
+}
+
 /* How many hooks ever went to the reaper: for xp_uhooks_settle(). Under xp_views_lock. */
 u64 xp_uhooks_handed(void)
 {

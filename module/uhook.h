@@ -58,6 +58,7 @@ unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned 
 int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len);
 void xp_uareas_release_unused(void);
 void xp_uareas_detach(struct mm_struct *mm);
+struct xp_unwind_map *xp_uareas_seal(struct mm_struct *mm);
 void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
 		     const u8 *code, unsigned int len);
 bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
@@ -153,6 +154,8 @@ int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);
 bool xp_uhook_gone(struct xp_uhook *h);
 void xp_uhooks_view_gone(struct xp_view *v);
+int xp_uhooks_seal(struct mm_struct *mm, bool *any);
+bool xp_ucover_mm_live(struct mm_struct *mm);
 u64 xp_uhooks_handed(void);
 void xp_uhooks_settle(u64 handed);
 int xp_uhooks_init(void);
@@ -216,5 +219,14 @@ struct xp_unwind_map *xp_unwind_map_new(struct mm_struct *mm, unsigned int narea
 void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a);
 void xp_unwind_detach_queue(struct xp_unwind_map *m);
 void xp_unwinds_detach(struct xp_view *v);
+void xp_unwind_map_syscalls(struct xp_unwind_map *m, unsigned long va);
+struct xp_unwind_map *xp_unwind_map_get(struct xp_unwind_map *m);
+void xp_unwind_map_put(struct xp_unwind_map *m);
+void xp_unwind_detach_wait(struct xp_unwind_map *m, unsigned int ms);
+
+/* useccomp.c: a process that filters its system calls keeps running */
+void xp_useccomp_init(void);
+void xp_useccomp_exit(void);
+bool xp_useccomp_unguarded(void);
 
 #endif /* _XPROBES_UHOOK_H */

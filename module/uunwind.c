@@ -75,6 +75,12 @@
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
+#include <linux/version.h>
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
+#include <linux/unaligned.h>
+#else
+#include <asm/unaligned.h>
+#endif
 #include "xprobes.h"
 #include "compat.h"
 #include "uhook.h"
@@ -619,8 +625,10 @@ struct xp_unwind_range {
 struct xp_unwind_map {
 	refcount_t refs;		/* one per queued work, and the maker's */
 	struct mm_struct *mm;		/* a key only */
-	unsigned int nranges, nroutines, max;
+	unsigned int nranges, nroutines, max, nareas;
+	bool syscalls;			/* seccomp: and no thread makes an area's syscall */
 	unsigned long *routine;		/* records blocks' routines, max of them */
+	unsigned long *area;		/* the areas' starts (syscalls), max of them */
 	struct xp_unwind_range *range;	/* 2 * max of them */
 	u64 tgt[];
 };
@@ -642,6 +650,7 @@ static void map_put(struct xp_unwind_map *m)
 {
 	if (m && refcount_dec_and_test(&m->refs)) {
 		kfree(m->routine);
+		kfree(m->area);
 		kfree(m->range);
 		kvfree(m);
 	}
@@ -656,9 +665,11 @@ struct xp_unwind_map *xp_unwind_map_new(struct mm_struct *mm, unsigned int narea
 	if (!m)
 		goto fail;
 	m->routine = kcalloc(nareas, sizeof(*m->routine), GFP_KERNEL_ACCOUNT);
+	m->area = kcalloc(nareas, sizeof(*m->area), GFP_KERNEL_ACCOUNT);
 	m->range = kcalloc(2 * nareas, sizeof(*m->range), GFP_KERNEL_ACCOUNT);
-	if (!m->routine || !m->range) {
+	if (!m->routine || !m->area || !m->range) {
 		kfree(m->routine);
+		kfree(m->area);
 		kfree(m->range);
 		kvfree(m);
 		goto fail;
@@ -697,6 +708,31 @@ void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a)
 	r->n = xp_urets_detach(a, r->tgt, &r->base);
 	if (r->n)
 		m->nranges++;
+}
+
+/*
+ * seccomp (useccomp.c): the threads also step over the system calls of
+ * the areas at @va (one of them each call), which a filter about to be
+ * installed could kill them for.
+ */
+void xp_unwind_map_syscalls(struct xp_unwind_map *m, unsigned long va)
+{
+	if (!m || m->nareas == m->max)
+		return;
+	m->syscalls = true;
+	m->area[m->nareas++] = va;
+}
+
+struct xp_unwind_map *xp_unwind_map_get(struct xp_unwind_map *m)
+{
+	if (m)
+		refcount_inc(&m->refs);
+	return m;
+}
+
+void xp_unwind_map_put(struct xp_unwind_map *m)
+{
+	map_put(m);
 }
 
 static unsigned long map_lookup(const struct xp_unwind_map *m, unsigned long w)
@@ -757,6 +793,62 @@ static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
 	}
 }
 
+/*
+ * seccomp: a thread stopped in an area on its way to a system call (an
+ * event stub's or event thunk's pushes and mov, the records routine's mov:
+ * the only code the areas hold before a syscall) would make that call
+ * once the filter is in, which may kill the process for it. It resumes
+ * past the syscall instead, its pushes done, with what the kernel leaves
+ * there (-ENOSYS in rax, the return ip in rcx, the flags in r11): the
+ * code after each of them takes that as "no one listens". The bytes are
+ * read from the process's mapping: whatever it forged there moves only
+ * its own registers and stack.
+ */
+static void detach_syscall(const struct xp_unwind_map *m, struct pt_regs *regs,
+			   struct ubudget *b)
+{
+	unsigned long ip = regs->ip, ax = regs->ax, push[3];
+	unsigned int i, n = 0, step;
+	u8 c[5];
+
+	for (i = 0; i < m->nareas; i++)
+		if (ip - m->area[i] < XP_UAREA_SIZE)
+			break;
+	if (i == m->nareas)
+		return;
+	for (step = 0; step < 5; step++) {
+		if (uread(c, ip, 2, b))
+			return;
+		if (c[0] == 0x0f && c[1] == 0x05)
+			goto skip;
+		if (c[0] == 0x50 && n < 3) {			/* push %rax */
+			push[n++] = ax;
+			ip += 1;
+		} else if (c[0] == 0x51 && n < 3) {		/* push %rcx */
+			push[n++] = regs->cx;
+			ip += 1;
+		} else if (c[0] == 0x41 && c[1] == 0x53 && n < 3) {	/* push %r11 */
+			push[n++] = regs->r11;
+			ip += 2;
+		} else if (c[0] == 0xb8 && !uread(c, ip, 5, b)) {	/* mov $imm32, %eax */
+			ax = get_unaligned_le32(c + 1);
+			ip += 5;
+		} else {
+			return;		/* no syscall ahead */
+		}
+	}
+	return;
+skip:
+	for (i = 0; i < n; i++)
+		if (uwrite(regs->sp - 8 * (i + 1), push[i], b))
+			return;		/* its stack is gone: it faults where it is */
+	regs->sp -= 8 * n;
+	regs->ip = ip + 2;
+	regs->cx = ip + 2;
+	regs->r11 = regs->flags;
+	regs->ax = -ENOSYS;
+}
+
 /* Every thunk of @m on current's stack, from its sp up, gets its target back. */
 static void detach_restore(const struct xp_unwind_map *m)
 {
@@ -766,6 +858,10 @@ static void detach_restore(const struct xp_unwind_map *m)
 	unsigned int i, words;
 
 	detach_window(m, regs, &b);
+	if (m->syscalls)
+		detach_syscall(m, regs, &b);
+	if (!m->nranges)
+		return;
 	sp = regs->sp & ~7UL;
 	end = stack_end(sp);
 	for (addr = sp; addr < end; addr += sizeof(buf)) {
@@ -844,7 +940,8 @@ void xp_unwind_detach_queue(struct xp_unwind_map *m)
 	rcu_read_lock();
 	for_each_process_thread(p, t) {
 		/* per thread: a leader that exited (pthread_exit()) has no mm */
-		if (!m->nranges || READ_ONCE(t->mm) != m->mm || READ_ONCE(unwind_exiting) ||
+		if ((!m->nranges && !m->syscalls) || READ_ONCE(t->mm) != m->mm ||
+		    READ_ONCE(unwind_exiting) ||
 		    (t->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER)))
 			continue;
 		if (detach_one(m, t))
@@ -855,6 +952,34 @@ void xp_unwind_detach_queue(struct xp_unwind_map *m)
 	}
 	rcu_read_unlock();
 	map_put(m);
+}
+
+/*
+ * seccomp: wait until no thread of @m's process can run in user mode
+ * before its detach work has run: each thread with its work still queued
+ * is off its CPU (->on_cpu clear: it runs the work before it returns to
+ * user mode) or was sent an interrupt and runs the work on its way back; this waits for the
+ * second kind, at most @ms milliseconds (a thread that keeps its CPU in
+ * the kernel runs the work before user mode all the same). The caller's
+ * own work runs after the caller's.
+ */
+void xp_unwind_detach_wait(struct xp_unwind_map *m, unsigned int ms)
+{
+	unsigned long until = jiffies + msecs_to_jiffies(ms), flags;
+	struct xp_unwind_detach *d;
+	bool busy;
+
+	do {
+		busy = false;
+		raw_spin_lock_irqsave(&unwind_detach_lock, flags);
+		list_for_each_entry(d, &unwind_detaches, node)
+			if (d->map == m && d->task != current && READ_ONCE(d->task->on_cpu))
+				busy = true;
+		raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
+		if (!busy || fatal_signal_pending(current))
+			return;
+		usleep_range(100, 200);
+	} while (time_before(jiffies, until));
 }
 
 /* @v's hooks go: its threads' rearms are given up. */

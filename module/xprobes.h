@@ -175,6 +175,9 @@ struct xp_view {
 	u8 urec_roles;			/* XP_UREC_*: its hooks that hand records over */
 	bool urec_calls;		/* ... folding calls (XPROBES_F_CALLS): set by
 					 * the first of them, under xp_views_lock */
+	bool seccomp;			/* its process installs a seccomp filter: no
+					 * more user hooks (useccomp.c), under
+					 * xp_views_lock */
 };
 
 /*
@@ -452,5 +455,6 @@ extern const struct nla_policy xp_policy[XPROBES_A_MAX + 1];
 int xp_netlink_init(void);
 void xp_netlink_exit(void);
 void xp_netlink_view_ended(u32 pid, const char *reason);
+void xp_netlink_uhooks_gone(u32 pid, const char *reason);
 
 #endif /* _XPROBES_INTERNAL_H */

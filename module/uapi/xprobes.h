@@ -46,6 +46,10 @@ enum xprobes_cmd {
 				 *    COVER NR_INSNS */
 	XPROBES_CMD_UHOOK_DEL,	/* do: HOOK_ID: the function's own bytes back */
 	XPROBES_CMD_UHOOK_GET,	/* dump [PID]: one message per user hook */
+	XPROBES_CMD_UHOOKS_GONE,	/* multicast on "events": PID REASON: the
+					 * module took every user hook of the
+					 * process out (it installs a seccomp
+					 * filter): trace goes on with uprobes */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)

@@ -13,8 +13,10 @@
  * SECCOMP_FILTER_FLAG_TSYNC while a second thread calls work() too).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
- * OUT gets what does not depend on timing (the calls after the filter,
- * their sum); OUT.n the calls of work() in all, for a tracer's count.
+ * After the filter it calls work() AFTER times, 1 ms apart (a tracer that
+ * has to change how it traces has the time to). OUT gets what does not
+ * depend on timing (those calls, their sum); OUT.n the calls of work() in
+ * all, for a tracer's count, and OUT.b those made before the filter.
  * Built static too (seccompw_static).
  */
 #include <errno.h>
@@ -102,7 +104,7 @@ int main(int argc, char **argv)
 	long long start = now_ms(), ms = argc > 3 ? atoll(argv[2]) : 300;
 	const char *go = argc > 4 ? argv[3] : NULL;
 	const char *outp = argv[argc - 1];
-	long i, sum = 0, sum2 = 0;
+	long i, sum = 0, sum2 = 0, before;
 	char path[4096];
 	pthread_t th;
 	FILE *out;
@@ -117,10 +119,13 @@ int main(int argc, char **argv)
 		work(0, &calls[0]);
 		usleep(1000);
 	}
+	before = calls[0] + __atomic_load_n(&calls[1], __ATOMIC_RELAXED);
 	install(mode);
 	phase = 1;
-	for (i = 0; i < AFTER; i++)
+	for (i = 0; i < AFTER; i++) {
 		sum += work(i, &calls[0]);
+		usleep(1000);
+	}
 	if (!strcmp(mode, "tsync") && pthread_join(th, NULL))
 		return 1;
 	out = fopen(outp, "w");
@@ -133,6 +138,12 @@ int main(int argc, char **argv)
 	if (!out)
 		return 1;
 	fprintf(out, "%ld\n", calls[0] + calls[1]);
+	fclose(out);
+	snprintf(path, sizeof(path), "%s.b", outp);
+	out = fopen(path, "w");
+	if (!out)
+		return 1;
+	fprintf(out, "%ld\n", before);
 	fclose(out);
 	return 0;
 }

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A traced process that filters its own system calls (issue 39;
+ * docs/userhooks.md, "seccomp").
+ *
+ * User hooks enter the kernel by system calls the kernel does not have:
+ * 420 (an event stub), 421 (an event thunk), 422 (the records routine's
+ * slow path). seccomp sees every system call before the kernel
+ * dispatches it, and a filter that allows only what the program needs
+ * kills the process for these. Hardened servers install such a filter
+ * once they are set up, after trace attached: the first traced call
+ * would end them (SIGSYS).
+ *
+ * So the module watches the two ways in (a kprobe each, one hit per filter
+ * installed on the machine, nothing per system call): seccomp(2) with
+ * SECCOMP_SET_MODE_STRICT or _FILTER, and prctl(PR_SET_SECCOMP). When the
+ * installing thread's process has a user hook, the call returns
+ * -ERESTARTNOINTR without doing anything, and task work queued with
+ * TWA_SIGNAL runs before the thread returns to user mode, where it may
+ * sleep; then the kernel restarts the call (the signal path's restart,
+ * with no signal), which finds no hook and installs the filter. The work:
+ *
+ *  1. The areas make no more return thunks, and every thread gives back
+ *     those on its stack before it runs on in user mode (uunwind.c, as
+ *     when a view ends), while the unwinder hooks still help; it waits
+ *     for the threads running in user mode to have done so.
+ *  2. Every hook's jump leaves the text (uhook.c, as a del), and the view
+ *     takes no new hook that enters the kernel.
+ *  3. Every thread again, now that nothing leads into the areas any more:
+ *     one stopped on its way to an area's syscall (inside a stub, a thunk
+ *     or the records routine) resumes past it, as if the kernel had
+ *     answered ENOSYS (uunwind.c, detach_syscall()); it waits for the
+ *     threads running in user mode.
+ *  4. trace hears of it on the "events" group (UHOOKS_GONE) and goes on
+ *     with uprobes, which enter the kernel by a trap.
+ * A hook an add or a del is working on meanwhile is theirs: the work
+ * looks again until no hook of the process is left.
+ *
+ * What it does not cover: a child of fork, which inherited the jumps but
+ * has no hook of its own, and a signal frame saved inside a stub whose
+ * sigreturn comes after the filter (docs/userhooks.md).
+ *
+ * Locking: the kprobe handlers run in the installing thread, preemption
+ * off; they read the covers' hash under RCU (ucover.c). The work takes
+ * xp_views_lock itself, never across a wait for the process. Module exit
+ * unregisters the kprobes, then waits for the works queued (each runs
+ * before its thread returns to user mode, or at its exit).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/delay.h>
+#include <linux/errno.h>
+#include <linux/kprobes.h>
+#include <linux/sched/signal.h>
+#include <linux/seccomp.h>
+#include <linux/slab.h>
+#include <linux/task_work.h>
+#include "xprobes.h"
+#include "compat.h"
+#include "uhook.h"
+
+struct seal {
+	struct callback_head work;
+};
+
+static atomic_t seal_works = ATOMIC_INIT(0);
+static bool guard_on;
+
+static bool has_hooks(struct mm_struct *mm)
+{
+	bool live;
+
+	rcu_read_lock();
+	live = xp_ucover_mm_live(mm);
+	rcu_read_unlock();
+	return live;
+}
+
+static void seal_work(struct callback_head *cb)
+{
+	struct mm_struct *mm = current->mm;
+	struct xp_unwind_map *m;
+	bool any = false;
+	int err;
+
+	kfree(container_of(cb, struct seal, work));
+	while (mm && !(current->flags & PF_EXITING)) {
+		mutex_lock(&xp_views_lock);
+		m = xp_uareas_seal(mm);
+		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 1 */
+		mutex_unlock(&xp_views_lock);
+		xp_unwind_detach_wait(m, 100);
+		err = xp_uhooks_seal(mm, &any);			/* 2 */
+		mutex_lock(&xp_views_lock);
+		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 3 */
+		mutex_unlock(&xp_views_lock);
+		if (m)
+			xp_unwind_detach_wait(m, 1000);
+		xp_unwind_map_put(m);
+		if (err || !has_hooks(mm) || fatal_signal_pending(current))
+			break;
+		schedule_timeout_killable(HZ / 50);	/* an add or a del at work */
+	}
+	if (any) {
+		mutex_lock(&xp_views_lock);
+		xp_netlink_uhooks_gone(task_tgid_nr(current),
+				       "the process installs a seccomp filter");
+		mutex_unlock(&xp_views_lock);
+	}
+	/* The last this module's code does for the work (module exit polls it). */
+	atomic_dec(&seal_works);
+}
+
+/* The installing thread, before the filter: with hooks, back off and seal. */
+static int seal_first(struct pt_regs *regs)
+{
+	struct seal *w;
+
+	if (!current->mm || (current->flags & (PF_KTHREAD | PF_EXITING)) ||
+	    !has_hooks(current->mm))
+		return 0;
+	w = kmalloc(sizeof(*w), GFP_ATOMIC | __GFP_NOWARN);
+	if (!w)
+		return 0;
+	init_task_work(&w->work, seal_work);
+	atomic_inc(&seal_works);
+	if (task_work_add(current, &w->work, XP_TWA_SIGNAL_ATOMIC)) {
+		kfree(w);
+		atomic_dec(&seal_works);
+		return 0;
+	}
+	return xp_probe_return(regs, (unsigned long)-ERESTARTNOINTR);
+}
+NOKPROBE_SYMBOL(seal_first);
+
+/* __x64_sys_seccomp(regs): the system call's registers */
+static int on_seccomp(struct kprobe *p, struct pt_regs *regs)
+{
+	const struct pt_regs *u = (const struct pt_regs *)regs->di;
+	unsigned long op = u->di;
+
+	if (op != SECCOMP_SET_MODE_STRICT && op != SECCOMP_SET_MODE_FILTER)
+		return 0;
+	return seal_first(regs);
+}
+NOKPROBE_SYMBOL(on_seccomp);
+
+/* prctl_set_seccomp(mode, filter), for PR_SET_SECCOMP */
+static int on_prctl(struct kprobe *p, struct pt_regs *regs)
+{
+	if (regs->di != SECCOMP_MODE_STRICT && regs->di != SECCOMP_MODE_FILTER)
+		return 0;
+	return seal_first(regs);
+}
+NOKPROBE_SYMBOL(on_prctl);
+
+static struct kprobe seccomp_kp = {
+	.symbol_name = "__x64_sys_seccomp",
+	.pre_handler = on_seccomp,
+};
+
+static struct kprobe prctl_kp = {
+	.symbol_name = "prctl_set_seccomp",
+	.pre_handler = on_prctl,
+};
+
+/* Can a filter installed now go in unseen? (Hooks that enter the kernel are refused then.) */
+bool xp_useccomp_unguarded(void)
+{
+	return !guard_on;
+}
+
+void xp_useccomp_init(void)
+{
+	int err = register_kprobe(&seccomp_kp);
+
+	if (!err) {
+		err = register_kprobe(&prctl_kp);
+		if (err)
+			unregister_kprobe(&seccomp_kp);
+	}
+	if (err)
+		pr_warn("no kprobe on seccomp's entry points (%d): user hooks with events or "
+			"records are refused\n", err);
+	guard_on = !err;
+}
+
+void xp_useccomp_exit(void)
+{
+	if (guard_on) {
+		unregister_kprobe(&prctl_kp);
+		unregister_kprobe(&seccomp_kp);
+	}
+	guard_on = false;
+	while (atomic_read(&seal_works))
+		msleep(1);	/* each runs before its thread returns to user mode */
+}
