@@ -495,12 +495,14 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 
 	lockdep_assert_held(&xp_views_lock);
 	if (v->seccomp) {
-		NL_SET_ERR_MSG(extack, "the process installs a seccomp filter, which may kill it for "
+		NL_SET_ERR_MSG(extack,
+			       "the process installs a seccomp filter, which may kill it for "
 			       "the hooks' system calls: use a uprobe");
 		return -EPERM;
 	}
 	if (xp_useccomp_unguarded()) {
-		NL_SET_ERR_MSG(extack, "no kprobe on seccomp's entry points (see dmesg): a filter the "
+		NL_SET_ERR_MSG(extack,
+			       "no kprobe on seccomp's entry points (see dmesg): a filter the "
 			       "process installs later would kill it for the hooks' system calls; "
 			       "use a uprobe");
 		return -EPERM;
