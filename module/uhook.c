@@ -1423,15 +1423,32 @@ void xp_uhooks_view_gone(struct xp_view *v)
 }
 
 /*
- * seccomp (useccomp.c): every live hook of @mm leaves the text now, as a
- * del would, in one batch (one wait for the uprobe handlers), and its
- * view takes no new one. Runs in a thread of @mm (task work), without
- * xp_views_lock, which it takes. A hook an add or a del works on is
- * theirs: the caller looks again until no cover of @mm is left. *@any:
- * some hook went. Returns -EINTR on a fatal signal (the rest go to the
- * reaper).
+ * seccomp (useccomp.c), first, in the section that detaches the areas:
+ * the views of @mm's hooks take no new hook that enters the kernel, and
+ * their threads' rearms are given up (the unwinder hooks go too).
  */
-int xp_uhooks_seal(struct mm_struct *mm, bool *any)
+void xp_uhooks_seal_views(struct mm_struct *mm)
+{
+	struct xp_uhook *h;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(h, &xp_uhooks, node)
+		if (h->mm == mm && h->view && !h->view->seccomp) {
+			h->view->seccomp = true;
+			xp_unwinds_detach(h->view);
+		}
+}
+
+/*
+ * Then every live hook of @mm leaves the text, as a del would, in one
+ * batch (one wait for the uprobe handlers). Runs in a thread of @mm (task
+ * work), without xp_views_lock, which it takes. A hook an add or a del
+ * works on is theirs: the caller looks again until no cover of @mm is
+ * left. *@pid: the process the hooks that went were added for (0: none
+ * went; a vfork child seals its parent's). Returns -EINTR on a fatal
+ * signal (the rest go to the reaper).
+ */
+int xp_uhooks_seal(struct mm_struct *mm, u32 *pid)
 {
 	struct xp_uhook *h, *n;
 	LIST_HEAD(mine);
@@ -1439,14 +1456,9 @@ int xp_uhooks_seal(struct mm_struct *mm, bool *any)
 	int err = 0;
 
 	mutex_lock(&xp_views_lock);
+	xp_uhooks_seal_views(mm);
 	list_for_each_entry(h, &xp_uhooks, node) {
-		if (h->mm != mm)
-			continue;
-		if (h->view && !h->view->seccomp) {
-			h->view->seccomp = true;
-			xp_unwinds_detach(h->view);	/* no rearm: the unwinder hooks go too */
-		}
-		if (h->state != XP_UH_LIVE)
+		if (h->mm != mm || h->state != XP_UH_LIVE)
 			continue;
 		h->state = XP_UH_DELETING;
 		list_add_tail(&h->gnode, &mine);
@@ -1466,8 +1478,8 @@ int xp_uhooks_seal(struct mm_struct *mm, bool *any)
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry_safe(h, n, &done, gnode) {
 		list_del(&h->gnode);
+		*pid = h->pid;
 		uhook_release(h);
-		*any = true;
 	}
 	list_for_each_entry_safe(h, n, &mine, gnode) {
 		list_del(&h->gnode);
@@ -1475,7 +1487,7 @@ int xp_uhooks_seal(struct mm_struct *mm, bool *any)
 	}
 	if (err)
 		reaper_kick();
-	if (*any)
+	if (*pid)
 		xp_uareas_release_unused();
 	mutex_unlock(&xp_views_lock);
 	return err;

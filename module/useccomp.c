@@ -11,9 +11,10 @@
  * once they are set up, after trace attached: the first traced call
  * would end them (SIGSYS).
  *
- * So the module watches the two ways in (a kprobe each, one hit per filter
+ * So the module watches the ways in (a kprobe each, one hit per filter
  * installed on the machine, nothing per system call): seccomp(2) with
- * SECCOMP_SET_MODE_STRICT or _FILTER, and prctl(PR_SET_SECCOMP). When the
+ * SECCOMP_SET_MODE_STRICT or _FILTER, by syscall and by int $0x80 (which
+ * a 64-bit process may use), and prctl(PR_SET_SECCOMP). When the
  * installing thread's process has a user hook, the call returns
  * -ERESTARTNOINTR without doing anything, and task work queued with
  * TWA_SIGNAL runs before the thread returns to user mode, where it may
@@ -80,17 +81,18 @@ static void seal_work(struct callback_head *cb)
 {
 	struct mm_struct *mm = current->mm;
 	struct xp_unwind_map *m;
-	bool any = false;
+	u32 pid = 0;
 	int err;
 
 	kfree(container_of(cb, struct seal, work));
 	while (mm && !(current->flags & PF_EXITING)) {
 		mutex_lock(&xp_views_lock);
+		xp_uhooks_seal_views(mm);	/* before an add maps an area m misses */
 		m = xp_uareas_seal(mm);
 		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 1 */
 		mutex_unlock(&xp_views_lock);
 		xp_unwind_detach_wait(m, 100);
-		err = xp_uhooks_seal(mm, &any);			/* 2 */
+		err = xp_uhooks_seal(mm, &pid);			/* 2 */
 		mutex_lock(&xp_views_lock);
 		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 3 */
 		mutex_unlock(&xp_views_lock);
@@ -101,10 +103,9 @@ static void seal_work(struct callback_head *cb)
 			break;
 		schedule_timeout_killable(HZ / 50);	/* an add or a del at work */
 	}
-	if (any) {
+	if (pid) {
 		mutex_lock(&xp_views_lock);
-		xp_netlink_uhooks_gone(task_tgid_nr(current),
-				       "the process installs a seccomp filter");
+		xp_netlink_uhooks_gone(pid, "the process installs a seccomp filter");
 		mutex_unlock(&xp_views_lock);
 	}
 	/* The last this module's code does for the work (module exit polls it). */
@@ -120,8 +121,8 @@ static int seal_first(struct pt_regs *regs)
 	    !has_hooks(current->mm))
 		return 0;
 	w = kmalloc(sizeof(*w), GFP_ATOMIC | __GFP_NOWARN);
-	if (!w)
-		return 0;
+	if (!w)	/* the filter must not go in over the hooks: the call fails, as it may */
+		return xp_probe_return(regs, (unsigned long)-ENOMEM);
 	init_task_work(&w->work, seal_work);
 	atomic_inc(&seal_works);
 	if (task_work_add(current, &w->work, XP_TWA_SIGNAL_ATOMIC)) {
@@ -133,17 +134,27 @@ static int seal_first(struct pt_regs *regs)
 }
 NOKPROBE_SYMBOL(seal_first);
 
-/* __x64_sys_seccomp(regs): the system call's registers */
-static int on_seccomp(struct kprobe *p, struct pt_regs *regs)
+static int seccomp_op(struct pt_regs *regs, unsigned int op)
 {
-	const struct pt_regs *u = (const struct pt_regs *)regs->di;
-	unsigned long op = u->di;
-
 	if (op != SECCOMP_SET_MODE_STRICT && op != SECCOMP_SET_MODE_FILTER)
 		return 0;
 	return seal_first(regs);
 }
+NOKPROBE_SYMBOL(seccomp_op);
+
+/* __x64_sys_seccomp(regs): the system call's registers; op is an unsigned int */
+static int on_seccomp(struct kprobe *p, struct pt_regs *regs)
+{
+	return seccomp_op(regs, ((const struct pt_regs *)regs->di)->di);
+}
 NOKPROBE_SYMBOL(on_seccomp);
+
+/* __ia32_sys_seccomp(regs): the same through int $0x80, which a 64-bit process may use */
+static int on_seccomp32(struct kprobe *p, struct pt_regs *regs)
+{
+	return seccomp_op(regs, ((const struct pt_regs *)regs->di)->bx);
+}
+NOKPROBE_SYMBOL(on_seccomp32);
 
 /* prctl_set_seccomp(mode, filter), for PR_SET_SECCOMP */
 static int on_prctl(struct kprobe *p, struct pt_regs *regs)
@@ -164,6 +175,13 @@ static struct kprobe prctl_kp = {
 	.pre_handler = on_prctl,
 };
 
+/* Only with IA32_EMULATION; prctl() through int $0x80 ends in prctl_set_seccomp() */
+static struct kprobe seccomp32_kp = {
+	.symbol_name = "__ia32_sys_seccomp",
+	.pre_handler = on_seccomp32,
+};
+static bool seccomp32_on;
+
 /* Can a filter installed now go in unseen? (Hooks that enter the kernel are refused then.) */
 bool xp_useccomp_unguarded(void)
 {
@@ -179,6 +197,16 @@ void xp_useccomp_init(void)
 		if (err)
 			unregister_kprobe(&seccomp_kp);
 	}
+	if (!err) {
+		err = register_kprobe(&seccomp32_kp);
+		seccomp32_on = !err;
+		if (err == -ENOENT || err == -EINVAL)
+			err = 0;	/* no IA32_EMULATION: no such way in */
+		if (err) {
+			unregister_kprobe(&prctl_kp);
+			unregister_kprobe(&seccomp_kp);
+		}
+	}
 	if (err)
 		pr_warn("no kprobe on seccomp's entry points (%d): user hooks with events or "
 			"records are refused\n", err);
@@ -188,10 +216,13 @@ void xp_useccomp_init(void)
 void xp_useccomp_exit(void)
 {
 	if (guard_on) {
+		if (seccomp32_on)
+			unregister_kprobe(&seccomp32_kp);
 		unregister_kprobe(&prctl_kp);
 		unregister_kprobe(&seccomp_kp);
 	}
 	guard_on = false;
+	seccomp32_on = false;
 	while (atomic_read(&seal_works))
 		msleep(1);	/* each runs before its thread returns to user mode */
 }

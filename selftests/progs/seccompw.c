@@ -10,7 +10,10 @@
  *
  * MODE: seccomp (seccomp(2), the calling thread), prctl
  * (prctl(PR_SET_SECCOMP)), tsync (seccomp(2) with
- * SECCOMP_FILTER_FLAG_TSYNC while a second thread calls work() too).
+ * SECCOMP_FILTER_FLAG_TSYNC while a second thread calls work() too),
+ * int80 (seccomp through int $0x80, the i386 entry, which a 64-bit
+ * process may use: its sock_fprog in the 32-bit layout, below 4 GiB in
+ * the static program).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
  * After the filter it calls work() AFTER times, 1 ms apart (a tracer that
@@ -54,6 +57,36 @@ static long long now_ms(void)
 	return ts.tv_sec * 1000LL + ts.tv_nsec / 1000000;
 }
 
+/* struct compat_sock_fprog, for int $0x80 */
+struct fprog32 {
+	unsigned short len;
+	unsigned int filter;
+};	/* len at 0, filter at 4, as in the kernel */
+
+static struct sock_filter filter32[8];
+static struct fprog32 prog32;
+
+static long seccomp_int80(struct sock_filter *f, unsigned short len)
+{
+	long r;
+
+	memcpy(filter32, f, len * sizeof(*f));
+	prog32.len = len;
+	prog32.filter = (unsigned int)(unsigned long)filter32;
+	if ((unsigned long)&prog32 >> 32 || (unsigned long)filter32 >> 32) {
+		errno = EFAULT;		/* not the static, non-PIE program */
+		return -1;
+	}
+	__asm__ volatile("int $0x80" : "=a"(r)
+			 : "0"(354L), "b"(SECCOMP_SET_MODE_FILTER), "c"(0L),
+			   "d"((unsigned long)&prog32) : "memory");
+	if (r < 0) {
+		errno = -r;
+		return -1;
+	}
+	return r;
+}
+
 static void install(const char *mode)
 {
 	struct sock_filter f[] = {
@@ -75,6 +108,8 @@ static void install(const char *mode)
 	}
 	if (!strcmp(mode, "prctl"))
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	else if (!strcmp(mode, "int80"))
+		r = seccomp_int80(f, prog.len);
 	else
 		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER,
 			    !strcmp(mode, "tsync") ? SECCOMP_FILTER_FLAG_TSYNC : 0, &prog);
@@ -110,7 +145,7 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync [MS [GO]]] OUT\n");
+		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80 [MS [GO]]] OUT\n");
 		return 2;
 	}
 	if (!strcmp(mode, "tsync") && pthread_create(&th, NULL, second, &sum2))

@@ -212,15 +212,15 @@ note "ok: Rust panics and Go's stacks under trace"
 
 # seccomp after the hooks: a static server that filters its own system
 # calls once set up (seccompw: kills the process for 420-422, standing for
-# "not on its allow-list") through seccomp(2), prctl() or with TSYNC while a
-# second thread calls work(). Fallback mode (uprobes: int3, and on 6.12
+# "not on its allow-list") through seccomp(2), prctl(), with TSYNC while a
+# second thread calls work(), or seccomp through int $0x80. Fallback mode (uprobes: int3, and on 6.12
 # the uretprobe system call, which seccomp lets through) runs it as it
 # runs untraced, its calls exact. In views mode (user hooks with records,
 # and with events: -T) the module takes the hooks out before the filter
 # goes in (their system calls would kill the process) and trace goes on
 # with uprobes: the same run, every call before the filter counted, none
 # twice, and some after it.
-for mode in seccomp prctl tsync; do
+for mode in seccomp prctl tsync int80; do
 	untraced sc-$mode /xp/bin/seccompw_static $mode 100
 	for how in fallback views events; do
 		rm -f /tmp/sc-$mode.t.n /tmp/sc-$mode.t.b
