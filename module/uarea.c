@@ -36,9 +36,12 @@
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/vmalloc.h>
 #include <linux/workqueue.h>
 #include "xprobes.h"
 #include "uhook.h"
+#include "uslot.h"	/* get_unaligned_le32() on 6.1 and 6.12 */
+#include "urec.h"
 
 static LIST_HEAD(xp_uareas);	/* under xp_views_lock */
 
@@ -300,7 +303,132 @@ unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned 
 	return va;
 }
 
+/*
+ * seccomp (useccomp.c): every system call an area's code makes, "mov
+ * $420..422, %eax; syscall" (an event stub's, an event thunk's, the records
+ * routine's two), becomes "mov ...; cmp $5, %al" (3c 05): its first byte,
+ * one store, so that a thread running it meanwhile runs one whole
+ * instruction or the other, and the caller serialises every CPU after.
+ * Nothing after those syscalls needs what the kernel would have left: the
+ * stubs and thunks pop rax, rcx and r11 back, the records routine's slow
+ * paths read none of them, and flags are not kept across a call or a
+ * return. What runs is each one's "no one listens" path: no event, no new
+ * thunk, a record dropped when the buffer is full.
+ */
+#define MUTE_OP		0x3c	/* cmp $imm8, %al */
+#define SITE_LEN	7	/* b8 imm32 0f 05 */
+
+static bool syscall_site(const u8 *p)
+{
+	return p[0] == 0xb8 && p[5] == 0x0f && p[6] == 0x05 &&
+	       get_unaligned_le32(p + 1) - XPROBES_UHOOK_NR <= 2;
+}
+
+/* The syscalls in @len bytes of code about to be written. */
+static void mute_code(u8 *b, unsigned int len)
+{
+	unsigned int i;
+
+	for (i = 0; i + SITE_LEN <= len; i++)
+		if (syscall_site(b + i)) {
+			b[i + 5] = MUTE_OP;
+			i += SITE_LEN - 1;
+		}
+}
+
+static int area_copy(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned int len)
+{
+	struct address_space *mapping = a->file->f_mapping;
+
+	while (len) {
+		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - offset_in_page(off));
+		struct page *page;
+		u8 *p;
+
+		page = shmem_read_mapping_page_gfp(mapping, off >> PAGE_SHIFT,
+						   mapping_gfp_mask(mapping));
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		p = kmap_local_page(page);
+		memcpy(buf, p + offset_in_page(off), n);
+		kunmap_local(p);
+		put_page(page);
+		off += n;
+		buf += n;
+		len -= n;
+	}
+	return 0;
+}
+
+static int area_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len);
+
+/* The syscalls of @a's code so far, in the part at @off of @len bytes; then all it gets. */
+static int mute_range(struct xp_uarea *a, u8 *buf, unsigned long off, unsigned int len)
+{
+	static const u8 op = MUTE_OP;
+	unsigned int i;
+	int err;
+
+	if (!len)
+		return 0;
+	err = area_copy(a, off, buf, len);
+	for (i = 0; !err && i + SITE_LEN <= len; i++)
+		if (syscall_site(buf + i)) {
+			err = area_write(a, a->va + off + i + 5, &op, 1);
+			i += SITE_LEN - 1;
+		}
+	return err;
+}
+
+/*
+ * Every area of @mm: its syscalls now, and in any code written into it
+ * later (an add that was under way). Under xp_views_lock, which every
+ * writer of an area's code holds. The caller serialises the CPUs.
+ */
+int xp_uareas_mute(struct mm_struct *mm)
+{
+	struct xp_uarea *a;
+	int err = 0;
+	u8 *buf;
+
+	lockdep_assert_held(&xp_views_lock);
+	buf = vmalloc(XP_UAREA_SIZE);
+	if (!buf)
+		return -ENOMEM;
+	list_for_each_entry(a, &xp_uareas, node) {
+		if (a->mm != mm)
+			continue;
+		a->muted = true;
+		err = mute_range(a, buf, 0, a->used);
+		if (!err && a->uret)
+			err = mute_range(a, buf, XP_URET_AREA_OFF, XP_URET_BLOCK);
+		if (!err && a->urec)
+			err = mute_range(a, buf, XP_UREC_AREA_OFF, XP_UREC_BLOCK);
+		if (err)
+			break;
+	}
+	vfree(buf);
+	return err;
+}
+
 int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len)
+{
+	u8 *muted;
+	int err;
+
+	if (!a->muted)
+		return area_write(a, va, buf, len);
+	muted = kvmalloc(len, GFP_KERNEL);
+	if (!muted)
+		return -ENOMEM;
+	memcpy(muted, buf, len);
+	mute_code(muted, len);
+	err = area_write(a, va, muted, len);
+	kvfree(muted);
+	return err;
+}
+
+static int area_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len)
 {
 	struct address_space *mapping = a->file->f_mapping;
 

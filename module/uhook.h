@@ -45,6 +45,7 @@ struct xp_uarea {
 	unsigned int users;		/* hooks with a slot here */
 	unsigned int nr_retired;
 	bool detached;			/* its process's hooks went (xp_uareas_detach()) */
+	bool muted;			/* its code makes no syscall (xp_uareas_mute()) */
 	struct xp_uretired retired[XP_URETIRED_MAX];
 };
 
@@ -59,6 +60,7 @@ int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned
 void xp_uareas_release_unused(void);
 void xp_uareas_detach(struct mm_struct *mm);
 struct xp_unwind_map *xp_uareas_seal(struct mm_struct *mm);
+int xp_uareas_mute(struct mm_struct *mm);
 void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
 		     const u8 *code, unsigned int len);
 bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,

@@ -23,23 +23,34 @@
  *
  *  1. The areas make no more return thunks, and every thread gives back
  *     those on its stack before it runs on in user mode (uunwind.c, as
- *     when a view ends), while the unwinder hooks still help; it waits
- *     for the threads running in user mode to have done so.
+ *     when a view ends), while the unwinder hooks still help (an unwinder
+ *     cannot read through a thunk); it waits for the threads running in
+ *     user mode to have done so.
+ *  1b. Every syscall in the process's areas becomes a cmp (uarea.c,
+ *     xp_uareas_mute(): one byte each, and any code written there later
+ *     too), then every CPU is serialised: from here no thread of the
+ *     process, nor a child of fork sharing the areas, enters the kernel
+ *     through them, whatever stack or signal frame it returns through
+ *     (a thunk left where step 1 could not look still returns right).
  *  2. Every hook's jump leaves the text (uhook.c, as a del), and the view
  *     takes no new hook that enters the kernel.
  *  3. Every thread again, now that nothing leads into the areas any more:
  *     one stopped on its way to an area's syscall (inside a stub, a thunk
  *     or the records routine) resumes past it, as if the kernel had
- *     answered ENOSYS (uunwind.c, detach_syscall()); it waits for the
- *     threads running in user mode.
+ *     answered ENOSYS (uunwind.c, detach_syscall(): what 1b does already,
+ *     kept should 1b fail for memory); it waits for the threads running in
+ *     user mode.
  *  4. trace hears of it on the "events" group (UHOOKS_GONE) and goes on
  *     with uprobes, which enter the kernel by a trap.
  * A hook an add or a del is working on meanwhile is theirs: the work
  * looks again until no hook of the process is left.
  *
- * What it does not cover: a child of fork, which inherited the jumps but
- * has no hook of its own, and a signal frame saved inside a stub whose
- * sigreturn comes after the filter (docs/userhooks.md).
+ * What it does not cover: a thread stopped by a debugger inside one of
+ * these system calls, at its entry, when a TSYNC filter comes in (6.12
+ * runs seccomp after that stop); a child of fork that installs a filter
+ * of its own while its parent's hooks are live (the areas it shares are
+ * not muted then); an add whose claim falls between the kprobe's look
+ * and the filter (docs/userhooks.md).
  *
  * Locking: the kprobe handlers run in the installing thread, preemption
  * off; they read the covers' hash under RCU (ucover.c). The work takes
@@ -77,6 +88,10 @@ static bool has_hooks(struct mm_struct *mm)
 	return live;
 }
 
+static void sync_cpu(void *unused)
+{
+}
+
 static void seal_work(struct callback_head *cb)
 {
 	struct mm_struct *mm = current->mm;
@@ -92,6 +107,15 @@ static void seal_work(struct callback_head *cb)
 		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 1 */
 		mutex_unlock(&xp_views_lock);
 		xp_unwind_detach_wait(m, 100);
+		mutex_lock(&xp_views_lock);
+		err = xp_uareas_mute(mm);			/* 1b, once the thunks are back */
+		mutex_unlock(&xp_views_lock);
+		if (err)
+			pr_warn_ratelimited("pid %d: the trampolines' system calls stay (%d): only "
+					    "its threads' stops before them are seen to\n",
+					    task_tgid_nr(current), err);
+		/* no CPU runs a syscall it fetched before the mute (cross-modifying code) */
+		on_each_cpu(sync_cpu, NULL, 1);
 		err = xp_uhooks_seal(mm, &pid);			/* 2 */
 		mutex_lock(&xp_views_lock);
 		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 3 */

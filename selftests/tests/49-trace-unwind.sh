@@ -243,7 +243,10 @@ for mode in seccomp prctl tsync int80; do
 		grep -q "installs a seccomp filter, and the module took out its 1 user hook " \
 			/tmp/sc-$mode.$how.out ||
 			fail "sc-$mode ($how): trace did not say the hooks went: $(cat /tmp/sc-$mode.$how.out)"
-		note "sc-$mode ($how): work counted $n of $(cat /tmp/sc-$mode.t.n), $(cat /tmp/sc-$mode.t.b) before the filter"
+		note "sc-$mode ($how): work counted $n of $(cat /tmp/sc-$mode.t.n), $(cat /tmp/sc-$mode.t.b) before the filter; in the trampolines: $(cat /tmp/sc-$mode.t.a)"
+		# every system call in the trampolines made harmless before the filter
+		assert_match "sc-$mode ($how): the trampolines' system calls" \
+			"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/sc-$mode.t.a)"
 		assert_ge "sc-$mode ($how): work's calls, at most all" "$(cat /tmp/sc-$mode.t.n)" "$n"
 		assert_ge "sc-$mode ($how): work's calls, more than before the filter" \
 			"$n" "$(($(cat /tmp/sc-$mode.t.b) + 1))"
