@@ -869,15 +869,16 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why)
 		s->funcs[i].uhook = !had[i];
 	}
 	s->nunwinders = 0;	/* gone too: uprobes on the unwinder's entry points instead */
-	err = n ? attach_uprobes(s, s->pid, &s->ls, true) : 0;
+	err = n ? attach_uprobes(s, s->pid, &s->ls, false) : 0;
 	if (err == -EAGAIN) {
 		/*
 		 * No uprobe_multi link here (6.1): one probe per function, which
 		 * takes the programs as loaded where that kernel ignored their
-		 * expected attach type.
+		 * expected attach type. (On 6.1 it is refused with ESRCH today:
+		 * docs/userhooks.md, "seccomp".)
 		 */
 		s->multi = false;
-		err = attach_uprobes(s, s->pid, &s->ls, true);
+		err = attach_uprobes(s, s->pid, &s->ls, false);
 	}
 	for (i = 0; i < s->nfuncs; i++)
 		s->funcs[i].uhook = 0;

@@ -336,7 +336,8 @@ static void mute_code(u8 *b, unsigned int len)
 		}
 }
 
-static int area_copy(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned int len)
+/* @len bytes at @off in @a's file, read into @buf or written from it. */
+static int area_rw(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned int len, bool write)
 {
 	struct address_space *mapping = a->file->f_mapping;
 
@@ -350,8 +351,13 @@ static int area_copy(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned in
 		if (IS_ERR(page))
 			return PTR_ERR(page);
 		p = kmap_local_page(page);
-		memcpy(buf, p + offset_in_page(off), n);
+		if (write)
+			memcpy(p + offset_in_page(off), buf, n);
+		else
+			memcpy(buf, p + offset_in_page(off), n);
 		kunmap_local(p);
+		if (write)
+			set_page_dirty_lock(page);
 		put_page(page);
 		off += n;
 		buf += n;
@@ -359,8 +365,6 @@ static int area_copy(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned in
 	}
 	return 0;
 }
-
-static int area_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len);
 
 /* The syscalls of @a's code so far, in the part at @off of @len bytes; then all it gets. */
 static int mute_range(struct xp_uarea *a, u8 *buf, unsigned long off, unsigned int len)
@@ -371,10 +375,10 @@ static int mute_range(struct xp_uarea *a, u8 *buf, unsigned long off, unsigned i
 
 	if (!len)
 		return 0;
-	err = area_copy(a, off, buf, len);
+	err = area_rw(a, off, buf, len, false);
 	for (i = 0; !err && i + SITE_LEN <= len; i++)
 		if (syscall_site(buf + i)) {
-			err = area_write(a, a->va + off + i + 5, &op, 1);
+			err = area_rw(a, off + i + 5, (u8 *)&op, 1, true);
 			i += SITE_LEN - 1;
 		}
 	return err;
@@ -400,10 +404,11 @@ int xp_uareas_mute(struct mm_struct *mm)
 			continue;
 		a->muted = true;
 		err = mute_range(a, buf, 0, a->used);
+		/* the blocks' code, not their tables of addresses */
 		if (!err && a->uret)
-			err = mute_range(a, buf, XP_URET_AREA_OFF, XP_URET_BLOCK);
+			err = mute_range(a, buf, XP_URET_AREA_OFF, XP_URET_TABLE);
 		if (!err && a->urec)
-			err = mute_range(a, buf, XP_UREC_AREA_OFF, XP_UREC_BLOCK);
+			err = mute_range(a, buf, XP_UREC_AREA_OFF, XP_URT_TGT);
 		if (err)
 			break;
 	}
@@ -417,41 +422,15 @@ int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned
 	int err;
 
 	if (!a->muted)
-		return area_write(a, va, buf, len);
+		return area_rw(a, va - a->va, (u8 *)buf, len, true);
 	muted = kvmalloc(len, GFP_KERNEL);
 	if (!muted)
 		return -ENOMEM;
 	memcpy(muted, buf, len);
 	mute_code(muted, len);
-	err = area_write(a, va, muted, len);
+	err = area_rw(a, va - a->va, muted, len, true);
 	kvfree(muted);
 	return err;
-}
-
-static int area_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned int len)
-{
-	struct address_space *mapping = a->file->f_mapping;
-
-	while (len) {
-		unsigned long off = va - a->va;
-		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - offset_in_page(off));
-		struct page *page;
-		u8 *p;
-
-		page = shmem_read_mapping_page_gfp(mapping, off >> PAGE_SHIFT,
-						   mapping_gfp_mask(mapping));
-		if (IS_ERR(page))
-			return PTR_ERR(page);
-		p = kmap_local_page(page);
-		memcpy(p + offset_in_page(off), buf, n);
-		kunmap_local(p);
-		set_page_dirty_lock(page);
-		put_page(page);
-		va += n;
-		buf += n;
-		len -= n;
-	}
-	return 0;
 }
 
 /*

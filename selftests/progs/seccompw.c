@@ -16,7 +16,7 @@
  * the static program).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
- * After the filter it calls work() AFTER times, 1 ms apart (a tracer that
+ * After the filter it calls work() AFTER (400) times, 1 ms apart (a tracer that
  * has to change how it traces has the time to). OUT gets what does not
  * depend on timing (those calls, their sum); OUT.n the calls of work() in
  * all, for a tracer's count, and OUT.b those made before the filter.
@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define AFTER	1000	/* calls after the filter, per thread */
+#define AFTER	400	/* calls after the filter, per thread */
 
 static volatile long sink;
 static long calls[2];	/* by thread: the main one, the second (tsync) */

@@ -215,14 +215,22 @@ note "ok: Rust panics and Go's stacks under trace"
 # "not on its allow-list") through seccomp(2), prctl(), with TSYNC while a
 # second thread calls work(), or seccomp through int $0x80. Fallback mode (uprobes: int3, and on 6.12
 # the uretprobe system call, which seccomp lets through) runs it as it
-# runs untraced, its calls exact. In views mode (user hooks with records,
+# runs untraced, its calls exact (seccomp(2) and TSYNC). In views mode (user hooks with records,
 # and with events: -T) the module takes the hooks out before the filter
 # goes in (their system calls would kill the process) and trace goes on
 # with uprobes: the same run, every call before the filter counted, none
 # twice, and some after it.
-for mode in seccomp prctl tsync int80; do
+# The light set (debug kernel, -rt boots): TSYNC in views mode, the seal
+# under KASAN and lockdep and full preemption.
+modes_sc="seccomp prctl tsync int80"
+[ -z "$LIGHT" ] || modes_sc=tsync
+for mode in $modes_sc; do
 	untraced sc-$mode /xp/bin/seccompw_static $mode 100
-	for how in fallback views events; do
+	# fallback mode is the same whichever way the filter goes in
+	hows_sc="views events"
+	case $mode in seccomp|tsync) hows_sc="fallback $hows_sc" ;; esac
+	[ -z "$LIGHT" ] || hows_sc=views
+	for how in $hows_sc; do
 		rm -f /tmp/sc-$mode.t.n /tmp/sc-$mode.t.b
 		if [ $how = events ]; then
 			rm -f /tmp/sc-$mode.t
@@ -240,18 +248,28 @@ for mode in seccomp prctl tsync int80; do
 			assert_eq "sc-$mode (fallback): work's calls" "$(cat /tmp/sc-$mode.t.n)" "$n"
 			continue
 		fi
-		grep -q "installs a seccomp filter, and the module took out its 1 user hook " \
+		grep -q "installs a seccomp filter, and the module took out its 1 user hook" \
 			/tmp/sc-$mode.$how.out ||
 			fail "sc-$mode ($how): trace did not say the hooks went: $(cat /tmp/sc-$mode.$how.out)"
 		note "sc-$mode ($how): work counted $n of $(cat /tmp/sc-$mode.t.n), $(cat /tmp/sc-$mode.t.b) before the filter; in the trampolines: $(cat /tmp/sc-$mode.t.a)"
 		# every system call in the trampolines made harmless before the filter
 		assert_match "sc-$mode ($how): the trampolines' system calls" \
 			"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/sc-$mode.t.a)"
+		# Known on 6.1 (2026-11-28, open): the uprobe that takes over is
+		# refused with ESRCH; trace says so and the figures stop there.
+		if grep -q "uprobes could not take over" /tmp/sc-$mode.$how.out; then
+			note "known: sc-$mode ($how): $(grep 'cannot probe' /tmp/sc-$mode.$how.out | head -n 1)"
+			[ "$(uname -r | cut -d. -f1-2)" = 6.1 ] ||
+				fail "sc-$mode ($how): uprobes could not take over on $(uname -r)"
+			continue
+		fi
 		assert_ge "sc-$mode ($how): work's calls, at most all" "$(cat /tmp/sc-$mode.t.n)" "$n"
 		assert_ge "sc-$mode ($how): work's calls, more than before the filter" \
 			"$n" "$(($(cat /tmp/sc-$mode.t.b) + 1))"
 	done
 done
+
+[ -z "$LIGHT" ] || { note "ok: seccomp after the hooks (light set)"; exit 0; }
 
 # trace PID of a process it did not start says how it ended, as its parent
 # saw it (the report's header, --json), fallback and views mode alike.
