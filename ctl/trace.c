@@ -886,7 +886,7 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why)
 		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
 			"hook%s; uprobes could not take over (%s): those functions' figures stop "
 			"here\n", (int)s->pid, why, n, n == 1 ? "" : "s",
-			strerror(err < 0 ? -err : EINVAL));
+			err < -1 ? strerror(-err) : "the line above says why");
 	else
 		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
 			"hook%s (their system calls would have killed it): those functions go on "
