@@ -1440,7 +1440,8 @@ void xp_uhooks_seal_views(struct mm_struct *mm)
 }
 
 /*
- * Then every live hook of @mm leaves the text, as a del would, in one
+ * Then (after xp_uhooks_seal_views(), which an add that claims meanwhile
+ * finds) every live hook of @mm leaves the text, as a del would, in one
  * batch (one wait for the uprobe handlers). Runs in a thread of @mm (task
  * work), without xp_views_lock, which it takes. A hook an add or a del
  * works on is theirs: the caller looks again until no cover of @mm is
@@ -1456,7 +1457,6 @@ int xp_uhooks_seal(struct mm_struct *mm, u32 *pid)
 	int err = 0;
 
 	mutex_lock(&xp_views_lock);
-	xp_uhooks_seal_views(mm);
 	list_for_each_entry(h, &xp_uhooks, node) {
 		if (h->mm != mm || h->state != XP_UH_LIVE)
 			continue;

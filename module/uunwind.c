@@ -75,15 +75,10 @@
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
-#include <linux/version.h>
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 12, 0)
-#include <linux/unaligned.h>
-#else
-#include <asm/unaligned.h>
-#endif
 #include "xprobes.h"
 #include "compat.h"
 #include "uhook.h"
+#include "uslot.h"	/* get_unaligned_le32() on 6.1 and 6.12 */
 
 #define XP_UNWIND_STATES	64		/* threads of a view with an unwinding pending */
 #define XP_UNWIND_SLOTS		256		/* slots kept by a thread for its rearm */
