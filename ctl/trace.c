@@ -477,6 +477,20 @@ static int umulti_link(int prog_fd, const char *path, const uint64_t *offs,
 	return syscall(__NR_bpf, XP_BPF_LINK_CREATE, &a, sizeof(a));
 }
 
+/*
+ * Does this kernel have uprobe_multi links? Asked with a count over its
+ * limit, which it refuses with E2BIG before looking at anything (6.6+);
+ * a kernel without them (6.1) answers EINVAL, and nothing was attached.
+ * Knowing it before the first probe spares detaching the unwinder's
+ * probes to try again (a grace period each on 6.1).
+ */
+static bool umulti_works(int prog_fd)
+{
+	uint64_t off = 0;
+
+	return umulti_link(prog_fd, "/", &off, NULL, 1u << 30, false, 0) < 0 && errno == E2BIG;
+}
+
 static int linkset_add_fd(struct linkset *ls, int fd)
 {
 	int *n;
@@ -805,15 +819,27 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 	s->unwind_said = true;
 }
 
+/* Back to NLINKS links and NFDS link fds: the newer ones detached. */
+static void linkset_trim(struct linkset *ls, int nlinks, int nfds)
+{
+	while (ls->nfds > nfds)
+		close(ls->fds[--ls->nfds]);
+	while (ls->nlinks > nlinks)
+		bpf_link__destroy(ls->links[--ls->nlinks]);
+}
+
+/*
+ * The unwinder's entry points first (a uretprobe must never be live
+ * without them), then the functions. -EAGAIN: no uprobe_multi here.
+ */
 static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
-	int first = ls->nlinks, err;
+	int links = ls->nlinks, fds = ls->nfds, err;
 
 	attach_unwinders(s, pid, ls);
 	err = attach_probes(s, pid, ls, quiet);
 	if (err)
-		while (ls->nlinks > first)
-			bpf_link__destroy(ls->links[--ls->nlinks]);
+		linkset_trim(ls, links, fds);
 	return err;
 }
 
@@ -858,7 +884,7 @@ static void leave_out_unsafe(struct tsession *s)
 static void uhooks_to_uprobes(struct tsession *s, const char *why)
 {
 	uint32_t *had = calloc(s->nfuncs, sizeof(*had));
-	int i, n = 0, err;
+	int i, n = 0, err, links, fds, flinks, ffds;
 
 	if (!had)
 		return;
@@ -869,17 +895,27 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why)
 		s->funcs[i].uhook = !had[i];
 	}
 	s->nunwinders = 0;	/* gone too: uprobes on the unwinder's entry points instead */
-	err = n ? attach_uprobes(s, s->pid, &s->ls, false) : 0;
+	links = s->ls.nlinks;
+	fds = s->ls.nfds;
+	if (n)
+		attach_unwinders(s, s->pid, &s->ls);
+	flinks = s->ls.nlinks;
+	ffds = s->ls.nfds;
+	err = n ? attach_probes(s, s->pid, &s->ls, false) : 0;
 	if (err == -EAGAIN) {
 		/*
 		 * No uprobe_multi link here (6.1): one probe per function, which
 		 * takes the programs as loaded where that kernel ignored their
-		 * expected attach type. (On 6.1 it is refused with ESRCH today:
-		 * docs/userhooks.md, "seccomp".)
+		 * expected attach type. The unwinder's probes stay: on 6.1 each
+		 * detach waits for a grace period, and the process runs on (it
+		 * exited before the retry once they went and came back).
 		 */
+		linkset_trim(&s->ls, flinks, ffds);
 		s->multi = false;
-		err = attach_uprobes(s, s->pid, &s->ls, false);
+		err = attach_probes(s, s->pid, &s->ls, false);
 	}
+	if (err)
+		linkset_trim(&s->ls, links, fds);
 	for (i = 0; i < s->nfuncs; i++)
 		s->funcs[i].uhook = 0;
 	if (err)
@@ -1474,6 +1510,8 @@ int cmd_trace(int argc, char **argv)
 	for (;;) {
 		if (load_bpf(&s))
 			goto out;
+		if (s.multi && !umulti_works(bpf_program__fd(s.skel->progs.fn_entry)))
+			s.multi = false;	/* the programs as loaded take single probes */
 		c = attach_uprobes(&s, s.pid, &s.ls, false);
 		if (c == -EAGAIN) {	/* no uprobe_multi here: one probe per function */
 			linkset_free(&s.ls);

@@ -57,7 +57,8 @@
  * the thread waited runnable (sched_info.run_delay, the second field of
  * /proc/thread-self/schedstat) grew by across the sleeps.
  * In fault and klock, faults is the major faults xw_delay (fault) or
- * xw_khold (klock) took (getrusage RUSAGE_THREAD). In mem, delay_memstall_ns
+ * xw_khold (klock) took (getrusage RUSAGE_THREAD), and pages the pages fault
+ * touched (each once: one major fault each, however slow the disk). In mem, delay_memstall_ns
  * is what the cgroup's memory.pressure "some" total grew by across the
  * calls: with one thread in the cgroup, on one CPU, the time it was stalled
  * on memory (reclaim on the CPU included).
@@ -263,6 +264,7 @@ static void io_for_ms(void)
 static char *devmap;
 static size_t devmap_len, devmap_next;
 static long majflts;		/* major faults in xw_delay (fault), xw_khold (klock) */
+static long fault_pages;	/* pages fault_for_ms touched: each one a major fault */
 
 static void devmap_open(void)
 {
@@ -312,6 +314,7 @@ static void fault_for_ms(void)
 
 	do {
 		sink += *(volatile char *)devmap_page();
+		fault_pages++;
 	} while (now_ns(CLOCK_MONOTONIC) < end);
 	majflts += thread_majflt() - f0;
 }
@@ -791,10 +794,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)		/* fork: the workers' lines first */
 		if (workers[i] > 0)
 			waitpid(workers[i], NULL, 0);
-	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld\n",
+	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld pages=%ld\n",
 		(int)getpid(), scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
 		disk_writes, delay_rundelay, waker_tid, delay_throttled, delay_throttled_wall, majflts,
-		delay_memstall);
+		delay_memstall, fault_pages);
 	/*
 	 * lock: the holder may still be between its unlock and its return
 	 * from the last xw_hold; exit now and that call never returns. A

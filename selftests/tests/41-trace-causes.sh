@@ -52,7 +52,11 @@ check_throttled /tmp/quota.json xw_delay /tmp/quota.err
 # it), memory.high (mem); the bar: 90%
 trace_scenario /tmp/fault fault -W
 note "fault: $(cat /tmp/fault.err | tr '\n' ' ')"
-assert_ge "fault: major faults (10 a call)" "$(truth /tmp/fault.err faults)" 30
+# How many pages fit in MS depends on the disk's speed; that each touch was
+# a major fault does not (MADV_RANDOM, the cache dropped): 9 in 10 at least.
+_pg=$(truth /tmp/fault.err pages)
+assert_ge "fault: pages touched (one a call at least)" "$_pg" "${XW_N:-6}"
+assert_ge "fault: major faults (one a page touched)" "$(($(truth /tmp/fault.err faults) * 10))" "$((_pg * 9))"
 check_balance /tmp/fault.json xw_delay
 check_cause /tmp/fault.json xw_delay io /tmp/fault.err 90
 trace_scenario /tmp/klock klock -W
