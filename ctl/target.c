@@ -215,9 +215,14 @@ void read_comm(pid_t pid, char *out, size_t len)
 
 volatile sig_atomic_t stop_req;
 
+/* The first asks for a clean end (the report, probes detached); a second one ends it now. */
 static void on_signal(int sig)
 {
-	(void)sig;
+	if (stop_req) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
 	stop_req = 1;
 }
 

@@ -13,6 +13,7 @@
 #include <fnmatch.h>
 #include <getopt.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -171,22 +172,31 @@ static int is_unwinder(const char *name, uint64_t off, uint64_t size, void *arg)
 }
 
 /*
- * Is the instruction at file offset OFF VEX- or EVEX-encoded (AVX, AVX-512)?
- * In 64-bit mode C4, C5 and 62 after the legacy prefixes are always these
- * prefixes (LES, LDS and BOUND do not exist there; a REX before them is
- * #UD).
+ * What the first instruction at file offset OFF is to the kernel's uprobes,
+ * from its prefixes: ENTRY_VEX if it is VEX- or EVEX-encoded (AVX, AVX-512:
+ * in 64-bit mode C4, C5 and 62 after the legacy prefixes are always these
+ * prefixes, as LES, LDS and BOUND do not exist there and a REX before them
+ * is #UD); ENTRY_PREFIX if it has a LOCK or an ES, CS, SS or DS prefix
+ * (DS is also CET's NOTRACK), which uprobes refuse to step (error 524,
+ * ENOTSUPP: pthread_spin_lock's lock decl); else ENTRY_OK.
  */
-static bool vex_encoded(int fd, uint64_t off)
+enum { ENTRY_OK, ENTRY_VEX, ENTRY_PREFIX };
+
+static int entry_class(int fd, uint64_t off)
 {
 	static const unsigned char legacy[] = { 0x26, 0x2e, 0x36, 0x3e, 0x64, 0x65, 0x66, 0x67,
 						0xf0, 0xf2, 0xf3 };
+	static const unsigned char refused[] = { 0x26, 0x2e, 0x36, 0x3e, 0xf0 };
 	unsigned char b[15];
 	ssize_t n = fd < 0 ? -1 : pread(fd, b, sizeof(b), off);
+	bool bad = false;
 	ssize_t i;
 
 	for (i = 0; i < n && memchr(legacy, b[i], sizeof(legacy)); i++)
-		;
-	return i < n && (b[i] == 0xc4 || b[i] == 0xc5 || b[i] == 0x62);
+		bad |= !!memchr(refused, b[i], sizeof(refused));
+	if (i < n && (b[i] == 0xc4 || b[i] == 0xc5 || b[i] == 0x62))
+		return ENTRY_VEX;
+	return bad ? ENTRY_PREFIX : ENTRY_OK;
 }
 
 /*
@@ -291,7 +301,7 @@ static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
 			f->size -= skip;
 		}
 	}
-	f->vex_entry = vex_encoded(p->fd, f->offset);
+	f->entry = entry_class(p->fd, f->offset);
 	f->unprobed = false;
 	return f->name && f->path ? 0 : -ENOMEM;
 }
@@ -508,35 +518,147 @@ static int linkset_add_fd(struct linkset *ls, int fd)
 	return 0;
 }
 
+/* Every STEP-th link and fd from FIRST: one closer's share. */
+struct closer {
+	pthread_t th;
+	struct linkset *ls;
+	int first, step;
+};
+
+static void *close_share(void *arg)
+{
+	struct closer *c = arg;
+	int i;
+
+	for (i = c->first; i < c->ls->nfds; i += c->step)
+		close(c->ls->fds[i]);
+	for (i = c->first; i < c->ls->nlinks; i += c->step)
+		bpf_link__destroy(c->ls->links[i]);
+	return NULL;
+}
+
+/*
+ * Detaching a uprobe_multi link waits for grace periods (uprobes' SRCU and
+ * RCU tasks trace: about 0.1 s on the host), and a process closes its fds
+ * one after another. Closed by up to 32 threads at once, the links' waits
+ * overlap. A perf-event uprobe (one per probe, kernels without
+ * uprobe_multi) waits for its grace periods under the kernel's
+ * event_mutex, so those stay one after another whatever closes them.
+ */
 void linkset_free(struct linkset *ls)
 {
-	while (ls->nfds > 0)
-		close(ls->fds[--ls->nfds]);
-	while (ls->nlinks > 0)
-		bpf_link__destroy(ls->links[--ls->nlinks]);
+	int n = ls->nfds > ls->nlinks ? ls->nfds : ls->nlinks;
+	int want = n / 4 < 32 ? n / 4 : 32, t, nt;
+	struct closer c[32];
+
+	for (nt = 0; nt < want; nt++) {
+		c[nt] = (struct closer){ .ls = ls, .first = nt, .step = want };
+		if (pthread_create(&c[nt].th, NULL, close_share, &c[nt]))
+			break;
+	}
+	/* the shares of threads that could not start (all of it without any), here */
+	for (t = nt; t < (want ? want : 1); t++) {
+		c[t] = (struct closer){ .ls = ls, .first = t, .step = want ? want : 1 };
+		close_share(&c[t]);
+	}
+	for (t = 0; t < nt; t++)
+		pthread_join(c[t].th, NULL);
 	free(ls->fds);
 	free(ls->links);
 	memset(ls, 0, sizeof(*ls));
 }
 
-/* 0, or -EAGAIN: the caller reloads without uprobe_multi and tries one by one. */
+/* One file's functions on their way into uprobe_multi links. */
+struct mfile {
+	struct tsession *s;
+	struct linkset *ls;
+	const char *path;
+	pid_t pid;
+	uint64_t *offs, *cookies;
+	int *fidx;		/* s->funcs index of each offset */
+	bool quiet;
+	int shown;		/* functions refused, said */
+};
+
+/* An error that is about the whole link (the process, a limit), not one function. */
+static bool link_wide(int err)
+{
+	return err == -ESRCH || err == -ENOMEM || err == -EMFILE || err == -ENFILE ||
+	       err == -EPERM || err == -EACCES || err == -E2BIG || err == -EBADF ||
+	       err == -ENOENT;
+}
+
+static void multi_refused(struct mfile *m, int i, int err)
+{
+	struct tfunc *f = &m->s->funcs[m->fidx[i]];
+
+	f->unprobed = true;
+	m->s->nfailed++;
+	if (m->quiet || m->shown++ >= 10)
+		return;
+	if (err == -524)	/* ENOTSUPP, the kernel's own */
+		fprintf(stderr, "xprobectl: cannot probe %s in %s: the kernel's uprobes cannot "
+			"step its first instruction (error 524); left out\n", f->name, f->path);
+	else
+		fprintf(stderr, "xprobectl: cannot probe %s in %s: %s; left out\n", f->name,
+			f->path, strerror(-err));
+}
+
+/*
+ * Offsets [LO, HI) of M as one link (RET: the return link). Where the
+ * kernel refuses it for one function (an instruction uprobes cannot step,
+ * a byte another hook covers), the range is halved until each refused
+ * function is alone: it is left out, saying why, and the others keep a
+ * few links (about log2 of the count per refused function), never one
+ * probe each, whose detach costs a grace period apiece.
+ */
+static int multi_range(struct mfile *m, int lo, int hi, bool ret)
+{
+	struct bpf_program *prog = ret ? m->s->skel->progs.fn_return : m->s->skel->progs.fn_entry;
+	int fd, err, mid;
+
+	if (lo >= hi || stop_req)	/* Ctrl-C: the report of what is in */
+		return 0;
+	fd = umulti_link(bpf_program__fd(prog), m->path, m->offs + lo, m->cookies + lo, hi - lo,
+			 ret, m->pid);
+	if (fd >= 0)
+		return linkset_add_fd(m->ls, fd);
+	err = -errno;
+	if (link_wide(err))
+		return err;
+	if (hi - lo == 1) {
+		multi_refused(m, lo, err);
+		return 0;
+	}
+	mid = lo + (hi - lo) / 2;
+	return multi_range(m, lo, mid, ret) ?: multi_range(m, mid, hi, ret);
+}
+
+/*
+ * 0 (functions refused are left out, named); -EAGAIN: the caller tries one
+ * probe per function (a kernel without uprobe_multi, or a refusal of a
+ * whole file's link).
+ */
 static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
-	uint64_t *offs = calloc(s->nfuncs, sizeof(*offs)), *cookies = calloc(s->nfuncs, sizeof(*cookies));
-	int i = 0, j, k, fd, err = 0;
+	struct mfile m = { .s = s, .ls = ls, .pid = pid, .quiet = quiet };
+	int i = 0, j, k, n, nret, end, err = 0;
 
-	if (!offs || !cookies) {
+	m.offs = calloc(s->nfuncs, sizeof(*m.offs));
+	m.cookies = calloc(s->nfuncs, sizeof(*m.cookies));
+	m.fidx = calloc(s->nfuncs, sizeof(*m.fidx));
+	if (!m.offs || !m.cookies || !m.fidx) {
 		err = -EAGAIN;
 		goto out;
 	}
 	while (i < s->nfuncs && !err) {
-		int n = 0, nret;
-
 		/*
 		 * The functions of one file that have no user hook, those that
 		 * take a return probe first (the uretprobe link takes the first
 		 * nret, the uprobe link all n).
 		 */
+		n = 0;
+		nret = 0;
 		for (k = 0; k < 2; k++) {
 			if (k)
 				nret = n;
@@ -545,35 +667,41 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 				if (s->funcs[j].uhook || s->funcs[j].unprobed ||
 				    s->funcs[j].no_return != k)
 					continue;
-				offs[n] = s->funcs[j].offset;
-				cookies[n++] = j | (uint64_t)pid << 32 |	/* cookie_ours() */
-					       (k ? TRACE_ENTRY_ONLY : 0);
+				m.offs[n] = s->funcs[j].offset;
+				m.fidx[n] = j;
+				m.cookies[n++] = j | (uint64_t)pid << 32 |	/* cookie_ours() */
+						 (k ? TRACE_ENTRY_ONLY : 0);
 			}
+			end = j;
 		}
+		m.path = s->funcs[i].path;
 		if (n >= 100 && !quiet)
-			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n,
-				s->funcs[i].path);
-		for (k = 0; k < 2 && !err; k++) {
-			if (!(k ? nret : n))
+			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n, m.path);
+		err = multi_range(&m, 0, n, false);
+		/* the return link: those of the first nret the entry link took */
+		for (j = k = 0; !err && j < nret; j++) {
+			if (s->funcs[m.fidx[j]].unprobed)
 				continue;
-			fd = umulti_link(bpf_program__fd(k ? s->skel->progs.fn_return :
-							 s->skel->progs.fn_entry),
-					 s->funcs[i].path, offs, cookies, k ? nret : n, k, pid);
-			if (fd < 0) {
-				if (verbose)
-					fprintf(stderr, "xprobectl: uprobe_multi on %s: %s; "
-						"one probe per function instead\n",
-						s->funcs[i].path, strerror(errno));
-				err = -EAGAIN;
-			} else if (linkset_add_fd(ls, fd)) {
-				err = -ENOMEM;
-			}
+			m.offs[k] = m.offs[j];
+			m.cookies[k] = m.cookies[j];
+			m.fidx[k++] = m.fidx[j];
 		}
-		i = j;
+		if (!err)
+			err = multi_range(&m, 0, k, true);
+		if (err) {
+			if (verbose)
+				fprintf(stderr, "xprobectl: uprobe_multi on %s: %s; one probe per "
+					"function instead\n", m.path, strerror(-err));
+			err = -EAGAIN;
+		}
+		i = end;
 	}
+	if (!err && m.shown > 10)
+		fprintf(stderr, "xprobectl: ... %d more could not be probed\n", m.shown - 10);
 out:
-	free(offs);
-	free(cookies);
+	free(m.offs);
+	free(m.cookies);
+	free(m.fidx);
 	return err;
 }
 
@@ -604,6 +732,8 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 		}
 		if (f->unprobed)
 			continue;
+		if (stop_req)	/* Ctrl-C while attaching: the report of what is in */
+			break;
 		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
 						     f->offset, &o);
 		err = libbpf_get_error(in);
@@ -764,6 +894,44 @@ bool unwinder_files(struct tsession *s, pid_t pid, bool uhooks, struct unwinder_
 	return true;
 }
 
+struct unw_offs {
+	uint64_t off[sizeof(unwinders) / sizeof(unwinders[0])];
+	uint32_t n;
+};
+
+static int unwinder_off(const char *name, uint64_t off, uint64_t size, void *arg)
+{
+	struct unw_offs *u = arg;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
+		if (!strcmp(name, unwinders[i]) && u->n < sizeof(u->off) / sizeof(u->off[0]))
+			u->off[u->n++] = off;
+	return 0;
+}
+
+/*
+ * The unwinder's entry points in PATH as one uprobe_multi link (a probe
+ * each costs a grace period to detach, one after another): how many, or
+ * -1 if the kernel refused it (the caller probes them one by one).
+ */
+static int unwinders_multi(struct tsession *s, pid_t pid, const char *path, struct linkset *ls)
+{
+	struct unw_offs u = { .n = 0 };
+	const char *why;
+	int fd;
+
+	if (elf_funcs(path, unwinder_off, &u, &why) < 0)
+		return -1;
+	if (!u.n)
+		return 0;
+	fd = umulti_link(bpf_program__fd(s->skel->progs.unwind_start), path, u.off, NULL, u.n,
+			 false, pid);
+	if (fd < 0 || linkset_add_fd(ls, fd))
+		return -1;
+	return u.n;
+}
+
 static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 {
 	struct unwinder_files u;
@@ -798,7 +966,15 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 		s->unwind_said = true;
 		return;
 	}
-	for (j = 0; j < u.n; j++)
+	for (j = 0; j < u.n; j++) {
+		if (s->multi) {
+			int n = unwinders_multi(s, pid, u.path[j], ls);
+
+			if (n >= 0) {
+				attached += n;
+				continue;
+			}
+		}
 		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = unwinders[i]);
 			struct bpf_link *l;
@@ -812,6 +988,7 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 			else
 				attached++;
 		}
+	}
 	if (!attached && !s->unwind_said && unwinds(u.exe, pid))
 		fprintf(stderr, "xprobectl: found no unwinder entry point to watch in %s or "
 			"libgcc_s (stripped, or another unwinder): a C++ exception, Rust panic or "
@@ -844,33 +1021,43 @@ static int attach_uprobes(struct tsession *s, pid_t pid, struct linkset *ls, boo
 }
 
 /*
- * Functions a uprobe would run wrongly are left out, saying which. The
- * kernel's uprobes decode a VEX- or EVEX-encoded instruction's opcode as
- * if it were a one-byte one: 62 e2 7d 28 7a ce (vpbroadcastb %esi,%ymm17,
- * glibc's __strchrnul_evex) is taken for jp and emulated as a branch, and
- * the function computes a wrong result (others are refused: error 524).
- * Functions with user hooks run their instructions in the trampoline.
+ * Functions a uprobe would run wrongly, or that uprobes refuse, are left
+ * out, saying which. The kernel's uprobes decode a VEX- or EVEX-encoded
+ * instruction's opcode as if it were a one-byte one: 62 e2 7d 28 7a ce
+ * (vpbroadcastb %esi,%ymm17, glibc's __strchrnul_evex) is taken for jp and
+ * emulated as a branch, and the function computes a wrong result (others
+ * are refused). One refused (error 524) would fail the whole uprobe_multi
+ * link of its file, and one probe per function then costs a grace period
+ * each to detach (issue 40: 26 s to end a trace of _IO_* and
+ * pthread_spin_lock). Functions with user hooks run their instructions in
+ * the trampoline.
  */
 static void leave_out_unsafe(struct tsession *s)
 {
-	const char *first = NULL;
-	int i, n = 0;
+	static const char *const why[] = {
+		[ENTRY_VEX] = "is VEX- or EVEX-encoded (AVX): the kernel's uprobes can mistake "
+			      "it for a branch and run it wrongly",
+		[ENTRY_PREFIX] = "has a lock or segment prefix, which the kernel's uprobes "
+				 "cannot step",
+	};
+	const char *first[3] = { NULL };
+	int i, c, n[3] = { 0 };
 
 	for (i = 0; i < s->nfuncs; i++) {
 		struct tfunc *f = &s->funcs[i];
 
-		if (f->uhook || !f->vex_entry)
+		if (f->uhook || f->entry == ENTRY_OK)
 			continue;
 		f->unprobed = true;
 		s->nfailed++;
-		if (!n++)
-			first = f->name;
+		if (!n[f->entry]++)
+			first[f->entry] = f->name;
 	}
-	if (n)
-		fprintf(stderr, "xprobectl: not probing %d function%s whose first instruction is "
-			"VEX- or EVEX-encoded (AVX): the kernel's uprobes can mistake it for a branch "
-			"and run it wrongly (%s%s)\n", n, n == 1 ? "" : "s", first,
-			n > 1 ? ", ..." : "");
+	for (c = ENTRY_VEX; c <= ENTRY_PREFIX; c++)
+		if (n[c])
+			fprintf(stderr, "xprobectl: not probing %d function%s whose first "
+				"instruction %s (%s%s)\n", n[c], n[c] == 1 ? "" : "s", why[c],
+				first[c], n[c] > 1 ? ", ..." : "");
 }
 
 /*
@@ -1187,6 +1374,8 @@ static int load_bpf(struct tsession *s)
 	if (s->multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.fn_entry, XP_BPF_TRACE_UPROBE_MULTI);
 		bpf_program__set_expected_attach_type(s->skel->progs.fn_return, XP_BPF_TRACE_UPROBE_MULTI);
+		bpf_program__set_expected_attach_type(s->skel->progs.unwind_start,
+						      XP_BPF_TRACE_UPROBE_MULTI);
 	}
 	if (trace_bpf__load(s->skel)) {
 		if (s->multi) {		/* a kernel without uprobe_multi may refuse the type */

@@ -25,7 +25,7 @@ struct tfunc {
 				 * word at its stack pointer is not a return address
 				 * (argc, for a program's _start), so no return probe;
 				 * nor a uretprobe on the unwinder's entry points */
-	bool vex_entry;		/* its first instruction is VEX- or EVEX-encoded */
+	uint8_t entry;		/* its first instruction to uprobes: ENTRY_* (trace.c) */
 	bool unprobed;		/* left out: a uprobe there is not safe (trace.c) */
 };
 

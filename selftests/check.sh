@@ -235,6 +235,12 @@ host_test host-trace-pprof sh "$HERE/host/pprof-check.sh" "$BUILD/ctl/xprobectl"
 # so trace leaves it out, saying so (selftests/host/vex-check.sh).
 host_test host-trace-vex sh "$HERE/host/vex-check.sh" "$BUILD/ctl/xprobectl" "$BUILD/host/vex"
 
+# Functions uprobes refuse (a lock prefix; cli, which only the kernel's
+# table knows) are left out, each named, and the others keep
+# uprobe_multi links, never a probe each (selftests/host/refused-check.sh).
+host_test host-trace-refused sh "$HERE/host/refused-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/host/refused"
+
 # A C++ exception through traced functions in fallback mode: caught as
 # untraced, or on a locked-down kernel a warning that it may not be
 # (selftests/host/unwind-check.sh; the VM's selftest 49 does the rest).
