@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Serving figures to Prometheus: `--listen ADDR:PORT` runs libmicrohttpd
- * (Debian's libmicrohttpd, its own polling thread) with one page, /metrics,
+ * (Debian's libmicrohttpd: its own thread, epoll, on a socket bound here,
+ * with limits on connections in all and per client address, an idle
+ * timeout and its messages rate-limited) with one page, /metrics,
  * in the Prometheus text exposition format (version 0.0.4), rendered on each
  * scrape by the command's callback; `--textfile DIR` writes the same text
  * for node_exporter's textfile collector, atomically (a temporary file
@@ -9,11 +11,15 @@
  */
 #include <errno.h>
 #include <netdb.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
 #include "exporter.h"
@@ -22,6 +28,7 @@ struct exporter {
 	struct MHD_Daemon *d;
 	exporter_render_fn render;
 	void *arg;
+	char bound[INET6_ADDRSTRLEN + 16];	/* the address bound, port and all */
 };
 
 static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const char *url,
@@ -60,61 +67,196 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 	return ret;
 }
 
-/* "ADDR:PORT", "[ADDR6]:PORT" or ":PORT" (every address) into a socket address. */
-static int parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *len)
+/*
+ * "ADDR:PORT", "[ADDR6]:PORT" or ":PORT" (every address) into a socket
+ * address; PORT is 1-65535, or 0 for one the kernel picks. 0, or -EINVAL
+ * with *WHY set.
+ */
+static int parse_listen(const char *spec, struct sockaddr_storage *sa, socklen_t *len,
+			const char **why)
 {
-	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE }, *res;
-	char host[256];
-	const char *colon = strrchr(spec, ':'), *h = host;
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM,
+				  .ai_flags = AI_PASSIVE | AI_NUMERICSERV }, *res;
+	const char *colon = strrchr(spec, ':'), *h;
+	char host[256], *end;
+	unsigned long port;
 	size_t n;
 
+	*why = "give ADDR:PORT, [ADDR6]:PORT or :PORT";
 	if (!colon || !colon[1] || colon - spec >= (long)sizeof(host))
 		return -EINVAL;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (*end || errno || colon[1] == '-' || colon[1] == '+' || port > 65535) {
+		*why = "the port is a number from 1 to 65535, or 0 for any free one";
+		return -EINVAL;
+	}
 	n = colon - spec;
 	memcpy(host, spec, n);
 	host[n] = 0;
+	h = host;
 	if (n >= 2 && host[0] == '[' && host[n - 1] == ']') {
 		host[n - 1] = 0;
 		h = host + 1;
 	}
-	if (getaddrinfo(*h ? h : NULL, colon + 1, &hints, &res))
+	if (getaddrinfo(*h ? h : NULL, colon + 1, &hints, &res)) {
+		*why = "not an address (or a name that resolves to none)";
 		return -EINVAL;
+	}
 	memcpy(sa, res->ai_addr, res->ai_addrlen);
 	*len = res->ai_addrlen;
 	freeaddrinfo(res);
 	return 0;
 }
 
+bool exporter_listen_ok(const char *spec, const char **why)
+{
+	struct sockaddr_storage sa;
+	socklen_t len;
+
+	return !parse_listen(spec, &sa, &len, why);
+}
+
+/* SA as ADDR:PORT or [ADDR6]:PORT into OUT. */
+static void addr_str(const struct sockaddr_storage *sa, socklen_t len, char *out, size_t n)
+{
+	char host[INET6_ADDRSTRLEN], port[8];
+
+	if (getnameinfo((const struct sockaddr *)sa, len, host, sizeof(host), port, sizeof(port),
+			NI_NUMERICHOST | NI_NUMERICSERV)) {
+		snprintf(out, n, "?");
+		return;
+	}
+	snprintf(out, n, sa->ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+/*
+ * libmicrohttpd's own messages (a connection it refused, one that timed
+ * out, a client that sent garbage): one line in 10 s at most, with how many
+ * were held back, so that a flood of bad clients is not a flood of the
+ * journal.
+ */
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+	static time_t last;
+	static unsigned long held;
+	time_t now = time(NULL);
+	char line[256];
+	size_t n;
+
+	(void)cls;
+	pthread_mutex_lock(&lock);
+	if (last && now - last < 10) {
+		held++;
+		pthread_mutex_unlock(&lock);
+		return;
+	}
+	vsnprintf(line, sizeof(line), fmt, ap);
+	n = strcspn(line, "\n");
+	line[n] = 0;
+	if (held)
+		fprintf(stderr, "xprobectl: http: %s (and %lu more since the last line)\n", line,
+			held);
+	else
+		fprintf(stderr, "xprobectl: http: %s\n", line);
+	last = now;
+	held = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * The listening socket, ours rather than libmicrohttpd's: a port in use, an
+ * address not of this machine or a port below 1024 without the right are
+ * each one clear line, and :0's port is known. -1 with a message.
+ */
+static int listen_on(const char *spec, const struct sockaddr_storage *sa, socklen_t len)
+{
+	int fd = socket(sa->ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1, err;
+
+	if (fd < 0) {
+		fprintf(stderr, "xprobectl: --listen %s: %s\n", spec, strerror(errno));
+		return -1;
+	}
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (sa->ss_family == AF_INET6)	/* [::]:PORT means IPv6 only, as written */
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (!bind(fd, (const struct sockaddr *)sa, len) && !listen(fd, 128))
+		return fd;
+	err = errno;
+	close(fd);
+	if (err == EADDRINUSE)
+		fprintf(stderr, "xprobectl: --listen %s: the port is in use: pick another "
+			"(ss -ltnp shows who has it)\n", spec);
+	else if (err == EADDRNOTAVAIL)
+		fprintf(stderr, "xprobectl: --listen %s: not an address of this machine: use one "
+			"of ip -brief address, or :PORT for all\n", spec);
+	else if (err == EACCES)
+		fprintf(stderr, "xprobectl: --listen %s: ports below 1024 need "
+			"CAP_NET_BIND_SERVICE: use a higher one\n", spec);
+	else
+		fprintf(stderr, "xprobectl: --listen %s: %s\n", spec, strerror(err));
+	return -1;
+}
+
+/*
+ * Connections the server keeps at once, in all and from one client
+ * address: a client (or a slowloris) that opens more is refused at accept,
+ * and Prometheus, which scrapes over one connection, always finds room.
+ * One that sends nothing for IDLE seconds is closed.
+ */
+#define HTTP_CONNS	512
+#define HTTP_CONNS_PER_IP 16
+#define HTTP_IDLE	10
+
 struct exporter *exporter_start(const char *listen, exporter_render_fn render, void *arg)
 {
 	struct sockaddr_storage sa;
 	struct exporter *e;
+	const char *why;
 	socklen_t len;
-	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_ERROR_LOG;
+	int fd;
 
-	if (parse_listen(listen, &sa, &len)) {
-		fprintf(stderr, "xprobectl: bad --listen '%s': give ADDR:PORT, [ADDR6]:PORT or "
-			":PORT\n", listen);
+	if (parse_listen(listen, &sa, &len, &why)) {
+		fprintf(stderr, "xprobectl: bad --listen '%s': %s\n", listen, why);
 		return NULL;
 	}
-	e = calloc(1, sizeof(*e));
-	if (!e)
+	fd = listen_on(listen, &sa, len);
+	if (fd < 0)
 		return NULL;
+	len = sizeof(sa);
+	getsockname(fd, (struct sockaddr *)&sa, &len);
+	e = calloc(1, sizeof(*e));
+	if (!e) {
+		close(fd);
+		return NULL;
+	}
 	e->render = render;
 	e->arg = arg;
-	if (sa.ss_family == AF_INET6)
-		flags |= MHD_USE_IPv6;
-	e->d = MHD_start_daemon(flags, 0, NULL, NULL, on_request, e,
-				MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)10,
+	addr_str(&sa, len, e->bound, sizeof(e->bound));
+	/* epoll: no FD_SETSIZE (select() failed every scrape past fd 1023) */
+	e->d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+				(sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
+				on_request, e,
+				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,	/* first */
+				MHD_OPTION_LISTEN_SOCKET, fd,
+				MHD_OPTION_CONNECTION_LIMIT, (unsigned int)HTTP_CONNS,
+				MHD_OPTION_PER_IP_CONNECTION_LIMIT, (unsigned int)HTTP_CONNS_PER_IP,
+				MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)HTTP_IDLE,
 				MHD_OPTION_END);
 	if (!e->d) {
-		fprintf(stderr, "xprobectl: cannot listen on %s (in use, or not an address of "
-			"this machine?)\n", listen);
+		fprintf(stderr, "xprobectl: cannot serve on %s: libmicrohttpd would not start "
+			"(out of memory or threads?)\n", e->bound);
+		close(fd);
 		free(e);
 		return NULL;
 	}
 	return e;
+}
+
+const char *exporter_addr(const struct exporter *e)
+{
+	return e->bound;
 }
 
 void exporter_stop(struct exporter *e)
@@ -214,6 +356,6 @@ int exporter_open(const char *listen, const char *textdir, const char *name,
 	*ex = exporter_start(listen, render, arg);
 	if (!*ex)
 		return -1;
-	fprintf(stderr, "xprobectl: serving http://%s/metrics\n", listen);
+	fprintf(stderr, "xprobectl: serving http://%s/metrics\n", exporter_addr(*ex));
 	return 0;
 }

@@ -25,6 +25,12 @@ struct exporter;
 struct exporter *exporter_start(const char *listen, exporter_render_fn render, void *arg);
 void exporter_stop(struct exporter *e);
 
+/* Is SPEC a --listen address? If not, *WHY says what is wrong. */
+bool exporter_listen_ok(const char *spec, const char **why);
+
+/* The address it serves on, as bound (":0" becomes the port the kernel picked). */
+const char *exporter_addr(const struct exporter *e);
+
 /* DIR/NAME.prom, for node_exporter's textfile collector: 0 or -errno. */
 int textfile_write(const char *dir, const char *name, exporter_render_fn render, void *arg);
 

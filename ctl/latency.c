@@ -370,7 +370,9 @@ static void latency_usage(FILE *f)
 "  -q, --quiet              print neither slow calls nor the table (with --listen or\n"
 "                           --textfile)\n"
 "      --listen ADDR:PORT   also serve per-syscall latency histograms at /metrics, in the\n"
-"                           Prometheus text format (seconds; buckets 1 us to 17 s)\n"
+"                           Prometheus text format (seconds; buckets 1 us to 17 s);\n"
+"                           [ADDR6]:PORT for IPv6, :PORT for every address, port 0 for\n"
+"                           a free one (the address served on is printed)\n"
 "      --textfile DIR       also write them to DIR/xprobes_latency_TARGET.prom every\n"
 "                           second, for node_exporter's textfile collector\n"
 "  -v, --verbose            libbpf's messages\n"
@@ -405,6 +407,7 @@ int cmd_latency(int argc, char **argv)
 	struct cgtarget cg;
 	double duration = 0;
 	bool no_views = false, verbose = false, cut = false, quiet = false;
+	const char *why;
 	struct syswatch w = { 0 };
 	struct latency *l;
 	uint64_t end;
@@ -434,7 +437,11 @@ int cmd_latency(int argc, char **argv)
 			break;
 		case 'N': no_views = true; break;
 		case 'G': cg_arg = optarg; break;
-		case 'l': listen = optarg; break;
+		case 'l':
+			listen = optarg;
+			if (!exporter_listen_ok(listen, &why))
+				return usage_error("bad --listen '%s': %s", listen, why);
+			break;
 		case 'x': textfile = optarg; break;
 		case 'q': quiet = o.quiet = true; break;
 		case 'v': verbose = true; break;

@@ -40,7 +40,9 @@ static void metrics_usage(FILE *f)
 "      --json               one JSON object per line: each interval, then the total\n"
 "      --no-views           fallback mode: the global raw_syscalls tracepoints\n"
 "      --listen ADDR:PORT   also serve the sums behind the figures at /metrics, in the\n"
-"                           Prometheus text format (counters; rates are Prometheus's)\n"
+"                           Prometheus text format (counters; rates are Prometheus's);\n"
+"                           [ADDR6]:PORT for IPv6, :PORT for every address, port 0 for\n"
+"                           a free one (the address served on is printed)\n"
 "      --textfile DIR       also write them to DIR/xprobes_metrics_PID.prom every\n"
 "                           interval, for node_exporter's textfile collector\n"
 "  -q, --quiet              print nothing per interval (with --listen or --textfile)\n"
@@ -218,6 +220,7 @@ int cmd_metrics(int argc, char **argv)
 	};
 	double interval = 1, duration = 0;
 	bool json = false, no_views = false, verbose = false, cut = false, quiet = false;
+	const char *why;
 	struct metrics_acc first, prev, now;
 	struct metrics_bpf *skel = NULL;
 	struct syswatch w = { 0 };
@@ -243,7 +246,11 @@ int cmd_metrics(int argc, char **argv)
 				return usage_error("bad duration '%s' (seconds)", optarg);
 			break;
 		case 'N': no_views = true; break;
-		case 'l': listen = optarg; break;
+		case 'l':
+			listen = optarg;
+			if (!exporter_listen_ok(listen, &why))
+				return usage_error("bad --listen '%s': %s", listen, why);
+			break;
 		case 'x': textfile = optarg; break;
 		case 'G': cg_arg = optarg; break;
 		case 'q': quiet = true; break;

@@ -247,6 +247,12 @@ host_test host-trace-refused sh "$HERE/host/refused-check.sh" "$BUILD/ctl/xprobe
 host_test host-trace-unwind sh "$HERE/host/unwind-check.sh" "$BUILD/ctl/xprobectl" \
 	"$BUILD/progs/cxxthrow" "$BUILD/host/unwind"
 
+# The exporter under a bounded local slowloris (5000 slow connections:
+# every scrape answered, few log lines) and --listen's port errors
+# (selftests/host/exporter-check.sh).
+host_test host-exporter-abuse sh "$HERE/host/exporter-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/host/exporter"
+
 # metrics --listen scraped by Debian's prometheus server while loadgen
 # drives redis-server on this host (fallback mode; selftests/host/prom-check.sh).
 host_test host-metrics-prometheus sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xprobectl" \
