@@ -39,6 +39,7 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 {
 	char mp[PATH_MAX], rel[PATH_MAX], *p, *tok, *save;
 	size_t n = strlen(arg);
+	struct stat st;
 	int level = 0;
 
 	memset(cg, 0, sizeof(*cg));
@@ -48,8 +49,15 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 		return -1;
 	}
 	n = strlen(mp);
-	if (!strncmp(arg, mp, n) && (arg[n] == '/' || !arg[n]))
+	if (!strncmp(arg, mp, n) && (arg[n] == '/' || !arg[n])) {
 		arg += n;		/* a directory in the mount */
+	} else if (!stat(arg, &st)) {
+		/* /etc, ./file: a cgroup that does not exist yet would be waited for */
+		fprintf(stderr, "xprobectl: --cgroup %s: a path outside the cgroup2 mount (%s): "
+			"give the cgroup's path from its root (e.g. /system.slice/redis-server"
+			".service) or its directory under %s\n", arg, mp, mp);
+		return -1;
+	}
 	snprintf(rel, sizeof(rel), "%s", arg);
 	/* the components, checked, and the name rebuilt from them */
 	cg->name[0] = 0;
@@ -76,6 +84,11 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 	if (snprintf(cg->dir, sizeof(cg->dir), "%s%s", mp, cg->name) >=
 	    (int)sizeof(cg->dir)) {
 		fprintf(stderr, "xprobectl: cgroup path too long\n");
+		return -1;
+	}
+	if (!stat(cg->dir, &st) && !S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "xprobectl: --cgroup %s: a file, not a cgroup (cgroups are "
+			"directories)\n", cg->dir);
 		return -1;
 	}
 	cgroup_refresh(cg);

@@ -311,6 +311,17 @@ int find_mapped_library(pid_t pid, const char *lib, char *out, size_t len)
 	return -ENOENT;
 }
 
+static bool is_elf(const char *path)
+{
+	char m[4];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool elf = fd >= 0 && read(fd, m, 4) == 4 && !memcmp(m, ELFMAG, SELFMAG);
+
+	if (fd >= 0)
+		close(fd);
+	return elf;
+}
+
 int find_library(pid_t pid, const char *lib, char *out, size_t len)
 {
 	static const char *const dirs[] = {
@@ -336,8 +347,9 @@ int find_library(pid_t pid, const char *lib, char *out, size_t len)
 		if (glob(path, 0, NULL, &g))
 			continue;
 		for (k = 0; k < g.gl_pathc; k++) {
+			/* libc.so is a linker script: the loader maps libc.so.6 */
 			if (lib_matches(strrchr(g.gl_pathv[k], '/') + 1, lib) &&
-			    realpath(g.gl_pathv[k], out)) {
+			    is_elf(g.gl_pathv[k]) && realpath(g.gl_pathv[k], out)) {
 				globfree(&g);
 				return 0;
 			}

@@ -35,7 +35,7 @@ static void metrics_usage(FILE *f)
 "Measures a server from its syscalls, per interval: requests/s (1 / mean time between\n"
 "responses), saturation (variance of the time between requests, and that over the\n"
 "squared mean) and slack (mean time waiting in epoll_wait/poll/select).\n"
-"  -i, --interval SECONDS   print every SECONDS (default 1)\n"
+"  -i, --interval SECONDS   print every SECONDS (default 1; 0.01 at least)\n"
 "  -d, --duration SECONDS   stop after SECONDS (default: Ctrl-C or the target's exit)\n"
 "      --json               one JSON object per line: each interval, then the total\n"
 "      --no-views           fallback mode: the global raw_syscalls tracepoints\n"
@@ -238,8 +238,8 @@ int cmd_metrics(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "i:d:qvhj", opts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			if (!parse_secs(optarg, &interval))
-				return usage_error("bad interval '%s' (seconds)", optarg);
+			if (!parse_interval(optarg, &interval))
+				return usage_error("bad interval '%s' (seconds, 0.01 at least)", optarg);
 			break;
 		case 'd':
 			if (!parse_secs(optarg, &duration))

@@ -83,6 +83,11 @@ int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *
 		fprintf(stderr, "xprobectl: pid %u: no such process\n", pid);
 		return EXIT_RUNTIME;
 	}
+	if (is_kthread(pid)) {
+		fprintf(stderr, "xprobectl: pid %u is a kernel thread: it makes no system calls "
+			"to measure; give a process's pid\n", pid);
+		return EXIT_RUNTIME;
+	}
 	read_comm(pid, comm, comm_len);
 	return syswatch_begin(w, pid, no_views) ? EXIT_RUNTIME : EXIT_OK;
 }

@@ -182,6 +182,27 @@ bool target_wait(int pidfd, int evfd, int ms)
 	return poll(p, 2, ms) > 0 && (p[0].revents & POLLIN);
 }
 
+bool is_kthread(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	unsigned long flags = 0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+	fclose(f);
+	/* after the comm: state, ppid, pgrp, session, tty_nr, tpgid, then flags */
+	for (i = 0; p && i < 7; i++)
+		p = strchr(p + 1, ' ');
+	if (p)
+		flags = strtoul(p + 1, NULL, 10);
+	return flags & 0x00200000;	/* PF_KTHREAD */
+}
+
 bool target_gone(pid_t pid, bool child, int *status)
 {
 	char path[64], buf[512], *p;
@@ -246,6 +267,11 @@ void libbpf_messages(bool verbose, bool warnings)
 	lb_verbose = verbose;
 	lb_warnings = warnings;
 	libbpf_set_print(libbpf_log);
+}
+
+bool parse_interval(const char *s, double *v)
+{
+	return parse_secs(s, v) && *v >= MIN_INTERVAL;
 }
 
 bool parse_secs(const char *s, double *v)

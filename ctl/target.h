@@ -85,7 +85,17 @@ void stop_on_signals(void);
 void libbpf_messages(bool verbose, bool warnings);
 
 /* "0.5" -> 0.5 seconds, positive and sane. */
+/* Is PID a kernel thread (PF_KTHREAD)? It has no user space to trace. */
+bool is_kthread(pid_t pid);
+
 bool parse_secs(const char *s, double *v);
+
+/*
+ * An interval between reports (-i): 10 ms at least, since every one is a
+ * line or a table (-i 1e-9 printed 134 000 lines in 2 s).
+ */
+#define MIN_INTERVAL	0.01
+bool parse_interval(const char *s, double *v);
 /* CLOCK_MONOTONIC in ns. */
 uint64_t mono_ns(void);
 

@@ -58,7 +58,8 @@ static void trace_usage(FILE *f)
 "                            default: every function of the main binary\n"
 "      --list-functions      print the functions -f selects and exit\n"
 "  -d, --duration SECONDS    stop after SECONDS (default: Ctrl-C or the target's exit)\n"
-"  -i, --interval SECONDS    print what changed every SECONDS, totals at the end\n"
+"  -i, --interval SECONDS    print what changed every SECONDS (0.01 at least), totals\n"
+"                            at the end\n"
 "  -s, --sort KEY            wall (default), self, on, off, calls\n"
 "  -n, --top N               print the N first functions only\n"
 "  -H, --histogram           log2 histograms per function (wall, on-CPU, each cause)\n"
@@ -1513,8 +1514,8 @@ int cmd_trace(int argc, char **argv)
 				return usage_error("bad duration '%s' (seconds)", optarg);
 			break;
 		case 'i':
-			if (!parse_secs(optarg, &interval))
-				return usage_error("bad interval '%s' (seconds)", optarg);
+			if (!parse_interval(optarg, &interval))
+				return usage_error("bad interval '%s' (seconds, 0.01 at least)", optarg);
 			break;
 		case 's':
 			if (!strcmp(optarg, "wall")) s.sort = SORT_WALL;
@@ -1536,7 +1537,12 @@ int cmd_trace(int argc, char **argv)
 		case 'G': cg_arg = optarg; break;
 		case 'j': s.json = true; break;
 		case 'F': s.folded = true; break;
-		case 'P': s.pprof = optarg; break;
+		case 'P':
+			if (!strcmp(optarg, "-"))	/* stdout has the report */
+				return usage_error("--pprof writes a file, not stdout (the report "
+						   "is there): give a path, e.g. --pprof out.pb.gz");
+			s.pprof = optarg;
+			break;
 		case 'N': no_views = true; break;
 		case 'U': s.uprobes_only = true; break;
 		case 'E': events = true; break;

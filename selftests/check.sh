@@ -247,6 +247,12 @@ host_test host-trace-refused sh "$HERE/host/refused-check.sh" "$BUILD/ctl/xprobe
 host_test host-trace-unwind sh "$HERE/host/unwind-check.sh" "$BUILD/ctl/xprobectl" \
 	"$BUILD/progs/cxxthrow" "$BUILD/host/unwind"
 
+# xprobectl's bounds: -i floors, kernel threads, --cgroup paths outside
+# the mount or files, --pprof -, c:malloc not the linker script
+# (selftests/host/ctl-bounds-check.sh).
+host_test host-ctl-bounds sh "$HERE/host/ctl-bounds-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/host/bounds"
+
 # The exporter under a bounded local slowloris (5000 slow connections:
 # every scrape answered, few log lines) and --listen's port errors
 # (selftests/host/exporter-check.sh).

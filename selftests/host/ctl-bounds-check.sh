@@ -1,0 +1,45 @@
+#!/bin/sh
+# xprobectl's bounds and validation (issue 40), on this host: each a
+# one-line error with the right exit status (2 usage, 1 runtime), at once,
+# never a flood or a wait:
+# - metrics/trace -i below 0.01 s (metrics -i 1e-9 printed 134 000 lines
+#   in 2 s);
+# - metrics and latency of a kernel thread (PID 2: they reported zeros);
+# - --cgroup naming a path outside the cgroup2 mount, or a file (it waited
+#   forever "for it to exist");
+# - trace --pprof - (it wrote a file named "-");
+# - --list-functions -f c:malloc of a command not run yet names libc.so.6,
+#   not the linker script libc.so.
+#   ctl-bounds-check.sh XPROBECTL DIR
+set -u
+CTL=$1 D=$2
+mkdir -p "$D"
+fail() { echo "FAIL: $*"; exit 1; }
+
+# one WANT-STATUS PATTERN ARGS...: exits WANT-STATUS within 10 s, its
+# stderr one line matching PATTERN
+one() {
+	want=$1 pat=$2
+	shift 2
+	timeout 10 "$CTL" "$@" > "$D/out" 2> "$D/err" < /dev/null
+	rc=$?
+	[ $rc = "$want" ] || fail "xprobectl $*: exit $rc, not $want: $(head -c 300 "$D/err")"
+	[ "$(wc -l < "$D/err")" = 1 ] && grep -q "$pat" "$D/err" ||
+		fail "xprobectl $*: said $(head -c 300 "$D/err")"
+	[ ! -s "$D/out" ] || fail "xprobectl $*: printed $(head -c 200 "$D/out")"
+}
+
+one 2 "bad interval '1e-9' (seconds, 0.01 at least)" metrics --no-views -i 1e-9 1
+one 2 "bad interval '0.001'" trace --no-views -i 0.001 -- true
+one 1 "pid 2 is a kernel thread" metrics --no-views 2
+one 1 "pid 2 is a kernel thread" latency --no-views 2
+one 2 "a path outside the cgroup2 mount" metrics --no-views --cgroup /etc
+one 2 "a path outside the cgroup2 mount" latency --no-views --cgroup /etc/passwd
+mp=$(awk '$3 == "cgroup2" { print $2; exit }' /proc/mounts)
+[ -z "$mp" ] || one 2 "a file, not a cgroup" metrics --no-views --cgroup "$mp/cgroup.procs"
+one 2 "writes a file, not stdout" trace --no-views --pprof - -- true
+[ ! -e ./- ] || fail "trace --pprof - left a file named '-'"
+"$CTL" trace --list-functions -f c:malloc -- /bin/true > "$D/list" 2> "$D/err" ||
+	fail "--list-functions -f c:malloc: $(cat "$D/err")"
+grep -q "/libc\.so\.6 malloc " "$D/list" || fail "--list-functions -f c:malloc: $(head -n 3 "$D/list")"
+echo "ctl bounds: -i floors, kernel threads, --cgroup paths and files, --pprof -, c:malloc in libc.so.6: each one line, at once"
