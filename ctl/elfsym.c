@@ -13,13 +13,6 @@
 #include <unistd.h>
 #include "elfsym.h"
 
-static int cmp_u64(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-
-	return x < y ? -1 : x > y;
-}
-
 /*
  * GCC's cold part of a function (foo.cold, foo.cold.3) is typed as a
  * function but entered by a jump from the function's body: the word at the
@@ -179,13 +172,90 @@ bool elf_imports(const char *path, const char *const *names, size_t n)
 	return found;
 }
 
-int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
+/* A function symbol: its file offset, size and name (in the ELF's string table). */
+struct fsym {
+	uint64_t off, size;
+	size_t order;		/* .symtab first, then .dynsym, each in its order */
+	const char *name;
+};
+
+static int cmp_fsym(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	if (x->off != y->off)
+		return x->off < y->off ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* Every defined function symbol of E with a file offset, into *OUT (*N of them). */
+static int collect_funcs(Elf *e, struct fsym **out, size_t *n, const char **why)
 {
 	struct elf_seg segs[16];
-	uint64_t *seen = NULL;
-	size_t nsegs, nseen = 0, cap = 0, phnum;
+	size_t nsegs = elf_exec_segs(e, segs, 16), cap = 0;
+	struct fsym *v = NULL, *nv;
 	Elf_Scn *scn;
-	int pass, fd, ret = 0;
+	int pass;
+
+	*n = 0;
+	/* .symtab has everything when present; .dynsym adds its duplicates, grouped later */
+	for (pass = 0; pass < 2; pass++) {
+		for (scn = NULL; (scn = elf_nextscn(e, scn)) != NULL;) {
+			GElf_Shdr sh;
+			Elf_Data *data;
+			size_t cnt, k, s;
+
+			if (!gelf_getshdr(scn, &sh) ||
+			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
+				continue;
+			data = elf_getdata(scn, NULL);
+			cnt = sh.sh_size / sh.sh_entsize;
+			for (k = 0; data && k < cnt; k++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(data, k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+					continue;
+				name = elf_strptr(e, sh.sh_link, sym.st_name);
+				if (!name || !*name || cold_part(name))
+					continue;
+				for (s = 0; s < nsegs; s++)
+					if (sym.st_value >= segs[s].vaddr &&
+					    sym.st_value < segs[s].vaddr + segs[s].memsz)
+						break;
+				if (s == nsegs)
+					continue;
+				if (*n == cap) {
+					cap = cap ? cap * 2 : 1024;
+					nv = realloc(v, cap * sizeof(*v));
+					if (!nv) {
+						free(v);
+						*why = "out of memory";
+						return -ENOMEM;
+					}
+					v = nv;
+				}
+				v[*n] = (struct fsym){
+					.off = sym.st_value - segs[s].vaddr + segs[s].offset,
+					.size = sym.st_size, .order = *n, .name = name,
+				};
+				(*n)++;
+			}
+		}
+	}
+	if (*n)
+		qsort(v, *n, sizeof(*v), cmp_fsym);
+	*out = v;
+	return 0;
+}
+
+int elf_funcs_aliases(const char *path, elf_alias_cb cb, void *arg, const char **why)
+{
+	const char *names[64];
+	struct fsym *v = NULL;
+	size_t n = 0, i, j, k, nn;
+	int fd, ret;
 	Elf *e;
 
 	*why = "";
@@ -199,76 +269,48 @@ int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
 		return -errno;
 	}
 	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum)) {
+	if (!e || elf_kind(e) != ELF_K_ELF) {
 		*why = "not an ELF file";
 		ret = -ENOEXEC;
 		goto out;
 	}
-	nsegs = elf_exec_segs(e, segs, 16);
-	/* .symtab has everything when present; .dynsym adds nothing then, but dedup covers it. */
-	for (pass = 0; pass < 2 && !ret; pass++) {
-		for (scn = NULL; (scn = elf_nextscn(e, scn)) != NULL && !ret;) {
-			GElf_Shdr sh;
-			Elf_Data *data;
-			size_t n, k;
-
-			if (!gelf_getshdr(scn, &sh) ||
-			    sh.sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB) || !sh.sh_entsize)
-				continue;
-			data = elf_getdata(scn, NULL);
-			n = sh.sh_size / sh.sh_entsize;
-			for (k = 0; data && k < n && !ret; k++) {
-				GElf_Sym sym;
-				const char *name;
-				uint64_t off = 0;
-				size_t s;
-				bool found = false;
-
-				if (!gelf_getsym(data, k, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-				    sym.st_shndx == SHN_UNDEF || !sym.st_value)
-					continue;
-				name = elf_strptr(e, sh.sh_link, sym.st_name);
-				if (!name || !*name || cold_part(name))
-					continue;
-				for (s = 0; s < nsegs; s++) {
-					if (sym.st_value >= segs[s].vaddr &&
-					    sym.st_value < segs[s].vaddr + segs[s].memsz) {
-						off = sym.st_value - segs[s].vaddr + segs[s].offset;
-						found = true;
-						break;
-					}
-				}
-				if (!found)
-					continue;
-				if (nseen && bsearch(&off, seen, nseen, sizeof(*seen), cmp_u64))
-					continue;
-				if (nseen == cap) {
-					uint64_t *p;
-
-					cap = cap ? cap * 2 : 1024;
-					p = realloc(seen, cap * sizeof(*seen));
-					if (!p) {
-						*why = "out of memory";
-						ret = -ENOMEM;
-						break;
-					}
-					seen = p;
-				}
-				/* keep SEEN sorted: insertion is fine for symbol-table sizes */
-				for (s = nseen; s > 0 && seen[s - 1] > off; s--)
-					seen[s] = seen[s - 1];
-				seen[s] = off;
-				nseen++;
-				ret = cb(name, off, sym.st_size, arg);
-			}
+	ret = collect_funcs(e, &v, &n, why);
+	/* one call per offset, with each distinct name there (the first one first) */
+	for (i = 0; !ret && i < n; i = j) {
+		nn = 0;
+		for (j = i; j < n && v[j].off == v[i].off; j++) {
+			for (k = 0; k < nn && strcmp(names[k], v[j].name); k++)
+				;
+			if (k == nn && nn < sizeof(names) / sizeof(names[0]))
+				names[nn++] = v[j].name;
 		}
+		ret = cb(names, nn, v[i].off, v[i].size, arg);
 	}
 out:
+	free(v);
 	if (e)
 		elf_end(e);
 	close(fd);
-	free(seen);
 	return ret;
+}
+
+struct first_name {
+	elf_func_cb cb;
+	void *arg;
+};
+
+static int call_first(const char *const *names, size_t n, uint64_t off, uint64_t size, void *arg)
+{
+	struct first_name *f = arg;
+
+	return f->cb(names[0], off, size, f->arg);
+}
+
+int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why)
+{
+	struct first_name f = { .cb = cb, .arg = arg };
+
+	return elf_funcs_aliases(path, call_first, &f, why);
 }
 
 /* "c" matches libc.so.6, "libc" and "libc.so.6" too; "pthread" libpthread.so.0. */

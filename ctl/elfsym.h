@@ -17,7 +17,7 @@ struct elf_seg {
 /* The executable PT_LOAD segments of E into SEGS, at most MAX: how many. */
 size_t elf_exec_segs(Elf *e, struct elf_seg *segs, size_t max);
 
-/* Called once per distinct function (aliases at one offset are reported once). */
+/* Called once per distinct function (aliases at one offset are reported once, by one name). */
 typedef int (*elf_func_cb)(const char *name, uint64_t offset, uint64_t size, void *arg);
 
 /*
@@ -26,6 +26,16 @@ typedef int (*elf_func_cb)(const char *name, uint64_t offset, uint64_t size, voi
  * Returns 0, a callback's nonzero value, or -errno with *why set.
  */
 int elf_funcs(const char *path, elf_func_cb cb, void *arg, const char **why);
+
+/*
+ * The same, with every name of the function: NAMES[0] is the one
+ * elf_funcs() gives (the first in the symbol tables), then its aliases
+ * (glibc's write, __write and __libc_write share one address). Called in
+ * the order of the offsets.
+ */
+typedef int (*elf_alias_cb)(const char *const *names, size_t n, uint64_t offset,
+			    uint64_t size, void *arg);
+int elf_funcs_aliases(const char *path, elf_alias_cb cb, void *arg, const char **why);
 
 /*
  * The file offset of PATH's ELF entry point (e_entry): where the kernel or

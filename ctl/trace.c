@@ -248,22 +248,32 @@ static unsigned int go_stack_check(int fd, uint64_t off)
 	return 0;
 }
 
-static int pick_func(const char *name, uint64_t off, uint64_t size, void *arg)
+/*
+ * A function of the file, by all its NAMES (aliases share an address:
+ * glibc's write and __write): picked if a -f matches any of them, and
+ * named by the first that matched.
+ */
+static int pick_func(const char *const *names, size_t nnames, uint64_t off, uint64_t size,
+		     void *arg)
 {
 	struct pick *p = arg;
+	const char *name = NULL;
 	struct tfunc *f;
+	size_t k;
 	int i;
 
-	for (i = 0; i < p->nspecs; i++) {
+	for (i = 0; i < p->nspecs && !name; i++) {
 		const char *lib = p->specs[i].lib;
 
 		if (p->lib ? !lib || strcmp(lib, p->lib) : lib != NULL)
 			continue;
-		if (!fnmatch(p->specs[i].glob, name, 0))
-			break;
+		for (k = 0; k < nnames && !name; k++)
+			if (!fnmatch(p->specs[i].glob, names[k], 0))
+				name = names[k];
 	}
-	if (i == p->nspecs)
+	if (!name)
 		return 0;
+	i--;
 	if (p->go && !p->lib && strpbrk(p->specs[i].glob, "*?[") && go_runtime(name)) {
 		p->go_left++;
 		return 0;
@@ -333,6 +343,7 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 			  int nspecs, bool list)
 {
 	struct pick p = { .s = s, .specs = specs, .nspecs = nspecs, .list = list, .fd = -1 };
+	char searched[2 * PATH_MAX] = "";
 	const char *why;
 	int i, j, err;
 
@@ -341,7 +352,7 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 	p.has_entry = !elf_entry_offset(exe, &p.entry);
 	p.go = elf_has_section(exe, ".go.buildinfo");
 	p.fd = open(exe, O_RDONLY | O_CLOEXEC);
-	err = elf_funcs(exe, pick_func, &p, &why);
+	err = elf_funcs_aliases(exe, pick_func, &p, &why);
 	if (p.fd >= 0)
 		close(p.fd);
 	if (err) {
@@ -355,8 +366,13 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 			"addresses, which a return probe rewrites)%s\n", exe,
 			p.go_left ? "; the runtime's functions are left out of patterns (name one "
 			"exactly to trace it)" : "");
+	for (i = 0; i < nspecs && specs[i].lib; i++)
+		;
+	if (i < nspecs)		/* a -f without a library: the program's own */
+		snprintf(searched, sizeof(searched), "%s", exe);
 	for (i = 0; i < nspecs; i++) {
 		char lib[PATH_MAX];
+		size_t n;
 
 		if (!specs[i].lib)
 			continue;
@@ -371,12 +387,14 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 				specs[i].lib, s->pid);
 			return -1;
 		}
+		n = strlen(searched);
+		snprintf(searched + n, sizeof(searched) - n, "%s%s", n ? ", " : "", lib);
 		p.path = lib;
 		p.lib = specs[i].lib;
 		p.main_bin = false;
 		p.has_entry = !elf_entry_offset(lib, &p.entry);	/* ld.so's _start */
 		p.fd = open(lib, O_RDONLY | O_CLOEXEC);
-		err = elf_funcs(lib, pick_func, &p, &why);
+		err = elf_funcs_aliases(lib, pick_func, &p, &why);
 		if (p.fd >= 0)
 			close(p.fd);
 		if (err) {
@@ -384,6 +402,11 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 				err == -ENOMEM ? "out of memory" : why);
 			return -1;
 		}
+	}
+	if (!list && !s->nfuncs) {
+		fprintf(stderr, "xprobectl: no function matches -f in %s (see --list-functions)\n",
+			searched);
+		return -1;
 	}
 	return 0;
 }

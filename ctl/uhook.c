@@ -128,11 +128,16 @@ struct find_func {
 	bool found;
 };
 
-static int match_func(const char *name, uint64_t offset, uint64_t size, void *arg)
+/* By any of its names: write and __write share one address. */
+static int match_func(const char *const *names, size_t n, uint64_t offset, uint64_t size,
+		      void *arg)
 {
 	struct find_func *f = arg;
+	size_t i;
 
-	if (strcmp(name, f->name))
+	for (i = 0; i < n && strcmp(names[i], f->name); i++)
+		;
+	if (i == n)
 		return 0;
 	f->offset = offset;
 	f->size = size;
@@ -159,7 +164,7 @@ int uhook_resolve(uint32_t pid, const char *spec, uint64_t *addr, uint32_t *size
 			colon ? "the library" : "the executable", pid, strerror(-err));
 		return err;
 	}
-	err = elf_funcs(path, match_func, &f, &why);
+	err = elf_funcs_aliases(path, match_func, &f, &why);
 	if (err < 0) {
 		fprintf(stderr, "xprobectl: uhook: cannot read the functions of %s: %s\n", path,
 			why ?: strerror(-err));

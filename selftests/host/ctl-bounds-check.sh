@@ -9,7 +9,12 @@
 #   forever "for it to exist");
 # - trace --pprof - (it wrote a file named "-");
 # - --list-functions -f c:malloc of a command not run yet names libc.so.6,
-#   not the linker script libc.so.
+#   not the linker script libc.so;
+# - aliased library functions: write and close share their addresses with
+#   __write and __close; -f c:write said "no function matches -f in
+#   /usr/bin/..." (the program, not libc) and -f c:close -f c:read traced
+#   read alone. Every name of an address matches, and the message names
+#   the files searched.
 #   ctl-bounds-check.sh XPROBECTL DIR
 set -u
 CTL=$1 D=$2
@@ -42,4 +47,16 @@ one 2 "writes a file, not stdout" trace --no-views --pprof - -- true
 "$CTL" trace --list-functions -f c:malloc -- /bin/true > "$D/list" 2> "$D/err" ||
 	fail "--list-functions -f c:malloc: $(cat "$D/err")"
 grep -q "/libc\.so\.6 malloc " "$D/list" || fail "--list-functions -f c:malloc: $(head -n 3 "$D/list")"
-echo "ctl bounds: -i floors, kernel threads, --cgroup paths and files, --pprof -, c:malloc in libc.so.6: each one line, at once"
+"$CTL" trace --list-functions -f c:write -f c:close -- /bin/true > "$D/list" 2> "$D/err" ||
+	fail "--list-functions -f c:write -f c:close: $(cat "$D/err")"
+grep -q "/libc\.so\.6 write " "$D/list" && grep -q "/libc\.so\.6 close " "$D/list" ||
+	fail "--list-functions -f c:write -f c:close: $(cat "$D/list")"
+one 1 "no function matches -f in /.*libc\.so\.6 (see --list-functions)" \
+	trace --no-views -f c:no_such_function -- /bin/true
+"$CTL" trace --no-views -f c:close -f c:read -- /bin/cat /proc/self/stat > "$D/out" 2> "$D/err" ||
+	fail "trace -f c:close -f c:read: $(cat "$D/err")"
+for fn in close read; do
+	n=$(awk -v f="libc.so.6:$fn" '$1 == f { print $2 }' "$D/out")
+	[ "${n:-0}" -ge 1 ] || fail "trace -f c:close -f c:read: no calls of $fn: $(cat "$D/out")"
+done
+echo "ctl bounds: -i floors, kernel threads, --cgroup paths and files, --pprof -, c:malloc in libc.so.6: each one line, at once; aliases (write, close) matched"
