@@ -1142,6 +1142,45 @@ static void target_ended(struct tsession *s, bool child, int status)
 	}
 }
 
+/*
+ * Many probes one per function (a kernel without uprobe_multi: 2 grace
+ * periods a function, one after another under the kernel's event_mutex:
+ * 8.7 s for 39 functions on the host, minutes for thousands): the report
+ * is out and the view gone, so their detach goes on in a child of ours,
+ * away from the terminal, and xprobectl ends now. The probes stay until it
+ * has done; their programs still run meanwhile, on the target's hits
+ * only. True in the caller, which exits; false to detach here (few
+ * probes, or no fork).
+ */
+static bool detach_in_background(struct tsession *s)
+{
+	int i, n = s->ls.nlinks, fd;
+	pid_t pid;
+
+	for (i = 0; i < s->nprocs; i++)
+		n += s->procs[i].ls.nlinks;
+	if (n < 16)
+		return false;
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		return false;
+	if (pid) {
+		fprintf(stderr, "xprobectl: detaching %d probes in the background (pid %d): this "
+			"kernel takes a grace period for each\n", n, (int)pid);
+		return true;
+	}
+	setsid();
+	signal(SIGINT, SIG_IGN);
+	signal(SIGTERM, SIG_IGN);
+	fd = open("/dev/null", O_RDWR | O_CLOEXEC);
+	for (i = 0; fd >= 0 && i < 3; i++)
+		dup2(fd, i);	/* nothing holds the caller's pipe or terminal */
+	if (fd > 2)
+		close(fd);
+	return false;
+}
+
 /* Fork COMMAND stopped at its exec: nothing of it has run yet. */
 static pid_t spawn_stopped(char **argv)
 {
@@ -1861,6 +1900,8 @@ out:
 		xp_nl_close(nl);
 	}
 	/* Last: each probe's detach waits for a grace period (the links hold the programs). */
+	if (detach_in_background(&s))
+		_exit(ret);
 	tprocs_end(&s);
 	tcgroup_end(&s);
 	linkset_free(&s.ls);
