@@ -1734,8 +1734,12 @@ int cmd_trace(int argc, char **argv)
 	for (;;) {
 		if (load_bpf(&s))
 			goto out;
-		if (s.multi && !umulti_works(bpf_program__fd(s.skel->progs.fn_entry)))
+		if (s.multi && !umulti_works(bpf_program__fd(s.skel->progs.fn_entry))) {
+			if (verbose)
+				fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such "
+					"links; one probe per function instead\n");
 			s.multi = false;	/* the programs as loaded take single probes */
+		}
 		c = attach_uprobes(&s, s.pid, &s.ls, false);
 		if (c == -EAGAIN) {	/* no uprobe_multi here: one probe per function */
 			linkset_free(&s.ls);
