@@ -181,7 +181,7 @@ static int listen_on(const char *spec, const struct sockaddr_storage *sa, sockle
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (sa->ss_family == AF_INET6)	/* [::]:PORT means IPv6 only, as written */
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (!bind(fd, (const struct sockaddr *)sa, len) && !listen(fd, 128))
+	if (!bind(fd, (const struct sockaddr *)sa, len) && !listen(fd, SOMAXCONN))
 		return fd;
 	err = errno;
 	close(fd);

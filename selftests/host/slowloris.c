@@ -40,12 +40,12 @@ static struct sockaddr_in addr(const char *ip, int port)
 	return a;
 }
 
-/* One scrape, 2 s at most: 1 if it was answered with 200 and a body. */
+/* One scrape, 5 s at most: 1 if it was answered with 200 and a body. */
 static int scrape(int port)
 {
 	static const char req[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
 	struct sockaddr_in a = addr("127.0.0.1", port);
-	struct timeval tv = { .tv_sec = 2 };
+	struct timeval tv = { .tv_sec = 5 };
 	char buf[65536];
 	size_t got = 0;
 	ssize_t n;
@@ -104,6 +104,14 @@ int main(int argc, char **argv)
 		}
 		opened++;
 		(void)!send(fds[i], first, sizeof(first) - 1, MSG_NOSIGNAL);
+	}
+	/* the connects settled (taken, or refused by the server) before the scrapes */
+	end = now() + 5;
+	for (i = 0; i < n && now() < end; i++) {
+		struct pollfd p = { .fd = fds[i], .events = POLLOUT };
+
+		if (fds[i] >= 0)
+			poll(&p, 1, 100);
 	}
 	end = now() + secs;
 	next_line = now() + 2;
