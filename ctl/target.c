@@ -182,19 +182,27 @@ bool target_wait(int pidfd, int evfd, int ms)
 	return poll(p, 2, ms) > 0 && (p[0].revents & POLLIN);
 }
 
-bool is_kthread(pid_t pid)
+/* /proc/PID/stat into BUF: its ')' after the comm, NULL if there is none (gone). */
+static char *stat_after_comm(pid_t pid, char *buf, size_t len)
 {
-	char path[64], buf[512], *p;
-	unsigned long flags = 0;
+	char path[64], *p;
 	FILE *f;
-	int i;
 
 	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
 	f = fopen(path, "re");
 	if (!f)
-		return false;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		return NULL;
+	p = fgets(buf, len, f) ? strrchr(buf, ')') : NULL;
 	fclose(f);
+	return p;
+}
+
+bool is_kthread(pid_t pid)
+{
+	char buf[512], *p = stat_after_comm(pid, buf, sizeof(buf));
+	unsigned long flags = 0;
+	int i;
+
 	/* after the comm: state, ppid, pgrp, session, tty_nr, tpgid, then flags */
 	for (i = 0; p && i < 7; i++)
 		p = strchr(p + 1, ' ');
@@ -205,17 +213,11 @@ bool is_kthread(pid_t pid)
 
 bool target_gone(pid_t pid, bool child, int *status)
 {
-	char path[64], buf[512], *p;
-	FILE *f;
+	char buf[512], *p;
 
 	if (child)
 		return waitpid(pid, status, WNOHANG) == pid;
-	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return true;
-	p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
-	fclose(f);
+	p = stat_after_comm(pid, buf, sizeof(buf));
 	return !p || p[2] == 'Z' || p[2] == 'X';
 }
 
