@@ -229,13 +229,13 @@ static int find_container(const char *name, uint64_t offset, uint64_t size, void
 {
 	struct name_at *a = arg;
 
+	/* the innermost: the last to start at or before it (calls come in offset order) */
 	if (a->off >= offset && a->off < offset + (size ?: 1)) {
 		snprintf(a->name, sizeof(a->name), "%s", name);
 		a->best_off = offset;
 		a->best = a->name;
-		return 1;
 	}
-	return 0;
+	return offset > a->off;	/* past it: done */
 }
 
 const char *branches_explain(const char *msg, const char *path, const char *func,

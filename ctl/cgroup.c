@@ -51,8 +51,8 @@ int cgroup_parse(const char *arg, struct cgtarget *cg)
 	n = strlen(mp);
 	if (!strncmp(arg, mp, n) && (arg[n] == '/' || !arg[n])) {
 		arg += n;		/* a directory in the mount */
-	} else if (!stat(arg, &st)) {
-		/* /etc, ./file: a cgroup that does not exist yet would be waited for */
+	} else if (arg[0] == '/' && arg[strspn(arg, "/")] && !stat(arg, &st)) {
+		/* /etc, /etc/passwd: a cgroup that does not exist yet would be waited for */
 		fprintf(stderr, "xprobectl: --cgroup %s: a path outside the cgroup2 mount (%s): "
 			"give the cgroup's path from its root (e.g. /system.slice/redis-server"
 			".service) or its directory under %s\n", arg, mp, mp);

@@ -247,7 +247,7 @@ struct exporter *exporter_start(const char *listen, exporter_render_fn render, v
 	if (!e->d) {
 		fprintf(stderr, "xprobectl: cannot serve on %s: libmicrohttpd would not start "
 			"(out of memory or threads?)\n", e->bound);
-		close(fd);
+		/* the socket: closed by libmicrohttpd on some of its failures, not others */
 		free(e);
 		return NULL;
 	}

@@ -578,13 +578,12 @@ static bool link_wide(int err)
 	       err == -ENOENT;
 }
 
-static void multi_refused(struct mfile *m, int i, int err)
+/* F refused by the kernel (ERR): left out, and said while SHOWN is under 10. */
+static void probe_refused(struct tsession *s, struct tfunc *f, int err, int *shown, bool quiet)
 {
-	struct tfunc *f = &m->s->funcs[m->fidx[i]];
-
 	f->unprobed = true;
-	m->s->nfailed++;
-	if (m->quiet || m->shown++ >= 10)
+	s->nfailed++;
+	if (quiet || (*shown)++ >= 10)
 		return;
 	if (err == -524)	/* ENOTSUPP, the kernel's own */
 		fprintf(stderr, "xprobectl: cannot probe %s in %s: the kernel's uprobes cannot "
@@ -592,6 +591,11 @@ static void multi_refused(struct mfile *m, int i, int err)
 	else
 		fprintf(stderr, "xprobectl: cannot probe %s in %s: %s; left out\n", f->name,
 			f->path, strerror(-err));
+}
+
+static void multi_refused(struct mfile *m, int i, int err)
+{
+	probe_refused(m->s, &m->s->funcs[m->fidx[i]], err, &m->shown, m->quiet);
 }
 
 /*
@@ -743,15 +747,13 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 					return -EMFILE;
 				continue;
 			}
-			s->nfailed++;
 			if (err == -EMFILE || err == -ENFILE) {
+				s->nfailed++;
 				fprintf(stderr, "xprobectl: out of file descriptors after %d "
 					"functions: trace fewer (-f)\n", ok);
 				return -1;
 			}
-			if (shown++ < 10)
-				fprintf(stderr, "xprobectl: cannot probe %s in %s: %s\n",
-					f->name, f->path, strerror(-err));
+			probe_refused(s, f, err, &shown, false);
 			continue;
 		}
 		ls->links[ls->nlinks++] = in;
@@ -889,37 +891,47 @@ struct unw_offs {
 	uint32_t n;
 };
 
-static int unwinder_off(const char *name, uint64_t off, uint64_t size, void *arg)
+static int unwinder_off(const char *const *names, size_t n, uint64_t off, uint64_t size,
+			void *arg)
 {
 	struct unw_offs *u = arg;
 	unsigned int i;
+	size_t k;
 
-	for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
-		if (!strcmp(name, unwinders[i]) && u->n < sizeof(u->off) / sizeof(u->off[0]))
-			u->off[u->n++] = off;
+	for (k = 0; k < n; k++)
+		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
+			if (!strcmp(names[k], unwinders[i]) &&
+			    u->n < sizeof(u->off) / sizeof(u->off[0])) {
+				u->off[u->n++] = off;
+				return 0;
+			}
 	return 0;
 }
 
 /*
  * The unwinder's entry points in PATH as one uprobe_multi link (a probe
- * each costs a grace period to detach, one after another): how many, or
- * -1 if the kernel refused it (the caller probes them one by one).
+ * each costs a grace period to detach, one after another), else one link
+ * each (the programs, loaded for uprobe_multi, take no perf-event probe on
+ * 6.6+): how many are in.
  */
 static int unwinders_multi(struct tsession *s, pid_t pid, const char *path, struct linkset *ls)
 {
+	int prog = bpf_program__fd(s->skel->progs.unwind_start), fd, n = 0;
 	struct unw_offs u = { .n = 0 };
 	const char *why;
-	int fd;
+	uint32_t i;
 
-	if (elf_funcs(path, unwinder_off, &u, &why) < 0)
-		return -1;
-	if (!u.n)
+	if (elf_funcs_aliases(path, unwinder_off, &u, &why) < 0 || !u.n)
 		return 0;
-	fd = umulti_link(bpf_program__fd(s->skel->progs.unwind_start), path, u.off, NULL, u.n,
-			 false, pid);
-	if (fd < 0 || linkset_add_fd(ls, fd))
-		return -1;
-	return u.n;
+	fd = umulti_link(prog, path, u.off, NULL, u.n, false, pid);
+	if (fd >= 0)
+		return linkset_add_fd(ls, fd) ? 0 : (int)u.n;
+	for (i = 0; i < u.n; i++) {
+		fd = umulti_link(prog, path, &u.off[i], NULL, 1, false, pid);
+		if (fd >= 0 && !linkset_add_fd(ls, fd))
+			n++;
+	}
+	return n;
 }
 
 static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
@@ -958,12 +970,8 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 	}
 	for (j = 0; j < u.n; j++) {
 		if (s->multi) {
-			int n = unwinders_multi(s, pid, u.path[j], ls);
-
-			if (n >= 0) {
-				attached += n;
-				continue;
-			}
+			attached += unwinders_multi(s, pid, u.path[j], ls);
+			continue;
 		}
 		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++) {
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = unwinders[i]);
@@ -1072,26 +1080,21 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why)
 		s->funcs[i].uhook = !had[i];
 	}
 	s->nunwinders = 0;	/* gone too: uprobes on the unwinder's entry points instead */
+	leave_out_unsafe(s);	/* their instructions ran in trampolines until now */
 	links = s->ls.nlinks;
 	fds = s->ls.nfds;
+	/*
+	 * The programs were loaded for uprobe_multi where the kernel has it
+	 * (and 6.1, which has not, was known at the start): no falling back
+	 * to one perf-event probe per function here, which 6.6+ refuses for
+	 * such programs. (Once this tried the multi link on 6.1 first, then
+	 * detached the unwinder's probes to attach them again, a grace period
+	 * each: selftest 49's process had exited by then, and every attach
+	 * failed with ESRCH.)
+	 */
 	if (n)
 		attach_unwinders(s, s->pid, &s->ls);
 	err = n ? attach_probes(s, s->pid, &s->ls, false) : 0;
-	if (err == -EAGAIN) {
-		/*
-		 * A file's uprobe_multi link refused as a whole: one probe per
-		 * function, the unwinder's too (its links must outlive the
-		 * return probes, and linkset_free() closes multi links first).
-		 * (6.1 has no uprobe_multi: trace knew that before its first
-		 * probe, and came here once, detaching the unwinder's probes to
-		 * attach them again, a grace period each: selftest 49's process
-		 * had exited by then, and every attach failed with ESRCH.)
-		 */
-		linkset_trim(&s->ls, links, fds);
-		s->multi = false;
-		attach_unwinders(s, s->pid, &s->ls);
-		err = attach_probes(s, s->pid, &s->ls, false);
-	}
 	if (err)
 		linkset_trim(&s->ls, links, fds);
 	for (i = 0; i < s->nfuncs; i++)
@@ -1100,6 +1103,7 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why)
 		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
 			"hook%s; uprobes could not take over (%s): those functions' figures stop "
 			"here\n", (int)s->pid, why, n, n == 1 ? "" : "s",
+			err == -EAGAIN ? "the kernel refused their uprobe_multi link; -v says why" :
 			err < -1 ? strerror(-err) : "the line above says why");
 	else
 		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
@@ -1154,11 +1158,11 @@ static void target_ended(struct tsession *s, bool child, int status)
  */
 static bool detach_in_background(struct tsession *s)
 {
-	int i, n = s->ls.nlinks, fd;
+	int i, n = s->ls.nlinks + s->ls.nfds, fd;
 	pid_t pid;
 
 	for (i = 0; i < s->nprocs; i++)
-		n += s->procs[i].ls.nlinks;
+		n += s->procs[i].ls.nlinks + s->procs[i].ls.nfds;
 	if (n < 16)
 		return false;
 	fflush(NULL);
@@ -1166,8 +1170,8 @@ static bool detach_in_background(struct tsession *s)
 	if (pid < 0)
 		return false;
 	if (pid) {
-		fprintf(stderr, "xprobectl: detaching %d probes in the background (pid %d): this "
-			"kernel takes a grace period for each\n", n, (int)pid);
+		fprintf(stderr, "xprobectl: detaching %d probe links in the background (pid %d): "
+			"each takes a grace period\n", n, (int)pid);
 		return true;
 	}
 	setsid();

@@ -20,7 +20,7 @@ cleanup() { for p in $pids; do kill "$p" 2> /dev/null; done; wait 2> /dev/null; 
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; for f in "$D"/*.err; do echo "--- $f"; tail -n 5 "$f"; done; exit 1; }
 ${CC:-cc} -O2 -o "$D/slowloris" "$HERE/slowloris.c" || fail "cannot build slowloris"
-sleep 600 &
+sleep 600 < /dev/null > /dev/null 2>&1 &	# not holding the caller's pipe
 T=$!
 pids="$pids $T"
 
@@ -31,7 +31,7 @@ serve() {
 	mp=$!
 	pids="$pids $mp"
 	i=0
-	until port=$(sed -n 's|^xprobectl: serving http://[^ ]*:\([0-9]*\)/metrics$|\1|p' "$D/$2.err") &&
+	until port=$(sed -n 's|^xprobectl: serving http://[^ ]*:\([0-9]*\)/metrics$|\1|p' "$D/$2.err" 2> /dev/null) &&
 		[ -n "$port" ]; do
 		i=$((i + 1))
 		[ $i -lt 300 ] && kill -0 $mp 2> /dev/null || fail "$2: metrics did not serve"

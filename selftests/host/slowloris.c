@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * A bounded, local slowloris against xprobectl's exporter
- * (selftests/host/slowloris-check.sh): N connections from address SRC (a
+ * (selftests/host/exporter-check.sh): N connections from address SRC (a
  * loopback address of its own, 127.0.0.2) to 127.0.0.1:PORT, each sending
  * a request's first line, then one header line every 2 s, never the end;
  * meanwhile a scrape of /metrics from 127.0.0.1 every 100 ms, for SECS
@@ -92,8 +92,6 @@ int main(int argc, char **argv)
 	if (!fds)
 		return 1;
 	for (i = 0; i < n; i++) {
-		static const char first[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
-
 		fds[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
 		if (fds[i] < 0 || bind(fds[i], (struct sockaddr *)&src, sizeof(src)) ||
 		    (connect(fds[i], (struct sockaddr *)&dst, sizeof(dst)) && errno != EINPROGRESS)) {
@@ -103,15 +101,19 @@ int main(int argc, char **argv)
 			continue;
 		}
 		opened++;
-		(void)!send(fds[i], first, sizeof(first) - 1, MSG_NOSIGNAL);
 	}
-	/* the connects settled (taken, or refused by the server) before the scrapes */
+	/*
+	 * Once connected, a request's first line (sent before, it would be
+	 * lost on a connect still in progress); the connects settled (taken,
+	 * or refused by the server) before the scrapes.
+	 */
 	end = now() + 5;
 	for (i = 0; i < n && now() < end; i++) {
+		static const char first[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
 		struct pollfd p = { .fd = fds[i], .events = POLLOUT };
 
-		if (fds[i] >= 0)
-			poll(&p, 1, 100);
+		if (fds[i] >= 0 && poll(&p, 1, 100) == 1 && (p.revents & POLLOUT))
+			(void)!send(fds[i], first, sizeof(first) - 1, MSG_NOSIGNAL);
 	}
 	end = now() + secs;
 	next_line = now() + 2;
