@@ -568,7 +568,11 @@ struct mfile {
 	int *fidx;		/* s->funcs index of each offset */
 	bool quiet;
 	int shown;		/* functions refused, said */
+	int refusals;		/* links refused: each registered and unregistered probes */
 };
+
+/* Past this many refused links in one file, halving costs more than it finds. */
+#define MULTI_REFUSALS_MAX	256
 
 /* An error that is about the whole link (the process, a limit), not one function. */
 static bool link_wide(int err)
@@ -618,7 +622,7 @@ static int multi_range(struct mfile *m, int lo, int hi, bool ret)
 	if (fd >= 0)
 		return linkset_add_fd(m->ls, fd);
 	err = -errno;
-	if (link_wide(err))
+	if (link_wide(err) || ++m->refusals > MULTI_REFUSALS_MAX)
 		return err;
 	if (hi - lo == 1) {
 		multi_refused(m, lo, err);
@@ -669,6 +673,7 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 			end = j;
 		}
 		m.path = s->funcs[i].path;
+		m.refusals = 0;
 		if (n >= 100 && !quiet)
 			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n, m.path);
 		err = multi_range(&m, 0, n, false);
