@@ -254,7 +254,7 @@ int elf_funcs_aliases(const char *path, elf_alias_cb cb, void *arg, const char *
 {
 	const char *names[64];
 	struct fsym *v = NULL;
-	size_t n = 0, i, j, k, nn;
+	size_t n = 0, i, j, k, nn, phnum;
 	int fd, ret;
 	Elf *e;
 
@@ -269,7 +269,7 @@ int elf_funcs_aliases(const char *path, elf_alias_cb cb, void *arg, const char *
 		return -errno;
 	}
 	e = elf_begin(fd, ELF_C_READ, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF) {
+	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum)) {
 		*why = "not an ELF file";
 		ret = -ENOEXEC;
 		goto out;
@@ -355,12 +355,12 @@ int find_mapped_library(pid_t pid, const char *lib, char *out, size_t len)
 
 static bool is_elf(const char *path)
 {
-	char m[4];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	bool elf = fd >= 0 && read(fd, m, 4) == 4 && !memcmp(m, ELFMAG, SELFMAG);
+	int fd;
+	Elf *e = elf_read(path, &fd);
+	bool elf = e && elf_kind(e) == ELF_K_ELF;
 
-	if (fd >= 0)
-		close(fd);
+	if (e)
+		elf_done(e, fd);
 	return elf;
 }
 

@@ -547,12 +547,18 @@ static int linkset_add_fd(struct linkset *ls, int fd)
  * periods (about 0.1 s on the host), hence uprobe_multi links: a few per
  * file, never one per probe where the kernel has them.
  */
+/* Back to NLINKS links and NFDS link fds: the newer ones detached. */
+static void linkset_trim(struct linkset *ls, int nlinks, int nfds)
+{
+	while (ls->nfds > nfds)
+		close(ls->fds[--ls->nfds]);
+	while (ls->nlinks > nlinks)
+		bpf_link__destroy(ls->links[--ls->nlinks]);
+}
+
 void linkset_free(struct linkset *ls)
 {
-	while (ls->nfds > 0)
-		close(ls->fds[--ls->nfds]);
-	while (ls->nlinks > 0)
-		bpf_link__destroy(ls->links[--ls->nlinks]);
+	linkset_trim(ls, 0, 0);
 	free(ls->fds);
 	free(ls->links);
 	memset(ls, 0, sizeof(*ls));
@@ -597,11 +603,6 @@ static void probe_refused(struct tsession *s, struct tfunc *f, int err, int *sho
 			f->path, strerror(-err));
 }
 
-static void multi_refused(struct mfile *m, int i, int err)
-{
-	probe_refused(m->s, &m->s->funcs[m->fidx[i]], err, &m->shown, m->quiet);
-}
-
 /*
  * Offsets [LO, HI) of M as one link (RET: the return link). Where the
  * kernel refuses it for one function (an instruction uprobes cannot step,
@@ -625,7 +626,7 @@ static int multi_range(struct mfile *m, int lo, int hi, bool ret)
 	if (link_wide(err) || ++m->refusals > MULTI_REFUSALS_MAX)
 		return err;
 	if (hi - lo == 1) {
-		multi_refused(m, lo, err);
+		probe_refused(m->s, &m->s->funcs[m->fidx[lo]], err, &m->shown, m->quiet);
 		return 0;
 	}
 	mid = lo + (hi - lo) / 2;
@@ -900,16 +901,13 @@ static int unwinder_off(const char *const *names, size_t n, uint64_t off, uint64
 			void *arg)
 {
 	struct unw_offs *u = arg;
-	unsigned int i;
 	size_t k;
 
 	for (k = 0; k < n; k++)
-		for (i = 0; i < sizeof(unwinders) / sizeof(unwinders[0]); i++)
-			if (!strcmp(names[k], unwinders[i]) &&
-			    u->n < sizeof(u->off) / sizeof(u->off[0])) {
-				u->off[u->n++] = off;
-				return 0;
-			}
+		if (unwinder_name(names[k]) && u->n < sizeof(u->off) / sizeof(u->off[0])) {
+			u->off[u->n++] = off;
+			break;
+		}
 	return 0;
 }
 
@@ -997,15 +995,6 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 			"libgcc_s (stripped, or another unwinder): a C++ exception, Rust panic or "
 			"backtrace() through a function traced with its return may end it\n", u.exe);
 	s->unwind_said = true;
-}
-
-/* Back to NLINKS links and NFDS link fds: the newer ones detached. */
-static void linkset_trim(struct linkset *ls, int nlinks, int nfds)
-{
-	while (ls->nfds > nfds)
-		close(ls->fds[--ls->nfds]);
-	while (ls->nlinks > nlinks)
-		bpf_link__destroy(ls->links[--ls->nlinks]);
 }
 
 /*
@@ -1690,12 +1679,8 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	read_comm(s.pid, s.comm, sizeof(s.comm));
-	if (pick_functions(&s, exe, specs, nspecs, false))
+	if (pick_functions(&s, exe, specs, nspecs, false))	/* says when none matches */
 		goto out;
-	if (!s.nfuncs) {
-		fprintf(stderr, "xprobectl: no function matches -f in %s (see --list-functions)\n", exe);
-		goto out;
-	}
 	if (s.nfuncs > TRACE_MAX_FUNCS) {
 		fprintf(stderr, "xprobectl: %d functions match, at most %d can be traced: narrow -f\n",
 			s.nfuncs, TRACE_MAX_FUNCS);
@@ -1750,7 +1735,7 @@ int cmd_trace(int argc, char **argv)
 			s.multi = false;	/* the programs as loaded take single probes */
 		}
 		c = attach_uprobes(&s, s.pid, &s.ls, false);
-		if (c == -EAGAIN) {	/* no uprobe_multi here: one probe per function */
+		if (c == -EAGAIN) {	/* a file's multi link refused whole: one probe per function */
 			linkset_free(&s.ls);
 			trace_bpf__destroy(s.skel);
 			s.skel = NULL;
