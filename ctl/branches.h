@@ -7,6 +7,7 @@
 #ifndef XPROBECTL_BRANCHES_H
 #define XPROBECTL_BRANCHES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -22,6 +23,12 @@
  */
 int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,
 		  const char **why);
+
+/*
+ * Would branches_into() on PATH cost little: its branches known already
+ * (this run disassembled it), or at most MAX_TEXT bytes of executable text?
+ */
+bool branches_cheap(const char *path, uint64_t max_text);
 
 /*
  * The module's refusal MSG for a branch into the covered bytes of FUNC

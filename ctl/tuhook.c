@@ -154,28 +154,42 @@ static int unwinder_found(const char *name, uint64_t off, uint64_t size, void *a
 	return 0;
 }
 
+/*
+ * An unwinder's entry point is a jump where its file's branches cost little
+ * to find (disassembled already for the traced functions, or a small file:
+ * libgcc_s), and a trap elsewhere: libc's __libc_unwind_link_get(), met once
+ * per process, is not worth disassembling libc at every start (about 0.1 s
+ * of a real CPU, 3 s of the test VM's).
+ */
+#define UNWINDER_JUMP_TEXT	(1u << 20)
+
 /* An unwinder hook on the function at OFF (SIZE bytes) of PATH; its id, 0 if refused. */
 static uint32_t unwinder_hook(struct tsession *s, const char *path, uint64_t off, uint64_t size,
 			      const char **why)
 {
 	struct xprobes_uh_branch br[XPROBES_UH_BRANCHES_MAX];
+	uint32_t flags = XPROBES_F_EVENTS | XPROBES_F_UNWINDER;
 	struct nl_msg *msg;
 	uint64_t addr;
 	uint32_t id = 0;
-	int nbr, err;
+	int nbr = 0, err;
 
 	if (pid_file_addr(s->pid, path, off, &addr)) {
 		*why = "not mapped";
 		return 0;
 	}
-	nbr = branches_into(path, off, br, XPROBES_UH_BRANCHES_MAX, why);
-	if (nbr < 0)
-		return 0;
+	if (branches_cheap(path, UNWINDER_JUMP_TEXT)) {
+		nbr = branches_into(path, off, br, XPROBES_UH_BRANCHES_MAX, why);
+		if (nbr < 0)
+			return 0;
+	} else {
+		flags |= XPROBES_F_TRAP;
+	}
 	msg = xp_nl_msg(s->nl, XPROBES_CMD_UHOOK_ADD, 0);
 	nla_put_u32(msg, XPROBES_A_PID, s->pid);
 	nla_put_u64(msg, XPROBES_A_ADDR, addr);
 	nla_put_u32(msg, XPROBES_A_SIZE, size > UINT32_MAX ? UINT32_MAX : size);
-	nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_EVENTS | XPROBES_F_UNWINDER);
+	nla_put_u32(msg, XPROBES_A_FLAGS, flags);
 	nla_put_u64(msg, XPROBES_A_COOKIE, TRACE_UNWINDER_COOKIE);
 	nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
 	err = xp_nl_call(s->nl, msg, got_id, &id);

@@ -18,7 +18,7 @@
 static void uhook_usage(FILE *f)
 {
 	fprintf(f, "usage: xprobectl uhook add PID [LIB:]FUNCTION [--cookie N] [--returns]\n"
-		   "                         [--no-events | --records] [--json]\n"
+		   "                         [--no-events | --records] [--trap] [--json]\n"
 		   "       xprobectl uhook del ID\n"
 		   "       xprobectl uhook list [PID] [--json]\n"
 		   "Replaces the first instructions of FUNCTION (past an ENDBR64) in process PID, and\n"
@@ -52,17 +52,23 @@ static void uhook_usage(FILE *f)
 		   "finish_task_switch and do_exit (xprobectl hook add --help), and PID's threads\n"
 		   "rseq (glibc 2.35 or later). A full buffer, or a return address met for the first\n"
 		   "time, enters the kernel (system call 422).\n"
+		   "With --trap no jump is written: the uprobe's int3 stays on the site and sends\n"
+		   "every call to the trampoline (a trap per call, one byte changed), which runs the\n"
+		   "first instruction only; the file is not disassembled, and a branch into the bytes\n"
+		   "a jump would replace does not refuse it (for rare calls, or where a jump cannot go).\n"
 		   "uhook del puts the function's own bytes back; the trampoline stays mapped.\n"
 		   "uhook list: ID, PID, ADDRESS (the site), TRAMPOLINE, KIND (call: one instruction\n"
-		   "of 5 bytes or more replaced; jump: several), BYTES/INSNS, TRAPPED (calls that met\n"
-		   "the int3 while patching, or another tool's uprobe on the site), EVENTS (fired, rec\n"
-		   "with records, or - without either), RETURNS (return events fired, rec, or -; a + and\n"
-		   "the number of calls whose return could not be taken, when there are any), STATE\n"
-		   "(live, or gone: the process exited or exec'd).\n"
+		   "of 5 bytes or more replaced; jump: several; trap: --trap), BYTES/INSNS, TRAPPED\n"
+		   "(calls that met the int3: while patching, through another tool's uprobe on the\n"
+		   "site, or every call of a trap), EVENTS (fired, rec with records, or - without\n"
+		   "either), RETURNS (return events fired, rec, or -; a + and the number of calls\n"
+		   "whose return could not be taken, when there are any), STATE (live, or gone: the\n"
+		   "process exited or exec'd).\n"
 		   "  --cookie N    a value BPF gets with every event\n"
 		   "  --returns     fire each return too (xprobes_uhook_ret)\n"
 		   "  --no-events   only the jump and the trampoline: no kernel entry per call\n"
 		   "  --records     records in PID's memory instead of events\n"
+		   "  --trap        keep the int3: a trap per call, no jump, no disassembly\n"
 		   "  -j, --json    JSON output\n");
 }
 
@@ -91,6 +97,8 @@ static void get_row(struct nlattr **tb, struct uhook_row *r)
 
 static const char *row_kind(const struct uhook_row *r)
 {
+	if (r->flags & XPROBES_F_TRAP)
+		return "trap";
 	return r->flags & XPROBES_HOOK_JUMP ? "jump" : "call";
 }
 
@@ -208,12 +216,13 @@ static int uhook_add(int argc, char **argv)
 		{ "no-events", no_argument, NULL, 'n' },
 		{ "returns", no_argument, NULL, 'r' },
 		{ "records", no_argument, NULL, 'R' },
+		{ "trap", no_argument, NULL, 't' },
 		{ 0 }
 	};
 	struct xprobes_uh_branch br[XPROBES_UH_BRANCHES_MAX];
 	char path[PATH_MAX], explained[1024];
 	uint32_t flags = XPROBES_F_EVENTS;
-	bool noev = false, rec = false;
+	bool noev = false, rec = false, trap = false;
 	uint64_t addr, offset, cookie = 0;
 	const char *why;
 	int nbr;
@@ -233,6 +242,7 @@ static int uhook_add(int argc, char **argv)
 		case 'n': noev = true; break;
 		case 'r': flags |= XPROBES_F_RETURNS; break;
 		case 'R': rec = true; break;
+		case 't': trap = true; break;
 		case 'h': uhook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
@@ -251,7 +261,10 @@ static int uhook_add(int argc, char **argv)
 		return EXIT_USAGE;
 	if (uhook_resolve(pid, argv[optind + 1], &addr, &size, path, &offset))
 		return EXIT_RUNTIME;
-	nbr = branches_into(path, offset, br, XPROBES_UH_BRANCHES_MAX, &why);
+	if (trap)
+		flags |= XPROBES_F_TRAP;
+	/* a trap changes one byte: no branch can land inside it */
+	nbr = trap ? 0 : branches_into(path, offset, br, XPROBES_UH_BRANCHES_MAX, &why);
 	if (nbr < 0) {
 		fprintf(stderr, "xprobectl: uhook add: cannot find the branches into %s in %s: %s\n",
 			argv[optind + 1], path, why);

@@ -29,7 +29,15 @@
  *    memory without an index register is a tail call through a function
  *    pointer (to some function's start, never into a prologue).
  * Exception-table fixups that land inside are checked in hook.c, which has
- * the table. This file works on a buffer, so KUnit can feed it real code.
+ * the table.
+ *
+ * A user hook that stays an int3 (XPROBES_F_TRAP: the uprobe sends each
+ * entry to the trampoline, no jump is written) covers only the first
+ * instruction (xp_cover_decide_trap()): no byte of the function but the
+ * first changes, so a branch to any instruction boundary lands on the
+ * file's own bytes, and nothing else of the function needs to be read.
+ *
+ * This file works on a buffer, so KUnit can feed it real code.
  */
 #include <linux/types.h>
 #include <linux/errno.h>
@@ -215,6 +223,30 @@ int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsig
 		    const struct xp_ranges *thunks, struct xp_cover *c)
 {
 	return decide(func, base, size, off, thunks, c, NULL);
+}
+
+int xp_cover_decide_trap(const u8 *func, unsigned int size, unsigned int off,
+			 struct xp_cover *c)
+{
+	struct xp_insn insn;
+
+	c->bytes = 0;
+	c->ninsn = 0;
+	c->branch_from = 0;
+	c->why = NULL;
+	if (off >= size ||
+	    xp_insn_decode(&insn, func + off, min_t(unsigned int, size - off, XP_INSN_MAX))) {
+		c->why = "the first instruction runs past the function's end";
+		return -ERANGE;
+	}
+	/* As in decide(): what a slot cannot run, and no jcc behind the records stub. */
+	if (insn.kind == XP_INSN_REFUSE || insn.kind == XP_INSN_JCC) {
+		c->why = "the first instruction cannot be displaced out of line";
+		return -EINVAL;
+	}
+	c->bytes = insn.len;
+	c->ninsn = 1;
+	return 0;
 }
 
 int xp_branch_into(const u8 *func, unsigned long base, unsigned int size, unsigned long lo,

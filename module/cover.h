@@ -31,7 +31,7 @@ static inline bool xp_in_ranges(const struct xp_ranges *t, unsigned long a)
 }
 
 struct xp_cover {
-	unsigned int bytes;	/* covered bytes from the hook, >= XP_JUMP_SIZE */
+	unsigned int bytes;	/* covered bytes from the hook, >= XP_JUMP_SIZE but for a trap */
 	unsigned int ninsn;	/* whole instructions among them */
 	unsigned int branch_from;	/* with a branch refusal: where the branch is */
 	const char *why;	/* why not, or NULL */
@@ -69,5 +69,13 @@ struct xp_cover_tables {
  */
 int xp_cover_decide_user(const u8 *func, unsigned long base, unsigned int size,
 			 unsigned int off, struct xp_cover *c, struct xp_cover_tables *t);
+
+/*
+ * A user hook that stays an int3 (uhook.c, XPROBES_F_TRAP): its trampoline
+ * runs only the instruction at @off, which must be one a slot can run and
+ * not a jcc; @c->bytes is its length (below XP_JUMP_SIZE, often).
+ */
+int xp_cover_decide_trap(const u8 *func, unsigned int size, unsigned int off,
+			 struct xp_cover *c);
 
 #endif /* _XPROBES_COVER_H */

@@ -460,9 +460,12 @@ static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 
 static int xp_put_uhook(struct sk_buff *msg, struct xp_uhook *h)
 {
+	u32 kind = h->trap ? XPROBES_F_TRAP :
+		   h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL;
+
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
 	       nla_put_u32(msg, XPROBES_A_PID, h->pid) ||
-	       nla_put_u32(msg, XPROBES_A_FLAGS, (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) |
+	       nla_put_u32(msg, XPROBES_A_FLAGS, kind |
 			   (xp_uhook_gone(h) ? XPROBES_UHOOK_GONE : 0) |
 			   (h->events ? XPROBES_UHOOK_EVENTS : 0) |
 			   (h->returns ? XPROBES_UHOOK_RETURNS : 0) |
@@ -529,10 +532,10 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	req.flags = flags;
 	req.cookie = a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0;
 	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS | XPROBES_F_RECORDS |
-		      XPROBES_F_UNWINDER)) {
+		      XPROBES_F_UNWINDER | XPROBES_F_TRAP)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],
-				    "a user hook takes no flag but events, records, returns and "
-				    "unwinder");
+				    "a user hook takes no flag but events, records, returns, "
+				    "unwinder and trap");
 		return -EINVAL;
 	}
 	if ((flags & XPROBES_F_UNWINDER) &&

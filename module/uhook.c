@@ -29,6 +29,15 @@
  * byte, serialise; then the uprobe goes (it finds no int3 and writes
  * nothing). The trampoline stays mapped: threads may still be in it.
  *
+ * A hook with XPROBES_F_TRAP stops at step 1: the uprobe's int3 stays, and
+ * each entry takes the trap to reach the trampoline, which then covers the
+ * first instruction only (cover.c). Nothing but that byte changes, so no
+ * branch can land inside a jump and none is looked for: xprobectl places
+ * such a hook without disassembling the file (an unwinder's entry point in
+ * libc, met once per exception or per process, is not worth a scan of it).
+ * The cover is published all the same (ucover.c), one instruction long:
+ * the seccomp seal finds the process's hooks by it.
+ *
  * A forked child inherits the patched text and the mapping, so it runs the
  * trampolines, which only run the function's own instructions: correct
  * whether the child is traced or not, and with the module gone.
@@ -730,6 +739,7 @@ static struct xp_uhook *uhook_new(const struct xp_uhook_req *req, struct task_st
 	}
 	h->returns = (h->events || h->records) && (req->flags & XPROBES_F_RETURNS);
 	h->unwinder = h->events && (req->flags & XPROBES_F_UNWINDER);
+	h->trap = req->flags & XPROBES_F_TRAP;
 	return h;
 }
 
@@ -797,7 +807,12 @@ static int uhook_decide(struct xp_uhook *h, const struct xp_uhook_req *req,
 	/* Where: past ENDBR64, which indirect calls need to find at the entry. */
 	if (req->size >= 4 && !memcmp(buf, "\xf3\x0f\x1e\xfa", 4))
 		site_off = 4;
-	err = xp_cover_decide_user(buf, h->func, req->size, site_off, &c, &tables);
+	if (h->trap) {
+		tables.reg_jumps = 0;
+		err = xp_cover_decide_trap(buf, req->size, site_off, &c);
+	} else {
+		err = xp_cover_decide_user(buf, h->func, req->size, site_off, &c, &tables);
+	}
 	if (!err && tables.reg_jumps)
 		err = check_tables(h->add_task, &tables, h->func + site_off, c.bytes, &c.why);
 	if (err) {
@@ -807,7 +822,8 @@ static int uhook_decide(struct xp_uhook *h, const struct xp_uhook_req *req,
 	h->addr = h->func + site_off;
 	h->cover = c.bytes;
 	h->ninsn = c.ninsn;
-	err = branch_from_outside(req, site_off, c.bytes, extack);
+	/* A trap's one instruction: a branch lands on its start or not in it. */
+	err = h->trap ? 0 : branch_from_outside(req, site_off, c.bytes, extack);
 	if (err)
 		goto out;
 	if (covers_syscall(buf + site_off, c.bytes, h->istart)) {
@@ -1106,6 +1122,8 @@ static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG(extack, "uprobes refused the site (its first instruction)");
 		return err;
 	}
+	if (h->trap)
+		return 0;	/* the int3 stays: step 1 is the whole protocol */
 	err = h->ninsn > 1 ? wait_outside(h, extack) : 0;
 	if (!err && READ_ONCE(h->orphan))
 		err = -ESRCH;	/* its view, and the sigreturn fixup, went: no jump */

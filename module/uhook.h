@@ -114,6 +114,7 @@ struct xp_uhook {
 	bool returns;			/* each call's return fires too (uevent.c) */
 	bool records;			/* writes records instead (urec.c) */
 	bool unwinder;			/* an unwinder's entry (uunwind.c) */
+	bool trap;			/* stays the uprobe's int3: no jump (XPROBES_F_TRAP) */
 	bool rets_gone;			/* no thunk may name it any more (uevent.c) */
 	atomic64_t ret_missed;		/* calls whose return could not be taken */
 	u64 cookie;			/* passed with each event */

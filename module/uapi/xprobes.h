@@ -127,7 +127,11 @@ enum xprobes_mode {
 							 * its caller; only x64_sys_call (every
 							 * syscall's exit, rax = its result) */
 #define XPROBES_F_TRAP			(1U << 4)	/* hook: always an int3, never
-							 * turned into a call or jump hook */
+							 * turned into a call or jump hook;
+							 * user hook: the uprobe's int3
+							 * stays, no jump is written, no
+							 * branches are needed (and in
+							 * UHOOK_GET's flags: such a hook) */
 #define XPROBES_F_USER_TABLES		(1U << 5)	/* walk: the PTI user-mode tables
 							 * (what the CPU uses in user mode) */
 #define XPROBES_F_EVENTS		(1U << 6)	/* user hook: every call enters the

@@ -15,6 +15,8 @@
 # (f) rmmod while a thread sleeps inside a hooked function with returns:
 # it returns through its thunk, without the module, and runs on.
 # (g) trace on user hooks, PROBE per function, trace killed with SIGKILL.
+# (h) A trap hook (--trap) where a jump is refused: an int3 and the file's
+# bytes executed, every call counted through it, none of the child's.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 5000 10)
 
@@ -40,6 +42,18 @@ e=$(json_get "$j" id)
 j=$(xprobectl uhook add --json --cookie 2 --no-events $P uh_call) || fail "uhook add uh_call"
 assert_eq "uh_call: no events" false "$(json_get "$j" events)"
 c=$(json_get "$j" id)
+# (h) A trap (--trap) on uh_loop, whose loop branches into the bytes a jump
+# would cover (27 sees the jump refused): the uprobe's int3 stays, the
+# trampoline runs the first instruction, the file is not disassembled.
+la=$(($(fn_addr /tmp/ue.out uh_loop)))
+lorig=$(uhtarget -r $P $la 6)
+j=$(xprobectl uhook add --json --cookie 4 --trap $P uh_loop) || fail "uhook add --trap uh_loop"
+assert_eq "uh_loop: kind" trap "$(json_get "$j" kind)"
+assert_eq "uh_loop: bytes and instructions covered (xor: 2, 1)" "2 1" \
+	"$(json_get "$j" bytes) $(json_get "$j" instructions)"
+t=$(json_get "$j" id)
+assert_eq "uh_loop: $P executes an int3, then the file's bytes" "cc ${lorig#?? }" \
+	"$(uhtarget -r $P $la 6)"
 
 # (c)
 kh=$(xprobectl hook list $P | awk '/__x64_sys_ni_syscall/ { print $1 }')
@@ -62,12 +76,19 @@ assert_eq "uh_args6: return events listed" $((2 * N)) "$(rets $g)"
 assert_eq "uh_endbr: return events listed" $((2 * N)) "$(rets $e)"
 assert_eq "uh_add: no return events" - "$(rets $a)"
 assert_eq "uh_call: no events listed" - "$(hits $c)"
+trapped() { xprobectl uhook list $P | awk -v i=$1 '$1 == i { print $(NF - 3) }'; }
+assert_eq "uh_loop (trap): events listed" $((2 * N)) "$(hits $t)"
+assert_eq "uh_loop (trap): every call through the int3" $((2 * N)) "$(trapped $t)"
+assert_eq "uh_loop (trap): kind listed" trap \
+	"$(xprobectl uhook list $P | awk -v i=$t '$1 == i { print $5 }')"
 
 # (d) the child is in the view (fork is followed), but not the hooked mm
 kill -USR1 $P
 wait_for /tmp/ue.out '^child' "the forked child did not report" 6000
 assert_match "the forked child computed right" "child ok" "$(grep '^child' /tmp/ue.out)"
 assert_eq "uh_add: the child fired nothing" $((2 * N)) "$(hits $a)"
+assert_eq "uh_loop (trap): the child's calls stepped by uprobes, not counted" \
+	"$((2 * N)) $((2 * N))" "$(hits $t) $(trapped $t)"
 
 kill -INT $E
 wait $E
@@ -101,6 +122,10 @@ assert_eq "uh_endbr: events and returns in BPF" "$((2 * N)) $((2 * N))" \
 	"$(field "$a3" count) $(field "$a3" rcount)"
 assert_eq "uh_endbr: every return to one call site" 0 "$(field "$a3" rbad)"
 assert_eq "uh_add: no return events in BPF" 0 "$(field "$a1" rcount)"
+a4=$(grep '^cookie 4 ' /tmp/uev.out)
+assert_eq "uh_loop (trap): events in BPF" $((2 * N)) "$(field "$a4" count)"
+assert_eq "uh_loop (trap): every event at the function, from one call site" 0 "$(field "$a4" bad)"
+assert_eq "uh_loop (trap): ip" $la $(($(field "$a4" ip)))
 assert_eq "no events of other hooks" "" "$(grep '^cookie 2 ' /tmp/uev.out)"
 assert_eq "no events with other cookies" "other 0" "$(grep '^other' /tmp/uev.out)"
 
