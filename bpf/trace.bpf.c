@@ -988,11 +988,13 @@ static __always_inline void thread_exit(__u32 tid, __u32 tgid)
  */
 
 /*
- * Weak: a kernel without its data symbols in kallsyms (KALLSYMS_ALL=n)
- * cannot give it, and fallback mode, which runs there, needs none; the
- * module, which views mode needs, resolves init_mm itself at load.
+ * init_mm's address, from xprobectl's reading of /proc/kallsyms
+ * (ctl/klocks.c; an extern would have libbpf read it all again): 0 on a
+ * kernel without its data symbols there (KALLSYMS_ALL=n), and in fallback
+ * mode, which needs none; the module, which views mode needs, resolves
+ * init_mm itself at load.
  */
-extern const void init_mm __ksym __weak;
+const volatile __u64 init_mm_addr;
 
 /*
  * switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving, for a task
@@ -1009,7 +1011,7 @@ static __always_inline void hook_switch_out(struct task_struct *next, const void
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 
-	if (next == cur || !cur->mm || (!next && next_mm != &init_mm))
+	if (next == cur || !cur->mm || (!next && (__u64)next_mm != init_mm_addr))
 		return;
 	switch_out(cur, 0, false, ctx, sp, false);
 }

@@ -1379,7 +1379,9 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->unwind_fix = s->unwind_fix;
 	bpf_program__set_autoload(s->skel->progs.unwind_start, s->unwind_fix);
 	s->skel->rodata->klock_n = klocks_load((uint64_t *)s->skel->rodata->klock_lo,
-					       (uint64_t *)s->skel->rodata->klock_hi, TRACE_KLOCKS);
+					       (uint64_t *)s->skel->rodata->klock_hi, TRACE_KLOCKS,
+					       s->views ? (uint64_t *)&s->skel->rodata->init_mm_addr :
+					       NULL);
 	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
 	bpf_map__set_max_entries(s->skel->maps.pstats, s->children ? TRACE_PROC_SLOTS * s->nfuncs : 1);
 	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
