@@ -224,11 +224,22 @@ fi
 
 # (f)
 killed() {	# killed PID WHAT: PID ends within 5 s of SIGKILL
-	local i=0
+	local i=0 t
 	kill -KILL $1 2>/dev/null
 	while kill -0 $1 2>/dev/null; do
 		i=$((i + 1))
-		[ $i -lt 100 ] || fail "$2 could not be killed"
+		if [ $i -ge 100 ]; then	# where it waits, and what holds P's lock
+			for t in /proc/$1/task/*; do
+				note "$2: task ${t##*/} ($(cat $t/wchan 2>/dev/null)):"
+				sed 's/^/#   /' $t/stack 2>/dev/null
+			done
+			for t in /proc/[0-9]*/task/*; do
+				grep -q "mmap\|uprobe\|xp_\|fuse" $t/stack 2>/dev/null || continue
+				note "task $t ($(cat $t/comm 2>/dev/null)):"
+				sed 's/^/#   /' $t/stack
+			done
+			fail "$2 could not be killed"
+		fi
 		sleep 0.05
 	done
 	wait $1 2>/dev/null
