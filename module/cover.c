@@ -32,8 +32,11 @@
  * the table.
  *
  * A user hook that stays an int3 (XPROBES_F_TRAP: the uprobe sends each
- * entry to the trampoline, no jump is written) covers only the first
- * instruction (xp_cover_decide_trap()): no byte of the function but the
+ * entry to the trampoline, no jump is written) covers the instructions a
+ * jump would, or the first alone where those could never be a jump's
+ * (xp_cover_decide_trap()): its trampoline jumps back where a later jump's
+ * would, so a thread still in it then (stopped, or in the event's system
+ * call) does not land inside that jump. No byte of the function but the
  * first changes, so a branch to any instruction boundary lands on the
  * file's own bytes, and nothing else of the function needs to be read.
  *
@@ -114,9 +117,12 @@ static int user_jump(const struct xp_insn *insn, const u8 *p)
 	return ((sib >> 3) & 7) == 4 && !(rex & 2) ? 0 : -1;
 }
 
-static int decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
-		  const struct xp_ranges *thunks, struct xp_cover *c,
-		  struct xp_cover_tables *t)
+/*
+ * The instructions a jump's 5 bytes at @off start in, each one a slot can
+ * run (@user: user code's rules, see the header): their end in *@endp.
+ */
+static int cover_insns(const u8 *func, unsigned int size, unsigned int off, bool user,
+		       struct xp_cover *c, unsigned int *endp)
 {
 	unsigned int pos, end;
 	struct xp_insn insn;
@@ -129,10 +135,14 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 
 	/* The instructions the jump's 5 bytes start in. */
 	for (pos = off; pos < off + XP_JUMP_SIZE; pos += insn.len) {
-		if (pos >= size || xp_insn_decode(&insn, func + pos,
-						   min_t(unsigned int, size - pos, XP_INSN_MAX))) {
+		if (pos >= size) {	/* -ERANGE: the only refusal that depends on @size */
 			c->why = "the covered instructions run past the function's end";
 			return -ERANGE;
+		}
+		if (xp_insn_decode(&insn, func + pos,
+				   min_t(unsigned int, size - pos, XP_INSN_MAX))) {
+			c->why = "a covered instruction does not decode";
+			return -EINVAL;
 		}
 		c->ninsn++;
 		if (insn.kind == XP_INSN_SLOT)
@@ -144,7 +154,7 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 		 * by a jump might).
 		 */
 		if (insn.kind == XP_INSN_REFUSE ||
-		    (!t && (insn.kind == XP_INSN_RET || pos == off)) ||
+		    (!user && (insn.kind == XP_INSN_RET || pos == off)) ||
 		    (pos == off && insn.kind == XP_INSN_JCC)) {
 			c->why = insn.kind == XP_INSN_REFUSE ?
 				 "a covered instruction cannot run out of line" :
@@ -166,6 +176,21 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 		c->why = "the covered instructions are too long";
 		return -E2BIG;
 	}
+	*endp = end;
+	return 0;
+}
+
+static int decide(const u8 *func, unsigned long base, unsigned int size, unsigned int off,
+		  const struct xp_ranges *thunks, struct xp_cover *c,
+		  struct xp_cover_tables *t)
+{
+	unsigned int pos, end;
+	struct xp_insn insn;
+	int err;
+
+	err = cover_insns(func, size, off, t != NULL, c, &end);
+	if (err)
+		return err;
 
 	/* Every instruction of the function, for branches into (off, end). */
 	for (pos = 0; pos < size; pos += insn.len) {
@@ -229,7 +254,16 @@ int xp_cover_decide_trap(const u8 *func, unsigned int size, unsigned int off,
 			 struct xp_cover *c)
 {
 	struct xp_insn insn;
+	unsigned int end;
+	int err;
 
+	/* What a jump would cover: a later jump at the site jumps back there too. */
+	err = cover_insns(func, size, off, true, c, &end);
+	if (!err)
+		c->bytes = end - off;
+	if (err != -EINVAL && err != -E2BIG)
+		return err;	/* 0, or a size a later add may give larger */
+	/* No jump can ever go here (the file's bytes say so): the first alone. */
 	c->bytes = 0;
 	c->ninsn = 0;
 	c->branch_from = 0;

@@ -72,8 +72,10 @@ int xp_cover_decide_user(const u8 *func, unsigned long base, unsigned int size,
 
 /*
  * A user hook that stays an int3 (uhook.c, XPROBES_F_TRAP): its trampoline
- * runs only the instruction at @off, which must be one a slot can run and
- * not a jcc; @c->bytes is its length (below XP_JUMP_SIZE, often).
+ * runs the instructions a jump at @off would cover, whatever branches into
+ * them, or where no jump's could ever be run out of line, the one at @off
+ * alone (a slot can run it, not a jcc; @c->bytes is then below
+ * XP_JUMP_SIZE, often).
  */
 int xp_cover_decide_trap(const u8 *func, unsigned int size, unsigned int off,
 			 struct xp_cover *c);

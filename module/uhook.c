@@ -1317,7 +1317,7 @@ int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack)
 	if (err)
 		goto out_slot;
 	/* A signal frame saved inside the cover returns to the trampoline (ucover.c). */
-	if (h->ninsn > 1) {
+	if (h->ninsn > 1 && !h->trap) {	/* a trap leaves the file's bytes there */
 		err = xp_usigret_get(v, extack);
 		if (err)
 			goto out_slot;
@@ -1424,7 +1424,7 @@ void xp_uhooks_view_gone(struct xp_view *v)
 		WRITE_ONCE(h->orphan, true);
 		if (h->state != XP_UH_LIVE)
 			continue;
-		if (mmget_not_zero(h->mm)) {
+		if (h->live && mmget_not_zero(h->mm)) {	/* a trap has no jump */
 			disarm(h, XP_WAIT_NOFAULT);	/* else the reaper does */
 			mmput_async(h->mm);	/* the last one may wait for aio */
 		}

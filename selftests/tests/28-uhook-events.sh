@@ -44,12 +44,13 @@ assert_eq "uh_call: no events" false "$(json_get "$j" events)"
 c=$(json_get "$j" id)
 # (h) A trap (--trap) on uh_loop, whose loop branches into the bytes a jump
 # would cover (27 sees the jump refused): the uprobe's int3 stays, the
-# trampoline runs the first instruction, the file is not disassembled.
+# trampoline runs what a jump's would (so that a later jump there finds no
+# thread of the trap's landing inside it), the file is not disassembled.
 la=$(($(fn_addr /tmp/ue.out uh_loop)))
 lorig=$(uhtarget -r $P $la 6)
 j=$(xprobectl uhook add --json --cookie 4 --trap $P uh_loop) || fail "uhook add --trap uh_loop"
 assert_eq "uh_loop: kind" trap "$(json_get "$j" kind)"
-assert_eq "uh_loop: bytes and instructions covered (xor: 2, 1)" "2 1" \
+assert_eq "uh_loop: bytes and instructions covered (xor, add: 5, 2)" "5 2" \
 	"$(json_get "$j" bytes) $(json_get "$j" instructions)"
 t=$(json_get "$j" id)
 assert_eq "uh_loop: $P executes an int3, then the file's bytes" "cc ${lorig#?? }" \
