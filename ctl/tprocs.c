@@ -67,6 +67,8 @@ static void tproc_add(struct tsession *s, const struct trace_proc *p, bool attac
 	if (!attach || trace_attach_pid(s, t->pid, &t->ls, true)) {
 		linkset_free(&t->ls);
 		t->unprobed = attach;
+	} else if (s->verbose) {	/* its calls are seen from now on */
+		fprintf(stderr, "xprobectl: pid %d (%s): probes attached\n", (int)t->pid, t->comm);
 	}
 }
 

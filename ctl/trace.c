@@ -97,7 +97,8 @@ static void trace_usage(FILE *f)
 "                            switch (the default, no kernel entry per call; -T,\n"
 "                            --folded, --latency, and a process without rseq, use\n"
 "                            events)\n"
-"  -v, --verbose             libbpf's messages\n");
+"  -v, --verbose             libbpf's messages; with --children or --cgroup, each\n"
+"                            process added, once its probes are attached\n");
 }
 
 static bool verbose;
@@ -654,7 +655,7 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 		/*
 		 * The functions of one file that have no user hook, those that
 		 * take a return probe first (the uretprobe link takes the first
-		 * nret, the uprobe link all n).
+		 * nret, the uprobe link all n that it did not refuse).
 		 */
 		n = 0;
 		nret = 0;
@@ -677,9 +678,15 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 		m.refusals = 0;
 		if (n >= 100 && !quiet)
 			fprintf(stderr, "xprobectl: attaching %d functions in %s\n", n, m.path);
-		err = multi_range(&m, 0, n, false);
-		/* the return link: those of the first nret the entry link took */
-		for (j = k = 0; !err && j < nret; j++) {
+		/*
+		 * The return link first: a call whose entry a probe sees has
+		 * its return caught too, however the process's calls and the
+		 * attach interleave (entries first left the calls between
+		 * the two links abandoned: 53-cgroup's joiner on 6.1).
+		 */
+		err = multi_range(&m, 0, nret, true);
+		/* the entry link: those of the first nret the return link took, and the rest */
+		for (j = k = 0; !err && j < n; j++) {
 			if (s->funcs[m.fidx[j]].unprobed)
 				continue;
 			m.offs[k] = m.offs[j];
@@ -687,7 +694,7 @@ static int attach_multi(struct tsession *s, pid_t pid, struct linkset *ls, bool 
 			m.fidx[k++] = m.fidx[j];
 		}
 		if (!err)
-			err = multi_range(&m, 0, k, true);
+			err = multi_range(&m, 0, k, false);
 		if (err) {
 			if (verbose)
 				fprintf(stderr, "xprobectl: uprobe_multi on %s: %s; one probe per "
@@ -734,16 +741,25 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 			continue;
 		if (stop_req)	/* Ctrl-C while attaching: the report of what is in */
 			break;
-		in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
-						     f->offset, &o);
-		err = libbpf_get_error(in);
-		if (!err && !f->no_return) {
+		/* the return first, as in attach_multi() */
+		err = 0;
+		if (!f->no_return) {
 			o.retprobe = true;
 			out = bpf_program__attach_uprobe_opts(s->skel->progs.fn_return, pid,
 							      f->path, f->offset, &o);
 			err = libbpf_get_error(out);
+			if (err)
+				out = NULL;
+			o.retprobe = false;
+		}
+		in = NULL;
+		if (!err) {
+			in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
+							     f->offset, &o);
+			err = libbpf_get_error(in);
 			if (err) {
-				bpf_link__destroy(in);
+				in = NULL;
+				bpf_link__destroy(out);
 				out = NULL;
 			}
 		}
@@ -1589,7 +1605,7 @@ int cmd_trace(int argc, char **argv)
 			if (*e || !(lo.min_us >= 0 && lo.min_us < 1e9))
 				return usage_error("bad --latency-min-us '%s'", optarg);
 			break;
-		case 'v': verbose = true; break;
+		case 'v': verbose = s.verbose = true; break;
 		case 'h': trace_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}

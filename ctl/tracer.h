@@ -82,6 +82,7 @@ struct tsession {
 	bool unwind_fix;	/* unwinders give uretprobe slots back (trace.bpf.c) */
 	bool unwind_said;	/* ... or we said they cannot */
 	bool children;		/* --children */
+	bool verbose;		/* -v */
 	struct tproc *procs;	/* --children: every process the target forked */
 	int nprocs, capprocs;
 	struct xp_nl *nl;	/* views mode: the view's socket */
