@@ -5,7 +5,7 @@
  * front of its trampoline's instructions, a stub that calls the records
  * block of its area (urec_tmpl.S):
  *
- *	mov %rax, -16(%rsp); mov $cookie, %eax; call urec_entry; mov -16(%rsp), %rax
+ *	mov %rax, -16(%rsp); mov $cookie, %eax; call xp_urec_entry; mov -16(%rsp), %rax
  *
  * which appends {tsc, entry sp | cookie} to the record buffer of the CPU
  * the thread runs on, under rseq, and (with returns) makes the return
@@ -672,7 +672,7 @@ static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb
 	put_unaligned_le64(base + TMPL_OFF(xp_urec_abort), desc + 24);
 }
 
-/* Return thunk @i at @at: keep rax, call urec_ret, jump to its target. */
+/* Return thunk @i at @at: keep rax, call xp_urec_ret, jump to its target. */
 static void build_thunk(u8 *p, unsigned long at, unsigned long base, unsigned int i)
 {
 	static const u8 save[] = { 0x48, 0x89, 0x44, 0x24, 0xf0 };	/* mov %rax,-16(%rsp) */

@@ -7,19 +7,19 @@
  * rip-relative here points into the same block, so the copy runs wherever
  * it lands.
  *
- * urec_entry is called by a hook's stub at the function's entry, with the
+ * xp_urec_entry is called by a hook's stub at the function's entry, with the
  * hook's cookie in eax (the stub keeps eax). The function's return address
  * is at 8(%rsp): it becomes the address of the return thunk for it, found
  * in the block's hash (or made by the kernel, on the slow path), so that
- * the return writes a record too. urec_ret is called by a return thunk,
+ * the return writes a record too. xp_urec_ret is called by a return thunk,
  * which keeps rax and then jumps to the real return address.
  *
  * Both append one record, {rdtsc, entry sp | kind | cookie}, to the buffer
  * of the CPU the thread is on, inside an rseq critical section: preempted,
  * migrated or signalled before the commit (the count's store), the thread
- * restarts at urec_abort, so two threads never mix inside a buffer and a
+ * restarts at xp_urec_abort, so two threads never mix inside a buffer and a
  * buffer only ever holds whole records. Only what the kernel saves for the
- * thread (urec_full, a miss) enters it: a full buffer or a return address
+ * thread (xp_urec_full, a miss) enters it: a full buffer or a return address
  * the block has no thunk for yet.
  *
  * Registers: the routines save what they use below the stack pointer. At a

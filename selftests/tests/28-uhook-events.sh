@@ -134,7 +134,7 @@ assert_eq "no events with other cookies" "other 0" "$(grep '^other' /tmp/uev.out
 assert_eq "syscall 420 outside any view: ENOSYS" ENOSYS "$(uhtarget -s 420)"
 
 # (h) The view ends while P runs: the trap's byte comes back with its
-# uprobe, and nothing looked for a jump there (until 2026-11-28 every
+# uprobe, and nothing looked for a jump there (until 2026-11-29 every
 # view's end warned that a trap's text "is no longer our jump").
 xprobectl view del $P || fail "view del (h)"
 i=0

@@ -164,7 +164,7 @@ note "ok: latency --cgroup counts the cgroup's calls (below it, forked before, j
 # its view in views mode, and its uprobes, which trace -v says it attached.
 # (A fixed second after the view was not always enough: 6.1's fallback
 # mode, one probe per function, lost 3 of the joiner's 6 calls in make
-# check on 2026-11-28, their entries seen and not their returns.)
+# check on 2026-11-29, their entries seen and not their returns.)
 joined() {
 	[ $mode = views ] && wait_view $1
 	wait_for /tmp/tc.err "pid $1 (.*): probes attached" "trace did not attach to pid $1" 1200
