@@ -137,12 +137,7 @@ assert_eq "syscall 420 outside any view: ENOSYS" ENOSYS "$(uhtarget -s 420)"
 # uprobe, and nothing looked for a jump there (until 2026-11-29 every
 # view's end warned that a trap's text "is no longer our jump").
 xprobectl view del $P || fail "view del (h)"
-i=0
-while [ "$(uhtarget -r $P $la 6)" != "$lorig" ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "uh_loop's bytes after its view went: $(uhtarget -r $P $la 6)"
-	sleep 0.05
-done
+wait_text $P $la 6 "$lorig" "uh_loop's bytes after its view went"
 assert_eq "uh_loop (trap): its view's end took no jump out" "" \
 	"$(dmesg | grep "uhook $t: .*no longer our jump")"
 

@@ -341,12 +341,7 @@ hold 3072
 within "view del waited for P's mmap lock" xprobectl view del $P
 others_go "the view of a process holding its lock went"
 release
-i=0
-while [ "$(uhtarget -r $P $fa 8)" != "$orig" ]; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "P's text was not restored after its view went: $(uhtarget -r $P $fa 8)"
-	sleep 0.05
-done
+wait_text $P $fa 8 "$orig" "P's text was not restored after its view went"
 note "ok: P's text is its file's again once its view went and the lock is free"
 
 # S runs P's program and holds its own mmap lock: uprobes' registration on P

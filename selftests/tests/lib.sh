@@ -92,6 +92,22 @@ wait_for() {
 	done
 }
 
+# wait_eq WANT TRIES SECS WHAT CMD...: until CMD prints WANT, polling every
+# SECS seconds at most TRIES times; fail with WHAT and what it printed last.
+wait_eq() {
+	local want=$1 tries=$2 secs=$3 what=$4 i=0 got
+	shift 4
+	while got=$("$@"); [ "$got" != "$want" ]; do
+		i=$((i + 1))
+		[ $i -lt "$tries" ] || fail "$what: $got"
+		sleep "$secs"
+	done
+}
+
+# wait_text PID ADDR LEN BYTES WHAT: PID's memory at ADDR (uhtarget -r, LEN
+# bytes) reads BYTES within 5 s, or fail with WHAT and what it reads.
+wait_text() { wait_eq "$4" 100 0.05 "$5" uhtarget -r "$1" "$2" "$3"; }
+
 # start_loop OUTFILE SYSLOOP-ARGS...: start sysloop -g in the background and
 # wait until it is ready; sets LOOP_PID.
 start_loop() {
@@ -181,14 +197,7 @@ wait_settled() {
 # wait_views N: until N views are left. A view whose process exited ends in
 # the background, and with call or jump hooks that takes an RCU-tasks grace
 # period; until then its hooks still count in the coherence figures.
-wait_views() {
-	local i=0
-	while [ "$(status_field views)" != "$1" ]; do
-		i=$((i + 1))
-		[ $i -lt 300 ] || fail "$(status_field views) views left, not $1"
-		sleep 0.1
-	done
-}
+wait_views() { wait_eq "$1" 300 0.1 "views left, not $1" status_field views; }
 # armed_byte ID: the first byte hook ID puts in its copy: cc for an int3, e9
 # for a call or jump hook (a jmp to its entry). After wait_settled: a hook
 # waiting to become a jump reads int3 here and may be a jump a moment later.
