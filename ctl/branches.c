@@ -192,31 +192,11 @@ static struct file_branches *branches_of(const char *path, const char **why)
 bool branches_cheap(const char *path, uint64_t max_text)
 {
 	struct file_branches *fb;
-	struct elf_seg segs[16];
-	uint64_t text = 0;
-	size_t nsegs, i;
-	Elf *e;
-	int fd;
 
 	for (fb = cache; fb; fb = fb->next)
 		if (!strcmp(fb->path, path))
 			return true;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return false;
-	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (e && elf_kind(e) == ELF_K_ELF) {
-		nsegs = elf_exec_segs(e, segs, 16);
-		for (i = 0; i < nsegs; i++)
-			text += segs[i].filesz;
-	} else {
-		text = UINT64_MAX;
-	}
-	if (e)
-		elf_end(e);
-	close(fd);
-	return text <= max_text;
+	return elf_exec_bytes(path) <= max_text;
 }
 
 int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,

@@ -92,6 +92,25 @@ static void elf_done(Elf *e, int fd)
 	close(fd);
 }
 
+uint64_t elf_exec_bytes(const char *path)
+{
+	struct elf_seg segs[16];
+	uint64_t bytes = UINT64_MAX;
+	size_t i, n;
+	int fd;
+	Elf *e = elf_read(path, &fd);
+
+	if (!e)
+		return bytes;
+	if (elf_kind(e) == ELF_K_ELF) {
+		n = elf_exec_segs(e, segs, sizeof(segs) / sizeof(segs[0]));
+		for (bytes = 0, i = 0; i < n; i++)
+			bytes += segs[i].filesz;
+	}
+	elf_done(e, fd);
+	return bytes;
+}
+
 bool elf_has_section(const char *path, const char *name)
 {
 	bool found = false;

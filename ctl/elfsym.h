@@ -17,6 +17,9 @@ struct elf_seg {
 /* The executable PT_LOAD segments of E into SEGS, at most MAX: how many. */
 size_t elf_exec_segs(Elf *e, struct elf_seg *segs, size_t max);
 
+/* The bytes of PATH's executable PT_LOAD segments; UINT64_MAX if it is no ELF file. */
+uint64_t elf_exec_bytes(const char *path);
+
 /* Called once per distinct function (aliases at one offset are reported once, by one name). */
 typedef int (*elf_func_cb)(const char *name, uint64_t offset, uint64_t size, void *arg);
 

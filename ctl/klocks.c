@@ -90,10 +90,11 @@ static int klocks_read(uint64_t *lo, uint64_t *hi, int max, uint64_t *init_mm)
 			*init_mm = a;
 		if (len == 6 && !memcmp(name, "_etext", 6))
 			text_done = true;	/* the kernel's data next, then modules */
-		if (text_done && (!init_mm || *init_mm))
-			break;
-		if (text_done)
+		if (text_done) {
+			if (!init_mm || *init_mm)
+				break;
 			continue;
+		}
 		if ((type != 't' && type != 'T') || len >= sizeof(sym) ||
 		    (!memmem(name, len, "lock", 4) && !memmem(name, len, "down", 4) &&
 		     !memmem(name, len, "rwsem", 5)))

@@ -730,8 +730,8 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .bpf_cookie = i | (uint64_t)pid << 32 |
 			    (s->funcs[i].no_return ? TRACE_ENTRY_ONLY : 0));
 		struct tfunc *f = &s->funcs[i];
-		struct bpf_link *in, *out = NULL;
-		int err;
+		struct bpf_link *in = NULL, *out = NULL;
+		int err = 0;
 
 		if (f->uhook) {
 			ok++;
@@ -742,26 +742,19 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 		if (stop_req)	/* Ctrl-C while attaching: the report of what is in */
 			break;
 		/* the return first, as in attach_multi() */
-		err = 0;
 		if (!f->no_return) {
 			o.retprobe = true;
 			out = bpf_program__attach_uprobe_opts(s->skel->progs.fn_return, pid,
 							      f->path, f->offset, &o);
 			err = libbpf_get_error(out);
-			if (err)
-				out = NULL;
 			o.retprobe = false;
 		}
-		in = NULL;
 		if (!err) {
 			in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
 							     f->offset, &o);
 			err = libbpf_get_error(in);
-			if (err) {
-				in = NULL;
+			if (err)
 				bpf_link__destroy(out);
-				out = NULL;
-			}
 		}
 		if (err) {
 			if (quiet) {

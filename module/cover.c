@@ -118,11 +118,12 @@ static int user_jump(const struct xp_insn *insn, const u8 *p)
 }
 
 /*
- * The instructions a jump's 5 bytes at @off start in, each one a slot can
- * run (@user: user code's rules, see the header): their end in *@endp.
+ * The instructions the @span bytes at @off start in (XP_JUMP_SIZE: a
+ * jump's), each one a slot can run (@user: user code's rules, see the
+ * header): their end in *@endp.
  */
-static int cover_insns(const u8 *func, unsigned int size, unsigned int off, bool user,
-		       struct xp_cover *c, unsigned int *endp)
+static int cover_insns(const u8 *func, unsigned int size, unsigned int off, unsigned int span,
+		       bool user, struct xp_cover *c, unsigned int *endp)
 {
 	unsigned int pos, end;
 	struct xp_insn insn;
@@ -130,11 +131,13 @@ static int cover_insns(const u8 *func, unsigned int size, unsigned int off, bool
 	c->bytes = 0;
 	c->ninsn = 0;
 	c->why = NULL;
-	if (off >= size)
+	if (off >= size) {
+		c->why = "the function ends before the site";
 		return -EINVAL;
+	}
 
 	/* The instructions the jump's 5 bytes start in. */
-	for (pos = off; pos < off + XP_JUMP_SIZE; pos += insn.len) {
+	for (pos = off; pos < off + span; pos += insn.len) {
 		if (pos >= size) {	/* -ERANGE: the only refusal that depends on @size */
 			c->why = "the covered instructions run past the function's end";
 			return -ERANGE;
@@ -162,7 +165,7 @@ static int cover_insns(const u8 *func, unsigned int size, unsigned int off, bool
 				 "a covered instruction is a return";
 			return -EINVAL;
 		}
-		if (pos + insn.len < off + XP_JUMP_SIZE) {
+		if (pos + insn.len < off + span) {
 			c->why = "a branch is followed by more covered instructions";
 			return -EINVAL;
 		}
@@ -188,7 +191,7 @@ static int decide(const u8 *func, unsigned long base, unsigned int size, unsigne
 	struct xp_insn insn;
 	int err;
 
-	err = cover_insns(func, size, off, t != NULL, c, &end);
+	err = cover_insns(func, size, off, XP_JUMP_SIZE, t != NULL, c, &end);
 	if (err)
 		return err;
 
@@ -253,34 +256,18 @@ int xp_cover_decide(const u8 *func, unsigned long base, unsigned int size, unsig
 int xp_cover_decide_trap(const u8 *func, unsigned int size, unsigned int off,
 			 struct xp_cover *c)
 {
-	struct xp_insn insn;
 	unsigned int end;
 	int err;
 
 	/* What a jump would cover: a later jump at the site jumps back there too. */
-	err = cover_insns(func, size, off, true, c, &end);
+	err = cover_insns(func, size, off, XP_JUMP_SIZE, true, c, &end);
+	/* No jump can ever go here (the file's bytes say so): the first alone. */
+	if (err == -EINVAL || err == -E2BIG)
+		err = cover_insns(func, size, off, 1, true, c, &end);
+	/* (-ERANGE: the size given cuts a jump's cover short; a later add may give more) */
 	if (!err)
 		c->bytes = end - off;
-	if (err != -EINVAL && err != -E2BIG)
-		return err;	/* 0, or a size a later add may give larger */
-	/* No jump can ever go here (the file's bytes say so): the first alone. */
-	c->bytes = 0;
-	c->ninsn = 0;
-	c->branch_from = 0;
-	c->why = NULL;
-	if (off >= size ||
-	    xp_insn_decode(&insn, func + off, min_t(unsigned int, size - off, XP_INSN_MAX))) {
-		c->why = "the first instruction runs past the function's end";
-		return -ERANGE;
-	}
-	/* As in decide(): what a slot cannot run, and no jcc behind the records stub. */
-	if (insn.kind == XP_INSN_REFUSE || insn.kind == XP_INSN_JCC) {
-		c->why = "the first instruction cannot be displaced out of line";
-		return -EINVAL;
-	}
-	c->bytes = insn.len;
-	c->ninsn = 1;
-	return 0;
+	return err;
 }
 
 int xp_branch_into(const u8 *func, unsigned long base, unsigned int size, unsigned long lo,

@@ -30,13 +30,14 @@
  * nothing). The trampoline stays mapped: threads may still be in it.
  *
  * A hook with XPROBES_F_TRAP stops at step 1: the uprobe's int3 stays, and
- * each entry takes the trap to reach the trampoline, which then covers the
- * first instruction only (cover.c). Nothing but that byte changes, so no
- * branch can land inside a jump and none is looked for: xprobectl places
- * such a hook without disassembling the file (an unwinder's entry point in
- * libc, met once per exception or per process, is not worth a scan of it).
- * The cover is published all the same (ucover.c), one instruction long:
- * the seccomp seal finds the process's hooks by it.
+ * each entry takes the trap to reach the trampoline, which covers what a
+ * jump would (cover.c: a thread left in it jumps back where a later jump's
+ * would). Nothing but the first byte changes, so no branch can land inside
+ * a jump and none is looked for: xprobectl places such a hook without
+ * disassembling the file (an unwinder's entry point in libc, met once per
+ * exception or per process, is not worth a scan of it). The cover is
+ * published all the same (ucover.c): the seccomp seal finds the process's
+ * hooks by it.
  *
  * A forked child inherits the patched text and the mapping, so it runs the
  * trampolines, which only run the function's own instructions: correct
@@ -822,7 +823,7 @@ static int uhook_decide(struct xp_uhook *h, const struct xp_uhook_req *req,
 	h->addr = h->func + site_off;
 	h->cover = c.bytes;
 	h->ninsn = c.ninsn;
-	/* A trap's one instruction: a branch lands on its start or not in it. */
+	/* A trap leaves the covered bytes but the first as the file has them. */
 	err = h->trap ? 0 : branch_from_outside(req, site_off, c.bytes, extack);
 	if (err)
 		goto out;
