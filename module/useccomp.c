@@ -52,6 +52,9 @@
  * not muted then); an add whose claim falls between the kprobe's look
  * and the filter (docs/userhooks.md).
  *
+ * A kernel built without CONFIG_SECCOMP has none of these ways in (the
+ * system call answers ENOSYS, the prctl EINVAL): no kprobe, no refusal.
+ *
  * Locking: the kprobe handlers run in the installing thread, preemption
  * off; they read the covers' hash under RCU (ucover.c). The work takes
  * xp_views_lock itself, never across a wait for the process. Module exit
@@ -206,15 +209,22 @@ static struct kprobe seccomp32_kp = {
 };
 static bool seccomp32_on;
 
-/* Can a filter installed now go in unseen? (Hooks that enter the kernel are refused then.) */
+/*
+ * Can a filter installed now go in unseen? (Hooks that enter the kernel are
+ * refused then.) A kernel built without seccomp takes none: nothing to watch.
+ */
 bool xp_useccomp_unguarded(void)
 {
-	return !guard_on;
+	return IS_ENABLED(CONFIG_SECCOMP) && !guard_on;
 }
 
 void xp_useccomp_init(void)
 {
-	int err = register_kprobe(&seccomp_kp);
+	int err;
+
+	if (!IS_ENABLED(CONFIG_SECCOMP))
+		return;
+	err = register_kprobe(&seccomp_kp);
 
 	if (!err) {
 		err = register_kprobe(&prctl_kp);

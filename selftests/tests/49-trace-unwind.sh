@@ -222,6 +222,10 @@ note "ok: Rust panics and Go's stacks under trace"
 # twice, and some after it.
 # The light set (debug kernel, -rt boots): TSYNC in views mode, the seal
 # under KASAN and lockdep and full preemption.
+if ! grep -q '^Seccomp:' /proc/self/status; then
+	note "skip: the seccomp cases: this kernel has no seccomp (CONFIG_SECCOMP)"
+	exit 0
+fi
 modes_sc="seccomp prctl tsync int80"
 [ -z "$LIGHT" ] || modes_sc=tsync
 for mode in $modes_sc; do
