@@ -138,12 +138,17 @@ static int cover_insns(const u8 *func, unsigned int size, unsigned int off, unsi
 
 	/* The instructions the jump's 5 bytes start in. */
 	for (pos = off; pos < off + span; pos += insn.len) {
-		if (pos >= size) {	/* -ERANGE: the only refusal that depends on @size */
+		if (pos >= size) {	/* -ERANGE: the only refusals that depend on @size */
 			c->why = "the covered instructions run past the function's end";
 			return -ERANGE;
 		}
 		if (xp_insn_decode(&insn, func + pos,
 				   min_t(unsigned int, size - pos, XP_INSN_MAX))) {
+			/* Fewer bytes than the longest instruction: @size may cut it. */
+			if (size - pos < XP_INSN_MAX) {
+				c->why = "the covered instructions run past the function's end";
+				return -ERANGE;
+			}
 			c->why = "a covered instruction does not decode";
 			return -EINVAL;
 		}

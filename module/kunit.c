@@ -187,6 +187,32 @@ static void cover_synthetic(struct kunit *test)
 }
 
 /*
+ * A trap covers what a jump at its site would (a later jump's trampoline
+ * comes back there), its first instruction alone only where the bytes
+ * rule a jump out. A size that cuts the second instruction short says
+ * nothing of the bytes: the trap is refused (-ERANGE), never shrunk to
+ * one instruction a later add with the whole function would not match.
+ */
+static void cover_trap(struct kunit *test)
+{
+	/* push %rbx; mov %rdi,%rbx; mov %rsi,%rbp; ret */
+	static const u8 plain[] = { 0x53, 0x48, 0x89, 0xfb, 0x48, 0x89, 0xf5, 0xc3 };
+	/* push %rbx; then 15 bytes of prefixes, no instruction */
+	static const u8 junk[] = { 0x53, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66,
+				   0x66, 0x66, 0x66, 0x66, 0x66, 0x66, 0x66 };
+	struct xp_cover c;
+
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_trap(plain, sizeof(plain), 0, &c), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 7U);
+	KUNIT_EXPECT_EQ(test, c.ninsn, 3U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_trap(plain, 3, 0, &c), -ERANGE);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_trap(plain, 1, 0, &c), -ERANGE);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_trap(junk, sizeof(junk), 0, &c), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 1U);
+	KUNIT_EXPECT_EQ(test, c.ninsn, 1U);
+}
+
+/*
  * loop and jcxz are never displaced (the decoder refuses them), but they
  * branch: one that lands inside the covered bytes rules the jump out like
  * any jcc (issue 35: the cover check used to skip them).
@@ -429,6 +455,7 @@ static void uslot_rebuilds(struct kunit *test)
 static struct kunit_case insn_cases_list[] = {
 	KUNIT_CASE(cover_real_functions),
 	KUNIT_CASE(cover_synthetic),
+	KUNIT_CASE(cover_trap),
 	KUNIT_CASE(cover_loop_targets),
 	KUNIT_CASE(jump_kprobe_reach),
 	KUNIT_CASE(hook_entry_inside),
