@@ -12,12 +12,12 @@
 # business, the kernel's health is not. Afterwards the
 # module holds nothing of it and a well-formed user hook still works; the
 # run leaves no splat (run-vm) and, on the debug kernel, no leak (kmemleak,
-# 71-hostile-uhook runs this with a thousand rounds).
+# 71-hostile-uhook runs this with 500 rounds).
 # Replay with XP_SEED=S XP_UFUZZ_N=N (printed first).
 . /xp/selftests/tests/lib.sh
 
 SEED=${XP_SEED:-$(date +%s)}
-N=${XP_UFUZZ_N:-150}
+N=${XP_UFUZZ_N:-300}
 echo "XP_SEED=$SEED XP_UFUZZ_N=$N"
 note "seed $SEED, $N rounds"
 fts=finish_task_switch.isra.0
