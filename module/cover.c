@@ -131,20 +131,24 @@ static int cover_insns(const u8 *func, unsigned int size, unsigned int off, unsi
 	c->bytes = 0;
 	c->ninsn = 0;
 	c->why = NULL;
+	/* (Refused whatever the span: a trap's one-instruction retry meets it too.) */
 	if (off >= size) {
 		c->why = "the function ends before the site";
 		return -EINVAL;
 	}
 
-	/* The instructions the jump's 5 bytes start in. */
+	/* The instructions the @span bytes start in. */
 	for (pos = off; pos < off + span; pos += insn.len) {
-		if (pos >= size) {	/* -ERANGE: the only refusals that depend on @size */
+		if (pos >= size) {	/* -ERANGE: a cover @size cuts short */
 			c->why = "the covered instructions run past the function's end";
 			return -ERANGE;
 		}
 		if (xp_insn_decode(&insn, func + pos,
 				   min_t(unsigned int, size - pos, XP_INSN_MAX))) {
-			/* Fewer bytes than the longest instruction: @size may cut it. */
+			/*
+			 * Fewer bytes than the longest instruction: @size may
+			 * cut it (or the bytes are bad: refused either way).
+			 */
 			if (size - pos < XP_INSN_MAX) {
 				c->why = "the covered instructions run past the function's end";
 				return -ERANGE;
