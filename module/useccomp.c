@@ -225,7 +225,6 @@ void xp_useccomp_init(void)
 	if (!IS_ENABLED(CONFIG_SECCOMP))
 		return;
 	err = register_kprobe(&seccomp_kp);
-
 	if (!err) {
 		err = register_kprobe(&prctl_kp);
 		if (err)

@@ -81,8 +81,10 @@ boots=
 for k in "$@"; do
 	tree=${k%%=*} base=${k#*=}
 	r=$(basename "$(readlink -f "$tree")")
+	boots="$boots $r"
+	rm -f "$OUT/smoke-$r.why" "$OUT/smoke-$r.rc"
 	ko=$(ls /lib/modules/"$r"/updates/dkms/xprobes.ko* 2>/dev/null | head -n 1)
-	[ -n "$ko" ] || { echo "no module" > "$OUT/smoke-$r.why"; boots="$boots $r"; continue; }
+	[ -n "$ko" ] || { echo "no module" > "$OUT/smoke-$r.why"; continue; }
 	case $ko in
 	*.xz) xz -dc "$ko" > "$OUT/xprobes-$r.ko" ;;
 	*.zst) zstd -qdc "$ko" > "$OUT/xprobes-$r.ko" ;;
@@ -90,8 +92,7 @@ for k in "$@"; do
 	esac
 	initrd=$OUT/initrd-$r.cpio.gz
 	# The test image of this kernel, its module and xprobectl replaced.
-	[ -f "$base" ] || { echo "no test image $base" > "$OUT/smoke-$r.why"; boots="$boots $r"; continue; }
-	rm -f "$OUT/smoke-$r.why" "$OUT/smoke-$r.rc"
+	[ -f "$base" ] || { echo "no test image $base" > "$OUT/smoke-$r.why"; continue; }
 	work=$(mktemp -d)
 	mkdir -p "$work/xp/bin"
 	cp "$OUT/xprobes-$r.ko" "$work/xp/xprobes.ko"
@@ -106,7 +107,6 @@ for k in "$@"; do
 			> "$OUT/smoke-$r.txt" 2>&1
 		echo $? > "$OUT/smoke-$r.rc"
 	} &
-	boots="$boots $r"
 done
 wait
 for r in $boots; do

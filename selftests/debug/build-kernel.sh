@@ -50,9 +50,9 @@ done < "$FRAG"
 [ $bad = 0 ] || exit 1
 
 # With ccache installed (not by the deps: a fresh CI machine has no cache to
-# hit), a rebuild after a change to the fragment compiles only what the
-# change reaches: the whole tree depends on autoconf.h, most of it not on
-# the option.
+# hit), a rebuild compiles again only the files whose preprocessed text
+# changed: little for an option few headers read, nearly everything for
+# one in a common structure (CONFIG_SECCOMP is in task_struct: no hit).
 cc=()
 command -v ccache > /dev/null && cc=(CC="ccache gcc")
 echo "debug-kernel: building with $(nproc) jobs${cc:+ through ccache} (log: $LOG)"

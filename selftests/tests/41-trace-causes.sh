@@ -82,7 +82,8 @@ check_waker /tmp/lock-up.json xw_delay thread xw_hold /tmp/lock-up.err
 # missing from the per-process report (3 of 3 runs on 2026-11-29, in
 # check-flavours and alone, with 300 ms or 2 s before the workers' calls;
 # the same scenario passes on 6.1, 6.12 and 6.12-rt). Not understood yet
-# (README, "Known failures"); the other scenarios still run there.
+# (README: "Known failures", in the CI times); the other scenarios still
+# run there.
 case "$(uname -r)" in
 6.1.*-rt-*)
 	note "KNOWN FAILURE not checked on $(uname -r): --children's fork scenario (README)" ;;
