@@ -17,7 +17,11 @@ DEB=$1
 shift
 OUT=$BUILD/check-dkms
 mkdir -p "$OUT"
-SMOKE=${XP_DKMS_TESTS:-"status ctl-errors view-hits view-calls life-fork trace-views"}
+# What the installed packages must do on each kernel: load, answer, hook,
+# survive a fork, trace. 18-view-calls (about 55 s a boot) left this list on
+# 2026-11-29: its call hooks are the same source built the same way, and
+# make check runs it on six boots of the same two kernels.
+SMOKE=${XP_DKMS_TESTS:-"status ctl-errors view-hits life-fork trace-views"}
 export DEBIAN_FRONTEND=noninteractive
 
 . "$HERE/tap.sh"

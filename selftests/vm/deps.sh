@@ -19,7 +19,11 @@ PKGS=(
 	redis-server nginx	# servers the metrics tests load (loopback, in the VM)
 )
 # 'deps.sh debug': also what building the debug kernel takes (make kunit).
-[ "${1:-}" = debug ] && PKGS+=(linux-source-6.12 libssl-dev)
+KBUILD=(build-essential gcc-12 make bc flex bison xz-utils dwarves libelf-dev libssl-dev linux-source-6.12)
+[ "${1:-}" = debug ] && PKGS+=("${KBUILD[@]}")
+# 'deps.sh kbuild': only those, so that CI starts the debug kernel's build
+# before the large packages (clang, rustc, golang, qemu) are in.
+[ "${1:-}" = kbuild ] && PKGS=("${KBUILD[@]}")
 # 'deps.sh deb': what make deb and make check-dkms take.
 [ "${1:-}" = deb ] && PKGS=(debhelper dh-dkms dkms dpkg-dev git clang llvm bpftool libbpf-dev \
 	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcapstone-dev)
