@@ -40,6 +40,7 @@ static struct tproc *tproc_find(struct tsession *s, pid_t pid)
 static void tproc_add(struct tsession *s, const struct trace_proc *p, bool attach)
 {
 	struct tproc *t;
+	int err;
 
 	if (s->nprocs == s->capprocs) {
 		int cap = s->capprocs ? 2 * s->capprocs : 16;
@@ -64,9 +65,22 @@ static void tproc_add(struct tsession *s, const struct trace_proc *p, bool attac
 	 * without exec runs them. (One that has exec'd something else gets
 	 * probes that never fire; one that exited already, none.)
 	 */
-	if (!attach || trace_attach_pid(s, t->pid, &t->ls, true)) {
+	err = attach ? trace_attach_pid(s, t->pid, &t->ls, true) : 0;
+	if (!attach || err) {
 		linkset_free(&t->ls);
 		t->unprobed = attach;
+		/*
+		 * Said once a session: a child that ended before its probes
+		 * were in (on 6.1 each is a grace period, behind anyone else's
+		 * uprobes coming or going) made calls nobody counted.
+		 */
+		if (err && !s->told_unprobed) {
+			fprintf(stderr, "xprobectl: pid %d (%s): its uprobes could not be attached, "
+				"most likely because it ended first: its calls are not counted "
+				"(the report says how many processes went so; -v says why)\n",
+				(int)t->pid, t->comm);
+			s->told_unprobed = true;
+		}
 	} else if (s->verbose) {	/* its calls are seen from now on */
 		fprintf(stderr, "xprobectl: pid %d (%s): probes attached\n", (int)t->pid, t->comm);
 	}

@@ -85,6 +85,7 @@ struct tsession {
 	bool verbose;		/* -v */
 	struct tproc *procs;	/* --children: every process the target forked */
 	int nprocs, capprocs;
+	bool told_unprobed;	/* --children: a child's attach failed, said once */
 	struct xp_nl *nl;	/* views mode: the view's socket */
 	uint32_t hook_ids[5], hook_kinds[5];	/* views mode: our hooks, by id */
 	struct hook_want hook_want[5];		/* and what they are, for more views */

@@ -404,6 +404,27 @@ trace_scenario() {
 	done
 	wait $_tp || fail "trace $_sc: $(cat $_out.err)"
 	jsonq $_out.json . > /dev/null || fail "trace $_sc: invalid JSON: $(head -c 300 $_out.json)"
+	DETACHERS="$DETACHERS $(sed -n 's/.*in the background (pid \([0-9]*\)).*/\1/p' $_out.err)"
+}
+
+# wait_detachers: until the uprobes of the scenarios so far are gone. On a
+# kernel without uprobe_multi (6.1) a session's probes go one by one in the
+# background after it ends, each a grace period under the kernel's
+# event_mutex (tens of seconds in the VM); a uprobe attached meanwhile, by
+# anyone, waits behind them. A --children session attaches each child's
+# probes when it sees the fork: behind such a queue, the child has run its
+# calls, or exited, before they are in (6.1-rt, 2026-11-29).
+wait_detachers() {
+	local p i
+	for p in $DETACHERS; do
+		i=0
+		while kill -0 $p 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -lt 1800 ] || fail "the probes of an earlier session still detach after 180 s (pid $p)"
+			sleep 0.1
+		done
+	done
+	DETACHERS=
 }
 
 # task_dump COMM...: state, wait channel and kernel stack of every thread of
