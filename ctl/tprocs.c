@@ -75,10 +75,16 @@ static void tproc_add(struct tsession *s, const struct trace_proc *p, bool attac
 		 * uprobes coming or going) made calls nobody counted.
 		 */
 		if (err && !s->told_unprobed) {
-			fprintf(stderr, "xprobectl: pid %d (%s): its uprobes could not be attached, "
-				"most likely because it ended first: its calls are not counted "
-				"(the report says how many processes went so; -v says why)\n",
-				(int)t->pid, t->comm);
+			if (err == -ESRCH)
+				fprintf(stderr, "xprobectl: pid %d (%s) ended before its uprobes were in: "
+					"its calls are not counted (the text report counts such processes)\n",
+					(int)t->pid, t->comm);
+			else
+				fprintf(stderr, "xprobectl: pid %d (%s): its uprobes could not be attached "
+					"(%s): its calls are not counted (the text report counts such "
+					"processes)\n", (int)t->pid, t->comm,
+					err == -EAGAIN ? "the kernel refused them; -v says why" :
+					err < -1 ? strerror(-err) : "none was taken");
 			s->told_unprobed = true;
 		}
 	} else if (s->verbose) {	/* its calls are seen from now on */

@@ -714,7 +714,7 @@ out:
 
 static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool quiet)
 {
-	int i, ok = 0, shown = 0, step = s->nfuncs / 20 + 1;
+	int i, ok = 0, shown = 0, step = s->nfuncs / 20 + 1, first = 0;
 	struct bpf_link **links;
 	bool progress = s->nfuncs >= 100 && !quiet;
 
@@ -760,6 +760,8 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 			if (quiet) {
 				if (err == -EMFILE || err == -ENFILE)
 					return -EMFILE;
+				if (!first)
+					first = err;	/* what the caller says if none goes in */
 				continue;
 			}
 			if (err == -EMFILE || err == -ENFILE) {
@@ -785,7 +787,7 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 	if (!ok) {
 		if (!quiet)
 			fprintf(stderr, "xprobectl: no function could be probed\n");
-		return -1;
+		return quiet && first < 0 ? first : -1;
 	}
 	return 0;
 }

@@ -78,11 +78,10 @@ check_waker /tmp/lock-up.json xw_delay thread xw_hold /tmp/lock-up.err
 # --children: the view follows a server's forks (its hook on
 # wake_up_new_task enters each new process); per process and combined,
 # each worker's sleeps seen through the view's switch hooks
-# The earlier scenarios' probes are gone first (wait_detachers, lib.sh):
-# behind their detach, the children's probes came in after the workers'
-# calls on 6.1-rt (every run there on 2026-11-29; the test then skipped
-# this scenario on that kernel).
-wait_detachers
+# The earlier scenarios' probes are gone first (trace_scenario waits for
+# them before a --children session): behind their detach, the children's
+# probes came in after the workers' calls on 6.1-rt (every run there on
+# 2026-11-29; the test then skipped this scenario on that kernel).
 trace_scenario /tmp/fork fork --children -W
 note "fork: $(cat /tmp/fork.err | tr '\n' ' ')"
 assert_eq "fork mode" views "$(jsonq /tmp/fork.json mode)"

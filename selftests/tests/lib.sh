@@ -391,6 +391,7 @@ nullblk_setup() {
 trace_scenario() {
 	_out=$1 _sc=$2
 	shift 2
+	case " $* " in *" --children "*|*" -C "*) wait_detachers ;; esac
 	xprobectl trace --json -f 'xw_*' "$@" -- workload $_sc -n ${XW_N:-6} -t ${XW_MS:-20} \
 		-d /dev/nullb0 ${XW_CG:+-c $XW_CG} > $_out.json 2> $_out.err &
 	_tp=$!
