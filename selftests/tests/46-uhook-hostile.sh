@@ -202,12 +202,7 @@ xprobectl uhook del $qid || fail "uhook del (e, the other process)"
 kill $Q
 wait $Q 2>/dev/null
 kill -KILL $X
-i=0
-while kill -0 $X 2>/dev/null; do
-	i=$((i + 1))
-	[ $i -lt 100 ] || fail "the add waiting on the FUSE mount could not be killed"
-	sleep 0.05
-done
+wait_gone $X 100 0.05 "the add waiting on the FUSE mount could not be killed"
 assert_eq "the killed add left no user hook" "" "$(xprobectl uhook list $P | awk -v p=$P '$2 == p')"
 kill -USR2 $F	# it answers again
 out=$(xpcycle uhook $P $ea $es 1 2>&1) || fail "uhook add once the mount answers: $out"
@@ -247,15 +242,11 @@ killed() {	# killed PID WHAT: PID ends within 5 s of SIGKILL
 # within WHAT CMD...: CMD ends within 20 s. Polled: a task stuck on a kernel
 # lock is beyond the reach of timeout's signals.
 within() {
-	local what=$1 i=0 pid
+	local what=$1 pid
 	shift
 	"$@" > /tmp/within.out 2>&1 &
 	pid=$!
-	while kill -0 $pid 2>/dev/null; do
-		i=$((i + 1))
-		[ $i -lt 400 ] || fail "$what"
-		sleep 0.05
-	done
+	wait_gone $pid 400 0.05 "$what"
 	wait $pid || fail "$what: $(cat /tmp/within.out)"
 }
 others_go() {	# others_go WHAT: what does not concern P answers meanwhile

@@ -104,6 +104,17 @@ wait_eq() {
 	done
 }
 
+# wait_gone PID TRIES SECS WHAT: until PID is gone, polling every SECS
+# seconds at most TRIES times; fail with WHAT if it is still there.
+wait_gone() {
+	local i=0
+	while kill -0 $1 2>/dev/null; do
+		i=$((i + 1))
+		[ $i -lt $2 ] || fail "$4"
+		sleep $3
+	done
+}
+
 # wait_text PID ADDR LEN BYTES WHAT: PID's memory at ADDR (uhtarget -r, LEN
 # bytes) reads BYTES within 5 s, or fail with WHAT and what it reads.
 wait_text() { wait_eq "$4" 100 0.05 "$5" uhtarget -r "$1" "$2" "$3"; }
@@ -416,14 +427,9 @@ trace_scenario() {
 # probes when it sees the fork: behind such a queue, the child has run its
 # calls, or exited, before they are in (6.1-rt, 2026-11-29).
 wait_detachers() {
-	local p i
+	local p
 	for p in $DETACHERS; do
-		i=0
-		while kill -0 $p 2>/dev/null; do
-			i=$((i + 1))
-			[ $i -lt 1800 ] || fail "the probes of an earlier session still detach after 180 s (pid $p)"
-			sleep 0.1
-		done
+		wait_gone $p 1800 0.1 "the probes of an earlier session still detach after 180 s (pid $p)"
 	done
 	DETACHERS=
 }
