@@ -219,6 +219,21 @@ host_test() {
 	fi
 }
 
+# splat.sh tells the kernel's own faults from a user process's: a fuzzer's
+# general protection fault in user mode is not a splat, the kernel's is.
+splat_patterns() {
+	local log=$BUILD/host/splat-patterns.log out
+	mkdir -p "$BUILD/host"
+	printf '%s\n' '[ 1.0] traps: uhfuzz[15971] general protection fault ip:56291b77b0e0 sp:2bd5b71b85fa367c error:0 in [xprobes-uhooks] (deleted)[56291b77b000+100000]' \
+		'[ 2.0] xprobes-selftest: begin 99-synthetic' \
+		'[ 3.0] general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] PREEMPT SMP NOPTI' > "$log"
+	out=$(bash "$HERE/vm/splat.sh" "$log") && { echo "the kernel's fault was not seen"; return 1; }
+	[ "$(echo "$out" | wc -l)" = 1 ] && echo "$out" | grep -q '^splat \[99-synthetic\]: .*non-canonical' ||
+		{ echo "expected only the kernel's fault: $out"; return 1; }
+	echo "a user-mode general protection fault passes, the kernel's is caught"
+}
+host_test host-splat-patterns splat_patterns
+
 # The module's fold of user-hook records into calls (urec_fold.c, pure C)
 # keeps trace's accounting exact: random record streams, replayed as they
 # came and folded, agree (selftests/host/fold-check.c).
