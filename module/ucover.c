@@ -70,10 +70,12 @@ void xp_ucover_unpublish(struct xp_uhook *h)
 	lockdep_assert_held(&xp_views_lock);
 	if (!hash_hashed(&h->cnode))
 		return;
+	/*
+	 * ->next stays: a reader standing on this cover goes on to those
+	 * behind it (ucover_kunit.c). ->pprev is cleared: not hashed now.
+	 */
 	hash_del_rcu(&h->cnode);
 	hash_del_rcu(&h->fnode);
-	INIT_HLIST_NODE(&h->cnode);
-	INIT_HLIST_NODE(&h->fnode);
 }
 
 /* The live cover of @mm with @addr strictly inside it. Under RCU. */
@@ -82,7 +84,8 @@ static struct xp_uhook *inside(struct mm_struct *mm, unsigned long addr)
 	struct xp_uhook *h;
 
 	hash_for_each_possible_rcu(xp_ucovers, h, cnode, (unsigned long)mm)
-		if (h->mm == mm && addr > h->addr && addr < h->addr + h->cover)
+		if (h->mm == mm && addr > h->addr && addr < h->addr + h->cover &&
+		    !READ_ONCE(h->out))	/* the file's bytes are back there */
 			return h;
 	return NULL;
 }
@@ -216,3 +219,7 @@ void xp_ucover_exit(void)
 		unregister_kprobe(&write_kp);
 	write_guard_on = false;
 }
+
+#ifdef XPROBES_KUNIT
+#include "ucover_kunit.c"
+#endif

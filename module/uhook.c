@@ -58,7 +58,8 @@
  *    none (uhook_premake()), and, once the hook is claimed (listed, its
  *    bytes taken, XP_UH_ADDING), for steps 1-3 (uhook_patch()).
  *  - UHOOK_DEL marks the hook XP_UH_DELETING and restores the text without
- *    the lock (uhook_takedown()).
+ *    the lock (uhook_takedown()); the reaper frees it once no uprobe
+ *    handler of it can run (one wait for many), the command does not wait.
  *  - A view that goes hands its live hooks to the reaper (a worker,
  *    XP_UH_REAPING); one an add or a del is working on is theirs to finish
  *    (->orphan tells them). VIEW_DEL and the owner's close wait for the
@@ -582,7 +583,7 @@ static bool overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi)
 	struct xp_uhook *o;
 
 	list_for_each_entry(o, &xp_uhooks, node)
-		if (o->mm == mm && o->addr < hi && lo < o->addr + o->cover)
+		if (o->mm == mm && !o->out && o->addr < hi && lo < o->addr + o->cover)
 			return true;
 	return false;
 }
@@ -1210,32 +1211,40 @@ static void reaper_kick(void)
 }
 
 /*
- * Take @h (listed, and the caller's: not XP_UH_LIVE) out of the process and
- * free it. Lets xp_views_lock go while it waits for the process, and takes
- * it again. A fatal signal to the caller ends the wait (-EINTR): the reaper
+ * Take @h (listed, and the caller's: not XP_UH_LIVE) out of the process.
+ * Lets xp_views_lock go while it waits for the process, and takes it
+ * again. A fatal signal to the caller ends the wait (-EINTR): the reaper
  * then finishes, and no command finds the hook meanwhile.
+ *
+ * Once the file's bytes are back (->out), an add on the same bytes may go
+ * in (overlaps()), a signal frame inside them is left alone (ucover.c),
+ * its events stop (a thread still in its trampoline fires nothing), and
+ * so do its return thunks. What its uprobe handler may still do, send a
+ * thread that met the int3 to its slot, has to be waited for (6.12:
+ * RCU-tasks-trace and SRCU grace periods, a quarter of a second in the
+ * test VM): the slot stays, and so does the cover in the process's hash,
+ * which makes a seccomp filter wait for the seal (useccomp.c) while such
+ * a thread may still run into the stub's system call. The reaper retires
+ * both and frees the hook after one such wait for all the hooks it has
+ * (uhooks_reap()); the command does not wait for it.
  */
 static int uhook_takedown(struct xp_uhook *h)
 {
-	bool orphan;
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
 	mutex_unlock(&xp_views_lock);
 	err = uhook_unpatch(h, XP_WAIT_KILLABLE);
-	if (!err)
-		xp_uprobe_unregister_sync();
 	mutex_lock(&xp_views_lock);
-	if (err) {
-		uhook_to_reaper(h);
-		reaper_kick();
-		return err;
+	if (!err) {
+		WRITE_ONCE(h->out, true);	/* read under RCU by ucover.c */
+		if (h->events)
+			xp_uevent_unpublish(h);
+		xp_urets_forget(h);
 	}
-	orphan = h->orphan;
-	uhook_release(h);
-	if (orphan)	/* its view went meanwhile, and left the areas to us */
-		xp_uareas_release_unused();
-	return 0;
+	uhook_to_reaper(h);
+	reaper_kick();
+	return err;
 }
 
 /*
@@ -1259,7 +1268,7 @@ static void uhooks_reap(struct work_struct *work)
 	list_splice_init(&xp_uhooks_going, &mine);
 	mutex_unlock(&xp_views_lock);
 	list_for_each_entry_safe(h, n, &mine, gnode)
-		if (!uhook_unpatch(h, XP_WAIT_TRY)) {
+		if (h->out || !uhook_unpatch(h, XP_WAIT_TRY)) {
 			list_move_tail(&h->gnode, &done);
 			WRITE_ONCE(reap_steps, reap_steps + 1);
 		}
@@ -1300,8 +1309,8 @@ static void uhook_claim(struct xp_uhook *h)
 /*
  * Step two of UHOOK_ADD, under xp_views_lock, which it lets go while it
  * waits for the process (uhook_premake(), uhook_patch()): the view, the
- * trampoline, the claim, the patch. On failure @h is freed; on success the
- * lock is held and @h is live.
+ * trampoline, the claim, the patch. On failure @h is freed, or once
+ * claimed the reaper's to free; on success the lock is held and @h is live.
  */
 int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {

@@ -116,6 +116,7 @@ struct xp_uhook {
 	bool unwinder;			/* an unwinder's entry (uunwind.c) */
 	bool trap;			/* stays the uprobe's int3: no jump (XPROBES_F_TRAP) */
 	bool rets_gone;			/* no thunk may name it any more (uevent.c) */
+	bool out;			/* its text is back: the reaper frees it (uhook.c) */
 	atomic64_t ret_missed;		/* calls whose return could not be taken */
 	u64 cookie;			/* passed with each event */
 	struct xp_uhits __percpu *hits;	/* events fired (uevent.c), NULL without events */
@@ -134,7 +135,8 @@ enum {
 	XP_UH_ADDING,	/* claimed: its bytes are taken, the patch goes in */
 	XP_UH_LIVE,
 	XP_UH_DELETING,	/* UHOOK_DEL restores the text */
-	XP_UH_REAPING,	/* its view went: the reaper restores the text */
+	XP_UH_REAPING,	/* the reaper restores the text (its view went, its
+			 * del was killed) or, ->out, only frees it */
 };
 
 extern unsigned int xp_nr_uhooks;

@@ -296,8 +296,9 @@ host_test host-metrics-prometheus sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xpro
 #    alone). At 1000 and 50 on both kernels they took a quarter of each
 #    main suite, and CI overran (2026-11-25); 500 on the first kernel
 #    until 2026-11-29 (about 200 s of main@6.12: a user hook's add/del
-#    cycle takes about 0.25 s in the VM, most of it the grace periods
-#    its del waits for). The 4level-pti suite checks the paging mode: of the
+#    cycle took about 0.15 s in the VM, half of it the grace periods its
+#    del waited for; since 2026-11-29 the reaper waits for them, once for
+#    many, and 27's cycles take 19 s instead of 33). The 4level-pti suite checks the paging mode: of the
 #    user-hook tests it runs 29 (records handed over at the view's
 #    switch hooks), not 27 and 28, whose user-space patching does not
 #    depend on it. It also boots with a TSC that is not the clocksource

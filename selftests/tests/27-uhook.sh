@@ -122,6 +122,7 @@ for i in 1 2 3 4 5; do
 	id=$(xprobectl uhook add $P uh_add) || fail "uhook add, cycle $i"
 	xprobectl uhook del $id || fail "uhook del, cycle $i"
 done
+t0=$(date +%s)
 out=$(xpcycle uhook $P $(fn_addr /tmp/uh.out uh_add) $(fn_size /tmp/uh.out uh_add) $CYCLES) ||
 	fail "uhook cycles: $out"
 assert_eq "uhook add/del cycles" "ok $CYCLES" "$out"
@@ -133,7 +134,7 @@ out=$(xpcycle uhook $P $(fn_addr /tmp/uh.out uh_small) $(fn_size /tmp/uh.out uh_
 assert_eq "uhook add/del cycles of uh_small" "ok $n" "$out"
 ok_so_far "after $CYCLES add/del cycles"
 assert_eq "no hooks left after the cycles" 0 "$(xprobectl uhook list $P | grep -c live)"
-note "ok: $CYCLES add/del cycles of uh_add under 4 threads"
+note "ok: $CYCLES add/del cycles of uh_add under 4 threads, then $n of uh_small, in $(( $(date +%s) - t0 )) s"
 
 # (e) xprobectl killed while adding, then the target itself killed while adding.
 for i in 1 2 3 4 5 6 7 8; do
