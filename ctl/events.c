@@ -12,6 +12,7 @@ struct xp_events {
 	struct nl_sock *sk;
 	pid_t pid;
 	bool ended, told, uhooks_gone;
+	uint32_t gone_flags;	/* XPROBES_GONE_* */
 	char reason[200], gone_reason[200];
 };
 
@@ -31,6 +32,7 @@ static int on_event(struct nl_msg *msg, void *arg)
 	why = tb[XPROBES_A_REASON] ? nla_get_string(tb[XPROBES_A_REASON]) : "no reason given";
 	if (cmd == XPROBES_CMD_UHOOKS_GONE) {
 		ev->uhooks_gone = true;
+		ev->gone_flags = tb[XPROBES_A_FLAGS] ? nla_get_u32(tb[XPROBES_A_FLAGS]) : 0;
 		snprintf(ev->gone_reason, sizeof(ev->gone_reason), "%s", why);
 		return NL_OK;
 	}
@@ -90,11 +92,12 @@ int xp_events_fd(struct xp_events *ev)
 	return ev ? nl_socket_get_fd(ev->sk) : -1;
 }
 
-const char *xp_events_uhooks_gone(struct xp_events *ev)
+const char *xp_events_uhooks_gone(struct xp_events *ev, uint32_t *flags)
 {
 	if (!ev || !ev->uhooks_gone)
 		return NULL;
 	ev->uhooks_gone = false;
+	*flags = ev->gone_flags;
 	return ev->gone_reason;
 }
 

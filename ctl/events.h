@@ -23,10 +23,11 @@ struct xp_events *xp_events_open(pid_t pid);
 bool xp_events_view_ended(struct xp_events *ev);
 /*
  * Why the module took every user hook of PID out, once (it announces it
- * when the process installs a seccomp filter), as seen by the last
- * xp_events_view_ended(); NULL if it did not.
+ * when the process installs a seccomp filter or turns on syscall user
+ * dispatch), as seen by the last xp_events_view_ended(); NULL if it did
+ * not. *FLAGS: XPROBES_GONE_* (NO_URETPROBES: trace entries only).
  */
-const char *xp_events_uhooks_gone(struct xp_events *ev);
+const char *xp_events_uhooks_gone(struct xp_events *ev, uint32_t *flags);
 /* The socket, to wait on with poll() (-1 for a NULL EV). */
 int xp_events_fd(struct xp_events *ev);
 void xp_events_close(struct xp_events *ev);

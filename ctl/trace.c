@@ -1071,9 +1071,10 @@ static void leave_out_unsafe(struct tsession *s)
  * seccomp lets through). Calls in flight then, and those made until the
  * probes are in, are not seen.
  */
-static void uhooks_to_uprobes(struct tsession *s, const char *why)
+static void uhooks_to_uprobes(struct tsession *s, const char *why, uint32_t flags)
 {
 	uint32_t *had = calloc(s->nfuncs, sizeof(*had));
+	bool entries = flags & XPROBES_GONE_NO_URETPROBES;
 	int i, n = 0, err, links, fds;
 
 	if (!had)
@@ -1083,6 +1084,9 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why)
 		n += !!had[i];
 		/* only those: the others have their uprobes already */
 		s->funcs[i].uhook = !had[i];
+		/* a uretprobe's system call would be a SIGSYS: their calls only */
+		if (had[i] && entries)
+			s->funcs[i].no_return = true;
 	}
 	s->nunwinders = 0;	/* gone too: uprobes on the unwinder's entry points instead */
 	leave_out_unsafe(s);	/* their instructions ran in trampolines until now */
@@ -1113,8 +1117,9 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why)
 	else
 		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
 			"hook%s (their system calls would have killed it): those functions go on "
-			"with uprobes; calls in between are not counted\n", (int)s->pid, why, n,
-			n == 1 ? "" : "s");
+			"with uprobes%s; calls in between are not counted\n", (int)s->pid, why, n,
+			n == 1 ? "" : "s", entries ? ", their calls only (a return probe enters "
+			"the kernel by a system call on this kernel)" : "");
 	free(had);
 }
 
@@ -1809,6 +1814,7 @@ int cmd_trace(int argc, char **argv)
 		uint64_t now = mono_ns(), wake = now + 200000000ull;
 		bool woke = false;
 		const char *gone;
+		uint32_t gone_flags;
 		int ms;
 
 		if (end_ns && end_ns < wake)
@@ -1846,9 +1852,9 @@ int cmd_trace(int argc, char **argv)
 			cut = true;
 			break;
 		}
-		gone = xp_events_uhooks_gone(ev);
+		gone = xp_events_uhooks_gone(ev, &gone_flags);
 		if (gone)
-			uhooks_to_uprobes(&s, gone);
+			uhooks_to_uprobes(&s, gone, gone_flags);
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;
@@ -1886,9 +1892,16 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "xprobectl: %s%s%s (pid %d) exited with status %d\n", cmd ? "'" : "",
 			cmd ? cmd[0] : "the target", cmd ? "'" : "", s.pid, s.end_code);
 	else if (s.end == TEND_KILLED)
-		fprintf(stderr, "xprobectl: %s%s%s (pid %d) was killed by %s\n", cmd ? "'" : "",
+		fprintf(stderr, "xprobectl: %s%s%s (pid %d) was killed by %s%s\n", cmd ? "'" : "",
 			cmd ? cmd[0] : "the target", cmd ? "'" : "", s.pid,
-			trace_signame(s.end_code, signame, sizeof(signame)));
+			trace_signame(s.end_code, signame, sizeof(signame)),
+			/*
+			 * Fallback's uretprobes: on 6.11+ each returns through a
+			 * system call, which syscall user dispatch does not exempt.
+			 */
+			s.end_code == SIGSYS && !s.views ? " (if it blocks system calls by "
+			"syscall user dispatch, uprobes' return probes did it on 6.11+: trace it "
+			"in views mode, which takes them off first)" : "");
 out:
 	if (pidfd >= 0)
 		close(pidfd);

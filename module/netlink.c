@@ -823,7 +823,7 @@ static int xp_cmd_tables(struct sk_buff *skb, struct genl_info *info)
 
 static bool xp_netlink_up;	/* the family is registered; under xp_views_lock */
 
-static void announce(u8 cmd, u32 pid, const char *reason)
+static void announce(u8 cmd, u32 pid, const char *reason, u32 flags)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -836,7 +836,8 @@ static void announce(u8 cmd, u32 pid, const char *reason)
 		return;
 	hdr = genlmsg_put(msg, 0, 0, &xp_family, 0, cmd);
 	if (!hdr || nla_put_u32(msg, XPROBES_A_PID, pid) ||
-	    nla_put_string(msg, XPROBES_A_REASON, reason)) {
+	    nla_put_string(msg, XPROBES_A_REASON, reason) ||
+	    (flags && nla_put_u32(msg, XPROBES_A_FLAGS, flags))) {
 		nlmsg_free(msg);
 		return;
 	}
@@ -847,13 +848,13 @@ static void announce(u8 cmd, u32 pid, const char *reason)
 /* Announce a view that ended on its own. Called under xp_views_lock. */
 void xp_netlink_view_ended(u32 pid, const char *reason)
 {
-	announce(XPROBES_CMD_VIEW_ENDED, pid, reason);
+	announce(XPROBES_CMD_VIEW_ENDED, pid, reason, 0);
 }
 
 /* Announce that every user hook of @pid went (useccomp.c). Under xp_views_lock. */
-void xp_netlink_uhooks_gone(u32 pid, const char *reason)
+void xp_netlink_uhooks_gone(u32 pid, const char *reason, u32 flags)
 {
-	announce(XPROBES_CMD_UHOOKS_GONE, pid, reason);
+	announce(XPROBES_CMD_UHOOKS_GONE, pid, reason, flags);
 }
 
 static const struct genl_ops xp_ops[] = {

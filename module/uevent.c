@@ -467,19 +467,25 @@ found:
 		uret_hijack(h, u, &f);
 }
 
-static bool under_seccomp(struct task_struct *task)
+/* Does a thread of @task's process filter its system calls already? */
+enum { XP_UNFILTERED, XP_SECCOMP, XP_DISPATCH };
+
+static int under_filter(struct task_struct *task)
 {
-	bool filtered = false;
-#ifdef CONFIG_SECCOMP
 	struct task_struct *t;
+	int how = XP_UNFILTERED;
 
 	rcu_read_lock();
-	for_each_thread(task, t)
+	for_each_thread(task, t) {
+#ifdef CONFIG_SECCOMP
 		if (READ_ONCE(t->seccomp.mode) != SECCOMP_MODE_DISABLED)
-			filtered = true;
-	rcu_read_unlock();
+			how = XP_SECCOMP;
 #endif
-	return filtered;
+		if (test_task_syscall_work(t, SYSCALL_USER_DISPATCH))
+			how = XP_DISPATCH;
+	}
+	rcu_read_unlock();
+	return how;
 }
 
 /*
@@ -496,20 +502,27 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 	lockdep_assert_held(&xp_views_lock);
 	if (v->seccomp) {
 		NL_SET_ERR_MSG(extack,
-			       "the process installs a seccomp filter, which may kill it for "
-			       "the hooks' system calls: use a uprobe");
+			       "the process filters its system calls (seccomp or syscall user "
+			       "dispatch), which may kill it for the hooks' system calls: use a "
+			       "uprobe");
 		return -EPERM;
 	}
 	if (xp_useccomp_unguarded()) {
 		NL_SET_ERR_MSG(extack,
-			       "no kprobe on seccomp's entry points (see dmesg): a filter the "
-			       "process installs later would kill it for the hooks' system calls; "
-			       "use a uprobe");
+			       "no kprobe on seccomp's or syscall user dispatch's entry points (see "
+			       "dmesg): a filter the process installs later would kill it for the "
+			       "hooks' system calls; use a uprobe");
 		return -EPERM;
 	}
-	if (under_seccomp(task)) {
+	switch (under_filter(task)) {
+	case XP_SECCOMP:
 		NL_SET_ERR_MSG(extack, "the process runs under seccomp, whose filter may kill it for "
 			       "the events' system call: use a uprobe, or a hook without events");
+		return -EPERM;
+	case XP_DISPATCH:
+		NL_SET_ERR_MSG(extack, "the process runs with syscall user dispatch on, which may "
+			       "take the events' system call for its own: use a uprobe, or a hook "
+			       "without events");
 		return -EPERM;
 	}
 	if (!v->uevent_hook) {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * A traced process that filters its own system calls (issue 39;
- * docs/userhooks.md, "seccomp").
+ * A traced process that filters its own system calls, by seccomp or by
+ * syscall user dispatch (issue 39; docs/userhooks.md, "seccomp").
  *
  * User hooks enter the kernel by system calls the kernel does not have:
  * 420 (an event stub), 421 (an event thunk), 422 (the records routine's
@@ -11,10 +11,20 @@
  * once they are set up, after trace attached: the first traced call
  * would end them (SIGSYS).
  *
+ * Syscall user dispatch (prctl(PR_SET_SYSCALL_USER_DISPATCH), what
+ * emulators and sandboxes use) does the same to the thread that turns it
+ * on: while its selector says "block", a system call from outside the
+ * region it names is a SIGSYS, which the process's handler takes for its
+ * own code's (or which kills it). On 6.11 and later kernels uretprobes
+ * return through a system call too, from uprobes' own page: after this
+ * seal, trace must go on with entry probes only
+ * (XPROBES_GONE_NO_URETPROBES on the announcement).
+ *
  * So the module watches the ways in (a kprobe each, one hit per filter
  * installed on the machine, nothing per system call): seccomp(2) with
  * SECCOMP_SET_MODE_STRICT or _FILTER, by syscall and by int $0x80 (which
- * a 64-bit process may use), and prctl(PR_SET_SECCOMP). When the
+ * a 64-bit process may use), prctl(PR_SET_SECCOMP), and
+ * set_syscall_user_dispatch() turning dispatch on (prctl()). When the
  * installing thread's process has a user hook, the call returns
  * -ERESTARTNOINTR without doing anything, and task work queued with
  * TWA_SIGNAL runs before the thread returns to user mode, where it may
@@ -47,13 +57,15 @@
  *
  * What it does not cover: a thread stopped by a debugger inside one of
  * these system calls, at its entry, when a TSYNC filter comes in (6.12
- * runs seccomp after that stop); a child of fork that installs a filter
+ * runs seccomp after that stop); a debugger that turns dispatch on for a
+ * stopped thread (6.12's PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG, which
+ * runs in the debugger, not in the process); a child of fork that installs a filter
  * of its own while its parent's hooks are live (the areas it shares are
  * not muted then); an add whose claim falls between the kprobe's look
  * and the filter (docs/userhooks.md).
  *
- * A kernel built without CONFIG_SECCOMP has none of these ways in (the
- * system call answers ENOSYS, the prctl EINVAL): no kprobe, no refusal.
+ * A kernel built without CONFIG_SECCOMP has none of seccomp's ways in (the
+ * system call answers ENOSYS, the prctl EINVAL): only dispatch is watched.
  *
  * Locking: the kprobe handlers run in the installing thread, preemption
  * off; they read the covers' hash under RCU (ucover.c). The work takes
@@ -66,17 +78,24 @@
 #include <linux/delay.h>
 #include <linux/errno.h>
 #include <linux/kprobes.h>
+#include <linux/prctl.h>
 #include <linux/sched/signal.h>
 #include <linux/seccomp.h>
 #include <linux/slab.h>
 #include <linux/task_work.h>
+#include <linux/version.h>
 #include "xprobes.h"
 #include "compat.h"
 #include "uhook.h"
 
 struct seal {
 	struct callback_head work;
+	const char *why;	/* for the announcement: what the process does */
+	u32 gone_flags;		/* XPROBES_GONE_* */
 };
+
+/* 6.11 on: a uretprobe returns through a system call (uprobes' trampoline) */
+#define URETPROBE_SYSCALL	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0))
 
 static atomic_t seal_works = ATOMIC_INIT(0);
 static bool guard_on;
@@ -98,11 +117,14 @@ static void sync_cpu(void *unused)
 static void seal_work(struct callback_head *cb)
 {
 	struct mm_struct *mm = current->mm;
+	struct seal *w = container_of(cb, struct seal, work);
+	const char *why = w->why;
+	u32 gone_flags = w->gone_flags;
 	struct xp_unwind_map *m;
 	u32 pid = 0;
 	int err;
 
-	kfree(container_of(cb, struct seal, work));
+	kfree(w);
 	while (mm && !(current->flags & PF_EXITING)) {
 		mutex_lock(&xp_views_lock);
 		xp_uhooks_seal_views(mm);	/* before an add maps an area m misses */
@@ -132,15 +154,18 @@ static void seal_work(struct callback_head *cb)
 	}
 	if (pid) {
 		mutex_lock(&xp_views_lock);
-		xp_netlink_uhooks_gone(pid, "the process installs a seccomp filter");
+		xp_netlink_uhooks_gone(pid, why, gone_flags);
 		mutex_unlock(&xp_views_lock);
 	}
 	/* The last this module's code does for the work (module exit polls it). */
 	atomic_dec(&seal_works);
 }
 
-/* The installing thread, before the filter: with hooks, back off and seal. */
-static int seal_first(struct pt_regs *regs)
+/*
+ * The installing thread, before the filter (or the dispatch): with hooks,
+ * back off and seal. @why and @gone_flags go to trace (seal_work()).
+ */
+static int seal_first(struct pt_regs *regs, const char *why, u32 gone_flags)
 {
 	struct seal *w;
 
@@ -151,6 +176,8 @@ static int seal_first(struct pt_regs *regs)
 	if (!w)	/* the filter must not go in over the hooks: the call fails, as it may */
 		return xp_probe_return(regs, (unsigned long)-ENOMEM);
 	init_task_work(&w->work, seal_work);
+	w->why = why;
+	w->gone_flags = gone_flags;
 	atomic_inc(&seal_works);
 	if (task_work_add(current, &w->work, XP_TWA_SIGNAL_ATOMIC)) {
 		kfree(w);
@@ -165,7 +192,7 @@ static int seccomp_op(struct pt_regs *regs, unsigned int op)
 {
 	if (op != SECCOMP_SET_MODE_STRICT && op != SECCOMP_SET_MODE_FILTER)
 		return 0;
-	return seal_first(regs);
+	return seal_first(regs, "the process installs a seccomp filter", 0);
 }
 NOKPROBE_SYMBOL(seccomp_op);
 
@@ -188,9 +215,19 @@ static int on_prctl(struct kprobe *p, struct pt_regs *regs)
 {
 	if (regs->di != SECCOMP_MODE_STRICT && regs->di != SECCOMP_MODE_FILTER)
 		return 0;
-	return seal_first(regs);
+	return seal_first(regs, "the process installs a seccomp filter", 0);
 }
 NOKPROBE_SYMBOL(on_prctl);
+
+/* set_syscall_user_dispatch(mode, offset, len, selector), for the calling thread */
+static int on_dispatch(struct kprobe *p, struct pt_regs *regs)
+{
+	if (regs->di != PR_SYS_DISPATCH_ON)
+		return 0;
+	return seal_first(regs, "the process turns on syscall user dispatch",
+			  URETPROBE_SYSCALL ? XPROBES_GONE_NO_URETPROBES : 0);
+}
+NOKPROBE_SYMBOL(on_dispatch);
 
 static struct kprobe seccomp_kp = {
 	.symbol_name = "__x64_sys_seccomp",
@@ -202,59 +239,85 @@ static struct kprobe prctl_kp = {
 	.pre_handler = on_prctl,
 };
 
+static struct kprobe dispatch_kp = {
+	.symbol_name = "set_syscall_user_dispatch",
+	.pre_handler = on_dispatch,
+};
+
 /* Only with IA32_EMULATION; prctl() through int $0x80 ends in prctl_set_seccomp() */
 static struct kprobe seccomp32_kp = {
 	.symbol_name = "__ia32_sys_seccomp",
 	.pre_handler = on_seccomp32,
 };
-static bool seccomp32_on;
+static bool seccomp_on, seccomp32_on;
 
 /*
- * Can a filter installed now go in unseen? (Hooks that enter the kernel are
- * refused then.) A kernel built without seccomp takes none: nothing to watch.
+ * Can a filter installed now, or dispatch turned on, go in unseen? (Hooks
+ * that enter the kernel are refused then.) A kernel built without seccomp
+ * takes no filter: only dispatch (x86's generic entry always has it) is
+ * watched there.
  */
 bool xp_useccomp_unguarded(void)
 {
-	return IS_ENABLED(CONFIG_SECCOMP) && !guard_on;
+	return !guard_on;
+}
+
+static int seccomp_init(void)
+{
+	int err;
+
+	if (!IS_ENABLED(CONFIG_SECCOMP))
+		return 0;
+	err = register_kprobe(&seccomp_kp);
+	if (err)
+		return err;
+	err = register_kprobe(&prctl_kp);
+	if (err)
+		goto out_seccomp;
+	err = register_kprobe(&seccomp32_kp);
+	seccomp32_on = !err;
+	if (err == -ENOENT || err == -EINVAL)
+		err = 0;	/* no IA32_EMULATION: no such way in */
+	if (err)
+		goto out_prctl;
+	seccomp_on = true;
+	return 0;
+
+out_prctl:
+	unregister_kprobe(&prctl_kp);
+out_seccomp:
+	unregister_kprobe(&seccomp_kp);
+	return err;
 }
 
 void xp_useccomp_init(void)
 {
 	int err;
 
-	if (!IS_ENABLED(CONFIG_SECCOMP))
-		return;
-	err = register_kprobe(&seccomp_kp);
+	err = register_kprobe(&dispatch_kp);
 	if (!err) {
-		err = register_kprobe(&prctl_kp);
+		err = seccomp_init();
 		if (err)
-			unregister_kprobe(&seccomp_kp);
-	}
-	if (!err) {
-		err = register_kprobe(&seccomp32_kp);
-		seccomp32_on = !err;
-		if (err == -ENOENT || err == -EINVAL)
-			err = 0;	/* no IA32_EMULATION: no such way in */
-		if (err) {
-			unregister_kprobe(&prctl_kp);
-			unregister_kprobe(&seccomp_kp);
-		}
+			unregister_kprobe(&dispatch_kp);
 	}
 	if (err)
-		pr_warn("no kprobe on seccomp's entry points (%d): user hooks with events or "
-			"records are refused\n", err);
+		pr_warn("no kprobe on seccomp's or syscall user dispatch's entry points (%d): "
+			"user hooks with events or records are refused\n", err);
 	guard_on = !err;
 }
 
 void xp_useccomp_exit(void)
 {
-	if (guard_on) {
+	if (seccomp_on) {
 		if (seccomp32_on)
 			unregister_kprobe(&seccomp32_kp);
 		unregister_kprobe(&prctl_kp);
 		unregister_kprobe(&seccomp_kp);
 	}
+	if (guard_on)
+		unregister_kprobe(&dispatch_kp);
 	guard_on = false;
+	seccomp_on = false;
 	seccomp32_on = false;
 	while (atomic_read(&seal_works))
 		msleep(1);	/* each runs before its thread returns to user mode */

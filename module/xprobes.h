@@ -455,6 +455,6 @@ extern const struct nla_policy xp_policy[XPROBES_A_MAX + 1];
 int xp_netlink_init(void);
 void xp_netlink_exit(void);
 void xp_netlink_view_ended(u32 pid, const char *reason);
-void xp_netlink_uhooks_gone(u32 pid, const char *reason);
+void xp_netlink_uhooks_gone(u32 pid, const char *reason, u32 flags);
 
 #endif /* _XPROBES_INTERNAL_H */

@@ -46,10 +46,12 @@ enum xprobes_cmd {
 				 *    COVER NR_INSNS */
 	XPROBES_CMD_UHOOK_DEL,	/* do: HOOK_ID: the function's own bytes back */
 	XPROBES_CMD_UHOOK_GET,	/* dump [PID]: one message per user hook */
-	XPROBES_CMD_UHOOKS_GONE,	/* multicast on "events": PID REASON: the
-					 * module took every user hook of the
-					 * process out (it installs a seccomp
-					 * filter): trace goes on with uprobes */
+	XPROBES_CMD_UHOOKS_GONE,	/* multicast on "events": PID REASON
+					 * [FLAGS: XPROBES_GONE_*]: the module
+					 * took every user hook of the process
+					 * out (it installs a seccomp filter, or
+					 * turns on syscall user dispatch):
+					 * trace goes on with uprobes */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
@@ -169,6 +171,14 @@ enum xprobes_mode {
 					 XPROBES_F_EVENTS | XPROBES_F_RETURNS | \
 					 XPROBES_F_RECORDS | XPROBES_F_CALLS | \
 					 XPROBES_F_UNWINDER)
+
+/*
+ * XPROBES_A_FLAGS of UHOOKS_GONE: return probes must not be used for this
+ * process any more. It blocks system calls made outside its own code
+ * (syscall user dispatch), and this kernel's uretprobes return through a
+ * system call from their trampoline (6.11 on): each would be a SIGSYS.
+ */
+#define XPROBES_GONE_NO_URETPROBES	(1U << 0)
 
 /* XPROBES_A_FLAGS of a hook in HOOK_GET */
 #define XPROBES_HOOK_BROKEN		(1U << 16)	/* kernel patching displaced it */

@@ -13,7 +13,11 @@
  * SECCOMP_FILTER_FLAG_TSYNC while a second thread calls work() too),
  * int80 (seccomp through int $0x80, the i386 entry, which a 64-bit
  * process may use: its sock_fprog in the 32-bit layout, below 4 GiB in
- * the static program).
+ * the static program), sud (no filter: syscall user dispatch, as
+ * emulators and sandboxes turn it on, blocking every system call made
+ * while work() runs, the way they block all but their own code's:
+ * one from a trampoline, or from uprobes' return trampoline, would be a
+ * SIGSYS, which kills it).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
  * After the filter it calls work() AFTER (400) times, 1 ms apart (a tracer that
@@ -41,6 +45,18 @@
 #include <unistd.h>
 
 #define AFTER	400	/* calls after the filter, per thread */
+
+#ifndef PR_SET_SYSCALL_USER_DISPATCH
+#define PR_SET_SYSCALL_USER_DISPATCH	59
+#define PR_SYS_DISPATCH_ON		1
+#endif
+#ifndef SYSCALL_DISPATCH_FILTER_ALLOW
+#define SYSCALL_DISPATCH_FILTER_ALLOW	0
+#define SYSCALL_DISPATCH_FILTER_BLOCK	1
+#endif
+
+/* sud: the selector the kernel reads at each system call */
+static volatile char selector = SYSCALL_DISPATCH_FILTER_ALLOW;
 
 static volatile long sink;
 static long calls[2];	/* by thread: the main one, the second (tsync) */
@@ -106,6 +122,14 @@ static void install(const char *mode)
 	struct sock_fprog prog = { .len = sizeof(f) / sizeof(f[0]), .filter = f };
 	long r;
 
+	if (!strcmp(mode, "sud")) {
+		/* no region of its own: the selector alone says (offset 0, length 0) */
+		if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON, 0, 0, &selector)) {
+			fprintf(stderr, "seccompw: syscall user dispatch: %s\n", strerror(errno));
+			exit(1);
+		}
+		return;
+	}
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
 		perror("seccompw: no_new_privs");
 		exit(1);
@@ -155,6 +179,19 @@ static void scan_areas(long *live, long *muted)
 
 static volatile int phase;	/* tsync: 1 filtered, 2 done */
 
+/* work() after the filter; sud: with every system call blocked meanwhile */
+static long work_after(long i, long *count, int sud)
+{
+	long r;
+
+	if (sud)
+		selector = SYSCALL_DISPATCH_FILTER_BLOCK;
+	r = work(i, count);
+	if (sud)
+		selector = SYSCALL_DISPATCH_FILTER_ALLOW;
+	return r;
+}
+
 static void *second(void *arg)
 {
 	long i, sum = 0;
@@ -179,7 +216,7 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80 [MS [GO]]] OUT\n");
+		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|sud [MS [GO]]] OUT\n");
 		return 2;
 	}
 	if (!strcmp(mode, "tsync") && pthread_create(&th, NULL, second, &sum2))
@@ -193,7 +230,7 @@ int main(int argc, char **argv)
 	scan_areas(&live, &muted);
 	phase = 1;
 	for (i = 0; i < AFTER; i++) {
-		sum += work(i, &calls[0]);
+		sum += work_after(i, &calls[0], !strcmp(mode, "sud"));
 		usleep(1000);
 	}
 	if (!strcmp(mode, "tsync") && pthread_join(th, NULL))
