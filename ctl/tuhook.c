@@ -22,6 +22,7 @@
 #include "elfsym.h"
 #include "nl.h"
 #include "tracer.h"
+#include "util.h"
 #include "trace.skel.h"
 
 static int got_id(struct nlattr **tb, void *arg)
@@ -49,6 +50,26 @@ void tuhooks_areas(struct tsession *s)
 			s->skel->bss->uarea_hi[n++] = hi;
 		}
 	fclose(f);
+}
+
+/*
+ * The process filters its system calls (seccomp, syscall user dispatch),
+ * or is about to: functions from FROM on get no user hook, and uprobes
+ * take them. Under dispatch on 6.11+, a uretprobe returns through a
+ * system call from uprobes' page, which dispatch does not exempt: a
+ * SIGSYS for the process. Those functions are traced at their entries.
+ */
+static void filtered_to_uprobes(struct tsession *s, int from)
+{
+	bool entries = strstr(s->nl->ext_msg, "syscall user dispatch") && kernel_at_least(6, 11);
+	int i;
+
+	fprintf(stderr, "xprobectl: %s: uprobes for %s function%s%s\n", s->nl->ext_msg,
+		from ? "the other" : "every", s->nfuncs - from == 1 ? "" : "s",
+		entries ? ", their calls only (a return probe enters the kernel by a system "
+		"call on this kernel)" : "");
+	for (i = from; entries && i < s->nfuncs; i++)
+		s->funcs[i].no_return = true;
 }
 
 /*
@@ -104,9 +125,10 @@ int tuhooks_add(struct tsession *s, bool verbose)
 			i--;
 			continue;
 		}
-		if (err == -EPERM && strstr(s->nl->ext_msg, "seccomp")) {
-			fprintf(stderr, "xprobectl: %s: uprobes for every function\n", s->nl->ext_msg);
-			return -1;
+		if (err == -EPERM && (strstr(s->nl->ext_msg, "seccomp") ||
+				      strstr(s->nl->ext_msg, "syscall user dispatch"))) {
+			filtered_to_uprobes(s, i);
+			break;
 		}
 		if (err || !id) {
 			refused++;

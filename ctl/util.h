@@ -8,6 +8,8 @@
 
 /* "1234" -> 1234; prints a usage error and returns false otherwise. */
 bool parse_pid(const char *s, uint32_t *pid);
+/* Is the running kernel MAJOR.MINOR or later (uname's release)? */
+bool kernel_at_least(int major, int minor);
 /* Decimal or 0x-hex unsigned integer. */
 bool parse_u64(const char *s, uint64_t *v);
 /*

@@ -17,7 +17,8 @@
  * emulators and sandboxes turn it on, blocking every system call made
  * while work() runs, the way they block all but their own code's:
  * one from a trampoline, or from uprobes' return trampoline, would be a
- * SIGSYS, which kills it).
+ * SIGSYS, which kills it), sud-early (the same, dispatch on from the
+ * start: a tracer attaches by pid to a process under dispatch already).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
  * After the filter it calls work() AFTER (400) times, 1 ms apart (a tracer that
@@ -179,8 +180,8 @@ static void scan_areas(long *live, long *muted)
 
 static volatile int phase;	/* tsync: 1 filtered, 2 done */
 
-/* work() after the filter; sud: with every system call blocked meanwhile */
-static long work_after(long i, long *count, int sud)
+/* work(); sud: with every system call blocked meanwhile */
+static long work_blocked(long i, long *count, int sud)
 {
 	long r;
 
@@ -210,27 +211,32 @@ int main(int argc, char **argv)
 	long long start = now_ms(), ms = argc > 3 ? atoll(argv[2]) : 300;
 	const char *go = argc > 4 ? argv[3] : NULL;
 	const char *outp = argv[argc - 1];
+	int early = !strcmp(mode, "sud-early");
 	long i, sum = 0, sum2 = 0, before, live, muted;
 	char path[4096];
 	pthread_t th;
 	FILE *out;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|sud [MS [GO]]] OUT\n");
+		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|sud|sud-early [MS [GO]]] "
+			"OUT\n");
 		return 2;
 	}
 	if (!strcmp(mode, "tsync") && pthread_create(&th, NULL, second, &sum2))
 		return 1;
+	if (early)
+		install("sud");
 	while (now_ms() - start < ms || (go && access(go, F_OK))) {
-		work(0, &calls[0]);
+		work_blocked(0, &calls[0], early);
 		usleep(1000);
 	}
 	before = calls[0] + __atomic_load_n(&calls[1], __ATOMIC_RELAXED);
-	install(mode);
+	if (!early)
+		install(mode);
 	scan_areas(&live, &muted);
 	phase = 1;
 	for (i = 0; i < AFTER; i++) {
-		sum += work_after(i, &calls[0], !strcmp(mode, "sud"));
+		sum += work_blocked(i, &calls[0], early || !strcmp(mode, "sud"));
 		usleep(1000);
 	}
 	if (!strcmp(mode, "tsync") && pthread_join(th, NULL))

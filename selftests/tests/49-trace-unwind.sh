@@ -309,6 +309,29 @@ for how in fallback views; do
 	assert_eq "sc-pid ($how): trace says how it ended" "$real" "$said"
 done
 
+# A process under syscall user dispatch already, traced by pid in views
+# mode: no user hook that enters the kernel (refused, saying why), uprobes
+# instead, on 6.11+ at the entries only (a uretprobe's system call would be
+# a SIGSYS). Until 2026-11-29 trace refused to go on for such a process.
+rm -f /tmp/sc-early.go /tmp/sc-early.t
+/xp/bin/seccompw_static sud-early 0 /tmp/sc-early.go /tmp/sc-early.t 2> /dev/null &
+pid=$!
+xprobectl trace -f work $pid > /tmp/sc-early.out 2>&1 &
+tr=$!
+for i in $(seq 100); do
+	grep -q "^xprobectl: tracing" /tmp/sc-early.out && break
+	sleep 0.1
+done
+touch /tmp/sc-early.go
+wait $pid
+assert_eq "sc-early: it ran on under trace" "exit 0" "$(ended $?)"
+wait $tr || fail "trace of pid $pid under dispatch: $(cat /tmp/sc-early.out)"
+grep -q "runs with syscall user dispatch on.*: uprobes for every function" /tmp/sc-early.out ||
+	fail "sc-early: trace did not say why uprobes: $(cat /tmp/sc-early.out)"
+[ "$(uname -r | cut -d. -f1-2)" = 6.1 ] || grep -q "their calls only" /tmp/sc-early.out ||
+	fail "sc-early: trace did not say it counts calls only: $(cat /tmp/sc-early.out)"
+assert_ge "sc-early: work's calls seen" "$(fn_count /tmp/sc-early.out work)" 400
+
 # A process killed by a signal, traced by pid: trace says which.
 /xp/bin/seccompw_static seccomp 0 /tmp/sc-kill.go /tmp/sc-kill.t 2> /dev/null &
 pid=$!
