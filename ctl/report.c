@@ -411,6 +411,7 @@ static void json_threads(struct tsession *s, uint32_t func)
 }
 
 static void json_procs(struct tsession *s, const struct func_stats *v);
+static int unprobed(const struct tsession *s);
 
 static void print_json(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
 		       bool final, const uint64_t *cnt, const struct waker_slot *w, int nw)
@@ -492,8 +493,12 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 		json_obj_end();
 	}
 	json_arr_end();
-	if (s->children && final)
+	if (s->children && final) {
 		json_procs(s, v);
+		/* processes followed, and those whose calls went uncounted */
+		json_u64("processes_followed", s->nprocs);
+		json_u64("processes_unprobed", unprobed(s));
+	}
 	json_obj_end();
 	json_done();
 	free(idx);

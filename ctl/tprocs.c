@@ -75,16 +75,17 @@ static void tproc_add(struct tsession *s, const struct trace_proc *p, bool attac
 		 * uprobes coming or going) made calls nobody counted.
 		 */
 		if (err && !s->told_unprobed) {
+			char why[160];
+
 			if (err == -ESRCH)
-				fprintf(stderr, "xprobectl: pid %d (%s) ended before its uprobes were in: "
-					"its calls are not counted (the text report counts such processes)\n",
-					(int)t->pid, t->comm);
+				snprintf(why, sizeof(why), "ended before its uprobes were in");
 			else
-				fprintf(stderr, "xprobectl: pid %d (%s): its uprobes could not be attached "
-					"(%s): its calls are not counted (the text report counts such "
-					"processes)\n", (int)t->pid, t->comm,
-					err == -EAGAIN ? "the kernel refused them; -v says why" :
-					err < -1 ? strerror(-err) : "none was taken");
+				snprintf(why, sizeof(why), "its uprobes could not be attached (%s)",
+					 err == -EAGAIN ? "the kernel refused them; -v says why" :
+					 err < -1 ? strerror(-err) : "none was taken");
+			fprintf(stderr, "xprobectl: pid %d (%s): %s: its calls are not counted (the "
+				"report counts such processes; --json: processes_unprobed)\n",
+				(int)t->pid, t->comm, why);
 			s->told_unprobed = true;
 		}
 	} else if (s->verbose) {	/* its calls are seen from now on */

@@ -61,3 +61,6 @@ for c in runq wakeup throttled lock mem io net sleep other; do
 done
 assert_eq "the target is the first process" "$(jsonq $J pid)" "$(jsonq $J $P.pid)"
 assert_eq "three processes" 3 "$(jsonq $J 'processes.#')"
+type_is processes_followed number
+type_is processes_unprobed number
+assert_eq "processes followed: the two workers" 2 "$(jsonq $J processes_followed)"
