@@ -1118,8 +1118,7 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why, uint32_t flag
 		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
 			"hook%s (their system calls would have killed it): those functions go on "
 			"with uprobes%s; calls in between are not counted\n", (int)s->pid, why, n,
-			n == 1 ? "" : "s", entries ? ", their calls only (a return probe enters "
-			"the kernel by a system call on this kernel)" : "");
+			n == 1 ? "" : "s", entries ? TRACE_CALLS_ONLY_WHY : "");
 	free(had);
 }
 

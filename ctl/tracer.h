@@ -123,6 +123,12 @@ struct tsession {
 
 /* tuhook.c: user hooks for the functions that allow one (views mode). */
 int tuhooks_add(struct tsession *s, bool verbose);
+/*
+ * Said of functions that go on with entry probes only because the process
+ * blocks system calls by syscall user dispatch (tuhook.c, trace.c).
+ */
+#define TRACE_CALLS_ONLY_WHY \
+	", their calls only (a return probe enters the kernel by a system call on this kernel)"
 void tuhooks_unwinders(struct tsession *s);
 
 /* trace.c: the unwinder's entry points by name; does the program at PATH unwind? */

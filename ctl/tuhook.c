@@ -66,8 +66,7 @@ static void filtered_to_uprobes(struct tsession *s, int from)
 
 	fprintf(stderr, "xprobectl: %s: uprobes for %s function%s%s\n", s->nl->ext_msg,
 		from ? "the other" : "every", s->nfuncs - from == 1 ? "" : "s",
-		entries ? ", their calls only (a return probe enters the kernel by a system "
-		"call on this kernel)" : "");
+		entries ? TRACE_CALLS_ONLY_WHY : "");
 	for (i = from; entries && i < s->nfuncs; i++)
 		s->funcs[i].no_return = true;
 }

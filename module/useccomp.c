@@ -90,8 +90,7 @@
 
 struct seal {
 	struct callback_head work;
-	const char *why;	/* for the announcement: what the process does */
-	u32 gone_flags;		/* XPROBES_GONE_* */
+	bool dispatch;		/* syscall user dispatch, else a seccomp filter */
 };
 
 /* 6.11 on: a uretprobe returns through a system call (uprobes' trampoline) */
@@ -118,8 +117,7 @@ static void seal_work(struct callback_head *cb)
 {
 	struct mm_struct *mm = current->mm;
 	struct seal *w = container_of(cb, struct seal, work);
-	const char *why = w->why;
-	u32 gone_flags = w->gone_flags;
+	bool dispatch = w->dispatch;
 	struct xp_unwind_map *m;
 	u32 pid = 0;
 	int err;
@@ -154,7 +152,11 @@ static void seal_work(struct callback_head *cb)
 	}
 	if (pid) {
 		mutex_lock(&xp_views_lock);
-		xp_netlink_uhooks_gone(pid, why, gone_flags);
+		if (dispatch)
+			xp_netlink_uhooks_gone(pid, "the process turns on syscall user dispatch",
+					       URETPROBE_SYSCALL ? XPROBES_GONE_NO_URETPROBES : 0);
+		else
+			xp_netlink_uhooks_gone(pid, "the process installs a seccomp filter", 0);
 		mutex_unlock(&xp_views_lock);
 	}
 	/* The last this module's code does for the work (module exit polls it). */
@@ -162,10 +164,10 @@ static void seal_work(struct callback_head *cb)
 }
 
 /*
- * The installing thread, before the filter (or the dispatch): with hooks,
- * back off and seal. @why and @gone_flags go to trace (seal_work()).
+ * The installing thread, before the filter (or, @dispatch, syscall user
+ * dispatch): with hooks, back off and seal.
  */
-static int seal_first(struct pt_regs *regs, const char *why, u32 gone_flags)
+static int seal_first(struct pt_regs *regs, bool dispatch)
 {
 	struct seal *w;
 
@@ -176,8 +178,7 @@ static int seal_first(struct pt_regs *regs, const char *why, u32 gone_flags)
 	if (!w)	/* the filter must not go in over the hooks: the call fails, as it may */
 		return xp_probe_return(regs, (unsigned long)-ENOMEM);
 	init_task_work(&w->work, seal_work);
-	w->why = why;
-	w->gone_flags = gone_flags;
+	w->dispatch = dispatch;
 	atomic_inc(&seal_works);
 	if (task_work_add(current, &w->work, XP_TWA_SIGNAL_ATOMIC)) {
 		kfree(w);
@@ -192,7 +193,7 @@ static int seccomp_op(struct pt_regs *regs, unsigned int op)
 {
 	if (op != SECCOMP_SET_MODE_STRICT && op != SECCOMP_SET_MODE_FILTER)
 		return 0;
-	return seal_first(regs, "the process installs a seccomp filter", 0);
+	return seal_first(regs, false);
 }
 NOKPROBE_SYMBOL(seccomp_op);
 
@@ -215,7 +216,7 @@ static int on_prctl(struct kprobe *p, struct pt_regs *regs)
 {
 	if (regs->di != SECCOMP_MODE_STRICT && regs->di != SECCOMP_MODE_FILTER)
 		return 0;
-	return seal_first(regs, "the process installs a seccomp filter", 0);
+	return seal_first(regs, false);
 }
 NOKPROBE_SYMBOL(on_prctl);
 
@@ -224,8 +225,7 @@ static int on_dispatch(struct kprobe *p, struct pt_regs *regs)
 {
 	if (regs->di != PR_SYS_DISPATCH_ON)
 		return 0;
-	return seal_first(regs, "the process turns on syscall user dispatch",
-			  URETPROBE_SYSCALL ? XPROBES_GONE_NO_URETPROBES : 0);
+	return seal_first(regs, true);
 }
 NOKPROBE_SYMBOL(on_dispatch);
 
@@ -249,7 +249,7 @@ static struct kprobe seccomp32_kp = {
 	.symbol_name = "__ia32_sys_seccomp",
 	.pre_handler = on_seccomp32,
 };
-static bool seccomp_on, seccomp32_on;
+static bool seccomp32_on;
 
 /*
  * Can a filter installed now, or dispatch turned on, go in unseen? (Hooks
@@ -280,7 +280,6 @@ static int seccomp_init(void)
 		err = 0;	/* no IA32_EMULATION: no such way in */
 	if (err)
 		goto out_prctl;
-	seccomp_on = true;
 	return 0;
 
 out_prctl:
@@ -308,7 +307,8 @@ void xp_useccomp_init(void)
 
 void xp_useccomp_exit(void)
 {
-	if (seccomp_on) {
+	/* guard_on: dispatch's kprobe, and seccomp's where the kernel has it */
+	if (guard_on && IS_ENABLED(CONFIG_SECCOMP)) {
 		if (seccomp32_on)
 			unregister_kprobe(&seccomp32_kp);
 		unregister_kprobe(&prctl_kp);
@@ -317,7 +317,6 @@ void xp_useccomp_exit(void)
 	if (guard_on)
 		unregister_kprobe(&dispatch_kp);
 	guard_on = false;
-	seccomp_on = false;
 	seccomp32_on = false;
 	while (atomic_read(&seal_works))
 		msleep(1);	/* each runs before its thread returns to user mode */
