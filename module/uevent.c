@@ -500,11 +500,16 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 	struct xp_hook *kh;
 
 	lockdep_assert_held(&xp_views_lock);
+	if (v->dispatch) {
+		NL_SET_ERR_MSG(extack,
+			       "the process turns on syscall user dispatch, which may take the "
+			       "hooks' system calls for its own: use a uprobe");
+		return -EPERM;
+	}
 	if (v->seccomp) {
 		NL_SET_ERR_MSG(extack,
-			       "the process filters its system calls (seccomp or syscall user "
-			       "dispatch), which may kill it for the hooks' system calls: use a "
-			       "uprobe");
+			       "the process installs a seccomp filter, which may kill it for the "
+			       "hooks' system calls: use a uprobe");
 		return -EPERM;
 	}
 	if (xp_useccomp_unguarded()) {

@@ -1454,17 +1454,23 @@ void xp_uhooks_view_gone(struct xp_view *v)
  * seccomp (useccomp.c), first, in the section that detaches the areas:
  * the views of @mm's hooks take no new hook that enters the kernel, and
  * their threads' rearms are given up (the unwinder hooks go too).
+ * @dispatch: for syscall user dispatch, which a refused add names (trace
+ * then takes no return probes where they enter by a system call).
  */
-void xp_uhooks_seal_views(struct mm_struct *mm)
+void xp_uhooks_seal_views(struct mm_struct *mm, bool dispatch)
 {
 	struct xp_uhook *h;
 
 	lockdep_assert_held(&xp_views_lock);
-	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->mm == mm && h->view && !h->view->seccomp) {
+	list_for_each_entry(h, &xp_uhooks, node) {
+		if (h->mm != mm || !h->view)
+			continue;
+		h->view->dispatch |= dispatch;
+		if (!h->view->seccomp) {
 			h->view->seccomp = true;
 			xp_unwinds_detach(h->view);
 		}
+	}
 }
 
 /*

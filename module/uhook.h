@@ -159,7 +159,7 @@ int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
 struct xp_uhook *xp_uhook_next(u32 *id);
 bool xp_uhook_gone(struct xp_uhook *h);
 void xp_uhooks_view_gone(struct xp_view *v);
-void xp_uhooks_seal_views(struct mm_struct *mm);
+void xp_uhooks_seal_views(struct mm_struct *mm, bool dispatch);
 int xp_uhooks_seal(struct mm_struct *mm, u32 *pid);
 bool xp_ucover_mm_live(struct mm_struct *mm);
 u64 xp_uhooks_handed(void);

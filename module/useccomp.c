@@ -125,7 +125,7 @@ static void seal_work(struct callback_head *cb)
 	kfree(w);
 	while (mm && !(current->flags & PF_EXITING)) {
 		mutex_lock(&xp_views_lock);
-		xp_uhooks_seal_views(mm);	/* before an add maps an area m misses */
+		xp_uhooks_seal_views(mm, dispatch);	/* before an add maps an area m misses */
 		m = xp_uareas_seal(mm);
 		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 1 */
 		mutex_unlock(&xp_views_lock);

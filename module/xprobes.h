@@ -178,6 +178,7 @@ struct xp_view {
 	bool seccomp;			/* its process installs a seccomp filter: no
 					 * more user hooks (useccomp.c), under
 					 * xp_views_lock */
+	bool dispatch;			/* ... or turns on syscall user dispatch */
 };
 
 /*
