@@ -221,7 +221,8 @@ note "ok: Rust panics and Go's stacks under trace"
 # and with events: -T) the module takes the hooks out before the filter
 # goes in (their system calls would kill the process) and trace goes on
 # with uprobes: the same run, every call before the filter counted, none
-# twice, and some after it. After dispatch, on 6.12, entry probes only: a
+# twice, and those after it (the process, seeing trampolines, waits for
+# the uprobe's int3 at work() after its filter) but for a call or two. After dispatch, on 6.12, entry probes only: a
 # uretprobe returns through a system call there (fallback mode, whose
 # uretprobes the process cannot survive under dispatch, is not run on it:
 # docs/userhooks.md).
@@ -240,7 +241,7 @@ for mode in $modes_sc; do
 	case $mode in seccomp|tsync) hows_sc="fallback $hows_sc" ;; esac
 	[ -z "$LIGHT" ] || hows_sc=views
 	for how in $hows_sc; do
-		rm -f /tmp/sc-$mode.t.n /tmp/sc-$mode.t.b
+		rm -f /tmp/sc-$mode.t.n /tmp/sc-$mode.t.b /tmp/sc-$mode.t.w
 		if [ $how = events ]; then
 			rm -f /tmp/sc-$mode.t
 			xprobectl trace -T -f work -- /xp/bin/seccompw_static $mode 100 \
@@ -265,18 +266,28 @@ for mode in $modes_sc; do
 			grep -q "with uprobes, their calls only" /tmp/sc-$mode.$how.out ||
 				fail "sc-sud ($how): trace did not say it counts calls only: $(cat /tmp/sc-$mode.$how.out)"
 		fi
-		note "sc-$mode ($how): work counted $n of $(cat /tmp/sc-$mode.t.n), $(cat /tmp/sc-$mode.t.b) before the filter; in the trampolines: $(cat /tmp/sc-$mode.t.a)"
+		note "sc-$mode ($how): work counted $n of $(cat /tmp/sc-$mode.t.n), $(cat /tmp/sc-$mode.t.b) before the filter; in the trampolines: $(cat /tmp/sc-$mode.t.a); uprobes in after $(cat /tmp/sc-$mode.t.w) ms"
 		# every system call in the trampolines made harmless before the filter
 		assert_match "sc-$mode ($how): the trampolines' system calls" \
 			"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/sc-$mode.t.a)"
 		# On 6.1 (no uprobe_multi) they failed with ESRCH until 2026-11-28:
 		# trace detached and re-attached the unwinder's probes, and the
-		# process had exited by then.
+		# process had exited by then. On 6.1-rt the takeover once took
+		# longer than the 400 ms the process ran on (CI, stop 52): it now
+		# waits for the uprobe before its calls after the filter, and says
+		# how long (OUT.w).
+		assert_match "sc-$mode ($how): the process saw the uprobe come" \
+			"^[0-9]+$" "$(cat /tmp/sc-$mode.t.w)"
 		! grep -q "uprobes could not take over" /tmp/sc-$mode.$how.out ||
 			fail "sc-$mode ($how): uprobes could not take over: $(grep 'cannot probe' /tmp/sc-$mode.$how.out | head -n 1)"
 		assert_ge "sc-$mode ($how): work's calls, at most all" "$(cat /tmp/sc-$mode.t.n)" "$n"
-		assert_ge "sc-$mode ($how): work's calls, more than before the filter" \
-			"$n" "$(($(cat /tmp/sc-$mode.t.b) + 1))"
+		# It waited for the uprobe: the main thread's 400 calls after the
+		# filter are counted, but for a call or two that may fall between
+		# the entry and the return probes' links (two uprobe_multi links
+		# on 6.12; on 6.1 each probe gets its program after its int3).
+		# (6.12 lost one in 1 of a run's 10 cases, 6.1 up to 3.)
+		assert_ge "sc-$mode ($how): work's calls after the filter, at least 300 of 400" \
+			"$(($n - $(cat /tmp/sc-$mode.t.b)))" 300
 	done
 done
 
