@@ -29,6 +29,7 @@
 #include <linux/file.h>
 #include <linux/fs.h>
 #include <linux/highmem.h>
+#include <linux/kprobes.h>
 #include <linux/kthread.h>
 #include <linux/mman.h>
 #include <linux/pagemap.h>
@@ -44,6 +45,10 @@
 #include "urec.h"
 
 static LIST_HEAD(xp_uareas);	/* under xp_views_lock */
+
+#define AREA_NAME	"[xprobes-uhooks]"
+/* The kernel's internal shmem mount's, where every area file is (xp_uareas_init()) */
+static struct super_block *area_sb;
 
 /* A rel32 reaches +-2 GiB; keep a margin for the function's own length. */
 #define REACH	(SZ_2G - SZ_16M)
@@ -182,6 +187,19 @@ static unsigned long find_gap(struct mm_struct *mm, unsigned long near)
 	return gap_near(mm, near, SZ_1G) ?: gap_near(mm, near, SZ_64M);
 }
 
+/* A new area's file, opened read-only: a mapping of it can never be made writable. */
+static struct file *area_file(void)
+{
+	struct file *rw, *ro;
+
+	rw = shmem_file_setup(AREA_NAME, XP_UAREA_SIZE, VM_NORESERVE);
+	if (IS_ERR(rw))
+		return rw;
+	ro = dentry_open(&rw->f_path, O_RDONLY, current_cred());
+	fput(rw);
+	return ro;
+}
+
 /*
  * A new area mapped into @mm near @near, not yet listed (xp_uarea_adopt()).
  * Without xp_views_lock: the mapping waits for the process's mmap lock.
@@ -190,21 +208,14 @@ struct xp_uarea *xp_uarea_map(struct mm_struct *mm, unsigned long near,
 			      struct netlink_ext_ack *extack)
 {
 	unsigned long addr = 0, ret = 0;
-	struct file *rw, *ro;
+	struct file *ro;
 	struct xp_uarea *a;
 	int tries, err;
 
 	a = kzalloc(sizeof(*a), GFP_KERNEL);
 	if (!a)
 		return ERR_PTR(-ENOMEM);
-	rw = shmem_file_setup("[xprobes-uhooks]", XP_UAREA_SIZE, VM_NORESERVE);
-	if (IS_ERR(rw)) {
-		kfree(a);
-		return ERR_CAST(rw);
-	}
-	/* The mapping's file is read-only, so the vma can never be made writable. */
-	ro = dentry_open(&rw->f_path, O_RDONLY, current_cred());
-	fput(rw);
+	ro = area_file();
 	if (IS_ERR(ro)) {
 		kfree(a);
 		return ERR_CAST(ro);
@@ -324,22 +335,24 @@ static bool syscall_site(const u8 *p)
 	       get_unaligned_le32(p + 1) - XPROBES_UHOOK_NR <= 2;
 }
 
-/* The syscalls in @len bytes of code about to be written. */
-static void mute_code(u8 *b, unsigned int len)
+/* The syscalls in @len bytes of code about to be written; how many. */
+static unsigned int mute_code(u8 *b, unsigned int len)
 {
-	unsigned int i;
+	unsigned int i, n = 0;
 
 	for (i = 0; i + SITE_LEN <= len; i++)
 		if (syscall_site(b + i)) {
 			b[i + 5] = MUTE_OP;
 			i += SITE_LEN - 1;
+			n++;
 		}
+	return n;
 }
 
-/* @len bytes at @off in @a's file, read into @buf or written from it. */
-static int area_rw(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned int len, bool write)
+/* @len bytes at @off in an area's @file, read into @buf or written from it. */
+static int file_rw(struct file *file, unsigned long off, u8 *buf, unsigned int len, bool write)
 {
-	struct address_space *mapping = a->file->f_mapping;
+	struct address_space *mapping = file->f_mapping;
 
 	while (len) {
 		unsigned int n = min_t(unsigned int, len, PAGE_SIZE - offset_in_page(off));
@@ -364,6 +377,11 @@ static int area_rw(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned int 
 		len -= n;
 	}
 	return 0;
+}
+
+static int area_rw(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned int len, bool write)
+{
+	return file_rw(a->file, off, buf, len, write);
 }
 
 /* The syscalls of @a's code so far, in the part at @off of @len bytes; then all it gets. */
@@ -431,6 +449,223 @@ int xp_uarea_write(struct xp_uarea *a, unsigned long va, const u8 *buf, unsigned
 	err = area_rw(a, va - a->va, muted, len, true);
 	kvfree(muted);
 	return err;
+}
+
+/*
+ * A child of fork (and its own children) maps its parent's areas: the same
+ * file, shared, where its copy of the patched text jumps. Muting them for
+ * the child's own seccomp filter or syscall user dispatch would mute the
+ * parent's hooks too, and leaving them would kill the child (SIGSYS) at
+ * its first hooked call. So the child gets an area of its own in their
+ * place: a new file, the old one's bytes with every syscall of its code
+ * muted (the same fixed parts xp_uareas_mute() covers: trampolines, the
+ * records routines, the return thunks; not their tables), mapped over the
+ * old one at the same address (MAP_FIXED: one mmap lock hold, so a thread
+ * of the child running there meanwhile finds the same code, a syscall
+ * excepted, when it faults back in). Nothing of the module follows that
+ * file: the child has no hook of its own there.
+ *
+ * Areas are told by their file: on the kernel's internal shmem mount (not
+ * a tmpfs a process could make files on) and named AREA_NAME (memfds and
+ * SysV segments there have other names). A process's own areas (listed
+ * with its mm) are left to xp_uareas_mute().
+ */
+void xp_uareas_init(void)
+{
+	struct file *f = shmem_file_setup("xprobes-probe", 0, VM_NORESERVE);
+
+	if (!IS_ERR(f)) {
+		area_sb = file_inode(f)->i_sb;	/* shm_mnt's: it lives as long as the kernel */
+		fput(f);
+	}
+}
+
+static bool is_area(struct vm_area_struct *vma)
+{
+	struct file *f = vma->vm_file;
+
+	return f && area_sb && file_inode(f)->i_sb == area_sb &&
+	       vma->vm_end - vma->vm_start == XP_UAREA_SIZE && !vma->vm_pgoff &&
+	       !strcmp(f->f_path.dentry->d_name.name, AREA_NAME);
+}
+
+/*
+ * Does @mm map an area (its own or inherited)? In atomic context (the
+ * seccomp kprobes): true when its mmap lock is taken, or when it has more
+ * than MAPPED_WALK mappings, to look again where one may sleep (the
+ * caller's own time: preemption stays off for a bounded walk).
+ */
+#define MAPPED_WALK	1024	/* vmas looked at with preemption off, at most */
+
+bool xp_uareas_mapped(struct mm_struct *mm)
+{
+	struct vm_area_struct *vma;
+	unsigned int n = 0;
+	bool found = false;
+	VMA_ITERATOR(vmi, mm, 0);
+
+	if (!area_sb)
+		return false;
+	/*
+	 * With interrupts on only (the kprobes are ftrace's, in a system
+	 * call): an unlock that wakes a writer turns them on, on PREEMPT_RT.
+	 */
+	if (irqs_disabled() || !mmap_read_trylock(mm))
+		return true;
+	for_each_vma(vmi, vma)
+		if (is_area(vma) || ++n > MAPPED_WALK) {
+			found = true;	/* or more to look at than is fit here */
+			break;
+		}
+	mmap_read_unlock(mm);
+	return found;
+}
+NOKPROBE_SYMBOL(xp_uareas_mapped);
+
+/* The parts of an area that hold code (its tables of addresses do not). */
+static const struct {
+	unsigned int off, len;
+} area_code[] = {
+	{ 0, XP_UREC_AREA_OFF },			/* trampolines */
+	{ XP_UREC_AREA_OFF, XP_URT_TGT },		/* records routines */
+	{ XP_URET_AREA_OFF, XP_URET_TABLE },		/* return thunks */
+};
+
+/* Every syscall in the code of an area's image @buf; how many. */
+static unsigned int mute_area(u8 *buf)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < ARRAY_SIZE(area_code); i++)
+		n += mute_code(buf + area_code[i].off, area_code[i].len);
+	return n;
+}
+
+/*
+ * What of @old (an area's file) holds anything, read into @buf (zeroed),
+ * under xp_views_lock: a listed area's written parts, else all of it.
+ * Returns 1 if it is @mm's own area (nothing read), 0, or an error.
+ */
+static int read_area(struct mm_struct *mm, struct file *old, u8 *buf)
+{
+	struct xp_uarea *a;
+
+	lockdep_assert_held(&xp_views_lock);
+	memset(buf, 0, XP_UAREA_SIZE);
+	list_for_each_entry(a, &xp_uareas, node) {
+		int err;
+
+		if (a->file != old)
+			continue;
+		if (a->mm == mm)
+			return 1;	/* the module writes it: xp_uareas_mute()'s */
+		/* reading a hole would fill it: its parts as written only */
+		err = file_rw(old, 0, buf, a->used, false);
+		if (!err && a->urec)
+			err = file_rw(old, XP_UREC_AREA_OFF, buf + XP_UREC_AREA_OFF,
+				      XP_UREC_BLOCK, false);
+		if (!err && a->uret)
+			err = file_rw(old, XP_URET_AREA_OFF, buf + XP_URET_AREA_OFF,
+				      XP_URET_BLOCK, false);
+		return err;
+	}
+	return file_rw(old, 0, buf, XP_UAREA_SIZE, false);	/* its area went */
+}
+
+/* @buf into @f, but for its pages of zeros (a hole reads as zeros). */
+static int write_area(struct file *f, u8 *buf)
+{
+	unsigned long off;
+	int err = 0;
+
+	for (off = 0; !err && off < XP_UAREA_SIZE; off += PAGE_SIZE)
+		if (memchr_inv(buf + off, 0, PAGE_SIZE))
+			err = file_rw(f, off, buf + off, PAGE_SIZE, true);
+	return err;
+}
+
+/*
+ * One area of @mm at @va, @old: unless it is its own, its own copy, muted.
+ * Returns 1 if it mapped one.
+ */
+static int unshare_one(struct mm_struct *mm, unsigned long va, struct file *old, u8 *buf)
+{
+	struct file *f;
+	unsigned long ret;
+	int err;
+
+	mutex_lock(&xp_views_lock);	/* no add writes there, nor lists it, meanwhile */
+	err = read_area(mm, old, buf);
+	mutex_unlock(&xp_views_lock);
+	if (err)
+		return err == 1 ? 0 : err;
+	if (!mute_area(buf))
+		return 0;	/* muted already (its parent sealed), or never made one */
+	f = area_file();
+	if (IS_ERR(f))
+		return PTR_ERR(f);
+	err = write_area(f, buf);
+	ret = err ? 0 : vm_mmap(f, va, XP_UAREA_SIZE, PROT_READ | PROT_EXEC,
+				MAP_SHARED | MAP_FIXED, 0);
+	fput(f);	/* the mapping holds it */
+	if (err)
+		return err;
+	return IS_ERR_VALUE(ret) ? (long)ret : ret == va ? 1 : -EFAULT;
+}
+
+/*
+ * Every area current's process maps and did not make: its own copy. In a
+ * thread of the process (the seal's task work), without xp_views_lock.
+ * Returns how many it mapped, or an error.
+ * A thread that maps or unmaps there meanwhile can only hurt itself; so
+ * can a process with more than UNSHARE_MAX areas (each one is 1 MiB
+ * within 2 GiB of hooked code: a parent hooked across more than 64 GiB
+ * of text), whose child keeps the rest shared.
+ */
+#define UNSHARE_MAX	32
+int xp_uareas_unshare(void)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	unsigned int n = 0, i, done = 0;
+	struct {
+		unsigned long va;
+		struct file *file;
+	} *found;
+	int err = 0;
+	u8 *buf;
+	VMA_ITERATOR(vmi, mm, 0);
+
+	if (!mm || !area_sb)
+		return 0;
+	found = kcalloc(UNSHARE_MAX, sizeof(*found), GFP_KERNEL);
+	if (!found)
+		return -ENOMEM;
+	if (mmap_read_lock_killable(mm)) {
+		kfree(found);
+		return -EINTR;
+	}
+	for_each_vma(vmi, vma)
+		if (is_area(vma) && n < UNSHARE_MAX) {
+			found[n].va = vma->vm_start;
+			found[n++].file = get_file(vma->vm_file);
+		}
+	mmap_read_unlock(mm);
+	buf = n ? vmalloc(XP_UAREA_SIZE) : NULL;
+	if (n && !buf)
+		err = -ENOMEM;
+	for (i = 0; i < n; i++) {
+		int r = err ? 0 : unshare_one(mm, found[i].va, found[i].file, buf);
+
+		if (r < 0)
+			err = r;
+		else
+			done += r;
+		fput(found[i].file);
+	}
+	vfree(buf);
+	kfree(found);
+	return err ? err : done;
 }
 
 /*
@@ -572,3 +807,7 @@ bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,
 	}
 	return false;
 }
+
+#ifdef XPROBES_KUNIT
+#include "uarea_kunit.c"
+#endif

@@ -61,6 +61,9 @@ void xp_uareas_release_unused(void);
 void xp_uareas_detach(struct mm_struct *mm);
 struct xp_unwind_map *xp_uareas_seal(struct mm_struct *mm);
 int xp_uareas_mute(struct mm_struct *mm);
+void xp_uareas_init(void);
+bool xp_uareas_mapped(struct mm_struct *mm);
+int xp_uareas_unshare(void);
 void xp_uarea_retire(struct xp_uarea *a, unsigned long site, unsigned long va,
 		     const u8 *code, unsigned int len);
 bool xp_uarea_reuse(struct mm_struct *mm, unsigned long site,

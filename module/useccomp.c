@@ -52,23 +52,38 @@
  *     user mode.
  *  4. trace hears of it on the "events" group (UHOOKS_GONE) and goes on
  *     with uprobes, which enter the kernel by a trap.
+ *  5. Areas the process maps but did not make (a child of fork shares its
+ *     parent's, with the patched text that jumps there) become its own,
+ *     muted copies (uarea.c, xp_uareas_unshare()): the parent's hooks go
+ *     on. This is also all the work does for a process that maps areas
+ *     and has no hook of its own.
  * A hook an add or a del is working on meanwhile is theirs: the work
- * looks again until no hook of the process is left.
+ * looks again until no hook of the process is left. When it is done the
+ * thread gets a pass, which its restarted call takes: a process that
+ * maps areas would otherwise be sent round again (the check in the
+ * kprobe cannot tell whose areas they are, nor whether they are muted).
+ * A process that maps no area pays nothing but that check (a look at up
+ * to 1024 of its mappings, under its mmap lock if it is free, at each
+ * filter it installs); one whose lock is taken, or with more mappings,
+ * is sent round once: a task work that looks where it may sleep, no
+ * interrupt to other CPUs.
  *
  * What it does not cover: a thread stopped by a debugger inside one of
  * these system calls, at its entry, when a TSYNC filter comes in (6.12
  * runs seccomp after that stop); a debugger that turns dispatch on for a
  * stopped thread (6.12's PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG, which
- * runs in the debugger, not in the process); a child of fork that installs a filter
- * of its own while its parent's hooks are live (the areas it shares are
- * not muted then); an add whose claim falls between the kprobe's look
- * and the filter (docs/userhooks.md).
+ * runs in the debugger, not in the process); an add whose claim falls
+ * between the kprobe's look and the filter (docs/userhooks.md). (A child
+ * of fork that installed a filter of its own while its parent's hooks
+ * were live died of SIGSYS at its first hooked call until 2026-11-29.)
  *
  * A kernel built without CONFIG_SECCOMP has none of seccomp's ways in (the
  * system call answers ENOSYS, the prctl EINVAL): only dispatch is watched.
  *
  * Locking: the kprobe handlers run in the installing thread, preemption
- * off; they read the covers' hash under RCU (ucover.c). The work takes
+ * off; they read the covers' hash under RCU (ucover.c), the mappings under
+ * the mmap lock only if it is free (a trylock), and the passes under
+ * passes_lock (a raw spinlock, taken nowhere else). The work takes
  * xp_views_lock itself, never across a wait for the process. Module exit
  * unregisters the kprobes, then waits for the works queued (each runs
  * before its thread returns to user mode, or at its exit).
@@ -77,6 +92,7 @@
 
 #include <linux/delay.h>
 #include <linux/errno.h>
+#include <linux/hashtable.h>
 #include <linux/kprobes.h>
 #include <linux/prctl.h>
 #include <linux/sched/signal.h>
@@ -113,17 +129,94 @@ static void sync_cpu(void *unused)
 {
 }
 
-static void seal_work(struct callback_head *cb)
+/*
+ * A thread whose seal work is done may install its filter: the restarted
+ * call takes its pass. One per thread, keyed by the task and its start
+ * time (never the same for a task that reuses the pointer); one not taken
+ * within a second (the thread was killed, or left its signal handler by
+ * longjmp() instead of restarting) is dropped at the next give. Passes
+ * are allocated where one may sleep; the kprobes only unlink, and free
+ * by kfree_rcu() (preemption is off there).
+ */
+struct pass {
+	struct hlist_node node;
+	struct task_struct *task;	/* compared, never followed */
+	u64 start;
+	unsigned long at;
+	struct rcu_head rcu;
+};
+static DEFINE_HASHTABLE(passes, 6);	/* under passes_lock */
+static DEFINE_RAW_SPINLOCK(passes_lock);
+static atomic_t npasses = ATOMIC_INIT(0);
+
+static void give_pass(void)
 {
-	struct mm_struct *mm = current->mm;
-	struct seal *w = container_of(cb, struct seal, work);
-	bool dispatch = w->dispatch;
+	struct pass *p = kmalloc(sizeof(*p), GFP_KERNEL), *q;
+	struct hlist_node *tmp;
+	unsigned long flags;
+	unsigned int bkt;
+	HLIST_HEAD(gone);
+
+	raw_spin_lock_irqsave(&passes_lock, flags);
+	hash_for_each_safe(passes, bkt, tmp, q, node)
+		if (q->task == current || time_after(jiffies, q->at + HZ)) {
+			hash_del(&q->node);
+			hlist_add_head(&q->node, &gone);
+			atomic_dec(&npasses);
+		}
+	if (p) {
+		p->task = current;
+		p->start = current->start_time;
+		p->at = jiffies;
+		hash_add(passes, &p->node, (unsigned long)current);
+		atomic_inc(&npasses);
+	}
+	raw_spin_unlock_irqrestore(&passes_lock, flags);
+	hlist_for_each_entry_safe(q, tmp, &gone, node)
+		kfree(q);
+}
+
+static bool take_pass(void)
+{
+	struct pass *p, *found = NULL;
+	unsigned long flags;
+
+	if (!atomic_read(&npasses))	/* given in this thread, before its restart */
+		return false;
+	raw_spin_lock_irqsave(&passes_lock, flags);
+	hash_for_each_possible(passes, p, node, (unsigned long)current)
+		if (p->task == current && p->start == current->start_time) {
+			hash_del(&p->node);
+			atomic_dec(&npasses);
+			found = p;
+			break;
+		}
+	raw_spin_unlock_irqrestore(&passes_lock, flags);
+	if (found)
+		kfree_rcu(found, rcu);	/* preemption is off here: no kfree() on PREEMPT_RT */
+	return found;
+}
+NOKPROBE_SYMBOL(take_pass);
+
+static void passes_free(void)
+{
+	struct hlist_node *tmp;
+	struct pass *p;
+	unsigned int bkt;
+
+	hash_for_each_safe(passes, bkt, tmp, p, node) {
+		hash_del(&p->node);
+		kfree(p);
+	}
+}
+
+/* Steps 1-4: the process's hooks out, for good. *@pid: whose hooks went. */
+static void seal_hooks(struct mm_struct *mm, bool dispatch, u32 *pid)
+{
 	struct xp_unwind_map *m;
-	u32 pid = 0;
 	int err;
 
-	kfree(w);
-	while (mm && !(current->flags & PF_EXITING)) {
+	while (!(current->flags & PF_EXITING)) {
 		mutex_lock(&xp_views_lock);
 		xp_uhooks_seal_views(mm, dispatch);	/* before an add maps an area m misses */
 		m = xp_uareas_seal(mm);
@@ -139,7 +232,7 @@ static void seal_work(struct callback_head *cb)
 					    task_tgid_nr(current), err);
 		/* no CPU runs a syscall it fetched before the mute (cross-modifying code) */
 		on_each_cpu(sync_cpu, NULL, 1);
-		err = xp_uhooks_seal(mm, &pid);			/* 2 */
+		err = xp_uhooks_seal(mm, pid);			/* 2 */
 		mutex_lock(&xp_views_lock);
 		xp_unwind_detach_queue(xp_unwind_map_get(m));	/* 3 */
 		mutex_unlock(&xp_views_lock);
@@ -150,6 +243,19 @@ static void seal_work(struct callback_head *cb)
 			break;
 		schedule_timeout_killable(HZ / 50);	/* an add or a del at work */
 	}
+}
+
+static void seal_work(struct callback_head *cb)
+{
+	struct mm_struct *mm = current->mm;
+	struct seal *w = container_of(cb, struct seal, work);
+	bool dispatch = w->dispatch;
+	u32 pid = 0;
+	int err;
+
+	kfree(w);
+	if (mm && has_hooks(mm))
+		seal_hooks(mm, dispatch, &pid);
 	if (pid) {
 		mutex_lock(&xp_views_lock);
 		if (dispatch)
@@ -158,6 +264,22 @@ static void seal_work(struct callback_head *cb)
 		else
 			xp_netlink_uhooks_gone(pid, "the process installs a seccomp filter", 0);
 		mutex_unlock(&xp_views_lock);
+	}
+	/*
+	 * 5: MAP_FIXED's unmap flushes the TLB of every CPU that runs the
+	 * process (an interrupt: it serialises them). Whatever the outcome,
+	 * the thread gets its pass: a copy that cannot be made (no memory, a
+	 * sealed mapping, a security module that refuses) leaves the areas
+	 * shared, as before the copies were made, rather than the call
+	 * coming round for ever.
+	 */
+	if (mm && !(current->flags & PF_EXITING)) {
+		err = xp_uareas_unshare();
+		if (err < 0 && !fatal_signal_pending(current))
+			pr_warn_ratelimited("pid %d: the trampolines it shares with its parent stay "
+					    "shared (%d): its filter may kill it at a hooked call\n",
+					    task_tgid_nr(current), err);
+		give_pass();
 	}
 	/* The last this module's code does for the work (module exit polls it). */
 	atomic_dec(&seal_works);
@@ -169,10 +291,12 @@ static void seal_work(struct callback_head *cb)
  */
 static int seal_first(struct pt_regs *regs, bool dispatch)
 {
+	struct mm_struct *mm = current->mm;
 	struct seal *w;
 
-	if (!current->mm || (current->flags & (PF_KTHREAD | PF_EXITING)) ||
-	    !has_hooks(current->mm))
+	if (!mm || (current->flags & (PF_KTHREAD | PF_EXITING)))
+		return 0;
+	if (!has_hooks(mm) && (take_pass() || !xp_uareas_mapped(mm)))
 		return 0;
 	w = kmalloc(sizeof(*w), GFP_ATOMIC | __GFP_NOWARN);
 	if (!w)	/* the filter must not go in over the hooks: the call fails, as it may */
@@ -293,6 +417,8 @@ void xp_useccomp_init(void)
 {
 	int err;
 
+	xp_uareas_init();	/* before the kprobes, which tell areas by it */
+
 	err = register_kprobe(&dispatch_kp);
 	if (!err) {
 		err = seccomp_init();
@@ -320,4 +446,10 @@ void xp_useccomp_exit(void)
 	seccomp32_on = false;
 	while (atomic_read(&seal_works))
 		msleep(1);	/* each runs before its thread returns to user mode */
+	rcu_barrier();		/* the passes' kfree_rcu() */
+	passes_free();
 }
+
+#ifdef XPROBES_KUNIT
+#include "useccomp_kunit.c"
+#endif

@@ -18,7 +18,12 @@
  * while work() runs, the way they block all but their own code's:
  * one from a trampoline, or from uprobes' return trampoline, would be a
  * SIGSYS, which kills it), sud-early (the same, dispatch on from the
- * start: a tracer attaches by pid to a process under dispatch already).
+ * start: a tracer attaches by pid to a process under dispatch already),
+ * fork (the process forks a child that installs the filter, as seccomp(2),
+ * and calls work() AFTER times, while the parent waits; then the parent
+ * calls work() AFTER times: OUT says how the child ended, OUT.c what the
+ * child found in the trampolines' mappings right after its filter, OUT.a
+ * what the parent found there once the child ended).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
  * After the filter it calls work() AFTER (400) times, 1 ms apart. A process
@@ -47,6 +52,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -205,6 +211,74 @@ static long long await_uprobe(void)
 	return now_ms() - t0;
 }
 
+/* OUT plus @suffix, written with @line. */
+static int put(const char *outp, const char *suffix, const char *line)
+{
+	char path[4096];
+	FILE *out;
+
+	snprintf(path, sizeof(path), "%s%s", outp, suffix);
+	out = fopen(path, "w");
+	if (!out)
+		return -1;
+	fputs(line, out);
+	return fclose(out);
+}
+
+static int fork_mode(const char *outp, long long start, long long ms)
+{
+	long i, sum = 0, live, muted, before;
+	char line[256], ended[64];
+	int status;
+	pid_t pid;
+
+	while (now_ms() - start < ms) {
+		work(0, &calls[0]);
+		usleep(1000);
+	}
+	before = calls[0];
+	pid = fork();
+	if (pid < 0)
+		return 1;
+	if (!pid) {
+		install("seccomp");
+		scan_areas(&live, &muted);
+		snprintf(line, sizeof(line), "syscalls %ld muted %ld\n", live, muted);
+		if (put(outp, ".c", line))
+			_exit(1);
+		for (i = 0; i < AFTER; i++) {
+			sum += work(i, &calls[0]);
+			usleep(1000);
+		}
+		_exit(sum == 3L * AFTER * (AFTER - 1) / 2 + AFTER ? 0 : 3);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return 1;
+	if (WIFEXITED(status))
+		snprintf(ended, sizeof(ended), "exit %d", WEXITSTATUS(status));
+	else
+		snprintf(ended, sizeof(ended), "signal %d", WTERMSIG(status));
+	scan_areas(&live, &muted);
+	for (i = 0; i < AFTER; i++) {
+		sum += work(i, &calls[0]);
+		usleep(1000);
+	}
+	snprintf(line, sizeof(line), "fork: the filtered child ended: %s; then %d calls: sum %ld\n",
+		 ended, AFTER, sum);
+	if (put(outp, "", line))
+		return 1;
+	snprintf(line, sizeof(line), "%ld\n", calls[0]);
+	if (put(outp, ".n", line))
+		return 1;
+	snprintf(line, sizeof(line), "%ld\n", before);
+	if (put(outp, ".b", line))
+		return 1;
+	snprintf(line, sizeof(line), "syscalls %ld muted %ld\n", live, muted);
+	if (put(outp, ".a", line) || put(outp, ".w", "-\n"))
+		return 1;
+	return 0;
+}
+
 static volatile int phase;	/* tsync: 1 filtered, 2 done */
 
 /* work(); sud: with every system call blocked meanwhile */
@@ -247,10 +321,12 @@ int main(int argc, char **argv)
 	FILE *out;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|sud|sud-early [MS [GO]]] "
-			"OUT\n");
+		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|sud|sud-early|fork "
+			"[MS [GO]]] OUT\n");
 		return 2;
 	}
+	if (!strcmp(mode, "fork"))
+		return fork_mode(outp, start, ms);
 	if (!strcmp(mode, "tsync") && pthread_create(&th, NULL, second, &sum2))
 		return 1;
 	if (early)

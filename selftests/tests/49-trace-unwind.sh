@@ -227,7 +227,7 @@ note "ok: Rust panics and Go's stacks under trace"
 # uretprobes the process cannot survive under dispatch, is not run on it:
 # docs/userhooks.md).
 # The light set (debug kernel, -rt boots): TSYNC in views mode, the seal
-# under KASAN and lockdep and full preemption.
+# under KASAN and lockdep and full preemption (and a child's filter, below).
 if ! grep -q '^Seccomp:' /proc/self/status; then
 	note "skip: the seccomp cases: this kernel has no seccomp (CONFIG_SECCOMP)"
 	exit 0
@@ -289,6 +289,40 @@ for mode in $modes_sc; do
 		assert_ge "sc-$mode ($how): work's calls after the filter, at least 300 of 400" \
 			"$(($n - $(cat /tmp/sc-$mode.t.b)))" 300
 	done
+done
+
+# A child of fork that filters its own system calls while its parent's
+# hooks are live (a server's sandboxed worker): the trampolines it shares
+# with its parent become its own muted copies, and it runs on; the
+# parent's stay live, its hooks in, its calls all counted. Until
+# 2026-11-29 the child died of SIGSYS at its first call of work().
+# The light set: views mode (the copies made under KASAN and lockdep, and
+# on PREEMPT_RT).
+untraced sc-fork /xp/bin/seccompw_static fork 100
+hows_sc="views events"
+[ -z "$LIGHT" ] || hows_sc=views
+for how in $hows_sc; do
+	rm -f /tmp/sc-fork.t.c /tmp/sc-fork.t.a /tmp/sc-fork.t.n
+	if [ $how = events ]; then
+		rm -f /tmp/sc-fork.t
+		xprobectl trace -T -f work -- /xp/bin/seccompw_static fork 100 /tmp/sc-fork.t \
+			> /tmp/sc-fork.$how.out 2>&1 ||
+			fail "trace -T of sc-fork: $(tail -n 3 /tmp/sc-fork.$how.out)"
+		assert_eq "sc-fork (events): what it wrote" "$want" "$(cat /tmp/sc-fork.t)"
+		assert_eq "sc-fork (events): how it ended" "$want_end" \
+			"$(traced_end /tmp/sc-fork.$how.out)"
+	else
+		traced sc-fork $how "-f work" /xp/bin/seccompw_static fork 100
+	fi
+	note "sc-fork ($how): the child's trampolines: $(cat /tmp/sc-fork.t.c); the parent's: $(cat /tmp/sc-fork.t.a)"
+	assert_match "sc-fork ($how): the child's trampolines, muted" \
+		"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/sc-fork.t.c)"
+	assert_match "sc-fork ($how): the parent's, live" \
+		"^syscalls [1-9][0-9]* muted 0$" "$(cat /tmp/sc-fork.t.a)"
+	! grep -q "installs a seccomp filter" /tmp/sc-fork.$how.out ||
+		fail "sc-fork ($how): the parent's hooks went: $(cat /tmp/sc-fork.$how.out)"
+	assert_eq "sc-fork ($how): the parent's calls, all counted" \
+		"$(cat /tmp/sc-fork.t.n)" "$(fn_count /tmp/sc-fork.$how.out work)"
 done
 
 [ -z "$LIGHT" ] || { note "ok: seccomp after the hooks (light set)"; exit 0; }
