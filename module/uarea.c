@@ -16,7 +16,8 @@
  * exported. So the area is mapped by a worker that borrows the process's mm
  * (kthread_use_mm()), at an address chosen here within reach of a rel32
  * jump from the hooked function, with MAP_FIXED_NOREPLACE so that nothing
- * of the process is ever replaced. A slot, once written, is never reused
+ * of the process is ever replaced (but for an area itself: a child of fork
+ * gets its own copy of its parent's, mapped over it, xp_uareas_unshare()). A slot, once written, is never reused
  * for other code: a thread may be inside it at any time.
  *
  * Locking: areas are listed, taken and freed under xp_views_lock; they are
@@ -541,35 +542,54 @@ static unsigned int mute_area(u8 *buf)
 	return n;
 }
 
+/* @len bytes at @off of an area's @file into @buf: a hole reads as zeros, not filled. */
+static int area_read(struct file *file, unsigned long off, u8 *buf, unsigned int len)
+{
+	loff_t pos = off;
+	ssize_t n = kernel_read(file, buf + off, len, &pos);
+
+	return n == len ? 0 : n < 0 ? n : -EIO;
+}
+
 /*
- * What of @old (an area's file) holds anything, read into @buf (zeroed),
- * under xp_views_lock: a listed area's written parts, else all of it.
- * Returns 1 if it is @mm's own area (nothing read), 0, or an error.
+ * @old (an area's file) into @buf (zeroed). A listed area's parts as
+ * written, under xp_views_lock, which its writers hold, but for the
+ * records block's hash, which its process's threads fill under the
+ * block's lock (urec.c, thunk_get(): the target, then the key): the hash
+ * first, then the targets, so that no key in the copy lacks its target.
+ * An area no longer listed has no writer. Returns 1 if it is @mm's own
+ * area (nothing read), 0, or an error.
  */
 static int read_area(struct mm_struct *mm, struct file *old, u8 *buf)
 {
 	struct xp_uarea *a;
+	int err = 0;
 
-	lockdep_assert_held(&xp_views_lock);
 	memset(buf, 0, XP_UAREA_SIZE);
-	list_for_each_entry(a, &xp_uareas, node) {
-		int err;
-
-		if (a->file != old)
-			continue;
-		if (a->mm == mm)
-			return 1;	/* the module writes it: xp_uareas_mute()'s */
-		/* reading a hole would fill it: its parts as written only */
-		err = file_rw(old, 0, buf, a->used, false);
-		if (!err && a->urec)
-			err = file_rw(old, XP_UREC_AREA_OFF, buf + XP_UREC_AREA_OFF,
-				      XP_UREC_BLOCK, false);
-		if (!err && a->uret)
-			err = file_rw(old, XP_URET_AREA_OFF, buf + XP_URET_AREA_OFF,
-				      XP_URET_BLOCK, false);
-		return err;
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry(a, &xp_uareas, node)
+		if (a->file == old)
+			break;
+	if (list_entry_is_head(a, &xp_uareas, node)) {
+		mutex_unlock(&xp_views_lock);
+		return area_read(old, 0, buf, XP_UAREA_SIZE);	/* its area went */
 	}
-	return file_rw(old, 0, buf, XP_UAREA_SIZE, false);	/* its area went */
+	if (a->mm == mm) {
+		mutex_unlock(&xp_views_lock);
+		return 1;	/* the module writes it: xp_uareas_mute()'s */
+	}
+	err = area_read(old, 0, buf, a->used);
+	if (!err && a->urec) {
+		err = area_read(old, XP_UREC_AREA_OFF + XP_URT_HASH, buf,
+				XP_UREC_BLOCK - XP_URT_HASH);
+		smp_rmb();	/* the keys, then their targets */
+		if (!err)
+			err = area_read(old, XP_UREC_AREA_OFF, buf, XP_URT_HASH);
+	}
+	if (!err && a->uret)
+		err = area_read(old, XP_URET_AREA_OFF, buf, XP_URET_BLOCK);
+	mutex_unlock(&xp_views_lock);
+	return err;
 }
 
 /* @buf into @f, but for its pages of zeros (a hole reads as zeros). */
@@ -584,6 +604,19 @@ static int write_area(struct file *f, u8 *buf)
 	return err;
 }
 
+static bool still_mapped(struct mm_struct *mm, unsigned long va, struct file *file)
+{
+	struct vm_area_struct *vma;
+	bool there;
+
+	if (mmap_read_lock_killable(mm))
+		return false;
+	vma = vma_lookup(mm, va);
+	there = vma && vma->vm_start == va && vma->vm_file == file && is_area(vma);
+	mmap_read_unlock(mm);
+	return there;
+}
+
 /*
  * One area of @mm at @va, @old: unless it is its own, its own copy, muted.
  * Returns 1 if it mapped one.
@@ -594,9 +627,7 @@ static int unshare_one(struct mm_struct *mm, unsigned long va, struct file *old,
 	unsigned long ret;
 	int err;
 
-	mutex_lock(&xp_views_lock);	/* no add writes there, nor lists it, meanwhile */
 	err = read_area(mm, old, buf);
-	mutex_unlock(&xp_views_lock);
 	if (err)
 		return err == 1 ? 0 : err;
 	if (!mute_area(buf))
@@ -605,11 +636,17 @@ static int unshare_one(struct mm_struct *mm, unsigned long va, struct file *old,
 	if (IS_ERR(f))
 		return PTR_ERR(f);
 	err = write_area(f, buf);
+	/*
+	 * Still there? (A thread that maps over it between this look and
+	 * the mmap loses what it mapped: only its own process.)
+	 */
+	if (!err && !still_mapped(mm, va, old))
+		err = -EAGAIN;
 	ret = err ? 0 : vm_mmap(f, va, XP_UAREA_SIZE, PROT_READ | PROT_EXEC,
 				MAP_SHARED | MAP_FIXED, 0);
 	fput(f);	/* the mapping holds it */
 	if (err)
-		return err;
+		return err == -EAGAIN ? 0 : err;
 	return IS_ERR_VALUE(ret) ? (long)ret : ret == va ? 1 : -EFAULT;
 }
 

@@ -54,9 +54,7 @@ static void uarea_copy_mutes_code_only(struct kunit *test)
 	for (i = 0; i < ARRAY_SIZE(in_table); i++)
 		KUNIT_ASSERT_EQ(test, file_rw(old, in_table[i], (u8 *)site, sizeof(site), true), 0);
 	/* no area listed with it (its parent's went): all of it is read */
-	mutex_lock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, read_area(NULL, old, buf), 0);
-	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, mute_area(buf), ARRAY_SIZE(in_code));
 	KUNIT_EXPECT_EQ(test, mute_area(buf), 0U);	/* a copy of a copy: nothing left */
 	KUNIT_ASSERT_EQ(test, write_area(copy, buf), 0);
@@ -76,8 +74,52 @@ static void uarea_copy_mutes_code_only(struct kunit *test)
 	vfree(buf);
 }
 
+/*
+ * A listed area: its own process's is not read; another's (the child's
+ * parent's) is read as written (trampolines up to used, the blocks), the
+ * records' hash with its targets.
+ */
+static void uarea_listed_read(struct kunit *test)
+{
+	struct xp_uarea *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	struct mm_struct *parent = kunit_kzalloc(test, 64, GFP_KERNEL);
+	struct mm_struct *child = kunit_kzalloc(test, 64, GFP_KERNEL);
+	u8 *buf = vzalloc(XP_UAREA_SIZE);
+	static const u8 key[8] = { 0x10, 0x20, 0x30, 0x40 }, tgt[8] = { 0x50, 0x60 };
+	const unsigned long hash = XP_UREC_AREA_OFF + XP_URT_HASH + 16;
+	const unsigned long target = XP_UREC_AREA_OFF + XP_URT_TGT + 8;
+
+	KUNIT_ASSERT_TRUE(test, a && parent && child && buf);
+	a->file = area_file();
+	KUNIT_ASSERT_FALSE(test, IS_ERR(a->file));
+	a->mm = parent;
+	a->used = 128;
+	a->users = 1;		/* never freed by a release meanwhile */
+	a->urec = (struct xp_urecblk *)a;	/* looked at, never followed here */
+	KUNIT_ASSERT_EQ(test, file_rw(a->file, 64, (u8 *)site, sizeof(site), true), 0);
+	KUNIT_ASSERT_EQ(test, file_rw(a->file, 4096, (u8 *)site, sizeof(site), true), 0);
+	KUNIT_ASSERT_EQ(test, file_rw(a->file, hash, (u8 *)key, 8, true), 0);
+	KUNIT_ASSERT_EQ(test, file_rw(a->file, target, (u8 *)tgt, 8, true), 0);
+	mutex_lock(&xp_views_lock);
+	list_add(&a->node, &xp_uareas);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, read_area(parent, a->file, buf), 1);
+	KUNIT_EXPECT_EQ(test, read_area(child, a->file, buf), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(buf + 64, site, sizeof(site)), 0);
+	KUNIT_EXPECT_EQ(test, buf[4096], 0);	/* past used: never handed out */
+	KUNIT_EXPECT_EQ(test, memcmp(buf + hash, key, 8), 0);
+	KUNIT_EXPECT_EQ(test, memcmp(buf + target, tgt, 8), 0);
+	KUNIT_EXPECT_EQ(test, mute_area(buf), 1U);
+	mutex_lock(&xp_views_lock);
+	list_del(&a->node);
+	mutex_unlock(&xp_views_lock);
+	fput(a->file);
+	vfree(buf);
+}
+
 static struct kunit_case uarea_cases[] = {
 	KUNIT_CASE(uarea_told_by_file),
+	KUNIT_CASE(uarea_listed_read),
 	KUNIT_CASE(uarea_copy_mutes_code_only),
 	{}
 };

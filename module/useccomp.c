@@ -107,6 +107,7 @@
 struct seal {
 	struct callback_head work;
 	bool dispatch;		/* syscall user dispatch, else a seccomp filter */
+	bool hooks;		/* the process had hooks: steps 1-4 */
 };
 
 /* 6.11 on: a uretprobe returns through a system call (uprobes' trampoline) */
@@ -134,7 +135,8 @@ static void sync_cpu(void *unused)
  * call takes its pass. One per thread, keyed by the task and its start
  * time (never the same for a task that reuses the pointer); one not taken
  * within a second (the thread was killed, or left its signal handler by
- * longjmp() instead of restarting) is dropped at the next give. Passes
+ * longjmp() instead of restarting) is dropped at the next give into its
+ * bucket. Passes
  * are allocated where one may sleep; the kprobes only unlink, and free
  * by kfree_rcu() (preemption is off there).
  */
@@ -154,11 +156,11 @@ static void give_pass(void)
 	struct pass *p = kmalloc(sizeof(*p), GFP_KERNEL), *q;
 	struct hlist_node *tmp;
 	unsigned long flags;
-	unsigned int bkt;
 	HLIST_HEAD(gone);
 
+	/* this thread's bucket only: a bounded walk, interrupts off */
 	raw_spin_lock_irqsave(&passes_lock, flags);
-	hash_for_each_safe(passes, bkt, tmp, q, node)
+	hash_for_each_possible_safe(passes, q, tmp, node, (unsigned long)current)
 		if (q->task == current || time_after(jiffies, q->at + HZ)) {
 			hash_del(&q->node);
 			hlist_add_head(&q->node, &gone);
@@ -249,12 +251,12 @@ static void seal_work(struct callback_head *cb)
 {
 	struct mm_struct *mm = current->mm;
 	struct seal *w = container_of(cb, struct seal, work);
-	bool dispatch = w->dispatch;
+	bool dispatch = w->dispatch, hooks = w->hooks;
 	u32 pid = 0;
 	int err;
 
 	kfree(w);
-	if (mm && has_hooks(mm))
+	if (mm && hooks)
 		seal_hooks(mm, dispatch, &pid);
 	if (pid) {
 		mutex_lock(&xp_views_lock);
@@ -293,16 +295,21 @@ static int seal_first(struct pt_regs *regs, bool dispatch)
 {
 	struct mm_struct *mm = current->mm;
 	struct seal *w;
+	bool hooks;
 
 	if (!mm || (current->flags & (PF_KTHREAD | PF_EXITING)))
 		return 0;
-	if (!has_hooks(mm) && (take_pass() || !xp_uareas_mapped(mm)))
+	hooks = has_hooks(mm);
+	if (!hooks && (take_pass() || !xp_uareas_mapped(mm)))
 		return 0;
 	w = kmalloc(sizeof(*w), GFP_ATOMIC | __GFP_NOWARN);
+	if (!w && !hooks)
+		return 0;	/* areas perhaps shared: no process of ours fails for them */
 	if (!w)	/* the filter must not go in over the hooks: the call fails, as it may */
 		return xp_probe_return(regs, (unsigned long)-ENOMEM);
 	init_task_work(&w->work, seal_work);
 	w->dispatch = dispatch;
+	w->hooks = hooks;
 	atomic_inc(&seal_works);
 	if (task_work_add(current, &w->work, XP_TWA_SIGNAL_ATOMIC)) {
 		kfree(w);
@@ -446,8 +453,7 @@ void xp_useccomp_exit(void)
 	seccomp32_on = false;
 	while (atomic_read(&seal_works))
 		msleep(1);	/* each runs before its thread returns to user mode */
-	rcu_barrier();		/* the passes' kfree_rcu() */
-	passes_free();
+	passes_free();		/* (kfree_rcu() runs none of this module's code) */
 }
 
 #ifdef XPROBES_KUNIT

@@ -9,38 +9,83 @@
  */
 #include <kunit/test.h>
 
-static void useccomp_pass_once(struct kunit *test)
+/*
+ * Passes keyed by @task with @start, anywhere (not the global count: the
+ * kprobes are live); @drop: take them out.
+ */
+static unsigned int passes_of(struct task_struct *task, u64 start, bool drop)
 {
-	KUNIT_EXPECT_FALSE(test, take_pass());
-	give_pass();
-	give_pass();		/* one per thread: the second replaces the first */
-	KUNIT_EXPECT_EQ(test, atomic_read(&npasses), 1);
-	KUNIT_EXPECT_TRUE(test, take_pass());
-	KUNIT_EXPECT_FALSE(test, take_pass());
-	KUNIT_EXPECT_EQ(test, atomic_read(&npasses), 0);
+	struct hlist_node *tmp;
+	unsigned int n = 0, bkt;
+	unsigned long flags;
+	struct pass *p;
+	HLIST_HEAD(gone);
+
+	raw_spin_lock_irqsave(&passes_lock, flags);
+	hash_for_each_safe(passes, bkt, tmp, p, node) {
+		if (p->task != task || p->start != start)
+			continue;
+		n++;
+		if (drop) {
+			hash_del(&p->node);
+			hlist_add_head(&p->node, &gone);
+			atomic_dec(&npasses);
+		}
+	}
+	raw_spin_unlock_irqrestore(&passes_lock, flags);
+	hlist_for_each_entry_safe(p, tmp, &gone, node)
+		kfree(p);
+	return n;
 }
 
-static void useccomp_pass_not_anothers(struct kunit *test)
+static void plant(struct kunit *test, struct task_struct *task, u64 start, unsigned long at)
 {
 	struct pass *p = kzalloc(sizeof(*p), GFP_KERNEL);
 	unsigned long flags;
 
 	KUNIT_ASSERT_NOT_NULL(test, p);
-	/* this thread's pointer with another start: a task that reused it */
-	p->task = current;
-	p->start = current->start_time + 1;
-	p->at = jiffies - 2 * HZ;	/* and left there for 2 s */
+	p->task = task;
+	p->start = start;
+	p->at = at;
 	raw_spin_lock_irqsave(&passes_lock, flags);
-	hash_add(passes, &p->node, (unsigned long)current);
+	hash_add(passes, &p->node, (unsigned long)current);	/* current's bucket */
 	atomic_inc(&npasses);
 	raw_spin_unlock_irqrestore(&passes_lock, flags);
+}
+
+static void useccomp_pass_once(struct kunit *test)
+{
+	u64 me = current->start_time;
+
 	KUNIT_EXPECT_FALSE(test, take_pass());
-	KUNIT_EXPECT_EQ(test, atomic_read(&npasses), 1);
-	give_pass();		/* drops it (this task's pointer, and old), adds ours */
-	KUNIT_EXPECT_EQ(test, atomic_read(&npasses), 1);
+	give_pass();
+	give_pass();		/* one per thread: the second replaces the first */
+	KUNIT_EXPECT_EQ(test, passes_of(current, me, false), 1U);
 	KUNIT_EXPECT_TRUE(test, take_pass());
-	KUNIT_EXPECT_EQ(test, atomic_read(&npasses), 0);
-	rcu_barrier();		/* take_pass()'s kfree_rcu() */
+	KUNIT_EXPECT_FALSE(test, take_pass());
+	KUNIT_EXPECT_EQ(test, passes_of(current, me, false), 0U);
+}
+
+static void useccomp_pass_not_anothers(struct kunit *test)
+{
+	struct task_struct *other = (struct task_struct *)((unsigned long)current + 64);
+	u64 me = current->start_time;
+
+	/* this thread's pointer with another start: a task that reused it */
+	plant(test, current, me + 1, jiffies);
+	KUNIT_EXPECT_FALSE(test, take_pass());
+	KUNIT_EXPECT_EQ(test, passes_of(current, me + 1, false), 1U);
+	/* another task's, in the same bucket: one fresh, one 2 s old */
+	plant(test, other, 7, jiffies);
+	plant(test, other, 8, jiffies - 2 * HZ);
+	give_pass();		/* drops this pointer's and the old one, keeps the fresh */
+	KUNIT_EXPECT_EQ(test, passes_of(current, me + 1, false), 0U);
+	KUNIT_EXPECT_EQ(test, passes_of(current, me, false), 1U);
+	KUNIT_EXPECT_EQ(test, passes_of(other, 7, false), 1U);
+	KUNIT_EXPECT_EQ(test, passes_of(other, 8, false), 0U);
+	KUNIT_EXPECT_TRUE(test, take_pass());
+	KUNIT_EXPECT_FALSE(test, take_pass());
+	KUNIT_EXPECT_EQ(test, passes_of(other, 7, true), 1U);	/* and out */
 }
 
 static struct kunit_case useccomp_cases[] = {
