@@ -878,13 +878,46 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
  * wakeup part: in views mode, what run_delay grew by since the switch-out
  * (in the runqueue's clock, not ours: bounded by the interval); in
  * fallback mode, where the sched_switch tracepoint comes before the
- * arrival that adds to run_delay, the time since the first sched_wakeup.
+ * arrival that adds to run_delay, what that arrival is about to add
+ * (pending_run_delay(): the same clock); where it cannot be read, the
+ * time since the first sched_wakeup.
  * CTX is the program's context if T is current (views mode), else NULL:
  * a switch-out seen from outside T (views mode, when a kernel thread or
  * the idle task took the CPU without a switch_mm) is decided here, where
  * T is back in the place it blocked. T is a task the verifier knows
  * (TASK_RD()); NOW, as for switch_out().
  */
+/*
+ * At sched_switch, for NEXT (which this CPU's runqueue is about to run):
+ * what sched_info_arrive() will add to its run_delay, its wait since it
+ * was queued, in the runqueue's clock, which __schedule() has just
+ * updated. In our clock instead, a wake-up dated by a clock the guest
+ * clamps (an unstable TSC: sched_clock_local() keeps within a tick of
+ * the last one) came out up to a vCPU stall later than the kernel dated
+ * it: 10 ms of one call's wake-up wait counted as sleep on 6.1 in the
+ * emulator (selftest 42, 2026-11-29). The runqueue is found through the
+ * task's group's fair queue on its CPU, which set_task_rq() keeps for a
+ * task of any class (CONFIG_FAIR_GROUP_SCHED; the per-CPU runqueues
+ * variable needs a kallsyms entry some kernels lack), and must be this
+ * CPU's. 0: not known.
+ */
+static __always_inline __u64 pending_run_delay(struct task_struct *t)
+{
+	struct cfs_rq *cfs;
+	struct rq *rq;
+	__u64 queued, clock;
+
+	if (!bpf_core_field_exists(cfs->rq) || !bpf_core_field_exists(rq->cpu))
+		return 0;
+	cfs = BPF_CORE_READ(t, se.cfs_rq);
+	rq = cfs ? BPF_CORE_READ(cfs, rq) : NULL;
+	if (!rq || BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id())
+		return 0;
+	queued = BPF_CORE_READ(t, sched_info.last_queued);
+	clock = BPF_CORE_READ(rq, clock);
+	return queued && clock > queued ? clock - queued : 0;
+}
+
 static __always_inline void switch_in(struct task_struct *t, __u64 now, bool views, void *ctx,
 				      __u64 sp)
 {
@@ -911,8 +944,11 @@ static __always_inline void switch_in(struct task_struct *t, __u64 now, bool vie
 	if (waited) {
 		if (views)
 			wake = run_delay(t, false) - st->rd_out;
-		else if (st->woken_at > st->last_ts)
-			wake = now - st->woken_at;
+		else if (st->woken_at > st->last_ts) {
+			wake = pending_run_delay(t);
+			if (!wake)
+				wake = now - st->woken_at;
+		}
 		if ((__s64)wake < 0)
 			wake = 0;
 		if (wake > off)
