@@ -154,13 +154,14 @@ untraced() {
 }
 
 # traced TAG HOW FUNCS PROG ARGS...: the same under trace, fallback, views
-# (FUNCS) or all (views, every function): the same lines, the same end;
-# the report in /tmp/TAG.HOW.out
+# (FUNCS), events (views with -T, FUNCS) or all (views, every function):
+# the same lines, the same end; the report in /tmp/TAG.HOW.out
 traced() {
 	tag=$1 how=$2 funcs=$3
 	shift 3
 	opt= f=$funcs
 	[ $how = fallback ] && opt=--no-views
+	[ $how = events ] && opt=-T
 	[ $how = all ] && f=
 	rm -f /tmp/$tag.t
 	set -f		# -f main.* is a pattern for trace
@@ -242,17 +243,7 @@ for mode in $modes_sc; do
 	[ -z "$LIGHT" ] || hows_sc=views
 	for how in $hows_sc; do
 		rm -f /tmp/sc-$mode.t.n /tmp/sc-$mode.t.b /tmp/sc-$mode.t.w
-		if [ $how = events ]; then
-			rm -f /tmp/sc-$mode.t
-			xprobectl trace -T -f work -- /xp/bin/seccompw_static $mode 100 \
-				/tmp/sc-$mode.t > /tmp/sc-$mode.$how.out 2>&1 ||
-				fail "trace -T of sc-$mode: $(tail -n 3 /tmp/sc-$mode.$how.out)"
-			assert_eq "sc-$mode (events): what it wrote" "$want" "$(cat /tmp/sc-$mode.t)"
-			assert_eq "sc-$mode (events): how it ended" "$want_end" \
-				"$(traced_end /tmp/sc-$mode.$how.out)"
-		else
-			traced sc-$mode $how "-f work" /xp/bin/seccompw_static $mode 100
-		fi
+		traced sc-$mode $how "-f work" /xp/bin/seccompw_static $mode 100
 		n=$(fn_count /tmp/sc-$mode.$how.out work)
 		if [ $how = fallback ]; then
 			assert_eq "sc-$mode (fallback): work's calls" "$(cat /tmp/sc-$mode.t.n)" "$n"
@@ -303,17 +294,7 @@ hows_sc="views events"
 [ -z "$LIGHT" ] || hows_sc=views
 for how in $hows_sc; do
 	rm -f /tmp/sc-fork.t.c /tmp/sc-fork.t.a /tmp/sc-fork.t.n
-	if [ $how = events ]; then
-		rm -f /tmp/sc-fork.t
-		xprobectl trace -T -f work -- /xp/bin/seccompw_static fork 100 /tmp/sc-fork.t \
-			> /tmp/sc-fork.$how.out 2>&1 ||
-			fail "trace -T of sc-fork: $(tail -n 3 /tmp/sc-fork.$how.out)"
-		assert_eq "sc-fork (events): what it wrote" "$want" "$(cat /tmp/sc-fork.t)"
-		assert_eq "sc-fork (events): how it ended" "$want_end" \
-			"$(traced_end /tmp/sc-fork.$how.out)"
-	else
-		traced sc-fork $how "-f work" /xp/bin/seccompw_static fork 100
-	fi
+	traced sc-fork $how "-f work" /xp/bin/seccompw_static fork 100
 	note "sc-fork ($how): the child's trampolines: $(cat /tmp/sc-fork.t.c); the parent's: $(cat /tmp/sc-fork.t.a)"
 	assert_match "sc-fork ($how): the child's trampolines, muted" \
 		"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/sc-fork.t.c)"
