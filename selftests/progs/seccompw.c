@@ -46,6 +46,7 @@
 #include <linux/filter.h>
 #include <linux/seccomp.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -211,24 +212,43 @@ static long long await_uprobe(void)
 	return now_ms() - t0;
 }
 
-/* OUT plus @suffix, written with @line. */
-static int put(const char *outp, const char *suffix, const char *line)
+/* OUT plus @suffix, written as printf() would. */
+static int putf(const char *outp, const char *suffix, const char *fmt, ...)
 {
 	char path[4096];
+	va_list ap;
 	FILE *out;
 
 	snprintf(path, sizeof(path), "%s%s", outp, suffix);
 	out = fopen(path, "w");
 	if (!out)
 		return -1;
-	fputs(line, out);
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
 	return fclose(out);
+}
+
+#define WAITED_NOT	-2	/* no trampolines: it did not wait */
+
+/* OUT.n, .b, .a and .w (the header says what each holds). */
+static int put_figures(const char *outp, long n, long before, long live, long muted,
+		       long long waited)
+{
+	if (putf(outp, ".n", "%ld\n", n) || putf(outp, ".b", "%ld\n", before) ||
+	    putf(outp, ".a", "syscalls %ld muted %ld\n", live, muted))
+		return -1;
+	if (waited == WAITED_NOT)
+		return putf(outp, ".w", "-\n");
+	if (waited < 0)
+		return putf(outp, ".w", "no uprobe in 60 s\n");
+	return putf(outp, ".w", "%lld\n", waited);
 }
 
 static int fork_mode(const char *outp, long long start, long long ms)
 {
 	long i, sum = 0, live, muted, before;
-	char line[256], ended[64];
+	char ended[64];
 	int status;
 	pid_t pid;
 
@@ -243,8 +263,7 @@ static int fork_mode(const char *outp, long long start, long long ms)
 	if (!pid) {
 		install("seccomp");
 		scan_areas(&live, &muted);
-		snprintf(line, sizeof(line), "syscalls %ld muted %ld\n", live, muted);
-		if (put(outp, ".c", line))
+		if (putf(outp, ".c", "syscalls %ld muted %ld\n", live, muted))
 			_exit(1);
 		for (i = 0; i < AFTER; i++) {
 			sum += work(i, &calls[0]);
@@ -263,18 +282,9 @@ static int fork_mode(const char *outp, long long start, long long ms)
 		sum += work(i, &calls[0]);
 		usleep(1000);
 	}
-	snprintf(line, sizeof(line), "fork: the filtered child ended: %s; then %d calls: sum %ld\n",
-		 ended, AFTER, sum);
-	if (put(outp, "", line))
-		return 1;
-	snprintf(line, sizeof(line), "%ld\n", calls[0]);
-	if (put(outp, ".n", line))
-		return 1;
-	snprintf(line, sizeof(line), "%ld\n", before);
-	if (put(outp, ".b", line))
-		return 1;
-	snprintf(line, sizeof(line), "syscalls %ld muted %ld\n", live, muted);
-	if (put(outp, ".a", line) || put(outp, ".w", "-\n"))
+	if (putf(outp, "", "fork: the filtered child ended: %s; then %d calls: sum %ld\n",
+		 ended, AFTER, sum) ||
+	    put_figures(outp, calls[0], before, live, muted, WAITED_NOT))
 		return 1;
 	return 0;
 }
@@ -314,11 +324,9 @@ int main(int argc, char **argv)
 	const char *outp = argv[argc - 1];
 	int early = !strcmp(mode, "sud-early");
 	long i, sum = 0, sum2 = 0, before, live, muted;
-	long long waited = -2;
+	long long waited = WAITED_NOT;
 	int hooked;
-	char path[4096];
 	pthread_t th;
-	FILE *out;
 
 	if (argc < 2) {
 		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|sud|sud-early|fork "
@@ -349,39 +357,8 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "tsync") && pthread_join(th, NULL))
 		return 1;
-	out = fopen(outp, "w");
-	if (!out)
+	if (putf(outp, "", "filtered (%s), then %d calls: sum %ld\n", mode, AFTER, sum + sum2) ||
+	    put_figures(outp, calls[0] + calls[1], before, live, muted, waited))
 		return 1;
-	fprintf(out, "filtered (%s), then %d calls: sum %ld\n", mode, AFTER, sum + sum2);
-	fclose(out);
-	snprintf(path, sizeof(path), "%s.n", outp);
-	out = fopen(path, "w");
-	if (!out)
-		return 1;
-	fprintf(out, "%ld\n", calls[0] + calls[1]);
-	fclose(out);
-	snprintf(path, sizeof(path), "%s.b", outp);
-	out = fopen(path, "w");
-	if (!out)
-		return 1;
-	fprintf(out, "%ld\n", before);
-	fclose(out);
-	snprintf(path, sizeof(path), "%s.a", outp);
-	out = fopen(path, "w");
-	if (!out)
-		return 1;
-	fprintf(out, "syscalls %ld muted %ld\n", live, muted);
-	fclose(out);
-	snprintf(path, sizeof(path), "%s.w", outp);
-	out = fopen(path, "w");
-	if (!out)
-		return 1;
-	if (waited == -2)
-		fprintf(out, "-\n");
-	else if (waited < 0)
-		fprintf(out, "no uprobe in 60 s\n");
-	else
-		fprintf(out, "%lld\n", waited);
-	fclose(out);
 	return 0;
 }
