@@ -385,6 +385,33 @@ static int area_rw(struct xp_uarea *a, unsigned long off, u8 *buf, unsigned int 
 	return file_rw(a->file, off, buf, len, write);
 }
 
+/*
+ * The parts of an area that hold code (its tables of addresses do not):
+ * what xp_uareas_mute() mutes in place, and a child's copy
+ * (xp_uareas_unshare()) in full.
+ */
+enum { PART_SLOTS, PART_UREC, PART_URET };
+static const struct {
+	unsigned int off, len;
+} area_code[] = {
+	[PART_SLOTS] = { 0, XP_UREC_AREA_OFF },			/* trampolines */
+	[PART_UREC] = { XP_UREC_AREA_OFF, XP_URT_TGT },		/* records routines */
+	[PART_URET] = { XP_URET_AREA_OFF, XP_URET_TABLE },	/* return thunks */
+};
+
+/* How much of part @i of @a holds code so far: slots handed out, blocks made. */
+static unsigned int part_written(const struct xp_uarea *a, unsigned int i)
+{
+	switch (i) {
+	case PART_SLOTS:
+		return a->used;
+	case PART_UREC:
+		return a->urec ? area_code[i].len : 0;
+	default:
+		return a->uret ? area_code[i].len : 0;
+	}
+}
+
 /* The syscalls of @a's code so far, in the part at @off of @len bytes; then all it gets. */
 static int mute_range(struct xp_uarea *a, u8 *buf, unsigned long off, unsigned int len)
 {
@@ -411,6 +438,7 @@ static int mute_range(struct xp_uarea *a, u8 *buf, unsigned long off, unsigned i
 int xp_uareas_mute(struct mm_struct *mm)
 {
 	struct xp_uarea *a;
+	unsigned int i;
 	int err = 0;
 	u8 *buf;
 
@@ -422,12 +450,9 @@ int xp_uareas_mute(struct mm_struct *mm)
 		if (a->mm != mm)
 			continue;
 		a->muted = true;
-		err = mute_range(a, buf, 0, a->used);
 		/* the blocks' code, not their tables of addresses */
-		if (!err && a->uret)
-			err = mute_range(a, buf, XP_URET_AREA_OFF, XP_URET_TABLE);
-		if (!err && a->urec)
-			err = mute_range(a, buf, XP_UREC_AREA_OFF, XP_URT_TGT);
+		for (i = 0; !err && i < ARRAY_SIZE(area_code); i++)
+			err = mute_range(a, buf, area_code[i].off, part_written(a, i));
 		if (err)
 			break;
 	}
@@ -522,15 +547,6 @@ bool xp_uareas_mapped(struct mm_struct *mm)
 	return found;
 }
 NOKPROBE_SYMBOL(xp_uareas_mapped);
-
-/* The parts of an area that hold code (its tables of addresses do not). */
-static const struct {
-	unsigned int off, len;
-} area_code[] = {
-	{ 0, XP_UREC_AREA_OFF },			/* trampolines */
-	{ XP_UREC_AREA_OFF, XP_URT_TGT },		/* records routines */
-	{ XP_URET_AREA_OFF, XP_URET_TABLE },		/* return thunks */
-};
 
 /* Every syscall in the code of an area's image @buf; how many. */
 static unsigned int mute_area(u8 *buf)

@@ -273,7 +273,8 @@ static void seal_work(struct callback_head *cb)
 	 * the thread gets its pass: a copy that cannot be made (no memory, a
 	 * sealed mapping, a security module that refuses) leaves the areas
 	 * shared, as before the copies were made, rather than the call
-	 * coming round for ever.
+	 * coming round for ever (only memory short for the pass itself sends
+	 * it round again).
 	 */
 	if (mm && !(current->flags & PF_EXITING)) {
 		err = xp_uareas_unshare();
