@@ -872,22 +872,6 @@ static __always_inline void note_waker(struct task_struct *t, struct task_struct
 }
 
 /*
- * T is the thread coming back; it is still inside the call that blocked.
- * A thread that blocked waited for its cause, then, once woken, for a CPU
- * (wakeup); one that was preempted waited for a CPU all along (runq). The
- * wakeup part: in views mode, what run_delay grew by since the switch-out
- * (in the runqueue's clock, not ours: bounded by the interval); in
- * fallback mode, where the sched_switch tracepoint comes before the
- * arrival that adds to run_delay, what that arrival is about to add
- * (pending_run_delay(): the same clock); where it cannot be read, the
- * time since the first sched_wakeup.
- * CTX is the program's context if T is current (views mode), else NULL:
- * a switch-out seen from outside T (views mode, when a kernel thread or
- * the idle task took the CPU without a switch_mm) is decided here, where
- * T is back in the place it blocked. T is a task the verifier knows
- * (TASK_RD()); NOW, as for switch_out().
- */
-/*
  * At sched_switch, for NEXT (which this CPU's runqueue is about to run):
  * what sched_info_arrive() will add to its run_delay, its wait since it
  * was queued, in the runqueue's clock, which __schedule() has just
@@ -918,6 +902,22 @@ static __always_inline __u64 pending_run_delay(struct task_struct *t)
 	return queued && clock > queued ? clock - queued : 0;
 }
 
+/*
+ * T is the thread coming back; it is still inside the call that blocked.
+ * A thread that blocked waited for its cause, then, once woken, for a CPU
+ * (wakeup); one that was preempted waited for a CPU all along (runq). The
+ * wakeup part: in views mode, what run_delay grew by since the switch-out
+ * (in the runqueue's clock, not ours: bounded by the interval); in
+ * fallback mode, where the sched_switch tracepoint comes before the
+ * arrival that adds to run_delay, what that arrival is about to add
+ * (pending_run_delay(): the same clock); where it cannot be read, the
+ * time since the first sched_wakeup.
+ * CTX is the program's context if T is current (views mode), else NULL:
+ * a switch-out seen from outside T (views mode, when a kernel thread or
+ * the idle task took the CPU without a switch_mm) is decided here, where
+ * T is back in the place it blocked. T is a task the verifier knows
+ * (TASK_RD()); NOW, as for switch_out().
+ */
 static __always_inline void switch_in(struct task_struct *t, __u64 now, bool views, void *ctx,
 				      __u64 sp)
 {
