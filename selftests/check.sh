@@ -316,8 +316,14 @@ queue() {	# queue SUITE KERNEL ENV TESTS RUN-VM-OPTIONS...
 }
 first=${knames# }
 first=${first%% *}
+# 41-trace-causes runs in the 4level-pti suites only (since 2026-11-29, for
+# CI's time: about 70 s a kernel): its attribution of injected delays does
+# not depend on the paging mode, and there it runs under the clock that
+# once made it fail (below).
+excl=
+[ -n "${XP_TESTS:-}${XP_TESTS_4L:-}" ] || excl="XP_EXCLUDE=trace-causes"
 for k in $knames; do
-	env="XP_CYCLES=200 XP_LIVE_CYCLES=25"
+	env="XP_CYCLES=200 XP_LIVE_CYCLES=25${excl:+ $excl}"
 	# x32 programs run (46-uhook-hostile refuses one); nothing else changes
 	queue main "$k" "$env" "${XP_TESTS:-}" --append syscall.x32=y
 done
