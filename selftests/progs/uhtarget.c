@@ -3,8 +3,10 @@
  * uhtarget: a multithreaded process whose functions user hooks patch, and
  * that checks every result itself (selftest 27).
  *
- *   uhtarget [-t THREADS] [-n ROUNDS] [-g] [-z] [-v] [-m FILE]
+ *   uhtarget [-t THREADS] [-n ROUNDS] [-c CHILD] [-g] [-z] [-v] [-m FILE]
  *                                       run; ROUNDS 0 (default): until SIGTERM;
+ *                                       -c: a child of fork runs CHILD rounds
+ *                                       (default 20000) when ROUNDS is 0;
  *                                       -g: the threads start at SIGHUP, and
  *                                       after ROUNDS it waits for SIGUSR1 (a
  *                                       child of ROUNDS rounds) or SIGTERM;
@@ -268,6 +270,7 @@ __attribute__((used)) long uh_nap(long us)
 static atomic_bool stop;
 static atomic_long calls;
 static long rounds;
+static long child_rounds = 20000;	/* -c */
 
 static void bad(const char *what, long got, long want)
 {
@@ -387,7 +390,7 @@ static int child_records(void)
 
 static int child_run(void)
 {
-	long k, n = rounds ?: 20000, before = uh_count;
+	long k, n = rounds ?: child_rounds, before = uh_count;
 
 	for (k = 0; k < n; k++)
 		round_once(k, 7);
@@ -597,10 +600,11 @@ int main(int argc, char **argv)
 		printf("%s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "not ENOSYS");
 		return 0;
 	}
-	while ((c = getopt(argc, argv, "t:n:gzvm:")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:c:gzvm:")) != -1) {
 		switch (c) {
 		case 't': threads = atol(optarg); break;
 		case 'n': rounds = atol(optarg); break;
+		case 'c': child_rounds = atol(optarg); break;
 		case 'g': go = false; hold = true; break;
 		case 'z': zzz = true; break;
 		case 'v': vfk = true; break;
