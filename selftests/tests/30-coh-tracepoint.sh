@@ -29,10 +29,7 @@ i=1
 while [ $i -le $R ]; do
 	echo 1 > $E
 	if [ $((i % 25)) = 0 ]; then
-		sleep 0.3
-		n=$(trace_seen "signal_generate: sig=12 .* pid=$A ")
-		[ "$n" -gt 0 ] || fail "round $i: no signal_generate event from A while enabled"
-		note "ok: round $i: events from A while enabled ($n counted, up to 100)"
+		trace_shows "signal_generate: sig=12 .* pid=$A " "round $i: signal_generate events from A while enabled"
 	fi
 	echo 0 > $E
 	i=$((i + 1))

@@ -320,15 +320,21 @@ trace_seen() {
 	grep -m 100 -c "$1" /sys/kernel/tracing/trace
 }
 
+# trace_shows PATTERN WHAT: after 0.3 s of tracing, the trace buffer has a
+# line matching PATTERN (WHAT says what it is); fail if none.
+trace_shows() {
+	local n
+	sleep 0.3
+	n=$(trace_seen "$1")
+	[ "$n" -gt 0 ] || fail "not in the trace: $2"
+	note "ok: in the trace: $2 ($n lines counted, up to 100)"
+}
+
 # kprobe_fired EVENT PID WHAT: the kprobe event EVENT (tracefs), enabled for
 # 0.3 s, recorded hits of sysloop process PID; fail with WHAT if none.
 kprobe_fired() {
-	local T=/sys/kernel/tracing n
-	echo 1 > $T/events/kprobes/$1/enable
-	sleep 0.3
-	n=$(trace_seen "sysloop-$2 .*$1")
-	[ "$n" -gt 0 ] || fail "$3 did not fire for $2"
-	note "ok: $3 fired for $2 ($n hits counted, up to 100)"
+	echo 1 > /sys/kernel/tracing/events/kprobes/$1/enable
+	trace_shows "sysloop-$2 .*$1" "$3 fired for $2"
 }
 
 # task_stat /proc/PID/task/TID: TS = its stat fields after the comm (for
