@@ -5,9 +5,10 @@
 # Fails on any failed test and on any kernel splat in the guest's log.
 #
 # check.sh --debug [kunit]: the same on the debug kernel (make check-debug):
-# the KUnit suites and every selftest in one VM, the stress and fuzz tests in
-# a second one beside it, each boot ending with a kmemleak scan. With 'kunit',
-# only the KUnit suites (make kunit).
+# the KUnit suites, the selftests CI runs there (six more with
+# XP_DEBUG_FULL=1, below), the stress and fuzz tests, in two VMs side by
+# side, each boot ending with a kmemleak scan. With 'kunit', only the KUnit
+# suites (make kunit).
 set -u
 HERE=$(dirname "$(readlink -f "$0")")
 TOP=$(readlink -f "$HERE/..")
@@ -122,36 +123,48 @@ if [ $DEBUG = 1 ]; then
 		guest_start kunit "sh /xp/selftests/debug/job.sh kunit" "${DK[@]}"
 		guest_collect kunit
 	else
-		# Two VMs side by side (each is one TCG thread, the host has two
-		# cores), each about 26 minutes: the selftests split between them,
-		# with the stress and fuzz tests. On this kernel (ten times slower
-		# than the stock one) the point is every module path once under
-		# KASAN, lockdep and kmemleak; make check asserts the counts.
-		# Since 2026-11-25 (CI had grown past its time limit) nine
-		# selftests run in make check only: 41-trace-causes,
-		# 42-trace-fallback, 44-trace-json, 51-metrics and 52-latency check
-		# what xprobectl reports (the attribution of injected delays, its
-		# mode without the module, its JSON, what it derives from system
-		# calls), through module paths that 40, 45 and 50 take here;
-		# 43-trace-robust's kills and unloads under trace are those of
-		# 61-stress-attach (trace sessions), 62-stress-kill and
-		# 63-stress-rmmod (a trace session through rmmod);
-		# 10-view-hits' int3 hooks are 12, 15-18's too; 24-life-rmmod64's
-		# unload under 64 views is 63-stress-rmmod's under 8 busy ones;
-		# 28-uhook-events' events and return thunks are 45's (trace
-		# --latency runs on them). 13 and 25 cycle 50 times (27 does
-		# already), 25's live jumps 4, 61-stress-attach runs one trace
-		# session (it keeps its 1000 + 1000 cycles); the fuzzer sends 30000
-		# messages, a new seed each run (100000 alone); 49-trace-unwind
-		# runs its light set (views mode: the module's unwinder paths).
-		# 71-hostile-uhook
-		# (47-uhook-fuzz's hostile process, 500 rounds) runs beside the
-		# stress tests. The split, measured on 2026-11-29 (1000 rounds of
-		# 71 then): 1430 s and 1546 s; with 500 rounds and 14-view-rmmod
-		# (47 s) in the second guest, about 1380 s each.
-		dv="view-peek,view-structure,view-cycles,view-bpf,view-refusals,view-dispatch,view-calls,view-tables,view-jumps,view-prog"
-		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=50 XP_LIVE_CYCLES=4 XP_UNWIND_LIGHT=1 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,trace-views,trace-latency,trace-unwind,sys-hooks stress=rmmod,fuzz" "${DK[@]}"
-		guest_start stress "XP_TRACE_CYCLES=1 sh /xp/selftests/debug/job.sh selftests=life-exec,view-rmmod,27-uhook,29-uhook,coh- stress=forkexec,attach,kill,hotpath,hostile" "${DK[@]}"
+		# Two VMs side by side (each is one TCG thread, the host has
+		# two cores). On this kernel (five to ten times slower than the
+		# stock one) the point is every module path once under KASAN,
+		# lockdep and kmemleak, and issue 6's stress kinds; make check
+		# asserts the counts, at full repetition, on the stock kernels.
+		# CI's set (since 2026-11-30: a cold CI had grown to about 112
+		# minutes on a two-core host, check-debug about 38 of them; the
+		# cut here is about half):
+		# - KUnit, issue 6's stress and fuzz tests (60-64, 70) and 71's
+		#   hostile process against user hooks;
+		# - the selftests of the views (structure, tables, refusals,
+		#   dispatch, BPF on hooks), the lifecycle, netlink, privilege,
+		#   insmod cycles, user-hook records, system-call return hooks,
+		#   every text-patching coherence test and 49's light set (the
+		#   unwinder hooks and the seccomp seal, under KASAN);
+		# - with XP_DEBUG_FULL=1 also 18-view-calls (298 s here),
+		#   25-view-jumps (206 s), 26-view-prog, 45-trace-latency,
+		#   27-uhook and 40-trace-views: call and jump hooks come and go
+		#   under 61's cycles and 63's and 64's busy views, 71 adds and
+		#   deletes user hooks with events and returns on threads that
+		#   fork and exec, 61 and 63 run trace sessions in views mode; the
+		#   -rt kernels run 18, 45 and 40, make check all of them;
+		# - debug-scaled counts: 13 cycles 20 times; 61 250 view and 250
+		#   hook cycles (the issue's 1000 until 2026-11-30; 13 runs 200 on
+		#   each stock kernel); 63 unloads under 8 busy views
+		#   (24-life-rmmod64 under 64 on the stock kernels); the fuzzer
+		#   sends 10000 messages, a new seed each run (100000 alone); 71
+		#   200 hostile rounds (47 300 on each stock kernel); 61 one trace
+		#   session.
+		# Nine selftests run in make check only since 2026-11-25
+		# (41, 42, 44, 51, 52: what xprobectl reports; 43's kills and
+		# unloads are 61-63's; 10's int3 hooks are 12's and 15's; 24's
+		# unload is 63's; 28's events are 71's). The split, from
+		# 2026-11-30's per-test times here: about 1250 s each.
+		dv="view-peek,view-structure,view-cycles,view-bpf,view-refusals,view-dispatch,view-tables"
+		fd= fs=
+		if [ -n "${XP_DEBUG_FULL:-}" ]; then
+			fd=",view-calls,view-jumps,view-prog"
+			fs=",trace-latency,27-uhook,trace-views"
+		fi
+		guest_start debug "XP_FUZZ_N=10000 XP_RMMOD_VIEWS=8 XP_CYCLES=20 XP_LIVE_CYCLES=2 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,29-uhook,coh-tracepoint,coh-ftrace,sys-hooks$fd stress=rmmod,fuzz" "${DK[@]}"
+		guest_start stress "XP_TRACE_CYCLES=1 XP_ATTACH_CYCLES=250 XP_UFUZZ_N=200 XP_UNWIND_LIGHT=1 sh /xp/selftests/debug/job.sh selftests=life-exec,view-rmmod,coh-bpf,coh-self,coh-kprobe,coh-static,coh-livepatch,coh-disarm,trace-unwind$fs stress=forkexec,attach,kill,hotpath,hostile" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
 	fi
@@ -298,10 +311,10 @@ host_test host-metrics-prometheus sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xpro
 #    until 2026-11-29 (about 200 s of main@6.12: a user hook's add/del
 #    cycle took about 0.15 s in the VM, half of it the grace periods its
 #    del waited for; since 2026-11-29 the reaper waits for them, once for
-#    many, and 27's cycles take 19 s instead of 33). The 4level-pti suite checks the paging mode: of the
-#    user-hook tests it runs 29 (records handed over at the view's
-#    switch hooks), not 27 and 28, whose user-space patching does not
-#    depend on it. It also boots with a TSC that is not the clocksource
+#    many, and 27's cycles take 19 s instead of 33). The PTI suites
+#    (below) check the paging mode: of the user-hook tests they run 29
+#    (records handed over at the view's switch hooks), not 27 and 28,
+#    whose user-space patching does not depend on it. They also boot with a TSC that is not the clocksource
 #    and whose calibration is wrong by 60% (tsc=unstable, tsc_early_khz):
 #    the shape of Debian's 6.1 under QEMU (TSCs unsynchronized, HPET),
 #    where a record's time once came out 0.5% short of the clock's and
@@ -316,14 +329,14 @@ queue() {	# queue SUITE KERNEL ENV TESTS RUN-VM-OPTIONS...
 }
 first=${knames# }
 first=${first%% *}
-# The 4level-pti suites boot when the whole suite runs or a list is given
-# for them; their tests (90-preempt added on 6.12, below).
+# The PTI suites boot when the whole suite runs or a list is given for
+# them (XP_TESTS_4L); their tests (90-preempt added on 6.12, below).
 run_4l=
 [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ] && run_4l=1
 tests_4l=${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls 29-uhook life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}
-# 41-trace-causes runs in the 4level-pti suites only when they run it
-# (since 2026-11-29, for CI's time: about 70 s a kernel): its attribution
-# of injected delays does not depend on the paging mode, and there it runs
+# 41-trace-causes runs in the PTI suites only when they run it (since
+# 2026-11-29, for CI's time: about 70 s a kernel): its attribution of
+# injected delays does not depend on the paging mode, and there it runs
 # under the clock that once made it fail (below).
 excl=
 [ -z "${XP_TESTS:-}" ] && [ -n "$run_4l" ] && case " $tests_4l " in
@@ -334,24 +347,43 @@ for k in $knames; do
 	# x32 programs run (46-uhook-hostile refuses one); nothing else changes
 	queue main "$k" "$env" "${XP_TESTS:-}" --append syscall.x32=y
 done
+# Two shapes of 4-level paging under PTI, one per kernel since 2026-11-30
+# (each on both kernels before: four boots, for CI's time). Under TCG
+# neither has PCID, and the module has no path that depends on it:
+#   4level-pti (6.12): pti=on, so the kernel keeps its text non-global in
+#     the PTI user tables (pti_kernel_image_global_ok()), the shape of a
+#     machine with PCID;
+#   pti-global (6.1): a Meltdown-affected model (Haswell), PTI by default,
+#     and kernel text global in the kernel tables and in the PTI user
+#     tables (pti_clone_kernel_text), the shape where every global bit
+#     matters; it also runs without SMAP.
+# Each runs the same list. Both boot with a TSC that is not the clocksource
+# and whose calibration is wrong by 60% (see above). With one kernel only,
+# both shapes boot on it.
 if [ -n "$run_4l" ]; then
+	last=${knames##* }
 	for k in $knames; do
-		# 90-preempt on 6.12 (preempt=full, switched at run time), QEMU one
-		# instruction per block for 90 s of it (--singlestep): here, where the
-		# suite is short, not in the main one; the -rt kernels run it in
-		# make check-flavours.
-		pre= ss=
-		[ "$k" = 6.12 ] && pre=90-preempt ss=--singlestep
-		t=$tests_4l
-		[ -n "${XP_TESTS_4L:-}" ] || t="$t${pre:+ $pre}"
-		queue 4level-pti "$k" "" "$t" --cpu max,la57=off --append pti=on \
-			--append "tsc=unstable tsc_early_khz=4000000" $ss
-	done
-	# A Meltdown-affected CPU model without PCID: PTI on by default, and
-	# kernel text global in the kernel tables and in the PTI user tables
-	# (pti_clone_kernel_text), the shape where every global bit matters.
-	for k in $knames; do
-		queue pti-global "$k" "" "${XP_TESTS_PG:-view-hits view-structure view-tables view-calls life-exec coh-self}" --cpu Haswell
+		if [ "$k" != "$first" ]; then shapes=pti-global
+		elif [ "$k" = "$last" ]; then shapes="4level-pti pti-global"
+		else shapes=4level-pti
+		fi
+		for shape in $shapes; do
+			# 90-preempt on 6.12 (preempt=full, switched at run time), QEMU
+			# one instruction per block for 90 s of it (--singlestep): here,
+			# where the suite is short, not in the main one; the -rt
+			# kernels run it in make check-flavours.
+			pre= ss=
+			[ "$k" = 6.12 ] && [ $shape = 4level-pti ] && pre=90-preempt ss=--singlestep
+			t=$tests_4l
+			[ -n "${XP_TESTS_4L:-}" ] || t="$t${pre:+ $pre}"
+			if [ $shape = 4level-pti ]; then
+				cpu=(--cpu max,la57=off --append pti=on)
+			else
+				cpu=(--cpu Haswell)
+			fi
+			queue $shape "$k" "" "$t" "${cpu[@]}" \
+				--append "tsc=unstable tsc_early_khz=4000000" $ss
+		done
 	done
 fi
 running=

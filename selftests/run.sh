@@ -5,7 +5,7 @@
 # XP_TEST_DIR picks another directory of tests (the debug kernel's stress and
 # fuzz tests live in debug/tests); XP_TAP_START numbers the first test.
 # XP_EXCLUDE="PAT ..." leaves out the tests whose names contain a PAT (make
-# check's main suites leave 41-trace-causes to the 4level-pti suites).
+# check's main suites leave 41-trace-causes to the PTI suites).
 # Each test starts with xprobes.ko loaded and must leave it loaded.
 HERE=$(dirname "$(readlink -f "$0")")
 . "$HERE/tests/lib.sh"

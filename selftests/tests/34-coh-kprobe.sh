@@ -19,11 +19,11 @@ hooked=$(insn_at $A $F $((other + 5))) || fail "no instruction 5 bytes after $F+
 id=$(xprobectl hook add $A $F+$hooked) || fail "hook add"
 
 echo "p:xpother $F+$other" > $T/kprobe_events || fail "kprobe_events"
-R=$(scaled 50 2)
+R=$(scaled 50 5)
 i=1
 while [ $i -le $R ]; do
 	echo 1 > $T/events/kprobes/xpother/enable
-	if [ $((i % 25)) = 0 ]; then
+	if [ $((i % 25)) = 0 ] || [ $i = $R ]; then
 		trace_shows "sysloop-$A .*xpother" "round $i: the other kprobe fired for A"
 	fi
 	echo 0 > $T/events/kprobes/xpother/enable
@@ -94,13 +94,13 @@ echo 1 > $T/events/kprobes/xpnear/enable
 why=$(json_get "$(xprobectl hook list --json | tr '{' '\n' | grep "\"id\":$hid,")" why_int3)
 assert_eq "the jump went back to an int3 before the kprobe was prepared" int3 "$(hook_col $hid 8)"
 assert_match "and says why" "kprobe was registered where it would run into the jump" "$why"
-i=0
-until grep -q "^$(printf '%x' $((0x$(ksym $G) + p))) .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
+i=0 paddr=$(printf '%x' $((0x$(ksym $G) + p)))
+until grep -q "^$paddr .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null; do
 	i=$((i + 1))
 	[ $i -lt 50 ] || break
 	sleep 0.1
 done
-note "kprobe at $G+$p: $(grep "^$(printf '%x' $((0x$(ksym $G) + p)))" /sys/kernel/debug/kprobes/list)"
+note "kprobe at $G+$p: $(grep "^$paddr" /sys/kernel/debug/kprobes/list)"
 sleep 0.5
 kill -0 $B || fail "B died running through the kprobe before the jump"
 echo 0 > $T/events/kprobes/xpnear/enable

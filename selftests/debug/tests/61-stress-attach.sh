@@ -1,5 +1,5 @@
 # Stress: attach/detach cycles against live processes, all at once:
-# XP_CYCLES (default 1000, on the debug kernel too) view new/del cycles (xpcycle) on a shell that keeps
+# XP_ATTACH_CYCLES or XP_CYCLES (default 1000) view new/del cycles (xpcycle) on a shell that keeps
 # forking (its children join and leave the view while it comes and goes),
 # while two more clients run XP_CYCLES hook add/del cycles between them, on
 # __x64_sys_getppid and __x64_sys_getpid (the same text page), in the view of
@@ -14,7 +14,9 @@
 F=__x64_sys_getppid
 G=__x64_sys_getpid
 . /xp/selftests/debug/tests/stress-lib.sh
-CYCLES=${XP_CYCLES:-1000}	# the number, on the debug kernel too
+# XP_ATTACH_CYCLES: check-debug's count in CI (below the 1000 since
+# 2026-11-30, for CI's time: see check.sh)
+CYCLES=${XP_ATTACH_CYCLES:-${XP_CYCLES:-1000}}
 TRACES=${XP_TRACE_CYCLES:-$(scaled 4 2)}
 
 D=/tmp/61

@@ -1,4 +1,4 @@
-# 47-uhook-fuzz with 500 rounds on the debug kernel (KASAN, lockdep;
+# 47-uhook-fuzz with 500 rounds (XP_UFUZZ_N; check-debug in CI runs 200) on the debug kernel (KASAN, lockdep;
 # kmemleak scans after the job): a hostile process against user hooks with
 # records, events and returns. Replay with XP_SEED=S. (A round takes about
 # 0.4 s here: 1000 rounds were 442 s of the stress guest, the longest of
