@@ -149,7 +149,7 @@ if [ $DEBUG = 1 ]; then
 		#   hook cycles (the 1000 until 2026-11-30; 13 runs 200 on
 		#   each stock kernel); 63 unloads under 8 busy views
 		#   (24-life-rmmod64 under 64 on the stock kernels); the fuzzer
-		#   sends 10000 messages, a new seed each run (100000 alone); 71
+		#   sends 30000 messages, a new seed each run (100000 alone); 71
 		#   200 hostile rounds (47 300 on each stock kernel); 61 one trace
 		#   session.
 		# Nine selftests run in make check only since 2026-11-25
@@ -163,7 +163,7 @@ if [ $DEBUG = 1 ]; then
 			fd=",view-calls,view-jumps,view-prog"
 			fs=",trace-latency,27-uhook,trace-views"
 		fi
-		guest_start debug "XP_FUZZ_N=10000 XP_RMMOD_VIEWS=8 XP_CYCLES=20 XP_LIVE_CYCLES=2 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,29-uhook,coh-tracepoint,coh-ftrace,sys-hooks$fd stress=rmmod,fuzz" "${DK[@]}"
+		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=20 XP_LIVE_CYCLES=2 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,29-uhook,coh-tracepoint,coh-ftrace,sys-hooks$fd stress=rmmod,fuzz" "${DK[@]}"
 		guest_start stress "XP_TRACE_CYCLES=1 XP_ATTACH_CYCLES=250 XP_UFUZZ_N=200 XP_UNWIND_LIGHT=1 sh /xp/selftests/debug/job.sh selftests=life-exec,view-rmmod,coh-bpf,coh-self,coh-kprobe,coh-static,coh-livepatch,coh-disarm,trace-unwind$fs stress=forkexec,attach,kill,hotpath,hostile" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
