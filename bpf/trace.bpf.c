@@ -287,6 +287,7 @@ static __always_inline void proc_fork(struct task_struct *parent, struct task_st
 			return;
 		n = __sync_fetch_and_add(&nprocs, 1) + 1;
 		p->parent = ptgid;
+		p->born_ns = bpf_ktime_get_ns();
 		p->slot = n < TRACE_PROC_SLOTS ? n : TRACE_PROC_SLOTS - 1;
 		p->exited = 0;
 		__sync_fetch_and_add(&p->gen, 1);	/* whole again: xprobectl reads it in place */

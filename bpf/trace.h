@@ -61,6 +61,8 @@ struct trace_proc {
 	__u32 slot;			/* 1 + its order of arrival, at most TRACE_PROC_SLOTS - 1 */
 	__u32 exited;			/* its last thread exited: not ours any more */
 	__u32 pad;
+	__u64 born_ns;			/* when it joined: bpf_ktime_get_ns() at its fork
+					 * (CLOCK_MONOTONIC), or when --cgroup found it */
 };
 
 /*

@@ -620,6 +620,18 @@ static void print_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid
 	}
 }
 
+/* --children: how long after its fork SLOT's one process got its uprobes; -1 if unknown. */
+static int64_t slot_probes_ms(const struct tsession *s, uint32_t slot)
+{
+	int i, n = 0;
+	int64_t ms = -1;
+
+	for (i = 0; i < s->nprocs && slot; i++)
+		if (s->procs[i].slot == slot && !n++)
+			ms = s->procs[i].probes_ms;
+	return n == 1 ? ms : -1;
+}
+
 /* --children: processes whose uprobes could not be attached (file descriptors, exec) */
 static int unprobed(const struct tsession *s)
 {
@@ -632,8 +644,23 @@ static int unprobed(const struct tsession *s)
 
 static void print_procs(struct tsession *s, const struct func_stats *v)
 {
-	printf("\nPer process (--children; %d followed, %d without uprobes):\n"
-	       "%-8s %-8s %-20s %-32s %8s %9s %9s %9s ", s->nprocs, unprobed(s),
+	int64_t lo = -1, hi = -1;
+	char late[128] = "";
+	int i;
+
+	for (i = 0; i < s->nprocs; i++) {
+		int64_t ms = s->procs[i].probes_ms;
+
+		if (ms < 0)
+			continue;
+		lo = lo < 0 || ms < lo ? ms : lo;
+		hi = ms > hi ? ms : hi;
+	}
+	if (hi >= 0)
+		snprintf(late, sizeof(late), "; uprobes in %lld-%lld ms after the fork, calls before "
+			 "not counted", (long long)lo, (long long)hi);
+	printf("\nPer process (--children; %d followed, %d without uprobes%s):\n"
+	       "%-8s %-8s %-20s %-32s %8s %9s %9s %9s ", s->nprocs, unprobed(s), late,
 	       "PID", "PARENT", "COMM", "FUNCTION", "CALLS", "TOTAL", "ON-CPU", "OFF-CPU");
 	cause_header();
 	printf("\n");
@@ -651,6 +678,8 @@ static void json_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_
 	json_u64("parent", parent);
 	json_str("comm", comm);
 	json_u64("processes", np);	/* > 1: the last slot, shared */
+	if (slot_probes_ms(s, slot) >= 0)	/* a child: its calls before that are not counted */
+		json_u64("probes_after_ms", slot_probes_ms(s, slot));
 	json_arr_begin("functions");
 	for (r = 0; r < n; r++) {
 		if (!slot_stats(s, slot, idx[r], &ps))

@@ -80,6 +80,7 @@ static int table_add(struct tsession *s, pid_t pid, int slot)
 			slot = n < TRACE_PROC_SLOTS ? n : TRACE_PROC_SLOTS - 1;
 		}
 		p->parent = 0;
+		p->born_ns = mono_ns();
 		p->slot = slot;
 		__atomic_store_n(&p->exited, 0, __ATOMIC_RELEASE);
 		__atomic_fetch_add(&p->gen, 1, __ATOMIC_SEQ_CST);

@@ -48,6 +48,8 @@ struct tproc {
 	struct linkset ls;	/* its uprobes, detached at the end */
 	bool gone;
 	bool unprobed;		/* its uprobes could not be attached */
+	int64_t probes_ms;	/* from its fork to its uprobes in (its calls before are
+				 * not counted); -1 if it has none */
 };
 
 /* "SIGSYS" for SIG into BUF (report.c); returns BUF. */

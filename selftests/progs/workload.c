@@ -37,7 +37,9 @@
  *   recurse   xw_recurse() 40 deep, then sleeps MS
  *   threads   every call runs on a new thread (created, joined); MS of CPU
  *   fork      a server and 2 worker processes it forks: after 300 ms (a
- *             tracer following forks attaches to them meanwhile) each
+ *             tracer following forks attaches to them meanwhile), or with
+ *             -w FILE once FILE exists (the caller makes it when the
+ *             tracer says their probes are in; at most 120 s), each
  *             runs the CALLS, xw_delay sleeping MS          (sleep)
  *
  * Prints what it injected ("truth ...", with its pid; fork: one line per
@@ -87,6 +89,7 @@
 static const char *scenario = "baseline", *device = "/dev/vda", *cgroup;
 static long ms = 20, start_ms;	/* -s: wait that long first (in its cgroup) */
 static int go_signal;		/* -g: then print "ready" and wait for SIGUSR1 */
+static const char *go_file;	/* -w: fork's workers wait for it */
 static int calls = 10;
 static volatile unsigned long sink;
 
@@ -638,17 +641,18 @@ int main(int argc, char **argv)
 	pid_t helper = 0, workers[2] = { 0, 0 };
 	int c, i;
 
-	while ((c = getopt(argc, argv, "n:t:d:c:s:g")) != -1) {
+	while ((c = getopt(argc, argv, "n:t:d:c:s:gw:")) != -1) {
 		switch (c) {
 		case 's': start_ms = atol(optarg); break;
 		case 'g': go_signal = 1; break;
+		case 'w': go_file = optarg; break;
 		case 'n': calls = atoi(optarg); break;
 		case 't': ms = atol(optarg); break;
 		case 'd': device = optarg; break;
 		case 'c': cgroup = optarg; break;
 		default:
 			fprintf(stderr, "usage: workload SCENARIO [-n CALLS] [-t MS] [-d DEVICE] [-c CGROUP] "
-				"[-s MS] [-g]\n");
+				"[-s MS] [-g] [-w FILE]\n");
 			return 2;
 		}
 	}
@@ -750,6 +754,8 @@ int main(int argc, char **argv)
 			}
 		}
 		sleep_ns(300000000);
+		for (i = 0; go_file && !workers[0] && i < 12000 && access(go_file, F_OK); i++)
+			sleep_ns(10000000);
 	} else if (!strcmp(scenario, "mem")) {
 		/*
 		 * On one CPU: PSI weighs each CPU's stall by how long that

@@ -82,8 +82,12 @@ check_waker /tmp/lock-up.json xw_delay thread xw_hold /tmp/lock-up.err
 # them before a --children session): behind their detach, the children's
 # probes came in after the workers' calls on 6.1-rt (every run there on
 # 2026-11-29; the test then skipped this scenario on that kernel).
-trace_scenario /tmp/fork fork --children -W
-note "fork: $(cat /tmp/fork.err | tr '\n' ' ')"
+# The workers start their calls once xprobectl says both have their probes
+# (XW_GO): a child's calls before that are not counted, by design, and
+# 300 ms were not always enough on 6.1 (one worker counted 4 of 6 in CI,
+# 2026-11-30, pti-global); how late they came is the report's.
+XW_GO=2 trace_scenario /tmp/fork fork --children -W -v
+note "fork: $(grep -v '^libbpf: ' /tmp/fork.err | tr '\n' ' ')"
 assert_eq "fork mode" views "$(jsonq /tmp/fork.json mode)"
 assert_eq "--children: xw_delay through uprobes" uprobe "$(fn /tmp/fork.json xw_delay probe)"
 check_children /tmp/fork.json /tmp/fork.err

@@ -45,8 +45,9 @@ XW_CG=/sys/fs/cgroup/xwm trace_scenario /tmp/fb-mem mem --no-views
 note "mem: $(cat /tmp/fb-mem.err | tr '\n' ' ')"
 check_mem /tmp/fb-mem.json xw_delay /tmp/fb-mem.err
 # --children: a server and the 2 workers it forks, per process and combined
-trace_scenario /tmp/fb-fork fork --no-views --children
-note "fork: $(cat /tmp/fb-fork.err | tr '\n' ' ')"
+# (the workers start once xprobectl has attached their probes: XW_GO)
+XW_GO=2 trace_scenario /tmp/fb-fork fork --no-views --children -v
+note "fork: $(grep -v '^libbpf: ' /tmp/fb-fork.err | tr '\n' ' ')"
 check_children /tmp/fb-fork.json /tmp/fb-fork.err
 assert_eq "no view was made" "" "$(xprobectl view list | sed 1d)"
 

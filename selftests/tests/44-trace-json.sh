@@ -48,9 +48,10 @@ assert_eq "waker function" xw_hold "$(jsonq $J $W.function)"
 assert_match "offset is hex" '^0x[0-9a-f]+$' "$(jsonq $J $F.offset)"
 for k in forks forks_lost; do type_is counters.$k number; done
 # --children: processes, the target first
-XW_N=2 trace_scenario /tmp/jc fork --children
+XW_N=2 XW_GO=2 trace_scenario /tmp/jc fork --children -v
 J=/tmp/jc.json P='processes.[0]'
 type_is processes array
+type_is "processes.[1].probes_after_ms" number
 for k in pid parent processes; do type_is $P.$k number; done
 type_is $P.comm string
 type_is $P.functions array

@@ -420,13 +420,18 @@ trace_scenario() {
 	_out=$1 _sc=$2
 	shift 2
 	case " $* " in *" --children "*|*" -C "*) wait_detachers ;; esac
+	rm -f /tmp/xw.go
 	xprobectl trace --json -f 'xw_*' "$@" -- workload $_sc -n ${XW_N:-6} -t ${XW_MS:-20} \
-		-d /dev/nullb0 ${XW_CG:+-c $XW_CG} > $_out.json 2> $_out.err &
+		-d /dev/nullb0 ${XW_CG:+-c $XW_CG} ${XW_GO:+-w /tmp/xw.go} > $_out.json 2> $_out.err &
 	_tp=$!
 	# A scenario takes seconds (a minute on the debug kernel): one that
 	# hangs says where its threads are before the test is killed.
+	# XW_GO=N (fork, with -v): the workers start their calls once xprobectl
+	# has said that N processes have their probes.
 	_s=0
 	while kill -0 $_tp 2>/dev/null; do
+		[ -z "${XW_GO:-}" ] || [ -e /tmp/xw.go ] ||
+			[ "$(grep -c ': probes attached ' $_out.err)" -lt $XW_GO ] || touch /tmp/xw.go
 		[ $_s -lt 2400 ] || { task_dump xprobectl workload; kill -9 $_tp; fail "trace $_sc hung"; }
 		sleep 0.1
 		_s=$((_s + 1))
@@ -571,6 +576,8 @@ check_children() {
 	for p in $(sed -n 's/.*truth pid=\([0-9]*\) .*/\1/p' $2); do
 		pre="processes.[pid=$p].functions.[name=xw_delay]"
 		jsonq $1 "$pre" > /dev/null || fail "pid $p is not in the per-process report"
+		[ $p = "$(jsonq $1 pid)" ] ||
+			note "pid $p: its uprobes in $(jsonq $1 "processes.[pid=$p].probes_after_ms") ms after its fork"
 		assert_eq "pid $p: xw_delay calls" ${XW_N:-6} "$(jsonq $1 "$pre.calls")"
 		t=$(grep "truth pid=$p " $2)
 		in=$(echo "$t" | sed -n 's/.* delay_in_ns=\([0-9]*\).*/\1/p')
