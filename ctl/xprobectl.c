@@ -8,29 +8,68 @@
 struct subcmd {
 	const char *name;
 	int (*fn)(int argc, char **argv);
-	const char *synopsis;
+	const char *what;	/* what it measures or does: one line */
+	const char *synopsis;	/* every form and every option ("\n" between lines) */
 };
 
 static const struct subcmd subcmds[] = {
-	{ "status", cmd_status, "status [--json]" },
-	{ "view", cmd_view, "view add PID [--no-follow-fork] | view del PID | view list [--json]" },
-	{ "hook", cmd_hook, "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap] | hook del ID | hook list [PID] [--json]" },
-	{ "uhook", cmd_uhook, "uhook add PID [LIB:]FUNCTION | uhook del ID | uhook list [PID] [--json]   (user functions, no trap)" },
-	{ "peek", cmd_peek, "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
-	{ "audit", cmd_audit, "audit [--tables] [--json]   (copies vs kernel text; --tables: page-table invariants)" },
-	{ "trace", cmd_trace, "trace [-f [LIB:]GLOB]... [-d S] [-i S] [--json|--folded] [-H] [-T] [--no-views] PID | -- COMMAND [ARGS]" },
-	{ "metrics", cmd_metrics, "metrics [-i S] [-d S] [--json] [--no-views] PID   (requests/s, saturation, slack)" },
-	{ "latency", cmd_latency, "latency [-k SIGMA] [-m US] [-d S] [--json] [--no-views] PID   (slow syscalls)" },
-	{ "walk", cmd_walk, "walk PID ADDRESS|SYMBOL [PAGES] [--user] [--json]   (page-table entries, for debugging)" },
+	{ "status", cmd_status, "whether xprobes.ko is loaded, in which mode, and what it holds",
+	  "status [--json]" },
+	{ "view", cmd_view, "a process's own kernel view: private copies of the hooked text pages",
+	  "view add PID [--no-follow-fork]\n"
+	  "view del PID\n"
+	  "view list [--json]" },
+	{ "hook", cmd_hook, "kernel hooks in one process's view: hits, drops, kind (jump, call, int3)",
+	  "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
+	  "         [--records [--calls]] [--json]\n"
+	  "hook del ID\n"
+	  "hook prog ID (PINNED | --detach)\n"
+	  "hook list [PID] [--json]" },
+	{ "uhook", cmd_uhook, "user-function hooks in one process: a jump into a trampoline, no trap",
+	  "uhook add PID [LIB:]FUNCTION [--cookie N] [--returns]\n"
+	  "          [--no-events | --records] [--trap] [--json]\n"
+	  "uhook del ID\n"
+	  "uhook list [PID] [--json]" },
+	{ "peek", cmd_peek, "kernel text bytes as one process executes them",
+	  "peek PID ADDRESS|SYMBOL[+OFFSET] [LEN] [--json]" },
+	{ "audit", cmd_audit, "private copies against the kernel's text; --tables: page-table invariants",
+	  "audit [--tables] [--json]" },
+	{ "trace", cmd_trace,
+	  "per function of a process: calls, wall, ON-CPU, OFF-CPU by cause, wakers",
+	  "trace [-f [LIB:]GLOB]... [--list-functions] [-d S] [-i S] [-s KEY]\n"
+	  "      [-n N] [-H] [-T] [-W] [-C] [--json | --folded] [--pprof FILE]\n"
+	  "      [--latency[=K]] [--latency-min-us US] [--no-views] [--uprobes]\n"
+	  "      [--events] [-v]\n"
+	  "      PID | -- COMMAND [ARGS] | --cgroup PATH" },
+	{ "metrics", cmd_metrics, "a server's requests/s, saturation and slack, from its syscalls",
+	  "metrics [-i S] [-d S] [--json] [--no-views] [--listen ADDR:PORT]\n"
+	  "        [--textfile DIR] [-q] [-v] PID | --cgroup PATH" },
+	{ "latency", cmd_latency, "syscalls far slower than their learned normal, as they happen",
+	  "latency [-k SIGMA] [-m US] [-d S] [-n N] [--json] [--no-views] [-q]\n"
+	  "        [--listen ADDR:PORT] [--textfile DIR] [-v]\n"
+	  "        PID | --cgroup PATH" },
+	{ "walk", cmd_walk, "page-table entries of kernel pages in one process (debugging)",
+	  "walk PID ADDRESS|SYMBOL [PAGES] [--user] [--json]" },
 };
 
 static void usage(FILE *f)
 {
 	size_t i;
 
-	fprintf(f, "usage: xprobectl [--version] [--help] COMMAND [ARGS]\n\ncommands:\n");
-	for (i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++)
-		fprintf(f, "  xprobectl %s\n", subcmds[i].synopsis);
+	fprintf(f, "usage: xprobectl [--version] [--help] COMMAND [ARGS]\n"
+		"Per-process kernel views and tracing: hooks that only the traced process runs.\n"
+		"'xprobectl COMMAND --help' says what each option does.\n");
+	for (i = 0; i < sizeof(subcmds) / sizeof(subcmds[0]); i++) {
+		const char *l = subcmds[i].synopsis, *nl;
+
+		fprintf(f, "\n%s: %s\n", subcmds[i].name, subcmds[i].what);
+		for (; l; l = nl ? nl + 1 : NULL) {
+			nl = strchr(l, '\n');
+			/* a line that goes on the one before: no command name */
+			fprintf(f, "  %s%.*s\n", *l == ' ' ? "          " : "xprobectl ",
+				nl ? (int)(nl - l) : (int)strlen(l), l);
+		}
+	}
 	fprintf(f, "\nexit status: 0 ok, 1 runtime error, 2 usage error. See xprobectl(8).\n");
 }
 

@@ -280,6 +280,11 @@ host_test host-trace-refused sh "$HERE/host/refused-check.sh" "$BUILD/ctl/xprobe
 host_test host-trace-unwind sh "$HERE/host/unwind-check.sh" "$BUILD/ctl/xprobectl" \
 	"$BUILD/progs/cxxthrow" "$BUILD/host/unwind"
 
+# Every option xprobectl takes is in its command's --help and in the
+# top-level --help, which says what each command does
+# (selftests/host/help-check.sh).
+host_test host-ctl-help sh "$HERE/host/help-check.sh" "$BUILD/ctl/xprobectl" "$TOP/ctl"
+
 # xprobectl's bounds: -i floors, kernel threads, --cgroup paths outside
 # the mount or files, --pprof -, c:malloc not the linker script
 # (selftests/host/ctl-bounds-check.sh).
