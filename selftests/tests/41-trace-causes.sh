@@ -24,10 +24,22 @@ for sc in baseline work; do
 done
 # work spins twice as long as baseline: the extra ON-CPU time we saw is the
 # extra CPU time the workload measured (the probes' own cost, the same in
-# both, cancels out)
-assert_within "work - baseline ON-CPU vs the workload's CPU clocks" 20 \
-	$(($(fn /tmp/work.json xw_delay on_cpu_ns) - $(fn /tmp/baseline.json xw_delay on_cpu_ns))) \
-	$(($(truth /tmp/work.err delay_cpu_ns) - $(truth /tmp/baseline.err delay_cpu_ns)))
+# both, cancels out). Interrupts on the thread's CPU count as ON-CPU for
+# trace (it was not switched out) but not in the thread's CPU clock (IRQ
+# time accounting): once, on 6.1/pti-global, baseline's 120 ms of CPU took
+# 469 ms inside the calls, all of it ON-CPU. So the difference lies within
+# 20% of the CPU clocks' difference or of the wall-inside-the-calls one,
+# which are the same on a quiet machine.
+on_d=$(($(fn /tmp/work.json xw_delay on_cpu_ns) - $(fn /tmp/baseline.json xw_delay on_cpu_ns)))
+cpu_d=$(($(truth /tmp/work.err delay_cpu_ns) - $(truth /tmp/baseline.err delay_cpu_ns)))
+in_d=$(($(truth /tmp/work.err delay_in_ns) - $(truth /tmp/baseline.err delay_in_ns)))
+note "work - baseline: ON-CPU $on_d ns, CPU clocks $cpu_d ns, wall inside $in_d ns"
+lo=$cpu_d hi=$in_d
+[ $lo -le $hi ] || { lo=$in_d hi=$cpu_d; }
+assert_ge "work - baseline ON-CPU >= 80% of the lower of the CPU clocks' and the wall's" \
+	$((on_d * 100)) $((lo < 0 ? lo * 120 : lo * 80))
+assert_ge "work - baseline ON-CPU <= 120% of the higher" \
+	$((hi < 0 ? hi * 80 : hi * 120)) $((on_d * 100))
 check_cause /tmp/cpu.json xw_delay runq /tmp/cpu.err
 check_cause /tmp/lock.json xw_delay lock /tmp/lock.err
 check_cause /tmp/io.json xw_delay io /tmp/io.err
