@@ -60,6 +60,8 @@ CTL_OBJS  := $(CTL_SRCS:ctl/%.c=$(BUILD)/ctl/%.o) $(BUILD)/ctl/profile.pb-c.o
 BPF_SRCS  := $(wildcard bpf/*.bpf.c)
 BPF_OBJS  := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.bpf.o)
 BPF_SKELS := $(BPF_SRCS:bpf/%.bpf.c=$(BUILD)/bpf/%.skel.h)
+# BPF objects the selftests attach as a user would (xprobectl attach): no skeletons
+TBPF_OBJS := $(patsubst selftests/bpf/%.bpf.c,$(BUILD)/tbpf/%.bpf.o,$(wildcard selftests/bpf/*.bpf.c))
 PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # uh32.S: a process that is not an x86-64 one, built as i386 (uh32) and x32
 # (uhx32), without libc (no multilib needed: the assembler and ld do both).
@@ -170,7 +172,10 @@ $(BUILD)/ctl/xprobectl: $(CTL_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CTL)
 
 # --- selftest helper programs -----------------------------------------------
-progs: $(PROGS)
+progs: $(PROGS) $(TBPF_OBJS)
+$(BUILD)/tbpf/%.bpf.o: selftests/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h
+	@mkdir -p $(@D)
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -c $< -o $@
 PROG_DEPS := $(wildcard selftests/progs/*.h) module/uapi/xprobes.h $(BPF_SKELS)
 $(BUILD)/progs/%: selftests/progs/%.c $(PROG_DEPS)
 	@mkdir -p $(@D)
@@ -210,6 +215,7 @@ initramfs: $(INITRD)
 INITRD_FILES = $(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
 	$(foreach p,$(PROGS),$(p)=xp/bin/$(notdir $(p))) \
 	$(foreach o,$(BPF_OBJS),$(o)=xp/bpf/$(notdir $(o))) \
+	$(foreach o,$(TBPF_OBJS),$(o)=xp/tbpf/$(notdir $(o))) \
 	selftests=xp/selftests bench=xp/bench \
 	$(BUILD)/vm/ids.sh=xp/selftests/ids.sh
 INITRD_DEPS = all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh \

@@ -48,6 +48,8 @@ static const struct subcmd subcmds[] = {
 	  "latency [-k SIGMA] [-m US] [-d S] [-n N] [--json] [--no-views] [-q]\n"
 	  "        [--listen ADDR:PORT] [--textfile DIR] [-v]\n"
 	  "        PID | --cgroup PATH" },
+	{ "attach", cmd_attach, "someone's BPF object, kprobe programs run for one process only",
+	  "attach PID OBJ.bpf.o [--pin DIR] [-d S] [-v]" },
 	{ "walk", cmd_walk, "page-table entries of kernel pages in one process (debugging)",
 	  "walk PID ADDRESS|SYMBOL [PAGES] [--user] [--json]" },
 };

@@ -23,6 +23,7 @@ int cmd_audit(int argc, char **argv);
 int cmd_trace(int argc, char **argv);
 int cmd_metrics(int argc, char **argv);
 int cmd_latency(int argc, char **argv);
+int cmd_attach(int argc, char **argv);
 
 /* Print "xprobectl: MSG" and return EXIT_USAGE. */
 int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

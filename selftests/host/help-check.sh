@@ -14,7 +14,7 @@ has() { printf '%s\n' "$1" | grep -qE -- "(^|[^a-z-])$2([^a-z0-9-]|\$)"; }
 
 # the commands each source file implements
 for f in status:"status audit" view:view hook:hook uhook:uhook peek:"peek walk" \
-	 trace:trace metrics:metrics latency:latency; do
+	 trace:trace metrics:metrics latency:latency attach:attach; do
 	file=${f%%:*} cmds=${f#*:}
 	helps=
 	for c in $cmds; do

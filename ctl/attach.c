@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * xprobectl attach PID OBJ.bpf.o: someone's BPF object, written for global
+ * attach, run for one process only, through its kernel view.
+ *
+ * Each program is classified by its section name before anything is
+ * loaded: kprobe/FUNC[+OFF] and ksyscall/NAME (on __x64_sys_NAME, as
+ * libbpf attaches it) become a hook in PID's view that runs the program
+ * itself on every hit (XPROBES_CMD_HOOK_PROG), with the hook's registers as
+ * its context, as a kprobe at that instruction gives them. Every other kind
+ * is refused with the reason, and then the whole object is: a program that
+ * cannot run per process is never attached globally instead, and half an
+ * object is not what its author measured with.
+ *
+ * The object is loaded by libbpf as written (CO-RE, its maps, its global
+ * data); --pin DIR pins its maps for the user's own tools (they stay
+ * after the end). The session lasts until -d, Ctrl-C or the process's
+ * exit; then each hook is removed (the module gives the program back) and
+ * the view too, if this command made it. Each hook's hits are printed at
+ * the end: what the program saw.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+#include "nl.h"
+#include "target.h"
+#include "util.h"
+#include "xprobectl.h"
+
+static void attach_usage(FILE *f)
+{
+	fprintf(f,
+"usage: xprobectl attach PID OBJ.bpf.o [--pin DIR] [-d SECONDS] [-v]\n"
+"Runs the BPF programs of OBJ, written for global attach, for process PID only: each\n"
+"kprobe/FUNC[+OFF] or ksyscall/NAME program becomes a hook in PID's kernel view that\n"
+"runs it on every hit, with the registers a kprobe there would give it; other\n"
+"processes run the kernel's own text and never reach it. A program of any other\n"
+"kind (kretprobe, tracepoints, uprobes, fentry, ...) is refused with the reason, and\n"
+"then the whole object: nothing is ever attached globally instead. Until -d, Ctrl-C\n"
+"or PID's exit; then the hooks (and the view, if attach made it) go, and each\n"
+"program's hits are printed.\n"
+"  -p, --pin DIR            pin the object's maps under DIR (in bpffs) for your own\n"
+"                           tools, e.g. bpftool map dump pinned DIR/NAME; they stay\n"
+"  -d, --duration SECONDS   stop after SECONDS\n"
+"  -v, --verbose            libbpf's messages\n");
+}
+
+/* One program of the object, and the hook it runs from. */
+struct aprog {
+	struct bpf_program *prog;
+	struct target at;	/* the hook's place: symbol, offset */
+	uint32_t hook;		/* 0 until added */
+	uint64_t hits;
+};
+
+/*
+ * Where PROG can run per process: fills AT and returns NULL, or the reason it
+ * cannot (WHY holds the text when it needs the section).
+ */
+static const char *classify(struct bpf_program *prog, struct target *at, char *why, size_t len)
+{
+	const char *sec = bpf_program__section_name(prog);
+	const char *fn = NULL;
+	char sym[600];
+
+	if (!strncmp(sec, "kprobe/", 7)) {
+		fn = sec + 7;
+		snprintf(sym, sizeof(sym), "%s", fn);
+	} else if (!strncmp(sec, "ksyscall/", 9)) {
+		fn = sec + 9;
+		snprintf(sym, sizeof(sym), "__x64_sys_%s", fn);
+	}
+	if (!strcmp(sec, "kprobe") || !strcmp(sec, "ksyscall"))
+		return "no function in its section name: a hook needs SEC(\"kprobe/FUNC\")";
+	if (fn) {
+		if (!*fn || strchr(fn, '*') || strchr(fn, '?'))
+			return "no single function in its section name (a hook needs one)";
+		if (!parse_target(sym, at) || at->is_addr) {
+			snprintf(why, len, "'%s' is not FUNCTION[+OFFSET]", fn);
+			return why;
+		}
+		return NULL;
+	}
+	if (!strncmp(sec, "kretprobe", 9) || !strncmp(sec, "kretsyscall", 11) ||
+	    !strncmp(sec, "fexit", 5))
+		return "a return probe: views have return hooks only at the syscall exit "
+		       "(xprobectl hook add PID x64_sys_call --return)";
+	if (!strncmp(sec, "kprobe.multi", 12) || !strncmp(sec, "kretprobe.multi", 15))
+		return "a multi-function probe: give each function a kprobe/FUNC program";
+	if (!strncmp(sec, "raw_tp", 6) || !strncmp(sec, "raw_tracepoint", 14) ||
+	    !strncmp(sec, "tp_btf", 6) || !strncmp(sec, "tp/", 3) || !strncmp(sec, "tracepoint", 10))
+		return "a tracepoint program: kernel tracepoints per process are not built yet "
+		       "(docs/tracepoints.md)";
+	if (!strncmp(sec, "uprobe", 6) || !strncmp(sec, "uretprobe", 9) || !strncmp(sec, "usdt", 4))
+		return "a user-space probe: xprobectl uhook (or the uprobe itself, bound to PID) "
+		       "traces user functions of one process";
+	if (!strncmp(sec, "fentry", 6) || !strncmp(sec, "fmod_ret", 8))
+		return "an fentry program goes through the kernel's shared trampoline: use "
+		       "kprobe/FUNC";
+	snprintf(why, len, "'%s' is not a kernel probe", sec);
+	return why;
+}
+
+static int got_id(struct nlattr **tb, void *arg)
+{
+	if (tb[XPROBES_A_HOOK_ID])
+		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
+	return 0;
+}
+
+struct hits_arg {
+	struct aprog *p;
+	int n;
+};
+
+static int got_hits(struct nlattr **tb, void *arg)
+{
+	struct hits_arg *h = arg;
+	uint32_t id;
+	int i;
+
+	if (!tb[XPROBES_A_HOOK_ID] || !tb[XPROBES_A_HITS])
+		return 0;
+	id = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
+	for (i = 0; i < h->n; i++)
+		if (h->p[i].hook == id)
+			h->p[i].hits = nla_get_u64(tb[XPROBES_A_HITS]);
+	return 0;
+}
+
+/* Add P's hook to PID's view and give it the program: 0, or -1 (printed). */
+static int hook_prog_add(struct xp_nl *nl, uint32_t pid, struct aprog *p)
+{
+	const char *name = bpf_program__name(p->prog);
+	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+	int err;
+
+	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+	    nla_put_string(msg, XPROBES_A_SYMBOL, p->at.sym) ||
+	    (p->at.has_off && nla_put_u32(msg, XPROBES_A_OFFSET, p->at.off)) ||
+	    nla_put_u64(msg, XPROBES_A_COOKIE, 0)) {
+		fprintf(stderr, "xprobectl: attach: out of memory\n");
+		return -1;
+	}
+	err = xp_nl_call(nl, msg, got_id, &p->hook);
+	if (err) {
+		fprintf(stderr, "xprobectl: attach: program %s (%s): cannot hook %s in pid %u: %s\n",
+			name, bpf_program__section_name(p->prog), p->at.sym, pid,
+			nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+		p->hook = 0;
+		return -1;
+	}
+	err = hooks_run_prog(nl, &p->hook, 1, bpf_program__fd(p->prog));
+	if (err) {
+		fprintf(stderr, "xprobectl: attach: program %s (%s): the hook would not run it: %s\n",
+			name, bpf_program__section_name(p->prog),
+			nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* The hooks of P go (their programs with them), and the view if it is ours. */
+static void detach_all(struct xp_nl *nl, uint32_t pid, struct aprog *p, int n, bool own_view)
+{
+	struct nl_msg *msg;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		if (!p[i].hook)
+			continue;
+		msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_DEL, 0);
+		if (msg && !nla_put_u32(msg, XPROBES_A_HOOK_ID, p[i].hook))
+			xp_nl_call(nl, msg, NULL, NULL);	/* gone with the view: nothing to do */
+		p[i].hook = 0;
+	}
+	if (own_view)
+		view_del(nl, pid);
+}
+
+/* Each hook's hits, read before the hooks go. */
+static void read_hits(struct xp_nl *nl, uint32_t pid, struct aprog *p, int n)
+{
+	struct hits_arg h = { p, n };
+	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
+
+	if (msg && !nla_put_u32(msg, XPROBES_A_PID, pid))
+		xp_nl_call(nl, msg, got_hits, &h);
+}
+
+/* Open OBJ and sort its programs: the count, or -1 (each refusal printed). */
+static int open_object(const char *path, struct bpf_object **objp, struct aprog **out)
+{
+	struct bpf_object *obj = bpf_object__open_file(path, NULL);
+	struct bpf_program *prog;
+	struct aprog *p = NULL;
+	int n = 0, bad = 0;
+	long err = libbpf_get_error(obj);
+
+	if (err) {
+		char msg[128];
+
+		libbpf_strerror((int)err, msg, sizeof(msg));
+		fprintf(stderr, "xprobectl: attach: cannot open %s: %s (a BPF object built with "
+			"clang -target bpf)\n", path, msg);
+		return -1;
+	}
+	bpf_object__for_each_program(prog, obj) {
+		char why[700];
+		const char *no;
+		struct aprog *q;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		q = realloc(p, (n + 1) * sizeof(*p));
+		if (!q) {
+			free(p);
+			bpf_object__close(obj);
+			return -1;
+		}
+		p = q;
+		memset(&p[n], 0, sizeof(p[n]));
+		p[n].prog = prog;
+		no = classify(prog, &p[n].at, why, sizeof(why));
+		if (no) {
+			fprintf(stderr, "xprobectl: attach: program %s (%s): refused: %s\n",
+				bpf_program__name(prog), bpf_program__section_name(prog), no);
+			bad++;
+		}
+		n++;
+	}
+	if (!bad && !n)
+		fprintf(stderr, "xprobectl: attach: %s has no program to attach\n", path);
+	if (bad || !n) {
+		if (bad)
+			fprintf(stderr, "xprobectl: attach: nothing attached: %d of the %d programs of %s "
+				"cannot run per process\n", bad, n, path);
+		free(p);
+		bpf_object__close(obj);
+		return -1;
+	}
+	*objp = obj;
+	*out = p;
+	return n;
+}
+
+/*
+ * Until -d, Ctrl-C, or the process's exit, the hits read every 200 ms: an
+ * exit takes the view and its hooks, and their last figures are the ones
+ * read before.
+ */
+static void wait_session(struct xp_nl *nl, uint32_t pid, double duration, struct aprog *p, int n)
+{
+	uint64_t end = duration > 0 ? mono_ns() + (uint64_t)(duration * 1e9) : 0;
+	int pidfd = target_pidfd(pid);
+	bool gone = false;
+
+	stop_on_signals();
+	while (!stop_req && !gone) {
+		uint64_t now = mono_ns();
+		int ms = 200;
+
+		read_hits(nl, pid, p, n);
+		if (end && now >= end)
+			break;
+		if (end && (end - now) / 1000000 < (uint64_t)ms)
+			ms = (int)((end - now) / 1000000) + 1;
+		if (pidfd >= 0) {
+			gone = target_wait(pidfd, -1, ms);
+		} else {
+			usleep(ms * 1000);
+			gone = target_gone(pid, false, NULL);
+		}
+	}
+	if (!gone)
+		read_hits(nl, pid, p, n);
+	if (pidfd >= 0)
+		close(pidfd);
+}
+
+int cmd_attach(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "pin", required_argument, NULL, 'p' },
+		{ "duration", required_argument, NULL, 'd' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ 0 }
+	};
+	const char *pin = NULL;
+	struct bpf_object *obj = NULL;
+	struct aprog *p = NULL;
+	struct xp_nl *nl = NULL;
+	struct nl_msg *msg;
+	bool verbose = false, own_view = false;
+	double duration = 0;
+	uint32_t pid;
+	int c, n, i, err, rc = EXIT_RUNTIME;
+
+	while ((c = getopt_long(argc, argv, "p:d:vh", opts, NULL)) != -1) {
+		switch (c) {
+		case 'p': pin = optarg; break;
+		case 'd':
+			if (!parse_secs(optarg, &duration))
+				return usage_error("bad duration '%s'", optarg);
+			break;
+		case 'v': verbose = true; break;
+		case 'h': attach_usage(stdout); return EXIT_OK;
+		default: return EXIT_USAGE;
+		}
+	}
+	if (optind + 2 != argc)
+		return usage_error("attach takes PID and a BPF object (OBJ.bpf.o)");
+	if (!parse_pid(argv[optind], &pid))
+		return EXIT_USAGE;
+	if (kill((pid_t)pid, 0) && errno == ESRCH) {
+		fprintf(stderr, "xprobectl: attach: no process %u\n", pid);
+		return EXIT_RUNTIME;
+	}
+	libbpf_messages(verbose, false);
+	n = open_object(argv[optind + 1], &obj, &p);
+	if (n < 0)
+		return EXIT_RUNTIME;
+	err = bpf_object__load(obj);
+	if (err) {
+		char msg[128];
+
+		libbpf_strerror(err, msg, sizeof(msg));
+		fprintf(stderr, "xprobectl: attach: %s would not load: %s (-v shows libbpf's "
+			"messages and the verifier's log)\n", argv[optind + 1], msg);
+		goto out;
+	}
+	if (pin) {
+		err = bpf_object__pin_maps(obj, pin);
+		if (err) {
+			fprintf(stderr, "xprobectl: attach: cannot pin the maps under %s: %s (a "
+				"directory in bpffs, e.g. /sys/fs/bpf/NAME)\n", pin, strerror(-err));
+			goto out;
+		}
+	}
+	nl = xp_nl_open();
+	if (!nl)
+		goto out;
+	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
+	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) || nla_put_u32(msg, XPROBES_A_FLAGS, 0))
+		goto out;
+	err = xp_nl_call(nl, msg, NULL, NULL);
+	if (err && err != -EEXIST) {
+		xp_nl_perror(nl, "attach: view add");
+		goto out;
+	}
+	own_view = !err;	/* else it runs on a view already: ours to add to, not to end */
+	for (i = 0; i < n; i++)
+		if (hook_prog_add(nl, pid, &p[i]))
+			goto undo;
+	for (i = 0; i < n; i++)
+		printf("%s (%s): hook %u in pid %u's view\n", bpf_program__name(p[i].prog),
+		       bpf_program__section_name(p[i].prog), p[i].hook, pid);
+	if (pin)
+		printf("maps pinned under %s\n", pin);
+	fflush(stdout);
+	wait_session(nl, pid, duration, p, n);
+	printf("%-24s %-40s %12s\n", "PROGRAM", "SECTION", "HITS");
+	for (i = 0; i < n; i++)
+		printf("%-24s %-40s %12llu\n", bpf_program__name(p[i].prog),
+		       bpf_program__section_name(p[i].prog), (unsigned long long)p[i].hits);
+	rc = EXIT_OK;
+undo:
+	detach_all(nl, pid, p, n, own_view);
+out:
+	if (nl)
+		xp_nl_close(nl);
+	bpf_object__close(obj);
+	free(p);
+	return rc;
+}

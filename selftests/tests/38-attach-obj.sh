@@ -1,0 +1,87 @@
+# xprobectl attach: a BPF object written for global attach (a kprobe and a
+# ksyscall program, no pid filter of its own: selftests/bpf/attachdemo.bpf.c)
+# runs for one process only. (a) Its pinned map counts exactly A's getppid
+# calls while B, untraced, makes as many, and the hits attach prints at A's
+# exit are the map's. (b) The ksyscall program reads the syscall's own
+# argument from the registers the hook hands over: C's close(-1) calls in
+# one slot, none in the other, while B closes as often; attach adds to a
+# view C had already and leaves it, without its hooks, at -d. (c) An object
+# with a program that cannot run per process is refused whole, each such
+# program with its reason, and nothing is attached. (d) Bad input: one
+# line, exit 1.
+. /xp/selftests/tests/lib.sh
+N=$(scaled 1000)
+OBJ=/xp/tbpf/attachdemo.bpf.o
+P1=/sys/fs/bpf/xp_test38a P2=/sys/fs/bpf/xp_test38b
+rm -rf $P1 $P2
+trap 'rm -rf $P1 $P2' EXIT
+
+# count_at PIN SLOT: the array map's value at SLOT, as bpftool formats it
+# with the object's BTF (entries in key order)
+count_at() {
+	bpftool -j map dump pinned $1/counts > /tmp/at-map.json || fail "bpftool map dump $1/counts"
+	[ "$(jsonq /tmp/at-map.json "[$2].formatted.key")" = $2 ] || fail "$1/counts: no entry $2 in place"
+	jsonq /tmp/at-map.json "[$2].formatted.value"
+}
+
+# (a)
+start_loop /tmp/a.out -e -n $N getppid
+A=$LOOP_PID
+xprobectl attach $A $OBJ --pin $P1 > /tmp/at.out 2> /tmp/at.err &
+AT=$!
+wait_for /tmp/at.out "^maps pinned" "attach did not start: $(cat /tmp/at.err)" 1200
+note "$(tr '\n' ';' < /tmp/at.out)"
+assert_eq "A's view has the two hooks, each running a program" 2 \
+	"$(xprobectl hook list $A | awk 'NR > 1 && $10 != 0' | wc -l)"
+assert_match "the kprobe program on its function" "__x64_sys_getppid\+0x" "$(xprobectl hook list $A)"
+assert_match "the ksyscall program on the syscall's wrapper" "__x64_sys_close\+0x" "$(xprobectl hook list $A)"
+go_loop $A /tmp/a.out
+sysloop -n $N getppid			# B, untraced
+assert_eq "A's getppid calls, counted by the object's own map" $N "$(count_at $P1 0)"
+end_loop $A /tmp/a.out
+wait $AT || fail "attach ended with $?: $(cat /tmp/at.err)"
+note "$(tr '\n' ';' < /tmp/at.out)"
+assert_eq "hits attach printed for on_getppid" $N "$(awk '$1 == "on_getppid" && NF == 3 { print $3 }' /tmp/at.out)"
+assert_eq "the map after the end" $N "$(count_at $P1 0)"
+assert_eq "no hook left" "" "$(xprobectl hook list | awk -v a=$A 'NR > 1 && $2 == a')"
+
+# (b)
+start_loop /tmp/c.out -e -n $N close
+C=$LOOP_PID
+xprobectl view add $C > /dev/null || fail "view add C"
+xprobectl attach $C $OBJ --pin $P2 -d 600 > /tmp/at2.out 2> /tmp/at2.err &
+AT=$!
+wait_for /tmp/at2.out "^maps pinned" "attach did not start: $(cat /tmp/at2.err)" 1200
+go_loop $C /tmp/c.out
+sysloop -n $N close			# B's close(-1), untraced
+assert_eq "C's close(-1) calls, read from the syscall's own argument" $N "$(count_at $P2 1)"
+assert_eq "C's other closes" 0 "$(count_at $P2 2)"
+assert_eq "no getppid in C" 0 "$(count_at $P2 0)"
+kill -INT $AT
+wait $AT || fail "attach ended with $? at Ctrl-C: $(cat /tmp/at2.err)"
+assert_eq "hits attach printed for on_close" $N "$(awk '$1 == "on_close" && NF == 3 { print $3 }' /tmp/at2.out)"
+assert_eq "C's view stays: attach did not make it" 1 "$(xprobectl view list | awk -v c=$C '$1 == c' | wc -l)"
+assert_eq "C's hooks are gone" "" "$(xprobectl hook list $C | awk 'NR > 1 && $10 != 0')"
+xprobectl view del $C > /dev/null
+end_loop $C /tmp/c.out
+
+# (c) hookcount.bpf.o: a raw_tp, a kprobe program without a function, a
+# sleepable uprobe
+start_loop /tmp/d.out -e -n 10 getppid
+D=$LOOP_PID
+expect_rc "an object with programs that cannot run per process" 1 xprobectl attach $D /xp/bpf/hookcount.bpf.o
+assert_match "the raw_tp's reason" "count_hook \(raw_tp/xprobes_hook\): refused: a tracepoint program" "$OUT"
+assert_match "the kprobe without a function" "count_regs \(kprobe\): refused: no function" "$OUT"
+assert_match "the uprobe's" "sleepable \(uprobe.s\): refused: a user-space probe" "$OUT"
+assert_match "nothing attached" "nothing attached: 4 of the 4 programs" "$OUT"
+assert_eq "no view made" "" "$(xprobectl view list | awk -v d=$D '$1 == d')"
+end_loop $D /tmp/d.out
+
+# (d)
+expect_rc "a missing object" 1 xprobectl attach $$ /nonexistent.bpf.o
+assert_eq "one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+expect_rc "not a BPF object" 1 xprobectl attach $$ /etc/passwd
+assert_match "says what it wants" "BPF object" "$OUT"
+assert_eq "one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+expect_rc "no such process" 1 xprobectl attach 999999 $OBJ
+expect_rc "no object" 2 xprobectl attach $$
