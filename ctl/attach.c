@@ -7,10 +7,13 @@
  * loaded: kprobe/FUNC[+OFF] and ksyscall/NAME (on __x64_sys_NAME, as
  * libbpf attaches it) become a hook in PID's view that runs the program
  * itself on every hit (XPROBES_CMD_HOOK_PROG), with the hook's registers as
- * its context, as a kprobe at that instruction gives them. Every other kind
- * is refused with the reason, and then the whole object is: a program that
- * cannot run per process is never attached globally instead, and half an
- * object is not what its author measured with.
+ * its context, as a kprobe at that instruction gives them. uprobe/,
+ * uretprobe/ and usdt/ programs with a place in their section name are
+ * attached by libbpf bound to PID: the kernel's uprobes are per process
+ * already (breakpoints only in that mm). Every other kind is refused with
+ * the reason, and then the whole object is: a program that cannot run per
+ * process is never attached globally instead, and half an object is not
+ * what its author measured with.
  *
  * The object is loaded by libbpf as written (CO-RE, its maps, its global
  * data); --pin DIR pins its maps for the user's own tools (they stay
@@ -38,35 +41,108 @@ static void attach_usage(FILE *f)
 "Runs the BPF programs of OBJ, written for global attach, for process PID only: each\n"
 "kprobe/FUNC[+OFF] or ksyscall/NAME program becomes a hook in PID's kernel view that\n"
 "runs it on every hit, with the registers a kprobe there would give it; other\n"
-"processes run the kernel's own text and never reach it. A program of any other\n"
-"kind (kretprobe, tracepoints, uprobes, fentry, ...) is refused with the reason, and\n"
-"then the whole object: nothing is ever attached globally instead. Until -d, Ctrl-C\n"
-"or PID's exit; then the hooks (and the view, if attach made it) go, and each\n"
-"program's hits are printed.\n"
+"processes run the kernel's own text and never reach it. uprobe/PATH:FUNC[+OFF],\n"
+"uretprobe/... and usdt/PATH:PROVIDER:NAME programs are attached bound to PID (the\n"
+"kernel's uprobes are per process already). A program of any other kind (kretprobe,\n"
+"tracepoints, fentry, ...) is refused with the reason, and then the whole object:\n"
+"nothing is ever attached globally instead. Until -d, Ctrl-C or PID's exit; then\n"
+"the probes (and the view, if attach made it) go, and each hook's hits are printed.\n"
 "  -p, --pin DIR            pin the object's maps under DIR (in bpffs) for your own\n"
 "                           tools, e.g. bpftool map dump pinned DIR/NAME; they stay\n"
 "  -d, --duration SECONDS   stop after SECONDS\n"
 "  -v, --verbose            libbpf's messages\n");
 }
 
-/* One program of the object, and the hook it runs from. */
+/* One program of the object, and the hook (or the uprobe) it runs from. */
 struct aprog {
 	struct bpf_program *prog;
-	struct target at;	/* the hook's place: symbol, offset */
+	struct target at;	/* a hook's place: symbol, offset */
 	uint32_t hook;		/* 0 until added */
 	uint64_t hits;
+	/* a user-space probe instead, bound to PID: uprobe, uretprobe, usdt */
+	enum { AP_HOOK, AP_UPROBE, AP_USDT } kind;
+	bool ret;
+	char path[512], name[256], provider[256];
+	unsigned long off;	/* uprobe: past FUNCTION, or the file offset without one */
+	struct bpf_link *link;
 };
 
 /*
- * Where PROG can run per process: fills AT and returns NULL, or the reason it
- * cannot (WHY holds the text when it needs the section).
+ * "PATH:FUNC[+OFF]" (uprobe, uretprobe) or "PATH:PROVIDER:NAME" (usdt), as
+ * libbpf spells them after the section's kind; false if it is not one.
  */
-static const char *classify(struct bpf_program *prog, struct target *at, char *why, size_t len)
+static bool parse_user_target(const char *t, struct aprog *p)
 {
-	const char *sec = bpf_program__section_name(prog);
+	const char *c = strchr(t, ':'), *plus;
+	size_t n;
+
+	if (!c || c == t || !c[1] || (size_t)(c - t) >= sizeof(p->path))
+		return false;
+	snprintf(p->path, sizeof(p->path), "%.*s", (int)(c - t), t);
+	c++;
+	if (p->kind == AP_USDT) {
+		const char *d = strchr(c, ':');
+
+		if (!d || d == c || !d[1] || (size_t)(d - c) >= sizeof(p->provider))
+			return false;
+		snprintf(p->provider, sizeof(p->provider), "%.*s", (int)(d - c), c);
+		snprintf(p->name, sizeof(p->name), "%s", d + 1);
+		return strlen(d + 1) < sizeof(p->name);
+	}
+	plus = strchr(c, '+');
+	n = plus ? (size_t)(plus - c) : strlen(c);
+	if (n >= sizeof(p->name))
+		return false;
+	if (plus) {
+		char *end;
+
+		errno = 0;
+		p->off = strtoul(plus + 1, &end, 0);
+		if (errno || *end || end == plus + 1)
+			return false;
+	}
+	snprintf(p->name, sizeof(p->name), "%.*s", (int)n, c);
+	if (!n && !plus)
+		return false;
+	return true;
+}
+
+/*
+ * Where P's program can run per process: fills P and returns NULL, or the
+ * reason it cannot (WHY holds the text when it needs the section).
+ */
+static const char *classify(struct aprog *p, char *why, size_t len)
+{
+	const char *sec = bpf_program__section_name(p->prog);
+	struct target *at = &p->at;
+	static const struct {
+		const char *prefix;
+		int kind;
+		bool ret;
+	} user[] = {
+		{ "uprobe/", AP_UPROBE, false }, { "uprobe.s/", AP_UPROBE, false },
+		{ "uretprobe/", AP_UPROBE, true }, { "uretprobe.s/", AP_UPROBE, true },
+		{ "usdt/", AP_USDT, false }, { "usdt.s/", AP_USDT, false },
+	};
 	const char *fn = NULL;
 	char sym[600];
+	size_t i;
 
+	/* A uprobe bound to one process is the kernel's own per-process probe. */
+	for (i = 0; i < sizeof(user) / sizeof(user[0]); i++) {
+		size_t n = strlen(user[i].prefix);
+
+		if (strncmp(sec, user[i].prefix, n))
+			continue;
+		p->kind = user[i].kind;
+		p->ret = user[i].ret;
+		if (!parse_user_target(sec + n, p)) {
+			snprintf(why, len, "'%s' is not %s", sec + n, p->kind == AP_USDT ?
+				 "PATH:PROVIDER:NAME" : "PATH:FUNCTION[+OFFSET]");
+			return why;
+		}
+		return NULL;
+	}
 	if (!strncmp(sec, "kprobe/", 7)) {
 		fn = sec + 7;
 		snprintf(sym, sizeof(sym), "%s", fn);
@@ -96,8 +172,8 @@ static const char *classify(struct bpf_program *prog, struct target *at, char *w
 		return "a tracepoint program: kernel tracepoints per process are not built yet "
 		       "(docs/tracepoints.md)";
 	if (!strncmp(sec, "uprobe", 6) || !strncmp(sec, "uretprobe", 9) || !strncmp(sec, "usdt", 4))
-		return "a user-space probe: xprobectl uhook (or the uprobe itself, bound to PID) "
-		       "traces user functions of one process";
+		return "a user-space probe without a place in its section name: "
+		       "SEC(\"uprobe/PATH:FUNCTION\") or SEC(\"usdt/PATH:PROVIDER:NAME\")";
 	if (!strncmp(sec, "fentry", 6) || !strncmp(sec, "fmod_ret", 8))
 		return "an fentry program goes through the kernel's shared trampoline: use "
 		       "kprobe/FUNC";
@@ -132,12 +208,42 @@ static int got_hits(struct nlattr **tb, void *arg)
 	return 0;
 }
 
+/* P's uprobe or USDT probe, bound to PID: 0, or -1 (printed). */
+static int user_probe_add(uint32_t pid, struct aprog *p)
+{
+	char msg[128];
+	long err;
+
+	if (p->kind == AP_USDT) {
+		p->link = bpf_program__attach_usdt(p->prog, (pid_t)pid, p->path, p->provider,
+						   p->name, NULL);
+	} else {
+		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = p->ret,
+			    .func_name = p->name[0] ? p->name : NULL);
+
+		p->link = bpf_program__attach_uprobe_opts(p->prog, (pid_t)pid, p->path, p->off, &o);
+	}
+	err = libbpf_get_error(p->link);
+	if (!err)
+		return 0;
+	p->link = NULL;
+	libbpf_strerror((int)err, msg, sizeof(msg));
+	fprintf(stderr, "xprobectl: attach: program %s (%s): cannot place it in pid %u: %s "
+		"(-v says why)\n", bpf_program__name(p->prog), bpf_program__section_name(p->prog),
+		pid, msg);
+	return -1;
+}
+
 /* Add P's hook to PID's view and give it the program: 0, or -1 (printed). */
 static int hook_prog_add(struct xp_nl *nl, uint32_t pid, struct aprog *p)
 {
 	const char *name = bpf_program__name(p->prog);
-	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+	struct nl_msg *msg;
 	int err;
+
+	if (p->kind != AP_HOOK)
+		return user_probe_add(pid, p);
+	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
 
 	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
 	    nla_put_string(msg, XPROBES_A_SYMBOL, p->at.sym) ||
@@ -170,7 +276,15 @@ static void detach_all(struct xp_nl *nl, uint32_t pid, struct aprog *p, int n, b
 	struct nl_msg *msg;
 	int i;
 
+	if (!nl) {	/* user-space probes only */
+		for (i = 0; i < n; i++)
+			bpf_link__destroy(p[i].link);
+		return;
+	}
+
 	for (i = 0; i < n; i++) {
+		bpf_link__destroy(p[i].link);	/* NULL: nothing */
+		p[i].link = NULL;
 		if (!p[i].hook)
 			continue;
 		msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_DEL, 0);
@@ -186,7 +300,11 @@ static void detach_all(struct xp_nl *nl, uint32_t pid, struct aprog *p, int n, b
 static void read_hits(struct xp_nl *nl, uint32_t pid, struct aprog *p, int n)
 {
 	struct hits_arg h = { p, n };
-	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
+	struct nl_msg *msg;
+
+	if (!nl)
+		return;
+	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
 
 	if (msg && !nla_put_u32(msg, XPROBES_A_PID, pid))
 		xp_nl_call(nl, msg, got_hits, &h);
@@ -225,7 +343,7 @@ static int open_object(const char *path, struct bpf_object **objp, struct aprog 
 		p = q;
 		memset(&p[n], 0, sizeof(p[n]));
 		p[n].prog = prog;
-		no = classify(prog, &p[n].at, why, sizeof(why));
+		no = classify(&p[n], why, sizeof(why));
 		if (no) {
 			fprintf(stderr, "xprobectl: attach: program %s (%s): refused: %s\n",
 				bpf_program__name(prog), bpf_program__section_name(prog), no);
@@ -342,32 +460,48 @@ int cmd_attach(int argc, char **argv)
 			goto out;
 		}
 	}
-	nl = xp_nl_open();
-	if (!nl)
-		goto out;
-	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
-	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) || nla_put_u32(msg, XPROBES_A_FLAGS, 0))
-		goto out;
-	err = xp_nl_call(nl, msg, NULL, NULL);
-	if (err && err != -EEXIST) {
-		xp_nl_perror(nl, "attach: view add");
-		goto out;
+	for (i = 0; i < n && p[i].kind != AP_HOOK; i++)
+		;
+	if (i < n) {	/* kernel probes: PID's view, and the module with it */
+		nl = xp_nl_open();
+		if (!nl)
+			goto out;
+		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
+		if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+		    nla_put_u32(msg, XPROBES_A_FLAGS, 0))
+			goto out;
+		err = xp_nl_call(nl, msg, NULL, NULL);
+		if (err && err != -EEXIST) {
+			xp_nl_perror(nl, "attach: view add");
+			goto out;
+		}
+		own_view = !err;	/* else it runs on one already: ours to add to, not to end */
 	}
-	own_view = !err;	/* else it runs on a view already: ours to add to, not to end */
 	for (i = 0; i < n; i++)
 		if (hook_prog_add(nl, pid, &p[i]))
 			goto undo;
-	for (i = 0; i < n; i++)
-		printf("%s (%s): hook %u in pid %u's view\n", bpf_program__name(p[i].prog),
-		       bpf_program__section_name(p[i].prog), p[i].hook, pid);
+	for (i = 0; i < n; i++) {
+		if (p[i].kind == AP_HOOK)
+			printf("%s (%s): hook %u in pid %u's view\n", bpf_program__name(p[i].prog),
+			       bpf_program__section_name(p[i].prog), p[i].hook, pid);
+		else
+			printf("%s (%s): a %s bound to pid %u\n", bpf_program__name(p[i].prog),
+			       bpf_program__section_name(p[i].prog), p[i].kind == AP_USDT ?
+			       "USDT probe" : p[i].ret ? "uretprobe" : "uprobe", pid);
+	}
 	if (pin)
 		printf("maps pinned under %s\n", pin);
 	fflush(stdout);
 	wait_session(nl, pid, duration, p, n);
-	printf("%-24s %-40s %12s\n", "PROGRAM", "SECTION", "HITS");
-	for (i = 0; i < n; i++)
-		printf("%-24s %-40s %12llu\n", bpf_program__name(p[i].prog),
-		       bpf_program__section_name(p[i].prog), (unsigned long long)p[i].hits);
+	printf("%-24s %12s  %s\n", "PROGRAM", "HITS", "SECTION");
+	for (i = 0; i < n; i++) {
+		char hits[24] = "-";	/* a uprobe's hits are not counted for it */
+
+		if (p[i].kind == AP_HOOK)
+			snprintf(hits, sizeof(hits), "%llu", (unsigned long long)p[i].hits);
+		printf("%-24s %12s  %s\n", bpf_program__name(p[i].prog), hits,
+		       bpf_program__section_name(p[i].prog));
+	}
 	rc = EXIT_OK;
 undo:
 	detach_all(nl, pid, p, n, own_view);

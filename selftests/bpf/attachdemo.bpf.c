@@ -7,7 +7,10 @@
  * counts[0]: getppid calls (kprobe/__x64_sys_getppid, at the function);
  * counts[1]: close(-1) calls, counts[2]: other close calls
  * (ksyscall/close: the syscall's own argument, read from the pt_regs the
- * wrapper gets, so the hook must hand over the registers a kprobe would).
+ * wrapper gets, so the hook must hand over the registers a kprobe would);
+ * counts[3]: uh_add calls and counts[4]: its returns in uhtarget (a uprobe
+ * and a uretprobe with their place in the section name, as libbpf's
+ * auto-attach reads it).
  * Atomic adds on an array: a hook may run it with interrupts off or from an
  * int3, where a hash map's bucket lock is not to be taken.
  */
@@ -18,7 +21,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 5);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -31,6 +34,7 @@ static __always_inline void add(__u32 k)
 		__sync_fetch_and_add(v, 1);
 }
 
+#ifndef XP_USER_ONLY	/* the host's check has no module: user-space probes only */
 SEC("kprobe/__x64_sys_getppid")
 int BPF_KPROBE(on_getppid)
 {
@@ -42,6 +46,26 @@ SEC("ksyscall/close")
 int BPF_KSYSCALL(on_close, int fd)
 {
 	add(fd == -1 ? 1 : 2);
+	return 0;
+}
+
+#endif
+
+#ifndef UHTARGET
+#define UHTARGET "/xp/bin/uhtarget"	/* where the test VM has it */
+#endif
+
+SEC("uprobe/" UHTARGET ":uh_add")
+int BPF_KPROBE(on_uh_add)
+{
+	add(3);
+	return 0;
+}
+
+SEC("uretprobe/" UHTARGET ":uh_add")
+int BPF_KRETPROBE(on_uh_add_ret)
+{
+	add(4);
 	return 0;
 }
 

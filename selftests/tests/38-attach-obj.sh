@@ -5,16 +5,19 @@
 # exit are the map's. (b) The ksyscall program reads the syscall's own
 # argument from the registers the hook hands over: C's close(-1) calls in
 # one slot, none in the other, while B closes as often; attach adds to a
-# view C had already and leaves it, without its hooks, at -d. (c) An object
+# view C had already and leaves it, without its hooks, at -d. (e) The same
+# object's uprobe and uretprobe (their place in the section name) are bound
+# to uhtarget P: its uh_add calls and returns counted, not those of Q, the
+# same file, untraced, making as many. (c) An object
 # with a program that cannot run per process is refused whole, each such
 # program with its reason, and nothing is attached. (d) Bad input: one
 # line, exit 1.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 1000)
 OBJ=/xp/tbpf/attachdemo.bpf.o
-P1=/sys/fs/bpf/xp_test38a P2=/sys/fs/bpf/xp_test38b
-rm -rf $P1 $P2
-trap 'rm -rf $P1 $P2' EXIT
+P1=/sys/fs/bpf/xp_test38a P2=/sys/fs/bpf/xp_test38b P3=/sys/fs/bpf/xp_test38c
+rm -rf $P1 $P2 $P3
+trap 'rm -rf $P1 $P2 $P3' EXIT
 
 # count_at PIN SLOT: the array map's value at SLOT, as bpftool formats it
 # with the object's BTF (entries in key order)
@@ -41,7 +44,7 @@ assert_eq "A's getppid calls, counted by the object's own map" $N "$(count_at $P
 end_loop $A /tmp/a.out
 wait $AT || fail "attach ended with $?: $(cat /tmp/at.err)"
 note "$(tr '\n' ';' < /tmp/at.out)"
-assert_eq "hits attach printed for on_getppid" $N "$(awk '$1 == "on_getppid" && NF == 3 { print $3 }' /tmp/at.out)"
+assert_eq "hits attach printed for on_getppid" $N "$(awk '$1 == "on_getppid" && NF == 3 { print $2 }' /tmp/at.out)"
 assert_eq "the map after the end" $N "$(count_at $P1 0)"
 assert_eq "no hook left" "" "$(xprobectl hook list | awk -v a=$A 'NR > 1 && $2 == a')"
 
@@ -59,11 +62,32 @@ assert_eq "C's other closes" 0 "$(count_at $P2 2)"
 assert_eq "no getppid in C" 0 "$(count_at $P2 0)"
 kill -INT $AT
 wait $AT || fail "attach ended with $? at Ctrl-C: $(cat /tmp/at2.err)"
-assert_eq "hits attach printed for on_close" $N "$(awk '$1 == "on_close" && NF == 3 { print $3 }' /tmp/at2.out)"
+assert_eq "hits attach printed for on_close" $N "$(awk '$1 == "on_close" && NF == 3 { print $2 }' /tmp/at2.out)"
 assert_eq "C's view stays: attach did not make it" 1 "$(xprobectl view list | awk -v c=$C '$1 == c' | wc -l)"
 assert_eq "C's hooks are gone" "" "$(xprobectl hook list $C | awk 'NR > 1 && $10 != 0')"
 xprobectl view del $C > /dev/null
 end_loop $C /tmp/c.out
+
+# (e)
+uhtarget -t 1 -n $N -g > /tmp/p.out 2>&1 &
+P=$!
+uhtarget -t 1 -n $N -g > /tmp/q.out 2>&1 &
+Q=$!
+wait_for /tmp/p.out '^ready' "uhtarget P did not start"
+wait_for /tmp/q.out '^ready' "uhtarget Q did not start"
+xprobectl attach $P $OBJ --pin $P3 > /tmp/at3.out 2> /tmp/at3.err &
+AT=$!
+wait_for /tmp/at3.out "^maps pinned" "attach did not start: $(cat /tmp/at3.err)" 1200
+assert_match "the uprobe, bound to P" "^on_uh_add \(uprobe/.*\): a uprobe bound to pid $P" "$(cat /tmp/at3.out)"
+kill -HUP $P $Q
+wait_for /tmp/p.out '^ok calls' "uhtarget P did not finish" 6000
+wait_for /tmp/q.out '^ok calls' "uhtarget Q did not finish" 6000
+assert_match "P's own count of its calls" "^ok calls=$N " "$(grep '^ok calls' /tmp/p.out)"
+assert_eq "P's uh_add calls, in the object's map" $N "$(count_at $P3 3)"
+assert_eq "P's uh_add returns" $N "$(count_at $P3 4)"
+kill -TERM $P $Q
+wait $AT || fail "attach ended with $? at P's exit: $(cat /tmp/at3.err)"
+wait $P $Q
 
 # (c) hookcount.bpf.o: a raw_tp, a kprobe program without a function, a
 # sleepable uprobe
@@ -72,7 +96,7 @@ D=$LOOP_PID
 expect_rc "an object with programs that cannot run per process" 1 xprobectl attach $D /xp/bpf/hookcount.bpf.o
 assert_match "the raw_tp's reason" "count_hook \(raw_tp/xprobes_hook\): refused: a tracepoint program" "$OUT"
 assert_match "the kprobe without a function" "count_regs \(kprobe\): refused: no function" "$OUT"
-assert_match "the uprobe's" "sleepable \(uprobe.s\): refused: a user-space probe" "$OUT"
+assert_match "the uprobe without a place" "sleepable \(uprobe.s\): refused: a user-space probe without a place" "$OUT"
 assert_match "nothing attached" "nothing attached: 4 of the 4 programs" "$OUT"
 assert_eq "no view made" "" "$(xprobectl view list | awk -v d=$D '$1 == d')"
 end_loop $D /tmp/d.out
