@@ -377,7 +377,6 @@ static void wait_session(struct xp_nl *nl, uint32_t pid, double duration, struct
 	int pidfd = target_pidfd(pid);
 	bool gone = false;
 
-	stop_on_signals();
 	while (!stop_req && !gone) {
 		uint64_t now = mono_ns();
 		int ms = 200;
@@ -440,6 +439,8 @@ int cmd_attach(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	libbpf_messages(verbose, false);
+	/* Ctrl-C from here on ends the session, with its probes taken out */
+	stop_on_signals();
 	n = open_object(argv[optind + 1], &obj, &p);
 	if (n < 0)
 		return EXIT_RUNTIME;
