@@ -15,6 +15,13 @@
  * process is never attached globally instead, and half an object is not
  * what its author measured with.
  *
+ * Per process means that process: the view attach makes follows no fork,
+ * and a view PID has already (another tool's) is used only if PID is its
+ * root and alone on it. The object is loaded once the module answered,
+ * and the maps pinned once everything is in, so a session that fails
+ * leaves nothing behind; Ctrl-C during the setup ends it once the probes
+ * are in, and takes them out.
+ *
  * The object is loaded by libbpf as written (CO-RE, its maps, its global
  * data); --pin DIR pins its maps for the user's own tools (they stay
  * after the end). The session lasts until -d, Ctrl-C or the process's
@@ -29,6 +36,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
+#include "events.h"
 #include "nl.h"
 #include "target.h"
 #include "util.h"
@@ -63,13 +71,45 @@ struct aprog {
 	enum { AP_HOOK, AP_UPROBE, AP_USDT } kind;
 	bool ret;
 	char path[512], name[256], provider[256];
-	unsigned long off;	/* uprobe: past FUNCTION, or the file offset without one */
+	unsigned long off;	/* uprobe: bytes past FUNCTION */
 	struct bpf_link *link;
 };
 
+/* "N" or "0xN" whole, nothing else (no sign, no blanks): *V, or false. */
+static bool parse_off(const char *s, unsigned long *v)
+{
+	char *end;
+
+	if (!*s || !(s[0] >= '0' && s[0] <= '9'))
+		return false;
+	errno = 0;
+	*v = strtoul(s, &end, 0);
+	return !errno && !*end && *v < (1ul << 20);
+}
+
+/* "SYM[+OFF]" into AT, quietly; false if it is not one. */
+static bool parse_sym(const char *s, struct target *at)
+{
+	const char *plus = strchr(s, '+');
+	size_t n = plus ? (size_t)(plus - s) : strlen(s);
+	unsigned long off = 0;
+
+	memset(at, 0, sizeof(*at));
+	if (!n || n >= sizeof(at->sym) || (plus && !parse_off(plus + 1, &off)))
+		return false;
+	memcpy(at->sym, s, n);
+	at->sym[n] = 0;
+	at->has_off = plus != NULL;
+	at->off = (uint32_t)off;
+	return true;
+}
+
 /*
- * "PATH:FUNC[+OFF]" (uprobe, uretprobe) or "PATH:PROVIDER:NAME" (usdt), as
- * libbpf spells them after the section's kind; false if it is not one.
+ * "PATH:FUNC[+OFF]" (uprobe; a uretprobe takes no offset: away from the
+ * entry the word at the stack pointer is not the return address, and the
+ * kernel would overwrite the process's data with its trampoline's
+ * address) or "PATH:PROVIDER:NAME" (usdt), as libbpf spells them after the
+ * section's kind; false if it is not one.
  */
 static bool parse_user_target(const char *t, struct aprog *p)
 {
@@ -83,27 +123,18 @@ static bool parse_user_target(const char *t, struct aprog *p)
 	if (p->kind == AP_USDT) {
 		const char *d = strchr(c, ':');
 
-		if (!d || d == c || !d[1] || (size_t)(d - c) >= sizeof(p->provider))
+		if (!d || d == c || !d[1] || strchr(d + 1, ':') ||
+		    (size_t)(d - c) >= sizeof(p->provider) || strlen(d + 1) >= sizeof(p->name))
 			return false;
 		snprintf(p->provider, sizeof(p->provider), "%.*s", (int)(d - c), c);
 		snprintf(p->name, sizeof(p->name), "%s", d + 1);
-		return strlen(d + 1) < sizeof(p->name);
+		return true;
 	}
 	plus = strchr(c, '+');
 	n = plus ? (size_t)(plus - c) : strlen(c);
-	if (n >= sizeof(p->name))
+	if (!n || n >= sizeof(p->name) || (plus && (p->ret || !parse_off(plus + 1, &p->off))))
 		return false;
-	if (plus) {
-		char *end;
-
-		errno = 0;
-		p->off = strtoul(plus + 1, &end, 0);
-		if (errno || *end || end == plus + 1)
-			return false;
-	}
 	snprintf(p->name, sizeof(p->name), "%.*s", (int)n, c);
-	if (!n && !plus)
-		return false;
 	return true;
 }
 
@@ -114,7 +145,6 @@ static bool parse_user_target(const char *t, struct aprog *p)
 static const char *classify(struct aprog *p, char *why, size_t len)
 {
 	const char *sec = bpf_program__section_name(p->prog);
-	struct target *at = &p->at;
 	static const struct {
 		const char *prefix;
 		int kind;
@@ -122,9 +152,8 @@ static const char *classify(struct aprog *p, char *why, size_t len)
 	} user[] = {
 		{ "uprobe/", AP_UPROBE, false }, { "uprobe.s/", AP_UPROBE, false },
 		{ "uretprobe/", AP_UPROBE, true }, { "uretprobe.s/", AP_UPROBE, true },
-		{ "usdt/", AP_USDT, false }, { "usdt.s/", AP_USDT, false },
+		{ "usdt/", AP_USDT, false },
 	};
-	const char *fn = NULL;
 	char sym[600];
 	size_t i;
 
@@ -138,24 +167,25 @@ static const char *classify(struct aprog *p, char *why, size_t len)
 		p->ret = user[i].ret;
 		if (!parse_user_target(sec + n, p)) {
 			snprintf(why, len, "'%s' is not %s", sec + n, p->kind == AP_USDT ?
-				 "PATH:PROVIDER:NAME" : "PATH:FUNCTION[+OFFSET]");
+				 "PATH:PROVIDER:NAME" : p->ret ? "PATH:FUNCTION (a return probe "
+				 "takes no offset)" : "PATH:FUNCTION[+OFFSET]");
 			return why;
 		}
 		return NULL;
 	}
-	if (!strncmp(sec, "kprobe/", 7)) {
-		fn = sec + 7;
-		snprintf(sym, sizeof(sym), "%s", fn);
-	} else if (!strncmp(sec, "ksyscall/", 9)) {
-		fn = sec + 9;
-		snprintf(sym, sizeof(sym), "__x64_sys_%s", fn);
-	}
+	p->kind = AP_HOOK;
 	if (!strcmp(sec, "kprobe") || !strcmp(sec, "ksyscall"))
 		return "no function in its section name: a hook needs SEC(\"kprobe/FUNC\")";
-	if (fn) {
-		if (!*fn || strchr(fn, '*') || strchr(fn, '?'))
+	if (!strncmp(sec, "kprobe/", 7) || !strncmp(sec, "ksyscall/", 9)) {
+		bool sys = sec[1] == 's';
+		const char *fn = sec + (sys ? 9 : 7);
+
+		if (!*fn || strpbrk(fn, "*?"))
 			return "no single function in its section name (a hook needs one)";
-		if (!parse_target(sym, at) || at->is_addr) {
+		if (sys && strchr(fn, '+'))
+			return "ksyscall/NAME takes no offset (libbpf's neither)";
+		snprintf(sym, sizeof(sym), "%s%s", sys ? "__x64_sys_" : "", fn);
+		if (!parse_sym(sym, &p->at)) {
 			snprintf(why, len, "'%s' is not FUNCTION[+OFFSET]", fn);
 			return why;
 		}
@@ -165,20 +195,42 @@ static const char *classify(struct aprog *p, char *why, size_t len)
 	    !strncmp(sec, "fexit", 5))
 		return "a return probe: views have return hooks only at the syscall exit "
 		       "(xprobectl hook add PID x64_sys_call --return)";
-	if (!strncmp(sec, "kprobe.multi", 12) || !strncmp(sec, "kretprobe.multi", 15))
-		return "a multi-function probe: give each function a kprobe/FUNC program";
+	if (!strncmp(sec, "kprobe.", 7) || !strncmp(sec, "ksyscall.", 9))
+		return "a kind of kprobe a hook does not run (multi, session or sleepable): "
+		       "give each function a kprobe/FUNC program";
 	if (!strncmp(sec, "raw_tp", 6) || !strncmp(sec, "raw_tracepoint", 14) ||
-	    !strncmp(sec, "tp_btf", 6) || !strncmp(sec, "tp/", 3) || !strncmp(sec, "tracepoint", 10))
+	    !strncmp(sec, "tp_btf", 6) || !strcmp(sec, "tp") || !strncmp(sec, "tp/", 3) ||
+	    !strncmp(sec, "tracepoint", 10))
 		return "a tracepoint program: kernel tracepoints per process are not built yet "
 		       "(docs/tracepoints.md)";
+	if (!strncmp(sec, "uprobe.multi", 12) || !strncmp(sec, "uretprobe.multi", 15))
+		return "a multi-function uprobe: give each function a uprobe/PATH:FUNCTION program";
 	if (!strncmp(sec, "uprobe", 6) || !strncmp(sec, "uretprobe", 9) || !strncmp(sec, "usdt", 4))
 		return "a user-space probe without a place in its section name: "
 		       "SEC(\"uprobe/PATH:FUNCTION\") or SEC(\"usdt/PATH:PROVIDER:NAME\")";
 	if (!strncmp(sec, "fentry", 6) || !strncmp(sec, "fmod_ret", 8))
 		return "an fentry program goes through the kernel's shared trampoline: use "
 		       "kprobe/FUNC";
-	snprintf(why, len, "'%s' is not a kernel probe", sec);
+	snprintf(why, len, "'%s' is not a kernel or user-space probe", sec);
 	return why;
+}
+
+/* Two programs on one place: a view has one hook per address. */
+static const char *same_place(const struct aprog *p, int n, char *why, size_t len)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++)
+		for (j = 0; j < i; j++)
+			if (p[i].kind == AP_HOOK && p[j].kind == AP_HOOK &&
+			    !strcmp(p[i].at.sym, p[j].at.sym) && p[i].at.off == p[j].at.off) {
+				snprintf(why, len, "programs %s and %s both at %s+%u: a view has one hook "
+					 "per address; make them one program",
+					 bpf_program__name(p[j].prog), bpf_program__name(p[i].prog),
+					 p[i].at.sym, p[i].at.off);
+				return why;
+			}
+	return NULL;
 }
 
 static int got_id(struct nlattr **tb, void *arg)
@@ -351,6 +403,15 @@ static int open_object(const char *path, struct bpf_object **objp, struct aprog 
 		}
 		n++;
 	}
+	if (!bad && n) {
+		char why[700];
+		const char *no = same_place(p, n, why, sizeof(why));
+
+		if (no) {
+			fprintf(stderr, "xprobectl: attach: %s\n", no);
+			bad++;
+		}
+	}
 	if (!bad && !n)
 		fprintf(stderr, "xprobectl: attach: %s has no program to attach\n", path);
 	if (bad || !n) {
@@ -366,37 +427,107 @@ static int open_object(const char *path, struct bpf_object **objp, struct aprog 
 	return n;
 }
 
+/* How a session ended. */
+enum aend { AEND_STOP, AEND_DURATION, AEND_EXIT, AEND_VIEW };
+
 /*
- * Until -d, Ctrl-C, or the process's exit, the hits read every 200 ms: an
- * exit takes the view and its hooks, and their last figures are the ones
- * read before.
+ * Until -d, Ctrl-C, the process's exit or the end of its view, the hits
+ * read every 200 ms: an exit takes the view and its hooks, and their last
+ * figures are the ones read before.
  */
-static void wait_session(struct xp_nl *nl, uint32_t pid, double duration, struct aprog *p, int n)
+static enum aend wait_session(struct xp_nl *nl, uint32_t pid, int pidfd, struct xp_events *ev,
+			      double duration, struct aprog *p, int n)
 {
 	uint64_t end = duration > 0 ? mono_ns() + (uint64_t)(duration * 1e9) : 0;
-	int pidfd = target_pidfd(pid);
-	bool gone = false;
 
-	while (!stop_req && !gone) {
+	for (;;) {
 		uint64_t now = mono_ns();
 		int ms = 200;
 
 		read_hits(nl, pid, p, n);
+		if (stop_req)
+			return AEND_STOP;
 		if (end && now >= end)
-			break;
+			return AEND_DURATION;
 		if (end && (end - now) / 1000000 < (uint64_t)ms)
 			ms = (int)((end - now) / 1000000) + 1;
 		if (pidfd >= 0) {
-			gone = target_wait(pidfd, -1, ms);
+			if (target_wait(pidfd, xp_events_fd(ev), ms))
+				return AEND_EXIT;
 		} else {
 			usleep(ms * 1000);
-			gone = target_gone(pid, false, NULL);
+			if (target_gone(pid, false, NULL))
+				return AEND_EXIT;
 		}
+		if (xp_events_view_ended(ev))	/* it said why */
+			return AEND_VIEW;
 	}
-	if (!gone)
-		read_hits(nl, pid, p, n);
-	if (pidfd >= 0)
-		close(pidfd);
+}
+
+/* The view PID runs on, asked for: what it is, through VIEW_GET. */
+struct view_info {
+	pid_t root;
+	uint32_t flags, procs;
+};
+
+static int got_view(struct nlattr **tb, void *arg)
+{
+	struct view_info *v = arg;
+
+	if (tb[XPROBES_A_PID])
+		v->root = (pid_t)nla_get_u32(tb[XPROBES_A_PID]);
+	if (tb[XPROBES_A_FLAGS])
+		v->flags = nla_get_u32(tb[XPROBES_A_FLAGS]);
+	if (tb[XPROBES_A_NR_PROCS])
+		v->procs = nla_get_u32(tb[XPROBES_A_NR_PROCS]);
+	return 0;
+}
+
+/*
+ * A view for PID alone: a new one that does not follow forks (*OWN), or
+ * one PID already has if nothing else runs on it. 0, or -1 (printed).
+ */
+static int view_for(struct xp_nl *nl, uint32_t pid, bool *own)
+{
+	struct view_info v = { 0 };
+	struct nl_msg *msg;
+	int err = -EAGAIN, tries;
+
+	/* -EAGAIN: in execve, or just forked: ask again */
+	for (tries = 0; err == -EAGAIN && tries < 40 && !stop_req; tries++) {
+		if (tries)
+			usleep(50000);
+		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
+		if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+		    nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_NO_FOLLOW_FORK)) {
+			fprintf(stderr, "xprobectl: attach: out of memory\n");
+			return -1;
+		}
+		err = xp_nl_call(nl, msg, NULL, NULL);
+	}
+	*own = !err;
+	if (!err)
+		return 0;
+	if (err != -EEXIST) {
+		xp_nl_perror(nl, "attach: view add");
+		return -1;
+	}
+	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_GET, 0);
+	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) || xp_nl_call(nl, msg, got_view, &v)) {
+		xp_nl_perror(nl, "attach: view list");
+		return -1;
+	}
+	if (v.root != (pid_t)pid || v.procs > 1) {
+		fprintf(stderr, "xprobectl: attach: pid %u runs on the kernel view of pid %d with %u "
+			"process(es): hooks there would run for all of them (attach to a process "
+			"on a view of its own, or end that view: xprobectl view del %d)\n",
+			pid, (int)v.root, v.procs, (int)v.root);
+		return -1;
+	}
+	if (!(v.flags & XPROBES_F_NO_FOLLOW_FORK))
+		fprintf(stderr, "xprobectl: attach: pid %u's view follows its forks: what it forks "
+			"from now on runs these programs too\n", pid);
+	return 0;
 }
 
 int cmd_attach(int argc, char **argv)
@@ -408,15 +539,16 @@ int cmd_attach(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	const char *pin = NULL;
+	const char *pin = NULL, *obj_path;
 	struct bpf_object *obj = NULL;
+	struct xp_events *ev = NULL;
 	struct aprog *p = NULL;
 	struct xp_nl *nl = NULL;
-	struct nl_msg *msg;
-	bool verbose = false, own_view = false;
+	bool verbose = false, own_view = false, pinned = false, hooks = false;
 	double duration = 0;
+	enum aend how;
 	uint32_t pid;
-	int c, n, i, err, rc = EXIT_RUNTIME;
+	int c, n, i, err, pidfd = -1, rc = EXIT_RUNTIME;
 
 	while ((c = getopt_long(argc, argv, "p:d:vh", opts, NULL)) != -1) {
 		switch (c) {
@@ -434,53 +566,60 @@ int cmd_attach(int argc, char **argv)
 		return usage_error("attach takes PID and a BPF object (OBJ.bpf.o)");
 	if (!parse_pid(argv[optind], &pid))
 		return EXIT_USAGE;
-	if (kill((pid_t)pid, 0) && errno == ESRCH) {
+	obj_path = argv[optind + 1];
+	/* the process, held from now on: a pid reused meanwhile is not it */
+	pidfd = target_pidfd(pid);
+	if ((pidfd < 0 && errno == ESRCH) || (kill((pid_t)pid, 0) && errno == ESRCH)) {
 		fprintf(stderr, "xprobectl: attach: no process %u\n", pid);
-		return EXIT_RUNTIME;
+		goto out;
 	}
 	libbpf_messages(verbose, false);
 	/* Ctrl-C from here on ends the session, with its probes taken out */
 	stop_on_signals();
-	n = open_object(argv[optind + 1], &obj, &p);
+	n = open_object(obj_path, &obj, &p);
 	if (n < 0)
-		return EXIT_RUNTIME;
+		goto out;
+	for (i = 0; i < n; i++)
+		hooks |= p[i].kind == AP_HOOK;
+	if (hooks) {	/* kernel probes: the module, before the object is loaded */
+		nl = xp_nl_open();
+		if (!nl)
+			goto out;
+	}
 	err = bpf_object__load(obj);
 	if (err) {
 		char msg[128];
 
 		libbpf_strerror(err, msg, sizeof(msg));
 		fprintf(stderr, "xprobectl: attach: %s would not load: %s (-v shows libbpf's "
-			"messages and the verifier's log)\n", argv[optind + 1], msg);
+			"messages and the verifier's log)\n", obj_path, msg);
 		goto out;
 	}
+	if (stop_req || (pidfd >= 0 && target_wait(pidfd, -1, 0))) {
+		fprintf(stderr, stop_req ? "xprobectl: attach: stopped before anything was attached\n" :
+			"xprobectl: attach: pid %u exited before anything was attached\n", pid);
+		goto out;
+	}
+	if (hooks) {
+		if (view_for(nl, pid, &own_view))
+			goto out;
+		ev = xp_events_open(pid);
+	}
+	for (i = 0; i < n && !stop_req; i++)
+		if (hook_prog_add(nl, pid, &p[i]))
+			goto undo;
+	if (stop_req)
+		goto undo;
 	if (pin) {
 		err = bpf_object__pin_maps(obj, pin);
 		if (err) {
-			fprintf(stderr, "xprobectl: attach: cannot pin the maps under %s: %s (a "
-				"directory in bpffs, e.g. /sys/fs/bpf/NAME)\n", pin, strerror(-err));
-			goto out;
-		}
-	}
-	for (i = 0; i < n && p[i].kind != AP_HOOK; i++)
-		;
-	if (i < n) {	/* kernel probes: PID's view, and the module with it */
-		nl = xp_nl_open();
-		if (!nl)
-			goto out;
-		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
-		if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
-		    nla_put_u32(msg, XPROBES_A_FLAGS, 0))
-			goto out;
-		err = xp_nl_call(nl, msg, NULL, NULL);
-		if (err && err != -EEXIST) {
-			xp_nl_perror(nl, "attach: view add");
-			goto out;
-		}
-		own_view = !err;	/* else it runs on one already: ours to add to, not to end */
-	}
-	for (i = 0; i < n; i++)
-		if (hook_prog_add(nl, pid, &p[i]))
+			fprintf(stderr, "xprobectl: attach: cannot pin the maps under %s: %s (%s)\n",
+				pin, strerror(-err), err == -EEXIST ? "pinned there already: rm -r it "
+				"or pick another --pin" : "a directory in bpffs, e.g. /sys/fs/bpf/NAME");
 			goto undo;
+		}
+		pinned = true;
+	}
 	for (i = 0; i < n; i++) {
 		if (p[i].kind == AP_HOOK)
 			printf("%s (%s): hook %u in pid %u's view\n", bpf_program__name(p[i].prog),
@@ -493,7 +632,7 @@ int cmd_attach(int argc, char **argv)
 	if (pin)
 		printf("maps pinned under %s\n", pin);
 	fflush(stdout);
-	wait_session(nl, pid, duration, p, n);
+	how = wait_session(nl, pid, pidfd, ev, duration, p, n);
 	printf("%-24s %12s  %s\n", "PROGRAM", "HITS", "SECTION");
 	for (i = 0; i < n; i++) {
 		char hits[24] = "-";	/* a uprobe's hits are not counted for it */
@@ -503,12 +642,20 @@ int cmd_attach(int argc, char **argv)
 		printf("%-24s %12s  %s\n", bpf_program__name(p[i].prog), hits,
 		       bpf_program__section_name(p[i].prog));
 	}
+	if (hooks && (how == AEND_EXIT || how == AEND_VIEW))
+		printf("(hits as last read, at most 200 ms before the view ended%s)\n",
+		       how == AEND_EXIT ? " with the process" : "");
 	rc = EXIT_OK;
 undo:
 	detach_all(nl, pid, p, n, own_view);
+	if (rc != EXIT_OK && pinned)
+		bpf_object__unpin_maps(obj, pin);	/* the maps of a session that never ran */
 out:
+	xp_events_close(ev);
 	if (nl)
 		xp_nl_close(nl);
+	if (pidfd >= 0)
+		close(pidfd);
 	bpf_object__close(obj);
 	free(p);
 	return rc;

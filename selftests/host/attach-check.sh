@@ -47,7 +47,7 @@ rm -rf $PIN
 grep -q '^on_uh_add .* - .*uprobe/' "$OUT/at.out" || fail "the end's table: $(cat "$OUT/at.out")"
 # a kernel probe needs the module (the host has none loaded)
 if ! grep -qs '^xprobes ' /proc/modules; then
-	"$X" attach $$ "$OUT/attach-all.bpf.o" > "$OUT/all.out" 2>&1 && fail "a kprobe object attached without the module"
+	"$X" attach $$ "$OUT/attach-all.bpf.o" -d 2 > "$OUT/all.out" 2>&1 && fail "a kprobe object attached without the module"
 	[ "$(wc -l < "$OUT/all.out")" = 1 ] || fail "more than one line: $(cat "$OUT/all.out")"
 	grep -q "module is not loaded" "$OUT/all.out" || fail "$(cat "$OUT/all.out")"
 fi
