@@ -266,14 +266,21 @@ static int user_probe_add(uint32_t pid, struct aprog *p)
 	char msg[128];
 	long err;
 
+	char path[600];
+
+	/* PID's file, if it lives in another mount namespace (a container) */
+	if (p->path[0] == '/')
+		snprintf(path, sizeof(path), "/proc/%u/root%s", pid, p->path);
+	else
+		snprintf(path, sizeof(path), "%s", p->path);	/* libbpf looks it up */
 	if (p->kind == AP_USDT) {
-		p->link = bpf_program__attach_usdt(p->prog, (pid_t)pid, p->path, p->provider,
+		p->link = bpf_program__attach_usdt(p->prog, (pid_t)pid, path, p->provider,
 						   p->name, NULL);
 	} else {
 		LIBBPF_OPTS(bpf_uprobe_opts, o, .retprobe = p->ret,
 			    .func_name = p->name[0] ? p->name : NULL);
 
-		p->link = bpf_program__attach_uprobe_opts(p->prog, (pid_t)pid, p->path, p->off, &o);
+		p->link = bpf_program__attach_uprobe_opts(p->prog, (pid_t)pid, path, p->off, &o);
 	}
 	err = libbpf_get_error(p->link);
 	if (!err)
