@@ -5,6 +5,7 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 #include <netlink/attr.h>
 #include "json.h"
 #include "nl.h"
@@ -94,10 +95,20 @@ static int view_add(int argc, char **argv)
 	nl = xp_nl_open();
 	if (!nl)
 		return EXIT_RUNTIME;
-	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
-	nla_put_u32(msg, XPROBES_A_PID, pid);
-	nla_put_u32(msg, XPROBES_A_FLAGS, flags);
-	err = xp_nl_call(nl, msg, json ? print_view : NULL, &json);
+	/*
+	 * -EAGAIN: the process is in execve, or being forked (a shell's "cmd &"
+	 * asked for at once): a moment later it is not. Two seconds at most.
+	 */
+	for (c = 0; c < 40; c++) {
+		if (c)
+			usleep(50000);
+		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
+		nla_put_u32(msg, XPROBES_A_PID, pid);
+		nla_put_u32(msg, XPROBES_A_FLAGS, flags);
+		err = xp_nl_call(nl, msg, json ? print_view : NULL, &json);
+		if (err != -EAGAIN)
+			break;
+	}
 	if (err) {
 		xp_nl_perror(nl, "view add");
 		xp_nl_close(nl);

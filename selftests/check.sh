@@ -285,6 +285,13 @@ host_test host-trace-unwind sh "$HERE/host/unwind-check.sh" "$BUILD/ctl/xprobect
 # (selftests/host/help-check.sh).
 host_test host-ctl-help sh "$HERE/host/help-check.sh" "$BUILD/ctl/xprobectl" "$TOP/ctl"
 
+# xprobectl attach without the module: an object's uprobe and uretprobe
+# bound to one process count its calls alone, beside another process of
+# the same file; a kprobe object says it needs the module
+# (selftests/host/attach-check.sh).
+host_test host-ctl-attach sh "$HERE/host/attach-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/progs/uhtarget" "${CLANG:-clang}" "$BUILD/bpf" "$BUILD/host/attach"
+
 # xprobectl's bounds: -i floors, kernel threads, --cgroup paths outside
 # the mount or files, --pprof -, c:malloc not the linker script
 # (selftests/host/ctl-bounds-check.sh).
