@@ -1,0 +1,47 @@
+# trace of every function of redis-server (views mode: user hooks with
+# records where the module allows, uprobes on the rest), fully attached
+# before the load: each command redis-benchmark sends is counted exactly,
+# against Redis's own INFO commandstats (issue 41 asks for this check).
+#
+# OPEN DEFECT, so skipped unless XP_TRACE_ALL=1: on 2026-11-30 this test
+# lost one call in 2 of 2 runs (lpushCommand on 6.12, setCommand on 6.1:
+# 1499 of 1500), while 6 other sessions of the same load counted every
+# command exactly (4 with records, 2 with --events). Every session, both
+# modes, had as many abandoned frames as unmatched returns (3 to 18): a
+# return that finds a deeper frame on top, drops it, then matches nothing.
+# Not found yet; docs/trace.md, "Exactness".
+. /xp/selftests/tests/lib.sh
+[ "${XP_TRACE_ALL:-}" = 1 ] || skip "open defect: one call in a few thousand lost under trace of every function (XP_TRACE_ALL=1 runs it)"
+. /xp/selftests/servers.sh
+for b in redis-server redis-benchmark; do
+	command -v $b > /dev/null || fail "$b is not in the VM image (make deps installs it)"
+done
+N=$(scaled 1500 300)
+PORT=6391
+CMDS="set get incr lpush sadd hset"
+
+# redis_cmd COMMAND...: one inline command to the server, its reply
+redis_cmd() { printf '%s\r\n' "$*" | nc -w 2 127.0.0.1 $PORT | tr -d '\r'; }
+
+server_start redis $PORT || fail "cannot start redis-server"
+R=$SRV_PID
+trap 'server_stop' EXIT
+redis_cmd CONFIG RESETSTAT | grep -q '^+OK' || fail "CONFIG RESETSTAT"
+xprobectl trace --json $R > /tmp/all.json 2> /tmp/all.err &
+T=$!
+wait_for /tmp/all.err '^xprobectl: tracing' "trace did not attach" 3000
+note "$(grep '^xprobectl: tracing' /tmp/all.err)"
+uh=$(sed -n 's/^xprobectl: tracing .*, \([0-9]*\) through user hooks.*/\1/p' /tmp/all.err)
+assert_ge "functions through user hooks" "${uh:-0}" 1000
+redis-benchmark -p $PORT -c 2 -n $N -t $(echo $CMDS | tr ' ' ,) -q > /tmp/rb.out 2>&1 ||
+	fail "redis-benchmark: $(tail -n 3 /tmp/rb.out)"
+kill -INT $T
+wait $T || fail "trace ended with $?: $(tail -n 3 /tmp/all.err)"
+redis_cmd INFO commandstats > /tmp/cs.txt
+note "records $(jsonq /tmp/all.json counters.records), unmatched $(jsonq /tmp/all.json counters.unmatched), abandoned $(jsonq /tmp/all.json counters.abandoned)"
+for c in $CMDS; do
+	want=$(sed -n "s/^cmdstat_$c:calls=\([0-9]*\),.*/\1/p" /tmp/cs.txt)
+	assert_eq "Redis counted $N ${c}s" $N "$want"
+	assert_eq "trace's ${c}Command calls, as Redis counted them" "$want" \
+		"$(jsonq /tmp/all.json "functions.[name=${c}Command].calls")"
+done
