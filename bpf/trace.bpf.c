@@ -1344,17 +1344,23 @@ __u64 uarea_lo[UAREAS], uarea_hi[UAREAS];
 
 /*
  * Does the return address at SP still hold what a probe of the caller put
- * there: the uretprobe trampoline, or a user hook's return thunk?
+ * there: the uretprobe trampoline, or a user hook's return thunk? Either,
+ * whichever probe the callee has: in views mode a function on a uprobe
+ * (one a user hook refused) tail-calls functions on user hooks and the
+ * other way round. Asking for the callee's own kind only took the
+ * caller's frame at this sp for an abandoned sibling: dropped, its return
+ * then unmatched, its call lost (trace of all of redis-server: as many
+ * abandoned frames as unmatched returns, in every session).
  */
-static __always_inline bool tail_call(__u64 sp, bool uhook)
+static __always_inline bool tail_call(__u64 sp)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 ret = 0;
 	int i;
 
 	bpf_probe_read_user(&ret, sizeof(ret), (void *)sp);
-	if (!uhook)
-		return ret == BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr);
+	if (ret && ret == BPF_CORE_READ(task, mm, uprobes_state.xol_area, vaddr))
+		return true;
 	for (i = 0; i < UAREAS; i++)
 		if (ret >= uarea_lo[i] && ret < uarea_hi[i])
 			return true;
@@ -1372,7 +1378,7 @@ enum { TAIL_NO, TAIL_YES, TAIL_ASK };
  * holds the uretprobe trampoline (or the return thunk) that the caller's
  * probe put there.
  */
-static __always_inline void drop_abandoned(struct thread_state *st, __u64 sp, int tail, bool uhook)
+static __always_inline void drop_abandoned(struct thread_state *st, __u64 sp, int tail)
 {
 	struct frame *f;
 	__u32 i, d;
@@ -1383,7 +1389,7 @@ static __always_inline void drop_abandoned(struct thread_state *st, __u64 sp, in
 			break;
 		f = &st->frames[(d - 1) & DEPTH_MASK];
 		if (f->entry_sp > sp || (f->entry_sp == sp &&
-		    (tail == TAIL_YES || (tail == TAIL_ASK && tail_call(sp, uhook)))))
+		    (tail == TAIL_YES || (tail == TAIL_ASK && tail_call(sp)))))
 			break;
 		st->depth = d - 1;
 		count(CNT_ABANDONED);
@@ -1401,7 +1407,7 @@ static __always_inline struct frame *push_slot(struct thread_state *st, __u64 no
 	struct frame *f;
 	__u32 d;
 
-	drop_abandoned(st, sp, tail, uhook);
+	drop_abandoned(st, sp, tail);
 	d = st->depth;
 	/*
 	 * A fresh read the compiler may not merge with the loop's: it would
@@ -1917,8 +1923,7 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 	}
 	if (!st || st->fresh)	/* no frames yet: its first entry or return starts them */
 		return;
-	drop_abandoned(st, XPROBES_UREC_SP(what), t & XPROBES_UREC_CALL_TAIL ? TAIL_YES : TAIL_NO,
-		       true);
+	drop_abandoned(st, XPROBES_UREC_SP(what), t & XPROBES_UREC_CALL_TAIL ? TAIL_YES : TAIL_NO);
 	rec_low(w);
 	rec_charge(st, st->depth, wall);
 }
