@@ -498,20 +498,8 @@ static int view_for(struct xp_nl *nl, uint32_t pid, bool *own)
 {
 	struct view_info v = { 0 };
 	struct nl_msg *msg;
-	int err = -EAGAIN, tries;
+	int err = view_new(nl, pid, XPROBES_F_NO_FOLLOW_FORK, NULL, NULL);
 
-	/* -EAGAIN: in execve, or just forked: ask again */
-	for (tries = 0; err == -EAGAIN && tries < 40 && !stop_req; tries++) {
-		if (tries)
-			usleep(50000);
-		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
-		if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
-		    nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_F_NO_FOLLOW_FORK)) {
-			fprintf(stderr, "xprobectl: attach: out of memory\n");
-			return -1;
-		}
-		err = xp_nl_call(nl, msg, NULL, NULL);
-	}
 	*own = !err;
 	if (!err)
 		return 0;

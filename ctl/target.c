@@ -49,6 +49,24 @@ void view_del(struct xp_nl *nl, pid_t pid)
 		xp_nl_call(nl, msg, NULL, NULL);
 }
 
+int view_new(struct xp_nl *nl, pid_t pid, uint32_t flags, int (*cb)(struct nlattr **, void *),
+	     void *arg)
+{
+	struct nl_msg *msg;
+	int err = -EAGAIN, tries;
+
+	for (tries = 0; err == -EAGAIN && tries < 40; tries++) {
+		if (tries)
+			usleep(50000);
+		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
+		if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+		    nla_put_u32(msg, XPROBES_A_FLAGS, flags))
+			return -ENOMEM;
+		err = xp_nl_call(nl, msg, cb, arg);
+	}
+	return err;
+}
+
 int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	      uint32_t *ids, char *note, size_t note_len)
 {

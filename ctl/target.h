@@ -14,6 +14,7 @@
 #include <sys/types.h>
 
 struct xp_nl;
+struct nlattr;
 
 /* A hook a command wants: the first of syms the kernel accepts wins. */
 struct hook_want {
@@ -36,6 +37,14 @@ int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	      uint32_t *ids, char *note, size_t note_len);
 void view_del(struct xp_nl *nl, pid_t pid);
+/*
+ * XPROBES_CMD_VIEW_NEW for PID with FLAGS, CB on its reply; asked again
+ * while the module answers -EAGAIN (the process is in execve or being
+ * forked: a shell's "cmd &" a moment ago), two seconds at most. 0 or
+ * -errno, NL's ext_msg saying why.
+ */
+int view_new(struct xp_nl *nl, pid_t pid, uint32_t flags, int (*cb)(struct nlattr **, void *),
+	     void *arg);
 /*
  * The root process of the view PID runs on (PID's own, or the process it
  * was forked from); -ENOENT when it runs on none, another -errno on error.

@@ -9,6 +9,7 @@
 #include <netlink/attr.h>
 #include "json.h"
 #include "nl.h"
+#include "target.h"
 #include "util.h"
 #include "xprobectl.h"
 
@@ -67,7 +68,7 @@ static int print_view(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-static int view_add(int argc, char **argv)
+static int do_view_add(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "no-follow-fork", no_argument, NULL, 'n' },
@@ -77,7 +78,6 @@ static int view_add(int argc, char **argv)
 	uint32_t pid, flags = XPROBES_F_PERSIST;	/* the CLI exits; the view must not */
 	bool json = false;
 	struct xp_nl *nl;
-	struct nl_msg *msg;
 	int c, err;
 
 	while ((c = getopt_long(argc, argv, "nhj", opts, NULL)) != -1) {
@@ -95,20 +95,7 @@ static int view_add(int argc, char **argv)
 	nl = xp_nl_open();
 	if (!nl)
 		return EXIT_RUNTIME;
-	/*
-	 * -EAGAIN: the process is in execve, or being forked (a shell's "cmd &"
-	 * asked for at once): a moment later it is not. Two seconds at most.
-	 */
-	for (c = 0; c < 40; c++) {
-		if (c)
-			usleep(50000);
-		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
-		nla_put_u32(msg, XPROBES_A_PID, pid);
-		nla_put_u32(msg, XPROBES_A_FLAGS, flags);
-		err = xp_nl_call(nl, msg, json ? print_view : NULL, &json);
-		if (err != -EAGAIN)
-			break;
-	}
+	err = view_new(nl, pid, flags, json ? print_view : NULL, &json);
 	if (err) {
 		xp_nl_perror(nl, "view add");
 		xp_nl_close(nl);
@@ -120,7 +107,7 @@ static int view_add(int argc, char **argv)
 	return EXIT_OK;
 }
 
-static int view_del(int argc, char **argv)
+static int do_view_del(int argc, char **argv)
 {
 	uint32_t pid;
 	struct xp_nl *nl;
@@ -143,7 +130,7 @@ static int view_del(int argc, char **argv)
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }
 
-static int view_list(int argc, char **argv)
+static int do_view_list(int argc, char **argv)
 {
 	static const struct option opts[] = { COMMON_OPTS, { 0 } };
 	bool json = false;
@@ -188,11 +175,11 @@ int cmd_view(int argc, char **argv)
 	}
 	optind = 1;
 	if (!strcmp(argv[1], "add"))
-		return view_add(argc - 1, argv + 1);
+		return do_view_add(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "del"))
-		return view_del(argc - 1, argv + 1);
+		return do_view_del(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "list"))
-		return view_list(argc - 1, argv + 1);
+		return do_view_list(argc - 1, argv + 1);
 	if (!strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
 		view_usage(stdout);
 		return EXIT_OK;
