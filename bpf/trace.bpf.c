@@ -1402,7 +1402,7 @@ static __always_inline void drop_abandoned(struct thread_state *st, __u64 sp, in
  * maximum depth.
  */
 static __always_inline struct frame *push_slot(struct thread_state *st, __u64 now, __u64 on,
-					       __u64 sp, __u32 func, int tail, bool uhook)
+					       __u64 sp, __u32 func, int tail)
 {
 	struct frame *f;
 	__u32 d;
@@ -1432,9 +1432,9 @@ static __always_inline struct frame *push_slot(struct thread_state *st, __u64 no
 
 /* push_slot() with the off-CPU snapshot (events and uprobes). */
 static __always_inline void push_frame(struct thread_state *st, const struct clocks *c,
-				       __u64 sp, __u32 func, int tail, bool uhook)
+				       __u64 sp, __u32 func, int tail)
 {
-	struct frame *f = push_slot(st, c->now, c->on, sp, func, tail, uhook);
+	struct frame *f = push_slot(st, c->now, c->on, sp, func, tail);
 	__u32 i;
 
 	if (!f)
@@ -1529,7 +1529,7 @@ static __always_inline void entry_only(__u32 func)
 }
 
 /* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
-static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
+static __always_inline int entry(__u64 sp, __u32 func)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct thread_state *st;
@@ -1551,7 +1551,7 @@ static __always_inline int entry(__u64 sp, __u32 func, bool uhook)
 	read_clocks(st, &c);
 	charge_fold(st, c.now, 0);
 	fold_flush(st);
-	push_frame(st, &c, sp, func, TAIL_ASK, uhook);
+	push_frame(st, &c, sp, func, TAIL_ASK);
 	return 0;
 }
 
@@ -1577,7 +1577,7 @@ int fn_entry(struct pt_regs *ctx)
 
 	if (!cookie_ours(ck))
 		return 0;
-	return entry(PT_REGS_SP(ctx), (__u32)ck, false);
+	return entry(PT_REGS_SP(ctx), (__u32)ck);
 }
 
 /*
@@ -1599,7 +1599,7 @@ int fn_entry_uh(struct bpf_raw_tracepoint_args *ctx)
 		unwind_begin(BPF_CORE_READ(regs, sp));
 		return 0;
 	}
-	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1], true);
+	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1]);
 }
 
 /* -T: a call of FUNC by thread TID (OFF: by cause, NULL for none). */
@@ -1820,7 +1820,7 @@ static __always_inline void rec_low(struct rwalk *w)
 static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64 sp,
 				     __u32 func, bool tail)
 {
-	struct frame *f = push_slot(w->st, now, on, sp, func, tail ? TAIL_YES : TAIL_NO, true);
+	struct frame *f = push_slot(w->st, now, on, sp, func, tail ? TAIL_YES : TAIL_NO);
 
 	if (!f) {
 		rec_low(w);	/* abandoned frames may have gone below it */

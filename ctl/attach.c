@@ -263,10 +263,8 @@ static int got_hits(struct nlattr **tb, void *arg)
 /* P's uprobe or USDT probe, bound to PID: 0, or -1 (printed). */
 static int user_probe_add(uint32_t pid, struct aprog *p)
 {
-	char msg[128];
+	char msg[128], path[600];
 	long err;
-
-	char path[600];
 
 	/* PID's file, if it lives in another mount namespace (a container) */
 	if (p->path[0] == '/')
@@ -297,12 +295,8 @@ static int user_probe_add(uint32_t pid, struct aprog *p)
 static int hook_prog_add(struct xp_nl *nl, uint32_t pid, struct aprog *p)
 {
 	const char *name = bpf_program__name(p->prog);
-	struct nl_msg *msg;
+	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
 	int err;
-
-	if (p->kind != AP_HOOK)
-		return user_probe_add(pid, p);
-	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
 
 	if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
 	    nla_put_string(msg, XPROBES_A_SYMBOL, p->at.sym) ||
@@ -335,16 +329,10 @@ static void detach_all(struct xp_nl *nl, uint32_t pid, struct aprog *p, int n, b
 	struct nl_msg *msg;
 	int i;
 
-	if (!nl) {	/* user-space probes only */
-		for (i = 0; i < n; i++)
-			bpf_link__destroy(p[i].link);
-		return;
-	}
-
 	for (i = 0; i < n; i++) {
 		bpf_link__destroy(p[i].link);	/* NULL: nothing */
 		p[i].link = NULL;
-		if (!p[i].hook)
+		if (!p[i].hook)	/* none without nl: user-space probes only */
 			continue;
 		msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_DEL, 0);
 		if (msg && !nla_put_u32(msg, XPROBES_A_HOOK_ID, p[i].hook))
@@ -364,7 +352,6 @@ static void read_hits(struct xp_nl *nl, uint32_t pid, struct aprog *p, int n)
 	if (!nl)
 		return;
 	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_GET, 1);
-
 	if (msg && !nla_put_u32(msg, XPROBES_A_PID, pid))
 		xp_nl_call(nl, msg, got_hits, &h);
 }
@@ -601,7 +588,7 @@ int cmd_attach(int argc, char **argv)
 		ev = xp_events_open(pid);
 	}
 	for (i = 0; i < n && !stop_req; i++)
-		if (hook_prog_add(nl, pid, &p[i]))
+		if (p[i].kind == AP_HOOK ? hook_prog_add(nl, pid, &p[i]) : user_probe_add(pid, &p[i]))
 			goto undo;
 	if (stop_req)
 		goto undo;

@@ -670,6 +670,7 @@ static void print_procs(struct tsession *s, const struct func_stats *v)
 static void json_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_t parent,
 		      const char *comm, const int *idx, int n)
 {
+	int64_t late = slot_probes_ms(s, slot);
 	struct thread_func_stats ps;
 	int r;
 
@@ -678,8 +679,8 @@ static void json_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_
 	json_u64("parent", parent);
 	json_str("comm", comm);
 	json_u64("processes", np);	/* > 1: the last slot, shared */
-	if (slot_probes_ms(s, slot) >= 0)	/* a child: its calls before that are not counted */
-		json_u64("probes_after_ms", slot_probes_ms(s, slot));
+	if (late >= 0)	/* a child: its calls before that are not counted */
+		json_u64("probes_after_ms", late);
 	json_arr_begin("functions");
 	for (r = 0; r < n; r++) {
 		if (!slot_stats(s, slot, idx[r], &ps))

@@ -5,7 +5,6 @@
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
-#include <unistd.h>
 #include <netlink/attr.h>
 #include "json.h"
 #include "nl.h"
