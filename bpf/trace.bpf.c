@@ -1367,8 +1367,15 @@ static __always_inline bool tail_call(__u64 sp)
 	return false;
 }
 
-/* Is the frame at this very sp the caller of a tail call (TAIL_ASK: read the slot)? */
-enum { TAIL_NO, TAIL_YES, TAIL_ASK };
+/*
+ * Is the frame at this very sp the caller of a tail call? TAIL_ASK: read
+ * the slot. TAIL_REC: a record's entry whose routine saw no return thunk in
+ * the slot: a tail call if that frame is a uprobe's, whose slot held the
+ * uretprobe trampoline, which the routine does not know (the records come
+ * in order with the uprobes' events: the module hands them over where the
+ * uprobe handlers run, trace.c uprobe_flush_setup()).
+ */
+enum { TAIL_NO, TAIL_YES, TAIL_ASK, TAIL_REC };
 
 /*
  * A call is made with SP at its return address: frames deeper than this
@@ -1389,7 +1396,8 @@ static __always_inline void drop_abandoned(struct thread_state *st, __u64 sp, in
 			break;
 		f = &st->frames[(d - 1) & DEPTH_MASK];
 		if (f->entry_sp > sp || (f->entry_sp == sp &&
-		    (tail == TAIL_YES || (tail == TAIL_ASK && tail_call(sp)))))
+		    (tail == TAIL_YES || (tail == TAIL_REC && f->uprobe) ||
+		     (tail == TAIL_ASK && tail_call(sp)))))
 			break;
 		st->depth = d - 1;
 		count(CNT_ABANDONED);
@@ -1426,19 +1434,21 @@ static __always_inline struct frame *push_slot(struct thread_state *st, __u64 no
 	f->on_at = on;
 	f->child_wall = 0;
 	f->child_on = 0;
+	f->uprobe = 0;
 	st->depth = d + 1;
 	return f;
 }
 
-/* push_slot() with the off-CPU snapshot (events and uprobes). */
+/* push_slot() with the off-CPU snapshot (events and uprobes: UPROBE). */
 static __always_inline void push_frame(struct thread_state *st, const struct clocks *c,
-				       __u64 sp, __u32 func, int tail)
+				       __u64 sp, __u32 func, int tail, bool uprobe)
 {
 	struct frame *f = push_slot(st, c->now, c->on, sp, func, tail);
 	__u32 i;
 
 	if (!f)
 		return;
+	f->uprobe = uprobe;
 	for (i = 0; i < NR_CAUSES; i++) {
 		f->off_at[i] = c->off[i];
 		f->child_off[i] = 0;
@@ -1528,8 +1538,8 @@ static __always_inline void entry_only(__u32 func)
 		tstat_add((__u32)bpf_get_current_pid_tgid(), func, 0, 0, NULL);
 }
 
-/* A call of traced function FUNC, SP at its return address (uprobe or user hook). */
-static __always_inline int entry(__u64 sp, __u32 func)
+/* A call of traced function FUNC, SP at its return address (UPROBE, or a user hook's event). */
+static __always_inline int entry(__u64 sp, __u32 func, bool uprobe)
 {
 	__u64 now = bpf_ktime_get_ns();
 	struct thread_state *st;
@@ -1551,7 +1561,7 @@ static __always_inline int entry(__u64 sp, __u32 func)
 	read_clocks(st, &c);
 	charge_fold(st, c.now, 0);
 	fold_flush(st);
-	push_frame(st, &c, sp, func, TAIL_ASK);
+	push_frame(st, &c, sp, func, TAIL_ASK, uprobe);
 	return 0;
 }
 
@@ -1577,7 +1587,7 @@ int fn_entry(struct pt_regs *ctx)
 
 	if (!cookie_ours(ck))
 		return 0;
-	return entry(PT_REGS_SP(ctx), (__u32)ck);
+	return entry(PT_REGS_SP(ctx), (__u32)ck, true);
 }
 
 /*
@@ -1599,7 +1609,7 @@ int fn_entry_uh(struct bpf_raw_tracepoint_args *ctx)
 		unwind_begin(BPF_CORE_READ(regs, sp));
 		return 0;
 	}
-	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1]);
+	return entry(BPF_CORE_READ(regs, sp), (__u32)ctx->args[1], false);
 }
 
 /* -T: a call of FUNC by thread TID (OFF: by cause, NULL for none). */
@@ -1820,7 +1830,7 @@ static __always_inline void rec_low(struct rwalk *w)
 static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64 sp,
 				     __u32 func, bool tail)
 {
-	struct frame *f = push_slot(w->st, now, on, sp, func, tail ? TAIL_YES : TAIL_NO);
+	struct frame *f = push_slot(w->st, now, on, sp, func, tail ? TAIL_YES : TAIL_REC);
 
 	if (!f) {
 		rec_low(w);	/* abandoned frames may have gone below it */
@@ -1923,7 +1933,7 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 	}
 	if (!st || st->fresh)	/* no frames yet: its first entry or return starts them */
 		return;
-	drop_abandoned(st, XPROBES_UREC_SP(what), t & XPROBES_UREC_CALL_TAIL ? TAIL_YES : TAIL_NO);
+	drop_abandoned(st, XPROBES_UREC_SP(what), t & XPROBES_UREC_CALL_TAIL ? TAIL_YES : TAIL_REC);
 	rec_low(w);
 	rec_charge(st, st->depth, wall);
 }

@@ -44,6 +44,8 @@ enum trace_hook_kind {
 	HOOK_EXIT = 3,		/* do_exit: a traced thread ends */
 	HOOK_WAKE = 4,		/* try_to_wake_up: a thread of ours wakes a task (-W) */
 	HOOK_FORK = 5,		/* wake_up_new_task: one of ours starts a task (--children) */
+	HOOK_UPROBE = 6,	/* uprobe_notify_resume, uprobe_handle_trampoline: the module
+				 * hands the thread's records over first; no program */
 };
 
 /*
@@ -103,7 +105,7 @@ struct frame {
 	__u64 on_at, off_at[NR_CAUSES];	/* thread clocks at entry */
 	__u64 child_wall, child_on, child_off[NR_CAUSES];
 	__u32 func;
-	__u32 pad;
+	__u32 uprobe;			/* pushed by a uprobe (drop_abandoned(): TAIL_REC) */
 };
 
 /* A traced thread: its clocks and its shadow stack (the threads map). */

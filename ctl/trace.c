@@ -464,6 +464,37 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
 	return 0;
 }
 
+/*
+ * Records mode with uprobes beside the user hooks (functions without one,
+ * unwinders): a uprobe's and a uretprobe's programs see a call at once,
+ * while the user hooks' records wait for the thread's next switch, and
+ * the two streams would nest wrongly (a uprobe'd caller's frame above its
+ * user-hooked callees': both calls lost). The module hands the thread's
+ * records over first where the uprobe handlers run, in the view only:
+ * uprobe_notify_resume (a uprobe, and before 6.11 a uretprobe) and
+ * uprobe_handle_trampoline (6.11 on: a uretprobe, by system call). The
+ * hooks run no program. Without them the figures may lose calls, said.
+ */
+static void uprobe_flush_setup(struct tsession *s)
+{
+	static const char *const syms[] = { "uprobe_notify_resume", "uprobe_handle_trampoline" };
+	char note[256];
+	uint32_t id;
+	unsigned int i;
+
+	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
+		struct hook_want w = { { syms[i] }, HOOK_UPROBE,
+				       XPROBES_F_RECORDS | XPROBES_F_CALLS };
+
+		if (i && !kallsyms_addr(syms[i]))
+			continue;	/* before 6.11 uretprobes go through the first */
+		if (hooks_add(s->nl, s->pid, &w, 1, &id, note, sizeof(note)))
+			fprintf(stderr, "xprobectl: %s; calls through uprobes may be lost where "
+				"they nest with user-hooked ones (--events does not need it)\n",
+				note);
+	}
+}
+
 /* ---- the user side: a uprobe and a uretprobe per function ------------------ */
 
 static void raise_nofile(int want)
@@ -1743,6 +1774,8 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (s.views && !s.uprobes_only)
 		tuhooks_unwinders(&s);
+	if (s.views && s.records && s.nuhooks)
+		uprobe_flush_setup(&s);
 	leave_out_unsafe(&s);
 	for (;;) {
 		if (load_bpf(&s))

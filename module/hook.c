@@ -379,8 +379,12 @@ static u8 urec_role(const char *sym, const u32 *offp, u32 flags, struct netlink_
 		return XP_UREC_EXIT;
 	if (!strcmp(sym, "try_to_wake_up"))
 		return XP_UREC_WAKE;
+	/* Where a uprobe's and (6.11 on, by system call) a uretprobe's handlers run */
+	if (!strcmp(sym, "uprobe_notify_resume") || !strcmp(sym, "uprobe_handle_trampoline"))
+		return XP_UREC_UPROBE;
 	NL_SET_ERR_MSG(extack, "records are handed over only at switch_mm_irqs_off, "
-		       "finish_task_switch, do_exit and try_to_wake_up");
+		       "finish_task_switch, do_exit, try_to_wake_up, uprobe_notify_resume "
+		       "and uprobe_handle_trampoline");
 	return 0;
 }
 
@@ -648,7 +652,13 @@ static void unlink_hook(struct xp_hook *h)
 	idr_remove(&xp_hook_ids, h->id);
 	list_del(&h->vnode);
 	v->nr_hooks--;
-	v->urec_roles &= ~h->urec_role;
+	if (h->urec_role) {	/* another hook may hold the same role */
+		struct xp_hook *o;
+
+		v->urec_roles = 0;
+		list_for_each_entry(o, &v->hook_list, vnode)
+			v->urec_roles |= o->urec_role;
+	}
 	xp_nr_hooks--;
 	atomic64_sub(sizeof(*h), &xp_mem_bytes);
 }

@@ -32,6 +32,15 @@
  * the unimplemented-syscall handler: uevent.c), which hands over or makes
  * the thunk, and the stub goes on.
  *
+ * Functions without a user hook get uprobes, whose programs see each call
+ * at once. Optional hooks on try_to_wake_up (trace -W), on
+ * uprobe_notify_resume (a uprobe's handlers, and before 6.11 a
+ * uretprobe's) and on uprobe_handle_trampoline (6.11 on: a uretprobe's,
+ * by system call) hand the thread's records over first, in its own
+ * context, so that the programs meet entries and returns in the order
+ * the thread made them (until 2026-11-30 a uprobe'd caller's frame could
+ * land above its user-hooked callees' and both calls were lost).
+ *
  * The buffers are a writable mapping of their own (records only: the code
  * stays in the read-only area), the process's own anonymous pages, pinned
  * and mapped in the kernel with vmap(), wiped for a child of fork
@@ -491,10 +500,10 @@ static bool urec_in_routine(struct task_struct *t)
 }
 
 /*
- * A hit of one of the view's scheduler hooks that hand records over
- * (XPROBES_F_RECORDS on switch_mm_irqs_off, finish_task_switch, do_exit or
- * try_to_wake_up), before
- * its program runs: see the top of the file.
+ * A hit of one of the view's hooks that hand records over
+ * (XPROBES_F_RECORDS on switch_mm_irqs_off, finish_task_switch, do_exit,
+ * try_to_wake_up, uprobe_notify_resume or uprobe_handle_trampoline),
+ * before its program runs: see the top of the file.
  */
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
@@ -508,9 +517,13 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 	cpu = smp_processor_id();
 	if (cpu >= rb->nbufs)
 		return;
-	if (h->urec_role == XP_UREC_WAKE) {
+	if (h->urec_role & (XP_UREC_WAKE | XP_UREC_UPROBE)) {
 		/*
-		 * One of ours wakes a task: its records first. Only in the
+		 * One of ours wakes a task, or is about to run a uprobe's or a
+		 * uretprobe's handlers, whose programs see the call at once
+		 * while its user hooks' records would wait for its switch-out:
+		 * its records first, so that one stream of entries and returns
+		 * reaches the programs in the order the thread made them. Only in the
 		 * task's own context (@own_task: not an interrupt; the int3
 		 * path runs in NMI context, so in_task() cannot say), entered
 		 * from its own code, not from inside the records routine: a

@@ -391,6 +391,9 @@ void xp_usigret_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* ucover.c */
 #define XP_UREC_EXIT	4	/* do_exit: current's last records, before its mm goes */
 #define XP_UREC_WAKE	8	/* try_to_wake_up: current's records, so that the
 				 * program sees the function it wakes from */
+#define XP_UREC_UPROBE	16	/* uprobe_notify_resume, uprobe_handle_trampoline:
+				 * current's records, before a uprobe's or a
+				 * uretprobe's programs see the call */
 #define XP_UREC_ALL	(XP_UREC_OUT | XP_UREC_IN | XP_UREC_EXIT)	/* needed */
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task);
 void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_struct *child);
