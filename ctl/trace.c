@@ -473,7 +473,9 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
  * records over first where the uprobe handlers run, in the view only:
  * uprobe_notify_resume (a uprobe, and before 6.11 a uretprobe) and
  * uprobe_handle_trampoline (6.11 on: a uretprobe, by system call). The
- * hooks run no program. Without them the figures may lose calls, said.
+ * hooks run no program, and their ids stay out of hook_ids/hook_kinds
+ * (trace_hook_prog() would give them one). Without them the figures may
+ * lose calls, said.
  */
 static void uprobe_flush_setup(struct tsession *s)
 {
@@ -486,7 +488,7 @@ static void uprobe_flush_setup(struct tsession *s)
 		struct hook_want w = { { syms[i] }, HOOK_UPROBE,
 				       XPROBES_F_RECORDS | XPROBES_F_CALLS };
 
-		if (i && !kallsyms_addr(syms[i]))
+		if (i && !kernel_at_least(6, 11))
 			continue;	/* before 6.11 uretprobes go through the first */
 		if (hooks_add(s->nl, s->pid, &w, 1, &id, note, sizeof(note)))
 			fprintf(stderr, "xprobectl: %s; calls through uprobes may be lost where "

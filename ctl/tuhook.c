@@ -25,13 +25,6 @@
 #include "util.h"
 #include "trace.skel.h"
 
-static int got_id(struct nlattr **tb, void *arg)
-{
-	if (tb[XPROBES_A_HOOK_ID])
-		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
-	return 0;
-}
-
 /* The [xprobes-uhooks] areas of the target, for fn_entry_uh's tail-call test. */
 void tuhooks_areas(struct tsession *s)
 {
@@ -93,6 +86,9 @@ int tuhooks_add(struct tsession *s, bool verbose)
 
 		if (!f->size || pid_file_addr(s->pid, f->path, f->offset, &addr)) {
 			refused++;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s: %s", f->name, !f->size ?
+					 "its symbol has no size" : "not mapped in the process");
 			continue;
 		}
 		if (unwinder_name(f->name)) {
@@ -117,7 +113,7 @@ int tuhooks_add(struct tsession *s, bool verbose)
 		nla_put_u64(msg, XPROBES_A_COOKIE,
 			    i | (f->no_return && !s->records ? TRACE_ENTRY_ONLY : 0));
 		nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
-		err = xp_nl_call(s->nl, msg, got_id, &id);
+		err = xp_nl_call(s->nl, msg, xp_nl_got_hook_id, &id);
 		if (s->records && err == -EOPNOTSUPP && strstr(s->nl->ext_msg, "rseq")) {
 			fprintf(stderr, "xprobectl: %s: user hooks with events\n", s->nl->ext_msg);
 			s->records = false;
@@ -213,7 +209,7 @@ static uint32_t unwinder_hook(struct tsession *s, const char *path, uint64_t off
 	nla_put_u32(msg, XPROBES_A_FLAGS, flags);
 	nla_put_u64(msg, XPROBES_A_COOKIE, TRACE_UNWINDER_COOKIE);
 	nla_put(msg, XPROBES_A_UH_BRANCHES, nbr * sizeof(*br), br);
-	err = xp_nl_call(s->nl, msg, got_id, &id);
+	err = xp_nl_call(s->nl, msg, xp_nl_got_hook_id, &id);
 	if (err || !id) {
 		*why = s->nl->ext_msg[0] ? s->nl->ext_msg : strerror(-err);
 		return 0;

@@ -18,8 +18,11 @@
  *    mapping it is in, and writes over each word that is a thunk's address
  *    that thunk's target, the return address it stood for (urec.c and
  *    uevent.c say which addresses are thunks, from their own tables, not
- *    from anything the process can write). It keeps the slots it wrote
- *    (XP_UNWIND_SLOTS of them, the nearest first).
+ *    from anything the process can write); where that target is uprobes'
+ *    return trampoline (a uprobe'd function's tail call into a user-hooked
+ *    one), the return address the kernel keeps for the slot
+ *    (uprobes_orig()). It keeps the slots it wrote (XP_UNWIND_SLOTS of
+ *    them, the nearest first).
  *
  * 2. Rearm. Frames the unwinding does not cross (the one that catches
  *    and its callers) then return without a thunk, unseen. So the thread
@@ -75,6 +78,7 @@
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
+#include <linux/uprobes.h>
 #include "xprobes.h"
 #include "compat.h"
 #include "uhook.h"
@@ -90,7 +94,8 @@
 enum { UNWIND_RESTORE = 1, UNWIND_REARM = 2 };
 
 struct xp_unwound {
-	unsigned long slot, thunk, target;
+	unsigned long slot, thunk, target;	/* target: the thunk's */
+	unsigned long wrote;			/* its target, or what uprobes keep for it */
 };
 
 struct xp_unwind {
@@ -450,6 +455,48 @@ static unsigned long thunk_target(struct mm_struct *mm, unsigned long w)
 	return 0;
 }
 
+/*
+ * A uprobe'd function that tail-calls a user-hooked one leaves uprobes'
+ * return trampoline in the slot, and the callee's thunk stands for it:
+ * it has no unwind data either (the unwinder would stop there, and the
+ * program end in std::terminate()). The unwinder gets the return address
+ * the kernel keeps for that slot instead, in current's return instance
+ * for it (its own list: this runs in its own task work, where nothing
+ * else changes it). Only where @target is the trampoline, the start of
+ * the "[uprobes]" mapping, looked up once per work (@tramp: 0 not yet, 1
+ * none or the mmap lock was busy): a stale instance (a longjmp past a
+ * uprobe'd frame) may share the slot of a later call. Returns what to
+ * write for @target.
+ */
+static unsigned long uprobes_orig(struct mm_struct *mm, unsigned long slot, unsigned long target,
+				  unsigned long *tramp)
+{
+#ifdef CONFIG_UPROBES
+	struct uprobe_task *ut = current->utask;
+	struct return_instance *ri;
+	unsigned int n;
+
+	for (ri = ut ? ut->return_instances : NULL, n = 0; ri && n < 128; ri = ri->next, n++) {
+		if (ri->stack != slot)
+			continue;
+		if (!*tramp) {
+			struct vm_area_struct *vma;
+
+			*tramp = 1;
+			if (mmap_read_trylock(mm)) {
+				vma = vma_lookup(mm, target);
+				if (vma && vma->vm_ops && vma->vm_ops->name &&
+				    !strcmp(vma->vm_ops->name(vma) ?: "", "[uprobes]"))
+					*tramp = vma->vm_start;
+				mmap_read_unlock(mm);
+			}
+		}
+		return target == *tramp ? ri->orig_ret_vaddr : target;
+	}
+#endif
+	return target;
+}
+
 /* The areas of current's process, where thunks may be: a test per word before the lookup. */
 struct thunk_ranges {
 	unsigned int n;
@@ -472,7 +519,7 @@ static void unwind_restore(struct xp_unwind *s)
 	struct mm_struct *mm = current->mm;
 	struct xp_unwound hit[UNWIND_CHUNK];
 	unsigned long buf[UNWIND_CHUNK];
-	unsigned long sp = s->unwind_sp & ~7UL, end, addr;
+	unsigned long sp = s->unwind_sp & ~7UL, end, addr, tramp = 0;
 	struct ubudget b = {};
 	struct thunk_ranges r = {};
 	unsigned int i, nhit, words;
@@ -510,7 +557,8 @@ static void unwind_restore(struct xp_unwind *s)
 		}
 		rcu_read_unlock();
 		for (i = 0; i < nhit; i++) {
-			if (uwrite(hit[i].slot, hit[i].target, &b))
+			hit[i].wrote = uprobes_orig(mm, hit[i].slot, hit[i].target, &tramp);
+			if (uwrite(hit[i].slot, hit[i].wrote, &b))
 				continue;
 			if (s->slots && s->n < XP_UNWIND_SLOTS)
 				s->slots[s->n++] = hit[i];
@@ -534,7 +582,7 @@ static void unwind_rearm(struct xp_unwind *s)
 
 		if (u->slot <= s->at_sp)
 			continue;
-		if (uread(&cur, u->slot, sizeof(cur), &b) || cur != u->target)
+		if (uread(&cur, u->slot, sizeof(cur), &b) || cur != u->wrote)
 			continue;
 		/* a thunk of an area detached meanwhile (area_free()) stays out */
 		rcu_read_lock();

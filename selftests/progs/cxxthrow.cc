@@ -16,6 +16,10 @@
  *                then _Unwind_Resume())
  *       tail   tailer() tail-calls middle(), which throws: the return slot
  *              holds a thunk that returns into the caller's thunk
+ *       tailmix  utail() tail-calls middle(): utail() has no symbol size,
+ *              so a tracer gives it a uprobe, not a user hook, and
+ *              middle()'s return thunk returns into the uretprobe
+ *              trampoline, which has no unwind data either
  *       catcher  catcher() catches what middle() throws and goes on to call
  *                middle() again before it returns: its own return comes
  *                after an exception crossed the frames below it
@@ -106,6 +110,10 @@ __attribute__((noinline)) int spinner(int i)
 		raise_p(SIGUSR1);
 	return i;
 }
+
+/* No .size: a tracer cannot tell its extent, so it probes it with a uprobe. */
+int utail(int i);
+asm(".text\n\t.globl utail\n\t.type utail, @function\nutail:\n\tjmp middle\n");
 
 __attribute__((noinline)) int tailer(int i)
 {
@@ -201,6 +209,8 @@ static int run(const char *mode)
 				sum += spinner(i);
 			else if (!strcmp(mode, "tail"))
 				sum += tailer(i);
+			else if (!strcmp(mode, "tailmix"))
+				sum += utail(i);
 			else if (!strcmp(mode, "cleanup"))
 				sum += with_cleanup(i);
 			else if (!strcmp(mode, "catcher"))
@@ -218,7 +228,7 @@ static int run(const char *mode)
 int main(int argc, char **argv)
 {
 	static const char *const suite[] = {
-		"one", "deep", "rethrow", "nested", "tail", "signal", "cleanup", "catcher",
+		"one", "deep", "rethrow", "nested", "tail", "tailmix", "signal", "cleanup", "catcher",
 		"backtrace",
 	};
 	long caught = 0;

@@ -14,7 +14,7 @@
 . /xp/selftests/tests/lib.sh
 
 FUNCS="-f thrower -f middle -f deep -f middle_rethrow -f inner -f catcher -f frames
-	-f with_cleanup -f helper -f tailer -f spinner -f sigthrower"
+	-f with_cleanup -f helper -f tailer -f utail -f spinner -f sigthrower"
 
 # ended STATUS: "exit N" or "signal NAME" for a shell's $?
 ended() {
