@@ -233,13 +233,6 @@ static const char *same_place(const struct aprog *p, int n, char *why, size_t le
 	return NULL;
 }
 
-static int got_id(struct nlattr **tb, void *arg)
-{
-	if (tb[XPROBES_A_HOOK_ID])
-		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
-	return 0;
-}
-
 struct hits_arg {
 	struct aprog *p;
 	int n;
@@ -305,7 +298,7 @@ static int hook_prog_add(struct xp_nl *nl, uint32_t pid, struct aprog *p)
 		fprintf(stderr, "xprobectl: attach: out of memory\n");
 		return -1;
 	}
-	err = xp_nl_call(nl, msg, got_id, &p->hook);
+	err = xp_nl_call(nl, msg, xp_nl_got_hook_id, &p->hook);
 	if (err) {
 		fprintf(stderr, "xprobectl: attach: program %s (%s): cannot hook %s in pid %u: %s\n",
 			name, bpf_program__section_name(p->prog), p->at.sym, pid,

@@ -253,3 +253,10 @@ void xp_nl_perror(struct xp_nl *nl, const char *what)
 	else
 		fprintf(stderr, "xprobectl: %s: %s\n", what, strerror(e ? e : EIO));
 }
+
+int xp_nl_got_hook_id(struct nlattr **tb, void *arg)
+{
+	if (tb[XPROBES_A_HOOK_ID])
+		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
+	return 0;
+}

@@ -41,5 +41,7 @@ int xp_nl_call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg);
 
 /* Print "xprobectl: WHAT: <kernel message or strerror>" to stderr. */
 void xp_nl_perror(struct xp_nl *nl, const char *what);
+/* An xp_nl_cb: the reply's XPROBES_A_HOOK_ID into the uint32_t at ARG, if it has one. */
+int xp_nl_got_hook_id(struct nlattr **tb, void *arg);
 
 #endif

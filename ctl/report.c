@@ -534,6 +534,22 @@ static void print_threads(struct tsession *s, const struct func_stats *v)
 	free(idx);
 }
 
+/* --children: the first of the processes in report slot SLOT (not 0); N: how many. */
+static const struct tproc *slot_first(const struct tsession *s, uint32_t slot, int *n)
+{
+	const struct tproc *first = NULL;
+	int i;
+
+	*n = 0;
+	for (i = 0; i < s->nprocs; i++) {
+		if (s->procs[i].slot != slot)
+			continue;
+		if (!(*n)++)
+			first = &s->procs[i];
+	}
+	return first;
+}
+
 /*
  * --children: report slot SLOT's process (the target for 0): pid, parent,
  * name, and how many processes share it (the last slot takes all the
@@ -542,7 +558,8 @@ static void print_threads(struct tsession *s, const struct func_stats *v)
 static int slot_proc(const struct tsession *s, uint32_t slot, pid_t *pid, pid_t *parent,
 		     const char **comm)
 {
-	int i, n = 0;
+	const struct tproc *p;
+	int n;
 
 	if (!slot) {
 		*pid = s->pid;
@@ -550,14 +567,11 @@ static int slot_proc(const struct tsession *s, uint32_t slot, pid_t *pid, pid_t 
 		*comm = s->comm;
 		return 1;
 	}
-	for (i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].slot != slot)
-			continue;
-		if (!n++) {
-			*pid = s->procs[i].pid;
-			*parent = s->procs[i].parent;
-			*comm = s->procs[i].comm;
-		}
+	p = slot_first(s, slot, &n);
+	if (p) {
+		*pid = p->pid;
+		*parent = p->parent;
+		*comm = p->comm;
 	}
 	return n;
 }
@@ -623,13 +637,13 @@ static void print_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid
 /* --children: how long after its fork SLOT's one process got its uprobes; -1 if unknown. */
 static int64_t slot_probes_ms(const struct tsession *s, uint32_t slot)
 {
-	int i, n = 0;
-	int64_t ms = -1;
+	const struct tproc *p;
+	int n;
 
-	for (i = 0; i < s->nprocs && slot; i++)
-		if (s->procs[i].slot == slot && !n++)
-			ms = s->procs[i].probes_ms;
-	return n == 1 ? ms : -1;
+	if (!slot)
+		return -1;
+	p = slot_first(s, slot, &n);
+	return n == 1 ? p->probes_ms : -1;
 }
 
 /* --children: processes whose uprobes could not be attached (file descriptors, exec) */

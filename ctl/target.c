@@ -15,13 +15,6 @@
 #include "nl.h"
 #include "target.h"
 
-static int got_hook_id(struct nlattr **tb, void *arg)
-{
-	if (tb[XPROBES_A_HOOK_ID])
-		*(uint32_t *)arg = nla_get_u32(tb[XPROBES_A_HOOK_ID]);
-	return 0;
-}
-
 static int got_pid(struct nlattr **tb, void *arg)
 {
 	if (tb[XPROBES_A_PID])
@@ -86,7 +79,7 @@ int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 				snprintf(note, note_len, "out of memory");
 				return -1;
 			}
-			err = xp_nl_call(nl, msg, got_hook_id, &id);
+			err = xp_nl_call(nl, msg, xp_nl_got_hook_id, &id);
 			if (!err)
 				break;
 		}
