@@ -477,20 +477,20 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
  * (trace_hook_prog() would give them one). Without them the figures may
  * lose calls, said.
  */
+static const struct hook_want flush_wants[] = {
+	{ { "uprobe_notify_resume" }, HOOK_UPROBE, XPROBES_F_RECORDS | XPROBES_F_CALLS },
+	/* 6.11 on (before, uretprobes go through the first) */
+	{ { "uprobe_handle_trampoline" }, HOOK_UPROBE, XPROBES_F_RECORDS | XPROBES_F_CALLS },
+};
+
 static void uprobe_flush_setup(struct tsession *s)
 {
-	static const char *const syms[] = { "uprobe_notify_resume", "uprobe_handle_trampoline" };
+	int i, n = kernel_at_least(6, 11) ? 2 : 1;
 	char note[256];
 	uint32_t id;
-	unsigned int i;
 
-	for (i = 0; i < sizeof(syms) / sizeof(syms[0]); i++) {
-		struct hook_want w = { { syms[i] }, HOOK_UPROBE,
-				       XPROBES_F_RECORDS | XPROBES_F_CALLS };
-
-		if (i && !kernel_at_least(6, 11))
-			continue;	/* before 6.11 uretprobes go through the first */
-		if (hooks_add(s->nl, s->pid, &w, 1, &id, note, sizeof(note)))
+	for (i = 0; i < n; i++) {
+		if (hooks_add(s->nl, s->pid, &flush_wants[i], 1, &id, note, sizeof(note)))
 			fprintf(stderr, "xprobectl: %s; calls through uprobes may be lost where "
 				"they nest with user-hooked ones (--events does not need it)\n",
 				note);

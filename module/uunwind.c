@@ -476,7 +476,8 @@ static unsigned long uprobes_orig(struct mm_struct *mm, unsigned long slot, unsi
 	struct return_instance *ri;
 	unsigned int n;
 
-	for (ri = ut ? ut->return_instances : NULL, n = 0; ri && n < 128; ri = ri->next, n++) {
+	for (ri = ut ? ut->return_instances : NULL, n = 0; ri && n < MAX_URETPROBE_DEPTH;
+	     ri = ri->next, n++) {
 		if (ri->stack != slot)
 			continue;
 		if (!*tramp) {

@@ -28,12 +28,9 @@ A=$!
 # phase: end A's current phase; p is its line "phase K total N value M"
 phases=0
 phase() {
-	local i=0
-	phases=$((phases + 1))
 	kill -USR1 $A || fail "A is gone"
-	while [ "$(wc -l < /tmp/pc.out)" -lt $phases ]; do
-		i=$((i + 1)); [ $i -lt 600 ] || fail "A did not end its phase $phases"; sleep 0.05
-	done
+	wait_for /tmp/pc.out "^phase $phases " "A did not end its phase $phases" 600
+	phases=$((phases + 1))
 	p=$(sed -n "${phases}p" /tmp/pc.out)
 }
 xprobectl view add $A > /dev/null || fail "view add"
