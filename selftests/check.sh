@@ -18,7 +18,7 @@ DEBUG=0
 OUT=$BUILD/check
 [ $DEBUG = 1 ] && OUT=$BUILD/check-debug
 mkdir -p "$OUT"
-rm -f "$OUT"/guest-*.comments "$OUT"/guest-*.last
+rm -f "$OUT"/guest-*.comments "$OUT"/guest-*.last "$OUT/failures.txt"
 RUNVM=$HERE/vm/run-vm.sh
 
 pass=0 fail=0 skip=0 n=0
@@ -30,7 +30,8 @@ record() {	# record STATUS(ok|not ok|skip) NAME [COMMENT]
 	case $1 in
 	ok) pass=$((pass + 1)); line="ok $n $2${3:+ # $3}" ;;
 	skip) skip=$((skip + 1)); line="ok $n $2 # SKIP ${3:-}" ;;
-	*) fail=$((fail + 1)); line="not ok $n $2${3:+ # $3}" ;;
+	*) fail=$((fail + 1)); line="not ok $n $2${3:+ # $3}"
+	   echo "$line" >> "$OUT/failures.txt" ;;
 	esac
 	echo "$line" | tee -a "$tap"
 }
@@ -74,7 +75,7 @@ guest_collect() {	# guest_collect NAME [SUFFIX]: wait for it, record its TAP lin
 		"ok "*"# SKIP"*) record skip "$tname" "$(echo "$line" | sed 's/.*# SKIP *//')" ;;
 		"ok "*) record ok "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
 		"not ok "*)
-			tail -n 15 "$OUT/guest-$name.last"
+			tail -n 15 "$OUT/guest-$name.last" | tee -a "$OUT/failures.txt"
 			record "not ok" "$tname" "$(echo "$line" | sed -n 's/.*# //p')" ;;
 		"#"*)
 			echo "$line" >> "$OUT/guest-$name.comments"
@@ -106,6 +107,13 @@ check_logs() {	# no kernel splat in any guest log
 
 summary() {	# summary WHAT: the plan, the time, the summary line; exit status
 	echo "1..$n"
+	# The failures again, last: CI keeps the head and the tail of what
+	# make check prints, and stop 57's run lost its one failure between
+	# them (161 passed, 1 failed, and no name).
+	if [ -s "$OUT/failures.txt" ]; then
+		echo "# the failures, with the comments before each:"
+		tail -n 80 "$OUT/failures.txt"
+	fi
 	echo "# $1 took $((SECONDS - start))s; TAP in $tap"
 	echo "$pass passed, $fail failed, $skip skipped"
 	[ $fail = 0 ]
