@@ -71,7 +71,10 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # rustc); gostack: Go (Debian's golang-go) (selftest 49).
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static \
 	     seccompw_static cxxthrow cxxthrow_static rpanic gostack)
-MOD_SRCS  := $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h module/uapi/*.h)) module/Kbuild Kbuild
+# module/ and its subsystems' folders (module/hooks/: kernel hooks)
+MOD_DIRS  := module module/hooks
+MOD_FILES  = $(filter-out %.mod.c,$(wildcard $(foreach d,$(MOD_DIRS),$(d)/*.c $(d)/*.S $(d)/*.h)))
+MOD_SRCS  := $(MOD_FILES) $(wildcard module/uapi/*.h) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 # Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
 # a CPA change of the image mapping for 19-view-tables (xp_cpa).
@@ -117,9 +120,8 @@ $(TEST_KO) &: $(KLP_SRCS) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
 
 # The same two modules for another kernel, from copies (mtimes kept, so a
 # rebuild compiles only what changed). copy_module DEST: the module's sources.
-copy_module = mkdir -p $(1)/module/uapi && cp -p Kbuild $(1)/ && \
-	cp -p $(filter-out %.mod.c,$(wildcard module/*.c module/*.S module/*.h)) module/Kbuild $(1)/module/ && \
-	cp -p module/uapi/*.h $(1)/module/uapi/
+copy_module = mkdir -p $(1)/module/uapi $(MOD_DIRS:%=$(1)/%) && cp -p Kbuild $(1)/ && \
+	for f in $(MOD_FILES) module/Kbuild module/uapi/*.h; do cp -p $$f $(1)/$$f || exit; done
 $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	@$(call copy_module,$(BUILD)/k/$*)
 	$(MAKE) $(KBUILD_J) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules

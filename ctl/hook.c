@@ -18,6 +18,7 @@ static void hook_usage(FILE *f)
 {
 	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
 		   "                        [--records [--calls]] [--json]\n"
+		   "       xprobectl hook add PID tracepoint:CATEGORY:NAME [--cookie N] [--json]\n"
 		   "       xprobectl hook del ID\n"
 		   "       xprobectl hook prog ID (PINNED | --detach)\n"
 		   "       xprobectl hook list [PID] [--json]\n"
@@ -53,11 +54,19 @@ static void hook_usage(FILE *f)
 		   "program gets the tracepoint's arguments (id, cookie, regs), a kprobe program the\n"
 		   "hook's registers as its context, as a kprobe there would (PT_REGS_PARM1(ctx),\n"
 		   "bpf_get_attach_cookie() gives --cookie). --detach stops it. xprobectl's own\n"
-		   "commands attach their programs this way. PROG in the list: that program's id.\n");
+		   "commands attach their programs this way. PROG in the list: that program's id.\n"
+		   "tracepoint:CATEGORY:NAME (or tp:...; bpftrace's spelling) turns that kernel\n"
+		   "tracepoint on in PID's view only: its call sites jump in the view's copies, other\n"
+		   "processes keep the NOPs and pay nothing. KIND 'tp', SITES its call sites in the\n"
+		   "kernel image. hook prog gives it a raw_tp program (args[] = the tracepoint's\n"
+		   "arguments) or a tp_btf one for that tracepoint, as written for the tracepoint\n"
+		   "itself. While another tool has the tracepoint on everywhere, every process runs\n"
+		   "it and the hook counts PID's events only (the list says 'global'). Not for\n"
+		   "tracepoints with a function of their own (raw_syscalls), nor from modules' text.\n");
 }
 
 struct hook_row {
-	uint32_t id, pid, off, flags, cover, ninsn, prog;
+	uint32_t id, pid, off, flags, cover, ninsn, prog, sites;
 	char why[256];
 	uint64_t addr, cookie, hits, dropped, nested;
 	char sym[512];
@@ -78,6 +87,7 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
 	if (tb[XPROBES_A_COVER]) r->cover = nla_get_u32(tb[XPROBES_A_COVER]);
 	if (tb[XPROBES_A_NR_INSNS]) r->ninsn = nla_get_u32(tb[XPROBES_A_NR_INSNS]);
 	if (tb[XPROBES_A_PROG_ID]) r->prog = nla_get_u32(tb[XPROBES_A_PROG_ID]);
+	if (tb[XPROBES_A_NR_SITES]) r->sites = nla_get_u32(tb[XPROBES_A_NR_SITES]);
 	if (tb[XPROBES_A_REASON])
 		snprintf(r->why, sizeof(r->why), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	if (tb[XPROBES_A_SYMBOL])
@@ -91,16 +101,27 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
  */
 static const char *hook_kind(const struct hook_row *r)
 {
+	if (r->flags & XPROBES_HOOK_TP)
+		return "tp";
 	if (r->flags & XPROBES_HOOK_JUMP)
 		return "jump";
 	return r->flags & XPROBES_HOOK_CALL ? "call" : "int3";
+}
+
+/* Where the hook is: SYMBOL+OFFSET, or tracepoint:CATEGORY:NAME. */
+static void hook_where(const struct hook_row *r, char *buf, size_t len)
+{
+	if (r->flags & XPROBES_HOOK_TP)
+		snprintf(buf, len, "tracepoint:%s", r->sym);
+	else
+		snprintf(buf, len, "%s+0x%" PRIx32, r->sym, r->off);
 }
 
 static void json_hook(const struct hook_row *r)
 {
 	char where[600];
 
-	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r->sym, r->off);
+	hook_where(r, where, sizeof(where));
 	json_obj_begin(NULL);
 	json_u64("id", r->id);
 	json_u64("pid", r->pid);
@@ -114,8 +135,14 @@ static void json_hook(const struct hook_row *r)
 	json_u64("nested", r->nested);
 	json_str("state", r->flags & XPROBES_HOOK_BROKEN ? "displaced" : "armed");
 	json_str("kind", hook_kind(r));
-	json_u64("bytes", r->cover);
-	json_u64("instructions", r->ninsn);
+	if (r->flags & XPROBES_HOOK_TP) {
+		json_u64("sites", r->sites);
+		json_bool("global", r->flags & XPROBES_HOOK_TP_GLOBAL);
+		json_bool("module_sites", r->flags & XPROBES_HOOK_TP_MODULES);
+	} else {
+		json_u64("bytes", r->cover);
+		json_u64("instructions", r->ninsn);
+	}
 	json_u64("prog", r->prog);
 	if (r->why[0])
 		json_str("why_int3", r->why);
@@ -144,24 +171,51 @@ static int print_added(struct nlattr **tb, void *arg)
 static int print_hook(struct nlattr **tb, void *arg)
 {
 	struct hook_row r;
-	char where[600];
+	char where[600], size[32];
 
 	get_row(tb, &r);
 	if (*(bool *)arg) {
 		json_hook(&r);
 		return 0;
 	}
-	snprintf(where, sizeof(where), "%s+0x%" PRIx32, r.sym, r.off);
+	hook_where(&r, where, sizeof(where));
+	if (r.flags & XPROBES_HOOK_TP)
+		snprintf(size, sizeof(size), "%5" PRIu32 " site%s", r.sites, r.sites == 1 ? " " : "s");
+	else
+		snprintf(size, sizeof(size), "%5" PRIu32 "/%-5" PRIu32, r.cover, r.ninsn);
 	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64 " %10" PRIu64
-	       " %8" PRIu64 "  %-4s %5" PRIu32 "/%-5" PRIu32 " %5" PRIu32 "%s\n",
+	       " %8" PRIu64 "  %-4s %s %5" PRIu32 "%s\n",
 	       r.id, r.pid, r.addr, where, r.hits, r.dropped, r.nested, hook_kind(&r),
-	       r.cover, r.ninsn, r.prog,
+	       size, r.prog,
+	       r.flags & XPROBES_HOOK_TP_GLOBAL ? "  (global: another tool has it on everywhere)" :
 	       r.flags & XPROBES_HOOK_BROKEN ? "  (displaced by kernel patching)" :
 	       r.flags & XPROBES_HOOK_PENDING ? "  (a jump once preempted tasks are out)" :
 	       r.flags & XPROBES_HOOK_GUARD ? "  (the module's: keeps kernel threads off the view's tables)" :
 	       r.flags & XPROBES_HOOK_SIGRET ? "  (the module's: sigreturns into user hooks' jumps)" :
 	       r.flags & XPROBES_HOOK_INTERNAL ? "  (the module's: user-hook events)" : "");
 	return 0;
+}
+
+/*
+ * Is @arg a tracepoint (tracepoint:CATEGORY:NAME, or tp:...)? Then @out
+ * gets what the module takes ("tracepoint:CATEGORY:NAME"), or "" if the
+ * rest is not CATEGORY:NAME.
+ */
+static bool tracepoint_spec(const char *arg, char *out, size_t len)
+{
+	const char *rest, *colon;
+
+	if (!strncmp(arg, "tracepoint:", 11))
+		rest = arg + 11;
+	else if (!strncmp(arg, "tp:", 3))
+		rest = arg + 3;
+	else
+		return false;
+	colon = strchr(rest, ':');
+	out[0] = 0;
+	if (colon && colon > rest && colon[1] && !strchr(colon + 1, ':'))
+		snprintf(out, len, "tracepoint:%s", rest);
+	return true;
 }
 
 static int hook_add(int argc, char **argv)
@@ -177,6 +231,7 @@ static int hook_add(int argc, char **argv)
 	};
 	uint64_t cookie = 0;
 	bool json = false, ret = false, trap = false, rec = false, calls = false;
+	char tp[600];
 	struct target t;
 	struct xp_nl *nl;
 	struct nl_msg *msg;
@@ -200,8 +255,18 @@ static int hook_add(int argc, char **argv)
 	}
 	if (optind + 2 != argc)
 		return usage_error("hook add takes PID and SYMBOL[+OFFSET]");
-	if (!parse_pid(argv[optind], &pid) || !parse_target(argv[optind + 1], &t))
+	if (!parse_pid(argv[optind], &pid))
 		return EXIT_USAGE;
+	if (tracepoint_spec(argv[optind + 1], tp, sizeof(tp))) {
+		if (!tp[0])
+			return usage_error("'%s': say tracepoint:CATEGORY:NAME", argv[optind + 1]);
+		if (ret || trap || rec)
+			return usage_error("a tracepoint hook takes no --return, --trap or --records");
+		memset(&t, 0, sizeof(t));
+		snprintf(t.sym, sizeof(t.sym), "%s", tp);
+	} else if (!parse_target(argv[optind + 1], &t)) {
+		return EXIT_USAGE;
+	}
 	if (t.is_addr)
 		return usage_error("hook add takes a symbol (SYMBOL[+OFFSET]), not an address");
 	if (calls && !rec)

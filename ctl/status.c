@@ -15,6 +15,7 @@ struct status {
 	char version[64];
 	uint32_t mode, views, hooks;
 	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
+	uint64_t tp_yields, tp_settles;
 	char reason[512];	/* every reason views are off (module/kernel.c) */
 };
 
@@ -53,6 +54,10 @@ static int parse_status(struct nlattr **tb, void *arg)
 		s->backups_fixed = nla_get_u64(tb[XPROBES_A_BACKUPS_FIXED]);
 	if (tb[XPROBES_A_KPROBES_REFUSED])
 		s->kprobes_refused = nla_get_u64(tb[XPROBES_A_KPROBES_REFUSED]);
+	if (tb[XPROBES_A_TP_YIELDS])
+		s->tp_yields = nla_get_u64(tb[XPROBES_A_TP_YIELDS]);
+	if (tb[XPROBES_A_TP_SETTLES])
+		s->tp_settles = nla_get_u64(tb[XPROBES_A_TP_SETTLES]);
 	if (tb[XPROBES_A_REASON])
 		snprintf(s->reason, sizeof(s->reason), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	return 0;
@@ -79,7 +84,8 @@ int cmd_status(int argc, char **argv)
 		case 'h':
 			printf("usage: xprobectl status [--json]\n"
 			       "Says whether xprobes.ko is loaded and in which mode (views or why not), and what it\n"
-			       "holds: views, hooks, memory, kernel text writes mirrored, audits, kprobes guarded.\n"
+			       "holds: views, hooks, memory, kernel text writes mirrored, audits, kprobes guarded,\n"
+			       "tracepoint hooks that gave way to another tool's probe and took the jumps back.\n"
 			       "  -j, --json  one JSON object\n");
 			return EXIT_OK;
 		default:
@@ -117,6 +123,8 @@ int cmd_status(int argc, char **argv)
 		json_u64("kprobes_refused", s.kprobes_refused);
 		json_u64("audits", s.audits);
 		json_u64("audit_mismatches", s.mismatches);
+		json_u64("tp_yields", s.tp_yields);
+		json_u64("tp_settles", s.tp_settles);
 		json_obj_end();
 		json_done();
 	} else {
@@ -130,6 +138,8 @@ int cmd_status(int argc, char **argv)
 		       s.mirrored, s.conflicts, s.audits, s.mismatches);
 		printf("kprobes:  %" PRIu64 " optimizer backups corrected, %" PRIu64
 		       " registrations refused to traced processes\n", s.backups_fixed, s.kprobes_refused);
+		printf("tracepoint hooks: %" PRIu64 " times another probe came (copies gave the jumps"
+		       " back), %" PRIu64 " times it went\n", s.tp_yields, s.tp_settles);
 	}
 	return EXIT_OK;
 }

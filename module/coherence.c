@@ -278,6 +278,9 @@ static unsigned int audit_view(struct xp_view *v)
 				continue;
 			if (in_live_call(v, t->va + i))
 				continue;
+			/* A call site a tracepoint hook makes jump in this view */
+			if (xp_tp_site_in(v, t->va + i))
+				continue;
 			pr_notice("copy of %pS differs from the kernel text: ending its view\n",
 				  (void *)(t->va + i));
 			bad_pages++;

@@ -262,6 +262,9 @@ static int xp_int3(struct pt_regs *regs)
 	hash_for_each_possible_rcu(v->hooks, h, hnode, addr)
 		if (h->addr == addr)
 			goto found;
+	/* A tracepoint hook's site being written (hooks/tracepoint.c) */
+	if (xp_tp_int3(v, regs, addr))
+		return NOTIFY_STOP;
 	if (removed_under_us(v, addr)) {
 		regs->ip = addr;	/* execute the restored instruction */
 		return NOTIFY_STOP;

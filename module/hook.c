@@ -409,6 +409,67 @@ static void retire_hook_tasks(struct rcu_head *rcu)
 	call_rcu(rcu, retire_hook_rcu);
 }
 
+/*
+ * The pieces of a hook that is not at one instruction (a tracepoint's,
+ * hooks/tracepoint.c): a new one, accounted (xp_hook_free() gives it
+ * back); its id and the counts (xp_hook_unpublish() takes them back).
+ */
+struct xp_hook *xp_hook_new(struct xp_view *v, u64 cookie, u32 flags)
+{
+	struct xp_hook *h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+
+	if (!h)
+		return NULL;
+	h->stats = alloc_percpu(struct xp_hook_stats);
+	if (!h->stats) {
+		kfree(h);
+		return NULL;
+	}
+	atomic64_add(sizeof(*h), &xp_mem_bytes);
+	h->view = v;
+	h->cookie = cookie;
+	h->any_context = flags & XPROBES_F_ANY_CONTEXT;
+	h->slot = -1;
+	h->jentry = -1;
+	return h;
+}
+
+void xp_hook_free(struct xp_hook *h)
+{
+	atomic64_sub(sizeof(*h), &xp_mem_bytes);
+	free_hook(h);
+}
+
+int xp_hook_publish(struct xp_hook *h)
+{
+	int id = idr_alloc_cyclic(&xp_hook_ids, h, 1, INT_MAX, GFP_KERNEL);
+
+	if (id < 0)
+		return id;
+	h->id = id;
+	h->view->nr_hooks++;
+	xp_nr_hooks++;
+	return 0;
+}
+
+void xp_hook_unpublish(struct xp_hook *h)
+{
+	idr_remove(&xp_hook_ids, h->id);
+	h->view->nr_hooks--;
+	xp_nr_hooks--;
+}
+
+/* A hook of @v whose bytes overlap [@lo, @hi), if any. */
+struct xp_hook *xp_hook_overlapping(struct xp_view *v, unsigned long lo, unsigned long hi)
+{
+	struct xp_hook *h;
+
+	list_for_each_entry(h, &v->hook_list, vnode)
+		if (h->addr < hi && h->addr + max_t(unsigned int, h->cover, h->insn.len) > lo)
+			return h;
+	return NULL;
+}
+
 struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack)
 {
@@ -422,6 +483,8 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	int err;
 
 	lockdep_assert_held(&xp_views_lock);
+	if (!strncmp(sym, XP_TP_PREFIX, strlen(XP_TP_PREFIX)))
+		return xp_tphook_add(v, sym + strlen(XP_TP_PREFIX), offp, cookie, flags, extack);
 	if (flags & XPROBES_F_RECORDS) {
 		role = urec_role(sym, offp, flags, extack);
 		if (!role)
@@ -535,6 +598,12 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	if (err)
 		goto fail;
 	h->kp_asked = !(flags & XPROBES_F_RETURN);
+	/* Its copy jumps there for a tracepoint hook of the view (hooks/tracepoint.c). */
+	if (xp_tp_sites_inside(v, addr, addr + max_t(unsigned int, h->insn.len, XP_JUMP_SIZE))) {
+		NL_SET_ERR_MSG(extack, "a tracepoint hook of this view has a call site here");
+		err = -EBUSY;
+		goto fail;
+	}
 	/* An instruction boundary, but its int3 would land inside that hook's jump. */
 	dup = covering_hook(v, addr);
 	if (dup) {
@@ -698,6 +767,10 @@ void xp_hook_remove(struct xp_hook *h)
 	struct xp_view *v = h->view;
 	u8 *copy;
 
+	if (h->tph) {
+		xp_tphook_remove(h);
+		return;
+	}
 	copy = xp_hook_copy(h);
 	if (h->call_ok)		/* a call first becomes a trap again */
 		xp_calls_disarm(v, h);
@@ -738,6 +811,7 @@ void xp_hooks_disarm_all(struct xp_view *v)
 	list_for_each_entry(h, &v->hook_list, vnode)
 		put_first_byte(h);
 	mutex_unlock(xp_k.text_mutex);
+	xp_tphooks_disarm(v);
 }
 
 /* The view is unreachable (pgd restored, flushed, grace period over): free its hooks. */
@@ -752,6 +826,7 @@ void xp_hooks_free_all(struct xp_view *v)
 		xp_jentry_put(h);	/* the view's teardown quiesced (view.c) */
 		free_hook(h);
 	}
+	xp_tphooks_free(v);
 }
 
 /* The hook with id @id, or NULL with @extack set. Under xp_views_lock. */

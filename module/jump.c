@@ -118,6 +118,13 @@ static s64 entry_rel(struct xp_hook *h)
 	return (s64)to - (s64)(h->addr + XP_JUMP_SIZE);
 }
 
+/* The jump-label table, or NULLs (tracepoint hooks find their sites in it). */
+void xp_jump_table(const struct jump_entry **start, const struct jump_entry **stop)
+{
+	*start = xp_jt_start;
+	*stop = xp_jt_stop;
+}
+
 /* Every entry is "push $n; jmp": check the pool once, at load. */
 void xp_jump_init(void)
 {

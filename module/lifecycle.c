@@ -137,6 +137,7 @@ static void sweep(struct work_struct *work)
 			xp_view_destroy(v, "the kernel changed its image page tables in a way the view cannot follow");
 		else if (!xp_view_reap_members(v))
 			xp_view_destroy(v, "exit");
+	xp_tps_settle();
 	if (xp_nr_views && ++sweeps % XP_AUDIT_EVERY == 0) {
 		xp_audit_all();
 		xp_tables_check(NULL);

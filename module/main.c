@@ -29,6 +29,7 @@ static int __init xprobes_init(void)
 	if (err)
 		goto out_pgtable;
 	xp_jump_init();
+	xp_tp_init();
 	err = xp_coherence_init();
 	if (err)
 		goto out_dispatch;

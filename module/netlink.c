@@ -155,6 +155,10 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_VIOLATIONS_TOTAL,
 				atomic64_read(&xp_table_violations), XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_TP_YIELDS, atomic64_read(&xp_tp_yields),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_TP_SETTLES, atomic64_read(&xp_tp_settles),
+				XPROBES_A_PAD) ||
 	      nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
 	      nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
 			  XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||
@@ -300,11 +304,33 @@ static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
 
 /* ---- hooks ------------------------------------------------------------------ */
 
+/* A tracepoint hook: its sites instead of an instruction. */
+static int xp_put_tphook(struct sk_buff *msg, struct xp_hook *h)
+{
+	struct xp_hook_stats st;
+
+	xp_hook_stats(h, &st);
+	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
+	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
+	       nla_put_u32(msg, XPROBES_A_FLAGS, xp_tphook_flags(h) |
+			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
+	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
+	       nla_put_u32(msg, XPROBES_A_NR_SITES, xp_tphook_sites(h)) ||
+	       nla_put_u32(msg, XPROBES_A_PROG_ID, xp_hook_prog_id(h)) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_HITS, st.hits, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_DROPPED, st.dropped, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_NESTED, st.nested, XPROBES_A_PAD);
+}
+
 static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 {
 	const char *why = READ_ONCE(h->why_int3);	/* a kprobe's registration may set it */
 	struct xp_hook_stats st;
 
+	if (h->tph)
+		return xp_put_tphook(msg, h);
 	xp_hook_stats(h, &st);
 	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
 	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
@@ -399,12 +425,6 @@ static int xp_cmd_hook_prog(struct sk_buff *skb, struct genl_info *info)
 
 	if (xp_missing(info, XPROBES_A_HOOK_ID))
 		return -EINVAL;
-	/* Resolved in the caller's file table: genetlink runs in its context. */
-	if (a[XPROBES_A_PROG_FD]) {
-		prog = xp_prog_get(nla_get_s32(a[XPROBES_A_PROG_FD]), info->extack);
-		if (IS_ERR(prog))
-			return PTR_ERR(prog);
-	}
 	mutex_lock(&xp_views_lock);
 	h = xp_hook_find(nla_get_u32(a[XPROBES_A_HOOK_ID]), info->extack);
 	if (!h) {
@@ -412,12 +432,18 @@ static int xp_cmd_hook_prog(struct sk_buff *skb, struct genl_info *info)
 	} else if (h->internal) {
 		NL_SET_ERR_MSG(info->extack, "this hook runs the module's own handler, not BPF");
 		err = -EBUSY;
-	} else {
-		xp_hook_set_prog(h, prog);
+	} else if (a[XPROBES_A_PROG_FD]) {
+		/* Resolved in the caller's file table: genetlink runs in its context. */
+		int fd = nla_get_s32(a[XPROBES_A_PROG_FD]);
+
+		prog = h->tph ? xp_tphook_prog_get(h, fd, info->extack) :
+				xp_prog_get(fd, info->extack);
+		if (IS_ERR(prog))
+			err = PTR_ERR(prog);
 	}
+	if (!err)
+		xp_hook_set_prog(h, prog);
 	mutex_unlock(&xp_views_lock);
-	if (err && prog)
-		bpf_prog_put(prog);
 	return err;
 }
 

@@ -408,6 +408,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	INIT_LIST_HEAD(&v->regions);
 	INIT_LIST_HEAD(&v->tpages);
 	INIT_LIST_HEAD(&v->hook_list);
+	INIT_LIST_HEAD(&v->tp_hooks);
 	hash_init(v->hooks);
 	v->flags = flags;
 	if (!(flags & XPROBES_F_PERSIST) && owner) {

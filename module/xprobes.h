@@ -179,6 +179,7 @@ struct xp_view {
 					 * more user hooks (useccomp.c), under
 					 * xp_views_lock */
 	bool dispatch;			/* ... or turns on syscall user dispatch */
+	struct list_head tp_hooks;	/* its tracepoint hooks (hooks/tracepoint.c), RCU */
 };
 
 /*
@@ -325,6 +326,11 @@ struct xp_hook {
 	u8 urec_role;			/* XP_UREC_*: hands the view's records over first */
 	bool special;			/* ->urec_role or ->internal: fixed from creation */
 	bool kp_asked;			/* kprobes said yes to its address when it was placed */
+	/*
+	 * A tracepoint hook (hooks/tracepoint.c): no instruction of its own,
+	 * not in ->hooks or ->hook_list but in view->tp_hooks (by ->vnode).
+	 */
+	struct xp_tphook *tph;
 	struct rcu_head rcu;
 };
 
@@ -381,6 +387,28 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *off,
 /* ... and its sigreturn fixup for user hooks' covers (ucover.c) */
 #define XP_F_USIGRET	(1U << 29)
 int xp_hook_del(u32 id, struct netlink_ext_ack *extack);
+struct xp_hook *xp_hook_new(struct xp_view *v, u64 cookie, u32 flags);
+void xp_hook_free(struct xp_hook *h);
+int xp_hook_publish(struct xp_hook *h);
+void xp_hook_unpublish(struct xp_hook *h);
+struct xp_hook *xp_hook_overlapping(struct xp_view *v, unsigned long lo, unsigned long hi);
+
+/* hooks/tracepoint.c: SYMBOL "tracepoint:[CATEGORY:]NAME" */
+#define XP_TP_PREFIX	"tracepoint:"
+extern atomic64_t xp_tp_yields, xp_tp_settles;
+void xp_tp_init(void);
+struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *offp,
+			      u64 cookie, u32 flags, struct netlink_ext_ack *extack);
+void xp_tphook_remove(struct xp_hook *h);
+void xp_tphooks_disarm(struct xp_view *v);
+void xp_tphooks_free(struct xp_view *v);
+u32 xp_tphook_flags(struct xp_hook *h);
+u32 xp_tphook_sites(struct xp_hook *h);
+struct bpf_prog *xp_tphook_prog_get(struct xp_hook *h, int fd, struct netlink_ext_ack *extack);
+void xp_tps_settle(void);
+bool xp_tp_int3(struct xp_view *v, struct pt_regs *regs, unsigned long addr);
+bool xp_tp_site_in(struct xp_view *v, unsigned long addr);
+bool xp_tp_sites_inside(struct xp_view *v, unsigned long lo, unsigned long hi);
 const char *xp_entry_inside(struct xp_hook *h);
 void xp_hook_remove(struct xp_hook *h);
 void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* uevent.c */
@@ -433,6 +461,8 @@ void xp_call_arm(struct xp_hook *h);
 void xp_call_restore_tail(struct xp_hook *h);
 void xp_calls_disarm(struct xp_view *v, struct xp_hook *only);
 void xp_jumps_yield(unsigned long addr);
+struct jump_entry;
+void xp_jump_table(const struct jump_entry **start, const struct jump_entry **stop);
 bool xp_kprobe_reaches(const struct xp_hook *h, unsigned long addr);
 int xp_cover_starts(const struct xp_hook *h, unsigned long *starts);
 void xp_calls_quiesce(void);

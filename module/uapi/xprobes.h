@@ -109,6 +109,11 @@ enum xprobes_attr {
 	XPROBES_A_RET_MISSED,		/* u64: calls of a user hook whose return fires nothing */
 	XPROBES_A_RET_HITS,		/* u64: return events of a user hook */
 	XPROBES_A_UH_BRANCHES,		/* binary: struct xprobes_uh_branch[] (UHOOK_ADD) */
+	XPROBES_A_NR_SITES,		/* u32: a tracepoint hook's call sites in the core
+					 * kernel text (HOOK_GET) */
+	XPROBES_A_TP_YIELDS,		/* u64: tracepoint hooks' copies given the shared
+					 * bytes back because another probe came */
+	XPROBES_A_TP_SETTLES,		/* u64: ... and taken back when it went */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -204,6 +209,15 @@ enum xprobes_mode {
 #define XPROBES_HOOK_SIGRET		(1U << 26)	/* ... to move a sigreturn into a user
 							 * hook's covered bytes to its
 							 * trampoline (on fpu__restore_sig) */
+#define XPROBES_HOOK_TP			(1U << 27)	/* a kernel tracepoint, on in this
+							 * view only (SYMBOL
+							 * "tracepoint:CATEGORY:NAME") */
+#define XPROBES_HOOK_TP_GLOBAL		(1U << 28)	/* ... which another probe has on
+							 * everywhere now: every process runs
+							 * it, ours filters by view */
+#define XPROBES_HOOK_TP_MODULES		(1U << 29)	/* ... which modules call too: in
+							 * this view only from the core text
+							 * unless it is on everywhere */
 
 /*
  * The system call a user hook's trampoline makes to fire its event. On

@@ -1,0 +1,963 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tracepoint hooks: one of the kernel's own tracepoints, on in one
+ * process's view only (hook add PID tracepoint:CATEGORY:NAME).
+ *
+ * A tracepoint is a static key and, at each place the kernel calls
+ * trace_NAME(), a jump-label site: a NOP that becomes a jump to an
+ * out-of-line block while the key is on. The block loads the tracepoint's
+ * probe array (->funcs), skips everything if it is empty, and otherwise
+ * makes an inline static call: to the one probe there is, or to
+ * __traceiter_NAME, which calls each in turn.
+ *
+ * Mechanism: the module registers a probe of its own (xp_tp_probe1..12, one
+ * per argument count), so that ->funcs holds it and the static call targets
+ * it, then turns the key off again, so that the shared text is NOPs once
+ * more; and it writes, in each hooking view's private copies only, the jump
+ * each site would have (the kernel's own encoding: JMP8 for a 2-byte site,
+ * JMP32 for a 5-byte one). The view's tasks take the jump and reach the
+ * probe through the kernel's own block; everyone else runs the NOP and pays
+ * nothing. The probe counts a hit for the view's own tasks (task context on
+ * their own mm, as jump hooks decide) and runs the hook's program with the
+ * tracepoint's own arguments: through the kernel's __bpf_trace_NAME, which
+ * widens each argument as its type says and calls bpf_trace_runN(), so a
+ * raw_tp or tp_btf program written for the tracepoint runs unchanged.
+ * "Private" below: the key is off, only copies jump. "Shared": someone else
+ * has a probe too, the key is on everywhere, the probe filters by view.
+ *
+ * The one invariant everything below keeps: the key changes state only
+ * while every view's copy holds the shared text's bytes at the key's sites.
+ * The kernel checks a site's old bytes through the current CR3 before it
+ * rewrites it (__jump_label_patch(), BUG on a mismatch), and a traced task
+ * may be the one that registers a probe; the copy must then agree.
+ * - We turn the key off only in the shared state, where copies hold the
+ *   shared bytes (coherence.c mirrors every kernel write into them).
+ * - Another probe registered while we are private would find the key off,
+ *   and tracepoint_add_func() leaves it off on 1 -> 2: the other tool
+ *   would hear nothing. The tracepoint's regfunc is the gate: unused by
+ *   the tracepoints we take (we refuse those that have one), called by
+ *   tracepoint_add_func() under tracepoints_mutex before any probe is added
+ *   while the key is off. Ours (xp_tp_gate0..) puts the shared bytes back in
+ *   every copy, then turns the key on, as the kernel would have: shared.
+ * - Back to private when we are alone again (the sweeper, lifecycle.c,
+ *   every 200 ms: xp_tps_settle()): key off in the shared state, then jumps.
+ *   The traced process misses the tracepoint for the microseconds between.
+ * Sites in modules' text (the key is linked to them) follow the key: in
+ * the private state the view does not see events from them (HOOK_GET says
+ * so); sites in init text are gone after boot.
+ *
+ * Writing a site in a copy: the int3 protocol text_poke_bp() follows, on
+ * every site of the hook at once: int3 on each first byte, serialise every
+ * CPU, the rest of the bytes, serialise, the first bytes, serialise. A CPU
+ * that meets one of these int3s (dispatch.c asks xp_tp_int3()) is sent
+ * where the jump goes: the block tests ->funcs itself, so running it is
+ * right whichever way the site is going.
+ *
+ * Locking, outermost first: xp_views_lock (adding, removing, teardown, the
+ * sweeper), then the kernel's tracepoints_mutex, which tracepoint_add_func()
+ * holds around our gate and which we take to change a tracepoint's state
+ * or its list of hooks, then text_mutex for every write to a copy. A
+ * tracepoint's hooks (->hooks) and a view's (->tp_hooks) are RCU lists:
+ * the probe walks the first with preemption off, the int3 handler the
+ * second with interrupts off; both are freed after a grace period.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bpf.h>
+#include <linux/jump_label.h>
+#include <linux/kprobes.h>
+#include <linux/rculist.h>
+#include <linux/slab.h>
+#include <linux/sort.h>
+#include <linux/trace_events.h>
+#include <linux/tracepoint.h>
+#include <asm/text-patching.h>
+#include <asm/tlbflush.h>
+#include "xprobes.h"
+#include "fire.h"
+
+#define XP_TP_MAX	16	/* tracepoints hooked at once, machine-wide: one gate each */
+#define XP_TP_ARGS	12	/* as bpf_trace_run12() */
+
+struct xp_tp_site {
+	unsigned long addr;	/* the NOP in the shared text */
+	unsigned long target;	/* where the jump goes: the out-of-line block */
+	u8 len;			/* 2 or 5 */
+};
+
+/* One hooked tracepoint, for every view that hooks it. */
+struct xp_tp {
+	struct list_head node;		/* in xp_tps, under xp_views_lock */
+	struct tracepoint *tp;
+	struct bpf_raw_event_map *btp;	/* its BPF entry: __bpf_trace_NAME, its arity */
+	void *probe;			/* xp_tp_probeN, N = btp->num_args */
+	struct xp_tp_site *sites;	/* in the core kernel text, by address */
+	unsigned int nr_sites;
+	bool module_sites;		/* the key has sites in modules too */
+	int gate;			/* its index in xp_tp_gated[] */
+	bool private;			/* under tracepoints_mutex: key off, copies jump */
+	struct list_head hooks;		/* struct xp_tphook, RCU, under tracepoints_mutex */
+	unsigned int users;		/* hooks, under xp_views_lock */
+};
+
+/* What a tracepoint hook adds to its struct xp_hook (h->tph). */
+struct xp_tphook {
+	struct list_head node;		/* in xp_tp->hooks */
+	struct xp_hook *h;
+	struct xp_tp *xtp;
+	bool linked;			/* in xtp->hooks */
+	/* per site, the copies of the pages its bytes are on (the second if it crosses) */
+	struct xp_tpage *pages[][2];
+};
+
+static LIST_HEAD(xp_tps);			/* under xp_views_lock */
+static struct xp_tp *xp_tp_gated[XP_TP_MAX];	/* the tracepoint each gate serves */
+static struct mutex *xp_tps_mutex;		/* the kernel's tracepoints_mutex */
+static struct bpf_raw_event_map *xp_btp_start, *xp_btp_stop;
+static struct list_head *xp_ftrace_events;	/* the kernel's trace events ... */
+static struct mutex *xp_event_mutex;		/* ... and their mutex */
+static const struct jump_entry *xp_jt_start, *xp_jt_stop;
+static const char *xp_tp_missing;		/* why tracepoint hooks cannot work here */
+atomic64_t xp_tp_yields;			/* private -> shared: another probe came */
+atomic64_t xp_tp_settles;			/* shared -> private: alone again */
+
+/* ---- the hit ---------------------------------------------------------------- */
+
+typedef void (*xp_bpf_tp_fn)(void *data, u64, u64, u64, u64, u64, u64, u64, u64,
+			     u64, u64, u64, u64);
+
+/*
+ * Run @prog as the kernel runs a raw_tp program on this tracepoint: the
+ * tracepoint's own __bpf_trace_NAME widens the arguments, bpf_trace_runN()
+ * guards recursion and sets the run context (the hook's cookie, 6.10 on).
+ * It takes the program's raw_tp link, of which it reads the program and the
+ * cookie; before 6.10, the program itself. Arguments past the tracepoint's
+ * own are passed and ignored (the caller pops them).
+ */
+static void run_prog(struct xp_tp *x, struct xp_hook *h, struct bpf_prog *prog, const u64 *a)
+{
+	xp_bpf_tp_fn fn = x->btp->bpf_func;
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+	struct bpf_raw_tp_link link;
+	void *data = &link;
+
+	link.link.prog = prog;
+	link.cookie = h->cookie;
+#else
+	void *data = prog;
+#endif
+	fn(data, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
+}
+
+/*
+ * The tracepoint fired where the probe can see it: in a view's copy (the
+ * private state), or anywhere (shared). Preemption is off (__DO_TRACE).
+ * A task on its own mm in a view is that view's (jump.c decides so too); a
+ * hit in task context, a drop in an interrupt on it. A kernel thread with
+ * no mm is a drop if the CPU is on a view's tables.
+ */
+static void xp_tp_hit(struct xp_tp *x, const u64 *a)
+{
+	struct mm_struct *mm = current->mm;
+	struct xp_tphook *th;
+	struct xp_hook *h = NULL;
+	struct bpf_prog *prog;
+	bool own = false;
+
+	if (mm) {
+		list_for_each_entry_rcu(th, &x->hooks, node)
+			if (xp_pgd_in_view(mm->pgd, th->h->view)) {
+				h = th->h;
+				own = xp_pc_in_task(preempt_count());
+				break;
+			}
+	} else {
+		pgd_t *pgd = __va(read_cr3_pa());
+
+		list_for_each_entry_rcu(th, &x->hooks, node)
+			if (xp_pgd_in_view(pgd, th->h->view)) {
+				h = th->h;
+				break;
+			}
+	}
+	if (!h)
+		return;
+	if (__this_cpu_read(xp_dispatching)) {
+		this_cpu_inc(h->stats->nested);
+		return;
+	}
+	__this_cpu_write(xp_dispatching, 1);
+	if (own)
+		this_cpu_inc(h->stats->hits);
+	else
+		this_cpu_inc(h->stats->dropped);
+	if (own || h->any_context) {
+		prog = rcu_dereference_sched(h->prog);
+		if (prog)
+			run_prog(x, h, prog, a);
+	}
+	__this_cpu_write(xp_dispatching, 0);
+}
+
+/* One probe per arity: the tracepoint calls it with its own prototype. */
+#define XP_TP_PROBE(n, params, ...)						\
+static void xp_tp_probe##n(void *data, params)					\
+{										\
+	u64 a[XP_TP_ARGS] = { __VA_ARGS__ };					\
+										\
+	xp_tp_hit(data, a);							\
+}
+#define P1 u64 a1
+#define P2 P1, u64 a2
+#define P3 P2, u64 a3
+#define P4 P3, u64 a4
+#define P5 P4, u64 a5
+#define P6 P5, u64 a6
+#define P7 P6, u64 a7
+#define P8 P7, u64 a8
+#define P9 P8, u64 a9
+#define P10 P9, u64 a10
+#define P11 P10, u64 a11
+#define P12 P11, u64 a12
+XP_TP_PROBE(1, P1, a1)
+XP_TP_PROBE(2, P2, a1, a2)
+XP_TP_PROBE(3, P3, a1, a2, a3)
+XP_TP_PROBE(4, P4, a1, a2, a3, a4)
+XP_TP_PROBE(5, P5, a1, a2, a3, a4, a5)
+XP_TP_PROBE(6, P6, a1, a2, a3, a4, a5, a6)
+XP_TP_PROBE(7, P7, a1, a2, a3, a4, a5, a6, a7)
+XP_TP_PROBE(8, P8, a1, a2, a3, a4, a5, a6, a7, a8)
+XP_TP_PROBE(9, P9, a1, a2, a3, a4, a5, a6, a7, a8, a9)
+XP_TP_PROBE(10, P10, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)
+XP_TP_PROBE(11, P11, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)
+XP_TP_PROBE(12, P12, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12)
+
+static void *const xp_tp_probes[XP_TP_ARGS + 1] = {
+	NULL, xp_tp_probe1, xp_tp_probe2, xp_tp_probe3, xp_tp_probe4, xp_tp_probe5,
+	xp_tp_probe6, xp_tp_probe7, xp_tp_probe8, xp_tp_probe9, xp_tp_probe10,
+	xp_tp_probe11, xp_tp_probe12,
+};
+
+/* ---- writing sites in copies ----------------------------------------------- */
+
+static u8 *site_byte(struct xp_tphook *th, unsigned int i, unsigned int k)
+{
+	unsigned long off = offset_in_page(th->xtp->sites[i].addr) + k;
+
+	if (off >= PAGE_SIZE)
+		return (u8 *)page_address(th->pages[i][1]->copy) + off - PAGE_SIZE;
+	return (u8 *)page_address(th->pages[i][0]->copy) + off;
+}
+
+/* The bytes of site @s: its jump, or what the shared text holds there now. */
+static void site_bytes(const struct xp_tp_site *s, bool jump, u8 *out)
+{
+	s32 rel = s->target - (s->addr + s->len);
+
+	if (!jump) {
+		memcpy(out, xp_text(s->addr), s->len);
+	} else if (s->len == 2) {
+		out[0] = JMP8_INSN_OPCODE;
+		out[1] = (s8)rel;
+	} else {
+		out[0] = JMP32_INSN_OPCODE;
+		memcpy(out + 1, &rel, sizeof(rel));
+	}
+}
+
+static bool site_is(struct xp_tphook *th, unsigned int i, const u8 *want)
+{
+	unsigned int k;
+
+	for (k = 0; k < th->xtp->sites[i].len; k++)
+		if (*site_byte(th, i, k) != want[k])
+			return false;
+	return true;
+}
+
+/*
+ * Make every site of @th's view's copies jump (@jump) or hold the shared
+ * text's bytes again, by the int3 protocol. A site whose shared bytes are
+ * not the NOP its length calls for is left alone (nothing else writes
+ * them while the key is off; the audit would say). Under tracepoints_mutex.
+ */
+static void write_sites(struct xp_tphook *th, bool jump)
+{
+	struct xp_tp *x = th->xtp;
+	unsigned int i, k, n = 0;
+	u8 want[JMP32_INSN_SIZE];
+
+	lockdep_assert_held(xp_tps_mutex);
+	mutex_lock(xp_k.text_mutex);
+	for (i = 0; i < x->nr_sites; i++) {
+		site_bytes(&x->sites[i], jump, want);
+		if (site_is(th, i, want))
+			continue;
+		WRITE_ONCE(*site_byte(th, i, 0), INT3_INSN_OPCODE);
+		n++;
+	}
+	if (!n)
+		goto out;
+	xp_sync_cores();
+	for (i = 0; i < x->nr_sites; i++) {
+		if (*site_byte(th, i, 0) != INT3_INSN_OPCODE)
+			continue;
+		site_bytes(&x->sites[i], jump, want);
+		for (k = 1; k < x->sites[i].len; k++)
+			WRITE_ONCE(*site_byte(th, i, k), want[k]);
+	}
+	xp_sync_cores();
+	for (i = 0; i < x->nr_sites; i++) {
+		if (*site_byte(th, i, 0) != INT3_INSN_OPCODE)
+			continue;
+		site_bytes(&x->sites[i], jump, want);
+		WRITE_ONCE(*site_byte(th, i, 0), want[0]);
+	}
+	xp_sync_cores();
+out:
+	mutex_unlock(xp_k.text_mutex);
+}
+
+/* ---- states: private, shared, and the gate between ---------------------- */
+
+/* Is our probe the tracepoint's only one? Under tracepoints_mutex. */
+static bool alone(struct xp_tp *x)
+{
+	struct tracepoint_func *f = rcu_dereference_protected(x->tp->funcs,
+							      lockdep_is_held(xp_tps_mutex));
+
+	return f && f[0].func == x->probe && f[0].data == x && !f[1].func;
+}
+
+/* Shared -> private if we are alone. Under tracepoints_mutex. */
+static void settle(struct xp_tp *x)
+{
+	struct xp_tphook *th;
+
+	lockdep_assert_held(xp_tps_mutex);
+	if (x->private || !alone(x))
+		return;
+	/* Copies hold the shared bytes here: the key may change (see the top). */
+	static_key_disable(&x->tp->key);
+	x->private = true;
+	list_for_each_entry(th, &x->hooks, node)
+		write_sites(th, true);
+	atomic64_inc(&xp_tp_settles);
+}
+
+/*
+ * The gate: tracepoint_add_func() is about to add someone's probe while
+ * the key is off, under tracepoints_mutex. If that is our private state,
+ * give the shared bytes back to every copy, then turn the key on, as the
+ * kernel would have for the first probe; it then adds the probe (1 -> 2)
+ * and retargets the static call to the iterator. Our own registration
+ * happens before the gate is set, never through it.
+ */
+static int xp_tp_gate(int n)
+{
+	struct xp_tp *x = READ_ONCE(xp_tp_gated[n]);
+	struct xp_tphook *th;
+
+	if (!x || !x->private)
+		return 0;
+	list_for_each_entry(th, &x->hooks, node)
+		write_sites(th, false);
+	x->private = false;
+	static_key_enable(&x->tp->key);
+	atomic64_inc(&xp_tp_yields);
+	return 0;
+}
+
+#define XP_TP_GATE(n) static int xp_tp_gate##n(void) { return xp_tp_gate(n); }
+XP_TP_GATE(0) XP_TP_GATE(1) XP_TP_GATE(2) XP_TP_GATE(3)
+XP_TP_GATE(4) XP_TP_GATE(5) XP_TP_GATE(6) XP_TP_GATE(7)
+XP_TP_GATE(8) XP_TP_GATE(9) XP_TP_GATE(10) XP_TP_GATE(11)
+XP_TP_GATE(12) XP_TP_GATE(13) XP_TP_GATE(14) XP_TP_GATE(15)
+static int (*const xp_tp_gates[XP_TP_MAX])(void) = {
+	xp_tp_gate0, xp_tp_gate1, xp_tp_gate2, xp_tp_gate3,
+	xp_tp_gate4, xp_tp_gate5, xp_tp_gate6, xp_tp_gate7,
+	xp_tp_gate8, xp_tp_gate9, xp_tp_gate10, xp_tp_gate11,
+	xp_tp_gate12, xp_tp_gate13, xp_tp_gate14, xp_tp_gate15,
+};
+
+/* The sweeper (lifecycle.c), under xp_views_lock: back to private where alone. */
+void xp_tps_settle(void)
+{
+	struct xp_tp *x;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(x, &xp_tps, node) {
+		if (READ_ONCE(x->private))
+			continue;
+		mutex_lock(xp_tps_mutex);
+		settle(x);
+		mutex_unlock(xp_tps_mutex);
+	}
+}
+
+/* ---- finding a tracepoint and its sites ----------------------------------- */
+
+struct tp_lookup {
+	const char *name;
+	struct tracepoint *tp;
+};
+
+static void match_tp(struct tracepoint *tp, void *priv)
+{
+	struct tp_lookup *l = priv;
+
+	if (!strcmp(tp->name, l->name))
+		l->tp = tp;
+}
+
+/*
+ * The category (TRACE_SYSTEM) of the trace event on @tp, or NULL if none:
+ * from the kernel's list of trace events (the section the boot filled it
+ * from is init data, gone), under its mutex. The name is the event
+ * class's, built in: it stays.
+ */
+static const char *tp_system(struct tracepoint *tp)
+{
+	struct trace_event_call *c;
+	const char *sys = NULL;
+
+	mutex_lock(xp_event_mutex);
+	list_for_each_entry(c, xp_ftrace_events, list)
+		if ((c->flags & TRACE_EVENT_FL_TRACEPOINT) && c->tp == tp) {
+			sys = c->class ? c->class->system : NULL;
+			break;
+		}
+	mutex_unlock(xp_event_mutex);
+	return sys;
+}
+
+static int cmp_site(const void *a, const void *b)
+{
+	const struct xp_tp_site *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+/*
+ * The key's sites in the core kernel text: 2- or 5-byte NOPs now (the key
+ * is off) or the jumps they become. Returns why not, or NULL.
+ */
+static const char *find_sites(struct xp_tp *x)
+{
+	static const u8 nop2[] = { 0x66, 0x90 }, nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
+	const struct jump_entry *e;
+	unsigned int n = 0;
+
+	for (e = xp_jt_start; e < xp_jt_stop; e++)
+		if (jump_entry_key(e) == &x->tp->key)
+			n++;
+	if (!n)
+		return "this tracepoint has no call site in the core kernel text";
+	x->sites = kcalloc(n, sizeof(*x->sites), GFP_KERNEL_ACCOUNT);
+	if (!x->sites)
+		return "out of memory";
+	for (e = xp_jt_start; e < xp_jt_stop; e++) {
+		unsigned long code = jump_entry_code(e);
+		struct xp_tp_site *s = &x->sites[x->nr_sites];
+		const u8 *p;
+
+		if (jump_entry_key(e) != &x->tp->key || jump_entry_is_init(e) ||
+		    !xp_is_core_text(code, JMP32_INSN_SIZE))
+			continue;
+		if (jump_entry_is_branch(e))
+			return "a call site of this tracepoint is a likely branch (not a tracepoint's kind)";
+		p = xp_text(code);
+		s->addr = code;
+		s->target = jump_entry_target(e);
+		if (!memcmp(p, nop2, 2) || p[0] == JMP8_INSN_OPCODE)
+			s->len = 2;
+		else if (!memcmp(p, nop5, 5) || p[0] == JMP32_INSN_OPCODE)
+			s->len = 5;
+		else
+			return "a call site of this tracepoint is neither a NOP nor a jump";
+		x->nr_sites++;
+	}
+	if (!x->nr_sites)
+		return "this tracepoint has no call site in the core kernel text after boot";
+	sort(x->sites, x->nr_sites, sizeof(*x->sites), cmp_site, NULL);
+	x->module_sites = READ_ONCE(x->tp->key.type) & JUMP_TYPE_LINKED;
+	return NULL;
+}
+
+static void free_tp(struct xp_tp *x)
+{
+	kfree(x->sites);
+	kfree(x);
+}
+
+/*
+ * A new xp_tp for @tp, checked, with its sites; not registered yet. Under
+ * xp_views_lock.
+ */
+static struct xp_tp *new_tp(struct tracepoint *tp, struct netlink_ext_ack *extack)
+{
+	struct bpf_raw_event_map *btp;
+	const char *why;
+	struct xp_tp *x;
+	int gate;
+
+	if (tp->regfunc || tp->unregfunc) {
+		/* raw_syscalls:sys_enter/exit: each registration flags every task */
+		NL_SET_ERR_MSG(extack, "this tracepoint runs a function of its own when enabled "
+			       "(as raw_syscalls do): it cannot be on in one view only yet");
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	for (btp = xp_btp_start; btp < xp_btp_stop; btp++)
+		if (btp->tp == tp)
+			break;
+	if (btp >= xp_btp_stop || !btp->num_args || btp->num_args > XP_TP_ARGS) {
+		NL_SET_ERR_MSG(extack, "this tracepoint has no BPF entry (__bpf_trace_*) to run programs with");
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	for (gate = 0; gate < XP_TP_MAX; gate++)
+		if (!xp_tp_gated[gate])
+			break;
+	if (gate == XP_TP_MAX) {
+		NL_SET_ERR_MSG_FMT(extack, "%d tracepoints are hooked already, the most there can be",
+				   XP_TP_MAX);
+		return ERR_PTR(-ENOSPC);
+	}
+	x = kzalloc(sizeof(*x), GFP_KERNEL_ACCOUNT);
+	if (!x)
+		return ERR_PTR(-ENOMEM);
+	x->tp = tp;
+	x->btp = btp;
+	x->probe = xp_tp_probes[btp->num_args];
+	x->gate = gate;
+	INIT_LIST_HEAD(&x->hooks);
+	why = find_sites(x);
+	if (why) {
+		xp_set_msg(extack, why);
+		free_tp(x);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	return x;
+}
+
+/*
+ * Register our probe on a new tracepoint and set its gate. The key goes
+ * on for the first probe (everyone runs the probe, which finds no view of
+ * theirs) until the first hook settles it. Under xp_views_lock.
+ */
+static int start_tp(struct xp_tp *x, struct netlink_ext_ack *extack)
+{
+	int err = tracepoint_probe_register(x->tp, x->probe, x);
+
+	if (err) {
+		NL_SET_ERR_MSG_FMT(extack, "the kernel refused our probe on the tracepoint (%d)", err);
+		return err;
+	}
+	mutex_lock(xp_tps_mutex);
+	if (x->tp->regfunc) {	/* it had none a moment ago: nobody sets one at run time */
+		mutex_unlock(xp_tps_mutex);
+		tracepoint_probe_unregister(x->tp, x->probe, x);
+		NL_SET_ERR_MSG(extack, "the tracepoint got a function of its own meanwhile");
+		return -EBUSY;
+	}
+	WRITE_ONCE(xp_tp_gated[x->gate], x);
+	x->tp->regfunc = xp_tp_gates[x->gate];
+	mutex_unlock(xp_tps_mutex);
+	list_add(&x->node, &xp_tps);
+	return 0;
+}
+
+/*
+ * The last hook is gone: the gate goes, then our probe (1 -> 0 turns an
+ * off key off: nothing is written; N -> N-1 leaves others as they were).
+ * Probes under way finish before the memory goes. Under xp_views_lock.
+ */
+static void stop_tp(struct xp_tp *x)
+{
+	mutex_lock(xp_tps_mutex);
+	WARN_ON_ONCE(!list_empty(&x->hooks));
+	x->tp->regfunc = NULL;
+	WRITE_ONCE(xp_tp_gated[x->gate], NULL);
+	x->private = false;
+	mutex_unlock(xp_tps_mutex);
+	tracepoint_probe_unregister(x->tp, x->probe, x);
+	list_del(&x->node);
+	tracepoint_synchronize_unregister();
+	free_tp(x);
+}
+
+/* ---- hooks ------------------------------------------------------------------ */
+
+static struct xp_tp *tp_find(struct tracepoint *tp)
+{
+	struct xp_tp *x;
+
+	list_for_each_entry(x, &xp_tps, node)
+		if (x->tp == tp)
+			return x;
+	return NULL;
+}
+
+static void put_pages(struct xp_hook *h)
+{
+	struct xp_tphook *th = h->tph;
+	unsigned int i;
+
+	for (i = 0; i < th->xtp->nr_sites; i++) {
+		if (th->pages[i][1])
+			xp_view_put_page(h->view, th->pages[i][1]);
+		if (th->pages[i][0])
+			xp_view_put_page(h->view, th->pages[i][0]);
+	}
+}
+
+/* The copies of every page a site's bytes are on; and no other hook there. */
+static int get_pages(struct xp_hook *h, struct netlink_ext_ack *extack)
+{
+	struct xp_tphook *th = h->tph;
+	unsigned int i;
+
+	for (i = 0; i < th->xtp->nr_sites; i++) {
+		const struct xp_tp_site *s = &th->xtp->sites[i];
+		struct xp_hook *o = xp_hook_overlapping(h->view, s->addr, s->addr + s->len);
+		struct xp_tpage *t;
+
+		if (o) {
+			NL_SET_ERR_MSG_FMT(extack, "hook %u is on a call site of this tracepoint", o->id);
+			return -EBUSY;
+		}
+		t = xp_view_get_page(h->view, s->addr & PAGE_MASK, extack);
+		if (IS_ERR(t))
+			return PTR_ERR(t);
+		th->pages[i][0] = t;
+		if ((s->addr & PAGE_MASK) != ((s->addr + s->len - 1) & PAGE_MASK)) {
+			t = xp_view_get_page(h->view, (s->addr & PAGE_MASK) + PAGE_SIZE, extack);
+			if (IS_ERR(t))
+				return PTR_ERR(t);
+			th->pages[i][1] = t;
+		}
+	}
+	return 0;
+}
+
+/*
+ * The tracepoint of @spec ("CATEGORY:NAME" or "NAME"), whether a view hooks
+ * it already or not (*@fresh: not yet).
+ */
+static struct xp_tp *tp_get(const char *spec, bool *fresh, struct netlink_ext_ack *extack)
+{
+	const char *colon = strchr(spec, ':'), *sys;
+	struct tp_lookup l = { .name = colon ? colon + 1 : spec };
+	struct xp_tp *x;
+
+	for_each_kernel_tracepoint(match_tp, &l);
+	if (!l.tp) {
+		NL_SET_ERR_MSG_FMT(extack, "no tracepoint '%s' in the core kernel (a module's "
+				   "cannot be hooked)", l.name);
+		return ERR_PTR(-ENOENT);
+	}
+	sys = tp_system(l.tp);
+	if (colon && (!sys || strlen(sys) != colon - spec || strncmp(sys, spec, colon - spec))) {
+		NL_SET_ERR_MSG_FMT(extack, "tracepoint '%s' is in category '%s', not '%.*s'",
+				   l.name, sys ?: "(none)", (int)(colon - spec), spec);
+		return ERR_PTR(-ENOENT);
+	}
+	x = tp_find(l.tp);
+	*fresh = !x;
+	return x ?: new_tp(l.tp, extack);
+}
+
+/*
+ * hook add PID tracepoint:[CATEGORY:]NAME. Under xp_views_lock, from an
+ * untraced caller (netlink.c): its CR3 reads the shared text, which is
+ * what the key's update checks.
+ */
+struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *offp,
+			      u64 cookie, u32 flags, struct netlink_ext_ack *extack)
+{
+	struct xp_tphook *th;
+	struct xp_hook *h, *o;
+	struct xp_tp *x;
+	bool fresh;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (xp_tp_missing) {
+		xp_set_msg(extack, xp_tp_missing);
+		return ERR_PTR(-EOPNOTSUPP);
+	}
+	if (offp || (flags & ~XPROBES_F_ANY_CONTEXT)) {
+		NL_SET_ERR_MSG(extack, "a tracepoint hook takes no offset, --return, --trap or --records");
+		return ERR_PTR(-EINVAL);
+	}
+	x = tp_get(spec, &fresh, extack);
+	if (IS_ERR(x))
+		return ERR_CAST(x);
+	list_for_each_entry(o, &v->tp_hooks, vnode)
+		if (o->tph->xtp == x) {
+			NL_SET_ERR_MSG_FMT(extack, "this view already has hook %u on this tracepoint", o->id);
+			err = -EEXIST;
+			goto fail_tp;
+		}
+
+	h = xp_hook_new(v, cookie, flags);
+	if (!h) {
+		err = -ENOMEM;
+		goto fail_tp;
+	}
+	th = kzalloc(struct_size(th, pages, x->nr_sites), GFP_KERNEL_ACCOUNT);
+	if (!th) {
+		err = -ENOMEM;
+		goto fail_hook;
+	}
+	h->tph = th;
+	th->h = h;
+	th->xtp = x;
+	h->addr = x->sites[0].addr;
+	snprintf(h->sym, sizeof(h->sym), "%s:%s", tp_system(x->tp) ?: "", x->tp->name);
+	err = get_pages(h, extack);
+	if (err)
+		goto fail_pages;
+	err = xp_hook_publish(h);
+	if (err)
+		goto fail_pages;
+	if (fresh) {
+		err = start_tp(x, extack);
+		if (err)
+			goto fail_id;
+	}
+	x->users++;
+	list_add_tail_rcu(&h->vnode, &v->tp_hooks);
+	mutex_lock(xp_tps_mutex);
+	list_add_tail_rcu(&th->node, &x->hooks);
+	th->linked = true;
+	if (x->private)
+		write_sites(th, true);
+	else
+		settle(x);
+	mutex_unlock(xp_tps_mutex);
+	xp_tables_check(NULL);
+	return h;
+
+fail_id:
+	xp_hook_unpublish(h);
+fail_pages:
+	put_pages(h);
+	kfree(th);
+fail_hook:
+	xp_hook_free(h);
+fail_tp:
+	if (fresh)
+		free_tp(x);
+	return ERR_PTR(err);
+}
+
+/*
+ * Take @h's sites out of its view's copies and @h out of its tracepoint's
+ * hooks (the probe may still see it until a grace period has passed). The
+ * view's own list keeps it, for the int3 handler, until it is freed.
+ * Under xp_views_lock.
+ */
+static void detach(struct xp_hook *h)
+{
+	struct xp_tphook *th = h->tph;
+	struct xp_tp *x = th->xtp;
+
+	if (!th->linked)
+		return;
+	mutex_lock(xp_tps_mutex);
+	if (x->private)
+		write_sites(th, false);
+	list_del_rcu(&th->node);
+	th->linked = false;
+	mutex_unlock(xp_tps_mutex);
+}
+
+/* After detach() and a grace period: the tracepoint's probe goes with its last hook. */
+static void release(struct xp_hook *h)
+{
+	struct xp_tp *x = h->tph->xtp;
+
+	xp_hook_set_prog(h, NULL);
+	if (!--x->users)
+		stop_tp(x);
+	kfree(h->tph);
+	h->tph = NULL;
+}
+
+/* hook del of a tracepoint hook. Under xp_views_lock. */
+void xp_tphook_remove(struct xp_hook *h)
+{
+	detach(h);
+	list_del_rcu(&h->vnode);
+	xp_hook_unpublish(h);
+	put_pages(h);
+	/* The probe and the int3 handler may still hold it. */
+	synchronize_rcu();
+	release(h);
+	xp_hook_free(h);
+	xp_tables_check(NULL);
+}
+
+/* View teardown, before its tables go: every site back to the shared bytes. */
+void xp_tphooks_disarm(struct xp_view *v)
+{
+	struct xp_hook *h;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(h, &v->tp_hooks, vnode)
+		detach(h);
+}
+
+/* View teardown, after the grace period: its tracepoint hooks go. */
+void xp_tphooks_free(struct xp_view *v)
+{
+	struct xp_hook *h, *n;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry_safe(h, n, &v->tp_hooks, vnode) {
+		list_del(&h->vnode);
+		xp_hook_unpublish(h);
+		release(h);
+		xp_hook_free(h);
+	}
+}
+
+/* What HOOK_GET says of a tracepoint hook: XPROBES_HOOK_TP* flags. */
+u32 xp_tphook_flags(struct xp_hook *h)
+{
+	struct xp_tp *x = h->tph->xtp;
+
+	return XPROBES_HOOK_TP | (READ_ONCE(x->private) ? 0 : XPROBES_HOOK_TP_GLOBAL) |
+	       (x->module_sites ? XPROBES_HOOK_TP_MODULES : 0);
+}
+
+/* The tracepoint's sites in the core kernel text (HOOK_GET). */
+u32 xp_tphook_sites(struct xp_hook *h)
+{
+	return h->tph->xtp->nr_sites;
+}
+
+/*
+ * The program behind @fd for tracepoint hook @h, with a reference, or an
+ * ERR_PTR and @extack set: what bpf_raw_tp_link_attach() and
+ * bpf_probe_register() accept on this tracepoint. A raw_tp program whose
+ * context reads stay within the tracepoint's arguments, or a tp_btf one
+ * loaded for this very tracepoint (its BTF types are the arguments'); not
+ * the writable kind (no tracepoint we take has a writable buffer), never a
+ * sleepable one (the probe runs with preemption off).
+ */
+struct bpf_prog *xp_tphook_prog_get(struct xp_hook *h, int fd, struct netlink_ext_ack *extack)
+{
+	struct xp_tp *x = h->tph->xtp;
+	struct bpf_prog *prog = bpf_prog_get_type_dev(fd, BPF_PROG_TYPE_RAW_TRACEPOINT, false);
+
+	if (PTR_ERR_OR_ZERO(prog) == -EINVAL)
+		prog = bpf_prog_get_type_dev(fd, BPF_PROG_TYPE_TRACING, false);
+	if (IS_ERR(prog)) {
+		NL_SET_ERR_MSG(extack, "not a raw_tp or tp_btf BPF program (load one with "
+			       "SEC(\"raw_tp\") or SEC(\"tp_btf/NAME\"))");
+		return prog;
+	}
+	if (xp_prog_sleepable(prog)) {
+		NL_SET_ERR_MSG(extack, "a sleepable program cannot run at a tracepoint hook: "
+			       "the probe runs with preemption off");
+		goto refuse;
+	}
+	if (prog->type == BPF_PROG_TYPE_TRACING &&
+	    (prog->expected_attach_type != BPF_TRACE_RAW_TP || !prog->aux->attach_func_name ||
+	     strcmp(prog->aux->attach_func_name, x->tp->name))) {
+		NL_SET_ERR_MSG_FMT(extack, "this tracing program is not a tp_btf one for '%s' "
+				   "(load it with SEC(\"tp_btf/%s\"))", x->tp->name, x->tp->name);
+		goto refuse;
+	}
+	if (prog->aux->max_ctx_offset > x->btp->num_args * sizeof(u64)) {
+		NL_SET_ERR_MSG_FMT(extack, "the program reads %u bytes of context; the tracepoint "
+				   "has %u arguments (%zu bytes)", prog->aux->max_ctx_offset,
+				   x->btp->num_args, x->btp->num_args * sizeof(u64));
+		goto refuse;
+	}
+	return prog;
+refuse:
+	bpf_prog_put(prog);
+	return ERR_PTR(-EINVAL);
+}
+
+/* ---- what other parts ask ---------------------------------------------------- */
+
+static const struct xp_tp_site *site_at(struct xp_tp *x, unsigned long addr)
+{
+	unsigned int lo = 0, hi = x->nr_sites;
+
+	while (lo < hi) {
+		unsigned int mid = (lo + hi) / 2;
+		const struct xp_tp_site *s = &x->sites[mid];
+
+		if (addr < s->addr)
+			hi = mid;
+		else if (addr >= s->addr + s->len)
+			lo = mid + 1;
+		else
+			return s;
+	}
+	return NULL;
+}
+
+/*
+ * An int3 at @addr in @v's copy: one of ours, on a site being written?
+ * Send the CPU where the jump goes (see the top). Interrupts are off.
+ */
+bool xp_tp_int3(struct xp_view *v, struct pt_regs *regs, unsigned long addr)
+{
+	struct xp_hook *h;
+
+	list_for_each_entry_rcu(h, &v->tp_hooks, vnode) {
+		const struct xp_tp_site *s = site_at(h->tph->xtp, addr);
+
+		if (s && s->addr == addr) {
+			int3_emulate_jmp(regs, s->target);
+			return true;
+		}
+	}
+	return false;
+}
+NOKPROBE_SYMBOL(xp_tp_int3);
+
+/* The audit (coherence.c): is @addr on a site of @v's tracepoint hooks? */
+bool xp_tp_site_in(struct xp_view *v, unsigned long addr)
+{
+	struct xp_hook *h;
+
+	list_for_each_entry(h, &v->tp_hooks, vnode)
+		if (site_at(h->tph->xtp, addr))
+			return true;
+	return false;
+}
+
+/* A new hook of @v on bytes [@lo, @hi): is one of its tracepoints' sites there? */
+bool xp_tp_sites_inside(struct xp_view *v, unsigned long lo, unsigned long hi)
+{
+	unsigned long a;
+
+	for (a = lo; a < hi; a++)
+		if (xp_tp_site_in(v, a))
+			return true;
+	return false;
+}
+
+void xp_tp_init(void)
+{
+	xp_tps_mutex = (struct mutex *)xp_sym_lookup("tracepoints_mutex", NULL);
+	xp_btp_start = (void *)xp_sym_lookup("__start__bpf_raw_tp", NULL);
+	xp_btp_stop = (void *)xp_sym_lookup("__stop__bpf_raw_tp", NULL);
+	xp_ftrace_events = (void *)xp_sym_lookup("ftrace_events", NULL);
+	xp_event_mutex = (void *)xp_sym_lookup("event_mutex", NULL);
+	xp_jump_table(&xp_jt_start, &xp_jt_stop);
+	if (!xp_tps_mutex)
+		xp_tp_missing = "tracepoints_mutex not found: tracepoint hooks are off";
+	else if (!xp_btp_start || xp_btp_stop <= xp_btp_start)
+		xp_tp_missing = "the BPF raw tracepoint table not found: tracepoint hooks are off";
+	else if (!xp_ftrace_events || !xp_event_mutex)
+		xp_tp_missing = "the trace event list not found: tracepoint hooks are off";
+	else if (!xp_jt_start)
+		xp_tp_missing = "the jump-label table not found: tracepoint hooks are off";
+}
