@@ -44,6 +44,13 @@ const volatile __u32 klock_n;
  * child: only its parent could wait for it.
  */
 int target_status = -1;
+/*
+ * Set by xprobectl once every probe and hook of the session is in: until
+ * then a process's calls may be seen returning and not entering (the
+ * uretprobe link of a file goes in before its uprobe link), which is not
+ * a lost call (CNT_EARLY, not CNT_UNMATCHED).
+ */
+__u32 live;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1302,6 +1309,7 @@ static __always_inline void thread_start(struct thread_state *st, __u32 tid, __u
 	for (i = 0; i <= NR_CAUSES; i++)
 		st->pend[i] = 0;
 	st->nwpend = 0;
+	st->hi_sp = 0;
 	st->running = 1;
 	st->last_ts = now;
 	st->last_ev = now;
@@ -1431,6 +1439,8 @@ static __always_inline struct frame *push_slot(struct thread_state *st, __u64 no
 	f->func = func;
 	f->entry_ts = now;
 	f->entry_sp = sp;
+	if (sp > st->hi_sp)
+		st->hi_sp = sp;
 	f->on_at = on;
 	f->child_wall = 0;
 	f->child_on = 0;
@@ -1705,12 +1715,18 @@ static __always_inline struct frame *frame_at(struct thread_state *st, __u64 esp
 	d = st->depth;
 	barrier_var(d);		/* as in push_frame: keep the mask for 6.1's verifier */
 	if (!d || d > TRACE_MAX_DEPTH) {
-		count(CNT_UNMATCHED);
+		/*
+		 * Every call the session saw this thread make nests inside the
+		 * calls it was already in when the probes went in: one of
+		 * those returns with no frame open, above every frame pushed.
+		 */
+		count(!live || esp > st->hi_sp ? CNT_EARLY : CNT_UNMATCHED);
 		return NULL;
 	}
 	f = &st->frames[(d - 1) & DEPTH_MASK];
 	if (f->entry_sp != esp) {
-		count(CNT_UNMATCHED);	/* entered before we attached, or past max depth */
+		/* past max depth, a frame lost; or entered while the probes went in */
+		count(live ? CNT_UNMATCHED : CNT_EARLY);
 		return NULL;
 	}
 	*dp = d;
@@ -1743,7 +1759,11 @@ static __always_inline int ret_common(__u64 esp, __u32 func)
 	struct thread_state *st = bpf_map_lookup_elem(&threads, &tid);
 	struct clocks c;
 
-	if (!st || st->exited || st->fresh) {
+	if (!st || st->fresh) {		/* its first event: a call made before */
+		count(CNT_EARLY);
+		return 0;
+	}
+	if (st->exited) {
 		count(CNT_UNMATCHED);
 		return 0;
 	}

@@ -118,6 +118,12 @@ struct thread_state {
 	__u64 waker;			/* -W: WKEY(0, ...) of the first wakeup since
 					 * switch-out, 0 if none was seen */
 	__u32 depth;
+	/*
+	 * The highest sp a frame of this session was pushed at: a return with
+	 * no open frame above it is of a call made before the session saw the
+	 * thread's calls (in flight when the probes went in): CNT_EARLY.
+	 */
+	__u64 hi_sp;
 	__u8 running;
 	__u8 out_cause;			/* set at switch-out, CAUSE_PENDING: classify at switch-in */
 	__u8 exited;			/* the thread is gone; userspace deletes the entry */
@@ -204,7 +210,7 @@ struct fold_key {
 enum trace_counter {
 	CNT_ENTRIES,		/* uprobe hits */
 	CNT_RETURNS,		/* uretprobe hits that closed a frame */
-	CNT_UNMATCHED,		/* returns with no matching frame (started mid-call) */
+	CNT_UNMATCHED,		/* returns with no matching frame, not CNT_EARLY ones */
 	CNT_ABANDONED,		/* frames left by longjmp, exceptions, exits */
 	CNT_DEPTH_OVERFLOW,	/* calls deeper than TRACE_MAX_DEPTH */
 	CNT_SWITCH_OUT,
@@ -221,6 +227,8 @@ enum trace_counter {
 	CNT_FORKS_LOST,		/* --children: forks not followed, the table was full */
 	CNT_UNWINDS,		/* unwinders entered: return slots given back (unwind_start,
 				 * or the module's unwinder hooks) */
+	CNT_EARLY,		/* returns of calls in flight when the probes went in (no
+				 * frame, and above every frame the thread pushed) */
 	NR_COUNTERS,
 };
 

@@ -24,7 +24,7 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"entries", "returns", "unmatched", "abandoned", "depth_overflow",
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
 	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
-	"forks", "forks_lost", "unwinds",
+	"forks", "forks_lost", "unwinds", "early",
 };
 
 const char *trace_cause_name(int i)

@@ -1812,6 +1812,8 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 	}
 
+	/* Every probe is in: a return with no entry from now on is a lost call. */
+	s.skel->bss->live = 1;
 	stop_on_signals();
 	if (child && ptrace(PTRACE_DETACH, s.pid, NULL, NULL)) {
 		fprintf(stderr, "xprobectl: cannot start the command: %s\n", strerror(errno));

@@ -13,6 +13,12 @@
 # the uprobe handlers run, and a record's entry at a uprobe frame's sp is
 # its tail call: 0 pairs on 6.12 and 6.1. Each pair is a call that could
 # be lost, so there must be none.
+# A return with no entry while the probes were still going in (Redis's
+# timer runs during the attach; a file's return probes go in before its
+# entry probes) is counted as early, not unmatched, since 2026-11-30: make
+# check failed on one such return (unmatched 1, abandoned 0) in 2 of 4
+# sessions on 6.12 that day; 10 sessions under load after the change had
+# early 1 in 5, unmatched 0 in all.
 . /xp/selftests/tests/lib.sh
 . /xp/selftests/servers.sh
 for b in redis-server redis-benchmark; do
@@ -40,7 +46,7 @@ redis-benchmark -p $PORT -c 2 -n $N -t $(echo $CMDS | tr ' ' ,) -q > /tmp/rb.out
 kill -INT $T
 wait $T || fail "trace ended with $?: $(tail -n 3 /tmp/all.err)"
 redis_cmd INFO commandstats > /tmp/cs.txt
-note "records $(jsonq /tmp/all.json counters.records), unmatched $(jsonq /tmp/all.json counters.unmatched), abandoned $(jsonq /tmp/all.json counters.abandoned)"
+note "records $(jsonq /tmp/all.json counters.records), unmatched $(jsonq /tmp/all.json counters.unmatched), abandoned $(jsonq /tmp/all.json counters.abandoned), early $(jsonq /tmp/all.json counters.early) (calls in flight when the probes went in)"
 assert_eq "returns that matched no open call" 0 "$(jsonq /tmp/all.json counters.unmatched)"
 assert_eq "calls abandoned (nothing here unwinds past a frame)" 0 "$(jsonq /tmp/all.json counters.abandoned)"
 for c in $CMDS; do
