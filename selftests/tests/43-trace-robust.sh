@@ -34,7 +34,7 @@ check_cause /tmp/perf.json xw_delay sleep /tmp/perf.err
 check_balance /tmp/perf.json xw_request
 
 # A running process, by PID, for a fixed time; calls in flight at the start
-# return unmatched, nothing else goes wrong. (It is killed after
+# return early (not counted), nothing else goes wrong. (It is killed after
 # the trace: many calls, so that it outlives a slow attach.)
 workload sleep -n 100000 -t 20 -d /dev/null 2>/dev/null &
 W=$!

@@ -14,7 +14,7 @@ type_is causes array
 assert_eq "causes" "runq wakeup throttled lock mem io net sleep other" \
 	"$(for i in 0 1 2 3 4 5 6 7 8; do jsonq $J "causes.[$i]"; done | tr '\n' ' ' | sed 's/ $//')"
 assert_eq "nine causes" 9 "$(jsonq $J 'causes.#')"
-for k in entries returns unmatched abandoned depth_overflow switch_out switch_in no_thread \
+for k in entries returns unmatched early abandoned depth_overflow switch_out switch_in no_thread \
 	 wakers_lost fixups exits; do
 	type_is counters.$k number
 done
