@@ -19,9 +19,10 @@ static const struct subcmd subcmds[] = {
 	  "view add PID [--no-follow-fork]\n"
 	  "view del PID\n"
 	  "view list [--json]" },
-	{ "hook", cmd_hook, "kernel hooks in one process's view: hits, drops, kind (jump, call, int3)",
+	{ "hook", cmd_hook, "kernel hooks and tracepoints in one process's view: hits, drops, kind",
 	  "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
 	  "         [--records [--calls]] [--json]\n"
+	  "hook add PID tracepoint:CATEGORY:NAME [--cookie N] [--json]\n"
 	  "hook del ID\n"
 	  "hook prog ID (PINNED | --detach)\n"
 	  "hook list [PID] [--json]" },

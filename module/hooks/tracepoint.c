@@ -961,3 +961,7 @@ void xp_tp_init(void)
 	else if (!xp_jt_start)
 		xp_tp_missing = "the jump-label table not found: tracepoint hooks are off";
 }
+
+#ifdef XPROBES_KUNIT
+#include "tracepoint_kunit.c"
+#endif
