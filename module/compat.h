@@ -190,6 +190,13 @@ static inline void xp_leave_mm(void)
 
 /* A sleepable BPF program: the flag moved from its aux into the program in 6.10. */
 #include <linux/filter.h>
+/*
+ * What a tracepoint's BPF probe (__bpf_trace_NAME -> bpf_trace_runN) takes
+ * as its data: the program's struct bpf_raw_tp_link since 6.10 (with the
+ * attach cookie), the program before (hooks/tracepoint.c).
+ */
+#define XP_TP_LINKS	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0))
+
 static inline bool xp_prog_sleepable(const struct bpf_prog *prog)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)

@@ -441,9 +441,13 @@ static int xp_cmd_hook_prog(struct sk_buff *skb, struct genl_info *info)
 		if (IS_ERR(prog))
 			err = PTR_ERR(prog);
 	}
-	if (!err)
+	if (!err && h->tph)
+		err = xp_tphook_set_prog(h, prog);
+	else if (!err)
 		xp_hook_set_prog(h, prog);
 	mutex_unlock(&xp_views_lock);
+	if (err && !IS_ERR_OR_NULL(prog))
+		bpf_prog_put(prog);
 	return err;
 }
 

@@ -44,7 +44,18 @@
  *   The traced process misses the tracepoint for the microseconds between.
  * Sites in modules' text (the key is linked to them) follow the key: in
  * the private state the view does not see events from them (HOOK_GET says
- * so); sites in init text are gone after boot.
+ * so); sites in init text are gone after boot. sched_process_fork and
+ * sched_process_exec stay global while any view exists: the module's own
+ * probes follow processes there (lifecycle.c). Someone who opens and
+ * closes a probe on a hooked tracepoint over and over makes it go global
+ * and private again at most five times a second (the sweeper's pace):
+ * each is a key update and three IPIs per hooking view, no more.
+ *
+ * Refused: tracepoints with a regfunc of their own, and those with a site
+ * where our int3 would trap again before the handler can answer (see
+ * site_refused()). A hit's stack: the probe's twelve arguments (about 100
+ * bytes more than the kernel's own raw_tp path); the raw_tp link that
+ * bpf_trace_runN() takes on 6.10+ is the hook's own (struct xp_tplink).
  *
  * Writing a site in a copy: the int3 protocol text_poke_bp() follows, on
  * every site of the hook at once: int3 on each first byte, serialise every
@@ -93,12 +104,13 @@ struct xp_tp {
 	void *probe;			/* xp_tp_probeN, N = btp->num_args */
 	struct xp_tp_site *sites;	/* in the core kernel text, by address */
 	unsigned int nr_sites;
-	bool module_sites;		/* the key has sites in modules too */
 	int gate;			/* its index in xp_tp_gated[] */
 	bool private;			/* under tracepoints_mutex: key off, copies jump */
 	struct list_head hooks;		/* struct xp_tphook, RCU, under tracepoints_mutex */
 	unsigned int users;		/* hooks, under xp_views_lock */
 };
+
+struct xp_tplink;
 
 /* What a tracepoint hook adds to its struct xp_hook (h->tph). */
 struct xp_tphook {
@@ -106,6 +118,7 @@ struct xp_tphook {
 	struct xp_hook *h;
 	struct xp_tp *xtp;
 	bool linked;			/* in xtp->hooks */
+	struct xp_tplink __rcu *link;	/* its program's, or NULL (xp_tphook_set_prog()) */
 	/* per site, the copies of the pages its bytes are on (the second if it crosses) */
 	struct xp_tpage *pages[][2];
 };
@@ -118,6 +131,8 @@ static struct list_head *xp_ftrace_events;	/* the kernel's trace events ... */
 static struct mutex *xp_event_mutex;		/* ... and their mutex */
 static const struct jump_entry *xp_jt_start, *xp_jt_stop;
 static const char *xp_tp_missing;		/* why tracepoint hooks cannot work here */
+static unsigned long xp_noinstr[2], xp_entry[2], xp_irqentry[2];	/* [start, end) */
+static const u8 xp_nop2[] = { 0x66, 0x90 }, xp_nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 atomic64_t xp_tp_yields;			/* private -> shared: another probe came */
 atomic64_t xp_tp_settles;			/* shared -> private: alone again */
 
@@ -127,24 +142,38 @@ typedef void (*xp_bpf_tp_fn)(void *data, u64, u64, u64, u64, u64, u64, u64, u64,
 			     u64, u64, u64, u64);
 
 /*
- * Run @prog as the kernel runs a raw_tp program on this tracepoint: the
- * tracepoint's own __bpf_trace_NAME widens the arguments, bpf_trace_runN()
- * guards recursion and sets the run context (the hook's cookie, 6.10 on).
- * It takes the program's raw_tp link, of which it reads the program and the
- * cookie; before 6.10, the program itself. Arguments past the tracepoint's
- * own are passed and ignored (the caller pops them).
+ * What bpf_trace_runN() is handed as the probe's data: the program's raw_tp
+ * link from 6.10 on (it reads the program and the cookie there), the
+ * program itself before. A hook keeps one per program it is given
+ * (xp_tphook_set_prog()), replaced and freed under RCU: a hit does not
+ * build one on its stack.
  */
-static void run_prog(struct xp_tp *x, struct xp_hook *h, struct bpf_prog *prog, const u64 *a)
+#if XP_TP_LINKS
+struct xp_tplink {
+	struct bpf_raw_tp_link link;
+	struct rcu_head rcu;
+};
+#else
+struct xp_tplink {
+	struct bpf_prog *prog;
+	struct rcu_head rcu;
+};
+#endif
+
+/*
+ * Run the hook's program as the kernel runs a raw_tp program on this
+ * tracepoint: the tracepoint's own __bpf_trace_NAME widens the arguments,
+ * bpf_trace_runN() guards recursion and sets the run context (the hook's
+ * cookie, 6.10 on). Arguments past the tracepoint's own are passed and
+ * ignored (the caller pops them).
+ */
+static void run_prog(struct xp_tp *x, struct xp_tplink *l, const u64 *a)
 {
 	xp_bpf_tp_fn fn = x->btp->bpf_func;
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-	struct bpf_raw_tp_link link;
-	void *data = &link;
-
-	link.link.prog = prog;
-	link.cookie = h->cookie;
+#if XP_TP_LINKS
+	void *data = &l->link;
 #else
-	void *data = prog;
+	void *data = l->prog;
 #endif
 	fn(data, a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7], a[8], a[9], a[10], a[11]);
 }
@@ -159,15 +188,15 @@ static void run_prog(struct xp_tp *x, struct xp_hook *h, struct bpf_prog *prog, 
 static void xp_tp_hit(struct xp_tp *x, const u64 *a)
 {
 	struct mm_struct *mm = current->mm;
-	struct xp_tphook *th;
+	struct xp_tphook *th, *hit = NULL;
 	struct xp_hook *h = NULL;
-	struct bpf_prog *prog;
+	struct xp_tplink *l;
 	bool own = false;
 
 	if (mm) {
 		list_for_each_entry_rcu(th, &x->hooks, node)
 			if (xp_pgd_in_view(mm->pgd, th->h->view)) {
-				h = th->h;
+				hit = th;
 				own = xp_pc_in_task(preempt_count());
 				break;
 			}
@@ -176,12 +205,13 @@ static void xp_tp_hit(struct xp_tp *x, const u64 *a)
 
 		list_for_each_entry_rcu(th, &x->hooks, node)
 			if (xp_pgd_in_view(pgd, th->h->view)) {
-				h = th->h;
+				hit = th;
 				break;
 			}
 	}
-	if (!h)
+	if (!hit)
 		return;
+	h = hit->h;
 	if (__this_cpu_read(xp_dispatching)) {
 		this_cpu_inc(h->stats->nested);
 		return;
@@ -192,9 +222,9 @@ static void xp_tp_hit(struct xp_tp *x, const u64 *a)
 	else
 		this_cpu_inc(h->stats->dropped);
 	if (own || h->any_context) {
-		prog = rcu_dereference_sched(h->prog);
-		if (prog)
-			run_prog(x, h, prog, a);
+		l = rcu_dereference_sched(hit->link);
+		if (l)
+			run_prog(x, l, a);
 	}
 	__this_cpu_write(xp_dispatching, 0);
 }
@@ -290,7 +320,11 @@ static void write_sites(struct xp_tphook *th, bool jump)
 	lockdep_assert_held(xp_tps_mutex);
 	mutex_lock(xp_k.text_mutex);
 	for (i = 0; i < x->nr_sites; i++) {
-		site_bytes(&x->sites[i], jump, want);
+		const struct xp_tp_site *s = &x->sites[i];
+
+		if (jump && memcmp(xp_text(s->addr), s->len == 2 ? xp_nop2 : xp_nop5, s->len))
+			continue;
+		site_bytes(s, jump, want);
 		if (site_is(th, i, want))
 			continue;
 		WRITE_ONCE(*site_byte(th, i, 0), INT3_INSN_OPCODE);
@@ -339,6 +373,8 @@ static void settle(struct xp_tp *x)
 		return;
 	/* Copies hold the shared bytes here: the key may change (see the top). */
 	static_key_disable(&x->tp->key);
+	if (static_key_enabled(&x->tp->key))	/* not ours to turn off: stay shared */
+		return;
 	x->private = true;
 	list_for_each_entry(th, &x->hooks, node)
 		write_sites(th, true);
@@ -431,6 +467,29 @@ static const char *tp_system(struct tracepoint *tp)
 	return sys;
 }
 
+/*
+ * May a site at @addr be written by the int3 protocol in a copy? Not where
+ * the trap itself would run it again before our handler answers: the
+ * handler comes late (exc_int3, irqentry_nmi_enter, do_int3, the die
+ * notifier chain, whose functions dispatch.c lists with RCU's and
+ * lockdep's), unlike the kernel's own poke_int3_handler, so a traced CPU
+ * trapping there would trap again at the same site, without end
+ * (notifier:notifier_run, lock:lock_acquire on a lockdep kernel). Nor in
+ * noinstr or entry code, where kprobes never goes either.
+ */
+static const char *site_refused(unsigned long addr)
+{
+	if (xp_on_dispatch_path(addr))
+		return "a call site of this tracepoint is on the path our trap handler runs "
+		       "(the die notifier chain, RCU, lockdep): it cannot be on per process";
+	if ((addr >= xp_noinstr[0] && addr < xp_noinstr[1]) ||
+	    (addr >= xp_entry[0] && addr < xp_entry[1]) ||
+	    (addr >= xp_irqentry[0] && addr < xp_irqentry[1]))
+		return "a call site of this tracepoint is in noinstr or entry code: it cannot "
+		       "be on per process";
+	return NULL;
+}
+
 static int cmp_site(const void *a, const void *b)
 {
 	const struct xp_tp_site *x = a, *y = b;
@@ -444,9 +503,11 @@ static int cmp_site(const void *a, const void *b)
  */
 static const char *find_sites(struct xp_tp *x)
 {
-	static const u8 nop2[] = { 0x66, 0x90 }, nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 	const struct jump_entry *e;
+	const char *why;
 	unsigned int n = 0;
+
+	lockdep_assert_held(xp_tps_mutex);	/* no key change under us: no int3 read */
 
 	for (e = xp_jt_start; e < xp_jt_stop; e++)
 		if (jump_entry_key(e) == &x->tp->key)
@@ -466,12 +527,15 @@ static const char *find_sites(struct xp_tp *x)
 			continue;
 		if (jump_entry_is_branch(e))
 			return "a call site of this tracepoint is a likely branch (not a tracepoint's kind)";
+		why = site_refused(code);
+		if (why)
+			return why;
 		p = xp_text(code);
 		s->addr = code;
 		s->target = jump_entry_target(e);
-		if (!memcmp(p, nop2, 2) || p[0] == JMP8_INSN_OPCODE)
+		if (!memcmp(p, xp_nop2, 2) || p[0] == JMP8_INSN_OPCODE)
 			s->len = 2;
-		else if (!memcmp(p, nop5, 5) || p[0] == JMP32_INSN_OPCODE)
+		else if (!memcmp(p, xp_nop5, 5) || p[0] == JMP32_INSN_OPCODE)
 			s->len = 5;
 		else
 			return "a call site of this tracepoint is neither a NOP nor a jump";
@@ -480,12 +544,23 @@ static const char *find_sites(struct xp_tp *x)
 	if (!x->nr_sites)
 		return "this tracepoint has no call site in the core kernel text after boot";
 	sort(x->sites, x->nr_sites, sizeof(*x->sites), cmp_site, NULL);
-	x->module_sites = READ_ONCE(x->tp->key.type) & JUMP_TYPE_LINKED;
 	return NULL;
+}
+
+/* What a tracepoint's and a hook's own parts count in xp_mem_bytes. */
+static size_t tp_bytes(const struct xp_tp *x)
+{
+	return sizeof(*x) + x->nr_sites * sizeof(*x->sites);
+}
+
+static size_t th_bytes(const struct xp_tp *x)
+{
+	return struct_size_t(struct xp_tphook, pages, x->nr_sites);
 }
 
 static void free_tp(struct xp_tp *x)
 {
+	atomic64_sub(tp_bytes(x), &xp_mem_bytes);
 	kfree(x->sites);
 	kfree(x);
 }
@@ -530,7 +605,10 @@ static struct xp_tp *new_tp(struct tracepoint *tp, struct netlink_ext_ack *extac
 	x->probe = xp_tp_probes[btp->num_args];
 	x->gate = gate;
 	INIT_LIST_HEAD(&x->hooks);
+	mutex_lock(xp_tps_mutex);
 	why = find_sites(x);
+	mutex_unlock(xp_tps_mutex);
+	atomic64_add(tp_bytes(x), &xp_mem_bytes);
 	if (why) {
 		xp_set_msg(extack, why);
 		free_tp(x);
@@ -540,28 +618,33 @@ static struct xp_tp *new_tp(struct tracepoint *tp, struct netlink_ext_ack *extac
 }
 
 /*
- * Register our probe on a new tracepoint and set its gate. The key goes
- * on for the first probe (everyone runs the probe, which finds no view of
- * theirs) until the first hook settles it. Under xp_views_lock.
+ * Set the gate of a new tracepoint, then register our probe: our own 0 -> 1
+ * passes through the gate, which does nothing while we are not private.
+ * The key goes on for the first probe (everyone runs the probe, which finds
+ * no view of theirs) until the first hook settles it. Under xp_views_lock.
  */
 static int start_tp(struct xp_tp *x, struct netlink_ext_ack *extack)
 {
-	int err = tracepoint_probe_register(x->tp, x->probe, x);
+	int err;
 
-	if (err) {
-		NL_SET_ERR_MSG_FMT(extack, "the kernel refused our probe on the tracepoint (%d)", err);
-		return err;
-	}
 	mutex_lock(xp_tps_mutex);
 	if (x->tp->regfunc) {	/* it had none a moment ago: nobody sets one at run time */
 		mutex_unlock(xp_tps_mutex);
-		tracepoint_probe_unregister(x->tp, x->probe, x);
 		NL_SET_ERR_MSG(extack, "the tracepoint got a function of its own meanwhile");
 		return -EBUSY;
 	}
 	WRITE_ONCE(xp_tp_gated[x->gate], x);
 	x->tp->regfunc = xp_tp_gates[x->gate];
 	mutex_unlock(xp_tps_mutex);
+	err = tracepoint_probe_register(x->tp, x->probe, x);
+	if (err) {
+		mutex_lock(xp_tps_mutex);
+		x->tp->regfunc = NULL;
+		WRITE_ONCE(xp_tp_gated[x->gate], NULL);
+		mutex_unlock(xp_tps_mutex);
+		NL_SET_ERR_MSG_FMT(extack, "the kernel refused our probe on the tracepoint (%d)", err);
+		return err;
+	}
 	list_add(&x->node, &xp_tps);
 	return 0;
 }
@@ -575,9 +658,18 @@ static void stop_tp(struct xp_tp *x)
 {
 	mutex_lock(xp_tps_mutex);
 	WARN_ON_ONCE(!list_empty(&x->hooks));
+	/*
+	 * Private, the key is off under our registered probe: turn it on
+	 * (copies hold the shared bytes since detach()) before the gate goes,
+	 * or a probe registered before our unregister would go 1 -> 2 with the
+	 * key off, and hear nothing. Our 1 -> 0 then turns it off.
+	 */
+	if (x->private) {
+		static_key_enable(&x->tp->key);
+		x->private = false;
+	}
 	x->tp->regfunc = NULL;
 	WRITE_ONCE(xp_tp_gated[x->gate], NULL);
-	x->private = false;
 	mutex_unlock(xp_tps_mutex);
 	tracepoint_probe_unregister(x->tp, x->probe, x);
 	list_del(&x->node);
@@ -676,6 +768,7 @@ struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *of
 {
 	struct xp_tphook *th;
 	struct xp_hook *h, *o;
+	const char *why;
 	struct xp_tp *x;
 	bool fresh;
 	int err;
@@ -688,6 +781,12 @@ struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *of
 	if (offp || (flags & ~XPROBES_F_ANY_CONTEXT)) {
 		NL_SET_ERR_MSG(extack, "a tracepoint hook takes no offset, --return, --trap or --records");
 		return ERR_PTR(-EINVAL);
+	}
+	/* The invariant leans on the mirror (coherence.c's kprobe on __text_poke) */
+	why = xp_kprobes_broken();
+	if (why) {
+		xp_set_msg(extack, why);
+		return ERR_PTR(-EOPNOTSUPP);
 	}
 	x = tp_get(spec, &fresh, extack);
 	if (IS_ERR(x))
@@ -704,11 +803,12 @@ struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *of
 		err = -ENOMEM;
 		goto fail_tp;
 	}
-	th = kzalloc(struct_size(th, pages, x->nr_sites), GFP_KERNEL_ACCOUNT);
+	th = kzalloc(th_bytes(x), GFP_KERNEL_ACCOUNT);
 	if (!th) {
 		err = -ENOMEM;
 		goto fail_hook;
 	}
+	atomic64_add(th_bytes(x), &xp_mem_bytes);
 	h->tph = th;
 	th->h = h;
 	th->xtp = x;
@@ -742,6 +842,7 @@ fail_id:
 	xp_hook_unpublish(h);
 fail_pages:
 	put_pages(h);
+	atomic64_sub(th_bytes(x), &xp_mem_bytes);
 	kfree(th);
 fail_hook:
 	xp_hook_free(h);
@@ -777,11 +878,12 @@ static void release(struct xp_hook *h)
 {
 	struct xp_tp *x = h->tph->xtp;
 
-	xp_hook_set_prog(h, NULL);
-	if (!--x->users)
-		stop_tp(x);
+	xp_tphook_set_prog(h, NULL);
+	atomic64_sub(th_bytes(x), &xp_mem_bytes);
 	kfree(h->tph);
 	h->tph = NULL;
+	if (!--x->users)
+		stop_tp(x);
 }
 
 /* hook del of a tracepoint hook. Under xp_views_lock. */
@@ -827,8 +929,9 @@ u32 xp_tphook_flags(struct xp_hook *h)
 {
 	struct xp_tp *x = h->tph->xtp;
 
+	/* A module that calls it, loaded later, links the key (jump_label_add_module()) */
 	return XPROBES_HOOK_TP | (READ_ONCE(x->private) ? 0 : XPROBES_HOOK_TP_GLOBAL) |
-	       (x->module_sites ? XPROBES_HOOK_TP_MODULES : 0);
+	       (READ_ONCE(x->tp->key.type) & JUMP_TYPE_LINKED ? XPROBES_HOOK_TP_MODULES : 0);
 }
 
 /* The tracepoint's sites in the core kernel text (HOOK_GET). */
@@ -880,6 +983,33 @@ struct bpf_prog *xp_tphook_prog_get(struct xp_hook *h, int fd, struct netlink_ex
 refuse:
 	bpf_prog_put(prog);
 	return ERR_PTR(-EINVAL);
+}
+
+/*
+ * Make tracepoint hook @h run @prog (from xp_tphook_prog_get(), its
+ * reference moves to the hook), or nothing. Under xp_views_lock.
+ */
+int xp_tphook_set_prog(struct xp_hook *h, struct bpf_prog *prog)
+{
+	struct xp_tplink *l = NULL, *old;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (prog) {
+		l = kzalloc(sizeof(*l), GFP_KERNEL_ACCOUNT);
+		if (!l)
+			return -ENOMEM;
+#if XP_TP_LINKS
+		l->link.link.prog = prog;
+		l->link.cookie = h->cookie;
+#else
+		l->prog = prog;
+#endif
+	}
+	old = rcu_replace_pointer(h->tph->link, l, lockdep_is_held(&xp_views_lock));
+	xp_hook_set_prog(h, prog);	/* puts the old one: freed after a grace period */
+	if (old)
+		kfree_rcu(old, rcu);
+	return 0;
 }
 
 /* ---- what other parts ask ---------------------------------------------------- */
@@ -952,6 +1082,12 @@ void xp_tp_init(void)
 	xp_ftrace_events = (void *)xp_sym_lookup("ftrace_events", NULL);
 	xp_event_mutex = (void *)xp_sym_lookup("event_mutex", NULL);
 	xp_jump_table(&xp_jt_start, &xp_jt_stop);
+	xp_noinstr[0] = xp_sym_lookup("__noinstr_text_start", NULL);
+	xp_noinstr[1] = xp_sym_lookup("__noinstr_text_end", NULL);
+	xp_entry[0] = xp_sym_lookup("__entry_text_start", NULL);
+	xp_entry[1] = xp_sym_lookup("__entry_text_end", NULL);
+	xp_irqentry[0] = xp_sym_lookup("__irqentry_text_start", NULL);
+	xp_irqentry[1] = xp_sym_lookup("__irqentry_text_end", NULL);
 	if (!xp_tps_mutex)
 		xp_tp_missing = "tracepoints_mutex not found: tracepoint hooks are off";
 	else if (!xp_btp_start || xp_btp_stop <= xp_btp_start)
@@ -960,6 +1096,8 @@ void xp_tp_init(void)
 		xp_tp_missing = "the trace event list not found: tracepoint hooks are off";
 	else if (!xp_jt_start)
 		xp_tp_missing = "the jump-label table not found: tracepoint hooks are off";
+	else if (!xp_noinstr[0] || !xp_entry[0] || !xp_irqentry[0])
+		xp_tp_missing = "the kernel's noinstr or entry text not found: tracepoint hooks are off";
 }
 
 #ifdef XPROBES_KUNIT
