@@ -7,7 +7,10 @@
  * loaded: kprobe/FUNC[+OFF] and ksyscall/NAME (on __x64_sys_NAME, as
  * libbpf attaches it) become a hook in PID's view that runs the program
  * itself on every hit (XPROBES_CMD_HOOK_PROG), with the hook's registers as
- * its context, as a kprobe at that instruction gives them. uprobe/,
+ * its context, as a kprobe at that instruction gives them. raw_tp/NAME and
+ * tp_btf/NAME become a tracepoint hook (hook add PID tracepoint:NAME) that
+ * runs the program on PID's events with the tracepoint's own arguments, as
+ * the tracepoint would have run it everywhere. uprobe/,
  * uretprobe/ and usdt/ programs with a place in their section name are
  * attached by libbpf bound to PID: the kernel's uprobes are per process
  * already (breakpoints only in that mm). Every other kind is refused with
@@ -48,13 +51,16 @@ static void attach_usage(FILE *f)
 "usage: xprobectl attach PID OBJ.bpf.o [--pin DIR] [-d SECONDS] [-v]\n"
 "Runs the BPF programs of OBJ, written for global attach, for process PID only: each\n"
 "kprobe/FUNC[+OFF] or ksyscall/NAME program becomes a hook in PID's kernel view that\n"
-"runs it on every hit, with the registers a kprobe there would give it; other\n"
-"processes run the kernel's own text and never reach it. uprobe/PATH:FUNC[+OFF],\n"
+"runs it on every hit, with the registers a kprobe there would give it; each\n"
+"raw_tp/NAME or tp_btf/NAME program turns that kernel tracepoint on in PID's view\n"
+"only and runs on PID's events with the tracepoint's arguments; other processes\n"
+"run the kernel's own text and never reach them. uprobe/PATH:FUNC[+OFF],\n"
 "uretprobe/... and usdt/PATH:PROVIDER:NAME programs are attached bound to PID (the\n"
 "kernel's uprobes are per process already). A program of any other kind (kretprobe,\n"
-"tracepoints, fentry, ...) is refused with the reason, and then the whole object:\n"
-"nothing is ever attached globally instead. Until -d, Ctrl-C or PID's exit; then\n"
-"the probes (and the view, if attach made it) go, and each hook's hits are printed.\n"
+"classic tp/ tracepoints, fentry, ...) is refused with the reason, and then the whole\n"
+"object: nothing is ever attached globally instead. Until -d, Ctrl-C or PID's exit;\n"
+"then the probes (and the view, if attach made it) go, and each hook's hits are\n"
+"printed.\n"
 "  -p, --pin DIR            pin the object's maps under DIR (in bpffs) for your own\n"
 "                           tools, e.g. bpftool map dump pinned DIR/NAME; they stay\n"
 "  -d, --duration SECONDS   stop after SECONDS\n"
@@ -154,6 +160,7 @@ static const char *classify(struct aprog *p, char *why, size_t len)
 		{ "uretprobe/", AP_UPROBE, true }, { "uretprobe.s/", AP_UPROBE, true },
 		{ "usdt/", AP_USDT, false },
 	};
+	static const char *const tps[] = { "raw_tp/", "raw_tracepoint/", "tp_btf/" };
 	char sym[600];
 	size_t i;
 
@@ -198,11 +205,27 @@ static const char *classify(struct aprog *p, char *why, size_t len)
 	if (!strncmp(sec, "kprobe.", 7) || !strncmp(sec, "ksyscall.", 9))
 		return "a kind of kprobe a hook does not run (multi, session or sleepable): "
 		       "give each function a kprobe/FUNC program";
+	/* raw_tp/NAME, raw_tracepoint/NAME, tp_btf/NAME: the tracepoint, on in PID's view */
+	for (i = 0; i < sizeof(tps) / sizeof(tps[0]); i++) {
+		size_t n = strlen(tps[i]);
+		const char *name = sec + n;
+
+		if (strncmp(sec, tps[i], n))
+			continue;
+		if (!*name || strpbrk(name, "*?:/+"))
+			return "no single tracepoint in its section name: a tracepoint hook needs "
+			       "SEC(\"raw_tp/NAME\") or SEC(\"tp_btf/NAME\")";
+		memset(&p->at, 0, sizeof(p->at));
+		snprintf(p->at.sym, sizeof(p->at.sym), "tracepoint:%s", name);
+		return NULL;
+	}
 	if (!strncmp(sec, "raw_tp", 6) || !strncmp(sec, "raw_tracepoint", 14) ||
-	    !strncmp(sec, "tp_btf", 6) || !strcmp(sec, "tp") || !strncmp(sec, "tp/", 3) ||
-	    !strncmp(sec, "tracepoint", 10))
-		return "a tracepoint program: kernel tracepoints per process are not built yet "
-		       "(docs/tracepoints.md)";
+	    !strncmp(sec, "tp_btf", 6))
+		return "a kind of tracepoint program a hook does not run (writable, or no "
+		       "tracepoint named): SEC(\"raw_tp/NAME\") or SEC(\"tp_btf/NAME\")";
+	if (!strcmp(sec, "tp") || !strncmp(sec, "tp/", 3) || !strncmp(sec, "tracepoint", 10))
+		return "a classic tracepoint program reads the trace event's record, which a "
+		       "tracepoint hook does not build: write it as raw_tp/NAME or tp_btf/NAME";
 	if (!strncmp(sec, "uprobe.multi", 12) || !strncmp(sec, "uretprobe.multi", 15))
 		return "a multi-function uprobe: give each function a uprobe/PATH:FUNCTION program";
 	if (!strncmp(sec, "uprobe", 6) || !strncmp(sec, "uretprobe", 9) || !strncmp(sec, "usdt", 4))
@@ -225,7 +248,7 @@ static const char *same_place(const struct aprog *p, int n, char *why, size_t le
 			if (p[i].kind == AP_HOOK && p[j].kind == AP_HOOK &&
 			    !strcmp(p[i].at.sym, p[j].at.sym) && p[i].at.off == p[j].at.off) {
 				snprintf(why, len, "programs %s and %s both at %s+%u: a view has one hook "
-					 "per address; make them one program",
+					 "per address or tracepoint; make them one program",
 					 bpf_program__name(p[j].prog), bpf_program__name(p[i].prog),
 					 p[i].at.sym, p[i].at.off);
 				return why;

@@ -14,13 +14,16 @@
 # reason, and nothing is attached: hookcount.bpf.o (none fit) and
 # attachmixed.bpf.o (a kprobe that fits, a kretprobe and a uretprobe with
 # an offset that do not). (d) Bad input: one
-# line, exit 1.
+# line, exit 1. (f) A tp_btf program written for signal:signal_generate
+# (attachtp.bpf.o) runs on E's signals only, with their arguments, while
+# F, untraced, sends itself as many: a tracepoint hook in E's view.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 1000)
 OBJ=/xp/tbpf/attachdemo.bpf.o
 P1=/sys/fs/bpf/xp_test38a P2=/sys/fs/bpf/xp_test38b P3=/sys/fs/bpf/xp_test38c
-rm -rf $P1 $P2 $P3
-trap 'rm -rf $P1 $P2 $P3' EXIT
+P4=/sys/fs/bpf/xp_test38d
+rm -rf $P1 $P2 $P3 $P4
+trap 'rm -rf $P1 $P2 $P3 $P4' EXIT
 
 # count_at PIN SLOT: the array map's value at SLOT, as bpftool formats it
 # with the object's BTF (entries in key order)
@@ -102,10 +105,10 @@ wait $P $Q
 start_loop /tmp/d.out -e -n 10 getppid
 D=$LOOP_PID
 expect_rc "an object with programs that cannot run per process" 1 xprobectl attach $D /xp/bpf/hookcount.bpf.o
-assert_match "the raw_tp's reason" "count_hook \(raw_tp/xprobes_hook\): refused: a tracepoint program" "$OUT"
+assert_match "the raw_tp without a tracepoint" "reads_past \(raw_tp\): refused: a kind of tracepoint program" "$OUT"
 assert_match "the kprobe without a function" "count_regs \(kprobe\): refused: no function" "$OUT"
 assert_match "the uprobe without a place" "sleepable \(uprobe.s\): refused: a user-space probe without a place" "$OUT"
-assert_match "nothing attached" "nothing attached: 4 of the 4 programs" "$OUT"
+assert_match "nothing attached" "nothing attached: 3 of the 4 programs" "$OUT"
 assert_eq "no view made" "" "$(xprobectl view list | awk -v d=$D '$1 == d')"
 expect_rc "an object with one program that fits and two that do not" 1 \
 	xprobectl attach $D /xp/tbpf/attachmixed.bpf.o
@@ -115,6 +118,26 @@ assert_match "nothing attached" "nothing attached: 2 of the 3 programs" "$OUT"
 assert_eq "no view made" "" "$(xprobectl view list | awk -v d=$D '$1 == d')"
 assert_eq "no hook made" "" "$(xprobectl hook list | sed 1d)"
 end_loop $D /tmp/d.out
+
+# (f)
+start_loop /tmp/e.out -e -n $N selfsig
+E=$LOOP_PID
+start_loop /tmp/f.out -e -n $N selfsig
+F=$LOOP_PID
+xprobectl attach $E /xp/tbpf/attachtp.bpf.o --pin $P4 > /tmp/at4.out 2> /tmp/at4.err &
+AT=$!
+wait_for /tmp/at4.out "^maps pinned" "attach (tp_btf) did not start: $(cat /tmp/at4.err)" 1200
+note "$(tr '\n' ';' < /tmp/at4.out)"
+assert_eq "E's view has a tracepoint hook" tp "$(xprobectl hook list $E | awk 'NR == 2 { print $8 }')"
+kill -USR1 $E; kill -USR1 $F
+wait_for /tmp/e.out '^done' "E did not finish" 6000
+wait_for /tmp/f.out '^done' "F did not finish" 6000
+assert_eq "tp_btf: E's SIGUSR2s to itself, each with its arguments" $N "$(count_at $P4 0)"
+assert_eq "tp_btf: nothing else (none of F's)" 0 "$(count_at $P4 1)"
+kill -INT $AT
+wait $AT || fail "attach (tp_btf) ended with $?: $(cat /tmp/at4.err)"
+end_loop $E /tmp/e.out
+end_loop $F /tmp/f.out
 
 # (d)
 expect_rc "a missing object" 1 xprobectl attach $$ /nonexistent.bpf.o
