@@ -73,6 +73,7 @@ static void __exit xprobes_exit(void)
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
+	xp_tp_exit();		/* every tracepoint hook went with its view */
 	xp_uhooks_exit();	/* the reaper and the mapping workers are done */
 	xp_unwind_exit();	/* after the reaper's last areas: their detach works */
 	xp_ucover_exit();	/* no user hook is left */

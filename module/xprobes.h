@@ -397,6 +397,7 @@ struct xp_hook *xp_hook_overlapping(struct xp_view *v, unsigned long lo, unsigne
 #define XP_TP_PREFIX	"tracepoint:"
 extern atomic64_t xp_tp_yields, xp_tp_settles;
 void xp_tp_init(void);
+void xp_tp_exit(void);
 struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *offp,
 			      u64 cookie, u32 flags, struct netlink_ext_ack *extack);
 void xp_tphook_remove(struct xp_hook *h);

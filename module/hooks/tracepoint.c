@@ -1074,6 +1074,24 @@ bool xp_tp_sites_inside(struct xp_view *v, unsigned long lo, unsigned long hi)
 	return false;
 }
 
+/*
+ * Module exit, after every view is gone: their hooks took our probes and
+ * gates with them. A gate left behind would be called in freed text at the
+ * next registration on its tracepoint: say so and take it out.
+ */
+void xp_tp_exit(void)
+{
+	int i;
+
+	if (!xp_tps_mutex)
+		return;
+	mutex_lock(xp_tps_mutex);
+	for (i = 0; i < XP_TP_MAX; i++)
+		if (WARN_ON_ONCE(xp_tp_gated[i]))
+			xp_tp_gated[i]->tp->regfunc = NULL;
+	mutex_unlock(xp_tps_mutex);
+}
+
 void xp_tp_init(void)
 {
 	xp_tps_mutex = (struct mutex *)xp_sym_lookup("tracepoints_mutex", NULL);
