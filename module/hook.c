@@ -410,9 +410,10 @@ static void retire_hook_tasks(struct rcu_head *rcu)
 }
 
 /*
- * The pieces of a hook that is not at one instruction (a tracepoint's,
- * hooks/tracepoint.c): a new one, accounted (xp_hook_free() gives it
- * back); its id and the counts (xp_hook_unpublish() takes them back).
+ * The pieces every hook is made of, at one instruction (below) or a
+ * tracepoint's (hooks/tracepoint.c): a new one, accounted (xp_hook_free()
+ * gives it back); its id and the counts (xp_hook_unpublish() takes them
+ * back).
  */
 struct xp_hook *xp_hook_new(struct xp_view *v, u64 cookie, u32 flags)
 {
@@ -559,20 +560,10 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		}
 	}
 
-	h = kzalloc(sizeof(*h), GFP_KERNEL_ACCOUNT);
+	h = xp_hook_new(v, cookie, flags);
 	if (!h)
 		return ERR_PTR(-ENOMEM);
-	atomic64_add(sizeof(*h), &xp_mem_bytes);
-	h->stats = alloc_percpu(struct xp_hook_stats);
-	if (!h->stats) {
-		free_hook(h);
-		atomic64_sub(sizeof(*h), &xp_mem_bytes);
-		return ERR_PTR(-ENOMEM);
-	}
-	h->view = v;
 	h->addr = addr;
-	h->cookie = cookie;
-	h->any_context = flags & XPROBES_F_ANY_CONTEXT;
 	h->urec_role = role;
 	if (flags & XP_F_UEVENTS)
 		h->internal = xp_uevent_fire;	/* before it is armed */
@@ -581,8 +572,6 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	if (flags & XP_F_GUARD)
 		xp_guard_setup(h);
 	h->special = h->urec_role || h->internal;
-	h->slot = -1;
-	h->jentry = -1;
 	strscpy(h->sym, sym, sizeof(h->sym));
 	h->sym_off = off;
 
@@ -620,10 +609,9 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		goto fail;
 	}
 
-	err = idr_alloc_cyclic(&xp_hook_ids, h, 1, INT_MAX, GFP_KERNEL);
-	if (err < 0)
+	err = xp_hook_publish(h);
+	if (err)
 		goto fail;
-	h->id = err;
 
 	t = xp_view_get_page(v, addr & PAGE_MASK, extack);
 	if (IS_ERR(t)) {
@@ -670,11 +658,9 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	}
 	hash_add_rcu(v->hooks, &h->hnode, addr);
 	list_add_tail(&h->vnode, &v->hook_list);
-	v->nr_hooks++;
 	if (h->urec_role && !v->urec_roles)
 		WRITE_ONCE(v->urec_calls, !!(flags & XPROBES_F_CALLS));
 	v->urec_roles |= h->urec_role;
-	xp_nr_hooks++;
 	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);
 	mutex_unlock(xp_k.text_mutex);
 	xp_sync_cores();
@@ -692,11 +678,10 @@ fail_xol:
 fail_page:
 	xp_view_put_page(v, t);
 fail_id:
-	idr_remove(&xp_hook_ids, h->id);
+	xp_hook_unpublish(h);
 fail:
 	kvfree(func);
-	free_hook(h);
-	atomic64_sub(sizeof(*h), &xp_mem_bytes);
+	xp_hook_free(h);
 	return ERR_PTR(err);
 }
 
@@ -718,9 +703,8 @@ static void unlink_hook(struct xp_hook *h)
 {
 	struct xp_view *v = h->view;
 
-	idr_remove(&xp_hook_ids, h->id);
+	xp_hook_unpublish(h);
 	list_del(&h->vnode);
-	v->nr_hooks--;
 	if (h->urec_role) {	/* another hook may hold the same role */
 		struct xp_hook *o;
 
@@ -728,7 +712,6 @@ static void unlink_hook(struct xp_hook *h)
 		list_for_each_entry(o, &v->hook_list, vnode)
 			v->urec_roles |= o->urec_role;
 	}
-	xp_nr_hooks--;
 	atomic64_sub(sizeof(*h), &xp_mem_bytes);
 }
 

@@ -304,37 +304,28 @@ static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
 
 /* ---- hooks ------------------------------------------------------------------ */
 
-/* A tracepoint hook: its sites instead of an instruction. */
-static int xp_put_tphook(struct sk_buff *msg, struct xp_hook *h)
-{
-	struct xp_hook_stats st;
-
-	xp_hook_stats(h, &st);
-	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
-	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
-	       nla_put_u32(msg, XPROBES_A_FLAGS, xp_tphook_flags(h) |
-			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
-	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
-	       nla_put_u32(msg, XPROBES_A_NR_SITES, xp_tphook_sites(h)) ||
-	       nla_put_u32(msg, XPROBES_A_PROG_ID, xp_hook_prog_id(h)) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_HITS, st.hits, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_DROPPED, st.dropped, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_NESTED, st.nested, XPROBES_A_PAD);
-}
-
+/* A hook: what every hook has, then its instruction or its tracepoint's sites. */
 static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 {
 	const char *why = READ_ONCE(h->why_int3);	/* a kprobe's registration may set it */
 	struct xp_hook_stats st;
 
-	if (h->tph)
-		return xp_put_tphook(msg, h);
 	xp_hook_stats(h, &st);
-	return nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
-	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
-	       nla_put_u32(msg, XPROBES_A_FLAGS, (READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) |
+	if (nla_put_u32(msg, XPROBES_A_HOOK_ID, h->id) ||
+	    nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(h->view)) ||
+	    nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
+	    nla_put_u32(msg, XPROBES_A_PROG_ID, xp_hook_prog_id(h)) ||
+	    nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
+	    nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
+	    nla_put_u64_64bit(msg, XPROBES_A_HITS, st.hits, XPROBES_A_PAD) ||
+	    nla_put_u64_64bit(msg, XPROBES_A_DROPPED, st.dropped, XPROBES_A_PAD) ||
+	    nla_put_u64_64bit(msg, XPROBES_A_NESTED, st.nested, XPROBES_A_PAD))
+		return -EMSGSIZE;
+	if (h->tph)
+		return nla_put_u32(msg, XPROBES_A_FLAGS, xp_tphook_flags(h) |
+				   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
+		       nla_put_u32(msg, XPROBES_A_NR_SITES, xp_tphook_sites(h));
+	return nla_put_u32(msg, XPROBES_A_FLAGS, (READ_ONCE(h->broken) ? XPROBES_HOOK_BROKEN : 0) |
 			   (READ_ONCE(h->mode) == XP_HOOK_CALL ?
 			    (h->ninsn > 1 ? XPROBES_HOOK_JUMP : XPROBES_HOOK_CALL) : 0) |
 			   (h->call_ok ? 0 : XPROBES_F_TRAP) |
@@ -345,17 +336,10 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 			   (h->urec_role ? XPROBES_F_RECORDS : 0) |
 			   (h->urec_role && h->view->urec_calls ? XPROBES_F_CALLS : 0) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
-	       nla_put_string(msg, XPROBES_A_SYMBOL, h->sym) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
 	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
 	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||
-	       nla_put_u32(msg, XPROBES_A_PROG_ID, xp_hook_prog_id(h)) ||
-	       (why && nla_put_string(msg, XPROBES_A_REASON, why)) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, h->addr, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, h->cookie, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_HITS, st.hits, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_DROPPED, st.dropped, XPROBES_A_PAD) ||
-	       nla_put_u64_64bit(msg, XPROBES_A_NESTED, st.nested, XPROBES_A_PAD);
+	       (why && nla_put_string(msg, XPROBES_A_REASON, why));
 }
 
 static int xp_cmd_hook_add(struct sk_buff *skb, struct genl_info *info)

@@ -100,6 +100,7 @@ struct xp_tp_site {
 struct xp_tp {
 	struct list_head node;		/* in xp_tps, under xp_views_lock */
 	struct tracepoint *tp;
+	const char *system;		/* its category (TRACE_SYSTEM), or NULL */
 	struct bpf_raw_event_map *btp;	/* its BPF entry: __bpf_trace_NAME, its arity */
 	void *probe;			/* xp_tp_probeN, N = btp->num_args */
 	struct xp_tp_site *sites;	/* in the core kernel text, by address */
@@ -387,7 +388,8 @@ static void settle(struct xp_tp *x)
  * give the shared bytes back to every copy, then turn the key on, as the
  * kernel would have for the first probe; it then adds the probe (1 -> 2)
  * and retargets the static call to the iterator. Our own registration
- * happens before the gate is set, never through it.
+ * (start_tp()) passes through the gate too, before there is a private
+ * state: it does nothing then.
  */
 static int xp_tp_gate(int n)
 {
@@ -569,7 +571,8 @@ static void free_tp(struct xp_tp *x)
  * A new xp_tp for @tp, checked, with its sites; not registered yet. Under
  * xp_views_lock.
  */
-static struct xp_tp *new_tp(struct tracepoint *tp, struct netlink_ext_ack *extack)
+static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
+			    struct netlink_ext_ack *extack)
 {
 	struct bpf_raw_event_map *btp;
 	const char *why;
@@ -601,6 +604,7 @@ static struct xp_tp *new_tp(struct tracepoint *tp, struct netlink_ext_ack *extac
 	if (!x)
 		return ERR_PTR(-ENOMEM);
 	x->tp = tp;
+	x->system = sys;
 	x->btp = btp;
 	x->probe = xp_tp_probes[btp->num_args];
 	x->gate = gate;
@@ -747,15 +751,15 @@ static struct xp_tp *tp_get(const char *spec, bool *fresh, struct netlink_ext_ac
 				   "cannot be hooked)", l.name);
 		return ERR_PTR(-ENOENT);
 	}
-	sys = tp_system(l.tp);
+	x = tp_find(l.tp);
+	sys = x ? x->system : tp_system(l.tp);
 	if (colon && (!sys || strlen(sys) != colon - spec || strncmp(sys, spec, colon - spec))) {
 		NL_SET_ERR_MSG_FMT(extack, "tracepoint '%s' is in category '%s', not '%.*s'",
 				   l.name, sys ?: "(none)", (int)(colon - spec), spec);
 		return ERR_PTR(-ENOENT);
 	}
-	x = tp_find(l.tp);
 	*fresh = !x;
-	return x ?: new_tp(l.tp, extack);
+	return x ?: new_tp(l.tp, sys, extack);
 }
 
 /*
@@ -813,7 +817,7 @@ struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *of
 	th->h = h;
 	th->xtp = x;
 	h->addr = x->sites[0].addr;
-	snprintf(h->sym, sizeof(h->sym), "%s:%s", tp_system(x->tp) ?: "", x->tp->name);
+	snprintf(h->sym, sizeof(h->sym), "%s:%s", x->system ?: "", x->tp->name);
 	err = get_pages(h, extack);
 	if (err)
 		goto fail_pages;

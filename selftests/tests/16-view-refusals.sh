@@ -20,9 +20,7 @@ before=$(state)
 refused() {
 	local what=$1 pat=$2
 	shift 2
-	expect_rc "$what" 1 xprobectl "$@"
-	assert_match "$what: message" "$pat" "$OUT"
-	assert_eq "$what: one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+	refused_with "$what" 1 "$pat" xprobectl "$@"
 }
 expect_rc "view add pid 0 (usage)" 2 xprobectl view add 0
 refused "view add pid 1" "refusing to trace init" view add 1

@@ -26,13 +26,6 @@ count_at() {
 	bpftool -j map dump pinned $M/counts > /tmp/tp-map.json || fail "bpftool map dump"
 	jsonq /tmp/tp-map.json "[$1].formatted.value"
 }
-# refused WHAT RC PATTERN CMD...: CMD fails with exit RC, saying PATTERN
-refused() {
-	local what=$1 rc=$2 pat=$3
-	shift 3
-	expect_rc "$what" $rc "$@"
-	assert_match "$what: the reason" "$pat" "$OUT"
-}
 tp_json() { xprobectl hook list --json | tr '{' '\n' | grep "\"id\":$1,"; }
 is_global() { tp_json $1 | grep -q '"global":true' && echo global || echo private; }
 # hooked_pair WHAT: A and B ready to send themselves N signals, the
@@ -89,26 +82,26 @@ assert_eq "tp_btf: SIGUSR2 to itself, each time" $N "$(count_at 2)"
 assert_eq "tp_btf: anything else" 0 "$(count_at 3)"
 
 # (d)
-refused "a program reading a sixth argument" 1 "reads 48 bytes of context" \
+refused_with "a program reading a sixth argument" 1 "reads 48 bytes of context" \
 	xprobectl hook prog $id $P/raw_past
-refused "a tp_btf program for another tracepoint" 1 "not a tp_btf one for 'signal_generate'" \
+refused_with "a tp_btf program for another tracepoint" 1 "not a tp_btf one for 'signal_generate'" \
 	xprobectl hook prog $id $P/btf_switch
-refused "the same tracepoint twice" 1 "already has hook $id" \
+refused_with "the same tracepoint twice" 1 "already has hook $id" \
 	xprobectl hook add $A tracepoint:signal:signal_generate
-refused "the wrong category" 1 "is in category 'signal', not 'sched'" \
+refused_with "the wrong category" 1 "is in category 'signal', not 'sched'" \
 	xprobectl hook add $A tracepoint:sched:signal_generate
-refused "no such tracepoint" 1 "no tracepoint 'no_such_tp'" \
+refused_with "no such tracepoint" 1 "no tracepoint 'no_such_tp'" \
 	xprobectl hook add $A tracepoint:signal:no_such_tp
-refused "a tracepoint with a function of its own" 1 "runs a function of its own" \
+refused_with "a tracepoint with a function of its own" 1 "runs a function of its own" \
 	xprobectl hook add $A tracepoint:raw_syscalls:sys_enter
 if [ -d $T/events/notifier/notifier_run ]; then	# 6.2 on
-	refused "a tracepoint our trap handler runs" 1 "on the path our trap handler runs" \
+	refused_with "a tracepoint our trap handler runs" 1 "on the path our trap handler runs" \
 		xprobectl hook add $A tracepoint:notifier:notifier_run
 else
 	note "no notifier:notifier_run on this kernel (6.2 on)"
 fi
-refused "no category" 2 "tracepoint:CATEGORY:NAME" xprobectl hook add $A tracepoint:signal
-refused "--trap" 2 "takes no --return, --trap" \
+refused_with "no category" 2 "tracepoint:CATEGORY:NAME" xprobectl hook add $A tracepoint:signal
+refused_with "--trap" 2 "takes no --return, --trap" \
 	xprobectl hook add --trap $A tracepoint:signal:signal_generate
 xprobectl hook prog $id --detach || fail "hook prog --detach"
 

@@ -29,6 +29,16 @@ expect_rc() {
 	note "ok: $what (exit $rc)"
 }
 
+# refused_with WHAT RC PATTERN CMD...: CMD exits RC and says why in one
+# line matching PATTERN (grep -E)
+refused_with() {
+	local what=$1 rc=$2 pat=$3
+	shift 3
+	expect_rc "$what" "$rc" "$@"
+	assert_match "$what: message" "$pat" "$OUT"
+	assert_eq "$what: one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+}
+
 module_loaded() { lsmod | grep -q '^xprobes '; }
 load_module() { module_loaded || insmod $KO || fail "insmod failed"; }
 unload_module() { ! module_loaded || rmmod xprobes || fail "rmmod failed"; }
