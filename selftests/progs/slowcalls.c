@@ -12,7 +12,12 @@
  * asleep in it, so the read lasts at least MS (a slow pipe reader) and, with -d, an fsync that has a dirty 4 KiB page to write to a
  * device that takes MS per request (null_blk with completion_nsec).
  * -g: print "ready" and wait for SIGUSR1 before starting.
- * Prints "truth slow_reads R slow_fsyncs F rounds N" when done.
+ * Prints "truth slow_reads R slow_fsyncs F rounds N" when done, then
+ * "jitter J of C ordinary calls", the ordinary calls that this machine made
+ * slow by itself: C calls timed here (the TSC around each), J of them at
+ * least 4 times the median of their kind. A tracer that reports ordinary
+ * calls 2^3 times above their normal should report about that many, and a
+ * busy host (a vCPU descheduled mid-call) raises both counts together.
  * ordinary_round(), slow_read() and slow_fsync() make the calls their names
  * say, for 'xprobectl trace --latency' to name.
  */
@@ -26,11 +31,21 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <x86intrin.h>
 
 static int late[2];		/* the helper writes here after a delay */
 static int go_fd[2];		/* and is told when through this one */
 static int slow_ms = 30;
 static char main_syscall[64];	/* /proc/self/task/MAIN/syscall */
+
+/*
+ * The ordinary calls' own durations, in TSC ticks (not clock_gettime: on a
+ * guest whose TSC the kernel distrusts that is a syscall, one more for the
+ * tracer to see). Only their ratios to the median matter.
+ */
+enum { K_NULL, K_PIPE_W, K_PIPE_R, K_FSYNC, K_KINDS };
+static unsigned long long *took[K_KINDS];
+static int ntook;			/* rounds timed */
 
 static void die(const char *what)
 {
@@ -80,12 +95,50 @@ static void *late_writer(void *arg)
 /* Global and noinline: each keeps its own symbol for uprobes. */
 __attribute__((noinline)) void ordinary_round(int nul, int pip[2], int dev, const char *page)
 {
+	unsigned long long t[5];
+	int i = ntook++;
 	char b;
 
-	if (write(nul, page, 64) != 64 || write(pip[1], "y", 1) != 1 || read(pip[0], &b, 1) != 1)
-		die("ordinary calls");
+	t[0] = __rdtsc();
+	if (write(nul, page, 64) != 64)
+		die("write /dev/null");
+	t[1] = __rdtsc();
+	if (write(pip[1], "y", 1) != 1)
+		die("write pipe");
+	t[2] = __rdtsc();
+	if (read(pip[0], &b, 1) != 1)
+		die("read pipe");
+	t[3] = __rdtsc();
 	if (dev >= 0 && fsync(dev))
 		die("fsync");
+	t[4] = __rdtsc();
+	took[K_NULL][i] = t[1] - t[0];
+	took[K_PIPE_W][i] = t[2] - t[1];
+	took[K_PIPE_R][i] = t[3] - t[2];
+	took[K_FSYNC][i] = t[4] - t[3];
+}
+
+static int cmp_ull(const void *a, const void *b)
+{
+	unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Ordinary calls of kinds 0..kinds-1 at least 4 times their kind's median. */
+static int jitter(int kinds)
+{
+	int k, i, n = 0;
+
+	for (k = 0; k < kinds; k++) {
+		unsigned long long med;
+
+		qsort(took[k], ntook, sizeof(took[k][0]), cmp_ull);
+		med = took[k][ntook / 2];
+		for (i = 0; i < ntook; i++)
+			n += took[k][i] >= 4 * med;
+	}
+	return n;
 }
 
 __attribute__((noinline)) void slow_read(void)
@@ -130,6 +183,9 @@ int main(int argc, char **argv)
 	}
 	if (rounds < 1 || every < 1 || slow_ms < 1)
 		return 2;
+	for (i = 0; i < K_KINDS; i++)
+		if (!(took[i] = calloc(rounds, sizeof(took[i][0]))))
+			die("calloc");
 	nul = open("/dev/null", O_WRONLY);
 	if (nul < 0 || pipe(pip) || pipe(late) || pipe(go_fd))
 		die("setup");
@@ -163,6 +219,8 @@ int main(int argc, char **argv)
 		}
 	}
 	printf("truth slow_reads %d slow_fsyncs %d rounds %d\n", slow_reads, slow_fsyncs, rounds);
+	i = dev >= 0 ? K_KINDS : K_FSYNC;
+	printf("jitter %d of %d ordinary calls\n", jitter(i), i * ntook);
 	fflush(stdout);
 	if (gate) {	/* stay until told, so the tracer can read the summary */
 		sigset_t s;

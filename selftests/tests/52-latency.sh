@@ -3,10 +3,11 @@
 # a byte through a pipe, fsync with nothing dirty) and a known few slow ones
 # (a read of a pipe whose writer waits 30 ms, an fsync with a dirty page on
 # a disk that takes 2 ms). Every slow one is reported, with its syscall and
-# thread; ordinary calls seldom are (at most 2%: under TCG a timer interrupt
-# that lands in a 10 us call makes it ten times slower, which is real; 5%
-# on the debug kernel, whose checkers make every call jitter more);
-# through the view, and once more in fallback mode.
+# thread; ordinary calls seldom are: no more than slowcalls itself timed at
+# 4 times their median, and 1% (under TCG a timer interrupt, or the host
+# descheduling the vCPU, makes a 10 us call ten times slower, which is real:
+# a fixed 2% failed in CI beside a second VM, 263 of 12421); through the
+# view, and once more in fallback mode.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
 . /xp/selftests/slowcalls.sh
@@ -36,12 +37,18 @@ check_case() {
 	[ -n "$calls" ] && [ $calls -ge $((4 * N)) ] || fail "summary counts $calls calls for $N rounds"
 	# Ordinary: the main thread's calls that were not injected.
 	other=$(slow_count $out 'tid == main && !(sys == "read" && us >= '$SLOW_US') && !(sys == "fsync" && us >= 1500)')
-	pct=2
-	[ -n "$DEBUG_KERNEL" ] && pct=5
-	limit=$((calls * pct / 100))
-	note "ordinary calls reported: $other of $calls"
-	[ $other -le $limit ] || fail "$other ordinary calls reported slow (limit $limit): $(grep -v '"us":[0-9]\{5\}' $out.json | head -n 5)"
-	note "ok: at most $pct% of ordinary calls reported"
+	# Against the machine's own jitter, counted in the same run by
+	# slowcalls (the TSC around each ordinary call, those at 4 times their
+	# kind's median): with 2^3 above the normal, latency reports fewer, and
+	# a busy host raises both. 1% of the calls more for the warm-up and the
+	# normal of write, shared by its two kinds (on 6.12 beside a second VM
+	# and a busy host, 16 runs reported up to 97% of the jitter).
+	jitter=$(awk '/^jitter/ { print $2 }' $out.sc)
+	[ -n "$jitter" ] || fail "slowcalls did not count its jitter: $(cat $out.sc)"
+	limit=$((jitter + calls / 100))
+	note "ordinary calls reported: $other of $calls; slowcalls timed $jitter of its own at 4 times their median"
+	[ $other -le $limit ] || fail "$other ordinary calls reported slow (limit $limit, the jitter slowcalls timed and 1%): $(grep -v '"us":[0-9]\{5\}' $out.json | head -n 5)"
+	note "ok: ordinary calls reported, at most the machine's jitter and 1%"
 }
 
 run_case /tmp/lat
