@@ -1074,6 +1074,49 @@ static void view_stale_tables(struct kunit *test)
 	destroy_view(v);
 }
 
+/*
+ * A hooked region's PTEs follow the shared leaf only when it changed: the
+ * sweeper no longer compares 512 entries five times a second. A PTE changed
+ * behind the module's back under an unchanged leaf stays as it is (the
+ * tables audit, check_region(), reports it); a page given back makes the
+ * next resync compare them all.
+ */
+static void view_region_resync(struct kunit *test)
+{
+	struct xp_region *r;
+	struct xp_view *v;
+	struct xp_hook *h;
+	unsigned int i;
+	pte_t keep;
+
+	v = make_view(test, 0);
+	h = add_hook(v, "schedule", NULL, XPROBES_F_TRAP);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	mutex_lock(&xp_views_lock);
+	r = xp_region_at(v, pmd_index(h->addr));
+	KUNIT_ASSERT_NOT_NULL(test, r);
+	KUNIT_EXPECT_TRUE(test, xp_chain_resync(v));
+	if (!pmd_leaf(READ_ONCE(xp_k.image_pmds[pmd_index(h->addr)]))) {
+		mutex_unlock(&xp_views_lock);
+		destroy_view(v);
+		kunit_skip(test, "the shared region is a PTE table here: compared every time");
+	}
+	KUNIT_EXPECT_EQ(test, pmd_val(r->seen), pmd_val(READ_ONCE(xp_k.image_pmds[pmd_index(h->addr)])));
+	/* a page of the region the view has no copy of, its attributes changed */
+	i = pte_index(h->addr) ^ 1;
+	keep = READ_ONCE(r->ptes[i]);
+	set_pte(&r->ptes[i], pte_set_flags(keep, _PAGE_NX));
+	KUNIT_EXPECT_TRUE(test, xp_chain_resync(v));
+	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), pte_val(keep) | _PAGE_NX);
+	/* as when a page is given back: everything is compared again */
+	r->seen = __pmd(0);
+	KUNIT_EXPECT_TRUE(test, xp_chain_resync(v));
+	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), pte_val(keep));
+	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
+	mutex_unlock(&xp_views_lock);
+	destroy_view(v);
+}
+
 extern void (*xp_test_before_arm)(struct xp_hook *h);
 
 /* What a kprobe armed at the hook's address does to every copy: int3 first. */
@@ -1638,6 +1681,7 @@ static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_audit_ends_diverged),
 	KUNIT_CASE(view_tables_two_views),
 	KUNIT_CASE(view_stale_tables),
+	KUNIT_CASE(view_region_resync),
 	{}
 };
 

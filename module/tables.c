@@ -92,7 +92,9 @@ static struct xp_tpage *tpage_at(struct xp_view *v, unsigned long va)
 static void check_region(struct check *c, struct xp_view *v, struct xp_region *r)
 {
 	unsigned int idx = pmd_index(r->base), i;
+	DECLARE_BITMAP(copied, PTRS_PER_PTE);
 
+	xp_region_copies(v, r, copied);
 	for (i = 0; i < PTRS_PER_PTE; i++) {
 		unsigned long va = r->base + i * PAGE_SIZE, pfn;
 		pte_t pte = READ_ONCE(r->ptes[i]);
@@ -104,7 +106,7 @@ static void check_region(struct check *c, struct xp_view *v, struct xp_region *r
 		if (pte_flags(pte) & _PAGE_GLOBAL)
 			violated(c, "view of pid %u: private PTE %u of region %u is global",
 				 v->root_nr, i, idx);
-		t = tpage_at(v, va);
+		t = test_bit(i, copied) ? tpage_at(v, va) : NULL;
 		if (t) {
 			if (pte_pfn(pte) != page_to_pfn(t->copy))
 				violated(c, "view of pid %u: hooked page %u of region %u does not map its copy",
@@ -146,10 +148,15 @@ static void check_hooks(struct check *c, struct xp_view *v)
 
 static void check_view(struct check *c, struct xp_view *v)
 {
+	DECLARE_BITMAP(hooked, PTRS_PER_PMD);
 	unsigned long a = xp_k.stext;
 	struct xp_member *m;
 	struct xp_region *r;
 	unsigned int i;
+
+	bitmap_zero(hooked, PTRS_PER_PMD);
+	list_for_each_entry(r, &v->regions, node)
+		__set_bit(pmd_index(r->base), hooked);
 
 	/*
 	 * Every copied entry it does not own is the kernel's (P4D, PUD, PMD),
@@ -164,7 +171,7 @@ static void check_view(struct check *c, struct xp_view *v)
 	for (i = 0; i < PTRS_PER_PMD; i++) {
 		pmd_t e = READ_ONCE(v->pmd[i]);
 
-		r = xp_region_at(v, i);
+		r = test_bit(i, hooked) ? xp_region_at(v, i) : NULL;
 		if (r) {
 			if (pmd_leaf(e) || pmd_pfn(e) != PHYS_PFN(__pa(r->ptes)))
 				violated(c, "view of pid %u: region %u is not mapped by its PTE table",
