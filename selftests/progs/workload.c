@@ -63,7 +63,9 @@
  * touched (each once: one major fault each, however slow the disk). In mem, delay_memstall_ns
  * is what the cgroup's memory.pressure "some" total grew by across the
  * calls: with one thread in the cgroup, on one CPU, the time it was stalled
- * on memory (reclaim on the CPU included).
+ * on memory (reclaim on the CPU included). delay_rundelay_wall_ns is the
+ * kernel's run delay of the calling thread around the calls (main thread
+ * only: not in threads).
  */
 
 #include <errno.h>
@@ -598,23 +600,35 @@ static long long delay_cpu;
  * of it is in progress then: this bounds what a tracer can see inside.
  */
 static long long delay_throttled_wall;
+/*
+ * The kernel's run delay (schedstat: runnable, not running) of the main
+ * thread around its xw_delay() calls: how long a busy machine kept a woken
+ * thread off the CPU, which a tracer rightly calls runq or wakeup.
+ */
+static long long delay_rundelay_wall;
+static pthread_t main_thread;
 
 NOINLINE long long xw_request(void)
 {
 	long long t0, t1, c0, c1;
-	volatile long long q0 = 0;	/* across the setjmp below */
+	volatile long long q0 = 0, r0 = 0;	/* across the setjmp below */
 	int quota = !strcmp(scenario, "quota");
+	int rd = pthread_equal(pthread_self(), main_thread);
 
 	xw_prepare();
 	if (!strcmp(scenario, "longjmp") && !setjmp(jb))
 		xw_deep();
 	if (quota)
 		q0 = cg_throttled();
+	if (rd)
+		r0 = run_delay_self();
 	c0 = now_ns(CLOCK_THREAD_CPUTIME_ID);
 	t0 = now_ns(CLOCK_MONOTONIC);
 	xw_delay();
 	t1 = now_ns(CLOCK_MONOTONIC);
 	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	if (rd)
+		delay_rundelay_wall += run_delay_self() - r0;
 	if (quota)
 		delay_throttled_wall += cg_throttled() - q0;
 	__atomic_add_fetch(&delay_cpu, c1 - c0, __ATOMIC_RELAXED);
@@ -780,6 +794,14 @@ int main(int argc, char **argv)
 		}
 	}
 
+	/* here, after the fork scenario's fork: each process its own */
+	main_thread = pthread_self();
+	if (schedstat_fd < 0)
+		schedstat_fd = open("/proc/thread-self/schedstat", O_RDONLY);
+	if (schedstat_fd < 0) {
+		perror("workload: /proc/thread-self/schedstat");
+		return 1;
+	}
 	total0 = now_ns(CLOCK_MONOTONIC);
 	for (i = 0; i < calls; i++) {
 		if (!strcmp(scenario, "lock")) {
@@ -800,10 +822,10 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)		/* fork: the workers' lines first */
 		if (workers[i] > 0)
 			waitpid(workers[i], NULL, 0);
-	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld pages=%ld\n",
+	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld pages=%ld delay_rundelay_wall_ns=%lld\n",
 		(int)getpid(), scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
 		disk_writes, delay_rundelay, waker_tid, delay_throttled, delay_throttled_wall, majflts,
-		delay_memstall, fault_pages);
+		delay_memstall, fault_pages, delay_rundelay_wall);
 	/*
 	 * lock: the holder may still be between its unlock and its return
 	 * from the last xw_hold; exit now and that call never returns. A

@@ -483,7 +483,9 @@ task_dump() {
 
 # fn FILE FUNC PATH: a value of function FUNC in a trace report
 fn() { jsonq "$1" "functions.[name=$2].$3"; }
-truth() { sed -n "s/.*truth .*$2=\([0-9]*\).*/\1/p" "$1"; }
+# (the space before the name: delay_wall_ns is also the end of
+# delay_rundelay_wall_ns)
+truth() { sed -n "s/.*truth.* $2=\([0-9]*\).*/\1/p" "$1"; }
 
 # assert_within WHAT PCT ACTUAL EXPECTED: |ACTUAL - EXPECTED| <= PCT% of EXPECTED
 assert_within() {
@@ -528,8 +530,10 @@ check_spin() {
 # then waits for a CPU, and that part is rightly wakeup (or runq when it was
 # preempted). So: CAUSE is at least PCT% (80 unless given; issue 20's
 # scenarios ask 90) of the off-CPU time we saw outside those two and at
-# least half of all of it, and CAUSE + runq + wakeup at least 80% of the
-# injected time.
+# least half of it outside the run delay the kernel itself counted around
+# the calls (schedstat; a CPU-starved guest once kept a woken thread off the
+# CPU longer than its lock wait: lock 20 ms, runq+wakeup 35 ms), and CAUSE +
+# runq + wakeup at least 80% of the injected time.
 check_cause() {
 	_c=$(fn $1 $2 off_cpu_ns_by_cause.$3) _pct=${5:-80}
 	_off=$(fn $1 $2 off_cpu_ns)
@@ -537,9 +541,12 @@ check_cause() {
 	[ $3 = runq ] || _rq=$(fn $1 $2 off_cpu_ns_by_cause.runq)
 	[ $3 = wakeup ] || _rq=$((_rq + $(fn $1 $2 off_cpu_ns_by_cause.wakeup)))
 	_inj=$(($(truth $4 delay_in_ns) - $(fn $1 $2 on_cpu_ns)))
-	note "$2: $3=$_c runq+wakeup=$_rq off=$_off injected~$_inj"
+	_rd=0
+	[ $3 = runq ] || [ $3 = wakeup ] || _rd=$(truth $4 delay_rundelay_wall_ns)
+	[ -n "$_rd" ] || fail "$2: the workload did not say its run delay: $(cat $4)"
+	note "$2: $3=$_c runq+wakeup=$_rq off=$_off injected~$_inj kernel's run delay $_rd"
 	assert_ge "$2 $3 vs $_pct% of off-CPU outside runq and wakeup" $((_c * 100)) $(((_off - _rq) * _pct))
-	assert_ge "$2 $3 vs half of off-CPU" $((_c * 2)) $_off
+	assert_ge "$2 $3 vs half of off-CPU outside the kernel's run delay" $((_c * 2)) $((_off - _rd))
 	assert_ge "$2 $3 + runq + wakeup vs 80% of injected" $(((_c + _rq) * 10)) $((_inj * 8))
 }
 
