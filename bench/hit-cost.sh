@@ -13,15 +13,29 @@
 # 1/rate - 1/rate of none in the same round; under -icount a guest
 # nanosecond is one emulated instruction, so the cost reads as instructions
 # per hit.
+#   hit-cost.sh tp: the target makes kill(itself, an ignored signal), each
+#   call passing signal:signal_generate, under none, tp-view (that
+#   tracepoint hooked in its view) and tp-in (the same program on the global
+#   tracepoint, PID test inside BPF); results in hit-cost-tp.json.
 . /xp/bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 D=${D:-1}
-HOOKS=__x64_sys_getppid
-CONFIGS=${CONFIGS:-"none view view-tp view-call view-int3 view-bare view-hc in fentry"}
 export VIEW_BPF=hook
+NAME=hit-cost
+CALL=getppid
+HOOKS=__x64_sys_getppid
+case ${1:-} in
+tp)
+	NAME=hit-cost-tp
+	CALL=kill
+	TP=signal:signal_generate
+	HOOKS=tracepoint:$TP
+	CONFIGS=${CONFIGS:-"none tp-view tp-in"} ;;
+*) CONFIGS=${CONFIGS:-"none view view-tp view-call view-int3 view-bare view-hc in fentry"} ;;
+esac
 
 start_target() {
-	start_ready /tmp/rate.out callrate -g -d $D getppid
+	start_ready /tmp/rate.out callrate -g -d $D $CALL
 	TARGET=$BG
 }
 # measure runs in a command substitution, a subshell that cannot 'wait' for
@@ -31,12 +45,12 @@ measure() {
 	wait_line /tmp/rate.out '^[0-9]' 60 && tail -n 1 /tmp/rate.out
 }
 PREPARE=start_target
-rounds hit-cost "$CONFIGS" $ROUNDS
+rounds $NAME "$CONFIGS" $ROUNDS
 
-echo "cost of one hit in the traced process (getppid loop, hook on $HOOKS; $ROUNDS rounds)"
+echo "cost of one hit in the traced process ($CALL loop, hook on $HOOKS; $ROUNDS rounds)"
 printf '%-8s %14s %16s %14s\n' config "calls/s" "ns per call" "ns per hit"
 first=1
-json="{\"experiment\":\"hit-cost\",\"rounds\":$ROUNDS,\"hook\":\"$HOOKS\",\"results\":["
+json="{\"experiment\":\"$NAME\",\"rounds\":$ROUNDS,\"hook\":\"$HOOKS\",\"results\":["
 for c in $CONFIGS; do
 	rate=$(awk -v c=$c '$2 == c { print $3 }' "$RAW" | median)
 	costs=$(awk -v c=$c '{ v[$1 "," $2] = $3 } END { for (k in v) { split(k, p, ","); if (p[2] == c) print 1e9 / v[k] - 1e9 / v[p[1] ",none"] } }' "$RAW")
@@ -46,5 +60,5 @@ for c in $CONFIGS; do
 	first=0
 	json="$json{\"config\":\"$c\",\"calls_per_s\":$rate,\"ns_per_hit\":$cost,\"ns_per_hit_min\":$lo,\"ns_per_hit_max\":$hi}"
 done
-echo "$json]}" > "$OUT/hit-cost.json"
-echo "results: $OUT/hit-cost.json"
+echo "$json]}" > "$OUT/$NAME.json"
+echo "results: $OUT/$NAME.json"

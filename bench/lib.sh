@@ -51,6 +51,10 @@ start_ready() {
 # process, the default) or hook (pidfilter -m hook: the same program body as
 # the in and fentry configurations, PID test included).
 #   in      global kprobes on HOOKS, PID test inside BPF (bpftrace -p, bcc)
+#   tp-view a tracepoint hook on $TP (CATEGORY:NAME) in TARGET's view, running
+#           the pinned program of VIEW_BPF=hook (PID test and two adds)
+#   tp-in   the same program on $TP, global (a raw tracepoint), PID test
+#           inside BPF: what bpftrace -p does with tracepoint:CATEGORY:NAME
 #   fentry  global fentry on __do_sys_getppid, PID test inside BPF
 #   post    global kprobes sending every event to user space, which filters
 #   pre     per-task kprobe perf events on TARGET, no BPF (perf stat -p)
@@ -131,6 +135,11 @@ setup() {
 		view-hc:*|*:hookcount) hookcount -P $PIN > /tmp/helper.out & ;;
 		*:hook) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		esac ;;
+	tp-view)
+		xprobectl view add $TARGET > /dev/null &&
+			xprobectl hook add $TARGET tracepoint:$TP > /dev/null || return 1
+		pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
+	tp-in) pidfilter -p $TARGET -m tp -f $TP > /tmp/helper.out & ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
 	instaret|instaret0)	# instaret0: on UFUNC0, which the workload never calls
 		f=$UFUNC
@@ -175,7 +184,7 @@ setup() {
 	HELPER=$!
 	wait_line /tmp/helper.out '^attached\|xprobectl: tracing\|metrics of pid' ${ATTACH_WAIT:-10} || return 1
 	# the program pinned for the hooks to run directly
-	case $1 in view|view-call|view-int3|view-hc)
+	case $1 in view|view-call|view-int3|view-hc|tp-view)
 		# not the module's own hooks (a view's guard): they run no BPF
 		for i in $(xprobectl hook list $TARGET | awk "NR > 1 && !/the module's/ { print \$1 }"); do
 			xprobectl hook prog $i $PIN || return 1
@@ -190,7 +199,7 @@ teardown() {
 	kill $HELPER
 	wait $HELPER
 	# (a target that has exited took its view with it)
-	case $1 in view*|instaret|instaret0|instaret-events|uhook*|urec*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
+	case $1 in view*|tp-view|instaret|instaret0|instaret-events|uhook*|urec*) kill -0 $TARGET 2>/dev/null && xprobectl view del $TARGET ;; esac
 	return 0
 }
 

@@ -33,10 +33,11 @@ GP
 	echo "plot: $DIR/$name.png"
 }
 
-for w in syscall memcached redis; do
+for w in syscall tp memcached redis; do
 	bars untraced-$w "Untraced $w throughput while another process is traced" "ratio to no tracing" ratio_median
 done
 bars hit-cost "Cost of one hook hit in the traced process" "guest ns (instructions) per hit" ns_per_hit
+bars hit-cost-tp "Cost of one tracepoint hit in the traced process" "guest ns (instructions) per hit" ns_per_hit
 bars ucall-cost "Cost of one traced call of a user function" "guest ns (instructions) per call" ns_per_hit
 bars redis-uprobes "Redis GET throughput under user-space probes" "ratio to no tracing" ratio_median
 

@@ -1,11 +1,15 @@
 # Experiment 1: what tracing process A costs an untraced workload B.
-#   untraced.sh syscall | memcached | redis
+#   untraced.sh syscall | tp | memcached | redis
 # A, an idle process, is the tracing target, with hooks on kernel functions
 # B passes on every request; B runs untraced. Configurations (lib.sh setup):
 # none, view, in, pre, post, and fentry for the syscall loop. Alternated
 # round by round, the order rotating; B's throughput as a ratio to 'none' in
 # the same round, median and range over ROUNDS rounds.
 #   syscall    B = callrate: getppid() for D seconds; hook __x64_sys_getppid
+#   tp         B = callrate kill: kill(itself, an ignored signal) for D
+#              seconds, each call passing signal:signal_generate; A's view
+#              has that tracepoint hooked (tp-view), against the same
+#              program on the global tracepoint with a PID test (tp-in)
 #   memcached  B = memcached -t 1 under memcslap (get, 4 threads); hooks on
 #              the read, write, sendmsg and epoll_wait syscalls
 #   redis      B = redis-server under redis-benchmark (GET, 4 clients);
@@ -28,13 +32,19 @@ TARGET=$BG
 case $W in
 syscall)
 	HOOKS=__x64_sys_getppid
-	CONFIGS="none view in pre post fentry"
+	CONFIGS="${CONFIGS:-none view in pre post fentry}"
 	measure() { callrate -d $D getppid; } ;;
+tp)
+	TP=signal:signal_generate
+	HOOKS=tracepoint:$TP
+	CONFIGS="${CONFIGS:-none tp-view tp-in}"
+	export VIEW_BPF=hook
+	measure() { callrate -d $D kill; } ;;
 memcached)
 	command -v memcached > /dev/null && command -v memcslap > /dev/null ||
 		{ echo "bench: memcached/memcslap missing in the VM (make bench installs them)"; exit 1; }
 	HOOKS=$NET_HOOKS
-	CONFIGS="none view in pre post"
+	CONFIGS="${CONFIGS:-none view in pre post}"
 	memcached -u root -p 11211 -U 0 -t 1 -m 64 &
 	SERVER=$!
 	sleep 1
@@ -49,7 +59,7 @@ redis)
 	command -v redis-server > /dev/null && command -v redis-benchmark > /dev/null ||
 		{ echo "bench: redis-server/redis-benchmark missing in the VM (make bench installs them)"; exit 1; }
 	HOOKS=$NET_HOOKS
-	CONFIGS="none view in pre post"
+	CONFIGS="${CONFIGS:-none view in pre post}"
 	redis-server --port 6379 --save '' --appendonly no --daemonize no > /tmp/redis.log 2>&1 &
 	SERVER=$!
 	sleep 1
@@ -58,7 +68,7 @@ redis)
 		redis-benchmark -p 6379 -t get -n ${RB_N:-20000} -c 4 --csv 2>/dev/null |
 			awk -F'"' '$2 == "GET" { printf "%.0f\n", $4 }'
 	} ;;
-*) echo "usage: untraced.sh syscall|memcached|redis" >&2; exit 2 ;;
+*) echo "usage: untraced.sh syscall|tp|memcached|redis" >&2; exit 2 ;;
 esac
 
 rounds untraced-$W "$CONFIGS" $ROUNDS

@@ -2,6 +2,8 @@
 /*
  * callrate: how many times per second this process can make one system call.
  *   callrate [-g] [-d SECONDS] SYSCALL   (getppid, getpid, getuid, close)
+ *   callrate [-g] [-d SECONDS] kill      kill(itself, SIGWINCH), ignored: each
+ *                                        call passes signal:signal_generate
  *   callrate [-g] [-d SECONDS] fn        calls of cr_fn, a user function
  *                                        with a frame-pointer prologue
  * Prints the rate as an integer. -g: print "ready" and wait for SIGUSR1 first
@@ -38,7 +40,7 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	double secs = 1, start, t;
-	long nr = SYS_getppid, arg = 0;
+	long nr = SYS_getppid, arg = 0, arg2 = 0;
 	unsigned long n = 0;
 	int opt, i, go = 0, sig, fn = 0;
 	long sum = 0;
@@ -54,6 +56,13 @@ int main(int argc, char **argv)
 		if (!strcmp(argv[optind], "getpid")) nr = SYS_getpid;
 		else if (!strcmp(argv[optind], "getuid")) nr = SYS_getuid;
 		else if (!strcmp(argv[optind], "close")) { nr = SYS_close; arg = -1; }
+		else if (!strcmp(argv[optind], "kill")) {
+			/* SIGWINCH's default is to ignore it, yet it is generated */
+			signal(SIGWINCH, SIG_DFL);
+			nr = SYS_kill;
+			arg = getpid();
+			arg2 = SIGWINCH;
+		}
 		else if (!strcmp(argv[optind], "fn")) fn = 1;
 		else if (strcmp(argv[optind], "getppid")) return 2;
 	}
@@ -72,7 +81,7 @@ int main(int argc, char **argv)
 				sum += cr_fn(i);
 		else
 			for (i = 0; i < 256; i++)
-				syscall(nr, arg);
+				syscall(nr, arg, arg2);
 		n += 256;
 		t = now() - start;
 	} while (t < secs);

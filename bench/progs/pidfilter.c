@@ -10,6 +10,10 @@
  *           xprobes view (-f is ignored; make the view and hooks first);
  *           with -P PATH, pinned at PATH instead, for hooks to run directly
  *           (xprobectl hook prog ID PATH); unpinned at exit
+ *   tp      the same program body on the kernel tracepoint CATEGORY:NAME
+ *           given with -f, global (a raw tracepoint, as bpftrace -p
+ *           attaches one); an xprobes tracepoint hook runs the hook
+ *           mode's pinned program (-m hook -P PATH), the same body again
  *   post    global kprobes whose BPF program sends every event to a ring
  *           buffer; the PID test is made here, in user space ("post-eBPF")
  *   pre     per-task kprobe perf events (perf stat -p): the kprobes are
@@ -130,7 +134,7 @@ int main(int argc, char **argv)
 		return 1;
 	skel->rodata->target_tgid = target;
 	bpf_program__set_autoload(skel->progs.on_fentry, !strcmp(mode, "fentry"));
-	bpf_program__set_autoload(skel->progs.on_hook, !strcmp(mode, "hook"));
+	bpf_program__set_autoload(skel->progs.on_hook, !strcmp(mode, "hook") || !strcmp(mode, "tp"));
 	bpf_program__set_autoload(skel->progs.on_kprobe, !strcmp(mode, "kprobe"));
 	bpf_program__set_autoload(skel->progs.on_kprobe_post, !strcmp(mode, "post"));
 	if (pidfilter_bpf__load(skel)) {
@@ -146,7 +150,19 @@ int main(int argc, char **argv)
 		}
 		nf = 0;		/* nothing to attach */
 	}
-	for (i = 0; i < nf; i++) {
+	if (!strcmp(mode, "tp")) {
+		/* CATEGORY:NAME; the raw tracepoint is NAME */
+		const char *tp = strchr(funcs[0], ':') ? strchr(funcs[0], ':') + 1 : funcs[0];
+
+		links[0] = bpf_program__attach_raw_tracepoint(skel->progs.on_hook, tp);
+		if (!links[0]) {
+			fprintf(stderr, "pidfilter: attach raw tracepoint %s failed: %s\n", tp,
+				strerror(errno));
+			return 1;
+		}
+		nf = 1;
+	}
+	for (i = 0; i < nf && strcmp(mode, "tp"); i++) {
 		bool one = !strcmp(mode, "fentry") || !strcmp(mode, "hook");
 
 		if (one)
