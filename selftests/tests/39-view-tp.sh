@@ -9,7 +9,9 @@
 # 6.12: notifier_run, whose site the trap handler runs before it could
 # answer our int3 there). (e)
 # Another tool (tracefs) turns the tracepoint on everywhere: the hook goes
-# global, tracefs sees A's and B's events, the hook still only A's; off
+# global, tracefs sees A's and B's events, the hook still only A's; the
+# same program with a PID test (pidfilter's) on the hook and on the global
+# raw tracepoint counts A's N both, the global one runs for B's too; off
 # again, it goes back to private, A's copy jumps again. (f) 40 rounds of
 # that toggling while A signals itself: no splat, the audit finds nothing.
 # (g) hook del and view del give the shell's bytes back to A; rmmod with a
@@ -18,9 +20,9 @@
 N=$(scaled 1000)
 T=/sys/kernel/tracing
 E=$T/events/signal/signal_generate/enable
-P=/sys/fs/bpf/xp_test39p M=/sys/fs/bpf/xp_test39m
-rm -rf $P $M
-trap 'reset_tracing; rm -rf $P $M' EXIT
+P=/sys/fs/bpf/xp_test39p M=/sys/fs/bpf/xp_test39m PF=/sys/fs/bpf/xp_test39pf
+rm -rf $P $M $PF
+trap 'reset_tracing; rm -rf $P $M $PF' EXIT
 
 count_at() {
 	bpftool -j map dump pinned $M/counts > /tmp/tp-map.json || fail "bpftool map dump"
@@ -114,10 +116,31 @@ echo 1 > $E
 assert_eq "tracefs on: the hook says global" global "$(is_global $id)"
 assert_match "A's copy holds the kernel's jump" '^(eb|e9)$' "$(peek_byte $A $site)"
 assert_match "so does the shared text" '^(eb|e9)$' "$(peek_byte $$ $site)"
+# The same program (a PID test, two adds) on the hook and, as bpftrace -p
+# attaches it, on the global raw tracepoint.
+: > /tmp/pf-view.out; : > /tmp/pf-global.out
+pidfilter -p $A -m hook -P $PF > /tmp/pf-view.out &
+PV=$!
+wait_for /tmp/pf-view.out '^attached' "pidfilter (pinned) did not start"
+xprobectl hook prog $id $PF || fail "hook prog pidfilter's program"
+pidfilter -p $A -m tp -f signal:signal_generate > /tmp/pf-global.out &
+PG=$!
+wait_for /tmp/pf-global.out '^attached' "pidfilter (global) did not start"
 kill -USR1 $A; kill -USR1 $B
 wait_for /tmp/a.out '^done' "A did not finish" 6000
 wait_for /tmp/b.out '^done' "B did not finish" 6000
+kill -INT $PG
+wait $PG
+xprobectl hook prog $id --detach || fail "hook prog --detach (e)"
+kill -INT $PV
+wait $PV
 echo 0 > $E
+note "pidfilter on the hook: $(cat /tmp/pf-view.out | tail -n 1); on the global tracepoint: $(tail -n 1 /tmp/pf-global.out)"
+assert_eq "the program on A's hook counted A's signals" "hits $N seen $N" "$(tail -n 1 /tmp/pf-view.out)"
+assert_eq "the program on the global tracepoint, PID-tested, counted as many" "hits $N" \
+	"$(tail -n 1 /tmp/pf-global.out | cut -d' ' -f1,2)"
+seen=$(tail -n 1 /tmp/pf-global.out | cut -d' ' -f4)
+[ "$seen" -ge $((2 * N)) ] 2>/dev/null || fail "the global program ran for $seen events, fewer than A's and B's $((2 * N))"
 assert_eq "while global, the hook counted A's signals only" $N "$(hook_col $id 5)"
 na=$(grep -c "signal_generate: sig=12 .* pid=$A " $T/trace)
 nb=$(grep -c "signal_generate: sig=12 .* pid=$B " $T/trace)
