@@ -341,10 +341,9 @@ static void ptes_of_leaf(pte_t *ptes, pmd_t pmd)
 		ptes[i] = pfn_pte(pfn + i, prot);
 }
 
-/* The kernel's own translation of @va (in PMD slot @idx of the image): frame and flags. */
-bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *flags)
+/* The translation of @va under the shared PMD entry @pmd: frame and flags. */
+static bool shared_pte_of(pmd_t pmd, unsigned long va, unsigned long *pfn, u64 *flags)
 {
-	pmd_t pmd = READ_ONCE(xp_k.image_pmds[idx]);
 	pte_t pte;
 
 	if (pmd_none(pmd) || !pmd_present(pmd))
@@ -360,6 +359,12 @@ bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *
 	return pte_present(pte);
 }
 
+/* The kernel's own translation of @va (in PMD slot @idx of the image): frame and flags. */
+bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *flags)
+{
+	return shared_pte_of(READ_ONCE(xp_k.image_pmds[idx]), va, pfn, flags);
+}
+
 /*
  * The entries of a region of its own that @v must bring up to the kernel's:
  * those of pages it has no copy of, 4 KiB entries both. Returns whether one
@@ -367,8 +372,8 @@ bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *
  */
 static bool region_resync(struct xp_view *v, struct xp_region *r)
 {
-	unsigned int idx = pmd_index(r->base), i;
-	pmd_t shared = READ_ONCE(xp_k.image_pmds[idx]);
+	unsigned int i;
+	pmd_t shared = READ_ONCE(xp_k.image_pmds[pmd_index(r->base)]);
 	DECLARE_BITMAP(copied, PTRS_PER_PTE);
 	bool changed = false;
 
@@ -387,7 +392,12 @@ static bool region_resync(struct xp_view *v, struct xp_region *r)
 
 		if (test_bit(i, copied))
 			continue;
-		if (!xp_shared_pte(idx, va, &pfn, &flags)) {
+		/*
+		 * Under a leaf, from the very value ->seen keeps (CPA may
+		 * rewrite it meanwhile: the next pass then sees it changed);
+		 * under a table, entry by entry.
+		 */
+		if (!shared_pte_of(shared, va, &pfn, &flags)) {
 			if (pte_present(pte)) {		/* the kernel unmapped it */
 				set_pte(&r->ptes[i], __pte(0));
 				changed = true;
@@ -401,7 +411,7 @@ static bool region_resync(struct xp_view *v, struct xp_region *r)
 		set_pte(&r->ptes[i], pfn_pte(pfn, __pgprot(flags)));
 		changed = true;
 	}
-	/* What was read before the entries: a change since is seen next time. */
+	/* What the entries were made from: a change since is seen next time. */
 	r->seen = pmd_present(shared) && pmd_leaf(shared) ? shared : __pmd(0);
 	return changed;
 }

@@ -53,9 +53,10 @@
  *
  * Refused: tracepoints with a regfunc of their own, and those with a site
  * where our int3 would trap again before the handler can answer (see
- * site_refused()). A hit's stack: the probe's twelve arguments (about 100
- * bytes more than the kernel's own raw_tp path); the raw_tp link that
- * bpf_trace_runN() takes on 6.10+ is the hook's own (struct xp_tplink).
+ * site_refused()). A hit's stack: one frame more than the kernel's own
+ * raw_tp path (the probe, which calls __bpf_trace_NAME with the arguments
+ * it was given); the raw_tp link that bpf_trace_runN() takes on 6.10+ is
+ * the hook's own (struct xp_tplink).
  *
  * Writing a site in a copy: the int3 protocol text_poke_bp() follows, on
  * every site of the hook at once: int3 on each first byte, serialise every
