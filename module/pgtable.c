@@ -199,19 +199,25 @@ static bool own_table(struct xp_view *v, unsigned int idx)
 	return (v->xol.va && pmd_index(v->xol.va) == idx) || xp_region_at(v, idx);
 }
 
+/* The PMD slots of @v's hooked regions, as a bitmap of PTRS_PER_PMD bits. */
+void xp_region_slots(struct xp_view *v, unsigned long *slots)
+{
+	struct xp_region *r;
+
+	bitmap_zero(slots, PTRS_PER_PMD);
+	list_for_each_entry(r, &v->regions, node)
+		__set_bit(pmd_index(r->base), slots);
+}
+
 /*
- * The same for every slot at once, as a bitmap of PTRS_PER_PMD bits: the
+ * Those and the xol slot, as a bitmap of PTRS_PER_PMD bits: the
  * sweeper compares all 512 slots five times a second, and a list walk per
  * slot made that the largest cost views put on other processes (0.1% of
  * the machine's instructions, bench part 1, 2026-11-30).
  */
 static void own_tables(struct xp_view *v, unsigned long *own)
 {
-	struct xp_region *r;
-
-	bitmap_zero(own, PTRS_PER_PMD);
-	list_for_each_entry(r, &v->regions, node)
-		__set_bit(pmd_index(r->base), own);
+	xp_region_slots(v, own);
 	if (v->xol.va)
 		__set_bit(pmd_index(v->xol.va), own);
 }

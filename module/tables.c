@@ -154,9 +154,7 @@ static void check_view(struct check *c, struct xp_view *v)
 	struct xp_region *r;
 	unsigned int i;
 
-	bitmap_zero(hooked, PTRS_PER_PMD);
-	list_for_each_entry(r, &v->regions, node)
-		__set_bit(pmd_index(r->base), hooked);
+	xp_region_slots(v, hooked);
 
 	/*
 	 * Every copied entry it does not own is the kernel's (P4D, PUD, PMD),

@@ -234,6 +234,7 @@ bool xp_chain_resync(struct xp_view *v);
 #define XP_CMP_MASK	(PTE_FLAGS_MASK & ~(_PAGE_GLOBAL | _PAGE_ACCESSED | _PAGE_DIRTY))
 bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *flags);
 struct xp_region *xp_region_at(struct xp_view *v, unsigned int idx);
+void xp_region_slots(struct xp_view *v, unsigned long *slots);
 void xp_region_copies(struct xp_view *v, struct xp_region *r, unsigned long *copied);
 void xp_chain_free(struct xp_view *v);
 struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
