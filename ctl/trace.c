@@ -99,8 +99,9 @@ static void trace_usage(FILE *f)
 "                            switch (the default, no kernel entry per call; -T,\n"
 "                            --folded, --latency, and a process without rseq, use\n"
 "                            events)\n"
-"  -v, --verbose             libbpf's messages; with --children or --cgroup, each\n"
-"                            process added, once its probes are attached\n");
+"  -v, --verbose             libbpf's messages; how long each step of the set-up\n"
+"                            took; with --children or --cgroup, each process\n"
+"                            added, once its probes are attached\n");
 }
 
 static bool verbose;
@@ -1323,6 +1324,14 @@ fail:
 	return -1;
 }
 
+/* Where the stopped child PID is (its entry point), 0 if unknown. */
+static uint64_t stopped_pc(pid_t pid)
+{
+	struct user_regs_struct regs;
+
+	return ptrace(PTRACE_GETREGS, pid, NULL, &regs) ? 0 : regs.rip;
+}
+
 /* Open, load and attach the scheduler side; the uprobes come after. */
 /* The program a hook of @kind runs itself (bpf/trace.bpf.c). */
 struct bpf_program *trace_hook_prog(struct trace_bpf *skel, uint32_t kind)
@@ -1556,6 +1565,7 @@ int cmd_trace(int argc, char **argv)
 	};
 	struct tsession s = { 0 };
 	struct spec specs[64];
+	uint64_t t_set[6];	/* -v: when each step of the set-up ended */
 	int nspecs = 0, c, ret = EXIT_RUNTIME, status = 0;
 	double duration = 0, interval = 0;
 	bool list = false, no_views = false, child = false, started = false, cut = false, missing;
@@ -1723,7 +1733,9 @@ int cmd_trace(int argc, char **argv)
 		child = true;
 		if (run_to_entry(s.pid, cmd[0]))
 			goto out;
+		s.held_pc = stopped_pc(s.pid);
 	}
+	t_set[0] = mono_ns();
 	c = pid_exe(s.pid, exe);
 	if (c) {
 		fprintf(stderr, "xprobectl: pid %d: %s\n", (int)s.pid,
@@ -1739,6 +1751,7 @@ int cmd_trace(int argc, char **argv)
 		goto out;
 	}
 	s.ncpus = libbpf_num_possible_cpus();
+	t_set[1] = mono_ns();
 
 	s.views = nl != NULL;
 	if (s.views && views_setup(&s, nl)) {
@@ -1754,6 +1767,7 @@ int cmd_trace(int argc, char **argv)
 	}
 	if (s.views && !s.cg)	/* a cgroup's first process may go: its view with it */
 		ev = xp_events_open(s.pid);
+	t_set[2] = mono_ns();
 	s.multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
 	/*
 	 * User hooks first, where the module allows: uprobes for the rest.
@@ -1779,9 +1793,11 @@ int cmd_trace(int argc, char **argv)
 	if (s.views && s.records && s.nuhooks)
 		uprobe_flush_setup(&s);
 	leave_out_unsafe(&s);
+	t_set[3] = mono_ns();
 	for (;;) {
 		if (load_bpf(&s))
 			goto out;
+		t_set[4] = mono_ns();
 		if (s.multi && !umulti_works(bpf_program__fd(s.skel->progs.fn_entry))) {
 			if (verbose)
 				fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such "
@@ -1800,6 +1816,7 @@ int cmd_trace(int argc, char **argv)
 			goto out;
 		break;
 	}
+	t_set[5] = mono_ns();
 	tcgroup_poll(&s);	/* the cgroup's other processes */
 	if (latency) {
 		/* Its hooks join our view; it reads our shadow stacks. */
@@ -1831,6 +1848,16 @@ int cmd_trace(int argc, char **argv)
 		fprintf(stderr, "xprobectl: and slow syscalls (above mean + %.2g sigma), %s\n",
 			lo.k, syswatch_mode(&sw));
 	s.start_ns = s.prev_ns = mono_ns();
+	if (verbose)
+		fprintf(stderr, "xprobectl: set up in %llu ms: functions %llu, view %llu, user hooks "
+			"%llu, BPF load %llu, probes %llu, the rest %llu\n",
+			(unsigned long long)(s.start_ns - t_set[0]) / 1000000,
+			(unsigned long long)(t_set[1] - t_set[0]) / 1000000,
+			(unsigned long long)(t_set[2] - t_set[1]) / 1000000,
+			(unsigned long long)(t_set[3] - t_set[2]) / 1000000,
+			(unsigned long long)(t_set[4] - t_set[3]) / 1000000,
+			(unsigned long long)(t_set[5] - t_set[4]) / 1000000,
+			(unsigned long long)(s.start_ns - t_set[5]) / 1000000);
 	{
 		struct timespec ts;
 

@@ -74,6 +74,7 @@ struct tsession {
 	int nfuncs;
 	int nfailed;		/* functions that could not be probed */
 	int nuhooks;		/* functions through user hooks (tuhook.c) */
+	uint64_t held_pc;	/* -- COMMAND: where it waits, stopped, until we start */
 	int nunwinders;		/* unwinder hooks placed (tuhook.c) */
 	bool uprobes_only;	/* --uprobes */
 	bool records;		/* user hooks write records (else they fire events) */

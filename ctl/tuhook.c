@@ -91,6 +91,18 @@ int tuhooks_add(struct tsession *s, bool verbose)
 					 "its symbol has no size" : "not mapped in the process");
 			continue;
 		}
+		if (addr == s->held_pc) {
+			/*
+			 * The command waits here, stopped, until tracing
+			 * starts: the module would wait for its thread to
+			 * leave the bytes a jump covers, then refuse (2 s).
+			 */
+			refused++;
+			if (!first[0])
+				snprintf(first, sizeof(first), "%s: the command is stopped at its "
+					 "first instruction until tracing starts", f->name);
+			continue;
+		}
 		if (unwinder_name(f->name)) {
 			/* its entry takes the unwinder hook (tuhooks_unwinders()) */
 			f->no_return = true;
