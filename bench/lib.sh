@@ -107,19 +107,20 @@ records_hooks() {
 		xprobectl hook add --records $TARGET do_exit > /dev/null
 }
 setup() {
-	local f t0 i
+	local f t0 i hooks
 	t0=$(uptime_cs)
 	: > /tmp/helper.out
 	case $1 in
 	none) return 0 ;;
-	view|view-call|view-int3|view-bare|view-hc|view-tp)
+	view|view-call|view-int3|view-bare|view-hc|view-tp|tp-view)
 		xprobectl view add $TARGET > /dev/null || return 1
-		for f in $HOOKS; do
+		hooks=$HOOKS
+		[ $1 = tp-view ] && hooks=tracepoint:$TP
+		for f in $hooks; do
 			case $1 in
-			view) xprobectl hook add $TARGET $f > /dev/null ;;
 			view-call) xprobectl hook add $TARGET $(call_site $f) > /dev/null ;;
-			view-bare|view-hc|view-tp) xprobectl hook add $TARGET $f > /dev/null ;;
 			view-int3) xprobectl hook add --trap $TARGET $(call_site $f) > /dev/null ;;
+			*) xprobectl hook add $TARGET $f > /dev/null ;;
 			esac || return 1
 		done
 		# jump hooks go live after an RCU-tasks grace period
@@ -130,15 +131,12 @@ setup() {
 		done
 		case $1:${VIEW_BPF:-hookcount} in
 		view-bare:*) { echo attached; exec sleep 1000000; } > /tmp/helper.out & ;;
+		tp-view:*) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		view-tp:hook) pidfilter -p $TARGET -m hook > /tmp/helper.out & ;;
 		view-tp:*) hookcount > /tmp/helper.out & ;;
 		view-hc:*|*:hookcount) hookcount -P $PIN > /tmp/helper.out & ;;
 		*:hook) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		esac ;;
-	tp-view)
-		xprobectl view add $TARGET > /dev/null &&
-			xprobectl hook add $TARGET tracepoint:$TP > /dev/null || return 1
-		pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 	tp-in) pidfilter -p $TARGET -m tp -f $TP > /tmp/helper.out & ;;
 	in) pidfilter -p $TARGET -m kprobe $(for f in $HOOKS; do echo "-f $f"; done) > /tmp/helper.out & ;;
 	instaret|instaret0)	# instaret0: on UFUNC0, which the workload never calls

@@ -99,6 +99,25 @@ static int run_pre(const char **funcs, int n)
 	return 0;
 }
 
+/*
+ * MODE's link for FUNC: a kprobe on it (in, post, with PROG); the fentry or
+ * hook program once, whatever it is; tp: the raw tracepoint FUNC names
+ * (CATEGORY:NAME, the raw tracepoint is NAME).
+ */
+static struct bpf_link *attach_one(struct pidfilter_bpf *skel, const char *mode,
+				   const char *func, struct bpf_program *prog)
+{
+	if (!strcmp(mode, "tp"))
+		return bpf_program__attach_raw_tracepoint(skel->progs.on_hook,
+							  strchr(func, ':') ? strchr(func, ':') + 1 :
+							  func);
+	if (!strcmp(mode, "hook"))
+		return bpf_program__attach(skel->progs.on_hook);
+	if (!strcmp(mode, "fentry"))
+		return bpf_program__attach(skel->progs.on_fentry);
+	return bpf_program__attach_kprobe(prog, false, func);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = "kprobe", *funcs[MAX_FUNCS] = { "__x64_sys_getppid" }, *pin = NULL;
@@ -150,31 +169,17 @@ int main(int argc, char **argv)
 		}
 		nf = 0;		/* nothing to attach */
 	}
-	if (!strcmp(mode, "tp")) {
-		/* CATEGORY:NAME; the raw tracepoint is NAME */
-		const char *tp = strchr(funcs[0], ':') ? strchr(funcs[0], ':') + 1 : funcs[0];
+	for (i = 0; i < nf; i++) {
+		bool once = !strcmp(mode, "fentry") || !strcmp(mode, "hook");
 
-		links[0] = bpf_program__attach_raw_tracepoint(skel->progs.on_hook, tp);
-		if (!links[0]) {
-			fprintf(stderr, "pidfilter: attach raw tracepoint %s failed: %s\n", tp,
-				strerror(errno));
-			return 1;
-		}
-		nf = 1;
-	}
-	for (i = 0; i < nf && strcmp(mode, "tp"); i++) {
-		bool one = !strcmp(mode, "fentry") || !strcmp(mode, "hook");
-
-		if (one)
-			links[i] = i ? NULL : bpf_program__attach(!strcmp(mode, "hook") ?
-								  skel->progs.on_hook : skel->progs.on_fentry);
-		else
-			links[i] = bpf_program__attach_kprobe(prog, false, funcs[i]);
-		if (!links[i] && !(i && one)) {
+		links[i] = attach_one(skel, mode, funcs[i], prog);
+		if (!links[i]) {
 			fprintf(stderr, "pidfilter: attach %s %s failed: %s\n", mode, funcs[i],
 				strerror(errno));
 			return 1;
 		}
+		if (once || !strcmp(mode, "tp"))
+			break;
 	}
 	if (!strcmp(mode, "post")) {
 		rb = ring_buffer__new(bpf_map__fd(skel->maps.events), on_event, NULL, NULL);
