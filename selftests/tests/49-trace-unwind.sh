@@ -186,10 +186,14 @@ untraced rust /xp/bin/rpanic
 for how in $hows; do
 	traced rust $how "-f rthrower -f rmiddle -f rcatcher" /xp/bin/rpanic
 	# every function: the behaviour only (records mode loses one return
-	# of 30 when a function through uprobes runs at exit: docs/trace.md)
-	[ $how = all ] ||
-		assert_eq "rust ($how): rcatcher's returns all seen" 30 \
-			"$(fn_count /tmp/rust.$how.out rcatcher)"
+	# of 30 when a function through uprobes runs at exit; docs/trace.md does
+	# not say so yet)
+	[ $how = all ] && continue
+	n=$(fn_count /tmp/rust.$how.out rcatcher)
+	# trace's own counts, to tell where a return went (once 29 of 30, on
+	# the debug kernel beside three other VMs, 2026-11-30)
+	[ "$n" = 30 ] || note "rust ($how): $(grep -m 1 'events:' /tmp/rust.$how.out)"
+	assert_eq "rust ($how): rcatcher's returns all seen" 30 "$n"
 done
 
 # Go: its runtime copies goroutine stacks (deep recursion), scans them
