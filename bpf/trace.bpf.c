@@ -1415,13 +1415,19 @@ struct drop_walk {
 	int tail;
 };
 
-static long drop_one(__u32 i, struct drop_walk *w)
+/* Drop the top frame if it is abandoned; 1 if it stays (the walk ends there). */
+static __always_inline long drop_top(struct thread_state *st, __u64 sp, int tail)
 {
-	if (!top_abandoned(w->st, w->sp, w->tail))
+	if (!top_abandoned(st, sp, tail))
 		return 1;
-	w->st->depth--;
+	st->depth--;
 	count(CNT_ABANDONED);
 	return 0;
+}
+
+static long drop_one(__u32 i, struct drop_walk *w)
+{
+	return drop_top(w->st, w->sp, w->tail);
 }
 
 /*
@@ -1435,11 +1441,8 @@ static __always_inline void drop_abandoned(struct thread_state *st, __u64 sp, in
 {
 	struct drop_walk w = { .st = st, .sp = sp, .tail = tail };
 
-	if (!top_abandoned(st, sp, tail))
-		return;
-	st->depth--;
-	count(CNT_ABANDONED);
-	bpf_loop(TRACE_MAX_DEPTH - 1, drop_one, &w, 0);
+	if (!drop_top(st, sp, tail))
+		bpf_loop(TRACE_MAX_DEPTH - 1, drop_one, &w, 0);
 }
 
 /*
