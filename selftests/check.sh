@@ -165,8 +165,10 @@ if [ $DEBUG = 1 ]; then
 		# unloads are 61-63's; 10's int3 hooks are 12's and 15's; 24's
 		# unload is 63's; 28's events are 71's). The split, from
 		# 2026-11-30's per-test times here: about 1250 s each.
-		# 39-view-tp (about 60 s here): tracepoint hooks' gate and
-		# states under lockdep.
+		# 39-view-tp and 39-view-tpev (about 60 s and 42 s here):
+		# tracepoint hooks' gate and states under lockdep, the probe
+		# in __schedule() with the run queue locked, a livepatch's
+		# writes into armed copies under KASAN.
 		dv="view-peek,view-structure,view-cycles,view-bpf,view-refusals,view-dispatch,view-tables,view-tp"
 		fd= fs=
 		if [ -n "${XP_DEBUG_FULL:-}" ]; then

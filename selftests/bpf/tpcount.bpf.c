@@ -10,6 +10,9 @@
  * counts[0]: raw_sig saw SIGUSR2 sent to the current task (args[0], args[2]);
  * counts[1]: raw_sig saw anything else;
  * counts[2]/[3]: the same by btf_sig, which reads typed arguments (tp_btf);
+ * counts[4]/[5]: btf_switched (sched:sched_switch, selftest 39-view-tpev)
+ * saw the current task switched away from (prev) for another (next), or
+ * anything else;
  * raw_past reads a sixth argument the tracepoint does not have, and
  * btf_switch is a tp_btf program for another tracepoint: both refused.
  */
@@ -19,7 +22,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 4);
+	__uint(max_entries, 6);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -47,6 +50,13 @@ int BPF_PROG(btf_sig, int sig, struct kernel_siginfo *info, struct task_struct *
 	     int group, int result)
 {
 	add(sig == 12 && task->pid == (__u32)bpf_get_current_pid_tgid() ? 2 : 3);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(btf_switched, bool preempt, struct task_struct *prev, struct task_struct *next)
+{
+	add(prev == (void *)bpf_get_current_task() && next != prev ? 4 : 5);
 	return 0;
 }
 

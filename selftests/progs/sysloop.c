@@ -8,11 +8,17 @@
  *   -t  run the loop in THREADS threads (they share the mm)     default 1
  *   -i  sleep USEC microseconds after every 100 calls (a paced loop)
  *   -p  run at nice level PRIO (-20: first on a busy CPU)
+ *   -d  the block device dread reads                  default /dev/nullb0
  * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1)), spin (no
- * system call at all: a busy loop in user space), or selfsig (kill() of
- * itself with SIGUSR2, which it ignores: the signal-generation path)
+ * system call at all: a busy loop in user space), selfsig (kill() of
+ * itself with SIGUSR2, which it ignores: the signal-generation path),
+ * nanosleep (1 us: the thread sleeps, one switch away from it at least),
+ * or dread (pread() of 4 KiB from the device opened O_DIRECT: one block
+ * request a call, its offset the next 4 KiB of the first MiB)
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <time.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <stdio.h>
@@ -22,7 +28,9 @@
 #include <sys/syscall.h>
 
 static long nr = SYS_getppid, arg = 0;
-static int spin;
+static int spin, dread_fd = -1;
+static const char *dev = "/dev/nullb0";
+static char dread_buf[4096] __attribute__((aligned(4096)));
 static unsigned int pace_us;
 static unsigned long count = 1000;
 static volatile sig_atomic_t stop;
@@ -42,9 +50,19 @@ static void *loop(void *unused)
 
 	(void)unused;
 	for (i = 0; (count == 0 || i < count) && !stop; i++) {
-		if (spin)
+		if (spin) {
 			__asm__ volatile("" ::: "memory");
-		else if (nr == SYS_kill)
+		} else if (nr == SYS_nanosleep) {
+			struct timespec ts = { 0, 1000 };
+
+			syscall(nr, &ts, NULL);
+		} else if (nr == SYS_pread64) {
+			if (pread(dread_fd, dread_buf, sizeof(dread_buf),
+				  (off_t)(i % 256) * sizeof(dread_buf)) != sizeof(dread_buf)) {
+				perror("sysloop: pread");
+				exit(1);
+			}
+		} else if (nr == SYS_kill)
 			syscall(nr, getpid(), arg);
 		else
 			syscall(nr, arg);
@@ -60,13 +78,14 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	sigset_t set;
 
-	while ((opt = getopt(argc, argv, "gen:t:i:p:")) != -1) {
+	while ((opt = getopt(argc, argv, "gen:t:i:p:d:")) != -1) {
 		switch (opt) {
 		case 'g': go = 1; break;
 		case 'e': end = 1; break;
 		case 'n': count = strtoul(optarg, NULL, 0); break;
 		case 't': threads = atoi(optarg); break;
 		case 'i': pace_us = strtoul(optarg, NULL, 0); break;
+		case 'd': dev = optarg; break;
 		case 'p':
 			if (setpriority(PRIO_PROCESS, 0, atoi(optarg))) {
 				perror("sysloop: setpriority");
@@ -86,10 +105,19 @@ int main(int argc, char **argv)
 		else if (!strcmp(s, "close")) { nr = SYS_close; arg = -1; }
 		else if (!strcmp(s, "spin")) spin = 1;
 		else if (!strcmp(s, "selfsig")) { nr = SYS_kill; arg = SIGUSR2; }
+		else if (!strcmp(s, "nanosleep")) nr = SYS_nanosleep;
+		else if (!strcmp(s, "dread")) nr = SYS_pread64;
 		else { fprintf(stderr, "sysloop: unknown syscall %s\n", s); return 2; }
 	}
 	if (threads < 1 || threads > 64)
 		return 2;
+	if (nr == SYS_pread64) {
+		dread_fd = open(dev, O_RDONLY | O_DIRECT);
+		if (dread_fd < 0) {
+			fprintf(stderr, "sysloop: cannot open %s with O_DIRECT: %m\n", dev);
+			return 1;
+		}
+	}
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
 	sigprocmask(SIG_BLOCK, &set, NULL);

@@ -1,0 +1,159 @@
+# Per-process tracepoints the scheduler and the block layer fire
+# (hooks/tracepoint.c), counted against what the kernel itself counts for
+# the traced process, while an untraced process makes the same calls.
+# (a) sched:sched_switch, whose one site is in __schedule() with the run
+# queue locked and interrupts off: A and B each sleep 1 us N times; the hook's
+# hits equal A's own context switches as /proc counts them (nvcsw +
+# nivcsw, which __schedule() increments right before the tracepoint), none
+# of B's; a tp_btf program on the hook reads prev == current, next != prev.
+# (b) The same while another tool holds the tracepoint (the hook goes
+# global): the hook, pidfilter's program with a PID test on the hook, the
+# same program on the global raw tracepoint (as bpftrace -p) and /proc all
+# agree; the audit finds every copy as the shared text outside the armed
+# sites after the tracepoint's static call was retargeted both ways.
+# (c) block:block_rq_issue on null_blk (no I/O scheduler, one request at a
+# time): A and B each read N blocks with O_DIRECT; the hook counts A's N
+# requests, none of B's, and the disk's own count says both were issued.
+# (d) A livepatch (of getppid) goes in while A sleeps in a loop with
+# sched_switch hooked privately, and out again: its transition rewrites
+# kernel text all over (ftrace, and on 6.12 cond_resched()'s static calls)
+# under the armed copies; the hits still equal A's switches, A's copy
+# still jumps, the audit finds nothing.
+. /xp/selftests/tests/lib.sh
+N=$(scaled 300)
+T=/sys/kernel/tracing
+P=/sys/fs/bpf/xp_test39ep M=/sys/fs/bpf/xp_test39em PF=/sys/fs/bpf/xp_test39ef
+rm -rf $P $M $PF
+trap 'reset_tracing; rm -rf $P $M $PF' EXIT
+
+tp_json() { xprobectl hook list --json | tr '{' '\n' | grep "\"id\":$1,"; }
+is_global() { tp_json $1 | grep -q '"global":true' && echo global || echo private; }
+# switches PID: the context switches away from the task PID, so far
+switches() {
+	awk '/^(non)?voluntary_ctxt_switches:/ { n += $2 } END { print n }' /proc/$1/status
+}
+count_at() {
+	bpftool -j map dump pinned $M/counts > /tmp/tpev-map.json || fail "bpftool map dump"
+	jsonq /tmp/tpev-map.json "[$1].formatted.value"
+}
+# hooked_pair TP SYSLOOP-ARGS...: A and B ready to run the same loop, TP
+# hooked in A's view (hook id in id, its first site in site)
+hooked_pair() {
+	local tp=$1
+	shift
+	start_loop /tmp/a.out -e -n $N "$@"
+	A=$LOOP_PID
+	start_loop /tmp/b.out -e -n $N "$@"
+	B=$LOOP_PID
+	xprobectl view add $A > /dev/null || fail "view add ($tp)"
+	id=$(xprobectl hook add $A tracepoint:$tp) || fail "hook add $tp: $id"
+	site=$(hook_col $id 3)
+	note "$tp: hook $id, $(json_get "$(tp_json $id)" sites) site(s), the first at $site ($(hook_col $id 4))"
+	assert_match "$tp: A's copy jumps at the site" '^(eb|e9)$' "$(peek_byte $A $site)"
+	assert_match "$tp: the shared text keeps the NOP" '^(66|0f)$' "$(peek_byte $$ $site)"
+}
+run_pair() {
+	kill -USR1 $A; kill -USR1 $B
+	wait_for /tmp/a.out '^done' "A did not finish" 6000
+	wait_for /tmp/b.out '^done' "B did not finish" 6000
+}
+end_pair() {
+	end_loop $A /tmp/a.out
+	end_loop $B /tmp/b.out
+}
+
+# (a)
+bpftool prog loadall /xp/tbpf/tpcount.bpf.o $P pinmaps $M || fail "bpftool loadall"
+hooked_pair sched:sched_switch nanosleep
+assert_eq "sched_switch: nobody else has it on" private "$(is_global $id)"
+xprobectl hook prog $id $P/btf_switched || fail "hook prog btf_switched"
+# A and B wait in sigwait(): neither switches until its cue
+h0=$(hook_col $id 5) a0=$(switches $A) b0=$(switches $B)
+run_pair
+h1=$(hook_col $id 5) a1=$(switches $A) b1=$(switches $B)
+note "private: hits $((h1 - h0)), A switched $((a1 - a0)) times, B $((b1 - b0)); dropped $(hook_col $id 6)"
+# A 1 us sleep whose timer has expired before the task would block does
+# not switch: most do.
+[ $((a1 - a0)) -ge $((N / 2)) ] || fail "A slept $N times but switched only $((a1 - a0)) times"
+[ $((b1 - b0)) -ge $((N / 2)) ] || fail "B slept $N times but switched only $((b1 - b0)) times"
+assert_eq "sched_switch hits: A's switches, none of B's" $((a1 - a0)) $((h1 - h0))
+assert_eq "tp_btf on the hook: prev is current, next another task, each time" $((h1 - h0)) "$(count_at 4)"
+assert_eq "tp_btf on the hook: anything else" 0 "$(count_at 5)"
+xprobectl hook prog $id --detach || fail "hook prog --detach (a)"
+end_pair
+
+# (b)
+hooked_pair sched:sched_switch nanosleep
+: > /tmp/pf-view.out; : > /tmp/pf-global.out
+pidfilter -p $A -m hook -P $PF > /tmp/pf-view.out &
+PV=$!
+wait_for /tmp/pf-view.out '^attached' "pidfilter (pinned) did not start"
+xprobectl hook prog $id $PF || fail "hook prog pidfilter's program"
+pidfilter -p $A -m tp -f sched:sched_switch > /tmp/pf-global.out &
+PG=$!
+wait_for /tmp/pf-global.out '^attached' "pidfilter (global) did not start"
+assert_eq "another tool's probe: the hook goes global" global "$(is_global $id)"
+assert_match "A's copy holds the kernel's jump" '^(eb|e9)$' "$(peek_byte $A $site)"
+assert_match "so does the shared text" '^(eb|e9)$' "$(peek_byte $$ $site)"
+xprobectl audit > /tmp/audit.out 2>&1 || fail "audit with the static call on __traceiter: $(cat /tmp/audit.out)"
+h0=$(hook_col $id 5) a0=$(switches $A)
+run_pair
+h1=$(hook_col $id 5) a1=$(switches $A)
+kill -INT $PG
+wait $PG
+xprobectl hook prog $id --detach || fail "hook prog --detach (b)"
+kill -INT $PV
+wait $PV
+note "global: hits $((h1 - h0)), A switched $((a1 - a0)) times; pidfilter on the hook: $(tail -n 1 /tmp/pf-view.out); on the global tracepoint: $(tail -n 1 /tmp/pf-global.out)"
+assert_eq "while global, the hook counted A's switches" $((a1 - a0)) $((h1 - h0))
+assert_eq "the program on A's hook ran for A's switches only" "hits $((h1 - h0)) seen $((h1 - h0))" \
+	"$(tail -n 1 /tmp/pf-view.out)"
+assert_eq "the program on the global tracepoint, PID-tested, counted as many" "hits $((h1 - h0))" \
+	"$(tail -n 1 /tmp/pf-global.out | cut -d' ' -f1,2)"
+wait_eq private 100 0.05 "the hook did not go back to private" is_global $id
+assert_match "private again: A's copy jumps" '^(eb|e9)$' "$(peek_byte $A $site)"
+assert_match "the shared text is a NOP again" '^(66|0f)$' "$(peek_byte $$ $site)"
+xprobectl audit > /tmp/audit.out 2>&1 || fail "audit with the static call back on the probe: $(cat /tmp/audit.out)"
+end_pair
+
+# (c)
+nullblk_setup 0
+echo none > /sys/block/nullb0/queue/scheduler 2>/dev/null
+note "nullb0's scheduler: $(cat /sys/block/nullb0/queue/scheduler)"
+hooked_pair block:block_rq_issue -d /dev/nullb0 dread
+r0=$(awk '{ print $1 }' /sys/block/nullb0/stat)
+run_pair
+r1=$(awk '{ print $1 }' /sys/block/nullb0/stat)
+note "block_rq_issue: hits $(hook_col $id 5), dropped $(hook_col $id 6); the disk completed $((r1 - r0)) reads"
+[ $((r1 - r0)) -ge $((2 * N)) ] || fail "the disk saw $((r1 - r0)) reads, fewer than A's and B's $((2 * N))"
+assert_eq "block_rq_issue hits: A's requests, none of B's" $N "$(hook_col $id 5)"
+end_pair
+xprobectl audit > /tmp/audit.out 2>&1 || fail "audit: $(cat /tmp/audit.out)"
+
+# (d)
+K=/sys/kernel/livepatch/xp_klp
+if [ -f /xp/xp_klp.ko ]; then
+	N=$(scaled 3000)
+	hooked_pair sched:sched_switch nanosleep
+	h0=$(hook_col $id 5) a0=$(switches $A) m0=$(status_field text_writes_mirrored)
+	kill -USR1 $A
+	insmod /xp/xp_klp.ko || fail "insmod xp_klp"
+	i=0; while [ "$(cat $K/transition 2>/dev/null)" != 0 ]; do
+		i=$((i + 1)); [ $i -lt 600 ] || fail "livepatch transition did not finish"; sleep 0.5
+	done
+	wait_for /tmp/a.out '^done' "A did not finish" 6000
+	echo 0 > $K/enabled
+	i=0; while [ -d $K ]; do
+		i=$((i + 1)); [ $i -lt 600 ] || fail "livepatch did not go away"; sleep 0.5
+	done
+	rmmod xp_klp || fail "rmmod xp_klp"
+	h1=$(hook_col $id 5) a1=$(switches $A)
+	note "livepatch in and out: hits $((h1 - h0)), A switched $((a1 - a0)) times; $(($(status_field text_writes_mirrored) - m0)) kernel writes mirrored into copies"
+	assert_eq "across the livepatch, the hook counted A's switches" $((a1 - a0)) $((h1 - h0))
+	assert_match "A's copy still jumps" '^(eb|e9)$' "$(peek_byte $A $site)"
+	xprobectl audit > /tmp/audit.out 2>&1 || fail "audit after the livepatch: $(cat /tmp/audit.out)"
+	assert_eq "audit mismatches" 0 "$(status_field audit_mismatches)"
+	end_pair
+else
+	note "no livepatch test module: (d) not run"
+fi
