@@ -17,6 +17,10 @@
 #   call passing signal:signal_generate, under none, tp-view (that
 #   tracepoint hooked in its view) and tp-in (the same program on the global
 #   tracepoint, PID test inside BPF); results in hit-cost-tp.json.
+#   hit-cost.sh sys: the target makes getppid(), each call passing
+#   raw_syscalls:sys_enter, under none, tp-view and tp-in as above (the
+#   system call's slow path included: the hook flags the target's threads,
+#   the global tracepoint every thread); results in hit-cost-sys.json.
 . /xp/bench/lib.sh
 ROUNDS=${ROUNDS:-7}
 D=${D:-1}
@@ -29,6 +33,11 @@ tp)
 	NAME=hit-cost-tp
 	CALL=kill
 	TP=signal:signal_generate
+	HOOKS=tracepoint:$TP
+	CONFIGS=${CONFIGS:-"none tp-view tp-in"} ;;
+sys)
+	NAME=hit-cost-sys
+	TP=raw_syscalls:sys_enter
 	HOOKS=tracepoint:$TP
 	CONFIGS=${CONFIGS:-"none tp-view tp-in"} ;;
 *) CONFIGS=${CONFIGS:-"none view view-tp view-call view-int3 view-bare view-hc in fentry"} ;;

@@ -1,5 +1,5 @@
 # Experiment 1: what tracing process A costs an untraced workload B.
-#   untraced.sh syscall | tp | memcached | redis
+#   untraced.sh syscall | tp | sys | memcached | redis
 # A, an idle process, is the tracing target, with hooks on kernel functions
 # B passes on every request; B runs untraced. Configurations (lib.sh setup):
 # none, view, in, pre, post, and fentry for the syscall loop. Alternated
@@ -10,6 +10,11 @@
 #              seconds, each call passing signal:signal_generate; A's view
 #              has that tracepoint hooked (tp-view), against the same
 #              program on the global tracepoint with a PID test (tp-in)
+#   sys        B = callrate: getppid() for D seconds; A's view has
+#              raw_syscalls:sys_enter hooked (tp-view: A's threads alone take
+#              the system call path that reaches it), against the same
+#              program on the global tracepoint with a PID test (tp-in:
+#              every thread takes it, as bpftrace -p does)
 #   memcached  B = memcached -t 1 under memcslap (get, 4 threads); hooks on
 #              the read, write, sendmsg and epoll_wait syscalls
 #   redis      B = redis-server under redis-benchmark (GET, 4 clients);
@@ -40,6 +45,12 @@ tp)
 	CONFIGS="${CONFIGS:-none tp-view tp-in}"
 	export VIEW_BPF=hook
 	measure() { callrate -d $D kill; } ;;
+sys)
+	TP=raw_syscalls:sys_enter
+	HOOKS=tracepoint:$TP
+	CONFIGS="${CONFIGS:-none tp-view tp-in}"
+	export VIEW_BPF=hook
+	measure() { callrate -d $D getppid; } ;;
 memcached)
 	command -v memcached > /dev/null && command -v memcslap > /dev/null ||
 		{ echo "bench: memcached/memcslap missing in the VM (make bench installs them)"; exit 1; }
@@ -68,7 +79,7 @@ redis)
 		redis-benchmark -p 6379 -t get -n ${RB_N:-20000} -c 4 --csv 2>/dev/null |
 			awk -F'"' '$2 == "GET" { printf "%.0f\n", $4 }'
 	} ;;
-*) echo "usage: untraced.sh syscall|tp|memcached|redis" >&2; exit 2 ;;
+*) echo "usage: untraced.sh syscall|tp|sys|memcached|redis" >&2; exit 2 ;;
 esac
 
 rounds untraced-$W "$CONFIGS" $ROUNDS

@@ -61,8 +61,10 @@ static void hook_usage(FILE *f)
 		   "kernel image. hook prog gives it a raw_tp program (args[] = the tracepoint's\n"
 		   "arguments) or a tp_btf one for that tracepoint, as written for the tracepoint\n"
 		   "itself. While another tool has the tracepoint on everywhere, every process runs\n"
-		   "it and the hook counts PID's events only (the list says 'global'). Not for\n"
-		   "tracepoints with a function of their own (raw_syscalls), nor from modules' text.\n");
+		   "it and the hook counts PID's events only (the list says 'global').\n"
+		   "raw_syscalls:sys_enter and sys_exit: only the threads of PID's view take the\n"
+		   "kernel's system call path that reaches them. Not for other tracepoints with a\n"
+		   "function of their own (exceptions:page_fault_user), nor from modules' text.\n");
 }
 
 struct hook_row {

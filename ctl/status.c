@@ -16,6 +16,7 @@ struct status {
 	uint32_t mode, views, hooks;
 	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
 	uint64_t tp_yields, tp_settles;
+	uint32_t sys_threads, threads;
 	char reason[512];	/* every reason views are off (module/kernel.c) */
 };
 
@@ -58,6 +59,10 @@ static int parse_status(struct nlattr **tb, void *arg)
 		s->tp_yields = nla_get_u64(tb[XPROBES_A_TP_YIELDS]);
 	if (tb[XPROBES_A_TP_SETTLES])
 		s->tp_settles = nla_get_u64(tb[XPROBES_A_TP_SETTLES]);
+	if (tb[XPROBES_A_SYS_THREADS])
+		s->sys_threads = nla_get_u32(tb[XPROBES_A_SYS_THREADS]);
+	if (tb[XPROBES_A_THREADS])
+		s->threads = nla_get_u32(tb[XPROBES_A_THREADS]);
 	if (tb[XPROBES_A_REASON])
 		snprintf(s->reason, sizeof(s->reason), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	return 0;
@@ -85,7 +90,9 @@ int cmd_status(int argc, char **argv)
 			printf("usage: xprobectl status [--json]\n"
 			       "Says whether xprobes.ko is loaded and in which mode (views or why not), and what it\n"
 			       "holds: views, hooks, memory, kernel text writes mirrored, audits, kprobes guarded,\n"
-			       "tracepoint hooks that gave way to another tool's probe and took the jumps back.\n"
+			       "tracepoint hooks that gave way to another tool's probe and took the jumps back,\n"
+			       "and how many threads take the system call path that reaches the raw_syscalls\n"
+			       "tracepoints (all while a tool has them on everywhere; a hooking view's otherwise).\n"
 			       "  -j, --json  one JSON object\n");
 			return EXIT_OK;
 		default:
@@ -125,6 +132,8 @@ int cmd_status(int argc, char **argv)
 		json_u64("audit_mismatches", s.mismatches);
 		json_u64("tp_yields", s.tp_yields);
 		json_u64("tp_settles", s.tp_settles);
+		json_u64("syscall_tp_threads", s.sys_threads);
+		json_u64("threads", s.threads);
 		json_obj_end();
 		json_done();
 	} else {
@@ -140,6 +149,8 @@ int cmd_status(int argc, char **argv)
 		       " registrations refused to traced processes\n", s.backups_fixed, s.kprobes_refused);
 		printf("tracepoint hooks: %" PRIu64 " times another probe came (copies gave the jumps"
 		       " back), %" PRIu64 " times it went\n", s.tp_yields, s.tp_settles);
+		printf("raw_syscalls: %" PRIu32 " of %" PRIu32 " threads take the system call path"
+		       " that reaches them\n", s.sys_threads, s.threads);
 	}
 	return EXIT_OK;
 }

@@ -130,12 +130,14 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 {
 	struct sk_buff *msg;
 	unsigned int views, hooks;
+	u32 sys_threads, threads;
 	void *hdr;
 	int err;
 
 	msg = xp_reply_new(info, XPROBES_CMD_STATUS, &hdr, NLMSG_GOODSIZE);
 	if (!msg)
 		return -ENOMEM;
+	xp_sys_threads(&sys_threads, &threads);
 	mutex_lock(&xp_views_lock);
 	views = xp_nr_views;
 	hooks = xp_nr_hooks;
@@ -159,6 +161,8 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_TP_SETTLES, atomic64_read(&xp_tp_settles),
 				XPROBES_A_PAD) ||
+	      nla_put_u32(msg, XPROBES_A_SYS_THREADS, sys_threads) ||
+	      nla_put_u32(msg, XPROBES_A_THREADS, threads) ||
 	      nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
 	      nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
 			  XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||

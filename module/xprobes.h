@@ -399,6 +399,7 @@ struct xp_hook *xp_hook_overlapping(struct xp_view *v, unsigned long lo, unsigne
 /* hooks/tracepoint.c: SYMBOL "tracepoint:[CATEGORY:]NAME" */
 #define XP_TP_PREFIX	"tracepoint:"
 extern atomic64_t xp_tp_yields, xp_tp_settles;
+void xp_sys_threads(u32 *flagged, u32 *all);
 void xp_tp_init(void);
 void xp_tp_exit(void);
 struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *offp,

@@ -35,10 +35,12 @@
  * - Another probe registered while we are private would find the key off,
  *   and tracepoint_add_func() leaves it off on 1 -> 2: the other tool
  *   would hear nothing. The tracepoint's regfunc is the gate: unused by
- *   the tracepoints we take (we refuse those that have one), called by
- *   tracepoint_add_func() under tracepoints_mutex before any probe is added
- *   while the key is off. Ours (xp_tp_gate0..) puts the shared bytes back in
- *   every copy, then turns the key on, as the kernel would have: shared.
+ *   the tracepoints we take (we refuse those that have one, but for
+ *   raw_syscalls, whose own the gate calls: "system calls" below), called
+ *   by tracepoint_add_func() under tracepoints_mutex before any probe is
+ *   added while the key is off. Ours (xp_tp_gate0..) puts the shared bytes
+ *   back in every copy, then turns the key on, as the kernel would have:
+ *   shared.
  * - Back to private when we are alone again (the sweeper, lifecycle.c,
  *   every 200 ms: xp_tps_settle()): key off in the shared state, then jumps.
  *   The traced process misses the tracepoint for the microseconds between.
@@ -51,7 +53,7 @@
  * and private again at most five times a second (the sweeper's pace):
  * each is a key update and three IPIs per hooking view, no more.
  *
- * Refused: tracepoints with a regfunc of their own, and those with a site
+ * Refused: tracepoints with a regfunc of their own (but raw_syscalls'), and those with a site
  * where our int3 would trap again before the handler can answer (see
  * site_refused()). A hit's stack: one frame more than the kernel's own
  * raw_tp path (the probe, which calls __bpf_trace_NAME with the arguments
@@ -108,6 +110,7 @@ struct xp_tp {
 	unsigned int nr_sites;
 	int gate;			/* its index in xp_tp_gated[] */
 	bool private;			/* under tracepoints_mutex: key off, copies jump */
+	bool sys;			/* raw_syscalls:sys_enter or sys_exit (see "System calls") */
 	struct list_head hooks;		/* struct xp_tphook, RCU, under tracepoints_mutex */
 	unsigned int users;		/* hooks, under xp_views_lock */
 };
@@ -137,6 +140,16 @@ static unsigned long xp_noinstr[2], xp_entry[2], xp_irqentry[2];	/* [start, end)
 static const u8 xp_nop2[] = { 0x66, 0x90 }, xp_nop5[] = { 0x0f, 0x1f, 0x44, 0x00, 0x00 };
 atomic64_t xp_tp_yields;			/* private -> shared: another probe came */
 atomic64_t xp_tp_settles;			/* shared -> private: alone again */
+
+/* raw_syscalls: the two tracepoints, the kernel's functions and state for them */
+static struct tracepoint *xp_sys_tps[2];	/* sys_enter, sys_exit */
+static int (*xp_sys_reg)(void);			/* syscall_regfunc */
+static void (*xp_sys_unreg)(void);		/* syscall_unregfunc */
+static int *xp_sys_refcount;			/* its sys_tracepoint_refcount */
+static rwlock_t *xp_tasklist_lock;
+static const char *xp_sys_missing;		/* why they cannot be hooked, once looked up */
+static unsigned int xp_sys_users;		/* sys xp_tps, under tracepoints_mutex */
+static struct xp_tp *xp_sys_xtp[2];		/* ours on each, under tracepoints_mutex */
 
 /* ---- the hit ---------------------------------------------------------------- */
 
@@ -354,6 +367,156 @@ out:
 	mutex_unlock(xp_k.text_mutex);
 }
 
+/* ---- system calls: raw_syscalls:sys_enter and sys_exit ------------------- */
+
+/*
+ * The kernel reaches these two tracepoints only in tasks flagged
+ * SYSCALL_WORK_SYSCALL_TRACEPOINT (syscall_trace_enter() and
+ * syscall_exit_work() test the flag before the site). Their regfunc,
+ * syscall_regfunc(), flags every thread of the system when the first of
+ * the two is enabled, syscall_unregfunc() clears them all when the last
+ * goes (sys_tracepoint_refcount counts the two, under tracepoints_mutex),
+ * and copy_process() gives a child its parent's flag.
+ *
+ * Per view: while private, only the threads of the hooking views'
+ * processes carry the flag (sys_flags_sync()), so every other task keeps
+ * the fast system call path, and only their copies' sites jump; children
+ * inherit it. The kernel's own rule is kept: one syscall_regfunc()
+ * outstanding for a tracepoint while its key is on, none while it is off.
+ * Where we turn the key on (the gate, stop_tp()) we call syscall_regfunc()
+ * first, where we turn it off (settle()) syscall_unregfunc() after. When
+ * the count falls to 0, syscall_unregfunc() clears every thread, members
+ * too, whichever tracepoint's probe went: both tracepoints' unregfunc is
+ * xp_sys_unregfunc() while either is hooked, which flags the members
+ * again. A member's system calls miss the tracepoint for the microseconds
+ * between.
+ */
+
+/* Does @t belong to a view that hooks a raw_syscalls tracepoint privately? */
+static bool sys_task_wanted(struct task_struct *t)
+{
+	bool want = false;
+	int i;
+
+	task_lock(t);	/* t->mm and its pgd stay */
+	for (i = 0; t->mm && i < ARRAY_SIZE(xp_sys_xtp) && !want; i++) {
+		struct xp_tp *x = xp_sys_xtp[i];
+		struct xp_tphook *th;
+
+		if (!x || !x->private)
+			continue;
+		list_for_each_entry(th, &x->hooks, node)
+			if (xp_pgd_in_view(t->mm->pgd, th->h->view)) {
+				want = true;
+				break;
+			}
+	}
+	task_unlock(t);
+	return want;
+}
+
+/*
+ * Every thread's flag as the state says: all of them while the kernel's
+ * count is up (someone has a raw_syscalls tracepoint on everywhere), else
+ * those of private hooks' views only. Under tracepoints_mutex; the
+ * tasklist lock keeps copy_process() from copying a flag half-way, as in
+ * syscall_regfunc().
+ */
+static void sys_flags_sync(void)
+{
+	struct task_struct *p, *t;
+	bool all;
+
+	lockdep_assert_held(xp_tps_mutex);
+	all = READ_ONCE(*xp_sys_refcount) > 0;
+	read_lock(xp_tasklist_lock);
+	for_each_process_thread(p, t) {
+		if (all || sys_task_wanted(t))
+			set_task_syscall_work(t, SYSCALL_TRACEPOINT);
+		else
+			clear_task_syscall_work(t, SYSCALL_TRACEPOINT);
+	}
+	read_unlock(xp_tasklist_lock);
+}
+
+/* Both tracepoints' unregfunc while either is hooked. Under tracepoints_mutex. */
+static void xp_sys_unregfunc(void)
+{
+	xp_sys_unreg();
+	if (!READ_ONCE(*xp_sys_refcount))	/* it cleared every thread */
+		sys_flags_sync();
+}
+
+/* How many threads reach the raw_syscalls tracepoints now, of how many (status). */
+void xp_sys_threads(u32 *flagged, u32 *all)
+{
+	struct task_struct *p, *t;
+
+	*flagged = *all = 0;
+	rcu_read_lock();
+	for_each_process_thread(p, t) {
+		(*all)++;
+		if (test_bit(SYSCALL_WORK_BIT_SYSCALL_TRACEPOINT, &task_thread_info(t)->syscall_work))
+			(*flagged)++;
+	}
+	rcu_read_unlock();
+}
+
+static void match_sys(struct tracepoint *tp, void *priv)
+{
+	if (!strcmp(tp->name, "sys_enter"))
+		xp_sys_tps[0] = tp;
+	else if (!strcmp(tp->name, "sys_exit"))
+		xp_sys_tps[1] = tp;
+}
+
+/*
+ * What hooking raw_syscalls needs of the kernel, looked up at the first
+ * such hook. Returns why it cannot be had, or NULL. Under xp_views_lock.
+ */
+static const char *sys_lookup(void)
+{
+	unsigned long reg, unreg;
+	int i;
+
+	if (xp_sys_reg || xp_sys_missing)
+		return xp_sys_missing;
+	for_each_kernel_tracepoint(match_sys, NULL);
+	reg = xp_sym_lookup("syscall_regfunc", NULL);
+	unreg = xp_sym_lookup("syscall_unregfunc", NULL);
+	xp_sys_refcount = (int *)xp_sym_lookup("sys_tracepoint_refcount", NULL);
+	xp_tasklist_lock = (rwlock_t *)xp_sym_lookup("tasklist_lock", NULL);
+	xp_sys_missing = "raw_syscalls cannot be hooked per process here: the kernel's "
+			 "syscall_regfunc, its count or tasklist_lock were not found";
+	if (!reg || !unreg || !xp_sys_refcount || !xp_tasklist_lock)
+		return xp_sys_missing;
+	mutex_lock(xp_tps_mutex);
+	for (i = 0; i < ARRAY_SIZE(xp_sys_tps); i++)
+		if (!xp_sys_tps[i] || (unsigned long)xp_sys_tps[i]->regfunc != reg ||
+		    (unsigned long)xp_sys_tps[i]->unregfunc != unreg)
+			break;
+	mutex_unlock(xp_tps_mutex);
+	if (i < ARRAY_SIZE(xp_sys_tps))
+		return xp_sys_missing = "raw_syscalls cannot be hooked per process here: "
+					"sys_enter and sys_exit are not the kernel's usual pair";
+	xp_sys_unreg = (void (*)(void))unreg;
+	xp_sys_missing = NULL;
+	WRITE_ONCE(xp_sys_reg, (int (*)(void))reg);
+	return NULL;
+}
+
+/* @x, a sys tracepoint, gets its probe (start) or loses it. Under tracepoints_mutex. */
+static void sys_use(struct xp_tp *x, bool start)
+{
+	int i = x->tp == xp_sys_tps[1];
+
+	xp_sys_xtp[i] = start ? x : NULL;
+	if (start ? xp_sys_users++ : --xp_sys_users)
+		return;
+	for (i = 0; i < ARRAY_SIZE(xp_sys_tps); i++)
+		xp_sys_tps[i]->unregfunc = start ? xp_sys_unregfunc : xp_sys_unreg;
+}
+
 /* ---- states: private, shared, and the gate between ---------------------- */
 
 /* Is our probe the tracepoint's only one? Under tracepoints_mutex. */
@@ -378,6 +541,8 @@ static void settle(struct xp_tp *x)
 	if (static_key_enabled(&x->tp->key))	/* not ours to turn off: stay shared */
 		return;
 	x->private = true;
+	if (x->sys)	/* the key is off: the kernel's count goes down, members keep the flag */
+		xp_sys_unregfunc();
 	list_for_each_entry(th, &x->hooks, node)
 		write_sites(th, true);
 	atomic64_inc(&xp_tp_settles);
@@ -397,7 +562,15 @@ static int xp_tp_gate(int n)
 	struct xp_tp *x = READ_ONCE(xp_tp_gated[n]);
 	struct xp_tphook *th;
 
-	if (!x || !x->private)
+	if (!x)
+		return 0;
+	if (x->sys) {	/* the key goes on either way: what the kernel would have called */
+		int err = xp_sys_reg();
+
+		if (err)
+			return err;
+	}
+	if (!x->private)
 		return 0;
 	list_for_each_entry(th, &x->hooks, node)
 		write_sites(th, false);
@@ -578,12 +751,20 @@ static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
 	struct bpf_raw_event_map *btp;
 	const char *why;
 	struct xp_tp *x;
+	bool syscalls = false;
 	int gate;
 
-	if (tp->regfunc || tp->unregfunc) {
-		/* raw_syscalls:sys_enter/exit: each registration flags every task */
+	if (!strcmp(tp->name, "sys_enter") || !strcmp(tp->name, "sys_exit")) {
+		why = sys_lookup();
+		if (why) {
+			xp_set_msg(extack, why);
+			return ERR_PTR(-EOPNOTSUPP);
+		}
+		syscalls = tp == xp_sys_tps[0] || tp == xp_sys_tps[1];
+	}
+	if (!syscalls && (tp->regfunc || tp->unregfunc)) {
 		NL_SET_ERR_MSG(extack, "this tracepoint runs a function of its own when enabled "
-			       "(as raw_syscalls do): it cannot be on in one view only yet");
+			       "(as exceptions:page_fault_user does): it cannot be on in one view only");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
 	for (btp = xp_btp_start; btp < xp_btp_stop; btp++)
@@ -609,6 +790,7 @@ static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
 	x->btp = btp;
 	x->probe = xp_tp_probes[btp->num_args];
 	x->gate = gate;
+	x->sys = syscalls;
 	INIT_LIST_HEAD(&x->hooks);
 	mutex_lock(xp_tps_mutex);
 	why = find_sites(x);
@@ -633,18 +815,23 @@ static int start_tp(struct xp_tp *x, struct netlink_ext_ack *extack)
 	int err;
 
 	mutex_lock(xp_tps_mutex);
-	if (x->tp->regfunc) {	/* it had none a moment ago: nobody sets one at run time */
+	/* it had no other a moment ago: nobody sets one at run time */
+	if (x->tp->regfunc != (x->sys ? xp_sys_reg : NULL)) {
 		mutex_unlock(xp_tps_mutex);
 		NL_SET_ERR_MSG(extack, "the tracepoint got a function of its own meanwhile");
 		return -EBUSY;
 	}
 	WRITE_ONCE(xp_tp_gated[x->gate], x);
 	x->tp->regfunc = xp_tp_gates[x->gate];
+	if (x->sys)
+		sys_use(x, true);
 	mutex_unlock(xp_tps_mutex);
 	err = tracepoint_probe_register(x->tp, x->probe, x);
 	if (err) {
 		mutex_lock(xp_tps_mutex);
-		x->tp->regfunc = NULL;
+		x->tp->regfunc = x->sys ? xp_sys_reg : NULL;
+		if (x->sys)
+			sys_use(x, false);
 		WRITE_ONCE(xp_tp_gated[x->gate], NULL);
 		mutex_unlock(xp_tps_mutex);
 		NL_SET_ERR_MSG_FMT(extack, "the kernel refused our probe on the tracepoint (%d)", err);
@@ -670,10 +857,14 @@ static void stop_tp(struct xp_tp *x)
 	 * key off, and hear nothing. Our 1 -> 0 then turns it off.
 	 */
 	if (x->private) {
+		if (x->sys)	/* as the gate: one outstanding while the key is on */
+			WARN_ON_ONCE(xp_sys_reg());
 		static_key_enable(&x->tp->key);
 		x->private = false;
 	}
-	x->tp->regfunc = NULL;
+	x->tp->regfunc = x->sys ? xp_sys_reg : NULL;
+	if (x->sys)	/* our 1 -> 0 below calls the unregfunc this leaves */
+		sys_use(x, false);
 	WRITE_ONCE(xp_tp_gated[x->gate], NULL);
 	mutex_unlock(xp_tps_mutex);
 	tracepoint_probe_unregister(x->tp, x->probe, x);
@@ -835,10 +1026,13 @@ struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *of
 	mutex_lock(xp_tps_mutex);
 	list_add_tail_rcu(&th->node, &x->hooks);
 	th->linked = true;
-	if (x->private)
+	if (x->private) {
+		if (x->sys)
+			sys_flags_sync();	/* the view's threads: flagged */
 		write_sites(th, true);
-	else
+	} else {
 		settle(x);
+	}
 	mutex_unlock(xp_tps_mutex);
 	xp_tables_check(NULL);
 	return h;
@@ -875,6 +1069,8 @@ static void detach(struct xp_hook *h)
 		write_sites(th, false);
 	list_del_rcu(&th->node);
 	th->linked = false;
+	if (x->private && x->sys)
+		sys_flags_sync();	/* the view's threads: no longer, unless another hook wants them */
 	mutex_unlock(xp_tps_mutex);
 }
 
@@ -1093,7 +1289,10 @@ void xp_tp_exit(void)
 	mutex_lock(xp_tps_mutex);
 	for (i = 0; i < XP_TP_MAX; i++)
 		if (WARN_ON_ONCE(xp_tp_gated[i]))
-			xp_tp_gated[i]->tp->regfunc = NULL;
+			xp_tp_gated[i]->tp->regfunc = xp_tp_gated[i]->sys ? xp_sys_reg : NULL;
+	if (WARN_ON_ONCE(xp_sys_users))
+		for (i = 0; i < ARRAY_SIZE(xp_sys_tps); i++)
+			xp_sys_tps[i]->unregfunc = xp_sys_unreg;
 	mutex_unlock(xp_tps_mutex);
 }
 

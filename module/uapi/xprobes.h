@@ -114,6 +114,9 @@ enum xprobes_attr {
 	XPROBES_A_TP_YIELDS,		/* u64: tracepoint hooks' copies given the shared
 					 * bytes back because another probe came */
 	XPROBES_A_TP_SETTLES,		/* u64: ... and taken back when it went */
+	XPROBES_A_SYS_THREADS,		/* u32: threads flagged to reach the raw_syscalls
+					 * tracepoints now (SYSCALL_WORK_SYSCALL_TRACEPOINT) */
+	XPROBES_A_THREADS,		/* u32: ... of all the threads there are */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

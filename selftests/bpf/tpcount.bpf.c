@@ -13,16 +13,21 @@
  * counts[4]/[5]: btf_switched (sched:sched_switch, selftest 39-view-tpev)
  * saw the current task switched away from (prev) for another (next), or
  * anything else;
+ * counts[6]/[7]: raw_sysenter (raw_syscalls:sys_enter) saw getppid() (args[1],
+ * the number) or another call; counts[8]/[9]: raw_sysexit (sys_exit) saw
+ * getppid() return the parent's pid (the number from args[0]'s pt_regs,
+ * the value args[1]), or anything else;
  * raw_past reads a sixth argument the tracepoint does not have, and
  * btf_switch is a tp_btf program for another tracepoint: both refused.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 6);
+	__uint(max_entries, 10);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -57,6 +62,25 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switched, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	add(prev == (void *)bpf_get_current_task() && next != prev ? 4 : 5);
+	return 0;
+}
+
+SEC("raw_tp")
+int raw_sysenter(struct bpf_raw_tracepoint_args *ctx)
+{
+	add(ctx->args[1] == 110 /* __NR_getppid */ ? 6 : 7);
+	return 0;
+}
+
+SEC("raw_tp")
+int raw_sysexit(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct pt_regs *regs = (struct pt_regs *)ctx->args[0];
+	struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+	long nr = BPF_CORE_READ(regs, orig_ax);
+	long ppid = BPF_CORE_READ(task, real_parent, tgid);
+
+	add(nr == 110 && (long)ctx->args[1] == ppid ? 8 : 9);
 	return 0;
 }
 

@@ -95,7 +95,7 @@ refused_with "the wrong category" 1 "is in category 'signal', not 'sched'" \
 refused_with "no such tracepoint" 1 "no tracepoint 'no_such_tp'" \
 	xprobectl hook add $A tracepoint:signal:no_such_tp
 refused_with "a tracepoint with a function of its own" 1 "runs a function of its own" \
-	xprobectl hook add $A tracepoint:raw_syscalls:sys_enter
+	xprobectl hook add $A tracepoint:exceptions:page_fault_user
 if [ -d $T/events/notifier/notifier_run ]; then	# 6.2 on
 	refused_with "a tracepoint our trap handler runs" 1 "on the path our trap handler runs" \
 		xprobectl hook add $A tracepoint:notifier:notifier_run

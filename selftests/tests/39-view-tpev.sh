@@ -19,6 +19,16 @@
 # kernel text all over (ftrace, and on 6.12 cond_resched()'s static calls)
 # under the armed copies; the hits still equal A's switches, A's copy
 # still jumps, the audit finds nothing.
+# (e) raw_syscalls:sys_enter and sys_exit, which the kernel reaches only in
+# threads flagged for them (syscall_regfunc() flags every thread when they
+# are enabled globally): hooked in A's view, only A's threads carry the
+# flag (status: syscall_tp_threads), its threads started later inherit
+# it; A's 3 threads make N getppid() each, B as many: raw_tp programs on
+# the hooks see A's 3N entries (the number right) and 3N returns (the
+# parent's pid), none of B's; before that, tracefs turns sys_enter on
+# everywhere: every thread is flagged, sys_enter goes global, sys_exit
+# stays private; off again, back to A's thread alone. hook del of one:
+# A's thread keeps the flag; of both: no thread has it.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 300)
 T=/sys/kernel/tracing
@@ -157,3 +167,42 @@ if [ -f /xp/xp_klp.ko ]; then
 else
 	note "no livepatch test module: (d) not run"
 fi
+
+# (e)
+N=$(scaled 1000)
+sys_threads() { status_field syscall_tp_threads; }
+assert_eq "before any raw_syscalls hook: no thread flagged" 0 "$(sys_threads)"
+start_loop /tmp/a.out -e -t 3 -n $N getppid
+A=$LOOP_PID
+start_loop /tmp/b.out -e -n $N getppid
+B=$LOOP_PID
+xprobectl view add $A > /dev/null || fail "view add (e)"
+id=$(xprobectl hook add $A tracepoint:raw_syscalls:sys_enter) || fail "hook add sys_enter: $id"
+id2=$(xprobectl hook add $A tracepoint:raw_syscalls:sys_exit) || fail "hook add sys_exit: $id2"
+assert_eq "sys_enter: private" private "$(is_global $id)"
+assert_eq "sys_exit: private" private "$(is_global $id2)"
+assert_eq "only A's one thread is flagged" 1 "$(sys_threads)"
+site=$(hook_col $id 3)
+assert_match "sys_enter: A's copy jumps at the site" '^(eb|e9)$' "$(peek_byte $A $site)"
+assert_match "sys_enter: the shared text keeps the NOP" '^(66|0f)$' "$(peek_byte $$ $site)"
+echo 1 > $T/events/raw_syscalls/sys_enter/enable
+assert_eq "tracefs on sys_enter: the hook says global" global "$(is_global $id)"
+assert_eq "sys_exit stays private" private "$(is_global $id2)"
+all=$(status_field threads)
+assert_eq "tracefs on: every thread is flagged" "$all" "$(sys_threads)"
+echo 0 > $T/events/raw_syscalls/sys_enter/enable
+wait_eq private 100 0.05 "sys_enter did not go back to private" is_global $id
+assert_eq "tracefs off: A's thread alone is flagged again" 1 "$(sys_threads)"
+xprobectl hook prog $id $P/raw_sysenter || fail "hook prog raw_sysenter"
+xprobectl hook prog $id2 $P/raw_sysexit || fail "hook prog raw_sysexit"
+run_pair
+note "sys_enter hits $(hook_col $id 5), sys_exit hits $(hook_col $id2 5); getppid entries $(count_at 6), other entries $(count_at 7), getppid returns $(count_at 8), other returns $(count_at 9)"
+assert_eq "sys_enter: A's threads' getppid() calls, none of B's" $((3 * N)) "$(count_at 6)"
+assert_eq "sys_exit: A's threads' getppid() returns, with the parent's pid" $((3 * N)) "$(count_at 8)"
+assert_eq "A's threads are gone: its one thread is flagged" 1 "$(sys_threads)"
+xprobectl hook del $id || fail "hook del sys_enter"
+assert_eq "sys_exit alone: A's thread is still flagged" 1 "$(sys_threads)"
+xprobectl hook del $id2 || fail "hook del sys_exit"
+assert_eq "hook del: no thread flagged" 0 "$(sys_threads)"
+end_pair
+xprobectl audit > /tmp/audit.out 2>&1 || fail "audit: $(cat /tmp/audit.out)"
