@@ -63,10 +63,12 @@ static void on_fork(void *data, struct task_struct *parent, struct task_struct *
 	if (v && child->mm == parent->mm)
 		xp_urec_vfork(v, parent, child);
 	if (v && !(v->flags & XPROBES_F_NO_FOLLOW_FORK)) {
-		if (xp_member_add(v, child->mm, task_tgid(child), GFP_ATOMIC))
+		if (xp_member_add(v, child->mm, task_tgid(child), GFP_ATOMIC)) {
 			atomic64_inc(&xp_follow_failures);
-		else
+		} else {
+			xp_tp_sys_join(v, child);
 			atomic64_inc(&xp_followed_forks);
+		}
 	}
 	rcu_read_unlock();
 }
@@ -95,6 +97,7 @@ static void on_exec(void *data, struct task_struct *p, pid_t old_pid, struct lin
 			 * Here it runs now (preemption is off).
 			 */
 			__flush_tlb_all();
+			xp_tp_sys_join(v, p);
 			atomic64_inc(&xp_followed_execs);
 		}
 		break;

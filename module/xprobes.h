@@ -414,6 +414,7 @@ int xp_tphook_set_prog(struct xp_hook *h, struct bpf_prog *prog);
 void xp_tps_settle(void);
 bool xp_tp_int3(struct xp_view *v, struct pt_regs *regs, unsigned long addr);
 bool xp_tp_site_in(struct xp_view *v, unsigned long addr);
+void xp_tp_sys_join(struct xp_view *v, struct task_struct *t);
 bool xp_tp_sites_inside(struct xp_view *v, unsigned long lo, unsigned long hi);
 const char *xp_entry_inside(struct xp_hook *h);
 void xp_hook_remove(struct xp_hook *h);

@@ -431,12 +431,40 @@ static void sys_flags_sync(void)
 	all = READ_ONCE(*xp_sys_refcount) > 0;
 	read_lock(xp_tasklist_lock);
 	for_each_process_thread(p, t) {
-		if (all || sys_task_wanted(t))
+		if (all || sys_task_wanted(t)) {
 			set_task_syscall_work(t, SYSCALL_TRACEPOINT);
-		else
-			clear_task_syscall_work(t, SYSCALL_TRACEPOINT);
+			continue;
+		}
+		clear_task_syscall_work(t, SYSCALL_TRACEPOINT);
+		/*
+		 * A process joining a view meanwhile (a fork, an exec) sets its
+		 * flag after it has the view's entry (xp_tp_sys_join()): look
+		 * again, or the clearing could come after that and stay.
+		 */
+		smp_mb__after_atomic();
+		if (sys_task_wanted(t))
+			set_task_syscall_work(t, SYSCALL_TRACEPOINT);
 	}
 	read_unlock(xp_tasklist_lock);
+}
+
+/*
+ * @t (a child, or a task after exec) has just joined @v (lifecycle.c,
+ * after xp_member_add() gave its mm the view's entry): if @v hooks a
+ * raw_syscalls tracepoint, @t needs the flag, whatever it inherited or a
+ * concurrent sys_flags_sync() decided before the entry was there. Set when
+ * not needed (the hook shared, going away), it costs @t the slower system
+ * call path until the next sync. RCU read side (the fork and exec probes).
+ */
+void xp_tp_sys_join(struct xp_view *v, struct task_struct *t)
+{
+	struct xp_hook *h;
+
+	list_for_each_entry_rcu(h, &v->tp_hooks, vnode)
+		if (h->tph && h->tph->xtp->sys) {
+			set_task_syscall_work(t, SYSCALL_TRACEPOINT);
+			return;
+		}
 }
 
 /* Both tracepoints' unregfunc while either is hooked. Under tracepoints_mutex. */

@@ -18,7 +18,9 @@
  * getppid() return the parent's pid (the number from args[0]'s pt_regs,
  * the value args[1]), or anything else;
  * raw_past reads a sixth argument the tracepoint does not have, and
- * btf_switch is a tp_btf program for another tracepoint: both refused.
+ * btf_switch is a tp_btf program for another tracepoint, sleepy a
+ * sleepable one (uprobe.s: raw_tp and tp_btf programs cannot be): all
+ * refused.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -94,6 +96,12 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(btf_switch, bool preempt)
 {
 	return preempt;
+}
+
+SEC("uprobe.s")
+int sleepy(struct pt_regs *ctx)
+{
+	return 0;
 }
 
 char LICENSE[] SEC("license") = "GPL";

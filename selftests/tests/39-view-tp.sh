@@ -88,6 +88,8 @@ refused_with "a program reading a sixth argument" 1 "reads 48 bytes of context" 
 	xprobectl hook prog $id $P/raw_past
 refused_with "a tp_btf program for another tracepoint" 1 "not a tp_btf one for 'signal_generate'" \
 	xprobectl hook prog $id $P/btf_switch
+refused_with "a sleepable program" 1 "not a raw_tp or tp_btf BPF program" \
+	xprobectl hook prog $id $P/sleepy
 refused_with "the same tracepoint twice" 1 "already has hook $id" \
 	xprobectl hook add $A tracepoint:signal:signal_generate
 refused_with "the wrong category" 1 "is in category 'signal', not 'sched'" \

@@ -28,7 +28,9 @@
 # parent's pid), none of B's; before that, tracefs turns sys_enter on
 # everywhere: every thread is flagged, sys_enter goes global, sys_exit
 # stays private; off again, back to A's thread alone. hook del of one:
-# A's thread keeps the flag; of both: no thread has it.
+# A's thread keeps the flag; of the other while tracefs holds it: every
+# thread keeps it, and none once tracefs lets go (the kernel's count is
+# back to 0).
 . /xp/selftests/tests/lib.sh
 N=$(scaled 300)
 T=/sys/kernel/tracing
@@ -188,11 +190,13 @@ assert_match "sys_enter: the shared text keeps the NOP" '^(66|0f)$' "$(peek_byte
 echo 1 > $T/events/raw_syscalls/sys_enter/enable
 assert_eq "tracefs on sys_enter: the hook says global" global "$(is_global $id)"
 assert_eq "sys_exit stays private" private "$(is_global $id2)"
-all=$(status_field threads)
-assert_eq "tracefs on: every thread is flagged" "$all" "$(sys_threads)"
+st=$(xprobectl status --json)
+assert_eq "tracefs on: every thread is flagged" "$(json_get "$st" threads)" \
+	"$(json_get "$st" syscall_tp_threads)"
 echo 0 > $T/events/raw_syscalls/sys_enter/enable
 wait_eq private 100 0.05 "sys_enter did not go back to private" is_global $id
-assert_eq "tracefs off: A's thread alone is flagged again" 1 "$(sys_threads)"
+# (the list says private a moment before the flags are set again)
+wait_eq 1 100 0.05 "tracefs off: A's thread is not alone flagged again" sys_threads
 xprobectl hook prog $id $P/raw_sysenter || fail "hook prog raw_sysenter"
 xprobectl hook prog $id2 $P/raw_sysexit || fail "hook prog raw_sysexit"
 run_pair
@@ -202,7 +206,14 @@ assert_eq "sys_exit: A's threads' getppid() returns, with the parent's pid" $((3
 assert_eq "A's threads are gone: its one thread is flagged" 1 "$(sys_threads)"
 xprobectl hook del $id || fail "hook del sys_enter"
 assert_eq "sys_exit alone: A's thread is still flagged" 1 "$(sys_threads)"
+# the last hook goes while tracefs holds the tracepoint (shared)
+echo 1 > $T/events/raw_syscalls/sys_exit/enable
+assert_eq "tracefs on sys_exit: the hook says global" global "$(is_global $id2)"
 xprobectl hook del $id2 || fail "hook del sys_exit"
-assert_eq "hook del: no thread flagged" 0 "$(sys_threads)"
+st=$(xprobectl status --json)
+assert_eq "hook del while global: every thread still flagged for tracefs" \
+	"$(json_get "$st" threads)" "$(json_get "$st" syscall_tp_threads)"
+echo 0 > $T/events/raw_syscalls/sys_exit/enable
+assert_eq "tracefs off: the kernel's count is back to 0, no thread flagged" 0 "$(sys_threads)"
 end_pair
 xprobectl audit > /tmp/audit.out 2>&1 || fail "audit: $(cat /tmp/audit.out)"
