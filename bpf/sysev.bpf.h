@@ -153,6 +153,21 @@ int sysev_on_exit(struct pt_regs *ctx)
 	return 0;
 }
 
+/* Views mode on the raw_syscalls tracepoint hooks: the view is the test. */
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sysev_tp_enter, struct pt_regs *regs, long id)
+{
+	sysev_enter((__u32)id, BPF_CORE_READ(regs, di));
+	return 0;
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sysev_tp_exit, struct pt_regs *regs, long ret)
+{
+	sysev_exit(ctx, ret);
+	return 0;
+}
+
 /* The target or one of its children (a server's forked workers). */
 static __always_inline bool sysev_is_target(void)
 {

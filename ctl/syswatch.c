@@ -17,10 +17,50 @@
 #include "util.h"
 #include "xprobectl.h"
 
-static const struct hook_want sys_hooks[] = {
-	{ { "x64_sys_call" }, SYSEV_ENTER, 0 },
-	{ { "x64_sys_call" }, SYSEV_EXIT, XPROBES_F_RETURN },
+/*
+ * Two ways to see a view's system calls, each two hooks with a program
+ * each (docs/metrics.md): the raw_syscalls tracepoints hooked in the view
+ * (only its threads take the system call path that reaches them), about 20
+ * instructions a call cheaper in make bench; or x64_sys_call and its
+ * return, for a module that refuses the first. A cgroup's views take the
+ * second: a tracepoint hook's probe tests the hooking views one by one.
+ */
+static const struct sys_way {
+	struct hook_want hooks[2];
+	const char *enter, *exit;	/* their programs */
+} sys_ways[] = {
+	[SYSWATCH_TP] = {
+		{ { { "tracepoint:raw_syscalls:sys_enter" }, SYSEV_ENTER, 0 },
+		  { { "tracepoint:raw_syscalls:sys_exit" }, SYSEV_EXIT, 0 } },
+		"sysev_tp_enter", "sysev_tp_exit",
+	},
+	[SYSWATCH_CALL] = {
+		{ { { "x64_sys_call" }, SYSEV_ENTER, 0 },
+		  { { "x64_sys_call" }, SYSEV_EXIT, XPROBES_F_RETURN } },
+		"sysev_on_enter", "sysev_on_exit",
+	},
 };
+
+/*
+ * PID's view (NL_OWNS: made here, with the hooks; else PID's existing view
+ * gets them) the first way the module takes; the ids in w->ids and the way
+ * in w->way. As view_hooks_setup()/hooks_add().
+ */
+static int hooks_setup(struct syswatch *w, struct xp_nl *nl, pid_t pid, bool own_view)
+{
+	int err = -1, way;
+
+	for (way = SYSWATCH_TP; way <= SYSWATCH_CALL; way++) {
+		const struct hook_want *h = sys_ways[way].hooks;
+
+		err = own_view ? view_hooks_setup(nl, pid, 0, h, 2, w->ids, w->note, sizeof(w->note))
+			       : hooks_add(nl, pid, h, 2, w->ids, w->note, sizeof(w->note));
+		w->way = way;
+		if (!err || target_gone(pid, false, NULL))
+			break;
+	}
+	return err;
+}
 
 int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 {
@@ -40,7 +80,7 @@ int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 			 "xprobes module not loaded (insmod xprobes.ko for per-process hooks)");
 		return 0;
 	}
-	if (view_hooks_setup(w->nl, pid, 0, sys_hooks, 2, w->ids, w->note, sizeof(w->note))) {
+	if (hooks_setup(w, w->nl, pid, true)) {
 		if (target_gone(pid, false, NULL)) {
 			fprintf(stderr, "xprobectl: pid %d: no such process\n", (int)pid);
 			return -1;
@@ -64,7 +104,7 @@ void syswatch_join(struct syswatch *w, struct xp_nl *nl, pid_t pid, const char *
 		snprintf(w->note, sizeof(w->note), "%s", why);
 		return;
 	}
-	if (hooks_add(nl, pid, sys_hooks, 2, w->ids, w->note, sizeof(w->note))) {
+	if (hooks_setup(w, nl, pid, false)) {
 		fprintf(stderr, "xprobectl: %s; syscalls in fallback mode\n", w->note);
 		return;
 	}
@@ -138,10 +178,13 @@ void syswatch_prepare(struct syswatch *w, struct bpf_object *obj)
 {
 	/* a cgroup in views mode may have to fall back later (fall_back()) */
 	bool fb = !w->views || w->cg;
+	bool call = w->views && (w->cg || w->way == SYSWATCH_CALL);
 
-	bpf_program__set_autoload(prog(obj, "sysev_on_hook"), w->views);
-	bpf_program__set_autoload(prog(obj, "sysev_on_enter"), w->views);
-	bpf_program__set_autoload(prog(obj, "sysev_on_exit"), w->views);
+	bpf_program__set_autoload(prog(obj, "sysev_on_hook"), call);
+	bpf_program__set_autoload(prog(obj, "sysev_on_enter"), call);
+	bpf_program__set_autoload(prog(obj, "sysev_on_exit"), call);
+	bpf_program__set_autoload(prog(obj, "sysev_tp_enter"), w->views && !call);
+	bpf_program__set_autoload(prog(obj, "sysev_tp_exit"), w->views && !call);
 	bpf_program__set_autoload(prog(obj, "sysev_fb_enter"), fb && !w->cg);
 	bpf_program__set_autoload(prog(obj, "sysev_fb_exit"), fb && !w->cg);
 	bpf_program__set_autoload(prog(obj, "sysev_fb_cg_enter"), fb && w->cg);
@@ -161,12 +204,12 @@ static struct bpf_link *attach(struct bpf_object *obj, const char *name)
 	return l;
 }
 
-static int fill_hooks_map(struct bpf_object *obj, const uint32_t *ids)
+static int fill_hooks_map(struct bpf_object *obj, const uint32_t *ids, int way)
 {
 	int fd = bpf_map__fd(bpf_object__find_map_by_name(obj, "sysev_hooks")), i;
 
 	for (i = 0; i < 2; i++) {
-		uint32_t kind = sys_hooks[i].kind;
+		uint32_t kind = sys_ways[way].hooks[i].kind;
 
 		if (bpf_map_update_elem(fd, &ids[i], &kind, BPF_ANY))
 			return -1;
@@ -183,10 +226,9 @@ static int fill_hooks_map(struct bpf_object *obj, const uint32_t *ids)
  */
 static int hooks_get_progs(struct syswatch *w, const uint32_t *ids)
 {
-	struct bpf_program *own[2] = {	/* in sys_hooks[]' order */
-		prog(w->obj, "sysev_on_enter"), prog(w->obj, "sysev_on_exit"),
-	};
-	int err = fill_hooks_map(w->obj, ids);
+	const struct sys_way *c = &sys_ways[SYSWATCH_CALL];
+	struct bpf_program *own[2] = { prog(w->obj, c->enter), prog(w->obj, c->exit) };
+	int err = fill_hooks_map(w->obj, ids, SYSWATCH_CALL);
 
 	if (w->links[0])
 		return err;
@@ -227,16 +269,28 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 			return 0;
 		}
 	} else if (w->views) {
-		if (fill_hooks_map(obj, w->ids)) {
+		const struct sys_way *c = &sys_ways[w->way];
+		struct bpf_program *own[2] = { prog(obj, c->enter), prog(obj, c->exit) };
+
+		if (fill_hooks_map(obj, w->ids, w->way)) {
 			fprintf(stderr, "xprobectl: cannot fill the hooks map: %s\n", strerror(errno));
 			return -1;
 		}
-		struct bpf_program *own[2] = {	/* in sys_hooks[]' order */
-			prog(obj, "sysev_on_enter"), prog(obj, "sysev_on_exit"),
-		};
+		if (w->way == SYSWATCH_CALL)
+			return attach_hook_progs(w->hooks_nl, w->ids, own, 2,
+						 prog(obj, "sysev_on_hook"), &w->links[0]);
+		/* a module with tracepoint hooks runs their programs itself */
+		for (int i = 0; i < 2; i++) {
+			int err = hooks_run_prog(w->hooks_nl, &w->ids[i], 1, bpf_program__fd(own[i]));
 
-		return attach_hook_progs(w->hooks_nl, w->ids, own, 2,
-					 prog(obj, "sysev_on_hook"), &w->links[0]);
+			if (err) {
+				fprintf(stderr, "xprobectl: cannot give the raw_syscalls hooks their "
+					"BPF programs: %s\n", w->hooks_nl->ext_msg[0] ?
+					w->hooks_nl->ext_msg : strerror(-err));
+				return -1;
+			}
+		}
+		return 0;
 	}
 	w->links[0] = attach(obj, fb_prog(w, false));
 	w->links[1] = w->links[0] ? attach(obj, fb_prog(w, true)) : NULL;
@@ -329,7 +383,8 @@ static void adopt(struct syswatch *w, pid_t pid)
 		}
 		return;
 	}
-	err = view_hooks_setup(w->nl, pid, 0, sys_hooks, 2, ids, w->note, sizeof(w->note));
+	err = view_hooks_setup(w->nl, pid, 0, sys_ways[SYSWATCH_CALL].hooks, 2, ids, w->note,
+			       sizeof(w->note));
 	if (err == -EAGAIN)	/* in execve: the next poll */
 		return;
 	if (err == -EOPNOTSUPP) {

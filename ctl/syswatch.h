@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * One process's syscall entries and exits for metrics and latency: the two
- * xprobes hooks (x64_sys_call and its return) in the process's view, or the
- * raw_syscalls tracepoints with a PID test (fallback). The BPF side is
+ * One process's syscall entries and exits for metrics and latency: two
+ * xprobes hooks in the process's view (the raw_syscalls tracepoints hooked
+ * there, or x64_sys_call and its return), or the raw_syscalls tracepoints
+ * with a PID test everywhere (fallback). The BPF side is
  * bpf/sysev.bpf.h; its programs and maps have the same names in every object
  * that includes it.
  */
@@ -28,12 +29,15 @@ struct sw_proc {
 	bool gone;		/* a root that exited (its view may live on) */
 };
 
+enum { SYSWATCH_TP, SYSWATCH_CALL };	/* the hooks of views mode (syswatch.c) */
+
 struct syswatch {
 	pid_t pid;		/* a PID target; 0 with a cgroup */
 	struct cgtarget *cg;	/* a cgroup target (--cgroup), else NULL */
 	bool views;		/* hooks in the view, else fallback */
 	char note[320];		/* why fallback mode */
 	uint32_t ids[2];	/* views mode: entry and exit hook ids */
+	int way;		/* views mode, a PID target: which hooks (SYSWATCH_*) */
 	struct bpf_link *links[2];
 	struct xp_nl *nl;	/* the view's, when it is ours to end */
 	struct xp_nl *hooks_nl;	/* views mode: the socket that added our hooks */
