@@ -111,6 +111,7 @@ struct xp_tp {
 	int gate;			/* its index in xp_tp_gated[] */
 	bool private;			/* under tracepoints_mutex: key off, copies jump */
 	bool sys;			/* raw_syscalls:sys_enter or sys_exit (see "System calls") */
+	struct xp_tphook __rcu *solo;	/* a sys one's only hook while private: no view test */
 	struct list_head hooks;		/* struct xp_tphook, RCU, under tracepoints_mutex */
 	unsigned int users;		/* hooks, under xp_views_lock */
 };
@@ -241,16 +242,44 @@ static __always_inline void xp_tp_hit_end(void)
  * no call with twelve of them: 223 instructions a hit were 98 more than a
  * global raw tracepoint's (bench part 2, hit-cost-tp, 2026-11-30).
  */
+/*
+ * A raw_syscalls tracepoint, private, hooked by one view (x->solo, see
+ * solo_update()): only that view's threads reach the probe (the others are
+ * not flagged for the path, or run the shared NOP), in task context, never
+ * inside a hook's dispatch (no system call is made there). No view test and
+ * no nesting flag: the hit is counted and the program entered by a tail
+ * call, as the global raw tracepoint enters it. Returns what to run it
+ * with, or NULL.
+ */
+static __always_inline void *xp_tp_solo_hit(struct xp_tphook *th)
+{
+	struct xp_tplink *l = rcu_dereference_sched(th->link);
+
+	this_cpu_inc(th->h->stats->hits);
+	return l ? XP_TPLINK_DATA(l) : NULL;
+}
+
 #define XP_TP_PROBE(n, params, ...)						\
-static void xp_tp_probe##n(void *__data, params)				\
+static noinline void xp_tp_test##n(struct xp_tp *x, params)			\
 {										\
-	struct xp_tp *x = __data;						\
 	void *data = xp_tp_hit(x);						\
 										\
 	if (data) {								\
 		((void (*)(void *, params))x->btp->bpf_func)(data, __VA_ARGS__);\
 		xp_tp_hit_end();						\
 	}									\
+}										\
+static void xp_tp_probe##n(void *__data, params)				\
+{										\
+	struct xp_tp *x = __data;						\
+	struct xp_tphook *solo = rcu_dereference_sched(x->solo);		\
+	void *data;								\
+										\
+	if (!solo)								\
+		return xp_tp_test##n(x, __VA_ARGS__);				\
+	data = xp_tp_solo_hit(solo);						\
+	if (data)								\
+		((void (*)(void *, params))x->btp->bpf_func)(data, __VA_ARGS__);\
 }
 #define P1 u64 a1
 #define P2 P1, u64 a2
@@ -545,6 +574,23 @@ static void sys_use(struct xp_tp *x, bool start)
 		xp_sys_tps[i]->unregfunc = start ? xp_sys_unregfunc : xp_sys_unreg;
 }
 
+/*
+ * x->solo: the only hook of a raw_syscalls tracepoint while it is private,
+ * else NULL (the probe then tests the view). Under tracepoints_mutex, after
+ * every change of the state or the hooks; cleared before the key goes on
+ * (the text update's serialisation orders it for every CPU that then
+ * reaches the probe), and a hook unlinked here is freed after a grace period.
+ */
+static void solo_update(struct xp_tp *x)
+{
+	struct xp_tphook *only = NULL;
+
+	lockdep_assert_held(xp_tps_mutex);
+	if (x->sys && x->private && list_is_singular(&x->hooks))
+		only = list_first_entry(&x->hooks, struct xp_tphook, node);
+	rcu_assign_pointer(x->solo, only);
+}
+
 /* ---- states: private, shared, and the gate between ---------------------- */
 
 /* Is our probe the tracepoint's only one? Under tracepoints_mutex. */
@@ -571,6 +617,7 @@ static void settle(struct xp_tp *x)
 	x->private = true;
 	if (x->sys)	/* the key is off: the kernel's count goes down, members keep the flag */
 		xp_sys_unregfunc();
+	solo_update(x);
 	list_for_each_entry(th, &x->hooks, node)
 		write_sites(th, true);
 	atomic64_inc(&xp_tp_settles);
@@ -603,6 +650,7 @@ static int xp_tp_gate(int n)
 	list_for_each_entry(th, &x->hooks, node)
 		write_sites(th, false);
 	x->private = false;
+	solo_update(x);
 	static_key_enable(&x->tp->key);
 	atomic64_inc(&xp_tp_yields);
 	return 0;
@@ -887,8 +935,9 @@ static void stop_tp(struct xp_tp *x)
 	if (x->private) {
 		if (x->sys)	/* as the gate: one outstanding while the key is on */
 			WARN_ON_ONCE(xp_sys_reg());
-		static_key_enable(&x->tp->key);
 		x->private = false;
+		solo_update(x);
+		static_key_enable(&x->tp->key);
 	}
 	x->tp->regfunc = x->sys ? xp_sys_reg : NULL;
 	if (x->sys)	/* our 1 -> 0 below calls the unregfunc this leaves */
@@ -1057,6 +1106,7 @@ struct xp_hook *xp_tphook_add(struct xp_view *v, const char *spec, const u32 *of
 	if (x->private) {
 		if (x->sys)
 			sys_flags_sync();	/* the view's threads: flagged */
+		solo_update(x);
 		write_sites(th, true);
 	} else {
 		settle(x);
@@ -1097,6 +1147,7 @@ static void detach(struct xp_hook *h)
 		write_sites(th, false);
 	list_del_rcu(&th->node);
 	th->linked = false;
+	solo_update(x);
 	if (x->private && x->sys)
 		sys_flags_sync();	/* the view's threads: no longer, unless another hook wants them */
 	mutex_unlock(xp_tps_mutex);

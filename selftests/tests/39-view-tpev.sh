@@ -31,12 +31,17 @@
 # A's thread keeps the flag; of the other while tracefs holds it: every
 # thread keeps it, and none once tracefs lets go (the kernel's count is
 # back to 0).
+# (f) Two views hook sys_enter (each hit then tests the view; with one
+# view, the hook's only one, it does not need to): A's and B's N
+# getppid() calls each are counted, an untraced C's are not.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 300)
 T=/sys/kernel/tracing
 P=/sys/fs/bpf/xp_test39ep M=/sys/fs/bpf/xp_test39em PF=/sys/fs/bpf/xp_test39ef
 rm -rf $P $M $PF
-trap 'reset_tracing; rm -rf $P $M $PF' EXIT
+sched=
+trap 'reset_tracing; rm -rf $P $M $PF
+	[ -z "$sched" ] || echo "$sched" > /sys/block/nullb0/queue/scheduler' EXIT
 
 tp_json() { xprobectl hook list --json | tr '{' '\n' | grep "\"id\":$1,"; }
 is_global() { tp_json $1 | grep -q '"global":true' && echo global || echo private; }
@@ -129,9 +134,13 @@ xprobectl audit > /tmp/audit.out 2>&1 || fail "audit with the static call back o
 end_pair
 
 # (c)
-nullblk_setup 0
+# The trace tests' disk (2 ms a request, one at a time), without its I/O
+# scheduler for the while: each request issued by the task that reads;
+# the scheduler is given back after.
+nullblk_setup 2
+sched=$(sed -n 's/.*\[\(.*\)\].*/\1/p' /sys/block/nullb0/queue/scheduler)
 echo none > /sys/block/nullb0/queue/scheduler 2>/dev/null
-note "nullb0's scheduler: $(cat /sys/block/nullb0/queue/scheduler)"
+note "nullb0's scheduler: $(cat /sys/block/nullb0/queue/scheduler) (was $sched)"
 hooked_pair block:block_rq_issue -d /dev/nullb0 dread
 r0=$(awk '{ print $1 }' /sys/block/nullb0/stat)
 run_pair
@@ -140,6 +149,8 @@ note "block_rq_issue: hits $(hook_col $id 5), dropped $(hook_col $id 6); the dis
 [ $((r1 - r0)) -ge $((2 * N)) ] || fail "the disk saw $((r1 - r0)) reads, fewer than A's and B's $((2 * N))"
 assert_eq "block_rq_issue hits: A's requests, none of B's" $N "$(hook_col $id 5)"
 end_pair
+[ -z "$sched" ] || echo "$sched" > /sys/block/nullb0/queue/scheduler
+sched=
 xprobectl audit > /tmp/audit.out 2>&1 || fail "audit: $(cat /tmp/audit.out)"
 
 # (d)
@@ -217,3 +228,29 @@ echo 0 > $T/events/raw_syscalls/sys_exit/enable
 assert_eq "tracefs off: the kernel's count is back to 0, no thread flagged" 0 "$(sys_threads)"
 end_pair
 xprobectl audit > /tmp/audit.out 2>&1 || fail "audit: $(cat /tmp/audit.out)"
+
+# (f)
+start_loop /tmp/a.out -e -n $N getppid
+A=$LOOP_PID
+start_loop /tmp/b.out -e -n $N getppid
+B=$LOOP_PID
+start_loop /tmp/c.out -e -n $N getppid
+C=$LOOP_PID
+xprobectl view add $A > /dev/null || fail "view add A (f)"
+xprobectl view add $B > /dev/null || fail "view add B (f)"
+ida=$(xprobectl hook add $A tracepoint:raw_syscalls:sys_enter) || fail "hook add A (f): $ida"
+idb=$(xprobectl hook add $B tracepoint:raw_syscalls:sys_enter) || fail "hook add B (f): $idb"
+xprobectl hook prog $ida $P/raw_sysenter || fail "hook prog A (f)"
+xprobectl hook prog $idb $P/raw_sysenter || fail "hook prog B (f)"
+assert_eq "two views hooking: A's and B's threads are flagged" 2 "$(sys_threads)"
+c0=$(count_at 6)
+kill -USR1 $A; kill -USR1 $B; kill -USR1 $C
+wait_for /tmp/a.out '^done' "A did not finish (f)" 6000
+wait_for /tmp/b.out '^done' "B did not finish (f)" 6000
+wait_for /tmp/c.out '^done' "C did not finish (f)" 6000
+note "two views: A's hook $(hook_col $ida 5) hits, B's $(hook_col $idb 5); getppid entries $(($(count_at 6) - c0))"
+assert_eq "two views: A's and B's getppid() calls, none of C's" $((2 * N)) $(($(count_at 6) - c0))
+end_loop $A /tmp/a.out
+end_loop $B /tmp/b.out
+end_loop $C /tmp/c.out
+wait_eq 0 100 0.05 "views gone: threads still flagged" sys_threads
