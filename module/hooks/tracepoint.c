@@ -260,26 +260,15 @@ static __always_inline void *xp_tp_solo_hit(struct xp_tphook *th)
 }
 
 #define XP_TP_PROBE(n, params, ...)						\
-static noinline void xp_tp_test##n(struct xp_tp *x, params)			\
+static noinline void xp_tp_probe##n(void *__data, params)			\
 {										\
+	struct xp_tp *x = __data;						\
 	void *data = xp_tp_hit(x);						\
 										\
 	if (data) {								\
 		((void (*)(void *, params))x->btp->bpf_func)(data, __VA_ARGS__);\
 		xp_tp_hit_end();						\
 	}									\
-}										\
-static void xp_tp_probe##n(void *__data, params)				\
-{										\
-	struct xp_tp *x = __data;						\
-	struct xp_tphook *solo = rcu_dereference_sched(x->solo);		\
-	void *data;								\
-										\
-	if (!solo)								\
-		return xp_tp_test##n(x, __VA_ARGS__);				\
-	data = xp_tp_solo_hit(solo);						\
-	if (data)								\
-		((void (*)(void *, params))x->btp->bpf_func)(data, __VA_ARGS__);\
 }
 #define P1 u64 a1
 #define P2 P1, u64 a2
@@ -305,6 +294,26 @@ XP_TP_PROBE(9, P9, a1, a2, a3, a4, a5, a6, a7, a8, a9)
 XP_TP_PROBE(10, P10, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10)
 XP_TP_PROBE(11, P11, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11)
 XP_TP_PROBE(12, P12, a1, a2, a3, a4, a5, a6, a7, a8, a9, a10, a11, a12)
+
+/*
+ * raw_syscalls:sys_enter and sys_exit's probe, (struct pt_regs *, long):
+ * the solo path first, else xp_tp_probe2() (noinline: the solo path keeps
+ * no registers for it).
+ */
+static void xp_tp_sys_probe(void *__data, u64 a1, u64 a2)
+{
+	struct xp_tp *x = __data;
+	struct xp_tphook *solo = rcu_dereference_sched(x->solo);
+	void *data;
+
+	if (!solo) {
+		xp_tp_probe2(__data, a1, a2);
+		return;
+	}
+	data = xp_tp_solo_hit(solo);
+	if (data)
+		((void (*)(void *, u64, u64))x->btp->bpf_func)(data, a1, a2);
+}
 
 static void *const xp_tp_probes[XP_TP_ARGS + 1] = {
 	NULL, xp_tp_probe1, xp_tp_probe2, xp_tp_probe3, xp_tp_probe4, xp_tp_probe5,
@@ -846,7 +855,8 @@ static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
 	for (btp = xp_btp_start; btp < xp_btp_stop; btp++)
 		if (btp->tp == tp)
 			break;
-	if (btp >= xp_btp_stop || !btp->num_args || btp->num_args > XP_TP_ARGS) {
+	if (btp >= xp_btp_stop || !btp->num_args || btp->num_args > XP_TP_ARGS ||
+	    (syscalls && btp->num_args != 2)) {
 		NL_SET_ERR_MSG(extack, "this tracepoint has no BPF entry (__bpf_trace_*) to run programs with");
 		return ERR_PTR(-EOPNOTSUPP);
 	}
@@ -864,7 +874,7 @@ static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
 	x->tp = tp;
 	x->system = sys;
 	x->btp = btp;
-	x->probe = xp_tp_probes[btp->num_args];
+	x->probe = syscalls ? xp_tp_sys_probe : xp_tp_probes[btp->num_args];
 	x->gate = gate;
 	x->sys = syscalls;
 	INIT_LIST_HEAD(&x->hooks);

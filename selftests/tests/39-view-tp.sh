@@ -120,22 +120,11 @@ assert_match "A's copy holds the kernel's jump" '^(eb|e9)$' "$(peek_byte $A $sit
 assert_match "so does the shared text" '^(eb|e9)$' "$(peek_byte $$ $site)"
 # The same program (a PID test, two adds) on the hook and, as bpftrace -p
 # attaches it, on the global raw tracepoint.
-: > /tmp/pf-view.out; : > /tmp/pf-global.out
-pidfilter -p $A -m hook -P $PF > /tmp/pf-view.out &
-PV=$!
-wait_for /tmp/pf-view.out '^attached' "pidfilter (pinned) did not start"
-xprobectl hook prog $id $PF || fail "hook prog pidfilter's program"
-pidfilter -p $A -m tp -f signal:signal_generate > /tmp/pf-global.out &
-PG=$!
-wait_for /tmp/pf-global.out '^attached' "pidfilter (global) did not start"
+pidfilter_both $A $id signal:signal_generate $PF
 kill -USR1 $A; kill -USR1 $B
 wait_for /tmp/a.out '^done' "A did not finish" 6000
 wait_for /tmp/b.out '^done' "B did not finish" 6000
-kill -INT $PG
-wait $PG
-xprobectl hook prog $id --detach || fail "hook prog --detach (e)"
-kill -INT $PV
-wait $PV
+pidfilter_both_end $id
 echo 0 > $E
 note "pidfilter on the hook: $(cat /tmp/pf-view.out | tail -n 1); on the global tracepoint: $(tail -n 1 /tmp/pf-global.out)"
 assert_eq "the program on A's hook counted A's signals" "hits $N seen $N" "$(tail -n 1 /tmp/pf-view.out)"

@@ -101,14 +101,7 @@ end_pair
 
 # (b)
 hooked_pair sched:sched_switch nanosleep
-: > /tmp/pf-view.out; : > /tmp/pf-global.out
-pidfilter -p $A -m hook -P $PF > /tmp/pf-view.out &
-PV=$!
-wait_for /tmp/pf-view.out '^attached' "pidfilter (pinned) did not start"
-xprobectl hook prog $id $PF || fail "hook prog pidfilter's program"
-pidfilter -p $A -m tp -f sched:sched_switch > /tmp/pf-global.out &
-PG=$!
-wait_for /tmp/pf-global.out '^attached' "pidfilter (global) did not start"
+pidfilter_both $A $id sched:sched_switch $PF
 assert_eq "another tool's probe: the hook goes global" global "$(is_global $id)"
 assert_match "A's copy holds the kernel's jump" '^(eb|e9)$' "$(peek_byte $A $site)"
 assert_match "so does the shared text" '^(eb|e9)$' "$(peek_byte $$ $site)"
@@ -116,11 +109,7 @@ xprobectl audit > /tmp/audit.out 2>&1 || fail "audit with the static call on __t
 h0=$(hook_col $id 5) a0=$(switches $A)
 run_pair
 h1=$(hook_col $id 5) a1=$(switches $A)
-kill -INT $PG
-wait $PG
-xprobectl hook prog $id --detach || fail "hook prog --detach (b)"
-kill -INT $PV
-wait $PV
+pidfilter_both_end $id
 note "global: hits $((h1 - h0)), A switched $((a1 - a0)) times; pidfilter on the hook: $(tail -n 1 /tmp/pf-view.out); on the global tracepoint: $(tail -n 1 /tmp/pf-global.out)"
 assert_eq "while global, the hook counted A's switches" $((a1 - a0)) $((h1 - h0))
 assert_eq "the program on A's hook ran for A's switches only" "hits $((h1 - h0)) seen $((h1 - h0))" \

@@ -134,6 +134,10 @@ wait_text() { wait_eq "$4" 100 0.05 "$5" uhtarget -r "$1" "$2" "$3"; }
 start_loop() {
 	local out=$1
 	shift
+	# emptied first: a "ready" left by an earlier loop in the same file
+	# would let the caller cue this one before it blocks SIGUSR1, which
+	# would kill it
+	: > "$out"
 	sysloop -g "$@" > "$out" &
 	LOOP_PID=$!
 	wait_for "$out" '^ready' "sysloop did not start"
@@ -397,6 +401,28 @@ reset_tracing() {
 	echo > $T/kprobe_events 2>/dev/null
 	echo > $T/trace 2>/dev/null
 	echo 1 > $T/tracing_on 2>/dev/null
+}
+
+# pidfilter_both PID HOOK TP PIN: pidfilter's program (a PID test, two adds)
+# run by tracepoint hook HOOK (pinned at PIN) and, as bpftrace -p attaches
+# it, on the global raw tracepoint TP; their reports in /tmp/pf-view.out and
+# /tmp/pf-global.out once pidfilter_both_end HOOK has stopped them.
+pidfilter_both() {
+	: > /tmp/pf-view.out; : > /tmp/pf-global.out
+	pidfilter -p $1 -m hook -P $4 > /tmp/pf-view.out &
+	PF_VIEW=$!
+	wait_for /tmp/pf-view.out '^attached' "pidfilter (pinned) did not start"
+	xprobectl hook prog $2 $4 || fail "hook prog pidfilter's program"
+	pidfilter -p $1 -m tp -f $3 > /tmp/pf-global.out &
+	PF_GLOBAL=$!
+	wait_for /tmp/pf-global.out '^attached' "pidfilter (global) did not start"
+}
+pidfilter_both_end() {
+	kill -INT $PF_GLOBAL
+	wait $PF_GLOBAL
+	xprobectl hook prog $1 --detach || fail "hook prog --detach"
+	kill -INT $PF_VIEW
+	wait $PF_VIEW
 }
 
 # --- xprobectl trace ----------------------------------------------------------
