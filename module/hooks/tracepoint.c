@@ -112,6 +112,7 @@ struct xp_tp {
 	bool private;			/* under tracepoints_mutex: key off, copies jump */
 	bool sys;			/* raw_syscalls:sys_enter or sys_exit (see "System calls") */
 	struct xp_tphook __rcu *solo;	/* a sys one's only hook while private: no view test */
+	u64 solo_at;			/* xp_solo_seq when it last could have one (solo_update()) */
 	struct list_head hooks;		/* struct xp_tphook, RCU, under tracepoints_mutex */
 	unsigned int users;		/* hooks, under xp_views_lock */
 };
@@ -246,10 +247,13 @@ static __always_inline void xp_tp_hit_end(void)
  * A raw_syscalls tracepoint, private, hooked by one view (x->solo, see
  * solo_update()): only that view's threads reach the probe (the others are
  * not flagged for the path, or run the shared NOP), in task context, never
- * inside a hook's dispatch (no system call is made there). No view test and
- * no nesting flag: the hit is counted and the program entered by a tail
- * call, as the global raw tracepoint enters it. Returns what to run it
- * with, or NULL.
+ * inside a hook's dispatch (no system call is made there); solo_update()
+ * says since when. No view test and no nesting flag: the hit is counted and
+ * the program entered by a tail call, as the global raw tracepoint enters
+ * it; a hook of the view on code the program runs then fires as a hit of
+ * its own, as it would under a global raw tracepoint's program (the
+ * program itself cannot come back in: bpf_trace_run*()'s guard). Returns
+ * what to run it with, or NULL.
  */
 static __always_inline void *xp_tp_solo_hit(struct xp_tphook *th)
 {
@@ -585,19 +589,66 @@ static void sys_use(struct xp_tp *x, bool start)
 
 /*
  * x->solo: the only hook of a raw_syscalls tracepoint while it is private,
- * else NULL (the probe then tests the view). Under tracepoints_mutex, after
- * every change of the state or the hooks; cleared before the key goes on
- * (the text update's serialisation orders it for every CPU that then
- * reaches the probe), and a hook unlinked here is freed after a grace period.
+ * else NULL (the probe then tests the view).
+ *
+ * A task that took a site's jump can be preempted before the block turns
+ * preemption off, and reach the probe much later: a task of another view
+ * whose hook has gone since, or any task, from before the tracepoint went
+ * private. So solo_update() only takes x->solo away (under
+ * tracepoints_mutex, after every change of the state or the hooks; before
+ * the key goes on, whose text update orders it for every CPU that reaches
+ * the probe after), and notes when x could have one again; solo_publish()
+ * gives it one only after an RCU-tasks grace period has passed since then
+ * (every task has left the sites and blocks it was in), as jump hooks wait
+ * for their optimizer (jump.c). Hooks unlinked here are freed after a
+ * grace period, which a probe holding one (preemption off) delays.
  */
+static u64 xp_solo_seq;		/* under xp_views_lock */
+static void solo_publish(struct work_struct *work);
+static DECLARE_WORK(xp_solo_work, solo_publish);
+
+static bool solo_fits(struct xp_tp *x)
+{
+	return x->sys && x->private && list_is_singular(&x->hooks);
+}
+
 static void solo_update(struct xp_tp *x)
 {
-	struct xp_tphook *only = NULL;
-
 	lockdep_assert_held(xp_tps_mutex);
-	if (x->sys && x->private && list_is_singular(&x->hooks))
-		only = list_first_entry(&x->hooks, struct xp_tphook, node);
-	rcu_assign_pointer(x->solo, only);
+	rcu_assign_pointer(x->solo, NULL);
+	if (solo_fits(x)) {	/* only under xp_views_lock (the gate never makes it fit) */
+		x->solo_at = READ_ONCE(xp_solo_seq);
+		schedule_work(&xp_solo_work);
+	}
+}
+
+static void solo_publish(struct work_struct *work)
+{
+	bool again = false;
+	struct xp_tp *x;
+	u64 seq;
+
+	mutex_lock(&xp_views_lock);
+	seq = xp_solo_seq++;
+	mutex_unlock(&xp_views_lock);
+	synchronize_rcu_tasks();
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry(x, &xp_tps, node) {
+		if (!x->sys)
+			continue;
+		mutex_lock(xp_tps_mutex);
+		if (solo_fits(x) && !rcu_access_pointer(x->solo)) {
+			if (x->solo_at <= seq)
+				rcu_assign_pointer(x->solo, list_first_entry(&x->hooks,
+									 struct xp_tphook, node));
+			else
+				again = true;
+		}
+		mutex_unlock(xp_tps_mutex);
+	}
+	mutex_unlock(&xp_views_lock);
+	if (again)
+		schedule_work(&xp_solo_work);
 }
 
 /* ---- states: private, shared, and the gate between ---------------------- */
@@ -1373,6 +1424,7 @@ void xp_tp_exit(void)
 {
 	int i;
 
+	cancel_work_sync(&xp_solo_work);
 	if (!xp_tps_mutex)
 		return;
 	mutex_lock(xp_tps_mutex);
