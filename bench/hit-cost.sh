@@ -29,15 +29,10 @@ NAME=hit-cost
 CALL=getppid
 HOOKS=__x64_sys_getppid
 case ${1:-} in
-tp)
-	NAME=hit-cost-tp
-	CALL=kill
-	TP=signal:signal_generate
-	HOOKS=tracepoint:$TP
-	CONFIGS=${CONFIGS:-"none tp-view tp-in"} ;;
-sys)
-	NAME=hit-cost-sys
+tp|sys)
+	NAME=hit-cost-$1
 	TP=raw_syscalls:sys_enter
+	[ $1 = tp ] && CALL=kill TP=signal:signal_generate
 	HOOKS=tracepoint:$TP
 	CONFIGS=${CONFIGS:-"none tp-view tp-in"} ;;
 *) CONFIGS=${CONFIGS:-"none view view-tp view-call view-int3 view-bare view-hc in fentry"} ;;

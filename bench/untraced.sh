@@ -39,18 +39,13 @@ syscall)
 	HOOKS=__x64_sys_getppid
 	CONFIGS="${CONFIGS:-none view in pre post fentry}"
 	measure() { callrate -d $D getppid; } ;;
-tp)
-	TP=signal:signal_generate
+tp|sys)
+	TP=signal:signal_generate CALL=kill
+	[ $W = sys ] && TP=raw_syscalls:sys_enter CALL=getppid
 	HOOKS=tracepoint:$TP
 	CONFIGS="${CONFIGS:-none tp-view tp-in}"
 	export VIEW_BPF=hook
-	measure() { callrate -d $D kill; } ;;
-sys)
-	TP=raw_syscalls:sys_enter
-	HOOKS=tracepoint:$TP
-	CONFIGS="${CONFIGS:-none tp-view tp-in}"
-	export VIEW_BPF=hook
-	measure() { callrate -d $D getppid; } ;;
+	measure() { callrate -d $D $CALL; } ;;
 memcached)
 	command -v memcached > /dev/null && command -v memcslap > /dev/null ||
 		{ echo "bench: memcached/memcslap missing in the VM (make bench installs them)"; exit 1; }

@@ -42,7 +42,7 @@ static const struct sys_way {
 };
 
 /*
- * PID's view (NL_OWNS: made here, with the hooks; else PID's existing view
+ * PID's view (OWN_VIEW: made here, with the hooks; else PID's existing view
  * gets them) the first way the module takes; the ids in w->ids and the way
  * in w->way. As view_hooks_setup()/hooks_add().
  */
@@ -276,21 +276,10 @@ int syswatch_attach(struct syswatch *w, struct bpf_object *obj)
 			fprintf(stderr, "xprobectl: cannot fill the hooks map: %s\n", strerror(errno));
 			return -1;
 		}
-		if (w->way == SYSWATCH_CALL)
-			return attach_hook_progs(w->hooks_nl, w->ids, own, 2,
-						 prog(obj, "sysev_on_hook"), &w->links[0]);
-		/* a module with tracepoint hooks runs their programs itself */
-		for (int i = 0; i < 2; i++) {
-			int err = hooks_run_prog(w->hooks_nl, &w->ids[i], 1, bpf_program__fd(own[i]));
-
-			if (err) {
-				fprintf(stderr, "xprobectl: cannot give the raw_syscalls hooks their "
-					"BPF programs: %s\n", w->hooks_nl->ext_msg[0] ?
-					w->hooks_nl->ext_msg : strerror(-err));
-				return -1;
-			}
-		}
-		return 0;
+		/* (sysev_on_hook serves the call hooks only) */
+		return attach_hook_progs(w->hooks_nl, w->ids, own, 2,
+					 w->way == SYSWATCH_CALL ? prog(obj, "sysev_on_hook") : NULL,
+					 &w->links[0]);
 	}
 	w->links[0] = attach(obj, fb_prog(w, false));
 	w->links[1] = w->links[0] ? attach(obj, fb_prog(w, true)) : NULL;

@@ -143,9 +143,17 @@ int attach_hook_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program 
 	int i;
 
 	*link = NULL;
-	for (i = 0; i < n; i++)
-		if (hooks_run_prog(nl, &ids[i], 1, bpf_program__fd(progs[i])))
+	for (i = 0; i < n; i++) {
+		int err = hooks_run_prog(nl, &ids[i], 1, bpf_program__fd(progs[i]));
+
+		if (!err)
+			continue;
+		if (fallback)
 			return attach_hook_prog(nl, ids, n, fallback, link);
+		fprintf(stderr, "xprobectl: cannot give the hooks BPF program %s: %s\n",
+			bpf_program__name(progs[i]), nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+		return -1;
+	}
 	return 0;
 }
 

@@ -68,7 +68,8 @@ int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_pr
 /*
  * Give hook IDS[i] a program of its own, PROGS[i] (a kprobe program: the
  * cheapest path); a module that refuses one gets FALLBACK, which tells the
- * hooks apart by id, on all N as attach_hook_prog() gives it. -1: printed.
+ * hooks apart by id, on all N as attach_hook_prog() gives it, if there is
+ * one (NULL: the refusal is the answer). -1: printed.
  */
 int attach_hook_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program *const *progs,
 		      int n, struct bpf_program *fallback, struct bpf_link **link);

@@ -53,9 +53,9 @@
  * and private again at most five times a second (the sweeper's pace):
  * each is a key update and three IPIs per hooking view, no more.
  *
- * Refused: tracepoints with a regfunc of their own (but raw_syscalls'), and those with a site
- * where our int3 would trap again before the handler can answer (see
- * site_refused()). A hit's stack: one frame more than the kernel's own
+ * Refused: tracepoints with a regfunc of their own (but raw_syscalls'),
+ * and those with a site where our int3 would trap again before the handler
+ * can answer (see site_refused()). A hit's stack: one frame more than the kernel's own
  * raw_tp path (the probe, which calls __bpf_trace_NAME with the arguments
  * it was given); the raw_tp link that bpf_trace_runN() takes on 6.10+ is
  * the hook's own (struct xp_tplink).
@@ -184,29 +184,33 @@ struct xp_tplink {
  * no mm is a drop if the CPU is on a view's tables. Returns what the
  * hook's program is to be run with (then xp_tp_hit_end() follows), or NULL.
  */
+/*
+ * The hook of @x whose view @pgd's tables are (RCU, or under
+ * tracepoints_mutex), or NULL.
+ */
+static __always_inline struct xp_tphook *hook_of_pgd(struct xp_tp *x, pgd_t *pgd)
+{
+	struct xp_tphook *th;
+
+	list_for_each_entry_rcu(th, &x->hooks, node, lockdep_is_held(xp_tps_mutex))
+		if (xp_pgd_in_view(pgd, th->h->view))
+			return th;
+	return NULL;
+}
+
 static __always_inline void *xp_tp_hit(struct xp_tp *x)
 {
 	struct mm_struct *mm = current->mm;
-	struct xp_tphook *th, *hit = NULL;
+	struct xp_tphook *hit;
 	struct xp_hook *h = NULL;
 	struct xp_tplink *l;
 	bool own = false;
 
 	if (mm) {
-		list_for_each_entry_rcu(th, &x->hooks, node)
-			if (xp_pgd_in_view(mm->pgd, th->h->view)) {
-				hit = th;
-				own = xp_pc_in_task(preempt_count());
-				break;
-			}
+		hit = hook_of_pgd(x, mm->pgd);
+		own = hit && xp_pc_in_task(preempt_count());
 	} else {
-		pgd_t *pgd = __va(read_cr3_pa());
-
-		list_for_each_entry_rcu(th, &x->hooks, node)
-			if (xp_pgd_in_view(pgd, th->h->view)) {
-				hit = th;
-				break;
-			}
+		hit = hook_of_pgd(x, __va(read_cr3_pa()));
 	}
 	if (!hit)
 		return NULL;
@@ -234,16 +238,6 @@ static __always_inline void xp_tp_hit_end(void)
 }
 
 /*
- * One probe per arity: the tracepoint calls it with its own prototype, and
- * it runs the hook's program as the kernel runs a raw_tp program on this
- * tracepoint, with the same arguments: the tracepoint's own
- * __bpf_trace_NAME widens them (an int argument's upper half is not
- * defined in its register), bpf_trace_runN() guards recursion and sets the
- * run context (the hook's cookie, 6.10 on). No array of the arguments and
- * no call with twelve of them: 223 instructions a hit were 98 more than a
- * global raw tracepoint's (bench part 2, hit-cost-tp, 2026-11-30).
- */
-/*
  * A raw_syscalls tracepoint, private, hooked by one view (x->solo, see
  * solo_update()): only that view's threads reach the probe (the others are
  * not flagged for the path, or run the shared NOP), in task context, never
@@ -263,6 +257,16 @@ static __always_inline void *xp_tp_solo_hit(struct xp_tphook *th)
 	return l ? XP_TPLINK_DATA(l) : NULL;
 }
 
+/*
+ * One probe per arity: the tracepoint calls it with its own prototype, and
+ * it runs the hook's program as the kernel runs a raw_tp program on this
+ * tracepoint, with the same arguments: the tracepoint's own
+ * __bpf_trace_NAME widens them (an int argument's upper half is not
+ * defined in its register), bpf_trace_runN() guards recursion and sets the
+ * run context (the hook's cookie, 6.10 on). No array of the arguments and
+ * no call with twelve of them: 223 instructions a hit were 98 more than a
+ * global raw tracepoint's (bench part 2, hit-cost-tp, 2026-11-30).
+ */
 #define XP_TP_PROBE(n, params, ...)						\
 static noinline void xp_tp_probe##n(void *__data, params)			\
 {										\
@@ -443,15 +447,8 @@ static bool sys_task_wanted(struct task_struct *t)
 	task_lock(t);	/* t->mm and its pgd stay */
 	for (i = 0; t->mm && i < ARRAY_SIZE(xp_sys_xtp) && !want; i++) {
 		struct xp_tp *x = xp_sys_xtp[i];
-		struct xp_tphook *th;
 
-		if (!x || !x->private)
-			continue;
-		list_for_each_entry(th, &x->hooks, node)
-			if (xp_pgd_in_view(t->mm->pgd, th->h->view)) {
-				want = true;
-				break;
-			}
+		want = x && x->private && hook_of_pgd(x, t->mm->pgd);
 	}
 	task_unlock(t);
 	return want;
