@@ -71,14 +71,16 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # rustc); gostack: Go (Debian's golang-go) (selftest 49).
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static \
 	     seccompw_static cxxthrow cxxthrow_static rpanic gostack)
-# module/ and its subsystems' folders (module/hooks/: kernel hooks)
-MOD_DIRS  := module module/hooks
+# module/ and its subsystems' folders (module/hooks/: kernel hooks; module/views/: views)
+MOD_DIRS  := module module/hooks module/views
 MOD_FILES  = $(filter-out %.mod.c,$(wildcard $(foreach d,$(MOD_DIRS),$(d)/*.c $(d)/*.S $(d)/*.h)))
 MOD_SRCS  := $(MOD_FILES) $(wildcard module/uapi/*.h) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
 # Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
-# a CPA change of the image mapping for 19-view-tables (xp_cpa).
-TEST_MODS := xp_klp xp_spin xp_cpa
+# a CPA change of the image mapping for 19-view-tables (xp_cpa), a function in
+# module text called on demand for 55-view-module (xp_modfn, and xp_modfn2: the
+# same under another name).
+TEST_MODS := xp_klp xp_spin xp_cpa xp_modfn xp_modfn2
 TEST_KO   := $(TEST_MODS:%=selftests/modules/%.ko)
 
 .PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help \
@@ -125,13 +127,14 @@ copy_module = mkdir -p $(1)/module/uapi $(MOD_DIRS:%=$(1)/%) && cp -p Kbuild $(1
 $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	@$(call copy_module,$(BUILD)/k/$*)
 	$(MAKE) $(KBUILD_J) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
-$(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko $(BUILD)/k/%/klp/xp_cpa.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
+$(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko $(BUILD)/k/%/klp/xp_cpa.ko \
+$(BUILD)/k/%/klp/xp_modfn.ko $(BUILD)/k/%/klp/xp_modfn2.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
 	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) $(KBUILD_J) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
 
 # Pattern-rule results make would otherwise delete as intermediate.
 .PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko \
-	$(BUILD)/k/%/klp/xp_cpa.ko \
+	$(BUILD)/k/%/klp/xp_cpa.ko $(BUILD)/k/%/klp/xp_modfn.ko $(BUILD)/k/%/klp/xp_modfn2.ko \
 	$(BUILD)/kernel/%/.complete
 
 # --- BPF (CO-RE: one set of objects for every kernel; vmlinux.h from 6.12's BTF)

@@ -16,6 +16,8 @@ struct status {
 	uint32_t mode, views, hooks;
 	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
 	uint64_t tp_yields, tp_settles;
+	uint64_t mod_syncs, mod_late, mod_ended;
+	char mod_off[200];	/* why module text cannot be hooked, or "" */
 	uint32_t sys_threads, threads;
 	char reason[512];	/* every reason views are off (module/kernel.c) */
 };
@@ -63,6 +65,14 @@ static int parse_status(struct nlattr **tb, void *arg)
 		s->sys_threads = nla_get_u32(tb[XPROBES_A_SYS_THREADS]);
 	if (tb[XPROBES_A_THREADS])
 		s->threads = nla_get_u32(tb[XPROBES_A_THREADS]);
+	if (tb[XPROBES_A_MOD_SYNCS])
+		s->mod_syncs = nla_get_u64(tb[XPROBES_A_MOD_SYNCS]);
+	if (tb[XPROBES_A_MOD_LATE])
+		s->mod_late = nla_get_u64(tb[XPROBES_A_MOD_LATE]);
+	if (tb[XPROBES_A_MOD_ENDED])
+		s->mod_ended = nla_get_u64(tb[XPROBES_A_MOD_ENDED]);
+	if (tb[XPROBES_A_MOD_OFF])
+		snprintf(s->mod_off, sizeof(s->mod_off), "%s", nla_get_string(tb[XPROBES_A_MOD_OFF]));
 	if (tb[XPROBES_A_REASON])
 		snprintf(s->reason, sizeof(s->reason), "%s", nla_get_string(tb[XPROBES_A_REASON]));
 	return 0;
@@ -92,7 +102,10 @@ int cmd_status(int argc, char **argv)
 			       "holds: views, hooks, memory, kernel text writes mirrored, audits, kprobes guarded,\n"
 			       "tracepoint hooks that gave way to another tool's probe and took the jumps back,\n"
 			       "and how many threads take the system call path that reaches the raw_syscalls\n"
-			       "tracepoints (all while a tool has them on everywhere; a hooking view's otherwise).\n"
+			       "tracepoints (all while a tool has them on everywhere; a hooking view's otherwise),\n"
+			       "and for hooks in module text: how often views' tables followed the kernel's\n"
+			       "changes of module space at once, how often only late (a defect: the tests\n"
+			       "expect none), and hooks ended because their module was unloaded.\n"
 			       "  -j, --json  one JSON object\n");
 			return EXIT_OK;
 		default:
@@ -134,6 +147,11 @@ int cmd_status(int argc, char **argv)
 		json_u64("tp_settles", s.tp_settles);
 		json_u64("syscall_tp_threads", s.sys_threads);
 		json_u64("threads", s.threads);
+		json_u64("module_space_syncs", s.mod_syncs);
+		json_u64("module_space_late", s.mod_late);
+		json_u64("module_hooks_ended", s.mod_ended);
+		if (s.mod_off[0])
+			json_str("module_text_off", s.mod_off);
 		json_obj_end();
 		json_done();
 	} else {
@@ -151,6 +169,12 @@ int cmd_status(int argc, char **argv)
 		       " back), %" PRIu64 " times it went\n", s.tp_yields, s.tp_settles);
 		printf("raw_syscalls: %" PRIu32 " of %" PRIu32 " threads take the system call path"
 		       " that reaches them\n", s.sys_threads, s.threads);
+		if (s.mod_off[0])
+			printf("module text: cannot be hooked - %s\n", s.mod_off);
+		else
+			printf("module text: %" PRIu64 " kernel changes of module space followed at once,"
+			       " %" PRIu64 " late; %" PRIu64 " hooks ended with their module\n",
+			       s.mod_syncs, s.mod_late, s.mod_ended);
 	}
 	return EXIT_OK;
 }

@@ -212,7 +212,9 @@ static int on_text_poke(struct kprobe *p, struct pt_regs *regs)
 	unsigned long addr = regs->si;
 	size_t len = regs->cx;
 
-	if (addr >= xp_k.etext || addr + len <= xp_k.stext)
+	/* Core text, or module space (a copy of a module page: views/modspace.c). */
+	if ((addr >= xp_k.etext || addr + len <= xp_k.stext) &&
+	    (addr >= xp_k.mod_hi || addr + len <= xp_k.mod_lo))
 		return 0;
 	if (regs->di != poke_memset)
 		xp_readers_poke(addr, (const u8 *)regs->dx, len);

@@ -12,6 +12,7 @@
 #include <linux/kernel.h>
 #include <net/genetlink.h>
 #include <linux/mm.h>
+#include <linux/module.h>
 
 /* What pre_doit is handed: a genl_split_ops since 6.2, the genl_ops before. */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
@@ -220,5 +221,15 @@ static inline bool xp_prog_sleepable(const struct bpf_prog *prog)
 #define XP_TWA_RESUME_ATOMIC	TWA_RESUME
 #define XP_TWA_SIGNAL_ATOMIC	TWA_SIGNAL
 #endif
+
+/* Is @a in @mod's core text? struct module_memory since 6.4, layouts before. */
+static inline bool xp_mod_core_text(const struct module *mod, unsigned long a)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 4, 0)
+	return a - (unsigned long)mod->mem[MOD_TEXT].base < mod->mem[MOD_TEXT].size;
+#else
+	return a - (unsigned long)mod->core_layout.base < mod->core_layout.text_size;
+#endif
+}
 
 #endif /* _XPROBES_COMPAT_H */

@@ -146,6 +146,21 @@ bool xp_on_dispatch_path(unsigned long addr)
 	return false;
 }
 
+/*
+ * Is @addr the start of a return thunk, which a function's ret becomes
+ * where the CPU needs one (a jump there returns)?
+ */
+bool xp_is_return_thunk(unsigned long addr)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(dispatch_ranges); i++)
+		if (dispatch_ranges[i].end && addr == dispatch_ranges[i].start &&
+		    strstr(dispatch_ranges[i].name, "return"))
+			return true;
+	return false;
+}
+
 /* The range of @name, found already, or 0. */
 static unsigned long found_start(const char *name, unsigned long *end)
 {

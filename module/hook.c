@@ -89,11 +89,11 @@ static int validate(struct xp_hook *h, const u8 *func, unsigned long start, unsi
 {
 	u32 first;
 
-	if (!xp_is_core_text(addr, 1)) {
-		NL_SET_ERR_MSG(extack, "not in the core kernel text (module text cannot be hooked)");
+	if (!xp_is_core_text(addr, 1) && !h->mod) {
+		NL_SET_ERR_MSG(extack, "not in the text of the kernel or of a loaded module");
 		return -ERANGE;
 	}
-	memcpy(&first, xp_text(start), sizeof(first));
+	xp_text_read(&first, start, sizeof(first));
 	if (addr < start + (is_endbr(first) ? ENDBR_INSN_SIZE : 0)) {
 		NL_SET_ERR_MSG(extack, "would overwrite the function's ENDBR");
 		return -EINVAL;
@@ -110,7 +110,7 @@ static int validate(struct xp_hook *h, const u8 *func, unsigned long start, unsi
 		NL_SET_ERR_MSG(extack, "an ftrace (fentry) site: the kernel patches it at run time");
 		return -EINVAL;
 	}
-	memcpy(h->orig, xp_text(addr), sizeof(h->orig));
+	xp_text_read(h->orig, addr, sizeof(h->orig));
 	if (func && memcmp(h->orig, func + (addr - start), kp->size)) {
 		NL_SET_ERR_MSG(extack, "another kprobe's int3 or jump is on this instruction");
 		return -EBUSY;
@@ -128,7 +128,7 @@ static int validate(struct xp_hook *h, const u8 *func, unsigned long start, unsi
 		xp_set_msg(extack, h->insn.why);
 		return -EINVAL;
 	}
-	if (in_extable(addr)) {
+	if (h->mod ? xp_module_extable(addr) : in_extable(addr)) {
 		NL_SET_ERR_MSG(extack, "the instruction may fault on purpose (exception table entry)");
 		return -EINVAL;
 	}
@@ -242,6 +242,11 @@ static void choose_kind(struct xp_view *v, struct xp_hook *h, u32 flags, const u
 		return;
 	}
 	h->call_ok = xp_call_possible(h, flags, func, start, size, &why);
+	/* Its jump tables, extable and cold parts are the module's: not checked yet. */
+	if (h->call_ok && h->ninsn > 1 && h->mod) {
+		why = "a jump over several instructions is not made in module text";
+		h->call_ok = false;
+	}
 	if (h->call_ok && h->ninsn > 1) {
 		why = jump_allowed(h);
 		h->call_ok = !why;
@@ -475,6 +480,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			    u64 cookie, u32 flags, struct netlink_ext_ack *extack)
 {
 	unsigned long start, size = 0, addr;
+	char modname[MODULE_NAME_LEN] = "", full[64];
 	struct xp_hook *h, *dup;
 	struct xp_kp_answer kp;
 	const char *why;
@@ -529,9 +535,16 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			return ERR_PTR(-ENOENT);
 		}
 		/* Init text is freed after boot and data is not code: read neither. */
-		if (err || !xp_is_core_text(start, size)) {
-			NL_SET_ERR_MSG(extack, "not a function in the core kernel text (init code and data cannot be hooked)");
+		if (err || (!xp_is_core_text(start, size) &&
+			    (!xp_in_modspace(start) || !xp_module_of(start, size, modname, extack)))) {
+			if (err || !xp_in_modspace(start))
+				NL_SET_ERR_MSG(extack, "not a function in the text of the kernel or of a loaded module (init code and data cannot be hooked)");
 			return ERR_PTR(-EINVAL);
+		}
+		/* A module's: named MODULE:SYMBOL in hook list. */
+		if (modname[0] && !strchr(sym, ':')) {
+			snprintf(full, sizeof(full), "%s:%s", modname, sym);
+			sym = full;
 		}
 		if (offp && *offp >= size) {
 			NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of the function (size %#lx)",
@@ -572,6 +585,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	if (flags & XP_F_GUARD)
 		xp_guard_setup(h);
 	h->special = h->urec_role || h->internal;
+	h->mod = !!modname[0];
 	strscpy(h->sym, sym, sizeof(h->sym));
 	h->sym_off = off;
 

@@ -7,6 +7,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/mm.h>
+#include <linux/vmalloc.h>
 #include <linux/moduleparam.h>
 #include <linux/version.h>
 #include <linux/mutex.h>
@@ -180,11 +181,35 @@ bool xp_is_core_text(unsigned long addr, size_t len)
 }
 
 /*
- * The shared bytes of core kernel text at @addr, read through the direct map
- * of the image's frames: what untraced processes execute, whatever the
- * caller's own view shows. The image is physically contiguous.
+ * The shared bytes of kernel text at @addr, read through the direct map:
+ * what untraced processes execute, whatever the caller's own view shows.
+ * The image is physically contiguous; a module's text is contiguous only
+ * within a page (its frame is the kernel's own mapping's, not the caller's
+ * view's): xp_text_read() for more.
  */
 void *xp_text(unsigned long addr)
 {
+	if (xp_in_modspace(addr)) {
+		struct page *p = vmalloc_to_page((void *)addr);
+
+		/* Callers read live module text only: zeros if not (never seen). */
+		if (WARN_ON_ONCE(!p))
+			p = ZERO_PAGE(0);
+		return (u8 *)page_address(p) + offset_in_page(addr);
+	}
 	return __va(__pa_symbol(addr));
+}
+
+void xp_text_read(void *dst, unsigned long addr, size_t len)
+{
+	while (len) {
+		size_t n = min_t(size_t, len, PAGE_SIZE - offset_in_page(addr));
+
+		if (!xp_in_modspace(addr))
+			n = len;
+		memcpy(dst, xp_text(addr), n);
+		dst += n;
+		addr += n;
+		len -= n;
+	}
 }

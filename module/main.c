@@ -12,6 +12,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/rcupdate_wait.h>
 #include "xprobes.h"
 #include "uhook.h"
 
@@ -34,6 +35,7 @@ static int __init xprobes_init(void)
 	if (err)
 		goto out_dispatch;
 	xp_kpstate_init();
+	xp_modspace_init();
 	xp_ucover_init();
 	xp_unwind_init();
 	err = xp_uhooks_init();
@@ -57,6 +59,8 @@ out_uhooks:
 	xp_uhooks_exit();
 out_kpstate:
 	xp_ucover_exit();
+	xp_modspace_exit();
+	synchronize_rcu_tasks();	/* nobody is left in xp_alloc_exit() */
 	xp_kpstate_exit();
 	xp_coherence_exit();
 out_dispatch:
@@ -73,6 +77,7 @@ static void __exit xprobes_exit(void)
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
+	xp_modspace_exit();	/* no view holds module-space tables */
 	xp_tp_exit();		/* every tracepoint hook went with its view */
 	xp_uhooks_exit();	/* the reaper and the mapping workers are done */
 	xp_unwind_exit();	/* after the reaper's last areas: their detach works */

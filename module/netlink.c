@@ -161,6 +161,13 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_TP_SETTLES, atomic64_read(&xp_tp_settles),
 				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_MOD_SYNCS, atomic64_read(&xp_mod_syncs),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_MOD_LATE, atomic64_read(&xp_mod_late),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_MOD_ENDED, atomic64_read(&xp_mod_hooks_ended),
+				XPROBES_A_PAD) ||
+	      (xp_k.mod_off && nla_put_string(msg, XPROBES_A_MOD_OFF, xp_k.mod_off)) ||
 	      nla_put_u32(msg, XPROBES_A_SYS_THREADS, sys_threads) ||
 	      nla_put_u32(msg, XPROBES_A_THREADS, threads) ||
 	      nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
@@ -856,6 +863,30 @@ static void announce(u8 cmd, u32 pid, const char *reason, u32 flags)
 	if (!hdr || nla_put_u32(msg, XPROBES_A_PID, pid) ||
 	    nla_put_string(msg, XPROBES_A_REASON, reason) ||
 	    (flags && nla_put_u32(msg, XPROBES_A_FLAGS, flags))) {
+		nlmsg_free(msg);
+		return;
+	}
+	genlmsg_end(msg, hdr);
+	genlmsg_multicast(&xp_family, msg, 0, 0, GFP_KERNEL);
+}
+
+/* Announce a hook the kernel took away (views/modspace.c). Under xp_views_lock. */
+void xp_netlink_hook_ended(u32 pid, u32 id, const char *sym, const char *reason)
+{
+	struct sk_buff *msg;
+	void *hdr;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!xp_netlink_up)
+		return;
+	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
+	if (!msg)
+		return;
+	hdr = genlmsg_put(msg, 0, 0, &xp_family, 0, XPROBES_CMD_HOOK_ENDED);
+	if (!hdr || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+	    nla_put_u32(msg, XPROBES_A_HOOK_ID, id) ||
+	    nla_put_string(msg, XPROBES_A_SYMBOL, sym) ||
+	    nla_put_string(msg, XPROBES_A_REASON, reason)) {
 		nlmsg_free(msg);
 		return;
 	}

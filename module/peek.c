@@ -16,8 +16,8 @@ int xp_peek(u32 pid, unsigned long addr, u8 *buf, size_t len, struct netlink_ext
 	size_t done = 0;
 	int err = 0;
 
-	if (!xp_is_core_text(addr, len)) {
-		NL_SET_ERR_MSG_FMT(extack, "%#lx+%zu is not inside the core kernel text", addr, len);
+	if (!xp_is_core_text(addr, len) && !xp_is_module_text(addr, len)) {
+		NL_SET_ERR_MSG_FMT(extack, "%#lx+%zu is not inside kernel or module text", addr, len);
 		return -ERANGE;
 	}
 	mm = xp_get_mm(pid, extack);

@@ -115,14 +115,14 @@ void xp_flush_all(void)
  * serialises every change of attributes (!DEBUG_PAGEALLOC), pgd_lock every
  * large-page split. Holding both, no CPA runs on the shared image tables.
  */
-static void cpa_lock(void)
+void xp_cpa_lock(void)
 {
 	if (xp_k.cpa_lock && !debug_pagealloc_enabled())
 		spin_lock(xp_k.cpa_lock);
 	spin_lock(xp_k.pgd_lock);
 }
 
-static void cpa_unlock(void)
+void xp_cpa_unlock(void)
 {
 	spin_unlock(xp_k.pgd_lock);
 	if (xp_k.cpa_lock && !debug_pagealloc_enabled())
@@ -193,6 +193,18 @@ struct xp_region *xp_region_at(struct xp_view *v, unsigned int idx)
 	return NULL;
 }
 
+/* @v's private region holding @va, in the image or in module space, or NULL. */
+struct xp_region *xp_region_of(struct xp_view *v, unsigned long va)
+{
+	struct list_head *list = xp_in_modspace(va) ? &v->mregions : &v->regions;
+	struct xp_region *r;
+
+	list_for_each_entry(r, list, node)
+		if (r->base == (va & PMD_MASK))
+			return r;
+	return NULL;
+}
+
 /* Does @v map region @idx through a table of its own (a hooked region or xol)? */
 static bool own_table(struct xp_view *v, unsigned int idx)
 {
@@ -258,11 +270,11 @@ static bool gclear_get(unsigned int idx)
 	lockdep_assert_held(&xp_views_lock);
 	if (g->refs++)
 		return false;
-	cpa_lock();
+	xp_cpa_lock();
 	g_clear(&xp_k.image_pmds[idx], &g->pmd_had_g, g->pte_had_g);
 	if (xp_k.user_pmds)
 		g_clear(&xp_k.user_pmds[idx], &g->upmd_had_g, g->upte_had_g);
-	cpa_unlock();
+	xp_cpa_unlock();
 	views_mirror_shared(idx);
 	return true;
 }
@@ -275,11 +287,11 @@ static bool gclear_put(unsigned int idx)
 	lockdep_assert_held(&xp_views_lock);
 	if (WARN_ON_ONCE(!g->refs) || --g->refs)
 		return false;
-	cpa_lock();
+	xp_cpa_lock();
 	g_restore(&xp_k.image_pmds[idx], g->pmd_had_g, g->pte_had_g);
 	if (xp_k.user_pmds)
 		g_restore(&xp_k.user_pmds[idx], g->upmd_had_g, g->upte_had_g);
-	cpa_unlock();
+	xp_cpa_unlock();
 	views_mirror_shared(idx);
 	return true;
 }
@@ -309,7 +321,8 @@ static bool upper_stale(struct xp_view *v)
 		if (i != p4d_index(a) && p4d_val(v->p4d[i]) != p4d_val(READ_ONCE(p4ds[i])))
 			return true;
 	for (i = 0; i < PTRS_PER_PUD; i++)
-		if (i != pud_index(a) && pud_val(v->pud[i]) != pud_val(READ_ONCE(puds[i])))
+		if (i != pud_index(a) && !(v->mpmd && i == pud_index(xp_k.mod_lo)) &&
+		    pud_val(v->pud[i]) != pud_val(READ_ONCE(puds[i])))
 			return true;
 	return false;
 }
@@ -454,6 +467,8 @@ bool xp_chain_resync(struct xp_view *v)
 	lockdep_assert_held(&xp_views_lock);
 	if (upper_stale(v))
 		return false;
+	if (v->mpmd)
+		xp_modspace_resync();	/* counted: the kernel's paths should have */
 	list_for_each_entry(r, &v->regions, node)
 		flush |= region_resync(v, r);
 	own_tables(v, own);
@@ -557,16 +572,21 @@ void xp_chain_unmap(struct xp_view *v)
 	struct xp_tpage *t;
 
 	lockdep_assert_held(&xp_views_lock);
-	if (list_empty(&v->regions))
+	if (list_empty(&v->regions) && list_empty(&v->mregions))
 		return;
 	mutex_lock(xp_k.text_mutex);
 	list_for_each_entry(t, &v->tpages, node)
-		set_pte(&t->region->ptes[pte_index(t->va)],
-			pfn_pte(t->orig_pfn, pte_pgprot(READ_ONCE(t->region->ptes[pte_index(t->va)]))));
+		if (t->region->mod)
+			xp_mpage_unmap(t->region, t->va);
+		else
+			set_pte(&t->region->ptes[pte_index(t->va)],
+				pfn_pte(t->orig_pfn,
+					pte_pgprot(READ_ONCE(t->region->ptes[pte_index(t->va)]))));
 	mutex_unlock(xp_k.text_mutex);
 	xp_flush_all();
 	list_for_each_entry(r, &v->regions, node)
 		set_pmd(&v->pmd[pmd_index(r->base)], READ_ONCE(xp_k.image_pmds[pmd_index(r->base)]));
+	xp_mview_unmap(v);
 	xp_flush_all();
 }
 
@@ -578,12 +598,16 @@ void xp_chain_unmap(struct xp_view *v)
 void xp_chain_release_globals(struct xp_view *v)
 {
 	struct xp_region *r;
+	struct xp_tpage *t;
 	bool changed = false;
 
 	list_for_each_entry(r, &v->regions, node)
 		changed |= gclear_put(pmd_index(r->base));
 	if (changed)
 		xp_flush_all();
+	list_for_each_entry(t, &v->tpages, node)
+		if (t->region->mod)
+			xp_mpage_release(t->va);
 }
 
 /* Free every page of the chain; no CPU may walk it any more. */
@@ -602,6 +626,7 @@ void xp_chain_free(struct xp_view *v)
 		kfree(r);
 		atomic64_sub(sizeof(*r), &xp_mem_bytes);
 	}
+	xp_mview_free(v);
 	xp_xol_free(v);
 	xp_free_table(v->p4d);
 	xp_free_table(v->pud);
@@ -678,6 +703,36 @@ static void put_region(struct xp_view *v, struct xp_region *r)
 }
 
 /*
+ * xp_view_get_page() for a module page: the kernel's entry loses its global
+ * bit, then the copy is taken and mapped (views/modspace.c).
+ */
+static struct xp_tpage *get_mpage(struct xp_view *v, struct xp_region *r,
+				  struct xp_tpage *t, unsigned long va)
+{
+	int err;
+
+	t->va = va;
+	t->region = r;
+	t->users = 1;
+	mutex_lock(xp_k.text_mutex);
+	err = xp_mpage_map(r, va, t->copy, &t->orig_pfn);
+	if (!err)
+		list_add_rcu(&t->node, &v->tpages);
+	mutex_unlock(xp_k.text_mutex);
+	if (err) {
+		__free_page(t->copy);
+		kfree(t);
+		atomic64_sub(PAGE_SIZE + sizeof(*t), &xp_mem_bytes);
+		xp_mregion_put(v, r);
+		return ERR_PTR(err);
+	}
+	r->nr_pages++;
+	v->nr_pages++;
+	xp_flush_all();
+	return t;
+}
+
+/*
  * The private copy of the text page at @va (page aligned), made on first use.
  * The copy is taken from the page's frame under the kernel's text mutex, so it
  * cannot capture a half-finished text_poke_bp() sequence, and is mapped in
@@ -697,7 +752,7 @@ struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
 			return t;
 		}
 
-	r = get_region(v, va, extack);
+	r = xp_in_modspace(va) ? xp_mregion_get(v, va, extack) : get_region(v, va, extack);
 	if (IS_ERR(r))
 		return ERR_CAST(r);
 	t = kzalloc(sizeof(*t), GFP_KERNEL_ACCOUNT);
@@ -705,10 +760,15 @@ struct xp_tpage *xp_view_get_page(struct xp_view *v, unsigned long va,
 		t->copy = alloc_page(GFP_KERNEL_ACCOUNT);
 	if (!t || !t->copy) {
 		kfree(t);
-		put_region(v, r);
+		if (r->mod)
+			xp_mregion_put(v, r);
+		else
+			put_region(v, r);
 		return ERR_PTR(-ENOMEM);
 	}
 	atomic64_add(PAGE_SIZE + sizeof(*t), &xp_mem_bytes);
+	if (r->mod)
+		return get_mpage(v, r, t, va);
 	pte = &r->ptes[pte_index(va)];
 	orig = READ_ONCE(*pte);
 	t->va = va;
@@ -744,18 +804,26 @@ void xp_view_put_page(struct xp_view *v, struct xp_tpage *t)
 	if (--t->users)
 		return;
 	mutex_lock(xp_k.text_mutex);
-	set_pte(&r->ptes[pte_index(t->va)],
-		pfn_pte(t->orig_pfn, pte_pgprot(READ_ONCE(r->ptes[pte_index(t->va)]))));
+	if (r->mod)
+		xp_mpage_unmap(r, t->va);
+	else
+		set_pte(&r->ptes[pte_index(t->va)],
+			pfn_pte(t->orig_pfn, pte_pgprot(READ_ONCE(r->ptes[pte_index(t->va)]))));
 	r->seen = __pmd(0);	/* its attributes follow the kernel's at the next sweep */
 	list_del_rcu(&t->node);
 	mutex_unlock(xp_k.text_mutex);
 	/* No CPU executes the copy after this; trap handlers may still read it. */
 	xp_flush_all();
+	if (r->mod)
+		xp_mpage_release(t->va);
 	call_rcu(&t->rcu, free_tpage_rcu);
 	atomic64_sub(PAGE_SIZE + sizeof(*t), &xp_mem_bytes);
 	r->nr_pages--;
 	v->nr_pages--;
-	put_region(v, r);
+	if (r->mod)
+		xp_mregion_put(v, r);
+	else
+		put_region(v, r);
 }
 
 /* Find an empty PMD slot in the kernel-image PUD for the xol area. */

@@ -42,9 +42,7 @@ static bool parse_sprint(const char *buf, const char *want, unsigned long *off,
 
 	if (!plus || sscanf(plus, "+%lx/%lx", off, size) != 2)
 		return false;
-	if (strchr(plus, '['))		/* a module symbol: not core text */
-		return false;
-	n = plus - buf;
+	n = plus - buf;		/* a module's symbol ends in " [MODULE]" */
 	return !want || (strlen(want) == n && !strncmp(buf, want, n));
 }
 

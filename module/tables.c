@@ -135,7 +135,7 @@ static void check_hooks(struct check *c, struct xp_view *v)
 			continue;
 		for (i = 0; i < XP_JUMP_SIZE; i += XP_JUMP_SIZE - 1) {
 			unsigned long va = (h->addr + i) & PAGE_MASK;
-			struct xp_region *r = xp_region_at(v, pmd_index(va));
+			struct xp_region *r = xp_region_of(v, va);
 			struct xp_tpage *t = va == (h->addr & PAGE_MASK) ? h->tpage : h->tpage2;
 
 			if (!r || !t || t->va != va ||
@@ -151,6 +151,7 @@ static void check_view(struct check *c, struct xp_view *v)
 	DECLARE_BITMAP(hooked, PTRS_PER_PMD);
 	unsigned long a = xp_k.stext;
 	struct xp_member *m;
+	const char *why;
 	struct xp_region *r;
 	unsigned int i;
 
@@ -183,6 +184,9 @@ static void check_view(struct check *c, struct xp_view *v)
 			violated(c, "view of pid %u: hooked region %u mapped global", v->root_nr, i);
 	}
 	check_hooks(c, v);
+	why = xp_mview_check(v);
+	if (why)
+		violated(c, "view of pid %u: %s", v->root_nr, why);
 	if (v->xol.ptes)
 		for (i = 0; i < PTRS_PER_PTE; i++)
 			if (pte_present(v->xol.ptes[i]) &&
@@ -237,8 +241,13 @@ unsigned int xp_tables_check(struct xp_tables_report *rep)
 			violated(&c, "region %u: hooked, but the PTI user tables map it global", i);
 	}
 	list_for_each_entry(v, &xp_views, node) {
+		struct xp_region *r;
+
 		if (rep)
 			rep->views++;
+		list_for_each_entry(r, &v->mregions, node)
+			if (rep)
+				rep->regions++;
 		check_view(&c, v);
 	}
 	atomic64_inc(&xp_table_checks);

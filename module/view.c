@@ -406,6 +406,8 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	raw_spin_lock_init(&v->lock);
 	INIT_LIST_HEAD(&v->members);
 	INIT_LIST_HEAD(&v->regions);
+	INIT_LIST_HEAD(&v->mregions);
+	INIT_LIST_HEAD(&v->mnode);
 	INIT_LIST_HEAD(&v->tpages);
 	INIT_LIST_HEAD(&v->hook_list);
 	INIT_LIST_HEAD(&v->tp_hooks);

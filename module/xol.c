@@ -186,6 +186,17 @@ int xp_xol_alloc(struct xp_view *v, struct xp_hook *h, struct netlink_ext_ack *e
 		NL_SET_ERR_MSG(extack, "RIP-relative instruction too far from the xol area");
 		return -ERANGE;
 	}
+	/* Module text lies farther off: its one instruction's new displacement must fit. */
+	if (h->mod && h->insn.rip_rel) {
+		s32 disp;
+
+		memcpy(&disp, h->orig + h->insn.disp_off, sizeof(disp));
+		if ((s64)disp + delta > S32_MAX - 2 * XP_SLOT_SIZE ||
+		    (s64)disp + delta < S32_MIN + 2 * XP_SLOT_SIZE) {
+			NL_SET_ERR_MSG(extack, "RIP-relative instruction too far from the xol area");
+			return -ERANGE;
+		}
+	}
 	write_slot(h, slot_ptr(v, slot, 0), h->slot_va, false);
 	write_slot(h, slot_ptr(v, slot, 1), h->slot_va + XP_SLOT_SIZE, true);
 	set_bit(slot, v->xol.used);	/* atomic: retired slots are cleared from RCU callbacks */

@@ -53,12 +53,48 @@ struct xp_kernel {
 	struct xp_ranges thunks;		/* the retpoline and ITS thunks (cover.c) */
 	struct mm_struct *init_mm;		/* the kernel's own mm (not exported) */
 	const char *unsupported;		/* why views cannot work here, or NULL */
+	/* module space (views/modspace.c) */
+	unsigned long mod_lo, mod_hi;		/* MODULES_VADDR, MODULES_END */
+	pud_t mod_pud;				/* the shared PUD entry for it */
+	pmd_t *mod_pmds;			/* the shared PMD page it points at */
+	const char *mod_off;			/* why module text cannot be hooked, or NULL */
 };
 extern struct xp_kernel xp_k;
 int xp_kernel_init(void);
 void xp_unsupported(const char *why);	/* at load only: one more reason views are off */
 bool xp_is_core_text(unsigned long addr, size_t len);
 void *xp_text(unsigned long addr);
+void xp_text_read(void *dst, unsigned long addr, size_t len);
+
+/* views/modspace.c: hooks in the text of loaded modules */
+static inline bool xp_in_modspace(unsigned long addr)
+{
+	return addr >= xp_k.mod_lo && addr < xp_k.mod_hi;
+}
+int xp_modspace_init(void);
+void xp_modspace_exit(void);
+struct module;
+struct module *xp_module_of(unsigned long start, unsigned long size, char *name,
+			    struct netlink_ext_ack *extack);
+bool xp_module_extable(unsigned long addr);
+bool xp_is_module_text(unsigned long addr, size_t len);
+void xp_modspace_sync(void);
+void xp_alloc_exit(void);		/* views/alloc_exit.S */
+bool xp_modspace_resync(void);
+u64 xp_modspace_odd(void);
+extern atomic64_t xp_mod_syncs, xp_mod_late, xp_mod_hooks_ended;
+struct xp_view;
+struct xp_region;
+struct xp_region *xp_mregion_get(struct xp_view *v, unsigned long va,
+				 struct netlink_ext_ack *extack);
+void xp_mregion_put(struct xp_view *v, struct xp_region *r);
+int xp_mpage_map(struct xp_region *r, unsigned long va, struct page *copy,
+		 unsigned long *orig_pfn);
+void xp_mpage_unmap(struct xp_region *r, unsigned long va);
+void xp_mpage_release(unsigned long va);
+void xp_mview_unmap(struct xp_view *v);
+void xp_mview_free(struct xp_view *v);
+const char *xp_mview_check(struct xp_view *v);
 
 /* symbols.c */
 struct xp_kp_answer {
@@ -104,11 +140,14 @@ int xp_peek(u32 pid, unsigned long addr, u8 *buf, size_t len, struct netlink_ext
 
 /* A 2 MiB region of kernel text mapped through a private PTE table. */
 struct xp_region {
-	struct list_head node;		/* in view->regions */
+	struct list_head node;		/* in view->regions, or ->mregions */
 	unsigned long base;		/* 2 MiB aligned */
 	pte_t *ptes;			/* private PTE table */
 	unsigned int nr_pages;		/* private text pages in it */
 	pmd_t seen;			/* the shared leaf the PTEs last followed, or 0 */
+	bool mod;			/* in module space (views/modspace.c) */
+	DECLARE_BITMAP(copied, PTRS_PER_PTE);	/* module space: entries of copies,
+						 * under xp_mod_lock */
 };
 
 /* A private copy of one kernel text page. */
@@ -159,7 +198,11 @@ struct xp_view {
 	p4d_t *p4d;			/* private P4D page (5-level only) */
 	pud_t *pud;			/* private PUD page */
 	pmd_t *pmd;			/* private PMD page for the kernel image */
-	struct list_head regions;	/* struct xp_region */
+	pmd_t *mpmd;			/* private PMD page for module space, or NULL
+					 * (views/modspace.c; under xp_mod_lock) */
+	struct list_head mnode;		/* in xp_mviews while ->mpmd is set */
+	struct list_head regions;	/* struct xp_region in the image */
+	struct list_head mregions;	/* struct xp_region in module space */
 	struct list_head tpages;	/* struct xp_tpage (RCU) */
 	struct xp_xol xol;
 	DECLARE_HASHTABLE(hooks, 6);	/* struct xp_hook by address (RCU) */
@@ -224,6 +267,8 @@ extern atomic64_t xp_mem_bytes;
 void *xp_alloc_table(void);
 void xp_free_table(void *p);
 void xp_flush_all(void);
+void xp_cpa_lock(void);
+void xp_cpa_unlock(void);
 int xp_chain_build(struct xp_view *v, struct netlink_ext_ack *extack);
 void xp_chain_unmap(struct xp_view *v);
 void xp_chain_release_globals(struct xp_view *v);
@@ -234,6 +279,7 @@ bool xp_chain_resync(struct xp_view *v);
 #define XP_CMP_MASK	(PTE_FLAGS_MASK & ~(_PAGE_GLOBAL | _PAGE_ACCESSED | _PAGE_DIRTY))
 bool xp_shared_pte(unsigned int idx, unsigned long va, unsigned long *pfn, u64 *flags);
 struct xp_region *xp_region_at(struct xp_view *v, unsigned int idx);
+struct xp_region *xp_region_of(struct xp_view *v, unsigned long va);
 void xp_region_slots(struct xp_view *v, unsigned long *slots);
 void xp_region_copies(struct xp_view *v, struct xp_region *r, unsigned long *copied);
 void xp_chain_free(struct xp_view *v);
@@ -308,7 +354,8 @@ struct xp_hook {
 	int slot;			/* xol slot, -1 when emulated */
 	unsigned long slot_va;
 	struct xp_hook_stats __percpu *stats;
-	char sym[64];
+	char sym[64];			/* MODULE:SYMBOL in a module's text */
+	bool mod;			/* in a module's text (views/modspace.c) */
 	unsigned int sym_off;
 	bool broken;			/* displaced by kernel text patching */
 	bool any_context;		/* XPROBES_F_ANY_CONTEXT */
@@ -487,6 +534,7 @@ void xp_guard_setup(struct xp_hook *h);
 
 /* dispatch.c */
 bool xp_on_dispatch_path(unsigned long addr);
+bool xp_is_return_thunk(unsigned long addr);
 int xp_dispatch_init(void);
 void xp_dispatch_exit(void);
 void xp_sync_cores(void);
@@ -496,6 +544,7 @@ extern const struct nla_policy xp_policy[XPROBES_A_MAX + 1];
 int xp_netlink_init(void);
 void xp_netlink_exit(void);
 void xp_netlink_view_ended(u32 pid, const char *reason);
+void xp_netlink_hook_ended(u32 pid, u32 id, const char *sym, const char *reason);
 void xp_netlink_uhooks_gone(u32 pid, const char *reason, u32 flags);
 
 #endif /* _XPROBES_INTERNAL_H */

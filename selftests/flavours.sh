@@ -13,7 +13,7 @@ TOP=$(readlink -f "$HERE/..")
 BUILD=${XP_BUILD:-$TOP/build}
 OUT=$BUILD/check-flavours
 mkdir -p "$OUT"
-RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit life-kill coh-self coh-static view-tp trace-views trace-causes trace-latency trace-unwind sys-hooks 90-preempt"}
+RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls life-fork life-exec life-exit life-kill coh-self coh-static view-tp view-module trace-views trace-causes trace-latency trace-unwind sys-hooks 90-preempt"}
 # (90-preempt: 90 s of QEMU one instruction per block, run-vm.sh --singlestep.)
 # (24-life-rmmod64, 74 s on each -rt kernel, left on 2026-11-29 for CI's
 # time: rmmod under live views is 14-view-rmmod's here, 24's 64 views run

@@ -52,6 +52,9 @@ enum xprobes_cmd {
 					 * out (it installs a seccomp filter, or
 					 * turns on syscall user dispatch):
 					 * trace goes on with uprobes */
+	XPROBES_CMD_HOOK_ENDED,	/* multicast on "events": PID HOOK_ID SYMBOL
+				 * REASON: the kernel took a hook away (its
+				 * module was unloaded) */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
@@ -117,6 +120,11 @@ enum xprobes_attr {
 	XPROBES_A_SYS_THREADS,		/* u32: threads flagged to reach the raw_syscalls
 					 * tracepoints now (SYSCALL_WORK_SYSCALL_TRACEPOINT) */
 	XPROBES_A_THREADS,		/* u32: ... of all the threads there are */
+	XPROBES_A_MOD_SYNCS,		/* u64: times a view's module-space tables followed
+					 * the kernel's at its own change */
+	XPROBES_A_MOD_LATE,		/* u64: ... only when the sweeper looked (missed) */
+	XPROBES_A_MOD_ENDED,		/* u64: hooks taken out with their module */
+	XPROBES_A_MOD_OFF,		/* string: why module text cannot be hooked */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

@@ -1,0 +1,195 @@
+# Hooks in module text (module/views/modspace.c). A hook on xp_modfn_hit(), a
+# function in the test module xp_modfn that each read of /proc/xp_modfn
+# calls once, counts exactly A's reads and none of B's, who reads as often
+# at the same time; A executes its private copy of the module page (a jump
+# where B has the module's own bytes). Then, with the hook in place:
+#  (a) a jump label in the module's text (its static key) flips: A's copy
+#      follows, and A's reads take the branch exactly while it is on;
+#  (b) an ftrace-based kprobe on the function (tracefs) goes in and out:
+#      A's copy carries the ftrace call, and the probe counts A's reads;
+#  (c) A itself loads a second module (xp_modfn2: the same code, a function
+#      of the same name) while its view has private tables for module
+#      space: the loader writes the new module and runs its init in A; A
+#      reads through it, a hook named xp_modfn2:xp_modfn_hit counts exactly,
+#      and A unloads it again, which ends that hook;
+#  (d) the module is unloaded under its hook: the hook ends (status counts
+#      it), the view goes on; loaded again, the function is hooked and
+#      counted again;
+#  (e) xprobes itself is unloaded with the hook live, and loaded again: the
+#      module's text is the module's own again, for A too.
+# Throughout, the view's tables follow every change the kernel makes in
+# module space at once (status: none late), the audit finds every copy
+# equal to the shared text outside the hook bytes, and the page-table check
+# finds no violation.
+. /xp/selftests/tests/lib.sh
+[ -f /xp/xp_modfn.ko ] && [ -f /xp/xp_modfn2.ko ] || skip "no xp_modfn test modules"
+off=$(status_field module_text_off)
+[ -z "$off" ] || fail "module text cannot be hooked here: $off"
+rmmod xp_modfn2 2>/dev/null
+rmmod xp_modfn 2>/dev/null
+insmod /xp/xp_modfn.ko || fail "insmod xp_modfn"
+M=/proc/xp_modfn
+T=/sys/kernel/tracing
+
+# calls [FILE]: the module's count of calls so far (and KEYED in $keyed)
+calls() { set -- $(cat ${1:-$M}_n); keyed=$2; echo $1; }
+# reads N [FILE]: N reads, each calling the module's function once
+reads() {
+	_i=0
+	while [ $_i -lt $1 ]; do read _x < ${2:-$M}; _i=$((_i + 1)); done
+}
+
+# A runs what it is told, in turn: /tmp/mgo.K holds "reads N [FILE]" or a
+# command (run by a child of A's); A answers in /tmp/mdone.K.
+rm -f /tmp/mgo.* /tmp/mdone.* /tmp/mout.*
+sh -c '. /xp/selftests/tests/lib.sh
+	reads() { i=0; while [ $i -lt $1 ]; do read x < ${2:-/proc/xp_modfn}; i=$((i + 1)); done; }
+	k=1
+	while :; do
+		while [ ! -f /tmp/mgo.$k ]; do sleep 0.05; done
+		c=$(cat /tmp/mgo.$k)
+		case $c in
+		reads*) reads ${c#reads }; r=$? ;;
+		*) sh -c "$c" > /tmp/mout.$k 2>&1; r=$? ;;
+		esac
+		echo $r > /tmp/mdone.$k
+		k=$((k + 1))
+	done' &
+A=$!
+K=0
+# a_do WHAT: A does WHAT (see above) and returns its status
+a_do() {
+	K=$((K + 1))
+	echo "$1" > /tmp/mgo.$K
+	wait_for /tmp/mdone.$K . "A did not finish: $1" 600
+	return $(cat /tmp/mdone.$K)
+}
+# both N: A and B (this shell) read N times at the same time
+both() {
+	K=$((K + 1))
+	echo "reads $1" > /tmp/mgo.$K
+	reads $1
+	wait_for /tmp/mdone.$K . "A did not finish its reads" 600
+}
+
+xprobectl view add $A > /dev/null || fail "view add"
+id=$(xprobectl hook add $A xp_modfn_hit) || fail "hook add xp_modfn_hit"
+loc=$(hook_col $id 4)
+addr=$(hook_col $id 3)
+note "hook $id at $loc ($addr), $(hook_col $id 8)"
+assert_match "hook list names the module" "^xp_modfn:xp_modfn_hit[+]0x" "$loc"
+assert_match "--json names the module" '"symbol":"xp_modfn:xp_modfn_hit"' \
+	"$(xprobectl hook list --json)"
+
+c0=$(calls)
+both 300
+c1=$(calls)
+assert_eq "the module counted A's and B's calls" $((c0 + 300 + 300)) "$c1"
+assert_eq "hits: A's calls, none of B's" 300 "$(hook_col $id 5)"
+mine=$(xprobectl peek $A $addr 8)
+theirs=$(xprobectl peek $$ $addr 8)
+note "A executes $mine"
+note "B executes $theirs"
+[ "$mine" != "$theirs" ] || fail "A executes the module's own bytes at the hook"
+assert_eq "A's first byte is the hook's" "$(armed_byte $id)" "$(echo $mine | awk '{print $2}')"
+assert_match "audit" "^0 private page" "$(xprobectl audit)"
+assert_match "page tables" " 1 hooked region.* 0 violation" "$(xprobectl audit --tables)"
+
+# (a) the module's static key: a jump label in its text, behind the hook
+hoff=$((${loc#*+}))
+cov=$(hook_col $id 9); cov=${cov%/*}
+size=$(($(fsize $A xp_modfn:xp_modfn_hit)))
+after=xp_modfn:xp_modfn_hit+$((hoff + cov))
+len=$((size - hoff - cov))
+note "the function is $size bytes; compared: $len bytes behind the hook's $cov"
+[ $len -gt 0 ] || fail "no bytes behind the hook"
+before_on=$(xprobectl peek $$ $after $len)
+echo 1 > $M || fail "static key on"
+on_mine=$(xprobectl peek $A $after $len)
+on_theirs=$(xprobectl peek $$ $after $len)
+[ "$on_theirs" != "$before_on" ] || fail "the static key changed no byte after the hook"
+assert_eq "A's copy follows the jump label" "$on_theirs" "$on_mine"
+calls > /dev/null; k0=$keyed
+a_do "reads 50" || fail "A's reads"
+calls > /dev/null
+assert_eq "A's reads took the branch while the key was on" $((k0 + 50)) "$keyed"
+echo 0 > $M || fail "static key off"
+assert_eq "A's copy follows the jump label back" "$before_on" "$(xprobectl peek $A $after $len)"
+a_do "reads 50" || fail "A's reads"
+calls > /dev/null
+assert_eq "no branch taken with the key off" $((k0 + 50)) "$keyed"
+assert_eq "hits after (a)" 400 "$(hook_col $id 5)"
+
+# (b) an ftrace-based kprobe on the module's function
+reset_tracing
+fstart=$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)  # the bytes before the hook
+echo 'p:xpmod xp_modfn:xp_modfn_hit' > $T/kprobe_events || fail "kprobe on xp_modfn_hit"
+echo 1 > $T/events/kprobes/xpmod/enable || fail "enable the kprobe"
+f_mine=$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)
+note "A's function start with the kprobe: $f_mine"
+assert_eq "A's copy carries the kprobe's ftrace call" \
+	"$(xprobectl peek $$ xp_modfn:xp_modfn_hit $hoff)" "$f_mine"
+[ "$f_mine" != "$fstart" ] || fail "the kprobe changed no byte of the function start"
+n0=$(awk '$1 == "xpmod" { print $2 }' $T/kprobe_profile)
+a_do "reads 30" || fail "A's reads"
+n1=$(awk '$1 == "xpmod" { print $2 }' $T/kprobe_profile)
+assert_eq "the kprobe saw A's reads" $((n0 + 30)) "$n1"
+echo 0 > $T/events/kprobes/xpmod/enable
+echo '-:xpmod' >> $T/kprobe_events || fail "remove the kprobe"
+assert_eq "A's copy is back" "$fstart" "$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)"
+assert_eq "hits after (b)" 430 "$(hook_col $id 5)"
+
+# (c) A loads a second module, reads through it, hooked, and unloads it
+a_do "insmod /xp/xp_modfn2.ko" || fail "A's insmod xp_modfn2: $(cat /tmp/mout.$K)"
+m2=$(awk '$1 == "xp_modfn2" { print $6 }' /proc/modules)
+note "xp_modfn2 loaded by A at $m2"
+id2=$(xprobectl hook add $A xp_modfn2:xp_modfn_hit) || fail "hook add xp_modfn2:xp_modfn_hit"
+assert_match "the second hook is in xp_modfn2" "^xp_modfn2:xp_modfn_hit[+]0x" "$(hook_col $id2 4)"
+[ "$(hook_col $id2 3)" != "$addr" ] || fail "xp_modfn2:xp_modfn_hit resolved to xp_modfn's"
+d0=$(calls /proc/xp_modfn2)
+a_do "reads 40 /proc/xp_modfn2" || fail "A's reads of xp_modfn2"
+reads 40 /proc/xp_modfn2
+assert_eq "xp_modfn2 counted A's and B's calls" $((d0 + 80)) "$(calls /proc/xp_modfn2)"
+assert_eq "hits in xp_modfn2: A's calls" 40 "$(hook_col $id2 5)"
+assert_eq "hits in xp_modfn unchanged" 430 "$(hook_col $id 5)"
+ended=$(status_field module_hooks_ended)
+a_do "rmmod xp_modfn2" || fail "A's rmmod xp_modfn2: $(cat /tmp/mout.$K)"
+[ -z "$(hook_col $id2 1)" ] || fail "hook $id2 outlived its module"
+assert_eq "one hook ended with xp_modfn2" $((ended + 1)) "$(status_field module_hooks_ended)"
+both 20
+assert_eq "hits after (c)" 450 "$(hook_col $id 5)"
+assert_match "audit after (c)" "^0 private page" "$(xprobectl audit)"
+assert_match "page tables after (c)" " 0 violation" "$(xprobectl audit --tables)"
+
+# (d) the module goes under its hook, comes back, is hooked again
+rmmod xp_modfn || fail "rmmod xp_modfn under its hook"
+[ -z "$(hook_col $id 1)" ] || fail "hook $id outlived its module"
+assert_eq "the hook ended with xp_modfn" $((ended + 2)) "$(status_field module_hooks_ended)"
+assert_eq "the view goes on" 1 "$(status_field views)"
+refused_with "a hook in an unloaded module" 1 "unknown kernel function" \
+	xprobectl hook add $A xp_modfn:xp_modfn_hit
+insmod /xp/xp_modfn.ko || fail "insmod xp_modfn again"
+id=$(xprobectl hook add $A xp_modfn_hit) || fail "hook add after the reload"
+addr=$(hook_col $id 3)
+both 25
+assert_eq "hits after the reload" 25 "$(hook_col $id 5)"
+refused_with "data in a module" 1 "not a function" xprobectl hook add $A xp_modfn:calls
+
+late=$(status_field module_space_late)
+note "module space: $(status_field module_space_syncs) changes followed at once, $late late"
+assert_eq "no change of module space was followed late" 0 "$late"
+assert_match "audit at the end" "^0 private page" "$(xprobectl audit)"
+assert_match "page tables at the end" " 0 violation" "$(xprobectl audit --tables)"
+
+# (e) rmmod xprobes under a live hook in module text
+unload_module
+load_module
+assert_eq "A executes the module's own bytes again" "$(xprobectl peek $$ $addr 8)" \
+	"$(xprobectl peek $A $addr 8)"
+c0=$(calls)
+both 10
+assert_eq "the module counted both after xprobes went" $((c0 + 20)) "$(calls)"
+kill $A 2>/dev/null
+wait $A 2>/dev/null
+rmmod xp_modfn || fail "rmmod xp_modfn at the end"
+assert_eq "no view left" 0 "$(status_field views)"
