@@ -15,6 +15,11 @@
 #              the system call path that reaches it), against the same
 #              program on the global tracepoint with a PID test (tp-in:
 #              every thread takes it, as bpftrace -p does)
+#   module     B = callrate pread /proc/xp_modfn: each read calls
+#              xp_modfn_hit(), a function in module text (the test module
+#              xp_modfn), which A's view hooks (a call hook in A's copy of
+#              the module's page): what a view with a hook in module text
+#              costs a process that runs the module's shared text
 #   memcached  B = memcached -t 1 under memcslap (get, 4 threads); hooks on
 #              the read, write, sendmsg and epoll_wait syscalls
 #   redis      B = redis-server under redis-benchmark (GET, 4 clients);
@@ -46,6 +51,12 @@ tp|sys)
 	CONFIGS="${CONFIGS:-none tp-view tp-in}"
 	export VIEW_BPF=hook
 	measure() { callrate -d $D $CALL; } ;;
+module)
+	[ -f /proc/xp_modfn ] || insmod /xp/xp_modfn.ko ||
+		{ echo "bench: no xp_modfn test module in the VM" >&2; exit 1; }
+	HOOKS=xp_modfn:xp_modfn_hit
+	CONFIGS="${CONFIGS:-none view}"
+	measure() { callrate -d $D pread /proc/xp_modfn; } ;;
 memcached)
 	command -v memcached > /dev/null && command -v memcslap > /dev/null ||
 		{ echo "bench: memcached/memcslap missing in the VM (make bench installs them)"; exit 1; }
@@ -74,7 +85,7 @@ redis)
 		redis-benchmark -p 6379 -t get -n ${RB_N:-20000} -c 4 --csv 2>/dev/null |
 			awk -F'"' '$2 == "GET" { printf "%.0f\n", $4 }'
 	} ;;
-*) echo "usage: untraced.sh syscall|tp|sys|memcached|redis" >&2; exit 2 ;;
+*) echo "usage: untraced.sh syscall|tp|sys|module|memcached|redis" >&2; exit 2 ;;
 esac
 
 rounds untraced-$W "$CONFIGS" $ROUNDS

@@ -16,7 +16,7 @@
 
 static void hook_usage(FILE *f)
 {
-	fprintf(f, "usage: xprobectl hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
+	fprintf(f, "usage: xprobectl hook add PID [MODULE:]SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
 		   "                        [--records [--calls]] [--json]\n"
 		   "       xprobectl hook add PID tracepoint:CATEGORY:NAME [--cookie N] [--json]\n"
 		   "       xprobectl hook del ID\n"
@@ -29,6 +29,11 @@ static void hook_usage(FILE *f)
 		   "  --cookie N  a value BPF gets with every hit\n"
 		   "  -j, --json  JSON output\n"
 		   "SYMBOL alone hooks the first instruction after ENDBR and the fentry site.\n"
+		   "A function of a loaded module is hooked in the view's copy of the module's page;\n"
+		   "MODULE:SYMBOL names it where several modules have one of that name, and the list\n"
+		   "names it so. Unloading the module ends the hook: the list keeps it, 'ended' and\n"
+		   "why (a view's last 8). In module text a hook is a 'call'\n"
+		   "or an 'int3' (no jump over several instructions yet); init text cannot be hooked.\n"
 		   "--return hooks where SYMBOL has returned to its caller (x64_sys_call: syscall exit,\n"
 		   "on do_syscall_64's call to syscall_exit_to_user_mode; rdi->ax is the result).\n"
 		   "KIND: a hook becomes a 5-byte jump into its own trampoline where it can (no trap\n"
@@ -103,6 +108,8 @@ static void get_row(struct nlattr **tb, struct hook_row *r)
  */
 static const char *hook_kind(const struct hook_row *r)
 {
+	if (r->flags & XPROBES_HOOK_ENDED)
+		return "-";
 	if (r->flags & XPROBES_HOOK_TP)
 		return "tp";
 	if (r->flags & XPROBES_HOOK_JUMP)
@@ -135,7 +142,13 @@ static void json_hook(const struct hook_row *r)
 	json_u64("hits", r->hits);
 	json_u64("dropped", r->dropped);
 	json_u64("nested", r->nested);
-	json_str("state", r->flags & XPROBES_HOOK_BROKEN ? "displaced" : "armed");
+	json_str("state", r->flags & XPROBES_HOOK_ENDED ? "ended" :
+			  r->flags & XPROBES_HOOK_BROKEN ? "displaced" : "armed");
+	if (r->flags & XPROBES_HOOK_ENDED) {
+		json_str("reason", r->why);
+		json_obj_end();
+		return;
+	}
 	json_str("kind", hook_kind(r));
 	if (r->flags & XPROBES_HOOK_TP) {
 		json_u64("sites", r->sites);
@@ -181,6 +194,11 @@ static int print_hook(struct nlattr **tb, void *arg)
 		return 0;
 	}
 	hook_where(&r, where, sizeof(where));
+	if (r.flags & XPROBES_HOOK_ENDED) {
+		printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  %-36s %12" PRIu64
+		       "  (ended: %s)\n", r.id, r.pid, r.addr, where, r.hits, r.why);
+		return 0;
+	}
 	if (r.flags & XPROBES_HOOK_TP)
 		snprintf(size, sizeof(size), "%5" PRIu32 " site%s", r.sites, r.sites == 1 ? " " : "s");
 	else
@@ -256,7 +274,7 @@ static int hook_add(int argc, char **argv)
 		}
 	}
 	if (optind + 2 != argc)
-		return usage_error("hook add takes PID and SYMBOL[+OFFSET]");
+		return usage_error("hook add takes PID and [MODULE:]SYMBOL[+OFFSET]");
 	if (!parse_pid(argv[optind], &pid))
 		return EXIT_USAGE;
 	if (tracepoint_spec(argv[optind + 1], tp, sizeof(tp))) {

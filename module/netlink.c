@@ -446,6 +446,51 @@ static int xp_cmd_hook_prog(struct sk_buff *skb, struct genl_info *info)
 	return err;
 }
 
+static int xp_put_ended(struct sk_buff *msg, struct xp_view *v, const struct xp_ended *e)
+{
+	return nla_put_u32(msg, XPROBES_A_HOOK_ID, e->id) ||
+	       nla_put_u32(msg, XPROBES_A_PID, xp_view_pid(v)) ||
+	       nla_put_string(msg, XPROBES_A_SYMBOL, e->sym) ||
+	       nla_put_u32(msg, XPROBES_A_OFFSET, e->off) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_ADDR, e->addr, XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_HITS, e->hits, XPROBES_A_PAD) ||
+	       nla_put_u32(msg, XPROBES_A_FLAGS, XPROBES_HOOK_ENDED) ||
+	       nla_put_string(msg, XPROBES_A_REASON, e->reason);
+}
+
+/*
+ * After the live hooks, those the kernel took away (cb->args[1] counts the
+ * rows sent, over every view's last XP_ENDED_MAX). Under xp_views_lock.
+ */
+static int dump_ended(struct sk_buff *skb, struct netlink_callback *cb, u32 pid)
+{
+	unsigned long k = 0;
+	struct xp_view *v;
+
+	list_for_each_entry(v, &xp_views, node) {
+		unsigned int n = min_t(unsigned int, v->nr_ended, XP_ENDED_MAX), i;
+
+		if (pid && xp_view_pid(v) != pid)
+			continue;
+		for (i = 0; i < n; i++, k++) {
+			void *hdr;
+
+			if (k < cb->args[1])
+				continue;
+			hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
+					  &xp_family, NLM_F_MULTI, XPROBES_CMD_HOOK_GET);
+			if (!hdr || xp_put_ended(skb, v, &v->ended[i])) {
+				if (hdr)
+					genlmsg_cancel(skb, hdr);
+				return skb->len ? 0 : -EMSGSIZE;
+			}
+			genlmsg_end(skb, hdr);
+			cb->args[1] = k + 1;
+		}
+	}
+	return 0;
+}
+
 static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct nlattr **a = xp_dump_attrs(cb);
@@ -476,6 +521,8 @@ static int xp_dump_hooks(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		genlmsg_end(skb, hdr);
 	}
+	if (!h && !err)
+		err = dump_ended(skb, cb, pid);
 	mutex_unlock(&xp_views_lock);
 	cb->args[0] = id;
 	return err ?: skb->len;
@@ -644,6 +691,8 @@ static int xp_dump_uhooks(struct sk_buff *skb, struct netlink_callback *cb)
 		}
 		genlmsg_end(skb, hdr);
 	}
+	if (!h && !err)
+		err = dump_ended(skb, cb, pid);
 	mutex_unlock(&xp_views_lock);
 	cb->args[0] = id;
 	return err ?: skb->len;

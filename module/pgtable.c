@@ -9,7 +9,9 @@
  *   pgd[511] -> private P4D (5-level only) -> private PUD -> private PMD
  *
  * The private PUD keeps every entry of the shared one except the kernel-image
- * slot, so PUD[511] (modules, BPF, fixmap) stays the shared page. The private
+ * slot, so PUD[511] (modules, BPF, fixmap) stays the shared page unless the
+ * view hooks module text (views/modspace.c: its own tables there, which
+ * follow the kernel's; xp_view_get_page() and the teardown call it). The private
  * PMD starts as a copy of the shared kernel-image PMD page; each 2 MiB region
  * that holds a hooked page gets a private PTE table mirroring the shared
  * mapping, and the hooked pages point at private copies of the text. One

@@ -325,6 +325,7 @@ static void free_view(struct xp_view *v)
 		sock_put(v->owner_sk);
 	xp_chain_free(v);
 	put_pid(v->root);
+	kfree(v->ended);
 	kfree(v);
 	atomic64_sub(sizeof(*v), &xp_mem_bytes);
 }

@@ -78,6 +78,16 @@ struct module *xp_module_of(unsigned long start, unsigned long size, char *name,
 			    struct netlink_ext_ack *extack);
 bool xp_module_extable(unsigned long addr);
 bool xp_is_module_text(unsigned long addr, size_t len);
+/* A hook the kernel took away (its module went), as hook list shows it. */
+#define XP_ENDED_MAX	8
+struct xp_ended {
+	u32 id;
+	u32 off;
+	unsigned long addr;
+	u64 hits;
+	char sym[64];
+	char reason[96];
+};
 void xp_modspace_sync(void);
 void xp_alloc_exit(void);		/* views/alloc_exit.S */
 bool xp_modspace_resync(void);
@@ -203,6 +213,9 @@ struct xp_view {
 	struct list_head mnode;		/* in xp_mviews while ->mpmd is set */
 	struct list_head regions;	/* struct xp_region in the image */
 	struct list_head mregions;	/* struct xp_region in module space */
+	struct xp_ended *ended;		/* hooks the kernel took away, the last
+					 * XP_ENDED_MAX (views/modspace.c) */
+	unsigned int nr_ended;		/* ... ever: ended[nr % XP_ENDED_MAX] next */
 	struct list_head tpages;	/* struct xp_tpage (RCU) */
 	struct xp_xol xol;
 	DECLARE_HASHTABLE(hooks, 6);	/* struct xp_hook by address (RCU) */

@@ -6,6 +6,9 @@
  *                                        call passes signal:signal_generate
  *   callrate [-g] [-d SECONDS] fn        calls of cr_fn, a user function
  *                                        with a frame-pointer prologue
+ *   callrate [-g] [-d SECONDS] pread FILE  pread(2) of one byte at offset 0
+ *                                        (/proc/xp_modfn: one call of a
+ *                                        function in module text each)
  * Prints the rate as an integer. -g: print "ready" and wait for SIGUSR1 first
  * (so the process can be made a tracing target before it measures).
  */
@@ -14,6 +17,7 @@
 #include <string.h>
 #include <signal.h>
 #include <time.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -40,7 +44,8 @@ static double now(void)
 int main(int argc, char **argv)
 {
 	double secs = 1, start, t;
-	long nr = SYS_getppid, arg = 0, arg2 = 0;
+	long nr = SYS_getppid, arg = 0, arg2 = 0, arg3 = 0, arg4 = 0;
+	char byte;
 	unsigned long n = 0;
 	int opt, i, go = 0, sig, fn = 0;
 	long sum = 0;
@@ -64,6 +69,16 @@ int main(int argc, char **argv)
 			arg2 = SIGWINCH;
 		}
 		else if (!strcmp(argv[optind], "fn")) fn = 1;
+		else if (!strcmp(argv[optind], "pread") && optind + 1 < argc) {
+			nr = SYS_pread64;
+			arg = open(argv[optind + 1], O_RDONLY);
+			if (arg < 0) {
+				perror(argv[optind + 1]);
+				return 1;
+			}
+			arg2 = (long)&byte;
+			arg3 = 1;
+		}
 		else if (strcmp(argv[optind], "getppid")) return 2;
 	}
 	if (go) {
@@ -81,7 +96,7 @@ int main(int argc, char **argv)
 				sum += cr_fn(i);
 		else
 			for (i = 0; i < 256; i++)
-				syscall(nr, arg, arg2);
+				syscall(nr, arg, arg2, arg3, arg4);
 		n += 256;
 		t = now() - start;
 	} while (t < secs);

@@ -229,6 +229,9 @@ enum xprobes_mode {
 #define XPROBES_HOOK_TP_MODULES		(1U << 29)	/* ... which modules call too: in
 							 * this view only from the core text
 							 * unless it is on everywhere */
+#define XPROBES_HOOK_ENDED		(1U << 30)	/* the kernel took it away (its module
+							 * was unloaded): REASON says why; the
+							 * view keeps the last 8 such rows */
 
 /*
  * The system call a user hook's trampoline makes to fire its event. On

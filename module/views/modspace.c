@@ -766,6 +766,26 @@ static const char *find_modules(void)
 
 /* ---- modules going away --------------------------------------------------- */
 
+/* Keep what hook list shows of @h once it is gone (the last XP_ENDED_MAX). */
+static void keep_ended(struct xp_view *v, struct xp_hook *h, const char *reason)
+{
+	struct xp_hook_stats st;
+	struct xp_ended *e;
+
+	if (!v->ended)
+		v->ended = kcalloc(XP_ENDED_MAX, sizeof(*v->ended), GFP_KERNEL);
+	if (!v->ended)
+		return;
+	e = &v->ended[v->nr_ended++ % XP_ENDED_MAX];
+	xp_hook_stats(h, &st);
+	e->id = h->id;
+	e->off = h->sym_off;
+	e->addr = h->addr;
+	e->hits = st.hits;
+	strscpy(e->sym, h->sym, sizeof(e->sym));
+	strscpy(e->reason, reason, sizeof(e->reason));
+}
+
 static int on_module(struct notifier_block *nb, unsigned long state, void *data)
 {
 	struct module *mod = data;
@@ -782,6 +802,7 @@ static int on_module(struct notifier_block *nb, unsigned long state, void *data)
 			if (!h->mod || !within_module_core(h->addr, mod))
 				continue;
 			xp_netlink_hook_ended(v->root_nr, h->id, h->sym, reason);
+			keep_ended(v, h, reason);
 			xp_hook_remove(h);
 			atomic64_inc(&xp_mod_hooks_ended);
 		}

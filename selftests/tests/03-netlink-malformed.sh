@@ -25,7 +25,7 @@ refuse "oversize length" 34 "out of range" $CMD_PEEK $A_PID:u32:$self $A_SYMBOL:
 refuse "oversize symbol" 22 "policy|long|[Ii]nvalid" $CMD_PEEK $A_PID:u32:$self $A_SYMBOL:fill:600
 refuse "huge attribute" 22 "policy|long|[Ii]nvalid" $CMD_PEEK $A_PID:u32:$self $A_SYMBOL:fill:60000
 refuse "address and symbol" 22 "exactly one" $CMD_PEEK $A_PID:u32:$self $A_SYMBOL:str:schedule $A_ADDR:u64:1
-refuse "address outside text" 34 "not inside the core kernel text" $CMD_PEEK $A_PID:u32:$self $A_ADDR:u64:0xffff888000000000
+refuse "address outside text" 34 "not inside kernel or module text" $CMD_PEEK $A_PID:u32:$self $A_ADDR:u64:0xffff888000000000
 refuse "unknown symbol" 2 "unknown kernel symbol" $CMD_PEEK $A_PID:u32:$self $A_SYMBOL:str:no_such_function_xyz
 refuse "nonexistent pid" 3 "no process with pid" $CMD_PEEK $A_PID:u32:4000000 $A_SYMBOL:str:schedule
 refuse "kernel thread" 3 "no user address space" $CMD_PEEK $A_PID:u32:2 $A_SYMBOL:str:schedule

@@ -29,9 +29,9 @@ refused "view add nonexistent pid" "no process with pid" view add 3999999
 refused "second view" "already has a kernel view" view add $A
 refused "hook without view" "has no kernel view" hook add $$ $F
 refused "unknown symbol" "unknown kernel function" hook add $A no_such_function_xyz
-refused "init text (freed)" "not a function in the core kernel text" hook add $A start_kernel
-refused "end of text" "not a function in the core kernel text" hook add $A _etext
-refused "data symbol" "not a function in the core kernel text" hook add $A jiffies_64
+refused "init text (freed)" "not a function in the text of the kernel or of a loaded module" hook add $A start_kernel
+refused "end of text" "not a function in the text of the kernel or of a loaded module" hook add $A _etext
+refused "data symbol" "not a function in the text of the kernel or of a loaded module" hook add $A jiffies_64
 refused "mid-instruction" "not an instruction boundary" hook add $A $F+0x10
 refused "blacklisted function" "kprobes refuses" hook add $A do_int3+0x9
 E=$(entry_off $A $F)

@@ -156,6 +156,12 @@ ended=$(status_field module_hooks_ended)
 a_do "rmmod xp_modfn2" || fail "A's rmmod xp_modfn2: $(cat /tmp/mout.$K)"
 [ -z "$(hook_col $id2 1)" ] || fail "hook $id2 outlived its module"
 assert_eq "one hook ended with xp_modfn2" $((ended + 1)) "$(status_field module_hooks_ended)"
+row=$(xprobectl hook list $A | awk -v id=$id2 '$1 == id && /[(]ended: /')
+note "the list: $row"
+assert_match "the list keeps it, ended, with its hits and why" \
+	" 40 +[(]ended: module xp_modfn2 was unloaded[)]" "$row"
+assert_match "--json too" '"state":"ended","reason":"module xp_modfn2 was unloaded"' \
+	"$(xprobectl hook list --json)"
 both 20
 assert_eq "hits after (c)" 450 "$(hook_col $id 5)"
 assert_match "audit after (c)" "^0 private page" "$(xprobectl audit)"

@@ -175,9 +175,10 @@ toggling_shell() {
 	S=$!
 }
 
-# hook_col ID COLUMN: a column of 'xprobectl hook list' for hook ID
-# (2 pid, 3 address, 4 location, 5 hits, 6 dropped, 7 nested, 8 kind).
-hook_col() { xprobectl hook list | awk -v id="$1" -v c="$2" '$1 == id { print $c }'; }
+# hook_col ID COLUMN: a column of 'xprobectl hook list' for live hook ID
+# (2 pid, 3 address, 4 location, 5 hits, 6 dropped, 7 nested, 8 kind); the
+# rows of hooks that ended with their module are left out.
+hook_col() { xprobectl hook list | awk -v id="$1" -v c="$2" '$1 == id && !/[(]ended: / { print $c }'; }
 
 # guard_of PID: the id of the guard of PID's view, if it has one: the
 # module's own hook on enter_lazy_tlb, placed with the view's first jump
