@@ -29,9 +29,12 @@ echo "127.0.0.1 localhost xpvm" > "$ROOT/etc/hosts"
 
 # Kernel modules the harness itself needs (9p for VM_SHARE; null_blk, a disk
 # with a set latency, for the trace tests; fuse where it is not built in,
-# for selftest 46), uncompressed so busybox insmod can load them.
+# for selftest 46; ext4 and its own modules, and brd, a RAM disk, for
+# 56-view-ext4's hooks in a real file system's module), uncompressed so
+# busybox insmod can load them.
 for m in fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p \
-	fs/configfs/configfs drivers/block/null_blk/null_blk fs/fuse/fuse; do
+	fs/configfs/configfs drivers/block/null_blk/null_blk fs/fuse/fuse \
+	crypto/crc32c_generic lib/crc16 fs/mbcache fs/jbd2/jbd2 fs/ext4/ext4 drivers/block/brd; do
 	src=$KMODDIR/kernel/$m.ko
 	if [ -f "$src.xz" ]; then
 		xz -dc "$src.xz" > "$ROOT/xp/kmod/$(basename "$m").ko"
