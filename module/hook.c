@@ -187,9 +187,10 @@ static const char *jump_allowed(struct xp_hook *h)
 	if (n < 0)
 		return "a covered instruction does not decode";
 	for (i = 0; i < n; i++)
-		if (in_extable(starts[i]))
+		if (h->mod ? xp_module_extable(starts[i]) : in_extable(starts[i]))
 			return "a covered instruction may fault on purpose (exception table entry)";
-	if (fixup_inside(h->addr, h->addr + h->cover))
+	if (fixup_inside(h->addr, h->addr + h->cover) ||
+	    (h->mod && xp_module_fixup_inside(h->addr, h->addr + h->cover)))
 		return "an exception fixup lands inside the covered bytes";
 	/* The first one was asked already, when the hook was placed. */
 	xp_kprobe_ask(starts + 1, ans, n - 1);
@@ -242,11 +243,6 @@ static void choose_kind(struct xp_view *v, struct xp_hook *h, u32 flags, const u
 		return;
 	}
 	h->call_ok = xp_call_possible(h, flags, func, start, size, &why);
-	/* Its jump tables, extable and cold parts are the module's: not checked yet. */
-	if (h->call_ok && h->ninsn > 1 && h->mod) {
-		why = "a jump over several instructions is not made in module text";
-		h->call_ok = false;
-	}
 	if (h->call_ok && h->ninsn > 1) {
 		why = jump_allowed(h);
 		h->call_ok = !why;

@@ -179,7 +179,7 @@ u8 *xp_text_recovered(unsigned long start, unsigned long size)
 		return NULL;
 	mutex_lock(xp_kprobe_mutex);
 	mutex_lock(xp_k.text_mutex);
-	memcpy(buf, xp_text(start), size);
+	xp_text_read(buf, start, size);	/* a module's text is contiguous only per page */
 	for (i = 0; i < size; i++) {
 		u8 now = *(u8 *)xp_text(start + i);
 		struct kprobe *p;
@@ -223,6 +223,9 @@ static const char *label_into(unsigned long lo, unsigned long hi)
 		if (t > lo && t < hi)
 			return "a jump label's target lands inside the covered bytes";
 	}
+	/* In a module's text, its own table (views/modspace.c). */
+	if (xp_in_modspace(lo) && xp_module_label_into(lo, hi))
+		return "a jump label's target lands inside the covered bytes";
 	return NULL;
 }
 
@@ -252,7 +255,8 @@ static const char *cold_into(const char *name, unsigned long fstart, unsigned lo
 		strscpy(other, name, n - 4);
 	else
 		sprintf(other, "%s.cold", name);
-	if (xp_sym_resolve(other, &start, &size) || !size || !xp_is_core_text(start, size))
+	if (xp_sym_resolve(other, &start, &size) || !size ||
+	    (!xp_is_core_text(start, size) && !xp_is_module_text(start, size)))
 		goto out;	/* no cold part */
 	buf = xp_text_recovered(start, size);
 	if (!buf) {
@@ -287,8 +291,12 @@ static const char *branch_from_outside(struct xp_hook *h, unsigned long start, u
 	if (!name)
 		return "out of memory";
 	/* Under the name kallsyms gives it, if @h was placed by an alias's. */
-	if (!xp_sym_name(start, name, KSYM_NAME_LEN, &off) && strcmp(name, h->sym))
-		why = cold_into(name, start, size, lo, hi);
+	if (!xp_sym_name(start, name, KSYM_NAME_LEN, &off)) {
+		if (h->mod)	/* the module's own alias, not another's */
+			why = xp_module_qualify(name, KSYM_NAME_LEN, start);
+		if (!why && strcmp(name, h->sym))
+			why = cold_into(name, start, size, lo, hi);
+	}
 	kfree(name);
 	return why;
 }
@@ -556,9 +564,12 @@ void xp_call_arm(struct xp_hook *h)
 /* Put the kernel's bytes back behind the hook's first byte. Under text_mutex. */
 void xp_call_restore_tail(struct xp_hook *h)
 {
+	u8 tail[XP_JUMP_SIZE - 1];
+
 	if (!h->tail_ours)
 		return;
-	write_tail(h, xp_text(h->addr + 1));
+	xp_text_read(tail, h->addr + 1, sizeof(tail));	/* may cross into a module's next page */
+	write_tail(h, tail);
 	h->tail_ours = false;
 }
 

@@ -6,6 +6,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/vmalloc.h>
 #include <linux/moduleparam.h>
@@ -199,6 +200,7 @@ void *xp_text(unsigned long addr)
 	}
 	return __va(__pa_symbol(addr));
 }
+NOKPROBE_SYMBOL(xp_text);
 
 void xp_text_read(void *dst, unsigned long addr, size_t len)
 {
@@ -213,3 +215,4 @@ void xp_text_read(void *dst, unsigned long addr, size_t len)
 		len -= n;
 	}
 }
+NOKPROBE_SYMBOL(xp_text_read);

@@ -742,7 +742,9 @@ static int xp_cmd_peek(struct sk_buff *skb, struct genl_info *info)
 		}
 		addr = nla_get_u64(a[XPROBES_A_ADDR]);
 	} else {
-		addr = xp_sym_lookup(nla_data(a[XPROBES_A_SYMBOL]), &size);
+		/* A module's symbol too (MODULE:NAME): xp_sym_lookup() is the kernel's only. */
+		if (xp_sym_resolve(nla_data(a[XPROBES_A_SYMBOL]), &addr, &size))
+			addr = 0;
 		if (!addr) {
 			NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_SYMBOL],
 					    "unknown kernel symbol");

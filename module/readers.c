@@ -102,11 +102,13 @@ void xp_readers_poke(unsigned long addr, const u8 *src, size_t len)
 {
 	unsigned long site = addr - INT3_INSN_SIZE, detour;
 	struct optimized_kprobe *op;
-	u8 backup[DISP32_SIZE];
+	u8 backup[DISP32_SIZE], now[DISP32_SIZE];
 	void *kp_addr, *insn;
 	s32 rel;
 
-	if (len != DISP32_SIZE || !xp_is_core_text(site, JMP32_INSN_SIZE) ||
+	/* Module text too: a view may hold a copy of a module's page. */
+	if (len != DISP32_SIZE ||
+	    (!xp_is_core_text(site, JMP32_INSN_SIZE) && !xp_is_module_text(site, JMP32_INSN_SIZE)) ||
 	    *(u8 *)xp_text(site) != INT3_INSN_OPCODE)
 		return;
 	memcpy(&rel, src, sizeof(rel));
@@ -120,10 +122,11 @@ void xp_readers_poke(unsigned long addr, const u8 *src, size_t len)
 	    kp_addr != (void *)site || insn != (void *)detour ||
 	    copy_from_kernel_nofault(backup, op->optinsn.copied_insn, sizeof(backup)))
 		return;
-	if (!memcmp(backup, xp_text(addr), sizeof(backup)))
+	xp_text_read(now, addr, sizeof(now));	/* may cross into a module's next page */
+	if (!memcmp(backup, now, sizeof(backup)))
 		return;
 	/* Read through a view: put the kernel's own bytes in the backup. */
-	memcpy(op->optinsn.copied_insn, xp_text(addr), sizeof(backup));
+	memcpy(op->optinsn.copied_insn, now, sizeof(backup));
 	atomic64_inc(&xp_backups_fixed);
 }
 NOKPROBE_SYMBOL(xp_readers_poke);

@@ -189,11 +189,17 @@ int xp_sym_resolve(const char *name, unsigned long *addrp, unsigned long *size)
 	return resolved(name, &kp, err, addrp, size);
 }
 
+/*
+ * The kernel's own symbol @name (text or data), never a module's: a module
+ * defining a name this kernel lacks must not stand in for it.
+ */
 unsigned long xp_sym_lookup(const char *name, unsigned long *size)
 {
 	unsigned long addr;
 
-	return xp_sym_resolve(name, &addr, size) ? 0 : addr;
+	if (xp_sym_resolve(name, &addr, size) || (addr >= MODULES_VADDR && addr < MODULES_END))
+		return 0;
+	return addr;
 }
 
 /*
@@ -224,8 +230,9 @@ void xp_sym_lookup_many(const char *const *names, int n, unsigned long *addrs,
 	if (nreg)
 		unregister_kprobes(reg, nreg);
 	for (i = 0; kps && reg && err && i < n; i++)
-		if (resolved(names[i], &kps[i], err[i], &addrs[i], &sizes[i]))
-			addrs[i] = sizes[i] = 0;
+		if (resolved(names[i], &kps[i], err[i], &addrs[i], &sizes[i]) ||
+		    (addrs[i] >= MODULES_VADDR && addrs[i] < MODULES_END))
+			addrs[i] = sizes[i] = 0;	/* the kernel's own, as xp_sym_lookup() */
 	kfree(kps);
 	kfree(reg);
 	kfree(err);
@@ -295,7 +302,7 @@ unsigned long xp_func_body_ask(unsigned long start, struct xp_kp_answer *ans)
 	unsigned long addrs[2];
 	u32 first;
 
-	memcpy(&first, xp_text(start), sizeof(first));
+	xp_text_read(&first, start, sizeof(first));
 	addrs[0] = start + (is_endbr(first) ? ENDBR_INSN_SIZE : 0);
 	addrs[1] = addrs[0] + MCOUNT_INSN_SIZE;
 	xp_kprobe_ask(addrs, two, 2);

@@ -49,7 +49,9 @@
  * A module going away (MODULE_STATE_GOING, before its memory is freed):
  * every hook in its text is taken out, announced on the events group
  * (HOOK_ENDED). Hooks are refused in a module that is not live, and in init
- * text (freed after init).
+ * text (freed after init). A jump over several instructions checks the
+ * module's own jump labels and exception table, besides the kernel's
+ * (hook.c, jump.c).
  *
  * Locking: xp_views_lock (a mutex) over everything that changes views;
  * xp_mod_lock (a raw spinlock, taken with interrupts off) inside it for the
@@ -62,6 +64,7 @@
 #include <linux/module.h>
 #include <linux/delay.h>
 #include <linux/hash.h>
+#include <linux/jump_label.h>
 #include <linux/slab.h>
 #include <asm/tlbflush.h>
 #include <net/netlink.h>
@@ -209,12 +212,26 @@ static u64 lasting_diff(void)
 	return scan_all(false) == sig ? sig : 0;
 }
 
+static u64 probes_missed(void);
+
 /*
  * The sweeper's and the tables check's pass (pgtable.c): what it finds to
- * follow, the synchronous paths above missed.
+ * follow, the synchronous paths above missed. kprobes skips a handler it
+ * would enter again on the same CPU (a probe hit inside another probe's
+ * handler): such a miss is followed here too.
  */
 bool xp_modspace_resync(void)
 {
+	static u64 missed_seen;
+	u64 missed = probes_missed();
+
+	if (missed != missed_seen) {
+		missed_seen = missed;
+		sync_all();
+		atomic64_inc(&xp_mod_late);
+		xp_flush_all();
+		return true;
+	}
 	if (!lasting_diff())
 		return false;
 	sync_all();
@@ -551,6 +568,7 @@ static struct module *module_at(unsigned long a)
 	}
 	return NULL;
 }
+NOKPROBE_SYMBOL(module_at);
 
 /* As __module_text_address(): the module whose core or init text holds @a. */
 static struct module *module_text_at(unsigned long a)
@@ -559,6 +577,7 @@ static struct module *module_text_at(unsigned long a)
 
 	return mod && (xp_mod_core_text(mod, a) || within_module_init(a, mod)) ? mod : NULL;
 }
+NOKPROBE_SYMBOL(module_text_at);
 
 /*
  * The live module whose core text holds [@start, @start + @size), its name
@@ -582,13 +601,16 @@ struct module *xp_module_of(unsigned long start, unsigned long size, char *name,
 		init = within_module_init(start, mod);
 		live = READ_ONCE(mod->state) == MODULE_STATE_LIVE;
 		strscpy(name, mod->name, MODULE_NAME_LEN);
-		if (!live || init || !size || module_text_at(start + size - 1) != mod)
+		if (!live || init || !size || module_text_at(start + size - 1) != mod ||
+		    mod == THIS_MODULE)
 			mod = NULL;
 	}
 	preempt_enable();
 	if (mod)
 		return mod;
-	if (init)
+	if (!strcmp(name, THIS_MODULE->name))
+		NL_SET_ERR_MSG(extack, "xprobes' own text: its hit path runs there");
+	else if (init)
 		NL_SET_ERR_MSG(extack, "init text of a module: freed once the module is initialised");
 	else if (name[0] && !live)
 		NL_SET_ERR_MSG(extack, "the module is loading or going away");
@@ -612,6 +634,7 @@ bool xp_is_module_text(unsigned long addr, size_t len)
 	preempt_enable();
 	return ok;
 }
+NOKPROBE_SYMBOL(xp_is_module_text);
 
 /* Does a module expect a fault at @addr (its exception table)? */
 bool xp_module_extable(unsigned long addr)
@@ -632,6 +655,81 @@ bool xp_module_extable(unsigned long addr)
 	}
 	preempt_enable();
 	return found;
+}
+
+/* Does an exception fixup of the module at @lo land inside (@lo, @hi)? */
+bool xp_module_fixup_inside(unsigned long lo, unsigned long hi)
+{
+	const struct exception_table_entry *e;
+	struct module *mod;
+	bool found = false;
+	unsigned int i;
+
+	preempt_disable();
+	mod = module_at(lo);
+	for (i = 0; mod && i < mod->num_exentries; i++) {
+		unsigned long fixup;
+
+		e = &mod->extable[i];
+		fixup = (unsigned long)&e->fixup + e->fixup;
+		if (fixup > lo && fixup < hi) {
+			found = true;
+			break;
+		}
+	}
+	preempt_enable();
+	return found;
+}
+
+/* Does a jump label of the module at @lo have its target inside (@lo, @hi)? */
+bool xp_module_label_into(unsigned long lo, unsigned long hi)
+{
+	bool found = false;
+#ifdef CONFIG_JUMP_LABEL
+	struct module *mod;
+	unsigned int i;
+
+	preempt_disable();
+	mod = module_at(lo);
+	for (i = 0; mod && i < mod->num_jump_entries; i++) {
+		unsigned long t = jump_entry_target(&mod->jump_entries[i]);
+
+		if (t > lo && t < hi) {
+			found = true;
+			break;
+		}
+	}
+	preempt_enable();
+#endif
+	return found;
+}
+
+/*
+ * @name (a symbol of the module at @addr, as kallsyms gives it) as
+ * MODULE:NAME, in place (@len bytes), so that kprobes looks it up in that
+ * module only. Returns why not, or NULL.
+ */
+const char *xp_module_qualify(char *name, size_t len, unsigned long addr)
+{
+	char mod[MODULE_NAME_LEN] = "", *tmp;
+	struct module *m;
+
+	preempt_disable();
+	m = module_at(addr);
+	if (m)
+		strscpy(mod, m->name, sizeof(mod));
+	preempt_enable();
+	if (!mod[0])
+		return "the function's module went away";
+	tmp = kasprintf(GFP_KERNEL, "%s:%s", mod, name);
+	if (!tmp)
+		return "out of memory";
+	if (strscpy(name, tmp, len) < 0) {
+		kfree(tmp);
+		return "the function's name is too long";
+	}
+	kfree(tmp);
+	return NULL;
 }
 
 /* ---- the kernel's paths that change module space -------------------------- */
@@ -671,6 +769,19 @@ static struct kprobe flush_kps[] = {
 static struct kprobe exit_kps[XP_ALLOC_EXITS];
 static unsigned int nr_exit_kps, nr_flush_kps;
 
+/* Hits kprobes skipped on our probes (see xp_modspace_resync()). Under xp_views_lock. */
+static u64 probes_missed(void)
+{
+	u64 n = 0;
+	unsigned int i;
+
+	for (i = 0; i < nr_flush_kps; i++)
+		n += READ_ONCE(flush_kps[i].nmissed);
+	for (i = 0; i < nr_exit_kps; i++)
+		n += READ_ONCE(exit_kps[i].nmissed);
+	return n;
+}
+
 /*
  * Every exit of the module-space allocator @name: its ret instructions (or
  * jumps to a return thunk). Refused where it leaves any other way (a tail
@@ -680,20 +791,29 @@ static const char *find_exits(const char *name, unsigned long *exits, unsigned i
 {
 	unsigned long start, size, pos;
 	struct xp_insn insn;
-	u8 *buf;
+	u8 *func, *buf;
 
 	if (xp_sym_resolve(name, &start, &size) || !size || !xp_is_core_text(start, size))
 		return "the module-space allocator was not found";
-	buf = kmalloc(size + XP_INSN_MAX, GFP_KERNEL);
-	if (!buf)
-		return "out of memory";
+	/* As built: another kprobe's int3 there must not misalign the decoding. */
+	func = xp_text_recovered(start, size);
+	buf = func ? kmalloc(size + XP_INSN_MAX, GFP_KERNEL) : NULL;
+	if (!buf) {
+		kvfree(func);
+		return "the module-space allocator could not be read";
+	}
 	memset(buf, INT3_INSN_OPCODE, size + XP_INSN_MAX);
-	xp_text_read(buf, start, size);
+	memcpy(buf, func, size);
+	kvfree(func);
 	*n = 0;
 	for (pos = 0; pos < size; pos += insn.len) {
 		unsigned long ip = start + pos, to;
 
 		if (xp_insn_decode(&insn, buf + pos, XP_INSN_MAX))
+			goto odd;
+		/* jmp through a register or memory (ff /4, /5): a tail call, maybe */
+		if (!insn.map && insn.opcode == 0xff && insn.has_modrm &&
+		    (((insn.modrm >> 3) & 7) == 4 || ((insn.modrm >> 3) & 7) == 5))
 			goto odd;
 		if (insn.kind == XP_INSN_RET) {
 			if (insn.len != 1 || *n == XP_ALLOC_EXITS)	/* ret, not ret imm16 */
@@ -701,12 +821,13 @@ static const char *find_exits(const char *name, unsigned long *exits, unsigned i
 			exits[(*n)++] = ip;
 			continue;
 		}
-		if (insn.kind != XP_INSN_JMP)
+		if (insn.kind != XP_INSN_JMP && insn.kind != XP_INSN_JCC)
 			continue;
 		to = ip + insn.len + insn.rel;
 		if (to >= start && to < start + size)
 			continue;
-		if (!xp_is_return_thunk(to) || *n == XP_ALLOC_EXITS)
+		/* Leaving the function: a ret patched into a return thunk's jump only. */
+		if (insn.kind == XP_INSN_JCC || !xp_is_return_thunk(to) || *n == XP_ALLOC_EXITS)
 			goto odd;
 		exits[(*n)++] = ip;
 	}
@@ -715,6 +836,38 @@ static const char *find_exits(const char *name, unsigned long *exits, unsigned i
 odd:
 	kfree(buf);
 	return "the module-space allocator leaves other than by a ret: module text cannot be hooked";
+}
+
+/*
+ * The kernel's paths must be the functions probed: a copy of one made by
+ * the compiler (NAME.constprop.0, NAME.isra.0, NAME.part.0) would be called
+ * instead, unseen.
+ */
+static const char *find_clones(const char *const *names, unsigned int n)
+{
+	static const char *const sfx[] = { ".constprop.0", ".isra.0", ".part.0" };
+	const char *cand[8 * ARRAY_SIZE(sfx)];
+	unsigned long addrs[ARRAY_SIZE(cand)], sizes[ARRAY_SIZE(cand)];
+	char *buf[ARRAY_SIZE(cand)] = { };
+	const char *why = NULL;
+	unsigned int i, j, k = 0;
+
+	for (i = 0; i < n && i < 8; i++)
+		for (j = 0; j < ARRAY_SIZE(sfx); j++) {
+			buf[k] = kasprintf(GFP_KERNEL, "%s%s", names[i], sfx[j]);
+			if (!buf[k])
+				goto out;
+			cand[k] = buf[k];
+			k++;
+		}
+	xp_sym_lookup_many(cand, k, addrs, sizes);
+	for (i = 0; i < k; i++)
+		if (addrs[i])
+			why = "the compiler made a copy of a kernel path module space is followed on";
+out:
+	for (i = 0; i < k; i++)
+		kfree(buf[i]);
+	return why ?: (k < n * ARRAY_SIZE(sfx) ? "out of memory" : NULL);
 }
 
 /*
@@ -821,7 +974,7 @@ static bool module_nb_on;
 int xp_modspace_init(void)
 {
 	static const char *const allocators[] = { "execmem_alloc", "module_alloc" };
-	unsigned long exits[XP_ALLOC_EXITS], a;
+	unsigned long exits[XP_ALLOC_EXITS];
 	const char *why = NULL;
 	unsigned int i, n = 0;
 	int err;
@@ -832,13 +985,20 @@ int xp_modspace_init(void)
 	if (!why)
 		why = find_modules();
 	for (i = 0; !why && i < ARRAY_SIZE(allocators); i++) {
-		if (!xp_sym_resolve(allocators[i], &a, NULL)) {
+		if (xp_sym_lookup(allocators[i], NULL)) {
 			why = find_exits(allocators[i], exits, &n);
 			break;
 		}
 	}
 	if (!why && !n)
 		why = "no module-space allocator (execmem_alloc, module_alloc) was found";
+	if (!why) {
+		const char *paths[] = { "cpa_flush", "cpa_flush_all", "flush_tlb_kernel_range",
+					xp_sym_lookup("execmem_alloc", NULL) ? "execmem_alloc" :
+					"module_alloc" };
+
+		why = find_clones(paths, ARRAY_SIZE(paths));
+	}
 	for (i = 0; !why && i < ARRAY_SIZE(flush_kps); i++) {
 		err = register_kprobe(&flush_kps[i]);
 		if (err)

@@ -13,7 +13,7 @@
 . /xp/selftests/debug/tests/stress-lib.sh
 [ -f /xp/xp_modfn.ko ] && [ -f /xp/xp_modfn2.ko ] && [ -f /xp/xp_modfn3.ko ] ||
 	skip "no xp_modfn test modules"
-N=${XP_MODLOOP_N:-$(scaled 60)}
+N=${XP_MODLOOP_N:-$(scaled 32)}
 D=/tmp/65
 rm -rf $D
 mkdir -p $D
