@@ -537,6 +537,12 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 				NL_SET_ERR_MSG(extack, "not a function in the text of the kernel or of a loaded module (init code and data cannot be hooked)");
 			return ERR_PTR(-EINVAL);
 		}
+		/* A plain name kprobes resolved to the first of several modules'. */
+		if (modname[0] && !strchr(sym, ':') && xp_modules_with(sym) > 1) {
+			NL_SET_ERR_MSG_FMT(extack, "in several modules: name one, as %.16s:%.24s",
+					   modname, sym);
+			return ERR_PTR(-EINVAL);
+		}
 		/* A module's: named MODULE:SYMBOL in hook list. */
 		if (modname[0] && !strchr(sym, ':')) {
 			snprintf(full, sizeof(full), "%s:%s", modname, sym);

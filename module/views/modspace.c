@@ -636,6 +636,39 @@ bool xp_is_module_text(unsigned long addr, size_t len)
 }
 NOKPROBE_SYMBOL(xp_is_module_text);
 
+/*
+ * How many live modules have a function named @name in their text (their
+ * own symbol tables, read as kallsyms reads them, under RCU). A plain name
+ * kprobes resolves to the first: the caller refuses it when there are more.
+ */
+unsigned int xp_modules_with(const char *name)
+{
+	unsigned int n = 0, i;
+	struct module *mod;
+
+	if (!xp_modules)
+		return 0;
+	preempt_disable();
+	list_for_each_entry_rcu(mod, xp_modules, list) {
+		struct mod_kallsyms *ks;
+
+		if (READ_ONCE(mod->state) != MODULE_STATE_LIVE)
+			continue;
+		ks = rcu_dereference_sched(mod->kallsyms);
+		for (i = 0; ks && i < ks->num_symtab; i++) {
+			const Elf_Sym *sym = &ks->symtab[i];
+
+			if (!strcmp(ks->strtab + sym->st_name, name) &&
+			    xp_mod_core_text(mod, kallsyms_symbol_value(sym))) {
+				n++;
+				break;
+			}
+		}
+	}
+	preempt_enable();
+	return n;
+}
+
 /* Does a module expect a fault at @addr (its exception table)? */
 bool xp_module_extable(unsigned long addr)
 {

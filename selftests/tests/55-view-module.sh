@@ -10,7 +10,8 @@
 #  (c) A itself loads a second module (xp_modfn2: the same code, a function
 #      of the same name) while its view has private tables for module
 #      space: the loader writes the new module and runs its init in A; A
-#      reads through it, a hook named xp_modfn2:xp_modfn_hit counts exactly,
+#      reads through it, the plain name is refused as ambiguous, a hook
+#      named xp_modfn2:xp_modfn_hit counts exactly,
 #      and A unloads it again, which ends that hook;
 #  (d) the module is unloaded under its hook: the hook ends (status counts
 #      it), the view goes on; loaded again, the function is hooked and
@@ -143,6 +144,8 @@ assert_eq "hits after (b)" 430 "$(hook_col $id 5)"
 a_do "insmod /xp/xp_modfn2.ko" || fail "A's insmod xp_modfn2: $(cat /tmp/mout.$K)"
 m2=$(awk '$1 == "xp_modfn2" { print $6 }' /proc/modules)
 note "xp_modfn2 loaded by A at $m2"
+refused_with "a name two modules have" 1 "in several modules: name one, as xp_modfn2?:xp_modfn_hit" \
+	xprobectl hook add $A xp_modfn_hit
 id2=$(xprobectl hook add $A xp_modfn2:xp_modfn_hit) || fail "hook add xp_modfn2:xp_modfn_hit"
 assert_match "the second hook is in xp_modfn2" "^xp_modfn2:xp_modfn_hit[+]0x" "$(hook_col $id2 4)"
 [ "$(hook_col $id2 3)" != "$addr" ] || fail "xp_modfn2:xp_modfn_hit resolved to xp_modfn's"
