@@ -899,7 +899,8 @@ static int xp_cmd_tables(struct sk_buff *skb, struct genl_info *info)
 
 static bool xp_netlink_up;	/* the family is registered; under xp_views_lock */
 
-static void announce(u8 cmd, u32 pid, const char *reason, u32 flags)
+/* An event on the multicast group; @sym (and @id) only for a hook's. */
+static void announce(u8 cmd, u32 pid, const char *reason, u32 flags, u32 id, const char *sym)
 {
 	struct sk_buff *msg;
 	void *hdr;
@@ -913,7 +914,9 @@ static void announce(u8 cmd, u32 pid, const char *reason, u32 flags)
 	hdr = genlmsg_put(msg, 0, 0, &xp_family, 0, cmd);
 	if (!hdr || nla_put_u32(msg, XPROBES_A_PID, pid) ||
 	    nla_put_string(msg, XPROBES_A_REASON, reason) ||
-	    (flags && nla_put_u32(msg, XPROBES_A_FLAGS, flags))) {
+	    (flags && nla_put_u32(msg, XPROBES_A_FLAGS, flags)) ||
+	    (sym && (nla_put_u32(msg, XPROBES_A_HOOK_ID, id) ||
+		     nla_put_string(msg, XPROBES_A_SYMBOL, sym)))) {
 		nlmsg_free(msg);
 		return;
 	}
@@ -924,37 +927,19 @@ static void announce(u8 cmd, u32 pid, const char *reason, u32 flags)
 /* Announce a hook the kernel took away (views/modspace.c). Under xp_views_lock. */
 void xp_netlink_hook_ended(u32 pid, u32 id, const char *sym, const char *reason)
 {
-	struct sk_buff *msg;
-	void *hdr;
-
-	lockdep_assert_held(&xp_views_lock);
-	if (!xp_netlink_up)
-		return;
-	msg = genlmsg_new(NLMSG_GOODSIZE, GFP_KERNEL);
-	if (!msg)
-		return;
-	hdr = genlmsg_put(msg, 0, 0, &xp_family, 0, XPROBES_CMD_HOOK_ENDED);
-	if (!hdr || nla_put_u32(msg, XPROBES_A_PID, pid) ||
-	    nla_put_u32(msg, XPROBES_A_HOOK_ID, id) ||
-	    nla_put_string(msg, XPROBES_A_SYMBOL, sym) ||
-	    nla_put_string(msg, XPROBES_A_REASON, reason)) {
-		nlmsg_free(msg);
-		return;
-	}
-	genlmsg_end(msg, hdr);
-	genlmsg_multicast(&xp_family, msg, 0, 0, GFP_KERNEL);
+	announce(XPROBES_CMD_HOOK_ENDED, pid, reason, 0, id, sym);
 }
 
 /* Announce a view that ended on its own. Called under xp_views_lock. */
 void xp_netlink_view_ended(u32 pid, const char *reason)
 {
-	announce(XPROBES_CMD_VIEW_ENDED, pid, reason, 0);
+	announce(XPROBES_CMD_VIEW_ENDED, pid, reason, 0, 0, NULL);
 }
 
 /* Announce that every user hook of @pid went (useccomp.c). Under xp_views_lock. */
 void xp_netlink_uhooks_gone(u32 pid, const char *reason, u32 flags)
 {
-	announce(XPROBES_CMD_UHOOKS_GONE, pid, reason, flags);
+	announce(XPROBES_CMD_UHOOKS_GONE, pid, reason, flags, 0, NULL);
 }
 
 static const struct genl_ops xp_ops[] = {

@@ -669,29 +669,11 @@ unsigned int xp_modules_with(const char *name)
 	return n;
 }
 
-/* Does a module expect a fault at @addr (its exception table)? */
-bool xp_module_extable(unsigned long addr)
-{
-	const struct exception_table_entry *e;
-	struct module *mod;
-	bool found = false;
-	unsigned int i;
-
-	preempt_disable();
-	mod = module_at(addr);
-	for (i = 0; mod && i < mod->num_exentries; i++) {
-		e = &mod->extable[i];
-		if ((unsigned long)&e->insn + e->insn == addr) {
-			found = true;
-			break;
-		}
-	}
-	preempt_enable();
-	return found;
-}
-
-/* Does an exception fixup of the module at @lo land inside (@lo, @hi)? */
-bool xp_module_fixup_inside(unsigned long lo, unsigned long hi)
+/*
+ * Has the exception table of the module at @lo an entry whose instruction
+ * is at @lo (@fixup false), or whose fixup lands inside (@lo, @hi)?
+ */
+static bool module_extable_has(unsigned long lo, unsigned long hi, bool fixup)
 {
 	const struct exception_table_entry *e;
 	struct module *mod;
@@ -700,18 +682,27 @@ bool xp_module_fixup_inside(unsigned long lo, unsigned long hi)
 
 	preempt_disable();
 	mod = module_at(lo);
-	for (i = 0; mod && i < mod->num_exentries; i++) {
-		unsigned long fixup;
+	for (i = 0; mod && !found && i < mod->num_exentries; i++) {
+		unsigned long at;
 
 		e = &mod->extable[i];
-		fixup = (unsigned long)&e->fixup + e->fixup;
-		if (fixup > lo && fixup < hi) {
-			found = true;
-			break;
-		}
+		at = fixup ? (unsigned long)&e->fixup + e->fixup : (unsigned long)&e->insn + e->insn;
+		found = fixup ? at > lo && at < hi : at == lo;
 	}
 	preempt_enable();
 	return found;
+}
+
+/* Does a module expect a fault at @addr (its exception table)? */
+bool xp_module_extable(unsigned long addr)
+{
+	return module_extable_has(addr, addr, false);
+}
+
+/* Does an exception fixup of the module at @lo land inside (@lo, @hi)? */
+bool xp_module_fixup_inside(unsigned long lo, unsigned long hi)
+{
+	return module_extable_has(lo, hi, true);
 }
 
 /* Does a jump label of the module at @lo have its target inside (@lo, @hi)? */
