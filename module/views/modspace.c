@@ -552,6 +552,7 @@ const char *xp_mview_check(struct xp_view *v)
  * period. Found by name at load and checked by finding this module on it.
  */
 static struct list_head *xp_modules;
+static void arm(void);
 
 /* The module whose memory holds @a, or NULL. Preemption off. */
 static struct module *module_at(unsigned long a)
@@ -591,6 +592,7 @@ struct module *xp_module_of(unsigned long start, unsigned long size, char *name,
 	struct module *mod;
 	bool init = false, live = false;
 
+	arm();
 	if (xp_k.mod_off) {
 		xp_set_msg(extack, xp_k.mod_off);
 		return NULL;
@@ -863,38 +865,6 @@ odd:
 }
 
 /*
- * The kernel's paths must be the functions probed: a copy of one made by
- * the compiler (NAME.constprop.0, NAME.isra.0, NAME.part.0) would be called
- * instead, unseen.
- */
-static const char *find_clones(const char *const *names, unsigned int n)
-{
-	static const char *const sfx[] = { ".constprop.0", ".isra.0", ".part.0" };
-	const char *cand[8 * ARRAY_SIZE(sfx)];
-	unsigned long addrs[ARRAY_SIZE(cand)], sizes[ARRAY_SIZE(cand)];
-	char *buf[ARRAY_SIZE(cand)] = { };
-	const char *why = NULL;
-	unsigned int i, j, k = 0;
-
-	for (i = 0; i < n && i < 8; i++)
-		for (j = 0; j < ARRAY_SIZE(sfx); j++) {
-			buf[k] = kasprintf(GFP_KERNEL, "%s%s", names[i], sfx[j]);
-			if (!buf[k])
-				goto out;
-			cand[k] = buf[k];
-			k++;
-		}
-	xp_sym_lookup_many(cand, k, addrs, sizes);
-	for (i = 0; i < k; i++)
-		if (addrs[i])
-			why = "the compiler made a copy of a kernel path module space is followed on";
-out:
-	for (i = 0; i < k; i++)
-		kfree(buf[i]);
-	return why ?: (k < n * ARRAY_SIZE(sfx) ? "out of memory" : NULL);
-}
-
-/*
  * Module space must be one PUD entry of the image's PUD page (same pgd and
  * P4D entries), mapped by a PMD page: a view's private PUD page, a copy of
  * that page, then holds the shared entry until the view hooks module text.
@@ -921,21 +891,25 @@ static const char *find_tables(void)
 	return NULL;
 }
 
-/* The kernel's list of modules, if this module is on it. */
+/*
+ * The kernel's list of modules ("modules", kernel/module/main.c), found
+ * from this module's own entry without a lookup: every struct module lies
+ * in its module's memory, in module space, and the list's head in the
+ * kernel's data, outside it.
+ */
 static const char *find_modules(void)
 {
-	struct list_head *head = (struct list_head *)xp_sym_lookup("modules", NULL);
-	struct module *mod;
-	bool found = false;
+	struct list_head *n, *head = NULL;
 
-	if (!head)
-		return "the kernel's list of modules was not found";
 	rcu_read_lock();
-	list_for_each_entry_rcu(mod, head, list)
-		if (mod == THIS_MODULE)
-			found = true;
+	for (n = rcu_dereference(list_next_rcu(&THIS_MODULE->list)); n != &THIS_MODULE->list;
+	     n = rcu_dereference(list_next_rcu(n)))
+		if (!xp_in_modspace((unsigned long)n)) {
+			head = n;
+			break;
+		}
 	rcu_read_unlock();
-	if (!found)
+	if (!head)
 		return "the kernel's list of modules was not found";
 	xp_modules = head;
 	return NULL;
@@ -995,34 +969,63 @@ static struct notifier_block module_nb = {
 };
 static bool module_nb_on;
 
+/*
+ * What module space needs of the kernel, looked up in one round (one RCU
+ * grace period): the allocator, and any copy the compiler
+ * made of a probed path (NAME.constprop.0, .isra.0, .part.0), which would
+ * be called instead of the function probed, unseen.
+ */
+#define XP_CLONES(f) f ".constprop.0", f ".isra.0", f ".part.0"
+static const char *const lookups[] = {
+	"execmem_alloc", "module_alloc",
+	XP_CLONES("cpa_flush"), XP_CLONES("cpa_flush_all"), XP_CLONES("flush_tlb_kernel_range"),
+	XP_CLONES("execmem_alloc"), XP_CLONES("module_alloc"),
+};
+
+/* At load: where module space is. The rest waits for the first module hook. */
 int xp_modspace_init(void)
 {
-	static const char *const allocators[] = { "execmem_alloc", "module_alloc" };
-	unsigned long exits[XP_ALLOC_EXITS];
-	const char *why = NULL;
-	unsigned int i, n = 0;
-	int err;
+	const char *why;
 
 	if (xp_k.unsupported)
 		return 0;
-	why = find_tables();
-	if (!why)
-		why = find_modules();
-	for (i = 0; !why && i < ARRAY_SIZE(allocators); i++) {
-		if (xp_sym_lookup(allocators[i], NULL)) {
-			why = find_exits(allocators[i], exits, &n);
-			break;
-		}
+	why = find_tables() ?: find_modules();
+	if (why) {
+		xp_k.mod_off = why;
+		pr_info("module text cannot be hooked: %s\n", why);
 	}
-	if (!why && !n)
-		why = "no module-space allocator (execmem_alloc, module_alloc) was found";
-	if (!why) {
-		const char *paths[] = { "cpa_flush", "cpa_flush_all", "flush_tlb_kernel_range",
-					xp_sym_lookup("execmem_alloc", NULL) ? "execmem_alloc" :
-					"module_alloc" };
+	return 0;
+}
 
-		why = find_clones(paths, ARRAY_SIZE(paths));
-	}
+/*
+ * Before the first hook in module text (xp_module_of(), under
+ * xp_views_lock, before any view has module-space tables): what the
+ * kernel's paths need, their probes and the going notifier. Not at load:
+ * registering four probes costs insmod about 0.3 s in the emulator, where
+ * 05-insmod-cycles loads the module 55 times. Sets xp_k.mod_off if module
+ * text cannot be hooked. Kept until the module unloads.
+ */
+static bool armed;
+
+static void arm(void)
+{
+	unsigned long exits[XP_ALLOC_EXITS], addrs[ARRAY_SIZE(lookups)], sizes[ARRAY_SIZE(lookups)];
+	const char *why = NULL, *alloc;
+	unsigned int i, n = 0;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (armed || xp_k.mod_off)
+		return;
+	xp_sym_lookup_many(lookups, ARRAY_SIZE(lookups), addrs, sizes);
+	alloc = addrs[0] ? lookups[0] : lookups[1];
+	if (!addrs[0] && !addrs[1])
+		why = "no module-space allocator (execmem_alloc, module_alloc) was found";
+	if (!why)
+		why = find_exits(alloc, exits, &n);
+	for (i = 2; !why && i < ARRAY_SIZE(lookups); i++)
+		if (addrs[i])
+			why = "the compiler made a copy of a kernel path module space is followed on";
 	for (i = 0; !why && i < ARRAY_SIZE(flush_kps); i++) {
 		err = register_kprobe(&flush_kps[i]);
 		if (err)
@@ -1051,8 +1054,9 @@ int xp_modspace_init(void)
 		xp_k.mod_off = why;
 		xp_modspace_exit();
 		pr_info("module text cannot be hooked: %s\n", why);
+		return;
 	}
-	return 0;
+	armed = true;
 }
 
 /*
@@ -1062,11 +1066,23 @@ int xp_modspace_init(void)
  */
 void xp_modspace_exit(void)
 {
+	struct kprobe *kps[ARRAY_SIZE(flush_kps) + XP_ALLOC_EXITS];
+	unsigned int n = 0, i;
+
 	if (module_nb_on)
 		unregister_module_notifier(&module_nb);
 	module_nb_on = false;
-	while (nr_exit_kps)
-		unregister_kprobe(&exit_kps[--nr_exit_kps]);
-	while (nr_flush_kps)
-		unregister_kprobe(&flush_kps[--nr_flush_kps]);
+	/* One RCU grace period for all of them (insmod/rmmod cycles). */
+	for (i = 0; i < nr_exit_kps; i++)
+		kps[n++] = &exit_kps[i];
+	for (i = 0; i < nr_flush_kps; i++)
+		kps[n++] = &flush_kps[i];
+	if (n)
+		unregister_kprobes(kps, n);
+	nr_exit_kps = nr_flush_kps = 0;
+	armed = false;
 }
+
+#ifdef XPROBES_KUNIT
+#include "modspace_kunit.c"
+#endif
