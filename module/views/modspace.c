@@ -553,6 +553,7 @@ const char *xp_mview_check(struct xp_view *v)
  */
 static struct list_head *xp_modules;
 static void arm(void);
+static void unregister_probes(void);
 
 /* The module whose memory holds @a, or NULL. Preemption off. */
 static struct module *module_at(unsigned long a)
@@ -990,6 +991,15 @@ int xp_modspace_init(void)
 	if (xp_k.unsupported)
 		return 0;
 	why = find_tables() ?: find_modules();
+	/*
+	 * The going notifier at load, not with the probes: registering a
+	 * module notifier from inside one (KUnit runs this module's suites from
+	 * its own, and they place module hooks) waits on the chain's lock.
+	 */
+	if (!why && register_module_notifier(&module_nb))
+		why = "cannot follow modules going away";
+	else if (!why)
+		module_nb_on = true;
 	if (why) {
 		xp_k.mod_off = why;
 		pr_info("module text cannot be hooked: %s\n", why);
@@ -1000,7 +1010,7 @@ int xp_modspace_init(void)
 /*
  * Before the first hook in module text (xp_module_of(), under
  * xp_views_lock, before any view has module-space tables): what the
- * kernel's paths need, their probes and the going notifier. Not at load:
+ * kernel's paths need, and their probes. Not at load:
  * registering four probes costs insmod about 0.3 s in the emulator, where
  * 05-insmod-cycles loads the module 55 times. Sets xp_k.mod_off if module
  * text cannot be hooked. Kept until the module unloads.
@@ -1043,20 +1053,29 @@ static void arm(void)
 		else
 			nr_exit_kps++;
 	}
-	if (!why) {
-		err = register_module_notifier(&module_nb);
-		if (err)
-			why = "cannot follow modules going away";
-		else
-			module_nb_on = true;
-	}
 	if (why) {
 		xp_k.mod_off = why;
-		xp_modspace_exit();
+		unregister_probes();	/* not the notifier: this may run inside one */
 		pr_info("module text cannot be hooked: %s\n", why);
 		return;
 	}
 	armed = true;
+}
+
+/* The kernel's paths' probes, in one RCU grace period. */
+static void unregister_probes(void)
+{
+	struct kprobe *kps[ARRAY_SIZE(flush_kps) + XP_ALLOC_EXITS];
+	unsigned int n = 0, i;
+
+	for (i = 0; i < nr_exit_kps; i++)
+		kps[n++] = &exit_kps[i];
+	for (i = 0; i < nr_flush_kps; i++)
+		kps[n++] = &flush_kps[i];
+	if (n)
+		unregister_kprobes(kps, n);
+	nr_exit_kps = nr_flush_kps = 0;
+	armed = false;
 }
 
 /*
@@ -1066,21 +1085,10 @@ static void arm(void)
  */
 void xp_modspace_exit(void)
 {
-	struct kprobe *kps[ARRAY_SIZE(flush_kps) + XP_ALLOC_EXITS];
-	unsigned int n = 0, i;
-
 	if (module_nb_on)
 		unregister_module_notifier(&module_nb);
 	module_nb_on = false;
-	/* One RCU grace period for all of them (insmod/rmmod cycles). */
-	for (i = 0; i < nr_exit_kps; i++)
-		kps[n++] = &exit_kps[i];
-	for (i = 0; i < nr_flush_kps; i++)
-		kps[n++] = &flush_kps[i];
-	if (n)
-		unregister_kprobes(kps, n);
-	nr_exit_kps = nr_flush_kps = 0;
-	armed = false;
+	unregister_probes();
 }
 
 #ifdef XPROBES_KUNIT

@@ -26,7 +26,9 @@ static void mod_finds_own_text(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, xp_is_module_text(fn, 1));
 	KUNIT_EXPECT_FALSE(test, xp_is_module_text((unsigned long)&mod_kunit_data, 1));
 	/* Our own text is refused, with the reason. */
+	mutex_lock(&xp_views_lock);
 	KUNIT_EXPECT_NULL(test, xp_module_of(fn, 1, name, NULL));
+	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_STREQ(test, name, THIS_MODULE->name);
 	KUNIT_EXPECT_EQ(test, xp_modules_with("xp_alloc_exit"), 1U);
 	KUNIT_EXPECT_EQ(test, xp_modules_with("xp_no_such_function_anywhere"), 0U);
