@@ -7,6 +7,7 @@
 #      follows, and A's reads take the branch exactly while it is on;
 #  (b) an ftrace-based kprobe on the function (tracefs) goes in and out:
 #      A's copy carries the ftrace call, and the probe counts A's reads;
+#      then an int3 kprobe behind the hook: A's copy carries its int3;
 #  (c) A itself loads a second module (xp_modfn2: the same code, a function
 #      of the same name) while its view has private tables for module
 #      space: the loader writes the new module and runs its init in A; A
@@ -139,6 +140,20 @@ echo 0 > $T/events/kprobes/xpmod/enable
 echo '-:xpmod' >> $T/kprobe_events || fail "remove the kprobe"
 assert_eq "A's copy is back" "$fstart" "$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)"
 assert_eq "hits after (b)" 430 "$(hook_col $id 5)"
+# ... and an int3 kprobe behind the hook, on the function's lea (8d 47 01)
+lea=$(xprobectl peek $$ xp_modfn:xp_modfn_hit $size | sed 's/^[^:]*://' | tr -s ' \n' '\n' |
+	awk 'NF { b[n++] = $1 } END { for (i = 0; i + 2 < n; i++)
+		if (b[i] == "8d" && b[i+1] == "47" && b[i+2] == "01") { print i; exit } }')
+[ -n "$lea" ] || fail "no lea in xp_modfn_hit"
+echo "p:xpmod2 xp_modfn:xp_modfn_hit+$lea" > $T/kprobe_events || fail "kprobe at +$lea"
+echo 1 > $T/events/kprobes/xpmod2/enable || fail "enable the int3 kprobe"
+assert_eq "A's copy carries the kprobe's int3" "cc" "$(peek_byte $A xp_modfn:xp_modfn_hit+$lea)"
+a_do "reads 25" || fail "A's reads"
+assert_eq "the int3 kprobe saw A's reads" 25 "$(awk '$1 == "xpmod2" { print $2 }' $T/kprobe_profile)"
+echo 0 > $T/events/kprobes/xpmod2/enable
+echo '-:xpmod2' >> $T/kprobe_events || fail "remove the int3 kprobe"
+assert_eq "A's copy has the lea back" "8d" "$(peek_byte $A xp_modfn:xp_modfn_hit+$lea)"
+assert_eq "hits after (b) and the int3 kprobe" 455 "$(hook_col $id 5)"
 
 # (c) A loads a second module, reads through it, hooked, and unloads it
 a_do "insmod /xp/xp_modfn2.ko" || fail "A's insmod xp_modfn2: $(cat /tmp/mout.$K)"
@@ -154,7 +169,7 @@ a_do "reads 40 /proc/xp_modfn2" || fail "A's reads of xp_modfn2"
 reads 40 /proc/xp_modfn2
 assert_eq "xp_modfn2 counted A's and B's calls" $((d0 + 80)) "$(calls /proc/xp_modfn2)"
 assert_eq "hits in xp_modfn2: A's calls" 40 "$(hook_col $id2 5)"
-assert_eq "hits in xp_modfn unchanged" 430 "$(hook_col $id 5)"
+assert_eq "hits in xp_modfn unchanged" 455 "$(hook_col $id 5)"
 ended=$(status_field module_hooks_ended)
 a_do "rmmod xp_modfn2" || fail "A's rmmod xp_modfn2: $(cat /tmp/mout.$K)"
 [ -z "$(hook_col $id2 1)" ] || fail "hook $id2 outlived its module"
@@ -166,7 +181,7 @@ assert_match "the list keeps it, ended, with its hits and why" \
 assert_match "--json too" '"state":"ended","reason":"module xp_modfn2 was unloaded"' \
 	"$(xprobectl hook list --json)"
 both 20
-assert_eq "hits after (c)" 450 "$(hook_col $id 5)"
+assert_eq "hits after (c)" 475 "$(hook_col $id 5)"
 assert_match "audit after (c)" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables after (c)" " 0 violation" "$(xprobectl audit --tables)"
 
