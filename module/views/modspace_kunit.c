@@ -79,7 +79,7 @@ static void mod_scan_follows(struct kunit *test)
 	list_add(&r->node, &v->mregions);
 
 	atomic_inc(&xp_nr_mviews);
-	smp_mb__after_atomic();
+	smp_mb__after_atomic();	/* as mview_attach(): pairs with scan_all() */
 	raw_spin_lock_irqsave(&xp_mod_lock, fl);
 	memcpy(v->mpmd, xp_k.mod_pmds, PAGE_SIZE);
 	memcpy(r->ptes, t, PAGE_SIZE);
