@@ -115,7 +115,7 @@ $(MODULE_KO): $(MOD_SRCS) $(KDIR_STAMP) | $(KDIR_DEP)
 # Test-only modules, built the same way. Their sources are not the in-place
 # build's generated *.mod.c, which carry one kernel's symbol versions
 # (copied for another kernel, that one refuses the module).
-KLP_SRCS := $(filter-out %.mod.c,$(wildcard selftests/modules/*.c))
+KLP_SRCS := $(filter-out %.mod.c,$(wildcard selftests/modules/*.c)) $(wildcard selftests/modules/*.h)
 test-modules: $(TEST_KO)
 $(TEST_KO) &: $(KLP_SRCS) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
 	$(MAKE) $(KBUILD_J) -C $(KDIR) M=$(CURDIR)/selftests/modules modules

@@ -79,6 +79,9 @@ struct module *xp_module_of(unsigned long start, unsigned long size, char *name,
 bool xp_module_extable(unsigned long addr);
 bool xp_is_module_text(unsigned long addr, size_t len);
 unsigned int xp_modules_with(const char *name);
+struct tracepoint;
+struct tracepoint *xp_module_tracepoint(const char *name, struct module **modp,
+					struct netlink_ext_ack *extack);
 bool xp_module_fixup_inside(unsigned long lo, unsigned long hi);
 bool xp_module_label_into(unsigned long lo, unsigned long hi);
 const char *xp_module_qualify(char *name, size_t len, unsigned long addr);

@@ -103,10 +103,11 @@ struct xp_tp_site {
 struct xp_tp {
 	struct list_head node;		/* in xp_tps, under xp_views_lock */
 	struct tracepoint *tp;
+	struct module *mod;		/* the module defining it, referenced, or NULL */
 	const char *system;		/* its category (TRACE_SYSTEM), or NULL */
 	struct bpf_raw_event_map *btp;	/* its BPF entry: __bpf_trace_NAME, its arity */
 	void *probe;			/* xp_tp_probeN, N = btp->num_args */
-	struct xp_tp_site *sites;	/* in the core kernel text, by address */
+	struct xp_tp_site *sites;	/* in its defining text (the kernel's, ->mod's), by address */
 	unsigned int nr_sites;
 	int gate;			/* its index in xp_tp_gated[] */
 	bool private;			/* under tracepoints_mutex: key off, copies jump */
@@ -807,32 +808,40 @@ static int cmp_site(const void *a, const void *b)
 }
 
 /*
- * The key's sites in the core kernel text: 2- or 5-byte NOPs now (the key
- * is off) or the jumps they become. Returns why not, or NULL.
+ * The key's sites in the text that defines the tracepoint (the core
+ * kernel's, or its module's own: the module's jump table, which holds its
+ * own keys' entries): 2- or 5-byte NOPs now (the key is off) or the jumps
+ * they become. Returns why not, or NULL.
  */
 static const char *find_sites(struct xp_tp *x)
 {
-	const struct jump_entry *e;
+	const struct jump_entry *e, *start = xp_jt_start, *stop = xp_jt_stop;
 	const char *why;
 	unsigned int n = 0;
 
 	lockdep_assert_held(xp_tps_mutex);	/* no key change under us: no int3 read */
 
-	for (e = xp_jt_start; e < xp_jt_stop; e++)
+	if (x->mod) {
+		start = x->mod->jump_entries;
+		stop = start + x->mod->num_jump_entries;
+	}
+	for (e = start; e < stop; e++)
 		if (jump_entry_key(e) == &x->tp->key)
 			n++;
 	if (!n)
-		return "this tracepoint has no call site in the core kernel text";
+		return x->mod ? "this tracepoint has no call site in its module's text" :
+				"this tracepoint has no call site in the core kernel text";
 	x->sites = kcalloc(n, sizeof(*x->sites), GFP_KERNEL_ACCOUNT);
 	if (!x->sites)
 		return "out of memory";
-	for (e = xp_jt_start; e < xp_jt_stop; e++) {
+	for (e = start; e < stop; e++) {
 		unsigned long code = jump_entry_code(e);
 		struct xp_tp_site *s = &x->sites[x->nr_sites];
 		const u8 *p;
 
 		if (jump_entry_key(e) != &x->tp->key || jump_entry_is_init(e) ||
-		    !xp_is_core_text(code, JMP32_INSN_SIZE))
+		    !(x->mod ? xp_is_module_text(code, JMP32_INSN_SIZE) :
+			       xp_is_core_text(code, JMP32_INSN_SIZE)))
 			continue;
 		if (jump_entry_is_branch(e))
 			return "a call site of this tracepoint is a likely branch (not a tracepoint's kind)";
@@ -851,7 +860,8 @@ static const char *find_sites(struct xp_tp *x)
 		x->nr_sites++;
 	}
 	if (!x->nr_sites)
-		return "this tracepoint has no call site in the core kernel text after boot";
+		return x->mod ? "this tracepoint has no call site in its module's text after its init" :
+				"this tracepoint has no call site in the core kernel text after boot";
 	sort(x->sites, x->nr_sites, sizeof(*x->sites), cmp_site, NULL);
 	return NULL;
 }
@@ -870,43 +880,67 @@ static size_t th_bytes(const struct xp_tp *x)
 static void free_tp(struct xp_tp *x)
 {
 	atomic64_sub(tp_bytes(x), &xp_mem_bytes);
+	module_put(x->mod);
 	kfree(x->sites);
 	kfree(x);
 }
 
 /*
- * A new xp_tp for @tp, checked, with its sites; not registered yet. Under
- * xp_views_lock.
+ * Where @tp's BPF entry (__bpf_trace_NAME and its arity) is: the kernel's
+ * table, or the table of @mod, which defines @tp.
  */
-static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
+static struct bpf_raw_event_map *find_btp(struct tracepoint *tp, struct module *mod)
+{
+	struct bpf_raw_event_map *btp = xp_btp_start, *stop = xp_btp_stop;
+
+	if (mod) {
+		btp = mod->bpf_raw_events;
+		stop = btp + mod->num_bpf_raw_events;
+	}
+	for (; btp < stop; btp++)
+		if (btp->tp == tp)
+			return btp;
+	return NULL;
+}
+
+/*
+ * A new xp_tp for @tp, checked, with its sites; not registered yet. @mod,
+ * the module defining @tp or NULL, comes with a reference, which the new
+ * xp_tp keeps or this drops. Under xp_views_lock.
+ */
+static struct xp_tp *new_tp(struct tracepoint *tp, struct module *mod, const char *sys,
 			    struct netlink_ext_ack *extack)
 {
 	struct bpf_raw_event_map *btp;
+	char name[MODULE_NAME_LEN];
 	const char *why;
 	struct xp_tp *x;
 	bool syscalls = false;
 	int gate;
 
-	if (!strcmp(tp->name, "sys_enter") || !strcmp(tp->name, "sys_exit")) {
+	x = ERR_PTR(-EOPNOTSUPP);
+	/* Module text: module space followed in views first (views/modspace.c) */
+	btp = find_btp(tp, mod);
+	if (mod && btp && !xp_module_of((unsigned long)btp->bpf_func, 1, name, extack))
+		goto fail_mod;
+
+	if (!mod && (!strcmp(tp->name, "sys_enter") || !strcmp(tp->name, "sys_exit"))) {
 		why = sys_lookup();
 		if (why) {
 			xp_set_msg(extack, why);
-			return ERR_PTR(-EOPNOTSUPP);
+			goto fail_mod;
 		}
 		syscalls = tp == xp_sys_tps[0] || tp == xp_sys_tps[1];
 	}
 	if (!syscalls && (tp->regfunc || tp->unregfunc)) {
 		NL_SET_ERR_MSG(extack, "this tracepoint runs a function of its own when enabled "
 			       "(as exceptions:page_fault_user does): it cannot be on in one view only");
-		return ERR_PTR(-EOPNOTSUPP);
+		goto fail_mod;
 	}
-	for (btp = xp_btp_start; btp < xp_btp_stop; btp++)
-		if (btp->tp == tp)
-			break;
-	if (btp >= xp_btp_stop || !btp->num_args || btp->num_args > XP_TP_ARGS ||
+	if (!btp || !btp->num_args || btp->num_args > XP_TP_ARGS ||
 	    (syscalls && btp->num_args != 2)) {
 		NL_SET_ERR_MSG(extack, "this tracepoint has no BPF entry (__bpf_trace_*) to run programs with");
-		return ERR_PTR(-EOPNOTSUPP);
+		goto fail_mod;
 	}
 	for (gate = 0; gate < XP_TP_MAX; gate++)
 		if (!xp_tp_gated[gate])
@@ -914,12 +948,16 @@ static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
 	if (gate == XP_TP_MAX) {
 		NL_SET_ERR_MSG_FMT(extack, "%d tracepoints are hooked already, the most there can be",
 				   XP_TP_MAX);
-		return ERR_PTR(-ENOSPC);
+		x = ERR_PTR(-ENOSPC);
+		goto fail_mod;
 	}
 	x = kzalloc(sizeof(*x), GFP_KERNEL_ACCOUNT);
-	if (!x)
-		return ERR_PTR(-ENOMEM);
+	if (!x) {
+		x = ERR_PTR(-ENOMEM);
+		goto fail_mod;
+	}
 	x->tp = tp;
+	x->mod = mod;
 	x->system = sys;
 	x->btp = btp;
 	x->probe = syscalls ? xp_tp_sys_probe : xp_tp_probes[btp->num_args];
@@ -935,6 +973,10 @@ static struct xp_tp *new_tp(struct tracepoint *tp, const char *sys,
 		free_tp(x);
 		return ERR_PTR(-EOPNOTSUPP);
 	}
+	return x;
+
+fail_mod:
+	module_put(mod);
 	return x;
 }
 
@@ -1070,12 +1112,18 @@ static struct xp_tp *tp_get(const char *spec, bool *fresh, struct netlink_ext_ac
 {
 	const char *colon = strchr(spec, ':'), *sys;
 	struct tp_lookup l = { .name = colon ? colon + 1 : spec };
+	struct module *mod = NULL;
 	struct xp_tp *x;
 
 	for_each_kernel_tracepoint(match_tp, &l);
+	if (!l.tp) {	/* a module's, with a reference on the module */
+		l.tp = xp_module_tracepoint(l.name, &mod, extack);
+		if (IS_ERR(l.tp))
+			return ERR_CAST(l.tp);
+	}
 	if (!l.tp) {
-		NL_SET_ERR_MSG_FMT(extack, "no tracepoint '%s' in the core kernel (a module's "
-				   "cannot be hooked)", l.name);
+		NL_SET_ERR_MSG_FMT(extack, "no tracepoint '%s' in the kernel or a loaded module",
+				   l.name);
 		return ERR_PTR(-ENOENT);
 	}
 	x = tp_find(l.tp);
@@ -1083,10 +1131,15 @@ static struct xp_tp *tp_get(const char *spec, bool *fresh, struct netlink_ext_ac
 	if (colon && (!sys || strlen(sys) != colon - spec || strncmp(sys, spec, colon - spec))) {
 		NL_SET_ERR_MSG_FMT(extack, "tracepoint '%s' is in category '%s', not '%.*s'",
 				   l.name, sys ?: "(none)", (int)(colon - spec), spec);
+		module_put(mod);
 		return ERR_PTR(-ENOENT);
 	}
 	*fresh = !x;
-	return x ?: new_tp(l.tp, sys, extack);
+	if (x) {
+		module_put(mod);	/* x holds one */
+		return x;
+	}
+	return new_tp(l.tp, mod, sys, extack);
 }
 
 /*

@@ -66,6 +66,7 @@
 #include <linux/hash.h>
 #include <linux/jump_label.h>
 #include <linux/slab.h>
+#include <linux/tracepoint.h>
 #include <asm/tlbflush.h>
 #include <net/netlink.h>
 #include "compat.h"
@@ -670,6 +671,59 @@ unsigned int xp_modules_with(const char *name)
 	}
 	preempt_enable();
 	return n;
+}
+
+/*
+ * The tracepoint named @name that a live module other than this one
+ * defines, with a reference on that module (*@modp; the caller drops it
+ * with module_put()); NULL if none does; an ERR_PTR with @extack set if
+ * several do or the one that does is going away. As perf and BPF do, the module stays while we
+ * hold a probe on its tracepoint: tracepoint_module_going() expects none
+ * left when a module goes.
+ */
+struct tracepoint *xp_module_tracepoint(const char *name, struct module **modp,
+					struct netlink_ext_ack *extack)
+{
+	struct tracepoint *found = NULL;
+	struct module *mod, *owner = NULL;
+	const char *other = NULL;
+	unsigned int i;
+
+	if (!xp_modules)
+		return NULL;
+	preempt_disable();
+	list_for_each_entry_rcu(mod, xp_modules, list) {
+		if (READ_ONCE(mod->state) != MODULE_STATE_LIVE || mod == THIS_MODULE)
+			continue;
+		for (i = 0; i < mod->num_tracepoints; i++) {
+			struct tracepoint *tp = tracepoint_ptr_deref(&mod->tracepoints_ptrs[i]);
+
+			if (strcmp(tp->name, name))
+				continue;
+			if (owner) {
+				other = mod->name;
+				goto out;
+			}
+			owner = mod;
+			found = tp;
+			break;
+		}
+	}
+out:
+	if (other) {
+		NL_SET_ERR_MSG_FMT(extack, "tracepoint '%s' is defined by modules %s and %s: "
+				   "it cannot be told apart", name, owner->name, other);
+		owner = NULL;
+	} else if (owner && !try_module_get(owner)) {
+		NL_SET_ERR_MSG_FMT(extack, "module %s, which defines tracepoint '%s', is going away",
+				   owner->name, name);
+		owner = NULL;
+	}
+	preempt_enable();
+	*modp = owner;
+	if (owner)
+		return found;
+	return other ? ERR_PTR(-EINVAL) : found ? ERR_PTR(-EBUSY) : NULL;
 }
 
 /*

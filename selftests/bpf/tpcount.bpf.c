@@ -17,6 +17,10 @@
  * the number) or another call; counts[8]/[9]: raw_sysexit (sys_exit) saw
  * getppid() return the parent's pid (the number from args[0]'s pt_regs,
  * the value args[1]), or anything else;
+ * counts[10]/[11]: raw_modfn (xp_modfn:xp_modfn_read, a tracepoint the
+ * selftests' module xp_modfn defines; selftest 55) saw the reader's own
+ * tgid (args[0]) and a count of calls that grew since its last hit
+ * (args[1]), or anything else;
  * raw_past reads a sixth argument the tracepoint does not have, and
  * btf_switch is a tp_btf program for another tracepoint, sleepy a
  * sleepable one (uprobe.s: raw_tp and tp_btf programs cannot be): all
@@ -29,7 +33,7 @@
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 10);
+	__uint(max_entries, 12);
 	__type(key, __u32);
 	__type(value, __u64);
 } counts SEC(".maps");
@@ -83,6 +87,19 @@ int raw_sysexit(struct bpf_raw_tracepoint_args *ctx)
 	long ppid = BPF_CORE_READ(task, real_parent, tgid);
 
 	add(nr == 110 && (long)ctx->args[1] == ppid ? 8 : 9);
+	return 0;
+}
+
+__u64 modfn_last;
+
+SEC("raw_tp")
+int raw_modfn(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 calls = ctx->args[1];
+	int ok = (__u32)ctx->args[0] == bpf_get_current_pid_tgid() >> 32 && calls > modfn_last;
+
+	modfn_last = calls;
+	add(ok ? 10 : 11);
 	return 0;
 }
 

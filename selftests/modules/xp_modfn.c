@@ -7,8 +7,10 @@
  * on. Writing 1 or 0 turns the key on or off: a jump label inside
  * xp_modfn_hit(), which the kernel patches in this module's text. Calls
  * come only from processes that read the file, so a hook's hits can be
- * compared exactly with the reads a process made. xp_modfn2 is the same
- * module under another name (XP_MODFN): a second module with a function of
+ * compared exactly with the reads a process made. Each such read also
+ * fires the module's own tracepoint, xp_modfn:xp_modfn_read (the reader's
+ * tgid, the calls so far). xp_modfn2 is the same module under another name
+ * (XP_MODFN), without the tracepoint: a second module with a function of
  * the same name, loaded by a traced process.
  */
 #include <linux/jump_label.h>
@@ -19,6 +21,10 @@
 
 #ifndef XP_MODFN
 #define XP_MODFN "xp_modfn"
+#define CREATE_TRACE_POINTS
+#include "xp_modfn_trace.h"
+#else
+#define trace_xp_modfn_read(tgid, calls)	do { } while (0)
 #endif
 
 static DEFINE_STATIC_KEY_FALSE(xp_modfn_key);
@@ -35,8 +41,10 @@ static noinline __attribute__((__noipa__)) int xp_modfn_hit(int x)
 
 static ssize_t modfn_read(struct file *f, char __user *ubuf, size_t n, loff_t *pos)
 {
-	if (*pos == 0)
+	if (*pos == 0) {
 		xp_modfn_hit((int)n);
+		trace_xp_modfn_read(current->tgid, (long)atomic64_read(&calls));
+	}
 	return simple_read_from_buffer(ubuf, n, pos, "x\n", 2);
 }
 

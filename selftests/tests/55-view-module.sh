@@ -17,7 +17,15 @@
 #  (d) the module is unloaded under its hook: the hook ends (status counts
 #      it), the view goes on; loaded again, the function is hooked and
 #      counted again;
-#  (e) xprobes itself is unloaded with the hook live, and loaded again: the
+#  (e) the module's own tracepoint (xp_modfn:xp_modfn_read, one call site,
+#      in the module's text) hooked in A's view: A's copy of the module
+#      page jumps at the site, the shared text keeps the NOP; the hook
+#      counts A's reads, none of B's, and its raw_tp program reads the
+#      arguments right; the module cannot be unloaded while the tracepoint
+#      is hooked (as with perf or BPF on it); tracefs turns the event on
+#      everywhere (the hook goes global, still counts A's only) and off
+#      (private again); hook del gives A the shared bytes back;
+#  (f) xprobes itself is unloaded with the hook live, and loaded again: the
 #      module's text is the module's own again, for A too.
 # Throughout, the view's tables follow every change the kernel makes in
 # module space at once (status: none late), the audit finds every copy
@@ -32,6 +40,9 @@ rmmod xp_modfn 2>/dev/null
 insmod /xp/xp_modfn.ko || fail "insmod xp_modfn"
 M=/proc/xp_modfn
 T=/sys/kernel/tracing
+PP=/sys/fs/bpf/xp_test55p PM=/sys/fs/bpf/xp_test55m
+rm -rf $PP $PM
+trap 'echo 0 > $T/events/xp_modfn/xp_modfn_read/enable 2>/dev/null; rm -rf $PP $PM' EXIT
 
 # calls [FILE]: the module's count of calls so far (and KEYED in $keyed)
 calls() { set -- $(cat ${1:-$M}_n); keyed=$2; echo $1; }
@@ -223,13 +234,55 @@ assert_eq "hits after the reload" 25 "$(hook_col $id 5)"
 refused_with "data in a module" 1 "not a function" xprobectl hook add $A xp_modfn:calls
 refused_with "xprobes' own text" 1 "xprobes' own text" xprobectl hook add $A xprobes:xp_hook_add
 
+# (e) the module's own tracepoint, on in A's view only
+tp_json() { xprobectl hook list --json | tr '{' '\n' | grep "\"id\":$1,"; }
+is_global() { tp_json $1 | grep -q '"global":true' && echo global || echo private; }
+count_at() {
+	bpftool -j map dump pinned $PM/counts > /tmp/m55-map.json || fail "bpftool map dump"
+	jsonq /tmp/m55-map.json "[$1].formatted.value"
+}
+bpftool prog loadall /xp/tbpf/tpcount.bpf.o $PP pinmaps $PM || fail "bpftool loadall"
+tid=$(xprobectl hook add $A tracepoint:xp_modfn:xp_modfn_read) ||
+	fail "hook add the module's tracepoint: $tid"
+site=$(hook_col $tid 3)
+note "tracepoint hook $tid: $(hook_col $tid 4), $(json_get "$(tp_json $tid)" sites) site(s), at $site"
+set -- $(awk '$1 == "xp_modfn" { print $6, $2 }' /proc/modules)
+[ $((site - $1)) -ge 0 ] && [ $((site - $1)) -lt $2 ] ||
+	fail "the site $site is not in xp_modfn ($1, $2 bytes)"
+assert_match "A's copy of the module page jumps at the site" '^(eb|e9)$' "$(peek_byte $A $site)"
+assert_match "the shared text keeps the NOP" '^(66|0f)$' "$(peek_byte $$ $site)"
+xprobectl hook prog $tid $PP/raw_modfn || fail "hook prog raw_modfn"
+both 35
+assert_eq "the hook counted A's reads, none of B's" 35 "$(hook_col $tid 5)"
+assert_eq "its raw_tp program read A's tgid and a growing count, each time" "35 0" \
+	"$(count_at 10) $(count_at 11)"
+refused_with "rmmod of a module whose tracepoint is hooked" 1 \
+	"in use|Resource temporarily unavailable" rmmod xp_modfn
+# tracefs turns the event on everywhere: the hook goes global, still A's
+E=$T/events/xp_modfn/xp_modfn_read/enable
+echo 1 > $E || fail "enable the module's event"
+assert_eq "with tracefs on it, the hook is global" global "$(is_global $tid)"
+both 15
+assert_eq "global, the hook counted A's reads only" 50 "$(hook_col $tid 5)"
+echo 0 > $E
+wait_eq private 100 0.05 "the hook private again once tracefs let go" is_global $tid
+assert_match "A's copy jumps again" '^(eb|e9)$' "$(peek_byte $A $site)"
+both 10
+assert_eq "private again, the hook counted A's reads" 60 "$(hook_col $tid 5)"
+assert_eq "the program saw them all, right" "60 0" "$(count_at 10) $(count_at 11)"
+assert_match "audit with the tracepoint hook" "^0 private page" "$(xprobectl audit)"
+xprobectl hook del $tid || fail "hook del of the tracepoint hook"
+assert_match "the shared bytes back in A's copy" '^(66|0f)$' "$(peek_byte $A $site)"
+both 5
+assert_eq "the function hook counted all along" 90 "$(hook_col $id 5)"
+
 late=$(status_field module_space_late)
 note "module space: $(status_field module_space_syncs) changes followed at once, $late late"
 assert_eq "no change of module space was followed late" 0 "$late"
 assert_match "audit at the end" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables at the end" " 0 violation" "$(xprobectl audit --tables)"
 
-# (e) rmmod xprobes under a live hook in module text
+# (f) rmmod xprobes under a live hook in module text
 unload_module
 load_module
 assert_eq "A executes the module's own bytes again" "$(xprobectl peek $$ $addr 8)" \
