@@ -62,13 +62,16 @@ static void hook_usage(FILE *f)
 		   "tracepoint:CATEGORY:NAME (or tp:...; bpftrace's spelling) turns that kernel\n"
 		   "tracepoint on in PID's view only: its call sites jump in the view's copies, other\n"
 		   "processes keep the NOPs and pay nothing. KIND 'tp', SITES its call sites in the\n"
-		   "kernel image. hook prog gives it a raw_tp program (args[] = the tracepoint's\n"
+		   "kernel image, or in the text of the module that defines it (ext4:..., hooked in\n"
+		   "the view's copies of its pages; the module cannot be unloaded meanwhile).\n"
+		   "hook prog gives it a raw_tp program (args[] = the tracepoint's\n"
 		   "arguments) or a tp_btf one for that tracepoint, as written for the tracepoint\n"
 		   "itself. While another tool has the tracepoint on everywhere, every process runs\n"
 		   "it and the hook counts PID's events only (the list says 'global').\n"
 		   "raw_syscalls:sys_enter and sys_exit: only the threads of PID's view take the\n"
 		   "kernel's system call path that reaches them. Not for other tracepoints with a\n"
-		   "function of their own (exceptions:page_fault_user), nor from modules' text.\n");
+		   "function of their own (exceptions:page_fault_user); events from call sites in\n"
+		   "modules other than the defining one are not seen while the hook is private.\n");
 }
 
 struct hook_row {

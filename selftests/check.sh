@@ -371,8 +371,12 @@ excl=
 esac
 for k in $knames; do
 	env="XP_CYCLES=200 XP_LIVE_CYCLES=25${excl:+ $excl}"
-	# x32 programs run (46-uhook-hostile refuses one); nothing else changes
-	queue main "$k" "$env" "${XP_TESTS:-}" --append syscall.x32=y
+	# x32 programs run (46-uhook-hostile refuses one); a directory of the
+	# host's over virtio-9p at /mnt/share (57-view-9p hooks 9p's read
+	# path); nothing else changes
+	rm -rf "$OUT/share-$k"
+	mkdir -p "$OUT/share-$k"
+	queue main "$k" "$env" "${XP_TESTS:-}" --append syscall.x32=y --share "$OUT/share-$k"
 done
 # Two shapes of 4-level paging under PTI, one per kernel since 2026-11-30
 # (each on both kernels before: four boots, for CI's time). Under TCG

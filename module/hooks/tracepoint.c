@@ -44,9 +44,15 @@
  * - Back to private when we are alone again (the sweeper, lifecycle.c,
  *   every 200 ms: xp_tps_settle()): key off in the shared state, then jumps.
  *   The traced process misses the tracepoint for the microseconds between.
- * Sites in modules' text (the key is linked to them) follow the key: in
- * the private state the view does not see events from them (HOOK_GET says
- * so); sites in init text are gone after boot. sched_process_fork and
+ * A tracepoint a module defines (ext4:*, xfs:*) is found in the live
+ * modules' tables when the core kernel has none of the name; its sites are
+ * in that module's text (its own jump table), written in the view's copies
+ * of the module's pages (views/modspace.c), and the module is held while
+ * the tracepoint is hooked, as perf and BPF hold it (the kernel warns of a
+ * probe left on a going module's tracepoint). Sites in other modules' text
+ * (the key is linked to them: a core tracepoint a module calls) follow the
+ * key: in the private state the view does not see events from them
+ * (HOOK_GET says so); sites in init text are gone after boot. sched_process_fork and
  * sched_process_exec stay global while any view exists: the module's own
  * probes follow processes there (lifecycle.c). Someone who opens and
  * closes a probe on a hooked tracepoint over and over makes it go global

@@ -1,7 +1,9 @@
 # Hooks in a real file system's module: ext4 on a RAM disk (brd). A and B
 # write and read the same number of 512-byte blocks in files of their own
 # on it; hooks in A's view on ext4:ext4_file_write_iter and
-# ext4_file_read_iter count exactly A's write(2)s and read(2)s, none of B's.
+# ext4_file_read_iter count exactly A's write(2)s and read(2)s, none of B's,
+# and so does a tracepoint hook on ext4's own ext4:ext4_da_write_begin
+# (ext4 cannot be unloaded while it is on).
 # ext4 then goes (unmounted, unloaded) under the hooks: both end, listed as
 # ended; loaded and mounted again, ext4_file_write_iter is hooked and
 # counted again. The audit and the page-table check are clean, and no
@@ -58,6 +60,19 @@ addr=$(hook_col $w 3)
 	fail "A executes ext4's own byte at the hook"
 assert_match "audit" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables" " 0 violation" "$(xprobectl audit --tables)"
+
+# ext4's own tracepoint, on in A's view only: a delayed-allocation write of
+# a block within one page begins once (ext4_da_write_begin), and ext4 is
+# held while it is hooked
+t=$(xprobectl hook add $A tracepoint:ext4:ext4_da_write_begin) ||
+	fail "hook add tracepoint:ext4:ext4_da_write_begin: $t"
+note "tracepoint hook $t: $(hook_col $t 4) at $(hook_col $t 3), kind $(hook_col $t 8)"
+round
+assert_eq "ext4:ext4_da_write_begin: A's writes, none of B's" $N "$(hook_col $t 5)"
+refused_with "rmmod ext4 while its tracepoint is hooked" 1 \
+	"in use|Resource temporarily unavailable" rmmod ext4
+xprobectl hook del $t || fail "hook del of the tracepoint hook"
+assert_eq "writes, two rounds" $((2 * N)) "$(hook_col $w 5)"
 
 # ext4 goes under its hooks, comes back
 ended=$(status_field module_hooks_ended)

@@ -27,12 +27,15 @@ echo "nobody:x:65534:65534:nobody:/nonexistent:/bin/sh" >> "$ROOT/etc/passwd"
 printf "root:x:0:\nnogroup:x:65534:\n" > "$ROOT/etc/group"
 echo "127.0.0.1 localhost xpvm" > "$ROOT/etc/hosts"
 
-# Kernel modules the harness itself needs (9p for VM_SHARE; null_blk, a disk
+# Kernel modules the harness itself needs (9p for VM_SHARE, and virtio where
+# it is modules, as on Debian's 6.1; null_blk, a disk
 # with a set latency, for the trace tests; fuse where it is not built in,
 # for selftest 46; ext4 and its own modules, and brd, a RAM disk, for
 # 56-view-ext4's hooks in a real file system's module), uncompressed so
 # busybox insmod can load them.
-for m in fs/netfs/netfs net/9p/9pnet net/9p/9pnet_virtio fs/9p/9p \
+for m in drivers/virtio/virtio_ring drivers/virtio/virtio drivers/virtio/virtio_pci_modern_dev \
+	drivers/virtio/virtio_pci_legacy_dev drivers/virtio/virtio_pci fs/netfs/netfs fs/fscache/fscache net/9p/9pnet \
+	net/9p/9pnet_virtio fs/9p/9p \
 	fs/configfs/configfs drivers/block/null_blk/null_blk fs/fuse/fuse \
 	crypto/crc32c_generic lib/crc16 fs/mbcache fs/jbd2/jbd2 fs/ext4/ext4 drivers/block/brd; do
 	src=$KMODDIR/kernel/$m.ko
