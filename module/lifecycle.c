@@ -133,6 +133,9 @@ static void sweep(struct work_struct *work)
 
 	mutex_lock(&xp_views_lock);
 	why = xp_nr_views ? xp_kprobes_broken() : NULL;
+	/* module space, once for every view (counted: the kernel's paths should have) */
+	if (!why)
+		xp_modspace_resync();
 	list_for_each_entry_safe(v, n, &xp_views, node)
 		if (why)
 			xp_view_destroy(v, why);

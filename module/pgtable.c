@@ -469,8 +469,6 @@ bool xp_chain_resync(struct xp_view *v)
 	lockdep_assert_held(&xp_views_lock);
 	if (upper_stale(v))
 		return false;
-	if (v->mpmd)
-		xp_modspace_resync();	/* counted: the kernel's paths should have */
 	list_for_each_entry(r, &v->regions, node)
 		flush |= region_resync(v, r);
 	own_tables(v, own);

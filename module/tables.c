@@ -240,6 +240,7 @@ unsigned int xp_tables_check(struct xp_tables_report *rep)
 		if (xp_k.user_pmds && maps_global(READ_ONCE(xp_k.user_pmds[i])))
 			violated(&c, "region %u: hooked, but the PTI user tables map it global", i);
 	}
+	xp_modspace_resync();	/* every view's module space, once, before they are checked */
 	list_for_each_entry(v, &xp_views, node) {
 		struct xp_region *r;
 

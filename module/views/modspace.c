@@ -43,8 +43,9 @@
  * A view's first module-space table is built, and the views list extended,
  * under the same lock, after xp_nr_mviews is raised with a full barrier, so
  * that a kernel change either comes before the copy or finds the view. The
- * sweeper compares everything again (pgtable.c) and counts what it had to
- * follow as late (xp_mod_late, `status`): the tests expect none.
+ * sweeper (lifecycle.c) and the page-table check (tables.c) compare every
+ * view again, once a pass (xp_modspace_resync()), and count what had to be
+ * followed as late (xp_mod_late, `status`): the tests expect none.
  *
  * A module going away (MODULE_STATE_GOING, before its memory is freed):
  * every hook in its text is taken out, announced on the events group
