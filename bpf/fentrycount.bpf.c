@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Count calls of __do_sys_getppid by one process with a BPF fentry program. */
+/*
+ * Count calls of __do_sys_getppid (or of the function fentryloop -f names)
+ * by one process with a BPF fentry program.
+ */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
