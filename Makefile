@@ -79,8 +79,9 @@ MODULE_KO := module/xprobes.ko
 # Test-only modules: a livepatch (xp_klp), kernel threads for 90-preempt (xp_spin),
 # a CPA change of the image mapping for 19-view-tables (xp_cpa), a function in
 # module text called on demand for 55-view-module (xp_modfn, and xp_modfn2: the
-# same under another name) and 65-stress-modules (xp_modfn3, a third).
-TEST_MODS := xp_klp xp_spin xp_cpa xp_modfn xp_modfn2 xp_modfn3
+# same under another name; xp_klpmod, a livepatch of its function) and
+# 65-stress-modules (xp_modfn3, a third).
+TEST_MODS := xp_klp xp_spin xp_cpa xp_modfn xp_modfn2 xp_modfn3 xp_klpmod
 TEST_KO   := $(TEST_MODS:%=selftests/modules/%.ko)
 
 .PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help \
@@ -129,14 +130,15 @@ $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	$(MAKE) $(KBUILD_J) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
 $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko $(BUILD)/k/%/klp/xp_cpa.ko \
 $(BUILD)/k/%/klp/xp_modfn.ko $(BUILD)/k/%/klp/xp_modfn2.ko \
-$(BUILD)/k/%/klp/xp_modfn3.ko: $(KLP_SRCS) selftests/modules/Kbuild | $(BUILD)/kernel/%/.complete
+$(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko: $(KLP_SRCS) selftests/modules/Kbuild \
+		| $(BUILD)/kernel/%/.complete
 	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) $(KBUILD_J) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
 
 # Pattern-rule results make would otherwise delete as intermediate.
 .PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko \
 	$(BUILD)/k/%/klp/xp_cpa.ko $(BUILD)/k/%/klp/xp_modfn.ko $(BUILD)/k/%/klp/xp_modfn2.ko \
-	$(BUILD)/k/%/klp/xp_modfn3.ko \
+	$(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko \
 	$(BUILD)/kernel/%/.complete
 
 # --- BPF (CO-RE: one set of objects for every kernel; vmlinux.h from 6.12's BTF)

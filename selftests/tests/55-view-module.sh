@@ -28,7 +28,10 @@
 #      is hooked (as with perf or BPF on it); tracefs turns the event on
 #      everywhere (the hook goes global, still counts A's only) and off
 #      (private again); hook del gives A the shared bytes back;
-#  (f) xprobes itself is unloaded with the hook live, and loaded again: the
+#  (f) a livepatch of the hooked function (xp_klpmod) goes in and out: A's
+#      copy carries its ftrace call, A's reads run the new function (none
+#      the old body with the hook), and the old body with its hook after;
+#  (g) xprobes itself is unloaded with the hook live, and loaded again: the
 #      module's text is the module's own again, for A too.
 # Throughout, the view's tables follow every change the kernel makes in
 # module space at once (status: none late), the audit finds every copy
@@ -314,13 +317,47 @@ assert_match "the shared bytes back in A's copy" '^(66|0f)$' "$(peek_byte $A $si
 both 5
 assert_eq "the function hook counted all along" 90 "$(hook_col $id 5)"
 
+# (f) a livepatch of the hooked module function
+L=/sys/kernel/livepatch/xp_klpmod
+if [ ! -f /xp/xp_klpmod.ko ]; then
+	note "no livepatch test module: no livepatch of the module's function"
+else
+	hoff=$(($(hook_col $id 4 | sed 's/.*+//')))
+	f0=$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)
+	h0=$(hook_col $id 5)
+	c0=$(calls)
+	insmod /xp/xp_klpmod.ko || fail "insmod the livepatch of xp_modfn_hit"
+	i=0; while [ "$(cat $L/transition 2>/dev/null)" != 0 ]; do
+		i=$((i + 1)); [ $i -lt 600 ] || fail "the livepatch's transition did not end"; sleep 0.2
+	done
+	f1=$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)
+	note "A's copy before the hook: $f0 unpatched, $f1 patched"
+	assert_eq "A's copy carries the livepatch's ftrace call" \
+		"$(xprobectl peek $$ xp_modfn:xp_modfn_hit $hoff)" "$f1"
+	[ "$f1" != "$f0" ] || fail "the livepatch changed no byte before the hook"
+	both 20
+	assert_eq "the new function ran for A's reads and B's" 40 \
+		"$(cat /sys/module/xp_klpmod/parameters/calls)"
+	assert_eq "the old body (and the hook in it) ran for nobody" "$h0 $c0" \
+		"$(hook_col $id 5) $(calls)"
+	echo 0 > $L/enabled || fail "disable the livepatch"
+	i=0; while [ -d $L ]; do
+		i=$((i + 1)); [ $i -lt 600 ] || fail "the livepatch did not go away"; sleep 0.2
+	done
+	rmmod xp_klpmod || fail "rmmod xp_klpmod"
+	assert_eq "A's copy is back before the hook" "$f0" "$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)"
+	both 10
+	assert_eq "the old body runs again, the hook counts A's" $((h0 + 10)) "$(hook_col $id 5)"
+	assert_match "audit after the livepatch" "^0 private page" "$(xprobectl audit)"
+fi
+
 late=$(status_field module_space_late)
 note "module space: $(status_field module_space_syncs) changes followed at once, $late late"
 assert_eq "no change of module space was followed late" 0 "$late"
 assert_match "audit at the end" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables at the end" " 0 violation" "$(xprobectl audit --tables)"
 
-# (f) rmmod xprobes under a live hook in module text
+# (g) rmmod xprobes under a live hook in module text
 unload_module
 load_module
 assert_eq "A executes the module's own bytes again" "$(xprobectl peek $$ $addr 8)" \
