@@ -300,11 +300,17 @@ assert_eq "its raw_tp program read A's tgid and a growing count, each time" "35 
 refused_with "rmmod of a module whose tracepoint is hooked" 1 \
 	"in use|Resource temporarily unavailable" rmmod xp_modfn
 # tracefs turns the event on everywhere: the hook goes global, still A's
+# (and the tracepoint's inline static call in the module's text goes from
+# our probe alone to the kernel's iterator: A's copy follows, or tracefs
+# would not see A's events, and the audit would find the old call)
 E=$T/events/xp_modfn/xp_modfn_read/enable
+echo > $T/trace
 echo 1 > $E || fail "enable the module's event"
 assert_eq "with tracefs on it, the hook is global" global "$(is_global $tid)"
 both 15
 assert_eq "global, the hook counted A's reads only" 50 "$(hook_col $tid 5)"
+assert_eq "tracefs saw A's reads" 15 "$(grep -c "xp_modfn_read: tgid=$A " $T/trace)"
+assert_match "audit while global" "^0 private page" "$(xprobectl audit)"
 echo 0 > $E
 wait_eq private 100 0.05 "the hook private again once tracefs let go" is_global $tid
 assert_match "A's copy jumps again" '^(eb|e9)$' "$(peek_byte $A $site)"
