@@ -31,7 +31,9 @@
  *  - at the entry of flush_tlb_kernel_range(), which vmalloc calls after it
  *    unmaps and before the pages are freed or the addresses used again
  *    (module space is all VM_FLUSH_RESET_PERMS: vfree() flushes before it
- *    frees), so the kernel's flush that follows covers the view's entries;
+ *    frees), so the kernel's flush that follows covers the view's entries
+ *    (when the range it flushes meets module space: most are the rest of
+ *    vmalloc space's);
  *  - at the entry of cpa_flush() and cpa_flush_all(), which CPA calls after
  *    it changed entries and before it returns, so again the kernel's flush
  *    covers them;
@@ -824,6 +826,22 @@ static int on_change(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(on_change);
 
 /*
+ * flush_tlb_kernel_range(start, end): only a range that meets module space
+ * (the kernel flushes every entry it changed or took away; vmalloc's lazy
+ * purge flushes one range that covers all it freed). Most calls are for
+ * the rest of vmalloc space, and cost nothing more now.
+ */
+static int on_flush_range(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long start = regs->di, end = regs->si;
+
+	if (end > xp_k.mod_lo && start < xp_k.mod_hi)
+		sync_all();
+	return 0;
+}
+NOKPROBE_SYMBOL(on_flush_range);
+
+/*
  * At a ret of the allocator: int3 context, where lockdep (rightly) forbids
  * the spinlock. The ret is run by xp_alloc_exit() instead, which follows
  * the tables in the task's own context first. A post-handler keeps kprobes
@@ -845,7 +863,7 @@ static void no_post(struct kprobe *p, struct pt_regs *regs, unsigned long flags)
 static struct kprobe flush_kps[] = {
 	{ .symbol_name = "cpa_flush", .pre_handler = on_change },
 	{ .symbol_name = "cpa_flush_all", .pre_handler = on_change },
-	{ .symbol_name = "flush_tlb_kernel_range", .pre_handler = on_change },
+	{ .symbol_name = "flush_tlb_kernel_range", .pre_handler = on_flush_range },
 };
 #define XP_ALLOC_EXITS 8
 static struct kprobe exit_kps[XP_ALLOC_EXITS];
