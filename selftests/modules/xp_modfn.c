@@ -30,13 +30,22 @@
 static DEFINE_STATIC_KEY_FALSE(xp_modfn_key);
 static atomic64_t calls, keyed;
 
-/* noipa: no clone under another name (.isra), the tests hook it by its own */
+/*
+ * noipa: no clone under another name (.isra), the tests hook it by its own.
+ * The three adds on %rax (48 83 c0 01, 48 83 c0 02, 48 83 e8 03: plain
+ * instructions, 12 bytes, on the hot path whatever the compiler does
+ * around them) are where selftest 55 puts a kprobe that kprobes can
+ * optimize into a jump.
+ */
 static noinline __attribute__((__noipa__)) int xp_modfn_hit(int x)
 {
+	long y = x;
+
 	atomic64_inc(&calls);
 	if (static_branch_unlikely(&xp_modfn_key))
 		atomic64_inc(&keyed);
-	return x + 1;
+	asm volatile("add $1, %0\n\tadd $2, %0\n\tsub $3, %0" : "+a" (y));
+	return y + 1;
 }
 
 static ssize_t modfn_read(struct file *f, char __user *ubuf, size_t n, loff_t *pos)

@@ -7,7 +7,8 @@
 #      follows, and A's reads take the branch exactly while it is on;
 #  (b) an ftrace-based kprobe on the function (tracefs) goes in and out:
 #      A's copy carries the ftrace call, and the probe counts A's reads;
-#      then an int3 kprobe behind the hook: A's copy carries its int3;
+#      then a kprobe behind the hook, an int3 that kprobes optimizes into a
+#      jump: A's copy carries the int3, then the jump, and the add back;
 #      then a BPF fentry program on it, attached and detached 20 times
 #      while A reads without pause: it counts A's calls, A's copy carries
 #      and loses the trampoline's call each time, nothing calls a freed one;
@@ -163,43 +164,47 @@ echo 0 > $T/events/kprobes/xpmod/enable
 echo '-:xpmod' >> $T/kprobe_events || fail "remove the kprobe"
 assert_eq "A's copy is back" "$fstart" "$(xprobectl peek $A xp_modfn:xp_modfn_hit $hoff)"
 assert_eq "hits after (b)" 430 "$(hook_col $id 5)"
-# ... and an int3 kprobe behind the hook, on the function's "return x + 1":
-# a lea eax, [reg + 1] (8d, a ModRM with a byte displacement and eax, 01),
-# whichever register the build keeps x in (edi, or rbx on the debug kernel).
-# Byte triples are only candidates (a displacement may hold one): kprobes
-# decodes the function and takes only an instruction boundary, and the
-# first it takes is the hot path's (the keyed path repeats the tail later).
-leas=$(xprobectl peek $$ xp_modfn:xp_modfn_hit $size | sed 's/^[^:]*://' | tr -s ' \n' '\n' |
-	awk 'NF { b[n++] = $1 } END { for (i = 0; i + 2 < n; i++)
-		if (b[i] == "8d" && b[i+1] ~ /^4[0-35-7]$/ && b[i+2] == "01") print i }')
-lea=
-for o in $leas; do
-	if echo "p:xpmod2 xp_modfn:xp_modfn_hit+$o" > $T/kprobe_events 2>/dev/null; then
-		lea=$o
-		break
-	fi
-done
-[ -n "$lea" ] || fail "no lea kprobes takes in xp_modfn_hit (candidates: ${leas:-none})"
-note "the int3 kprobe goes on the lea at +$lea (candidates: $leas)"
-echo 1 > $T/events/kprobes/xpmod2/enable || fail "enable the int3 kprobe"
-# int3 at once; kprobes may later optimize it into a jump (e9), which the
-# copy must carry as well
-assert_match "A's copy carries the kprobe's int3 (or its optimized jump)" '^(cc|e9)$' \
-	"$(peek_byte $A xp_modfn:xp_modfn_hit+$lea)"
+# ... and a kprobe behind the hook, on the first of the function's three
+# adds (48 83 c0 01, an asm block of the test module's): an int3 at once,
+# which kprobes then optimizes into a jump to a detour buffer (where it
+# optimizes at all): A's copy carries the int3, then the jump, the probe
+# counts A's reads both ways, and A's copy has the add back once it goes.
+add=$(xprobectl peek $$ xp_modfn:xp_modfn_hit $size | sed 's/^[^:]*://' | tr -s ' \n' '\n' |
+	awk 'NF { b[n++] = $1 } END { for (i = 0; i + 7 < n; i++)
+		if (b[i] == "48" && b[i+1] == "83" && b[i+2] == "c0" && b[i+3] == "01" &&
+		    b[i+4] == "48" && b[i+5] == "83" && b[i+6] == "c0" && b[i+7] == "02") { print i; exit } }')
+[ -n "$add" ] || fail "no block of adds in xp_modfn_hit: $(xprobectl peek $$ xp_modfn:xp_modfn_hit $size)"
+echo "p:xpmod2 xp_modfn:xp_modfn_hit+$add" > $T/kprobe_events || fail "kprobe at +$add"
+echo 1 > $T/events/kprobes/xpmod2/enable || fail "enable the kprobe on the add"
+assert_match "A's copy carries the kprobe's int3 (or already its jump)" '^(cc|e9)$' \
+	"$(peek_byte $A xp_modfn:xp_modfn_hit+$add)"
 a_do "reads 25" || fail "A's reads"
-# (read twice if the optimizer rewrote the site between the two reads)
-for i in 1 2 3; do
-	k5=$(xprobectl peek $$ xp_modfn:xp_modfn_hit+$lea 5)
-	a5=$(xprobectl peek $A xp_modfn:xp_modfn_hit+$lea 5)
-	[ "$k5" = "$a5" ] && break
-	sleep 0.2
-done
-assert_eq "A's copy is the kernel's at the kprobe" "$k5" "$a5"
-assert_eq "the int3 kprobe saw A's reads" 25 "$(awk '$1 == "xpmod2" { print $2 }' $T/kprobe_profile)"
+assert_eq "the kprobe saw A's reads" 25 "$(awk '$1 == "xpmod2" { print $2 }' $T/kprobe_profile)"
+if [ "$(cat /proc/sys/debug/kprobes-optimization 2>/dev/null)" = 1 ]; then
+	# optimized once the shared text has the jump's opcode (written last)
+	i=0 at=xp_modfn_hit+0x$(printf %x $add)
+	until grep -q "$at .*OPTIMIZED" /sys/kernel/debug/kprobes/list 2>/dev/null &&
+	      [ "$(peek_byte $$ xp_modfn:xp_modfn_hit+$add)" = e9 ]; do
+		i=$((i + 1))
+		[ $i -lt 100 ] || fail "kprobes did not optimize the probe at $at: $(grep xp_modfn /sys/kernel/debug/kprobes/list)"
+		sleep 0.1
+	done
+	note "$(grep "$at" /sys/kernel/debug/kprobes/list)"
+	assert_eq "A's copy carries the optimized kprobe's jump" \
+		"$(xprobectl peek $$ xp_modfn:xp_modfn_hit+$add 5)" "$(xprobectl peek $A xp_modfn:xp_modfn_hit+$add 5)"
+	a_do "reads 25" || fail "A's reads"
+	assert_eq "the optimized kprobe saw A's reads" 50 "$(awk '$1 == "xpmod2" { print $2 }' $T/kprobe_profile)"
+else
+	note "kprobes does not optimize here: the int3 only"
+	a_do "reads 25" || fail "A's reads"
+fi
 echo 0 > $T/events/kprobes/xpmod2/enable
-echo '-:xpmod2' >> $T/kprobe_events || fail "remove the int3 kprobe"
-assert_eq "A's copy has the lea back" "8d" "$(peek_byte $A xp_modfn:xp_modfn_hit+$lea)"
-assert_eq "hits after (b) and the int3 kprobe" 455 "$(hook_col $id 5)"
+echo '-:xpmod2' >> $T/kprobe_events || fail "remove the kprobe on the add"
+assert_eq "A's copy has the add back" "$(xprobectl peek $$ xp_modfn:xp_modfn_hit+$add 8)" \
+	"$(xprobectl peek $A xp_modfn:xp_modfn_hit+$add 8)"
+assert_eq "the add is the module's own again" "48 83 c0 01 48 83 c0 02" \
+	"$(xprobectl peek $$ xp_modfn:xp_modfn_hit+$add 8 | sed 's/^[^:]*: //')"
+assert_eq "hits after (b) and the kprobe on the add" 480 "$(hook_col $id 5)"
 
 # ... and a BPF fentry program on it (a trampoline the kernel writes a call
 # to at the function's ftrace site, and frees when detached), attached and
