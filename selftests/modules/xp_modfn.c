@@ -24,7 +24,7 @@
 #define CREATE_TRACE_POINTS
 #include "xp_modfn_trace.h"
 #else
-#define trace_xp_modfn_read(tgid, calls)	do { } while (0)
+static inline void trace_xp_modfn_read(int tgid, long calls) { }
 #endif
 
 static DEFINE_STATIC_KEY_FALSE(xp_modfn_key);

@@ -26,25 +26,15 @@ mount -t ext4 /dev/ram0 $E || fail "mount ext4"
 
 # A: on each cue, writes then reads N blocks of its own file (dd: one
 # write(2) or read(2) a block)
-rm -f /tmp/e4go.* /tmp/e4done.*
-sh -c 'k=1
-	while :; do
-		while [ ! -f /tmp/e4go.$k ]; do sleep 0.05; done
-		dd if=/dev/zero of='$E'/a bs=512 count='$N' 2> /dev/null &&
-			dd if='$E'/a of=/dev/null bs=512 count='$N' 2> /dev/null
-		echo $? > /tmp/e4done.$k
-		k=$((k + 1))
-	done' &
-A=$!
-R=0
+cued_start e4 "dd if=/dev/zero of=$E/a bs=512 count=$N 2> /dev/null &&
+	dd if=$E/a of=/dev/null bs=512 count=$N 2> /dev/null"
+A=$CUED_PID
 # round: A writes and reads N blocks, and so does B (this shell)
 round() {
-	R=$((R + 1))
-	touch /tmp/e4go.$R
+	cued_go e4
 	dd if=/dev/zero of=$E/b bs=512 count=$N 2> /dev/null || fail "B's writes"
 	dd if=$E/b of=/dev/null bs=512 count=$N 2> /dev/null || fail "B's reads"
-	wait_for /tmp/e4done.$R . "A did not finish round $R" 600
-	assert_eq "A's writes and reads in round $R" 0 "$(cat /tmp/e4done.$R)"
+	cued_wait e4 "A's writes and reads"
 }
 
 xprobectl view add $A > /dev/null || fail "view add"

@@ -20,23 +20,13 @@ dd if=/dev/zero of=$D/a bs=512 count=$N 2> /dev/null || fail "A's file"
 dd if=/dev/zero of=$D/b bs=512 count=$N 2> /dev/null || fail "B's file"
 
 # A: on each cue, reads its file, N blocks of 512 bytes
-rm -f /tmp/p9go.* /tmp/p9done.*
-sh -c 'k=1
-	while :; do
-		while [ ! -f /tmp/p9go.$k ]; do sleep 0.05; done
-		dd if='$D'/a of=/dev/null bs=512 count='$N' 2> /dev/null
-		echo $? > /tmp/p9done.$k
-		k=$((k + 1))
-	done' &
-A=$!
-R=0
+cued_start p9 "dd if=$D/a of=/dev/null bs=512 count=$N 2> /dev/null"
+A=$CUED_PID
 # round: A and B (this shell) read their files at the same time
 round() {
-	R=$((R + 1))
-	touch /tmp/p9go.$R
+	cued_go p9
 	dd if=$D/b of=/dev/null bs=512 count=$N 2> /dev/null || fail "B's reads"
-	wait_for /tmp/p9done.$R . "A did not finish round $R" 600
-	assert_eq "A's reads in round $R" 0 "$(cat /tmp/p9done.$R)"
+	cued_wait p9 "A's reads"
 }
 
 xprobectl view add $A > /dev/null || fail "view add"

@@ -102,6 +102,33 @@ wait_for() {
 	done
 }
 
+# cued_start NAME CMD: a process (pid in CUED_PID) that runs the shell
+# command CMD once per cue, in a child (which joins its view, if it has
+# one); cued_go NAME cues it; cued_wait NAME WHAT waits until that round is
+# over and fails with WHAT unless CMD succeeded.
+cued_start() {
+	rm -f /tmp/cued-$1.*
+	sh -c 'k=1
+		while :; do
+			while [ ! -f /tmp/cued-'"$1"'.go.$k ]; do sleep 0.05; done
+			sh -c "$0"
+			echo $? > /tmp/cued-'"$1"'.done.$k
+			k=$((k + 1))
+		done' "$2" &
+	CUED_PID=$!
+	eval "cued_k_$1=0"
+}
+cued_go() {
+	eval "cued_k_$1=\$((cued_k_$1 + 1))"
+	touch /tmp/cued-$1.go.$(eval echo \$cued_k_$1)
+}
+cued_wait() {
+	local k
+	k=$(eval echo \$cued_k_$1)
+	wait_for /tmp/cued-$1.done.$k . "$2: round $k did not end" 600
+	[ "$(cat /tmp/cued-$1.done.$k)" = 0 ] || fail "$2: round $k failed"
+}
+
 # wait_eq WANT TRIES SECS WHAT CMD...: until CMD prints WANT, polling every
 # SECS seconds at most TRIES times; fail with WHAT and what it printed last.
 wait_eq() {
