@@ -476,6 +476,7 @@ void xp_tphooks_disarm(struct xp_view *v);
 void xp_tphooks_free(struct xp_view *v);
 u32 xp_tphook_flags(struct xp_hook *h);
 u32 xp_tphook_sites(struct xp_hook *h);
+struct module *xp_tphook_module(struct xp_hook *h);
 struct bpf_prog *xp_tphook_prog_get(struct xp_hook *h, int fd, struct netlink_ext_ack *extack);
 int xp_tphook_set_prog(struct xp_hook *h, struct bpf_prog *prog);
 void xp_tps_settle(void);

@@ -49,7 +49,10 @@
  * in that module's text (its own jump table), written in the view's copies
  * of the module's pages (views/modspace.c), and the module is held while
  * the tracepoint is hooked, as perf and BPF hold it (the kernel warns of a
- * probe left on a going module's tracepoint). Sites in other modules' text
+ * probe left on a going module's tracepoint); a forced unload (rmmod -f)
+ * ends the hook from the going notifier (views/modspace.c) first. Every
+ * read of a site's bytes is page by page (xp_text_read()): a module's text
+ * is contiguous only within a page. Sites in other modules' text
  * (the key is linked to them: a core tracepoint a module calls) follow the
  * key: in the private state the view does not see events from them
  * (HOOK_GET says so); sites in init text are gone after boot. sched_process_fork and
@@ -347,13 +350,16 @@ static u8 *site_byte(struct xp_tphook *th, unsigned int i, unsigned int k)
 	return (u8 *)page_address(th->pages[i][0]->copy) + off;
 }
 
-/* The bytes of site @s: its jump, or what the shared text holds there now. */
+/*
+ * The bytes of site @s: its jump, or what the shared text holds there now
+ * (page by page: a module's text is contiguous only within a page).
+ */
 static void site_bytes(const struct xp_tp_site *s, bool jump, u8 *out)
 {
 	s32 rel = s->target - (s->addr + s->len);
 
 	if (!jump) {
-		memcpy(out, xp_text(s->addr), s->len);
+		xp_text_read(out, s->addr, s->len);
 	} else if (s->len == 2) {
 		out[0] = JMP8_INSN_OPCODE;
 		out[1] = (s8)rel;
@@ -383,14 +389,15 @@ static void write_sites(struct xp_tphook *th, bool jump)
 {
 	struct xp_tp *x = th->xtp;
 	unsigned int i, k, n = 0;
-	u8 want[JMP32_INSN_SIZE];
+	u8 want[JMP32_INSN_SIZE], now[JMP32_INSN_SIZE];
 
 	lockdep_assert_held(xp_tps_mutex);
 	mutex_lock(xp_k.text_mutex);
 	for (i = 0; i < x->nr_sites; i++) {
 		const struct xp_tp_site *s = &x->sites[i];
 
-		if (jump && memcmp(xp_text(s->addr), s->len == 2 ? xp_nop2 : xp_nop5, s->len))
+		xp_text_read(now, s->addr, s->len);
+		if (jump && memcmp(now, s->len == 2 ? xp_nop2 : xp_nop5, s->len))
 			continue;
 		site_bytes(s, jump, want);
 		if (site_is(th, i, want))
@@ -843,18 +850,23 @@ static const char *find_sites(struct xp_tp *x)
 	for (e = start; e < stop; e++) {
 		unsigned long code = jump_entry_code(e);
 		struct xp_tp_site *s = &x->sites[x->nr_sites];
-		const u8 *p;
+		u8 p[JMP32_INSN_SIZE];
 
-		if (jump_entry_key(e) != &x->tp->key || jump_entry_is_init(e) ||
-		    !(x->mod ? xp_is_module_text(code, JMP32_INSN_SIZE) :
-			       xp_is_core_text(code, JMP32_INSN_SIZE)))
+		if (jump_entry_key(e) != &x->tp->key || jump_entry_is_init(e))
+			continue;
+		/* A site in the last bytes of a module's text: told, not skipped */
+		if (x->mod && !xp_is_module_text(code, 2))
+			continue;
+		if (x->mod && !xp_is_module_text(code, JMP32_INSN_SIZE))
+			return "a call site of this tracepoint ends its module's text";
+		if (!x->mod && !xp_is_core_text(code, JMP32_INSN_SIZE))
 			continue;
 		if (jump_entry_is_branch(e))
 			return "a call site of this tracepoint is a likely branch (not a tracepoint's kind)";
 		why = site_refused(code);
 		if (why)
 			return why;
-		p = xp_text(code);
+		xp_text_read(p, code, sizeof(p));	/* page by page, in a module */
 		s->addr = code;
 		s->target = jump_entry_target(e);
 		if (!memcmp(p, xp_nop2, 2) || p[0] == JMP8_INSN_OPCODE)
@@ -1331,7 +1343,13 @@ u32 xp_tphook_flags(struct xp_hook *h)
 	       (READ_ONCE(x->tp->key.type) & JUMP_TYPE_LINKED ? XPROBES_HOOK_TP_MODULES : 0);
 }
 
-/* The tracepoint's sites in the core kernel text (HOOK_GET). */
+/* The module that defines @h's tracepoint, or NULL (the core kernel's). */
+struct module *xp_tphook_module(struct xp_hook *h)
+{
+	return h->tph->xtp->mod;
+}
+
+/* The tracepoint's sites in its defining text (HOOK_GET). */
 u32 xp_tphook_sites(struct xp_hook *h)
 {
 	return h->tph->xtp->nr_sites;

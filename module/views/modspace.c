@@ -1031,6 +1031,19 @@ static int on_module(struct notifier_block *nb, unsigned long state, void *data)
 			xp_hook_remove(h);
 			atomic64_inc(&xp_mod_hooks_ended);
 		}
+		/*
+		 * A hooked tracepoint holds its module; only a forced unload
+		 * (rmmod -f, MODULE_FORCE_UNLOAD) gets here with one: ours go
+		 * before the kernel's notifiers find our probe on it.
+		 */
+		list_for_each_entry_safe(h, hn, &v->tp_hooks, vnode) {
+			if (xp_tphook_module(h) != mod)
+				continue;
+			xp_netlink_hook_ended(v->root_nr, h->id, h->sym, reason);
+			keep_ended(v, h, reason);
+			xp_tphook_remove(h);
+			atomic64_inc(&xp_mod_hooks_ended);
+		}
 	}
 	mutex_unlock(&xp_views_lock);
 	return NOTIFY_DONE;

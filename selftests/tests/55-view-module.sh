@@ -33,7 +33,8 @@
 #      copy carries its ftrace call, A's reads run the new function (none
 #      the old body with the hook), and the old body with its hook after;
 #  (g) xprobes itself is unloaded with the hook live, and loaded again: the
-#      module's text is the module's own again, for A too.
+#      module's text is the module's own again, for A too;
+#  (h) a forced unload of a module whose tracepoint is hooked ends the hook.
 # Throughout, the view's tables follow every change the kernel makes in
 # module space at once (status: none late), the audit finds every copy
 # equal to the shared text outside the hook bytes, and the page-table check
@@ -380,3 +381,31 @@ kill $A 2>/dev/null
 wait $A 2>/dev/null
 rmmod xp_modfn || fail "rmmod xp_modfn at the end"
 assert_eq "no view left" 0 "$(status_field views)"
+
+# (h) a forced unload (rmmod -f: Debian's kernels have MODULE_FORCE_UNLOAD)
+# of a module whose tracepoint a view hooks, past the reference the hook
+# holds: the hook ends as a function hook does (listed as ended, counted),
+# before the kernel's own notifiers would find our probe on the tracepoint
+# (a WARN) and the module's text is freed under the view's copy. Not on the
+# debug kernel: the taint of a forced unload turns lockdep off for the
+# tests after.
+if [ -n "$DEBUG_KERNEL" ]; then
+	note "debug kernel: no forced unload"
+else
+	insmod /xp/xp_modfn.ko || fail "insmod xp_modfn for (h)"
+	sleep 1000 &
+	C=$!
+	xprobectl view add $C > /dev/null || fail "view add C"
+	tid=$(xprobectl hook add $C tracepoint:xp_modfn:xp_modfn_read) || fail "hook add for (h): $tid"
+	ended=$(status_field module_hooks_ended)
+	rmmod -f xp_modfn || fail "rmmod -f xp_modfn under the tracepoint hook"
+	grep -q '^xp_modfn ' /proc/modules && fail "xp_modfn is still loaded after rmmod -f"
+	assert_eq "the tracepoint hook ended with its module" $((ended + 1)) \
+		"$(status_field module_hooks_ended)"
+	assert_match "listed as ended, with why" "[(]ended: module xp_modfn was unloaded[)]" \
+		"$(xprobectl hook list $C | awk -v id=$tid '$1 == id')"
+	assert_match "audit after the forced unload" "^0 private page" "$(xprobectl audit)"
+	kill $C
+	wait $C 2>/dev/null
+	wait_views 0
+fi
