@@ -396,9 +396,11 @@ static void write_sites(struct xp_tphook *th, bool jump)
 	for (i = 0; i < x->nr_sites; i++) {
 		const struct xp_tp_site *s = &x->sites[i];
 
-		xp_text_read(now, s->addr, s->len);
-		if (jump && memcmp(now, s->len == 2 ? xp_nop2 : xp_nop5, s->len))
-			continue;
+		if (jump) {
+			xp_text_read(now, s->addr, s->len);
+			if (memcmp(now, s->len == 2 ? xp_nop2 : xp_nop5, s->len))
+				continue;
+		}
 		site_bytes(s, jump, want);
 		if (site_is(th, i, want))
 			continue;

@@ -991,12 +991,18 @@ static const char *find_modules(void)
 
 /* ---- modules going away --------------------------------------------------- */
 
-/* Keep what hook list shows of @h once it is gone (the last XP_ENDED_MAX). */
-static void keep_ended(struct xp_view *v, struct xp_hook *h, const char *reason)
+/*
+ * @h ends with its module, for @reason: announced on the events group,
+ * counted, and what hook list shows of it kept (the last XP_ENDED_MAX).
+ * The caller takes it out.
+ */
+static void hook_ended(struct xp_view *v, struct xp_hook *h, const char *reason)
 {
 	struct xp_hook_stats st;
 	struct xp_ended *e;
 
+	xp_netlink_hook_ended(v->root_nr, h->id, h->sym, reason);
+	atomic64_inc(&xp_mod_hooks_ended);
 	if (!v->ended)
 		v->ended = kcalloc(XP_ENDED_MAX, sizeof(*v->ended), GFP_KERNEL);
 	if (!v->ended)
@@ -1026,10 +1032,8 @@ static int on_module(struct notifier_block *nb, unsigned long state, void *data)
 		list_for_each_entry_safe(h, hn, &v->hook_list, vnode) {
 			if (!h->mod || !within_module_core(h->addr, mod))
 				continue;
-			xp_netlink_hook_ended(v->root_nr, h->id, h->sym, reason);
-			keep_ended(v, h, reason);
+			hook_ended(v, h, reason);
 			xp_hook_remove(h);
-			atomic64_inc(&xp_mod_hooks_ended);
 		}
 		/*
 		 * A hooked tracepoint holds its module; only a forced unload
@@ -1039,10 +1043,8 @@ static int on_module(struct notifier_block *nb, unsigned long state, void *data)
 		list_for_each_entry_safe(h, hn, &v->tp_hooks, vnode) {
 			if (xp_tphook_module(h) != mod)
 				continue;
-			xp_netlink_hook_ended(v->root_nr, h->id, h->sym, reason);
-			keep_ended(v, h, reason);
+			hook_ended(v, h, reason);
 			xp_tphook_remove(h);
-			atomic64_inc(&xp_mod_hooks_ended);
 		}
 	}
 	mutex_unlock(&xp_views_lock);
