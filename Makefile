@@ -44,6 +44,16 @@ LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz -lm -lprotobuf-c -lmicrohttpd -
 # Kbuild on every core, unless this make already runs jobs (its jobserver then
 # spreads them): a module builds in half the time on two cores.
 KBUILD_J := $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(shell nproc))
+# Module builds through ccache where it is installed (make deps installs it):
+# the cache lives outside the clone, so a fresh clone of the same machine
+# (CI's) compiles again only the files whose preprocessed text changed.
+# Paths under the clone are hashed relative to it and the build's working
+# directory (the kernel's headers, also in the clone) is left out, so two
+# clones at different paths share objects; the debug info of a hit names
+# the clone that compiled it first.
+KBUILD_CC := $(if $(shell command -v ccache),CC="ccache gcc")
+export CCACHE_BASEDIR := $(CURDIR)
+export CCACHE_NOHASHDIR := 1
 
 VM       := selftests/vm
 RUNVM    := $(VM)/run-vm.sh
@@ -111,7 +121,7 @@ $(KDIR_STAMP): FORCE
 
 module: $(MODULE_KO)
 $(MODULE_KO): $(MOD_SRCS) $(KDIR_STAMP) | $(KDIR_DEP)
-	$(MAKE) $(KBUILD_J) -C $(KDIR) M=$(CURDIR) modules
+	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(KDIR) M=$(CURDIR) modules
 
 # Test-only modules, built the same way. Their sources are not the in-place
 # build's generated *.mod.c, which carry one kernel's symbol versions
@@ -119,7 +129,7 @@ $(MODULE_KO): $(MOD_SRCS) $(KDIR_STAMP) | $(KDIR_DEP)
 KLP_SRCS := $(filter-out %.mod.c,$(wildcard selftests/modules/*.c)) $(wildcard selftests/modules/*.h)
 test-modules: $(TEST_KO)
 $(TEST_KO) &: $(KLP_SRCS) selftests/modules/Kbuild $(KDIR_STAMP) | $(KDIR_DEP)
-	$(MAKE) $(KBUILD_J) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
+	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(KDIR) M=$(CURDIR)/selftests/modules modules
 
 # The same two modules for another kernel, from copies (mtimes kept, so a
 # rebuild compiles only what changed). copy_module DEST: the module's sources.
@@ -127,13 +137,13 @@ copy_module = mkdir -p $(1)/module/uapi $(MOD_DIRS:%=$(1)/%) && cp -p Kbuild $(1
 	for f in $(MOD_FILES) module/Kbuild module/uapi/*.h; do cp -p $$f $(1)/$$f || exit; done
 $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	@$(call copy_module,$(BUILD)/k/$*)
-	$(MAKE) $(KBUILD_J) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
+	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
 $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko $(BUILD)/k/%/klp/xp_cpa.ko \
 $(BUILD)/k/%/klp/xp_modfn.ko $(BUILD)/k/%/klp/xp_modfn2.ko \
 $(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko: $(KLP_SRCS) selftests/modules/Kbuild \
 		| $(BUILD)/kernel/%/.complete
 	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
-	$(MAKE) $(KBUILD_J) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
+	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
 
 # Pattern-rule results make would otherwise delete as intermediate.
 .PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko \
@@ -289,7 +299,7 @@ install:
 		"apt install linux-headers-$(KREL), or give KREL=" >&2; exit 1; }
 	@$(MAKE) --no-print-directory ctl BUILD=$(IBUILD) VMLINUX_BTF=$(SYS_BTF)
 	@$(call copy_module,$(IBUILD)/$(KREL))
-	$(MAKE) $(KBUILD_J) -C $(IKDIR) M=$(IBUILD)/$(KREL) modules
+	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(IKDIR) M=$(IBUILD)/$(KREL) modules
 	install -D -m 644 $(IBUILD)/$(KREL)/module/xprobes.ko $(DESTDIR)/lib/modules/$(KREL)/updates/xprobes.ko
 	$(if $(DESTDIR),,depmod -a $(KREL))
 	install -D -m 755 $(IBUILD)/ctl/xprobectl $(DESTDIR)$(PREFIX)/sbin/xprobectl
@@ -346,11 +356,11 @@ debug-kernel: deps-debug
 $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	@rm -rf $(DBG)/mod/$*
 	@$(call copy_module,$(DBG)/mod/$*)
-	$(MAKE) $(KBUILD_J) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
+	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(DKDIR) M=$(DBG)/mod/$* $(if $(filter kunit,$*),XPROBES_KUNIT=1) modules
 $(DTEST_KO) &: $(KLP_SRCS) selftests/modules/Kbuild $(DBG)/.stamp
 	@rm -rf $(@D) && mkdir -p $(@D)
 	@cp $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
-	$(MAKE) $(KBUILD_J) -C $(DKDIR) M=$(@D) modules
+	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(DKDIR) M=$(@D) modules
 
 debug-initramfs: $(DINITRD)
 $(DINITRD): $(INITRD_DEPS) $(DMODS) $(DTEST_KO)

@@ -5,6 +5,7 @@ set -euo pipefail
 
 PKGS=(
 	build-essential gcc-12 make bc flex bison kmod cpio xz-utils zstd gzip file binutils
+	ccache	# module builds (the Makefile's KBUILD_CC): a fresh clone reuses objects
 	clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev dwarves
 	libnl-3-dev libnl-genl-3-dev pkg-config
 	libprotobuf-c-dev protobuf-c-compiler	# trace --pprof's profile.proto
