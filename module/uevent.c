@@ -24,8 +24,9 @@
  *
  * seccomp sees the syscall before the kernel dispatches it, and a filter may
  * kill the process for a number it does not know: events are refused for a
- * process any of whose threads is under seccomp (xp_uevents_get()), and a
- * filter installed later first takes every hook out (useccomp.c).
+ * process any of whose threads is under seccomp (xp_uevents_get(), and
+ * again once the hook is claimed), and a filter installed later first takes
+ * every hook out (useccomp.c).
  *
  * Locking: the hash and each view's uevent_hook are changed
  * under xp_views_lock. xp_uevent_fire() runs on a hook's hit path with
@@ -44,7 +45,6 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/uaccess.h>
-#include <linux/seccomp.h>
 #include "xprobes.h"
 #include "uhook.h"
 #include "trace.h"
@@ -467,27 +467,6 @@ found:
 		uret_hijack(h, u, &f);
 }
 
-/* Does a thread of @task's process filter its system calls already? */
-enum { XP_UNFILTERED, XP_SECCOMP, XP_DISPATCH };
-
-static int under_filter(struct task_struct *task)
-{
-	struct task_struct *t;
-	int how = XP_UNFILTERED;
-
-	rcu_read_lock();
-	for_each_thread(task, t) {
-#ifdef CONFIG_SECCOMP
-		if (READ_ONCE(t->seccomp.mode) != SECCOMP_MODE_DISABLED)
-			how = XP_SECCOMP;
-#endif
-		if (test_task_syscall_work(t, SYSCALL_USER_DISPATCH))
-			how = XP_DISPATCH;
-	}
-	rcu_read_unlock();
-	return how;
-}
-
 /*
  * A user hook with events in @task, which runs on @v: the first places the
  * view's hook on the unimplemented-syscall handler, which stays until the
@@ -519,17 +498,9 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 			       "hooks' system calls; use a uprobe");
 		return -EPERM;
 	}
-	switch (under_filter(task)) {
-	case XP_SECCOMP:
-		NL_SET_ERR_MSG(extack, "the process runs under seccomp, whose filter may kill it for "
-			       "the events' system call: use a uprobe, or a hook without events");
+	/* (a call on its way to a filter is waited for once the hook is claimed) */
+	if (xp_useccomp_refuse(xp_useccomp_state(task), extack))
 		return -EPERM;
-	case XP_DISPATCH:
-		NL_SET_ERR_MSG(extack, "the process runs with syscall user dispatch on, which may "
-			       "take the events' system call for its own: use a uprobe, or a hook "
-			       "without events");
-		return -EPERM;
-	}
 	if (!v->uevent_hook) {
 		kh = xp_hook_add(v, "__x64_sys_ni_syscall", NULL, 0, XP_F_UEVENTS, extack);
 		if (IS_ERR(kh))

@@ -1117,6 +1117,11 @@ static int uhook_patch(struct xp_uhook *h, struct netlink_ext_ack *extack)
 
 	h->uc.handler = uh_handler;
 	h->uc.filter = uh_filter;
+	if (h->events || h->records) {	/* its trampoline makes system calls */
+		err = xp_useccomp_claimed(h, extack);
+		if (err)
+			return err;
+	}
 	err = mmap_write_wait(h->mm) ?: upop(h);
 	if (err == -EINTR)
 		return say_interrupted(extack);

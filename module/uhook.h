@@ -237,5 +237,12 @@ void xp_unwind_detach_wait(struct xp_unwind_map *m, unsigned int ms);
 void xp_useccomp_init(void);
 void xp_useccomp_exit(void);
 bool xp_useccomp_unguarded(void);
+/* A process's threads: none filters its system calls, one does, or one is on its way to */
+enum xp_filtered {
+	XP_UNFILTERED, XP_SECCOMP, XP_DISPATCH, XP_INSTALLING_SECCOMP, XP_INSTALLING_DISPATCH
+};
+enum xp_filtered xp_useccomp_state(struct task_struct *task);
+bool xp_useccomp_refuse(enum xp_filtered how, struct netlink_ext_ack *extack);
+int xp_useccomp_claimed(struct xp_uhook *h, struct netlink_ext_ack *extack);
 
 #endif /* _XPROBES_UHOOK_H */

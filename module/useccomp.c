@@ -68,12 +68,26 @@
  * is sent round once: a task work that looks where it may sleep, no
  * interrupt to other CPUs.
  *
+ * The first hook's race: a thread may pass the kprobe's look (no hook
+ * yet) and be on its way to the filter (it copies and checks the program
+ * first, and may fault on it for as long as the process likes) when an
+ * add claims the process's first hook. So the add, once its cover is
+ * published and before anything of the hook can run, looks at every
+ * thread (xp_useccomp_claimed()): one under a filter or dispatch refuses
+ * the hook, one whose saved registers say it is in such a call is waited
+ * for (up to a second, then the add is refused: trace takes a uprobe).
+ * The two sides are the store-buffer pattern, each with a full barrier:
+ * the thread stores its registers at entry and looks at the hooks after
+ * seal_first()'s smp_mb(); the add publishes its cover and looks at the
+ * registers after its own. One of them sees the other. (An add that came
+ * in between the look and the filter made the process die of SIGSYS at
+ * its first hooked call until 2026-12-01: selftest 49's sc-late.)
+ *
  * What it does not cover: a thread stopped by a debugger inside one of
  * these system calls, at its entry, when a TSYNC filter comes in (6.12
  * runs seccomp after that stop); a debugger that turns dispatch on for a
  * stopped thread (6.12's PTRACE_SET_SYSCALL_USER_DISPATCH_CONFIG, which
- * runs in the debugger, not in the process); an add whose claim falls
- * between the kprobe's look and the filter (docs/userhooks.md). (A child
+ * runs in the debugger, not in the process) (docs/userhooks.md). (A child
  * of fork that installed a filter of its own while its parent's hooks
  * were live died of SIGSYS at its first hooked call until 2026-11-29.)
  *
@@ -300,6 +314,11 @@ static int seal_first(struct pt_regs *regs, bool dispatch)
 
 	if (!mm || (current->flags & (PF_KTHREAD | PF_EXITING)))
 		return 0;
+	/*
+	 * The registers the entry saved (this call's number) before the look
+	 * at the hooks: pairs with xp_useccomp_claimed()'s barrier.
+	 */
+	smp_mb();
 	hooks = has_hooks(mm);
 	if (!hooks && (take_pass() || !xp_uareas_mapped(mm)))
 		return 0;
@@ -382,6 +401,133 @@ static struct kprobe seccomp32_kp = {
 	.pre_handler = on_seccomp32,
 };
 static bool seccomp32_on;
+
+/* x86_64's and i386's numbers (x32's are x86_64's with __X32_SYSCALL_BIT) */
+#define NR_SECCOMP	317
+#define NR_PRCTL	157
+#define NR32_SECCOMP	354
+#define NR32_PRCTL	172
+#define X32_BIT		0x40000000UL
+
+/*
+ * Is a thread, by the registers its last entry into the kernel saved (@r),
+ * in a call that installs a filter or turns dispatch on? So also for a while after
+ * such a call failed (until its next entry, an interrupt's too): an add
+ * waits for nothing then, and no more than a second.
+ */
+static enum xp_filtered installing(struct pt_regs *r)
+{
+	unsigned long nr = r->orig_ax, op, arg;
+
+	if (nr == NR32_SECCOMP || nr == NR32_PRCTL) {	/* int $0x80: ebx, ecx */
+		op = (u32)r->bx;
+		arg = (u32)r->cx;
+		nr = nr == NR32_SECCOMP ? NR_SECCOMP : NR_PRCTL;
+	} else {
+		nr &= ~X32_BIT;
+		op = r->di;
+		arg = r->si;
+	}
+	if ((nr == NR_SECCOMP && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) ||
+	    (nr == NR_PRCTL && op == PR_SET_SECCOMP))
+		return XP_INSTALLING_SECCOMP;
+	if (nr == NR_PRCTL && op == PR_SET_SYSCALL_USER_DISPATCH && arg == PR_SYS_DISPATCH_ON)
+		return XP_INSTALLING_DISPATCH;
+	return XP_UNFILTERED;
+}
+
+/*
+ * Does a thread of @task's process filter its system calls, or is one on
+ * its way to (installing())? The saved registers are read under
+ * task_lock(), which keeps the thread in the mm and its stack with it.
+ */
+enum xp_filtered xp_useccomp_state(struct task_struct *task)
+{
+	enum xp_filtered how = XP_UNFILTERED;
+	struct mm_struct *mm = task->mm;
+	struct task_struct *t;
+
+	rcu_read_lock();
+	for_each_thread(task, t) {
+#ifdef CONFIG_SECCOMP
+		if (READ_ONCE(t->seccomp.mode) != SECCOMP_MODE_DISABLED) {
+			how = XP_SECCOMP;
+			break;
+		}
+#endif
+		if (test_task_syscall_work(t, SYSCALL_USER_DISPATCH)) {
+			how = XP_DISPATCH;
+			break;
+		}
+		if (how != XP_UNFILTERED)
+			continue;	/* one on its way is enough; a filter in says more */
+		task_lock(t);
+		if (t->mm == mm && !(t->flags & PF_KTHREAD))
+			how = installing(task_pt_regs(t));
+		task_unlock(t);
+	}
+	rcu_read_unlock();
+	return how;
+}
+
+/* A hook that enters the kernel, in a process filtered as @how: refused, and why. */
+bool xp_useccomp_refuse(enum xp_filtered how, struct netlink_ext_ack *extack)
+{
+	switch (how) {
+	case XP_SECCOMP:
+		NL_SET_ERR_MSG(extack, "the process runs under seccomp, whose filter may kill it for "
+			       "the events' system call: use a uprobe, or a hook without events");
+		return true;
+	case XP_DISPATCH:
+		NL_SET_ERR_MSG(extack, "the process runs with syscall user dispatch on, which may "
+			       "take the events' system call for its own: use a uprobe, or a hook "
+			       "without events");
+		return true;
+	default:
+		return false;
+	}
+}
+
+#define CLAIMED_WAIT	HZ	/* for a thread on its way to a filter */
+
+/*
+ * @h, which enters the kernel, is claimed (its cover published) and not
+ * yet in the text: may it go in? Without xp_views_lock: it waits for the
+ * process. The first hook's race, in the header.
+ */
+int xp_useccomp_claimed(struct xp_uhook *h, struct netlink_ext_ack *extack)
+{
+	unsigned long end = jiffies + CLAIMED_WAIT;
+	enum xp_filtered how;
+
+	/* The cover's publication before the threads' registers: pairs with seal_first()'s. */
+	smp_mb();
+	for (;;) {
+		how = xp_useccomp_state(h->add_task);
+		if (how == XP_UNFILTERED)
+			return 0;
+		if (xp_useccomp_refuse(how, extack))
+			return -EPERM;
+		if (READ_ONCE(h->orphan))
+			return -ESRCH;
+		if (time_after(jiffies, end)) {
+			/* -EPERM as for a filter in: trace takes uprobes for the rest */
+			if (how == XP_INSTALLING_DISPATCH)
+				NL_SET_ERR_MSG(extack, "a thread of the process is turning on syscall "
+					       "user dispatch: use a uprobe, or try again");
+			else
+				NL_SET_ERR_MSG(extack, "a thread of the process is installing a "
+					       "seccomp filter: use a uprobe, or try again");
+			return -EPERM;
+		}
+		schedule_timeout_killable(HZ / 100);
+		if (fatal_signal_pending(current)) {
+			NL_SET_ERR_MSG(extack, "interrupted while a thread of the process installed a "
+				       "seccomp filter or turned on syscall user dispatch: try again");
+			return -EINTR;
+		}
+	}
+}
 
 /*
  * Can a filter installed now, or dispatch turned on, go in unseen? (Hooks

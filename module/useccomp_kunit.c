@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: useccomp.c's passes (included at its end under XPROBES_KUNIT).
+ * KUnit: useccomp.c's passes and its reading of a thread's saved
+ * registers (included at its end under XPROBES_KUNIT).
  * A thread whose seal work is done gets one pass, which its restarted
  * call takes, once; any other thread's look finds none. No selftest can
  * make another process fill the table while a child installs its filter
@@ -88,9 +89,55 @@ static void useccomp_pass_not_anothers(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, passes_of(other, 7, true), 1U);	/* and out */
 }
 
+/* The calls installing() tells apart, by every way in (selftest 49 makes one: sc-late). */
+static void useccomp_installing_calls(struct kunit *test)
+{
+	static const struct {
+		unsigned long nr, a0, a1;
+		enum xp_filtered want;
+	} cases[] = {
+		{ NR_SECCOMP, SECCOMP_SET_MODE_FILTER, 0, XP_INSTALLING_SECCOMP },
+		{ NR_SECCOMP, SECCOMP_SET_MODE_STRICT, 0, XP_INSTALLING_SECCOMP },
+		{ NR_SECCOMP, SECCOMP_GET_ACTION_AVAIL, 0, XP_UNFILTERED },
+		{ NR_SECCOMP | X32_BIT, SECCOMP_SET_MODE_FILTER, 0, XP_INSTALLING_SECCOMP },
+		{ NR_PRCTL, PR_SET_SECCOMP, SECCOMP_MODE_FILTER, XP_INSTALLING_SECCOMP },
+		{ NR_PRCTL, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+		  XP_INSTALLING_DISPATCH },
+		{ NR_PRCTL, PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, XP_UNFILTERED },
+		{ NR_PRCTL, PR_SET_NAME, 0, XP_UNFILTERED },
+		{ 0, SECCOMP_SET_MODE_FILTER, 0, XP_UNFILTERED },	/* read() */
+		{ -1UL, SECCOMP_SET_MODE_FILTER, 0, XP_UNFILTERED },	/* an interrupt */
+	};
+	struct pt_regs r;
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		memset(&r, 0, sizeof(r));
+		r.orig_ax = cases[i].nr;
+		r.di = cases[i].a0;
+		r.si = cases[i].a1;
+		KUNIT_EXPECT_EQ_MSG(test, installing(&r), cases[i].want, "case %u", i);
+	}
+	/* int $0x80: i386's numbers, the arguments in ebx and ecx (di, si ignored) */
+	memset(&r, 0, sizeof(r));
+	r.orig_ax = NR32_SECCOMP;
+	r.bx = SECCOMP_SET_MODE_FILTER;
+	r.di = SECCOMP_GET_ACTION_AVAIL;
+	KUNIT_EXPECT_EQ(test, installing(&r), XP_INSTALLING_SECCOMP);
+	r.orig_ax = NR32_PRCTL;
+	r.bx = PR_SET_SYSCALL_USER_DISPATCH;
+	r.cx = PR_SYS_DISPATCH_ON;
+	KUNIT_EXPECT_EQ(test, installing(&r), XP_INSTALLING_DISPATCH);
+	r.bx = 0xffffffff00000000UL | PR_SET_SECCOMP;	/* a 32-bit register's upper half */
+	KUNIT_EXPECT_EQ(test, installing(&r), XP_INSTALLING_SECCOMP);
+	/* this thread, in a KUnit kthread: no call of its own, and no filter */
+	KUNIT_EXPECT_EQ(test, xp_useccomp_state(current), XP_UNFILTERED);
+}
+
 static struct kunit_case useccomp_cases[] = {
 	KUNIT_CASE(useccomp_pass_once),
 	KUNIT_CASE(useccomp_pass_not_anothers),
+	KUNIT_CASE(useccomp_installing_calls),
 	{}
 };
 

@@ -24,6 +24,10 @@
  * calls work() AFTER times: OUT says how the child ended, OUT.c what the
  * child found in the trampolines' mappings right after its filter, OUT.a
  * what the parent found there once the child ended).
+ * late (seccomp(2) whose sock_fprog lies in a page userfaultfd holds
+ * until GO exists: the call is inside the kernel, past its entry, while a
+ * tracer attaches by pid; the first hook's race, made as wide as the test
+ * wants; exits 4 where the kernel has no userfaultfd).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
  * After the filter it calls work() AFTER (400) times, 1 ms apart. A process
@@ -42,15 +46,19 @@
  * Built static too (seccompw_static).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -120,6 +128,66 @@ static long seccomp_int80(struct sock_filter *f, unsigned short len)
 	return r;
 }
 
+/* late: the page the filter's sock_fprog lies in, filled once GO exists */
+static struct {
+	int uffd;
+	char *page;
+	long size;
+	const char *go;
+	char *fill;
+} late;
+
+static void *late_fill(void *arg)
+{
+	struct uffdio_copy c = { .len = late.size };
+	struct uffd_msg m;
+
+	if (read(late.uffd, &m, sizeof(m)) != sizeof(m))	/* the kernel's read of the page */
+		return NULL;
+	while (access(late.go, F_OK))
+		usleep(1000);
+	c.dst = (unsigned long)late.page;
+	c.src = (unsigned long)late.fill;
+	if (ioctl(late.uffd, UFFDIO_COPY, &c))
+		perror("seccompw: UFFDIO_COPY");
+	return NULL;
+}
+
+/* A sock_fprog for @f at late.page, which faults until GO exists. */
+static struct sock_fprog *late_prog(const struct sock_filter *f, unsigned short len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg;
+	struct sock_fprog *prog;
+	pthread_t th;
+
+	late.size = sysconf(_SC_PAGESIZE);
+	late.uffd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (late.uffd < 0 || ioctl(late.uffd, UFFDIO_API, &api)) {
+		fprintf(stderr, "seccompw: userfaultfd: %s\n", strerror(errno));
+		exit(4);
+	}
+	late.page = mmap(NULL, late.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+			 -1, 0);
+	late.fill = calloc(1, late.size);
+	if (late.page == MAP_FAILED || !late.fill)
+		exit(1);
+	reg.range.start = (unsigned long)late.page;
+	reg.range.len = late.size;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(late.uffd, UFFDIO_REGISTER, &reg)) {
+		fprintf(stderr, "seccompw: UFFDIO_REGISTER: %s\n", strerror(errno));
+		exit(4);
+	}
+	prog = (struct sock_fprog *)late.fill;
+	prog->len = len;
+	prog->filter = (struct sock_filter *)(late.page + 64);
+	memcpy(late.fill + 64, f, len * sizeof(*f));
+	if (pthread_create(&th, NULL, late_fill, NULL))
+		exit(1);
+	return (struct sock_fprog *)late.page;
+}
+
 static void install(const char *mode)
 {
 	struct sock_filter f[] = {
@@ -149,6 +217,8 @@ static void install(const char *mode)
 	}
 	if (!strcmp(mode, "prctl"))
 		r = prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog, 0, 0);
+	else if (!strcmp(mode, "late"))
+		r = syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, late_prog(f, prog.len));
 	else if (!strcmp(mode, "int80"))
 		r = seccomp_int80(f, prog.len);
 	else
@@ -321,6 +391,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 2 ? argv[1] : "seccomp";
 	long long start = now_ms(), ms = argc > 3 ? atoll(argv[2]) : 300;
 	const char *go = argc > 4 ? argv[3] : NULL;
+	int is_late = !strcmp(mode, "late");
 	const char *outp = argv[argc - 1];
 	int early = !strcmp(mode, "sud-early");
 	long i, sum = 0, sum2 = 0, before, live, muted;
@@ -329,7 +400,7 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|sud|sud-early|fork "
+		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|late|sud|sud-early|fork "
 			"[MS [GO]]] OUT\n");
 		return 2;
 	}
@@ -339,6 +410,10 @@ int main(int argc, char **argv)
 		return 1;
 	if (early)
 		install("sud");
+	if (is_late) {
+		late.go = go ? go : "/";
+		go = NULL;
+	}
 	while (now_ms() - start < ms || (go && access(go, F_OK))) {
 		work_blocked(0, &calls[0], early);
 		usleep(1000);

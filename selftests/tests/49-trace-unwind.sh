@@ -339,6 +339,49 @@ for how in fallback views; do
 	assert_eq "sc-pid ($how): trace says how it ended" "$real" "$said"
 done
 
+# The first hook's race: a thread already inside seccomp(2), past the
+# module's look at its hooks (none yet), when trace by pid adds the first
+# one (sc-late: the filter's sock_fprog lies in a page userfaultfd holds
+# until the file GO exists, so the call waits in the kernel for as long as
+# the test likes). The add, once claimed, sees the thread on its way to a
+# filter, waits for it (up to a second), and is refused: trace goes on with
+# uprobes, and the process runs as untraced, every call of work() (all
+# after the filter) counted. With events (-T) every call enters the kernel;
+# with records only a full buffer does. Until 2026-12-01 the hook went in
+# and the process died of SIGSYS at its first call after the filter.
+rm -f /tmp/sc-late.go0
+touch /tmp/sc-late.go0
+/xp/bin/seccompw_static late 0 /tmp/sc-late.go0 /tmp/sc-late 2> /tmp/sc-late.err
+rc=$?
+if [ $rc = 4 ]; then
+	note "skip: sc-late: no userfaultfd here ($(cat /tmp/sc-late.err))"
+else
+	assert_eq "sc-late: untraced, it ran" "exit 0" "$(ended $rc)"
+	want=$(cat /tmp/sc-late)
+	for how in events views; do
+		opt=
+		[ $how = events ] && opt=-T
+		rm -f /tmp/sc-late.go /tmp/sc-late.t /tmp/sc-late.t.n
+		/xp/bin/seccompw_static late 0 /tmp/sc-late.go /tmp/sc-late.t 2> /dev/null &
+		pid=$!
+		# in seccomp(2), in the kernel (its fault on the sock_fprog)
+		wait_for /proc/$pid/syscall "^317 " "sc-late ($how): the process in seccomp(2)" 100
+		xprobectl trace $opt -f work $pid > /tmp/sc-late.$how.out 2>&1 &
+		tr=$!
+		wait_for /tmp/sc-late.$how.out "^xprobectl: tracing" "sc-late ($how): trace attached" 600
+		touch /tmp/sc-late.go
+		wait $pid
+		assert_eq "sc-late ($how): it ran on" "exit 0" "$(ended $?)"
+		wait $tr || fail "trace $opt of pid $pid: $(tail -n 3 /tmp/sc-late.$how.out)"
+		assert_eq "sc-late ($how): what it wrote" "$want" "$(cat /tmp/sc-late.t 2>/dev/null)"
+		grep -q "is installing a seccomp filter: use a uprobe, or try again: uprobes for every function$" \
+			/tmp/sc-late.$how.out ||
+			fail "sc-late ($how): trace did not say why uprobes: $(cat /tmp/sc-late.$how.out)"
+		assert_eq "sc-late ($how): work's calls, all counted" "$(cat /tmp/sc-late.t.n)" \
+			"$(fn_count /tmp/sc-late.$how.out work)"
+	done
+fi
+
 # A process under syscall user dispatch already, traced by pid in views
 # mode: no user hook that enters the kernel (refused, saying why), uprobes
 # instead, on 6.11+ at the entries only (a uretprobe's system call would be
