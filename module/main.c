@@ -73,12 +73,18 @@ out_pgtable:
 static void __exit xprobes_exit(void)
 {
 	xp_netlink_exit();
-	xp_useccomp_exit();	/* no seal runs: it takes hooks out of processes */
 	xp_kpstate_exit();
 	xp_jumps_stop();	/* the optimizer makes no more jumps */
 	xp_views_destroy_all();
 	xp_modspace_exit();	/* no view holds module-space tables */
 	xp_tp_exit();		/* every tracepoint hook went with its view */
+	xp_uhooks_drain();	/* every user hook out of every process */
+	/*
+	 * Only now no filter a process installs can meet a hook of ours
+	 * (until 2026-12-01 this came first, and one that went in meanwhile
+	 * met live hooks: SIGSYS). Its seal works are done after it.
+	 */
+	xp_useccomp_exit();
 	xp_uhooks_exit();	/* the reaper and the mapping workers are done */
 	xp_unwind_exit();	/* after the reaper's last areas: their detach works */
 	xp_ucover_exit();	/* no user hook is left */

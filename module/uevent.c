@@ -468,13 +468,13 @@ found:
 }
 
 /*
- * A user hook with events in @task, which runs on @v: the first places the
+ * A user hook with events in @mm, which runs on @v: the first places the
  * view's hook on the unimplemented-syscall handler, which stays until the
  * view ends (adding and removing it with every user hook would cost each
  * add a kernel jump's arming, for nothing: the traced process alone pays
  * for it, and only on syscalls the kernel does not have).
  */
-int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_ext_ack *extack)
+int xp_uevents_get(struct xp_view *v, struct mm_struct *mm, struct netlink_ext_ack *extack)
 {
 	struct xp_hook *kh;
 
@@ -499,7 +499,7 @@ int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_e
 		return -EPERM;
 	}
 	/* (a call on its way to a filter is waited for once the hook is claimed) */
-	if (xp_useccomp_refuse(xp_useccomp_state(task), extack))
+	if (xp_useccomp_refuse(xp_useccomp_state(mm), extack))
 		return -EPERM;
 	if (!v->uevent_hook) {
 		kh = xp_hook_add(v, "__x64_sys_ni_syscall", NULL, 0, XP_F_UEVENTS, extack);

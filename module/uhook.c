@@ -906,7 +906,7 @@ static int uhook_check(struct xp_uhook *h, struct xp_view **vp, struct netlink_e
 	if (!v)
 		return -ESRCH;
 	if (h->events || h->records) {
-		err = xp_uevents_get(v, h->add_task, extack);	/* records: the slow path's call */
+		err = xp_uevents_get(v, h->mm, extack);	/* records: the slow path's call */
 		if (err)
 			return err;
 	}
@@ -1578,7 +1578,11 @@ int xp_uhooks_init(void)
  * the module's code does), and the mapping and uprobes workers whose
  * commands stopped waiting are done (destroy_workqueue() drains).
  */
-void xp_uhooks_exit(void)
+/*
+ * Module exit: every hook out of every process (xp_views_destroy_all()
+ * handed them to the reaper), before the seccomp watch goes (useccomp.c).
+ */
+void xp_uhooks_drain(void)
 {
 	for (;;) {
 		bool left;
@@ -1591,6 +1595,11 @@ void xp_uhooks_exit(void)
 			break;
 		msleep(50);
 	}
+}
+
+void xp_uhooks_exit(void)
+{
+	xp_uhooks_drain();	/* (the init's error path has none) */
 	cancel_delayed_work_sync(&xp_uhooks_reaper);
 	destroy_workqueue(xp_uwq);
 	mutex_lock(&xp_views_lock);

@@ -168,6 +168,7 @@ bool xp_ucover_mm_live(struct mm_struct *mm);
 u64 xp_uhooks_handed(void);
 void xp_uhooks_settle(u64 handed);
 int xp_uhooks_init(void);
+void xp_uhooks_drain(void);
 void xp_uhooks_exit(void);
 
 /* ucover.c: what must not land inside a cover */
@@ -185,7 +186,7 @@ void xp_ustub(u8 *out);
 int xp_urets_init(struct xp_uarea *a, struct netlink_ext_ack *extack);
 void xp_urets_free(struct xp_uarea *a);
 void xp_urets_forget(struct xp_uhook *h);
-int xp_uevents_get(struct xp_view *v, struct task_struct *task, struct netlink_ext_ack *extack);
+int xp_uevents_get(struct xp_view *v, struct mm_struct *mm, struct netlink_ext_ack *extack);
 void xp_uevent_publish(struct xp_uhook *h);
 void xp_uevent_unpublish(struct xp_uhook *h);
 u64 xp_uevent_hits(struct xp_uhook *h, bool rets);
@@ -241,7 +242,7 @@ bool xp_useccomp_unguarded(void);
 enum xp_filtered {
 	XP_UNFILTERED, XP_SECCOMP, XP_DISPATCH, XP_INSTALLING_SECCOMP, XP_INSTALLING_DISPATCH
 };
-enum xp_filtered xp_useccomp_state(struct task_struct *task);
+enum xp_filtered xp_useccomp_state(struct mm_struct *mm);
 bool xp_useccomp_refuse(enum xp_filtered how, struct netlink_ext_ack *extack);
 int xp_useccomp_claimed(struct xp_uhook *h, struct netlink_ext_ack *extack);
 

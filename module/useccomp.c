@@ -72,10 +72,12 @@
  * yet) and be on its way to the filter (it copies and checks the program
  * first, and may fault on it for as long as the process likes) when an
  * add claims the process's first hook. So the add, once its cover is
- * published and before anything of the hook can run, looks at every
- * thread (xp_useccomp_claimed()): one under a filter or dispatch refuses
- * the hook, one whose saved registers say it is in such a call is waited
- * for (up to a second, then the add is refused: trace takes a uprobe).
+ * published and before anything of the hook can run, looks at every task
+ * on the mm (xp_useccomp_claimed(): its threads, a vfork child, one of
+ * clone(CLONE_VM), as seal_first() sees them): one under a filter or
+ * dispatch refuses the hook, one whose saved registers say it is in such
+ * a call is waited for (up to a second, then the add is refused: trace
+ * takes a uprobe).
  * The two sides are the store-buffer pattern, each with a full barrier:
  * the thread stores its registers at entry and looks at the hooks after
  * seal_first()'s smp_mb(); the add publishes its cover and looks at the
@@ -99,8 +101,10 @@
  * the mmap lock only if it is free (a trylock), and the passes under
  * passes_lock (a raw spinlock, taken nowhere else). The work takes
  * xp_views_lock itself, never across a wait for the process. Module exit
- * unregisters the kprobes, then waits for the works queued (each runs
- * before its thread returns to user mode, or at its exit).
+ * unregisters the kprobes once every hook is out of every process (main.c;
+ * a filter that goes in before then is sealed against the hooks left),
+ * then waits for the works queued (each runs before its thread returns to
+ * user mode, or at its exit).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -417,16 +421,17 @@ static bool seccomp32_on;
  */
 static enum xp_filtered installing(struct pt_regs *r)
 {
-	unsigned long nr = r->orig_ax, op, arg;
+	u32 nr = r->orig_ax, op;	/* the kernel dispatches on eax; op is an int */
+	unsigned long arg;
 
 	if (nr == NR32_SECCOMP || nr == NR32_PRCTL) {	/* int $0x80: ebx, ecx */
-		op = (u32)r->bx;
+		op = r->bx;
 		arg = (u32)r->cx;
 		nr = nr == NR32_SECCOMP ? NR_SECCOMP : NR_PRCTL;
 	} else {
 		nr &= ~X32_BIT;
 		op = r->di;
-		arg = r->si;
+		arg = r->si;	/* dispatch's mode is an unsigned long */
 	}
 	if ((nr == NR_SECCOMP && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) ||
 	    (nr == NR_PRCTL && op == PR_SET_SECCOMP))
@@ -437,27 +442,32 @@ static enum xp_filtered installing(struct pt_regs *r)
 }
 
 /*
- * Does a thread of @task's process filter its system calls, or is one on
- * its way to (installing())? The saved registers are read under
- * task_lock(), which keeps the thread in the mm and its stack with it.
+ * Does a task running @mm (its process's threads, and any that shares the
+ * mm otherwise: a vfork child, clone(CLONE_VM)) filter its system calls,
+ * or is one on its way to (installing())? The saved registers are read
+ * under task_lock() with the task still on @mm, which keeps its stack
+ * (exit_mm() comes before the stack goes).
  */
-enum xp_filtered xp_useccomp_state(struct task_struct *task)
+enum xp_filtered xp_useccomp_state(struct mm_struct *mm)
 {
 	enum xp_filtered how = XP_UNFILTERED;
-	struct mm_struct *mm = task->mm;
-	struct task_struct *t;
+	struct task_struct *g, *t;
 
+	if (!mm)	/* (every kernel thread, and every task that exited, has none) */
+		return how;
 	rcu_read_lock();
-	for_each_thread(task, t) {
+	for_each_process_thread(g, t) {
+		if (READ_ONCE(t->mm) != mm)
+			continue;
 #ifdef CONFIG_SECCOMP
 		if (READ_ONCE(t->seccomp.mode) != SECCOMP_MODE_DISABLED) {
 			how = XP_SECCOMP;
-			break;
+			goto out;
 		}
 #endif
 		if (test_task_syscall_work(t, SYSCALL_USER_DISPATCH)) {
 			how = XP_DISPATCH;
-			break;
+			goto out;
 		}
 		if (how != XP_UNFILTERED)
 			continue;	/* one on its way is enough; a filter in says more */
@@ -466,6 +476,7 @@ enum xp_filtered xp_useccomp_state(struct task_struct *task)
 			how = installing(task_pt_regs(t));
 		task_unlock(t);
 	}
+out:
 	rcu_read_unlock();
 	return how;
 }
@@ -503,7 +514,7 @@ int xp_useccomp_claimed(struct xp_uhook *h, struct netlink_ext_ack *extack)
 	/* The cover's publication before the threads' registers: pairs with seal_first()'s. */
 	smp_mb();
 	for (;;) {
-		how = xp_useccomp_state(h->add_task);
+		how = xp_useccomp_state(h->mm);
 		if (how == XP_UNFILTERED)
 			return 0;
 		if (xp_useccomp_refuse(how, extack))

@@ -107,6 +107,15 @@ static void useccomp_installing_calls(struct kunit *test)
 		{ NR_PRCTL, PR_SET_NAME, 0, XP_UNFILTERED },
 		{ 0, SECCOMP_SET_MODE_FILTER, 0, XP_UNFILTERED },	/* read() */
 		{ -1UL, SECCOMP_SET_MODE_FILTER, 0, XP_UNFILTERED },	/* an interrupt */
+		/* eax is the number, edi the op: the kernel ignores the upper halves */
+		{ 0xffffffff00000000UL | NR_SECCOMP, SECCOMP_SET_MODE_FILTER, 0,
+		  XP_INSTALLING_SECCOMP },
+		{ NR_SECCOMP, 0x100000000UL | SECCOMP_SET_MODE_FILTER, 0, XP_INSTALLING_SECCOMP },
+		{ NR_PRCTL, 0x100000000UL | PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+		  XP_INSTALLING_DISPATCH },
+		/* dispatch's mode is an unsigned long: ON with an upper bit is not ON */
+		{ NR_PRCTL, PR_SET_SYSCALL_USER_DISPATCH, 0x100000000UL | PR_SYS_DISPATCH_ON,
+		  XP_UNFILTERED },
 	};
 	struct pt_regs r;
 	unsigned int i;
@@ -130,8 +139,8 @@ static void useccomp_installing_calls(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, installing(&r), XP_INSTALLING_DISPATCH);
 	r.bx = 0xffffffff00000000UL | PR_SET_SECCOMP;	/* a 32-bit register's upper half */
 	KUNIT_EXPECT_EQ(test, installing(&r), XP_INSTALLING_SECCOMP);
-	/* this thread, in a KUnit kthread: no call of its own, and no filter */
-	KUNIT_EXPECT_EQ(test, xp_useccomp_state(current), XP_UNFILTERED);
+	/* a KUnit kthread has no mm: no task runs it, no filter, no call */
+	KUNIT_EXPECT_EQ(test, xp_useccomp_state(current->mm), XP_UNFILTERED);
 }
 
 static struct kunit_case useccomp_cases[] = {

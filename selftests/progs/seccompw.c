@@ -28,6 +28,9 @@
  * until GO exists: the call is inside the kernel, past its entry, while a
  * tracer attaches by pid; the first hook's race, made as wide as the test
  * wants; exits 4 where the kernel has no userfaultfd).
+ * going (seccomp(2) MS milliseconds after the file GO reads "going": with
+ * GO /sys/module/xprobes/initstate, while rmmod of xprobes is under way
+ * and its hooks may still be in).
  * It filters once MS milliseconds (300) have passed since its start and,
  * with GO, once the file GO exists (a tracer attached by pid first).
  * After the filter it calls work() AFTER (400) times, 1 ms apart. A process
@@ -126,6 +129,20 @@ static long seccomp_int80(struct sock_filter *f, unsigned short len)
 		return -1;
 	}
 	return r;
+}
+
+/* going: does @path read "going"? */
+static int says_going(const char *path)
+{
+	char buf[16] = "";
+	FILE *f = fopen(path, "r");
+
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return !strncmp(buf, "going", 5);
 }
 
 /* late: the page the filter's sock_fprog lies in, filled once GO exists */
@@ -391,7 +408,7 @@ int main(int argc, char **argv)
 	const char *mode = argc > 2 ? argv[1] : "seccomp";
 	long long start = now_ms(), ms = argc > 3 ? atoll(argv[2]) : 300;
 	const char *go = argc > 4 ? argv[3] : NULL;
-	int is_late = !strcmp(mode, "late");
+	int is_late = !strcmp(mode, "late"), going = !strcmp(mode, "going");
 	const char *outp = argv[argc - 1];
 	int early = !strcmp(mode, "sud-early");
 	long i, sum = 0, sum2 = 0, before, live, muted;
@@ -400,7 +417,7 @@ int main(int argc, char **argv)
 	pthread_t th;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|late|sud|sud-early|fork "
+		fprintf(stderr, "usage: seccompw [seccomp|prctl|tsync|int80|late|going|sud|sud-early|fork "
 			"[MS [GO]]] OUT\n");
 		return 2;
 	}
@@ -414,16 +431,18 @@ int main(int argc, char **argv)
 		late.go = go ? go : "/";
 		go = NULL;
 	}
-	while (now_ms() - start < ms || (go && access(go, F_OK))) {
+	while (going ? !says_going(go) : now_ms() - start < ms || (go && access(go, F_OK))) {
 		work_blocked(0, &calls[0], early);
 		usleep(1000);
 	}
+	for (start = now_ms(); going && now_ms() - start < ms; usleep(1000))
+		work(0, &calls[0]);	/* going: MS after the word */
 	before = calls[0] + __atomic_load_n(&calls[1], __ATOMIC_RELAXED);
 	hooked = !early && scan_areas(&live, &muted);
 	if (!early)
 		install(mode);
 	scan_areas(&live, &muted);
-	if (hooked)
+	if (hooked && !going)	/* (going: no tracer is left to take over) */
 		waited = await_uprobe();
 	phase = 1;
 	for (i = 0; i < AFTER; i++) {

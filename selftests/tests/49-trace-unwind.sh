@@ -382,6 +382,29 @@ else
 	done
 fi
 
+# rmmod while a hooked process installs its filter (seccompw going: it
+# filters MS after /sys/module/xprobes/initstate reads "going", then calls
+# work() on). The module watches filters until every hook is out of every
+# process; until 2026-12-01 it stopped first, and a filter that went in
+# between met live hooks: SIGSYS at 80 ms (0-40 ms were sealed, 160 ms
+# found the hooks out; 6.12 in the emulator). A user hook with events (a
+# system call per call), a round per MS.
+for ms in 50 70 90 110 130; do
+	rm -f /tmp/sc-going.t
+	/xp/bin/seccompw_static going $ms /sys/module/xprobes/initstate /tmp/sc-going.t \
+		2> /dev/null &
+	pid=$!
+	xprobectl view add $pid > /dev/null || fail "sc-going: view add"
+	xprobectl uhook add $pid work > /dev/null || fail "sc-going: uhook add work"
+	sleep 0.2
+	rmmod xprobes || fail "sc-going: rmmod with the hooked process"
+	wait $pid
+	assert_eq "sc-going ($ms ms): it ran on" "exit 0" "$(ended $?)"
+	assert_match "sc-going ($ms ms): what it wrote" "^filtered \(going\), then 400 calls" \
+		"$(cat /tmp/sc-going.t 2>/dev/null)"
+	load_module
+done
+
 # A process under syscall user dispatch already, traced by pid in views
 # mode: no user hook that enters the kernel (refused, saying why), uprobes
 # instead, on 6.11+ at the entries only (a uretprobe's system call would be
