@@ -38,8 +38,10 @@
  * 60 s, for a uprobe's int3 at work()'s entry: the tracer's takeover,
  * which on a slow kernel (6.1-rt in the emulator) once took longer than
  * those 400 calls, and the calls after the filter then went uncounted
- * (the process had exited: the attach failed with ESRCH). OUT.w: how long
- * it waited, in ms ("-" when it did not). OUT gets what does not
+ * (the process had exited: the attach failed with ESRCH); not in mode
+ * going, nor with SECCOMPW_NO_TAKEOVER in the environment (hooks added by
+ * hand, no tracer to take over). OUT.w: how long it waited, in ms ("-"
+ * when it did not). OUT gets what does not
  * depend on timing (those calls, their sum); OUT.n the calls of work() in
  * all, for a tracer's count, and OUT.b those made before the filter.
  * OUT.a: what it finds in the mappings of xprobes' trampolines right after
@@ -442,7 +444,8 @@ int main(int argc, char **argv)
 	if (!early)
 		install(mode);
 	scan_areas(&live, &muted);
-	if (hooked && !going)	/* (going: no tracer is left to take over) */
+	/* (going, or SECCOMPW_NO_TAKEOVER set: hooks but no tracer to take over) */
+	if (hooked && !going && !getenv("SECCOMPW_NO_TAKEOVER"))
 		waited = await_uprobe();
 	phase = 1;
 	for (i = 0; i < AFTER; i++) {

@@ -17,6 +17,12 @@
 # every result). Afterwards: the guard kept kernel threads off A's tables,
 # they ran through B's int3, the hooks counted, uhtarget saw no wrong
 # result, the kernel logged nothing (the harness checks the log).
+# And the seccomp seal (issue 39): seccompw, a user hook with events on its
+# work() (a system call per call) and a second thread calling work() flat
+# out, installs a TSYNC filter once one instruction per block is on: the
+# module takes the hook out first (its task work, every thread's thunks
+# given back, the trampolines' system calls muted, every CPU serialised),
+# and the process runs on as untraced.
 . /xp/selftests/tests/lib.sh
 grep -q 'xp\.singlestep=1' /proc/cmdline || skip "needs a VM started with run-vm.sh --singlestep"
 [ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
@@ -45,16 +51,24 @@ M1=$LOOP_PID
 uhtarget -g -t 2 > /tmp/pre-uh.out 2>&1 &
 U=$!
 wait_for /tmp/pre-uh.out '^ready' "uhtarget did not start"
+rm -f /tmp/pre-sc.go /tmp/pre-sc.t /tmp/pre-sc.want
+/xp/bin/seccompw_static tsync 0 /tmp/pre-sc.go0 /tmp/pre-sc.want 2> /dev/null &
+touch /tmp/pre-sc.go0
+wait $! || fail "seccompw tsync, untraced: $?"
+SECCOMPW_NO_TAKEOVER=1 /xp/bin/seccompw_static tsync 0 /tmp/pre-sc.go /tmp/pre-sc.t 2> /dev/null &
+S=$!
 pids="$M0 $M1"
 cleanup() {
-	kill $pids $U 2> /dev/null
-	wait $pids $U 2> /dev/null
+	kill $pids $U $S 2> /dev/null
+	wait $pids $U $S 2> /dev/null
 	rmmod xp_spin 2> /dev/null
 	restore
 }
 
 xprobectl view add $M0 > /dev/null && xprobectl view add $M1 > /dev/null &&
-	xprobectl view add $U > /dev/null || { cleanup; fail "view add"; }
+	xprobectl view add $U > /dev/null && xprobectl view add $S > /dev/null ||
+	{ cleanup; fail "view add"; }
+xprobectl uhook add $S work > /dev/null || { cleanup; fail "uhook add $S work"; }
 # View A: jumps over several instructions (kstrdup's test; je, and getppid's
 # push; call), and a call hook on a call instruction of kstrdup.
 ja=$(xprobectl hook add $M0 kstrdup) && jg=$(xprobectl hook add $M0 __x64_sys_getppid) ||
@@ -133,6 +147,7 @@ w=$(cs)
 t_slow=$(spin_cs)
 w=$(($(cs) - w))
 note "a busy loop took $t_fast cs of CPU, then $t_slow cs ($w cs of wall) one instruction per block"
+touch /tmp/pre-sc.go	# seccompw's filter, and the seal before it
 # Guest time runs as the host's: the phase ends SECS seconds after the switch.
 left=$((SECS - 1 - w / 100))
 [ $left -le 0 ] || sleep $left
@@ -146,6 +161,8 @@ note "$list"
 kill $U
 wait $U
 urc=$?
+wait $S
+src=$?
 cleanup
 
 [ $t_slow -ge $((2 * (t_fast + 1))) ] ||
@@ -166,4 +183,9 @@ note "ok: view A's jump on getppid() counted $(col $jg 5) hits"
 note "ok: $ncyc rounds of add/del cycles (a kernel jump, live and not; two user jumps)"
 grep -q BAD /tmp/pre-uh.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/pre-uh.out | head -n 3)"
 assert_eq "uhtarget's exit status" 0 "$urc"
+assert_eq "seccompw, sealed one instruction per block: its exit status" 0 "$src"
+assert_eq "seccompw, sealed one instruction per block: what it wrote" "$(cat /tmp/pre-sc.want)" \
+	"$(cat /tmp/pre-sc.t 2> /dev/null)"
+assert_match "seccompw, sealed: its trampolines' system calls, as it read them after its filter" \
+	"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/pre-sc.t.a 2> /dev/null)"
 assert_match "uhtarget's count" '^ok calls=' "$(tail -n 1 /tmp/pre-uh.out)"
