@@ -18,8 +18,15 @@ for r in d["results"]:
     lo, hi = r.get(base + "_min", r[f]), r.get(base + "_max", r[f])
     print(r["config"], r[sys.argv[2]], lo, hi)
 PY
+	# A bar is at least 90 px wide, and with more than six the names
+	# slant under them: side by side, "instaret" ran into
+	# "instaret-uprobes" (issue 41).
+	local n width tics=
+	n=$(wc -l < "$DIR/$name.dat")
+	width=$((n * 90 > 800 ? n * 90 : 800))
+	[ "$n" -le 6 ] || tics="set xtics rotate by -30 left; set rmargin 12"
 	gnuplot <<GP
-set terminal pngcairo size 800,450 noenhanced
+set terminal pngcairo size $width,450 noenhanced
 set output "$DIR/$name.png"
 set title "$2"
 set ylabel "$3"
@@ -27,6 +34,7 @@ set style fill solid 0.6
 set boxwidth 0.6
 set yrange [0:*]
 set grid ytics
+$tics
 plot "$DIR/$name.dat" using 0:2:xtic(1) with boxes notitle, \
      "" using 0:2:3:4 with yerrorbars lc rgb "black" pt -1 notitle
 GP
