@@ -816,8 +816,10 @@ NOKPROBE_SYMBOL(xp_jump_handler);
 /*
  * Module exit, after every view is gone: a task may still be preempted in
  * module text it was sent to, in an entry or at xp_just_return (readers.c),
- * whatever this load did. Wait for every task to pass a voluntary context
- * switch, out of both.
+ * whatever this load did, or in the last instructions of a task work of
+ * ours after it said it was done (useccomp.c's seal_work(), uunwind.c's
+ * detach works: the exits' polls end on their counts). Wait for every
+ * task to pass a voluntary context switch, out of all of them.
  */
 void xp_calls_exit(void)
 {

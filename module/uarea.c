@@ -435,10 +435,21 @@ static int mute_range(struct xp_uarea *a, u8 *buf, unsigned long off, unsigned i
  * later (an add that was under way). Under xp_views_lock, which every
  * writer of an area's code holds. The caller serialises the CPUs.
  */
+/* @a's syscalls, in the blocks' code (not their tables of addresses); @buf: XP_UAREA_SIZE */
+static int area_mute(struct xp_uarea *a, u8 *buf)
+{
+	unsigned int i;
+	int err = 0;
+
+	a->muted = true;
+	for (i = 0; !err && i < ARRAY_SIZE(area_code); i++)
+		err = mute_range(a, buf, area_code[i].off, part_written(a, i));
+	return err;
+}
+
 int xp_uareas_mute(struct mm_struct *mm)
 {
 	struct xp_uarea *a;
-	unsigned int i;
 	int err = 0;
 	u8 *buf;
 
@@ -449,10 +460,7 @@ int xp_uareas_mute(struct mm_struct *mm)
 	list_for_each_entry(a, &xp_uareas, node) {
 		if (a->mm != mm)
 			continue;
-		a->muted = true;
-		/* the blocks' code, not their tables of addresses */
-		for (i = 0; !err && i < ARRAY_SIZE(area_code); i++)
-			err = mute_range(a, buf, area_code[i].off, part_written(a, i));
+		err = area_mute(a, buf);
 		if (err)
 			break;
 	}
@@ -787,8 +795,28 @@ struct xp_unwind_map *xp_uareas_seal(struct mm_struct *mm)
 	return m;
 }
 
+/*
+ * The module lets go of @a (no hook uses it; at rmmod, every area): its
+ * code is muted first, as the seccomp seal mutes it. Processes keep the
+ * mapping, and may still run it: a child of fork whose text jumps there,
+ * a thread that returns through a thunk later. Nothing listens any more,
+ * and a filter the process installs later (with no module to seal it)
+ * must find no system call there. A store of one byte each: a CPU runs
+ * the one instruction or the other, and either is right now. Without
+ * memory for the image the area is left as it is, as before 2026-12-01.
+ */
 static void area_free(struct xp_uarea *a)
 {
+	u8 *buf = a->muted ? NULL : vmalloc(XP_UAREA_SIZE);
+	int err;
+
+	if (buf) {
+		err = area_mute(a, buf);
+		if (err)
+			pr_warn_ratelimited("a trampoline area let go keeps its system calls (%d)\n",
+					    err);
+		vfree(buf);
+	}
 	areas_detach(a->mm, a);
 	xp_urets_free(a);
 	xp_urec_block_free(a);

@@ -1599,7 +1599,12 @@ void xp_uhooks_drain(void)
 
 void xp_uhooks_exit(void)
 {
-	xp_uhooks_drain();	/* (the init's error path has none) */
+	/*
+	 * Again: a seal work that was killed after xprobes_exit()'s drain
+	 * handed the hooks it held to the reaper (xp_uhooks_seal()); the
+	 * init's error path has none.
+	 */
+	xp_uhooks_drain();
 	cancel_delayed_work_sync(&xp_uhooks_reaper);
 	destroy_workqueue(xp_uwq);
 	mutex_lock(&xp_views_lock);

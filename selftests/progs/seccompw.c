@@ -436,6 +436,10 @@ int main(int argc, char **argv)
 	while (going ? !says_going(go) : now_ms() - start < ms || (go && access(go, F_OK))) {
 		work_blocked(0, &calls[0], early);
 		usleep(1000);
+		if (going && now_ms() - start > 60000) {
+			fprintf(stderr, "seccompw: %s never read \"going\" in 60 s\n", go);
+			return 5;
+		}
 	}
 	for (start = now_ms(); going && now_ms() - start < ms; usleep(1000))
 		work(0, &calls[0]);	/* going: MS after the word */

@@ -388,12 +388,17 @@ fi
 # process; until 2026-12-01 it stopped first, and a filter that went in
 # between met live hooks: SIGSYS at 80 ms (0-40 ms were sealed, 160 ms
 # found the hooks out; 6.12 in the emulator). A user hook with events (a
-# system call per call), a round per MS.
-for ms in 50 70 90 110 130; do
-	rm -f /tmp/sc-going.t
+# system call per call), a round per MS. Whenever the filter went in, the
+# process finds no system call in its trampolines right after it: the
+# seal muted them, or the module did as it let the area go (until
+# 2026-12-01 an area let go kept them: "syscalls 1 muted 0" at 1000 ms,
+# well after the unload).
+for ms in 50 70 90 110 130 1000; do
+	rm -f /tmp/sc-going.t /tmp/sc-going.t.a
 	/xp/bin/seccompw_static going $ms /sys/module/xprobes/initstate /tmp/sc-going.t \
 		2> /dev/null &
 	pid=$!
+	wait_exec $pid /xp/bin/seccompw_static
 	xprobectl view add $pid > /dev/null || fail "sc-going: view add"
 	xprobectl uhook add $pid work > /dev/null || fail "sc-going: uhook add work"
 	sleep 0.2
@@ -402,6 +407,8 @@ for ms in 50 70 90 110 130; do
 	assert_eq "sc-going ($ms ms): it ran on" "exit 0" "$(ended $?)"
 	assert_match "sc-going ($ms ms): what it wrote" "^filtered \(going\), then 400 calls" \
 		"$(cat /tmp/sc-going.t 2>/dev/null)"
+	assert_match "sc-going ($ms ms): its trampolines, right after its filter" \
+		"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/sc-going.t.a 2>/dev/null)"
 	load_module
 done
 

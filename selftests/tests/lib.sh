@@ -102,6 +102,17 @@ wait_for() {
 	done
 }
 
+# wait_exec PID PROG: until PID (a shell's child started with &) runs PROG,
+# so that a lookup of its functions by /proc/PID/exe finds them
+wait_exec() {
+	local i=0
+	while [ "$(readlink /proc/$1/exe 2>/dev/null)" != "$2" ]; do
+		i=$((i + 1))
+		[ $i -lt 200 ] || fail "pid $1 does not run $2: $(readlink /proc/$1/exe 2>&1)"
+		sleep 0.05
+	done
+}
+
 # cued_start NAME CMD: a process (pid in CUED_PID) that runs the shell
 # command CMD once per cue, in a child (which joins its view, if it has
 # one); cued_go NAME cues it; cued_wait NAME WHAT waits until that round is
