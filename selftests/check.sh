@@ -360,7 +360,7 @@ queue() {	# queue SUITE KERNEL ENV TESTS RUN-VM-OPTIONS...
 first=${knames# }
 first=${first%% *}
 # The PTI suites boot when the whole suite runs or a list is given for
-# them (XP_TESTS_4L); their tests (90-preempt added on 6.12, below).
+# them (XP_TESTS_4L); their tests (90-preempt added on pti-global, below).
 run_4l=
 [ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ] && run_4l=1
 tests_4l=${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls 29-uhook life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}
