@@ -430,11 +430,6 @@ static int mute_range(struct xp_uarea *a, u8 *buf, unsigned long off, unsigned i
 	return err;
 }
 
-/*
- * Every area of @mm: its syscalls now, and in any code written into it
- * later (an add that was under way). Under xp_views_lock, which every
- * writer of an area's code holds. The caller serialises the CPUs.
- */
 /* @a's syscalls, in the blocks' code (not their tables of addresses); @buf: XP_UAREA_SIZE */
 static int area_mute(struct xp_uarea *a, u8 *buf)
 {
@@ -447,6 +442,11 @@ static int area_mute(struct xp_uarea *a, u8 *buf)
 	return err;
 }
 
+/*
+ * Every area of @mm: its syscalls now, and in any code written into it
+ * later (an add that was under way). Under xp_views_lock, which every
+ * writer of an area's code holds. The caller serialises the CPUs.
+ */
 int xp_uareas_mute(struct mm_struct *mm)
 {
 	struct xp_uarea *a;

@@ -1573,12 +1573,6 @@ int xp_uhooks_init(void)
 }
 
 /*
- * Module exit, every view gone: the reaper takes out the last hooks (for
- * as long as a process holds its mmap lock: their uprobes must go before
- * the module's code does), and the mapping and uprobes workers whose
- * commands stopped waiting are done (destroy_workqueue() drains).
- */
-/*
  * Module exit: every hook out of every process (xp_views_destroy_all()
  * handed them to the reaper), before the seccomp watch goes (useccomp.c).
  */
@@ -1597,6 +1591,12 @@ void xp_uhooks_drain(void)
 	}
 }
 
+/*
+ * Module exit, every view gone: the reaper takes out the last hooks (for
+ * as long as a process holds its mmap lock: their uprobes must go before
+ * the module's code does), and the mapping and uprobes workers whose
+ * commands stopped waiting are done (destroy_workqueue() drains).
+ */
 void xp_uhooks_exit(void)
 {
 	/*

@@ -118,6 +118,7 @@
 #include <linux/slab.h>
 #include <linux/task_work.h>
 #include <linux/version.h>
+#include <asm/unistd.h>
 #include "xprobes.h"
 #include "compat.h"
 #include "uhook.h"
@@ -406,13 +407,6 @@ static struct kprobe seccomp32_kp = {
 };
 static bool seccomp32_on;
 
-/* x86_64's and i386's numbers (x32's are x86_64's with __X32_SYSCALL_BIT) */
-#define NR_SECCOMP	317
-#define NR_PRCTL	157
-#define NR32_SECCOMP	354
-#define NR32_PRCTL	172
-#define X32_BIT		0x40000000UL
-
 /*
  * Is a thread, by the registers its last entry into the kernel saved (@r),
  * in a call that installs a filter or turns dispatch on? So also for a while after
@@ -424,19 +418,19 @@ static enum xp_filtered installing(struct pt_regs *r)
 	u32 nr = r->orig_ax, op;	/* the kernel dispatches on eax; op is an int */
 	unsigned long arg;
 
-	if (nr == NR32_SECCOMP || nr == NR32_PRCTL) {	/* int $0x80: ebx, ecx */
+	if (nr == __NR_ia32_seccomp || nr == __NR_ia32_prctl) {	/* int $0x80: ebx, ecx */
 		op = r->bx;
 		arg = (u32)r->cx;
-		nr = nr == NR32_SECCOMP ? NR_SECCOMP : NR_PRCTL;
+		nr = nr == __NR_ia32_seccomp ? __NR_seccomp : __NR_prctl;
 	} else {
-		nr &= ~X32_BIT;
+		nr &= ~__X32_SYSCALL_BIT;	/* x32's numbers are x86_64's with it */
 		op = r->di;
 		arg = r->si;	/* dispatch's mode is an unsigned long */
 	}
-	if ((nr == NR_SECCOMP && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) ||
-	    (nr == NR_PRCTL && op == PR_SET_SECCOMP))
+	if ((nr == __NR_seccomp && (op == SECCOMP_SET_MODE_STRICT || op == SECCOMP_SET_MODE_FILTER)) ||
+	    (nr == __NR_prctl && op == PR_SET_SECCOMP))
 		return XP_INSTALLING_SECCOMP;
-	if (nr == NR_PRCTL && op == PR_SET_SYSCALL_USER_DISPATCH && arg == PR_SYS_DISPATCH_ON)
+	if (nr == __NR_prctl && op == PR_SET_SYSCALL_USER_DISPATCH && arg == PR_SYS_DISPATCH_ON)
 		return XP_INSTALLING_DISPATCH;
 	return XP_UNFILTERED;
 }
