@@ -69,6 +69,8 @@ start_ready() {
 #   trace1    xprobectl trace -f UFUNC (a user hook with records and returns
 #             where the module allows, kernel hooks)
 #   traceall  xprobectl trace of every function of the main binary
+#   trace1-nosums, traceall-nosums  the same, every call handed over to
+#             trace's BPF program (XPROBECTL_NO_SUMS=1: the process sums none)
 #   trace1-events, traceall-events  the same with --events
 #   trace1-uprobes, traceall-uprobes  the same with --uprobes
 # and syscall metrics of TARGET:
@@ -171,6 +173,10 @@ setup() {
 	trace1) xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	trace0) xprobectl trace -f "$UFUNC0" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall) xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	traceall-nosums) XPROBECTL_NO_SUMS=1 xprobectl trace $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	trace1-nosums) XPROBECTL_NO_SUMS=1 xprobectl trace -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	trace2) xprobectl trace -f 'cr_*' $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
+	trace2-nosums) XPROBECTL_NO_SUMS=1 xprobectl trace -f 'cr_*' $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	trace1-events) xprobectl trace --events -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	traceall-events) xprobectl trace --events $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;
 	trace1-uprobes) xprobectl trace --uprobes -f "$UFUNC" $TARGET > /tmp/trace.out 2> /tmp/helper.out & ;;

@@ -20,6 +20,10 @@
 #                 whole cost to a traced process, less the scheduler side,
 #                 which this loop rarely reaches)
 #   trace1-events, trace1-uprobes   the same on events, on uprobes
+#   trace2        xprobectl trace -f 'cr_*': cr_fn's calls nested in its
+#                 traced caller cr_batch (256 a call), so the process sums
+#                 them itself (XPROBES_F_SUMS): no record handed over a call
+#   trace2-nosums the same with XPROBECTL_NO_SUMS=1 (every call a record)
 # Cost of a call = 1/rate - 1/rate of none in the same round; under -icount
 # a guest nanosecond is one emulated instruction, so it reads as
 # instructions per call (per entry+return pair for the -ret rows).

@@ -1982,6 +1982,29 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 	rec_charge(st, st->depth, wall);
 }
 
+/*
+ * A charge (XPROBES_F_SUMS): callees of the entry just before it that the
+ * process summed itself, all ON-CPU, NS in all; they are not the entry's
+ * own time. Its frame is the top one, unless it could not be pushed.
+ */
+static __always_inline void rec_charge_top(struct rwalk *w, __u64 sp, __u64 ns)
+{
+	struct thread_state *st = w->st;
+	struct frame *f;
+	__u32 d;
+
+	if (!st || st->fresh)
+		return;
+	d = st->depth;
+	if (d < 1 || d > TRACE_MAX_DEPTH)
+		return;
+	f = &st->frames[(d - 1) & DEPTH_MASK];
+	if (f->entry_sp != sp)
+		return;
+	f->child_wall += ns;
+	f->child_on += ns;
+}
+
 /* The end of a batch: the off-CPU snapshot of its frames still open. */
 static __always_inline void rec_settle(struct rwalk *w)
 {
@@ -2030,6 +2053,10 @@ static __always_inline long rec_step(__u32 i, struct rwalk *w, bool read)
 	r = w->buf[k];
 	if (XPROBES_UREC_IS_CALL(r.what)) {
 		rec_call(w, r.time, r.what);
+		return 0;
+	}
+	if (XPROBES_UREC_IS_CHARGE(r.what)) {
+		rec_charge_top(w, XPROBES_UREC_SP(r.what), r.time);
 		return 0;
 	}
 	if (!w->hi)	/* read once a record needs it: a batch of calls does not */

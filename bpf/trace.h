@@ -229,6 +229,8 @@ enum trace_counter {
 				 * or the module's unwinder hooks) */
 	CNT_EARLY,		/* returns of calls in flight when the probes went in (no
 				 * frame, and above every frame the thread pushed) */
+	CNT_SUMMED,		/* whole calls the traced processes summed themselves
+				 * (XPROBES_F_SUMS): xprobectl reads them from the module */
 	NR_COUNTERS,
 };
 

@@ -17,7 +17,7 @@
 static void hook_usage(FILE *f)
 {
 	fprintf(f, "usage: xprobectl hook add PID [MODULE:]SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
-		   "                        [--records [--calls]] [--json]\n"
+		   "                        [--records [--calls [--sums]]] [--json]\n"
 		   "       xprobectl hook add PID tracepoint:CATEGORY:NAME [--cookie N] [--json]\n"
 		   "       xprobectl hook del ID\n"
 		   "       xprobectl hook prog ID (PINNED | --detach)\n"
@@ -53,6 +53,10 @@ static void hook_usage(FILE *f)
 		   "--calls with it: a call that enters and returns within\n"
 		   "one hand-over comes as one record with its duration (XPROBES_UREC_CALL); the\n"
 		   "view's three hooks that hand records over are all added with it or all without.\n"
+		   "--sums with --calls: the process itself sums a call that returns while its\n"
+		   "caller's entry is still in its buffer (calls, time, own time, histogram), read\n"
+		   "with XPROBES_CMD_UREC_SUMS; an entry handed over with such callees is followed\n"
+		   "by their time (XPROBES_UREC_CHARGE). All of the view's such hooks or none.\n"
 		   "hook prog makes hook ID run the BPF program pinned at PINNED (in bpffs) itself on\n"
 		   "every hit, cheaper than through the tracepoint (which still fires): a raw_tp\n"
 		   "program gets the tracepoint's arguments (id, cookie, regs), a kprobe program the\n"
@@ -248,11 +252,12 @@ static int hook_add(int argc, char **argv)
 		{ "trap", no_argument, NULL, 't' },
 		{ "records", no_argument, NULL, 'R' },
 		{ "calls", no_argument, NULL, 'C' },
+		{ "sums", no_argument, NULL, 'S' },
 		COMMON_OPTS,
 		{ 0 }
 	};
 	uint64_t cookie = 0;
-	bool json = false, ret = false, trap = false, rec = false, calls = false;
+	bool json = false, ret = false, trap = false, rec = false, calls = false, sums = false;
 	char tp[600];
 	struct target t;
 	struct xp_nl *nl;
@@ -270,6 +275,7 @@ static int hook_add(int argc, char **argv)
 		case 't': trap = true; break;
 		case 'R': rec = true; break;
 		case 'C': calls = true; break;
+		case 'S': sums = true; break;
 		case 'j': json = true; break;
 		case 'h': hook_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
@@ -293,6 +299,8 @@ static int hook_add(int argc, char **argv)
 		return usage_error("hook add takes a symbol (SYMBOL[+OFFSET]), not an address");
 	if (calls && !rec)
 		return usage_error("--calls folds the records a hook hands over: it needs --records");
+	if (sums && !calls)
+		return usage_error("--sums has the process fold calls itself: it needs --records --calls");
 
 	nl = xp_nl_open();
 	if (!nl)
@@ -305,7 +313,8 @@ static int hook_add(int argc, char **argv)
 	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
 	if (ret || trap || rec)
 		nla_put_u32(msg, XPROBES_A_FLAGS, (ret ? XPROBES_F_RETURN : 0) | (trap ? XPROBES_F_TRAP : 0) |
-			    (rec ? XPROBES_F_RECORDS : 0) | (calls ? XPROBES_F_CALLS : 0));
+			    (rec ? XPROBES_F_RECORDS : 0) | (calls ? XPROBES_F_CALLS : 0) |
+			    (sums ? XPROBES_F_SUMS : 0));
 	err = xp_nl_call(nl, msg, print_added, &json);
 	if (err) {
 		char what[600];

@@ -12,6 +12,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "json.h"
+#include "nl.h"
 #include "tracer.h"
 #include "wakers.h"
 #include "trace.skel.h"
@@ -24,7 +25,7 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"entries", "returns", "unmatched", "abandoned", "depth_overflow",
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
 	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
-	"forks", "forks_lost", "unwinds", "early",
+	"forks", "forks_lost", "unwinds", "early", "calls_summed",
 };
 
 const char *trace_cause_name(int i)
@@ -90,6 +91,76 @@ static void allon_in(struct func_stats *f)
 	}
 }
 
+/* One UREC_SUMS reply: its functions into the session's figures. */
+struct usums_walk {
+	struct tsession *s;
+	struct func_stats *sum;		/* NULL: only count */
+	uint64_t calls;
+	uint32_t next;			/* XPROBES_USUM_FUNCS: done */
+};
+
+static int usums_got(struct nlattr **tb, void *arg)
+{
+	struct usums_walk *w = arg;
+	const struct xprobes_usum *u;
+	size_t n, i;
+	int b;
+
+	w->next = tb[XPROBES_A_COOKIE] ? (uint32_t)nla_get_u64(tb[XPROBES_A_COOKIE]) :
+		  XPROBES_USUM_FUNCS;
+	if (!tb[XPROBES_A_USUMS])
+		return 0;
+	u = nla_data(tb[XPROBES_A_USUMS]);
+	n = nla_len(tb[XPROBES_A_USUMS]) / sizeof(*u);
+	for (i = 0; i < n; i++) {
+		struct func_stats *f;
+
+		if (u[i].cookie >= (uint32_t)w->s->nfuncs)
+			continue;
+		w->calls += u[i].calls;
+		if (!w->sum)
+			continue;
+		f = &w->sum[u[i].cookie];
+		f->calls += u[i].calls;
+		f->allon += u[i].wall;
+		f->on_excl += u[i].own;
+		for (b = 0; b < TRACE_HIST && b < XPROBES_USUM_HIST; b++)
+			f->hist_allon[b] += u[i].hist[b];
+	}
+	return 0;
+}
+
+/*
+ * The calls the traced processes summed themselves (XPROBES_F_SUMS: user
+ * hooks with records, views mode), added to SUM (all ON-CPU: to the
+ * all-ON figures, which allon_in() moves into wall and ON-CPU). Returns
+ * how many calls that was. A process whose view ended gave its sums to
+ * the module, which keeps them for our socket.
+ */
+static uint64_t usums_collect(struct tsession *s, struct func_stats *sum)
+{
+	struct usums_walk w = { .s = s, .sum = sum };
+	int i;
+
+	if (!s->views || !s->sums || !s->records || !s->nuhooks || !s->nl)
+		return 0;
+	for (i = -1; i < s->ncg_roots; i++) {
+		pid_t pid = i < 0 ? s->pid : s->cg_roots[i];
+
+		w.next = 0;
+		while (w.next < XPROBES_USUM_FUNCS) {
+			struct nl_msg *msg = xp_nl_msg(s->nl, XPROBES_CMD_UREC_SUMS, 0);
+			uint32_t from = w.next;
+
+			nla_put_u32(msg, XPROBES_A_PID, pid);
+			nla_put_u64(msg, XPROBES_A_COOKIE, w.next);
+			if (xp_nl_call(s->nl, msg, usums_got, &w) || w.next <= from)
+				break;	/* none for it (its view made none, or went) */
+		}
+	}
+	return w.calls;
+}
+
 /* Sum the per-CPU slots of every traced function. */
 static int collect(struct tsession *s, struct func_stats *sum)
 {
@@ -107,8 +178,10 @@ static int collect(struct tsession *s, struct func_stats *sum)
 			continue;
 		for (c = 0; c < s->ncpus; c++)
 			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz), 1);
-		allon_in(&sum[k]);
 	}
+	usums_collect(s, sum);
+	for (k = 0; k < (uint32_t)s->nfuncs; k++)
+		allon_in(&sum[k]);
 	free(buf);
 	return 0;
 }
@@ -145,6 +218,11 @@ static void counters(struct tsession *s, uint64_t *out)
 		}
 	}
 	free(rc);
+	/* the calls the processes summed themselves: whole calls too */
+	k = usums_collect(s, NULL);
+	out[CNT_SUMMED] = k;
+	out[CNT_ENTRIES] += k;
+	out[CNT_RETURNS] += k;
 }
 
 static uint64_t off_sum(const __u64 *off)

@@ -449,10 +449,20 @@ static int views_setup(struct tsession *s, struct xp_nl *nl)
 	struct hook_want want[sizeof(hook_wants) / sizeof(hook_wants[0])];
 	int i, n = 0;
 
+	/*
+	 * The process sums its calls itself where it can (XPROBES_F_SUMS):
+	 * XPROBECTL_NO_SUMS=1 hands every call over as before (make bench
+	 * compares the two).
+	 */
+	s->sums = !getenv("XPROBECTL_NO_SUMS");
 	for (i = 0; i < (int)(sizeof(hook_wants) / sizeof(hook_wants[0])); i++)
 		if ((hook_wants[i].kind != HOOK_WAKE || s->wakers) &&
-		    (hook_wants[i].kind != HOOK_FORK || s->children))
-			want[n++] = hook_wants[i];
+		    (hook_wants[i].kind != HOOK_FORK || s->children)) {
+			want[n] = hook_wants[i];
+			if (s->sums && (want[n].flags & XPROBES_F_CALLS))
+				want[n].flags |= XPROBES_F_SUMS;
+			n++;
+		}
 	if (view_hooks_setup(nl, s->pid, s->children ? 0 : XPROBES_F_NO_FOLLOW_FORK, want, n,
 			     s->hook_ids, s->mode_note, sizeof(s->mode_note)))
 		return -1;
@@ -491,7 +501,11 @@ static void uprobe_flush_setup(struct tsession *s)
 	uint32_t id;
 
 	for (i = 0; i < n; i++) {
-		if (hooks_add(s->nl, s->pid, &flush_wants[i], 1, &id, note, sizeof(note)))
+		struct hook_want w = flush_wants[i];
+
+		if (s->sums)
+			w.flags |= XPROBES_F_SUMS;	/* as the view's other hand-over hooks */
+		if (hooks_add(s->nl, s->pid, &w, 1, &id, note, sizeof(note)))
 			fprintf(stderr, "xprobectl: %s; calls through uprobes may be lost where "
 				"they nest with user-hooked ones (--events does not need it)\n",
 				note);

@@ -78,6 +78,7 @@ struct tsession {
 	int nunwinders;		/* unwinder hooks placed (tuhook.c) */
 	bool uprobes_only;	/* --uprobes */
 	bool records;		/* user hooks write records (else they fire events) */
+	bool sums;		/* ... and the process sums its calls (XPROBES_F_SUMS) */
 	int ncpus;
 	struct trace_bpf *skel;
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */

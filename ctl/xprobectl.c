@@ -21,7 +21,7 @@ static const struct subcmd subcmds[] = {
 	  "view list [--json]" },
 	{ "hook", cmd_hook, "kernel hooks and tracepoints in one process's view: hits, drops, kind",
 	  "hook add PID SYMBOL[+OFFSET] [--cookie N] [--return] [--trap]\n"
-	  "         [--records [--calls]] [--json]\n"
+	  "         [--records [--calls [--sums]]] [--json]\n"
 	  "hook add PID tracepoint:CATEGORY:NAME [--cookie N] [--json]\n"
 	  "hook del ID\n"
 	  "hook prog ID (PINNED | --detach)\n"

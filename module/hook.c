@@ -504,9 +504,24 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 					       "without the calls flag");
 			return ERR_PTR(-EINVAL);
 		}
-	} else if (flags & XPROBES_F_CALLS) {
-		NL_SET_ERR_MSG(extack, "folding calls is for the hooks that hand records over "
-			       "(the records flag)");
+		if ((flags & XPROBES_F_SUMS) && !(flags & XPROBES_F_CALLS)) {
+			NL_SET_ERR_MSG(extack, "sums in the process need the calls flag too");
+			return ERR_PTR(-EINVAL);
+		}
+		if (v->urec_roles && v->urec_sums != !!(flags & XPROBES_F_SUMS)) {
+			if (v->urec_sums)
+				NL_SET_ERR_MSG(extack, "this view's process sums calls itself: add "
+					       "all its hooks that hand records over with the "
+					       "sums flag");
+			else
+				NL_SET_ERR_MSG(extack, "this view's records come without sums: add "
+					       "all its hooks that hand them over without the "
+					       "sums flag");
+			return ERR_PTR(-EINVAL);
+		}
+	} else if (flags & (XPROBES_F_CALLS | XPROBES_F_SUMS)) {
+		NL_SET_ERR_MSG(extack, "folding calls and sums are for the hooks that hand records "
+			       "over (the records flag)");
 		return ERR_PTR(-EINVAL);
 	}
 	if (flags & XPROBES_F_RETURN) {
@@ -674,8 +689,10 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	}
 	hash_add_rcu(v->hooks, &h->hnode, addr);
 	list_add_tail(&h->vnode, &v->hook_list);
-	if (h->urec_role && !v->urec_roles)
+	if (h->urec_role && !v->urec_roles) {
 		WRITE_ONCE(v->urec_calls, !!(flags & XPROBES_F_CALLS));
+		WRITE_ONCE(v->urec_sums, !!(flags & XPROBES_F_SUMS));
+	}
 	v->urec_roles |= h->urec_role;
 	WRITE_ONCE(copy[0], INT3_INSN_OPCODE);
 	mutex_unlock(xp_k.text_mutex);

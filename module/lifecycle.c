@@ -208,6 +208,7 @@ void xp_views_release_owner(u32 portid, bool any)
 		if (v->owner == portid &&
 		    (any || !v->owner_sk || sock_flag(v->owner_sk, SOCK_DEAD)))
 			xp_view_destroy(v, "owner closed");
+	xp_urec_sums_release(portid, any);
 	after = xp_uhooks_handed();
 	mutex_unlock(&xp_views_lock);
 	if (after != before)

@@ -346,6 +346,7 @@ static int xp_put_hook(struct sk_buff *msg, struct xp_hook *h)
 			   (h->internal == xp_usigret_fire ? XPROBES_HOOK_SIGRET : 0) |
 			   (h->urec_role ? XPROBES_F_RECORDS : 0) |
 			   (h->urec_role && h->view->urec_calls ? XPROBES_F_CALLS : 0) |
+			   (h->urec_role && h->view->urec_sums ? XPROBES_F_SUMS : 0) |
 			   (h->any_context ? XPROBES_F_ANY_CONTEXT : 0)) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->sym_off) ||
 	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
@@ -646,6 +647,55 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	}
 	err = xp_put_uhook(msg, h);
 	mutex_unlock(&xp_views_lock);
+	return xp_reply_send(msg, hdr, info, err);
+}
+
+/* ---- UREC_SUMS --------------------------------------------------------------- */
+
+#define XP_USUMS_PER_MSG	16	/* 3 KiB: one page's reply */
+
+static int xp_cmd_urec_sums(struct sk_buff *skb, struct genl_info *info)
+{
+	struct xprobes_usum *out;
+	struct sk_buff *msg;
+	u32 from = 0;
+	void *hdr;
+	int n, err;
+
+	if (xp_missing(info, XPROBES_A_PID))
+		return -EINVAL;
+	if (info->attrs[XPROBES_A_COOKIE]) {
+		u64 c = nla_get_u64(info->attrs[XPROBES_A_COOKIE]);
+
+		if (c >= XPROBES_USUM_FUNCS) {
+			NL_SET_ERR_MSG_ATTR(info->extack, info->attrs[XPROBES_A_COOKIE],
+					    "sums are kept for cookies under 4096");
+			return -EINVAL;
+		}
+		from = c;
+	}
+	out = kmalloc_array(XP_USUMS_PER_MSG, sizeof(*out), GFP_KERNEL);
+	msg = xp_reply_new(info, XPROBES_CMD_UREC_SUMS, &hdr, NLMSG_GOODSIZE);
+	if (!out || !msg) {
+		kfree(out);
+		nlmsg_free(msg);
+		return -ENOMEM;
+	}
+	mutex_lock(&xp_views_lock);
+	n = xp_urec_sums_read(nla_get_u32(info->attrs[XPROBES_A_PID]), NETLINK_CB(skb).sk, &from,
+			      out, XP_USUMS_PER_MSG);
+	mutex_unlock(&xp_views_lock);
+	if (n < 0) {
+		NL_SET_ERR_MSG(info->extack, "no sums for that process: its view has none "
+			       "(records hooks with the sums flag), or ended and was not yours");
+		kfree(out);
+		nlmsg_free(msg);
+		return n;
+	}
+	err = nla_put(msg, XPROBES_A_USUMS, n * sizeof(*out), out) ||
+	      (from < XPROBES_USUM_FUNCS &&
+	       nla_put_u64_64bit(msg, XPROBES_A_COOKIE, from, XPROBES_A_PAD));
+	kfree(out);
 	return xp_reply_send(msg, hdr, info, err);
 }
 
@@ -959,6 +1009,7 @@ static const struct genl_ops xp_ops[] = {
 	{ .cmd = XPROBES_CMD_AUDIT,	.doit = xp_cmd_audit,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_TABLES,	.doit = xp_cmd_tables,	  .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_UHOOK_ADD,	.doit = xp_cmd_uhook_add, .flags = GENL_ADMIN_PERM },
+	{ .cmd = XPROBES_CMD_UREC_SUMS,	.doit = xp_cmd_urec_sums, .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_UHOOK_DEL,	.doit = xp_cmd_uhook_del, .flags = GENL_ADMIN_PERM },
 	{ .cmd = XPROBES_CMD_UHOOK_GET,	.start = xp_dump_start,	  .dumpit = xp_dump_uhooks,
 	  .flags = GENL_ADMIN_PERM },

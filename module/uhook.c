@@ -1607,6 +1607,7 @@ void xp_uhooks_exit(void)
 	xp_uhooks_drain();
 	cancel_delayed_work_sync(&xp_uhooks_reaper);
 	destroy_workqueue(xp_uwq);
+	xp_urec_exit();
 	mutex_lock(&xp_views_lock);
 	xp_uareas_release_unused();	/* one an add mapped, then did not use */
 	mutex_unlock(&xp_views_lock);

@@ -206,6 +206,10 @@ void xp_urec_stub(u8 *out, struct xp_uarea *a, unsigned long at, u64 cookie, boo
 void xp_urec_slow(struct xp_view *v, struct pt_regs *u);
 void xp_urec_block_free(struct xp_uarea *a);
 void xp_urecbuf_free(struct xp_view *v);
+void xp_urec_sums_release(u32 portid, bool any);
+struct sock;
+int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_usum *out, u32 max);
+void xp_urec_exit(void);
 void xp_urec_force(struct xp_view *v);
 unsigned long xp_urec_thunk_target(struct mm_struct *mm, unsigned long w);
 unsigned int xp_urec_thunk_ranges(struct mm_struct *mm, unsigned long *lo, unsigned long *hi,

@@ -41,6 +41,16 @@
  * the thread made them (until 2026-11-30 a uprobe'd caller's frame could
  * land above its user-hooked callees' and both calls were lost).
  *
+ * With XPROBES_F_SUMS on the hand-over hooks, the process folds most calls
+ * itself: a return whose entry is the newest record and its caller's the
+ * one before takes the entry out and adds the call to its function's sums
+ * (urec_tmpl.S), which UREC_SUMS reads (xp_urec_sums_read()); an entry
+ * handed over with callees summed so is followed by their time, a charge
+ * (urec_fold.c). The cycles-to-ns ratio each buffer's header carries turns
+ * sums on: written when the buffers are made, and at every hand-over. When
+ * the view ends with its process while its owner listens, the buffers are
+ * kept for the owner's socket.
+ *
  * The buffers are a writable mapping of their own (records only: the code
  * stays in the read-only area), the process's own anonymous pages, pinned
  * and mapped in the kernel with vmap(), wiped for a child of fork
@@ -70,6 +80,7 @@
 #include <linux/timekeeping.h>
 #include <linux/uaccess.h>
 #include <linux/vmalloc.h>
+#include <net/sock.h>
 #include <uapi/linux/rseq.h>
 #include <asm/tsc.h>
 #include "xprobes.h"
@@ -84,6 +95,10 @@ extern const u8 xp_urec_ret[], xp_urec_p_cs[], xp_urec_p_cpu[], xp_urec_p_nbufs[
 extern const u8 xp_urec_p_base[], xp_urec_p_sig[], xp_urec_start[], xp_urec_post[];
 extern const u8 xp_urec_abort[], xp_urec_desc[];
 extern const u8 xp_urec_saved[], xp_urec_stored[], xp_urec_done[];
+extern const u8 xp_urec_p_cs2[], xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p_base2[];
+extern const u8 xp_urec_p_sig2[], xp_urec_p_sums[], xp_urec_fstart[], xp_urec_fpost[];
+extern const u8 xp_urec_fabort[], xp_urec_desc2[];
+extern const u8 xp_urec_sums_gate[], xp_urec_plain[], xp_urec_slots_gate[], xp_urec_slots_done[];
 
 #define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
 #define BLK_PAGES	((XP_UREC_BLOCK - XP_URT_TGT) / PAGE_SIZE)	/* targets and hash */
@@ -106,7 +121,25 @@ struct xp_urecbuf {
 
 struct xp_urec_hdr {
 	u32 count;			/* records committed */
+	u32 reserved;
+	u64 slot[2];			/* the newest record's callees' cycles, by count parity */
+	u64 mult;			/* XP_UREC_MULT: cycles to ns for the sums, 0: none */
 };
+
+/* Where in the mapping the sums are, and how big it is. */
+#define URECBUF_SUMS(rb)	((unsigned long)(rb)->nbufs << XP_UREC_BUF_SHIFT)
+#define URECBUF_SIZE(rb)	(URECBUF_SUMS(rb) + (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE)
+
+/*
+ * A hand-over with sums puts a charge after each entry whose callees the
+ * process summed (urec_fold.c): up to twice the records, written apart
+ * from the buffer, into this CPU's. Flushes do not nest (they run with
+ * preemption off, from hooks that do not fire in one another); urec_out_busy
+ * makes sure.
+ */
+static DEFINE_PER_CPU(struct xprobes_urec *, urec_out);
+static DEFINE_PER_CPU(bool, urec_out_busy);
+static bool urec_out_made;		/* under xp_views_lock */
 
 /* A trampoline area's records block: the routines, the return thunks. */
 struct xp_urecblk {
@@ -360,7 +393,7 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 	rb->rseq_off = off;
 	rb->rseq_sig = sig;
 	rb->nbufs = nr_cpu_ids;
-	size = (unsigned long)rb->nbufs << XP_UREC_BUF_SHIFT;
+	size = URECBUF_SIZE(rb);
 	rb->npages = size >> PAGE_SHIFT;
 	rb->pages = kvcalloc(rb->npages, sizeof(*rb->pages), GFP_KERNEL_ACCOUNT);
 	rb->owner = kcalloc(rb->nbufs, sizeof(*rb->owner), GFP_KERNEL_ACCOUNT);
@@ -428,47 +461,203 @@ void xp_urecbuf_drop(struct xp_urecbuf *rb)
 	urecbuf_free(rb);
 }
 
+/*
+ * The sums of a process whose view ended while its owner still listens
+ * (the process exited: the sweeper ends its view within XP_SWEEP_MS, and
+ * trace reads the sums only after it saw the exit): its buffers, kept for
+ * UREC_SUMS until the owner's socket goes (xp_urec_sums_release()), at
+ * most URECSUMS_KEPT of them, the oldest let go first. Under xp_views_lock.
+ */
+struct urecsums_kept {
+	struct list_head node;
+	struct xp_urecbuf *rb;
+	struct pid *root;		/* the view's process, held */
+	u32 owner;			/* netlink port id */
+	struct sock *owner_sk;		/* held */
+};
+#define URECSUMS_KEPT	16
+static LIST_HEAD(urecsums_kept);
+static unsigned int urecsums_nkept;
+
+static void kept_free(struct urecsums_kept *k)
+{
+	list_del(&k->node);
+	urecsums_nkept--;
+	urecbuf_free(k->rb);
+	put_pid(k->root);
+	sock_put(k->owner_sk);
+	kfree(k);
+}
+
 /* The view goes: its buffers too (the process keeps its mapping). After a grace period. */
 void xp_urecbuf_free(struct xp_view *v)
 {
-	if (v->urec)
+	struct urecsums_kept *k;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!v->urec)
+		return;
+	k = NULL;
+	if (v->urec_sums && v->owner && v->owner_sk && !sock_flag(v->owner_sk, SOCK_DEAD))
+		k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (k) {
+		if (urecsums_nkept == URECSUMS_KEPT)
+			kept_free(list_first_entry(&urecsums_kept, struct urecsums_kept, node));
+		k->rb = v->urec;
+		k->root = get_pid(v->root);
+		k->owner = v->owner;
+		sock_hold(v->owner_sk);
+		k->owner_sk = v->owner_sk;
+		list_add_tail(&k->node, &urecsums_kept);
+		urecsums_nkept++;
+	} else {
 		urecbuf_free(v->urec);
+	}
 	v->urec = NULL;
+}
+
+/* Port @portid's socket goes (as xp_views_release_owner()), or the module: the kept sums too. */
+void xp_urec_sums_release(u32 portid, bool any)
+{
+	struct urecsums_kept *k, *n;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry_safe(k, n, &urecsums_kept, node)
+		if (!portid || (k->owner == portid && (any || sock_flag(k->owner_sk, SOCK_DEAD))))
+			kept_free(k);
+}
+
+/*
+ * UREC_SUMS: the sums of process @nr (the caller's pid namespace) as its
+ * view has them, or as they were kept for socket @sk (the view's owner;
+ * a port id may be another socket's by then) when it ended,
+ * for the cookies from *@from on: up to @max functions with calls into
+ * @out; *@from becomes where to go on (XP_USUM_FUNCS: done). Returns how
+ * many, or -ENOENT. The process may write there at any time: a snapshot
+ * of numbers, nothing in them is used as an index.
+ */
+int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_usum *out, u32 max)
+{
+	struct xp_urecbuf *rb = NULL;
+	struct urecsums_kept *k;
+	struct xp_view *v;
+	u32 c, n = 0;
+
+	lockdep_assert_held(&xp_views_lock);
+	list_for_each_entry(v, &xp_views, node)
+		if (v->urec && v->urec_sums && pid_vnr(v->root) == nr) {
+			rb = v->urec;
+			break;
+		}
+	if (!rb)
+		list_for_each_entry(k, &urecsums_kept, node)
+			if (k->owner_sk == sk && pid_vnr(k->root) == nr)
+				rb = k->rb;
+	if (!rb)
+		return -ENOENT;
+	for (c = *from; c < XP_USUM_FUNCS && n < max; c++) {
+		const void *p = rb->kaddr + URECBUF_SUMS(rb) + (unsigned long)c * XP_USUM_SIZE;
+		u64 calls = READ_ONCE(*(const u64 *)(p + XP_USUM_CALLS));
+
+		if (!calls)
+			continue;
+		out[n].cookie = c;
+		out[n].reserved = 0;
+		out[n].calls = calls;
+		out[n].wall = READ_ONCE(*(const u64 *)(p + XP_USUM_WALL));
+		out[n].own = READ_ONCE(*(const u64 *)(p + XP_USUM_OWN));
+		memcpy(out[n].hist, p + XP_USUM_HIST, sizeof(out[n].hist));
+		n++;
+	}
+	*from = c;
+	return n;
+}
+
+/* The hand-overs' scratch for charges (urec_out), made with the first view that sums. */
+static int urec_out_make(void)
+{
+	unsigned int cpu;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (urec_out_made)
+		return 0;
+	for_each_possible_cpu(cpu) {
+		void *p = kvmalloc_node(2 * XP_UREC_CAP * sizeof(struct xprobes_urec), GFP_KERNEL,
+					cpu_to_node(cpu));
+
+		if (!p)
+			return -ENOMEM;	/* those made stay for the next try */
+		per_cpu(urec_out, cpu) = p;
+	}
+	urec_out_made = true;
+	return 0;
+}
+
+/* Module exit, every view gone: no hand-over runs. */
+void xp_urec_exit(void)
+{
+	unsigned int cpu;
+
+	mutex_lock(&xp_views_lock);
+	xp_urec_sums_release(0, true);
+	mutex_unlock(&xp_views_lock);
+	for_each_possible_cpu(cpu) {
+		kvfree(per_cpu(urec_out, cpu));
+		per_cpu(urec_out, cpu) = NULL;
+	}
+	urec_out_made = false;
 }
 
 /*
  * Hand @owner's records in @cpu's buffer to the xprobes_urecs tracepoint,
  * their times turned from TSC cycles into bpf_ktime_get_ns() time (and
- * with @calls, calls folded: urec_fold.c), and empty the buffer. Only the
- * thread running on @cpu writes it, and it is in the kernel now (switching
- * out, or asking), on this CPU.
+ * with @v's calls flag, calls folded: urec_fold.c; with its sums flag, the
+ * process's own sums charged to their callers), and empty the buffer. Only
+ * the thread running on @cpu writes it, and it is in the kernel now
+ * (switching out, or asking), on this CPU.
  */
 static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner,
-		       bool calls)
+		       const struct xp_view *v)
 {
 	struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
-	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
+	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR, *out = r;
+	bool calls = READ_ONCE(v->urec_calls), sums = calls && READ_ONCE(v->urec_sums);
 	u32 i, n = READ_ONCE(hdr->count);
-	u64 v[2 * XPROBES_UREC_INLINE] = {};
+	u64 v8[2 * XPROBES_UREC_INLINE] = {};
 	struct xp_urec_clock c;
+	bool *busy = NULL;
 
 	if (!n || rb->forced[cpu] == owner)
 		return;		/* none, or full only to look so (xp_urec_force()) */
 	n = min_t(u32, n, XP_UREC_CAP);
+	if (sums) {
+		busy = this_cpu_ptr(&urec_out_busy);
+		out = this_cpu_read(urec_out);
+		if (*busy || !out)
+			return;	/* cannot be: they stay for the next hand-over */
+		*busy = true;
+	}
 	c.ns = urec_clock_now(&c.tsc);
 	c.mult = READ_ONCE(urec_mult) ?: tsc_mult;
-	if (calls)
-		n = xp_urec_fold(r, n, &c);	/* converts as it reads */
+	if (sums)
+		n = xp_urec_fold(r, n, (void *)hdr + XP_UREC_ACC, READ_ONCE(hdr->slot[n & 1]),
+				 out, &c);
+	else if (calls)
+		n = xp_urec_fold(r, n, NULL, 0, r, &c);	/* converts as it reads */
 	else
 		for (i = 0; i < n; i++)
 			r[i].time = xp_urec_ns(&c, r[i].time);
 	for (i = 0; i < n && i < XPROBES_UREC_INLINE; i++) {
-		v[2 * i] = r[i].time;
-		v[2 * i + 1] = r[i].what;
+		v8[2 * i] = out[i].time;
+		v8[2 * i + 1] = out[i].what;
 	}
-	trace_xprobes_urecs(task_pid_nr(owner), r, n, task_tgid_nr(owner),
-			    v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7]);
+	trace_xprobes_urecs(task_pid_nr(owner), out, n, task_tgid_nr(owner),
+			    v8[0], v8[1], v8[2], v8[3], v8[4], v8[5], v8[6], v8[7]);
 	WRITE_ONCE(hdr->count, 0);
+	if (sums) {
+		WRITE_ONCE(hdr->mult, c.mult);	/* the process may sum from now on */
+		*busy = false;
+	}
 }
 
 /*
@@ -508,7 +697,6 @@ static bool urec_in_routine(struct task_struct *t)
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
 	struct xp_urecbuf *rb = READ_ONCE(h->view->urec);
-	bool calls = READ_ONCE(h->view->urec_calls);
 	struct task_struct *t = current, *prev;
 	unsigned int cpu;
 
@@ -533,7 +721,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		 */
 		if (own_task && t->mm == rb->mm && !(t->flags & PF_KTHREAD) &&
 		    !urec_in_routine(t))
-			urec_flush(rb, cpu, t, calls);
+			urec_flush(rb, cpu, t, h->view);
 		return;
 	}
 	if (h->urec_role == XP_UREC_EXIT) {
@@ -543,7 +731,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		 * task_struct may be another task's by then).
 		 */
 		if (t->mm == rb->mm) {
-			urec_flush(rb, cpu, t, calls);
+			urec_flush(rb, cpu, t, h->view);
 			if (rb->owner[cpu] == t)
 				rb->owner[cpu] = NULL;
 			if (rb->forced[cpu] == t) {
@@ -571,7 +759,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		 */
 		if (!(t->flags & PF_KTHREAD) &&
 		    (from == rb->mm || (!from && to == xp_k.init_mm && t->mm == rb->mm)))
-			urec_flush(rb, cpu, t, calls);
+			urec_flush(rb, cpu, t, h->view);
 		return;
 	}
 	/*
@@ -581,7 +769,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 	prev = (struct task_struct *)regs->di;
 	if (prev && prev != t && (prev->mm ? prev->mm == rb->mm :
 				   !(prev->flags & PF_KTHREAD) && rb->owner[cpu] == prev))
-		urec_flush(rb, cpu, prev, calls);
+		urec_flush(rb, cpu, prev, h->view);
 	if (t->mm == rb->mm) {
 		struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 
@@ -615,7 +803,7 @@ void xp_urec_force(struct xp_view *v)
 	cpu = smp_processor_id();
 	if (cpu >= rb->nbufs)
 		return;
-	urec_flush(rb, cpu, current, READ_ONCE(v->urec_calls));
+	urec_flush(rb, cpu, current, v);
 	hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
 	WRITE_ONCE(hdr->count, XP_UREC_CAP);
 	rb->forced[cpu] = current;
@@ -667,8 +855,13 @@ static void block_release(struct xp_urecblk *b)
 	kfree(b);
 }
 
-/* The routines for @rb's process, as they are at @base. */
-static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb)
+/*
+ * The routines for @rb's process, as they are at @base; without @sums (the
+ * view's hooks hand records over without XPROBES_F_SUMS), their two gates
+ * jump over what sums take: the return routine's fold, the appends'
+ * callees' slots. Patched before the process can run them.
+ */
+static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb, bool sums)
 {
 	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl;
 	u8 *desc = code + TMPL_OFF(xp_urec_desc);
@@ -683,6 +876,26 @@ static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb
 	put_unaligned_le64(base + TMPL_OFF(xp_urec_start), desc + 8);
 	put_unaligned_le64(xp_urec_post - xp_urec_start, desc + 16);
 	put_unaligned_le64(base + TMPL_OFF(xp_urec_abort), desc + 24);
+	/* the sums' critical section, in the return routine */
+	desc = code + TMPL_OFF(xp_urec_desc2);
+	put_unaligned_le32(rb->rseq_off + 8, code + TMPL_OFF(xp_urec_p_cs2) - 4);
+	put_unaligned_le32(rb->rseq_off + 4, code + TMPL_OFF(xp_urec_p_cpu2) - 4);
+	put_unaligned_le32(rb->nbufs, code + TMPL_OFF(xp_urec_p_nbufs2) - 4);
+	put_unaligned_le64(rb->va, code + TMPL_OFF(xp_urec_p_base2) - 8);
+	put_unaligned_le64(rb->va + URECBUF_SUMS(rb), code + TMPL_OFF(xp_urec_p_sums) - 8);
+	put_unaligned_le32(rb->rseq_sig, code + TMPL_OFF(xp_urec_p_sig2) - 4);
+	put_unaligned_le64(base + TMPL_OFF(xp_urec_fstart), desc + 8);
+	put_unaligned_le64(xp_urec_fpost - xp_urec_fstart, desc + 16);
+	put_unaligned_le64(base + TMPL_OFF(xp_urec_fabort), desc + 24);
+	if (!sums) {
+		u8 *g = code + TMPL_OFF(xp_urec_sums_gate);
+
+		g[0] = 0xe9;	/* jmp rel32 */
+		put_unaligned_le32(xp_urec_plain - (xp_urec_sums_gate + 5), g + 1);
+		g = code + TMPL_OFF(xp_urec_slots_gate);
+		g[0] = 0xeb;	/* jmp rel8 */
+		g[1] = xp_urec_slots_done - (xp_urec_slots_gate + 2);
+	}
 }
 
 /* Return thunk @i at @at: keep rax, call xp_urec_ret, jump to its target. */
@@ -703,7 +916,7 @@ static void build_thunk(u8 *p, unsigned long at, unsigned long base, unsigned in
 }
 
 /* @a's records block, written for @rb's process, once. */
-static int block_init(struct xp_uarea *a, const struct xp_urecbuf *rb,
+static int block_init(struct xp_uarea *a, const struct xp_urecbuf *rb, bool sums,
 		      struct netlink_ext_ack *extack)
 {
 	unsigned long base = a->va + XP_UREC_AREA_OFF;
@@ -720,7 +933,7 @@ static int block_init(struct xp_uarea *a, const struct xp_urecbuf *rb,
 	raw_spin_lock_init(&b->lock);
 	b->mm = a->mm;
 	b->va = base;
-	build_code(buf, base, rb);
+	build_code(buf, base, rb, sums);
 	for (i = 0; i < XP_URT_N; i++)
 		build_thunk(buf + XP_URT_OFF + i * XP_URT_SIZE, base + XP_URT_OFF + i * XP_URT_SIZE,
 			    base, i);
@@ -898,7 +1111,7 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
 			WRITE_ONCE(hdr->count, 0);
 			return;
 		}
-		urec_flush(rb, cpu, current, READ_ONCE(v->urec_calls));
+		urec_flush(rb, cpu, current, v);
 		return;
 	}
 	if (u->di != u->sp + 8)
@@ -959,6 +1172,19 @@ unsigned long xp_urec_thunk_target(struct mm_struct *mm, unsigned long w)
 
 /* ---- adding a hook ------------------------------------------------------------- */
 
+/* The process may sum calls on every CPU: the ratio in each buffer's header. */
+static void urecbuf_sums_on(struct xp_urecbuf *rb)
+{
+	u64 mult = READ_ONCE(urec_mult) ?: tsc_mult;
+	unsigned int cpu;
+
+	for (cpu = 0; cpu < rb->nbufs; cpu++) {
+		struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+
+		WRITE_ONCE(hdr->mult, mult);
+	}
+}
+
 /* May @v take a records hook in @mm? Before anything is made for it. */
 int xp_urec_check(struct xp_view *v, struct mm_struct *mm, struct netlink_ext_ack *extack)
 {
@@ -998,6 +1224,16 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	err = xp_urec_check(v, mm, extack);
 	if (err)
 		return err;
+	BUILD_BUG_ON(XP_UREC_MULT + 8 > XP_UREC_HDR);
+	BUILD_BUG_ON(XP_UREC_ACC + XP_UREC_CAP * 8 > 1 << XP_UREC_BUF_SHIFT);
+	BUILD_BUG_ON(XP_USUM_HIST + 4 * XP_USUM_NHIST > XP_USUM_SIZE);
+	BUILD_BUG_ON(XP_USUM_NHIST != XPROBES_USUM_HIST || XP_USUM_FUNCS != XPROBES_USUM_FUNCS);
+	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, slot) != XP_UREC_SLOT ||
+		     offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT);
+	if (v->urec_sums && urec_out_make()) {
+		NL_SET_ERR_MSG(extack, "no memory for the hand-overs of sums");
+		return -ENOMEM;
+	}
 	urec_clock_init();
 	err = rseq_layout(task, &off, &sig, extack);
 	if (err)
@@ -1012,6 +1248,12 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 			NL_SET_ERR_MSG(extack, "the process's rseq areas moved during the add");
 			return -EBUSY;
 		}
+		/*
+		 * Sums from the first call: each buffer's ratio now, not at
+		 * its first hand-over (a short program may be done by then).
+		 */
+		if (v->urec_sums)
+			urecbuf_sums_on(rb);
 		/* Complete before the hooks' hit paths may see it. */
 		smp_store_release(&v->urec, rb);
 	}
@@ -1020,7 +1262,7 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 		return -EBUSY;
 	}
 	if (!a->urec)
-		return block_init(a, rb, extack);
+		return block_init(a, rb, v->urec_sums, extack);
 	return 0;
 }
 

@@ -19,10 +19,34 @@
 #define XP_URT_HASH_SIZE	(((1 << XP_URT_HASH_BITS) + XP_URT_PROBES) * 16)
 #define XP_UREC_BLOCK		(XP_URT_HASH + 69632)	/* 17 pages for the hash: 152 KiB */
 
-/* Per-CPU record buffers, a writable mapping of their own: a header, then records. */
+/*
+ * Per-CPU record buffers, a writable mapping of their own: a header, the
+ * records, and beside each record what the process summed while it was the
+ * newest (its "callees' time", in TSC cycles: urec_tmpl.S). The header:
+ * the count (the commit), two slots for the newest record's callees' time
+ * (which one by the count's parity, so that a routine that restarts finds
+ * what it read unchanged), and the cycles-to-ns ratio for the sums (0: the
+ * process sums nothing).
+ */
 #define XP_UREC_BUF_SHIFT	14		/* 16 KiB per CPU */
 #define XP_UREC_HDR		64
-#define XP_UREC_CAP		((((1 << XP_UREC_BUF_SHIFT) - XP_UREC_HDR) / 16))
+#define XP_UREC_SLOT		8		/* u64 [2] */
+#define XP_UREC_MULT		24		/* u64, 32.32 fixed point */
+#define XP_UREC_CAP		((((1 << XP_UREC_BUF_SHIFT) - XP_UREC_HDR) / 24))
+#define XP_UREC_ACC		(XP_UREC_HDR + XP_UREC_CAP * 16)	/* u64 [XP_UREC_CAP] */
+
+/*
+ * The sums of the calls the process folds itself (XPROBES_F_SUMS), after
+ * the buffers in the same mapping: one struct xprobes_usum (from its
+ * calls on) per cookie under XPROBES_USUM_FUNCS, in XP_USUM_SIZE bytes.
+ */
+#define XP_USUM_SIZE		192
+#define XP_USUM_CALLS		0
+#define XP_USUM_WALL		8
+#define XP_USUM_OWN		16
+#define XP_USUM_HIST		24		/* u32 [XPROBES_USUM_HIST] */
+#define XP_USUM_FUNCS		4096
+#define XP_USUM_NHIST		40
 
 /* A hook's stub, in front of its trampoline's instructions. */
 #define XP_URSTUB_LEN		20		/* mov %rax,-16(%rsp); mov $c,%eax; call; mov back */

@@ -64,6 +64,7 @@ struct fold_open {
 	u32 at;			/* its record's index in the output */
 	u16 cookie;
 	bool tail;
+	bool charged;		/* a charge follows it: it keeps its frame */
 };
 
 /*
@@ -88,35 +89,50 @@ static void unfold(struct xprobes_urec *r, u32 o, const struct fold_open *st, u3
 }
 
 /*
- * Fold @r's @n records in place, their times turned from TSC readings into
- * nanoseconds by @c on the way (one pass: the records are read once);
- * returns how many records there are now.
+ * What the process summed itself under record @i (XPROBES_F_SUMS), in
+ * cycles: beside the next record, or for the newest in the header's slot
+ * (@top). A lie only moves the time between its own functions.
  */
-u32 xp_urec_fold(struct xprobes_urec *r, u32 n, const struct xp_urec_clock *c)
+static inline u64 fold_callees(const u64 *acc, u64 top, u32 i, u32 n)
+{
+	return i + 1 < n ? READ_ONCE(acc[i + 1]) : top;
+}
+
+/*
+ * Fold @in's @n records into @out, their times turned from TSC readings
+ * into nanoseconds by @c on the way (one pass: the records are read once);
+ * returns how many records there are now. Without @acc, @out may be @in
+ * (a record goes no further than where it was read). With @acc (the
+ * callees' time the process summed itself, XPROBES_F_SUMS), an entry that
+ * has some is followed by a charge, so @out must hold 2 * @n records, and
+ * keeps its frame: its return stays a return.
+ */
+u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
+		 struct xprobes_urec *out, const struct xp_urec_clock *c)
 {
 	struct fold_open st[FOLD_DEPTH] FOLD_NOINIT;
 	u32 i, o = 0, d = 0;
 
 	for (i = 0; i < n; i++) {
-		u64 t = xp_urec_ns(c, READ_ONCE(r[i].time)), w = READ_ONCE(r[i].what);
-		u64 sp = XPROBES_UREC_SP(w);
+		u64 t = xp_urec_ns(c, READ_ONCE(in[i].time)), w = READ_ONCE(in[i].what);
+		u64 sp = XPROBES_UREC_SP(w), x = 0;
 
 		if (w & XPROBES_UREC_RET) {
-			if (d && sp == st[d - 1].sp && t >= st[d - 1].t0 &&
+			if (d && sp == st[d - 1].sp && !st[d - 1].charged && t >= st[d - 1].t0 &&
 			    t - st[d - 1].t0 <= WALL_MAX) {
 				struct fold_open *e = &st[--d];
 				u64 wall = t - e->t0;
 
-				r[e->at].what = XPROBES_UREC_CALL | (u64)e->cookie << 48 | e->sp |
-						(d ? 0 : XPROBES_UREC_TOP);
-				r[e->at].time = wall | log2_down(wall) << LOG2_SHIFT |
-						(u64)d << LEVEL_SHIFT |
-						(d ? (u64)st[d - 1].cookie << CALLER_SHIFT : 0) |
-						(e->tail ? XPROBES_UREC_CALL_TAIL : 0);
+				out[e->at].what = XPROBES_UREC_CALL | (u64)e->cookie << 48 | e->sp |
+						  (d ? 0 : XPROBES_UREC_TOP);
+				out[e->at].time = wall | log2_down(wall) << LOG2_SHIFT |
+						  (u64)d << LEVEL_SHIFT |
+						  (d ? (u64)st[d - 1].cookie << CALLER_SHIFT : 0) |
+						  (e->tail ? XPROBES_UREC_CALL_TAIL : 0);
 				continue;
 			}
 			if (d)
-				unfold(r, o, st, d);
+				unfold(out, o, st, d);
 			d = 0;
 			w = XPROBES_UREC_RET | sp;	/* a return, nothing else */
 		} else if (!(w & XPROBES_UREC_NORET)) {
@@ -127,21 +143,35 @@ u32 xp_urec_fold(struct xprobes_urec *r, u32 n, const struct xp_urec_clock *c)
 			 * call of it): that one never returned.
 			 */
 			if (d == FOLD_DEPTH || (d && (sp > st[d - 1].sp || (sp == st[d - 1].sp && !tail)))) {
-				unfold(r, o, st, d);
+				unfold(out, o, st, d);
 				d = 0;
 			}
+			if (acc)
+				x = fold_callees(acc, top, i, n);
 			st[d].sp = sp;
 			st[d].t0 = t;
 			st[d].at = o;
 			st[d].cookie = XPROBES_UREC_COOKIE(w);
 			st[d].tail = tail;
+			st[d].charged = x;
 			d++;
 		}
-		r[o].time = t;
-		r[o].what = w;
+		out[o].time = t;
+		out[o].what = w;
 		o++;
+		if (x) {
+			/* cycles to ns as a span: the clock's ratio alone */
+			x = mul_u64_u64_shr(x, c->mult, 32);
+			out[o].time = x < WALL_MAX ? x : WALL_MAX;
+			out[o].what = XPROBES_UREC_CHARGE | sp;
+			o++;
+		}
 	}
 	if (d)
-		unfold(r, o, st, d);
+		unfold(out, o, st, d);
 	return o;
 }
+
+#ifdef XPROBES_KUNIT
+#include "urec_fold_kunit.c"
+#endif

@@ -25,6 +25,7 @@ static inline u64 xp_urec_ns(const struct xp_urec_clock *c, u64 tsc)
 	return d > 0 ? c->ns - mul_u64_u64_shr(d, c->mult, 32) : c->ns;
 }
 
-u32 xp_urec_fold(struct xprobes_urec *r, u32 n, const struct xp_urec_clock *c);
+u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
+		 struct xprobes_urec *out, const struct xp_urec_clock *c);
 
 #endif /* _XPROBES_UREC_FOLD_H */

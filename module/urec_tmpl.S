@@ -3,9 +3,9 @@
  * The shared routines of a records block (urec.c), as data: the module
  * copies them into each trampoline area and patches the marked immediates
  * for the process (its rseq area's offset from the thread pointer, its
- * rseq signature, where its record buffers are, how many). Everything
- * rip-relative here points into the same block, so the copy runs wherever
- * it lands.
+ * rseq signature, where its record buffers and sums are, how many
+ * buffers). Everything rip-relative here points into the same block, so
+ * the copy runs wherever it lands.
  *
  * xp_urec_entry is called by a hook's stub at the function's entry, with the
  * hook's cookie in eax (the stub keeps eax). The function's return address
@@ -21,6 +21,23 @@
  * buffer only ever holds whole records. Only what the kernel saves for the
  * thread (xp_urec_full, a miss) enters it: a full buffer or a return address
  * the block has no thunk for yet.
+ *
+ * Sums (XPROBES_F_SUMS: the buffer's header has a ratio of cycles to ns).
+ * A return whose entry is the newest record, with its caller's entry just
+ * before it (above it on the stack, or at its sp for a tail call), is not
+ * appended: in a critical section of its own
+ * (xp_urec_fstart to xp_urec_fpost) the routine takes the entry out and
+ * adds the call's cycles to what its caller's callees took, then, past
+ * the commit, adds the call to its function's sums with locked adds (a
+ * thread preempted there finishes them wherever it runs next, and the
+ * kernel reads them at any time). What each open entry's callees took is
+ * kept beside the record before it (XP_UREC_ACC: every append copies the
+ * newest's there), and the newest's in one of two header slots chosen by
+ * the count's parity: a fold writes the caller's new figure into the other
+ * slot, so a restart after any store before the commit reads the same
+ * values again. The kernel hands those figures over with the records
+ * (XPROBES_UREC_CHARGE), so an entry that does not return within the
+ * hand-over still has its callees' time taken off its own.
  *
  * Registers: the routines save what they use below the stack pointer. At a
  * function's entry nothing there is live; after a return, nothing a call
@@ -42,6 +59,28 @@
 	movq	%rdi, -0x30(%rsp)
 .endm
 
+/*
+ * The critical section's start: its descriptor in rseq->rseq_cs, then the
+ * CPU from rseq->cpu_id (the immediates patched per process at P_CS,
+ * P_CPU, P_NBUFS, P_BASE), and r11 at that CPU's buffer; to NONE without
+ * rseq (cpu_id -1) or past the buffers.
+ */
+.macro CPU_BUFFER desc, p_cs, start, p_cpu, p_nbufs, p_base, none
+	leaq	\desc(%rip), %rax
+	movq	%rax, %fs:0x7fffff00	/* rseq->rseq_cs */
+\p_cs:
+\start:
+	movl	%fs:0x7fffff00, %ecx	/* rseq->cpu_id */
+\p_cpu:
+	cmpl	$0x7fffff00, %ecx	/* buffers */
+\p_nbufs:
+	jae	\none
+	shlq	$XP_UREC_BUF_SHIFT, %rcx
+	movabsq	$0x7fffffffffffff00, %r11	/* the buffers */
+\p_base:
+	addq	%rcx, %r11
+.endm
+
 /* esi: the record's second word for an entry with the cookie in eax; rdi: the entry sp */
 .macro ENTRY_WORD
 	movl	%eax, %esi
@@ -57,6 +96,9 @@
 	.globl xp_urec_p_cs, xp_urec_p_cpu, xp_urec_p_nbufs, xp_urec_p_base, xp_urec_p_sig
 	.globl xp_urec_start, xp_urec_post, xp_urec_abort, xp_urec_desc
 	.globl xp_urec_saved, xp_urec_stored, xp_urec_done
+	.globl xp_urec_p_cs2, xp_urec_p_cpu2, xp_urec_p_nbufs2, xp_urec_p_base2, xp_urec_p_sig2
+	.globl xp_urec_p_sums, xp_urec_fstart, xp_urec_fpost, xp_urec_fabort, xp_urec_desc2
+	.globl xp_urec_sums_gate, xp_urec_plain, xp_urec_slots_gate, xp_urec_slots_done
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_entry:
@@ -104,27 +146,127 @@ xp_urec_entry_noret:			/* a hook without returns */
 
 xp_urec_ret:
 	SAVE
+xp_urec_sums_gate:			/* without sums, urec.c makes it a jmp to xp_urec_plain */
+	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00	/* a 5-byte nop */
+	movq	%r8, -0x38(%rsp)
+	movq	%r9, -0x40(%rsp)
+	movq	%r10, -0x48(%rsp)
+xp_urec_fagain:
+	CPU_BUFFER .Ldesc2, xp_urec_p_cs2, xp_urec_fstart, xp_urec_p_cpu2, xp_urec_p_nbufs2, \
+		   xp_urec_p_base2, .Lplain
+	movq	XP_UREC_MULT(%r11), %r8
+	testq	%r8, %r8
+	jz	.Lplain			/* no sums */
+	movl	(%r11), %r9d
+	leal	-2(%r9), %eax
+	cmpl	$XP_UREC_CAP - 3, %eax	/* 2 <= n < CAP: a full one (or made to look so) folds nothing */
+	ja	.Lplain
+	movq	%r9, %r10
+	shlq	$4, %r10
+	addq	%r11, %r10		/* past the newest record */
+	movq	XP_UREC_HDR - 8(%r10), %rax	/* the newest: this call's entry? */
+	subq	%rsp, %rax
+	movq	%rax, %rdi
+	shlq	$16, %rdi
+	jnz	.Lplain			/* another sp, or not an entry */
+	shrq	$48, %rax		/* its cookie, and its flags from bit 13 */
+	movl	%eax, %esi
+	andl	$XP_UREC_COOKIE_MASK, %esi
+	cmpl	$XP_USUM_FUNCS, %esi
+	jae	.Lplain
+	shrl	$13, %eax		/* 0: a call, 2: a tail call, else none of ours */
+	movq	XP_UREC_HDR - 24(%r10), %rdi	/* the one before: its caller's entry */
+	movq	%rdi, %rcx
+	shrq	$61, %rcx
+	testl	$5, %ecx
+	jnz	.Lplain			/* a return, or an entry whose return writes nothing */
+	shlq	$16, %rdi
+	movq	%rsp, %rcx
+	shlq	$16, %rcx
+	testl	%eax, %eax
+	jnz	.Ltail
+	cmpq	%rcx, %rdi
+	jbe	.Lplain			/* not above this one: no nesting */
+	jmp	.Lnested
+.Ltail:
+	cmpl	$2, %eax
+	jne	.Lplain
+	cmpq	%rcx, %rdi
+	jne	.Lplain			/* a tail call's caller is at its sp */
+.Lnested:
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	subq	XP_UREC_HDR - 16(%r10), %rax	/* the call's cycles */
+	movq	%rax, %rdi
+	shrq	$40, %rdi
+	jnz	.Lplain			/* backwards, or too long to sum */
+	movl	%r9d, %edx
+	andl	$1, %edx
+	movq	XP_UREC_SLOT(%r11,%rdx,8), %rdi	/* its callees' */
+	cmpq	%rax, %rdi
+	cmova	%rax, %rdi
+	movq	XP_UREC_ACC - 8(%r11,%r9,8), %rcx	/* its caller's callees' so far */
+	addq	%rax, %rcx
+	xorl	$1, %edx
+	movq	%rcx, XP_UREC_SLOT(%r11,%rdx,8)
+	decl	%r9d
+	movl	%r9d, (%r11)		/* the commit: the entry is gone */
+xp_urec_fpost:
+	movq	%rax, %rcx
+	subq	%rdi, %rcx		/* its own cycles */
+	mulq	%r8
+	shrdq	$32, %rdx, %rax
+	movq	%rax, %rdi		/* its ns */
+	movq	%rcx, %rax
+	mulq	%r8
+	shrdq	$32, %rdx, %rax		/* its own ns */
+	leaq	(%rsi,%rsi,2), %rsi
+	shlq	$6, %rsi		/* * XP_USUM_SIZE */
+	movabsq	$0x7fffffffffffff00, %rcx	/* the sums */
+xp_urec_p_sums:
+	addq	%rsi, %rcx
+	lock incq	XP_USUM_CALLS(%rcx)
+	lock addq	%rdi, XP_USUM_WALL(%rcx)
+	lock addq	%rax, XP_USUM_OWN(%rcx)
+	xorl	%edx, %edx
+	bsrq	%rdi, %rax
+	cmovzq	%rdx, %rax		/* 0 ns: bucket 0 */
+	movl	$XP_USUM_NHIST - 1, %edx
+	cmpl	%edx, %eax
+	cmoval	%edx, %eax
+	lock incl	XP_USUM_HIST(%rcx,%rax,4)
+	movq	-0x38(%rsp), %r8
+	movq	-0x40(%rsp), %r9
+	movq	-0x48(%rsp), %r10
+	jmp	xp_urec_done
+.Lplain:				/* a return record */
+	movq	-0x38(%rsp), %r8
+	movq	-0x40(%rsp), %r9
+	movq	-0x48(%rsp), %r10
+xp_urec_plain:
 	movq	%rsp, %rsi		/* where the return address was */
 	btsq	$63, %rsi
 xp_urec_append:
 	xorl	%edi, %edi		/* the kernel has not been asked to flush */
 xp_urec_again:
-	leaq	.Ldesc(%rip), %rax
-	movq	%rax, %fs:0x7fffff00	/* rseq->rseq_cs */
-xp_urec_p_cs:
-xp_urec_start:
-	movl	%fs:0x7fffff00, %ecx	/* rseq->cpu_id */
-xp_urec_p_cpu:
-	cmpl	$0x7fffff00, %ecx	/* buffers */
-xp_urec_p_nbufs:
-	jae	xp_urec_done		/* no rseq (cpu_id is -1): no record */
-	shlq	$XP_UREC_BUF_SHIFT, %rcx
-	movabsq	$0x7fffffffffffff00, %r11	/* the buffers */
-xp_urec_p_base:
-	addq	%rcx, %r11
+	CPU_BUFFER .Ldesc, xp_urec_p_cs, xp_urec_start, xp_urec_p_cpu, xp_urec_p_nbufs, \
+		   xp_urec_p_base, xp_urec_done	/* no rseq (cpu_id is -1): no record */
 	movl	(%r11), %ecx
 	cmpl	$XP_UREC_CAP, %ecx
 	jae	xp_urec_full
+xp_urec_slots_gate:			/* without sums, urec.c makes it a jmp to xp_urec_slots_done */
+	.byte	0x66, 0x90		/* a 2-byte nop */
+	movl	%ecx, %edx		/* the newest's callees' time beside it, */
+	andl	$1, %edx
+	movq	XP_UREC_SLOT(%r11,%rdx,8), %rax
+	movq	%rax, XP_UREC_ACC(%r11,%rcx,8)
+	xorl	$1, %edx
+	movq	$0, XP_UREC_SLOT(%r11,%rdx,8)	/* and none yet for this one */
+xp_urec_slots_done:
+	.if xp_urec_slots_done - xp_urec_slots_gate > 129
+	.error "the slots' gate is a jmp rel8"
+	.endif
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rdx, %rax
@@ -147,6 +289,10 @@ xp_urec_done:
 xp_urec_p_sig:
 xp_urec_abort:
 	jmp	xp_urec_again
+	.long	0x53053053
+xp_urec_p_sig2:
+xp_urec_fabort:
+	jmp	xp_urec_fagain
 xp_urec_full:
 	testl	%edi, %edi
 	jnz	xp_urec_done		/* still full: nobody flushes (a child of fork) */
@@ -159,4 +305,9 @@ xp_urec_desc:				/* struct rseq_cs */
 .Ldesc:
 	.long	0, 0			/* version, flags */
 	.quad	0, 0, 0			/* start_ip, post_commit_offset, abort_ip */
+	.balign	32
+xp_urec_desc2:				/* the sums' */
+.Ldesc2:
+	.long	0, 0
+	.quad	0, 0, 0
 xp_urec_tmpl_end:

@@ -239,6 +239,8 @@ struct xp_view {
 	u8 urec_roles;			/* XP_UREC_*: its hooks that hand records over */
 	bool urec_calls;		/* ... folding calls (XPROBES_F_CALLS): set by
 					 * the first of them, under xp_views_lock */
+	bool urec_sums;			/* ... and the process summing calls itself
+					 * (XPROBES_F_SUMS): likewise */
 	bool seccomp;			/* its process installs a seccomp filter: no
 					 * more user hooks (useccomp.c), under
 					 * xp_views_lock */

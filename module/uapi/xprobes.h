@@ -55,6 +55,12 @@ enum xprobes_cmd {
 	XPROBES_CMD_HOOK_ENDED,	/* multicast on "events": PID HOOK_ID SYMBOL
 				 * REASON: the kernel took a hook away (its
 				 * module was unloaded) */
+	XPROBES_CMD_UREC_SUMS,	/* do: PID [COOKIE]: the calls PID's process summed
+				 * itself (XPROBES_F_SUMS), for the hook cookies
+				 * from COOKIE (default 0) on, as many as fit
+				 * -> USUMS (struct xprobes_usum[], functions
+				 *    with calls only) COOKIE (where to go on;
+				 *    absent: done) */
 	__XPROBES_CMD_MAX,
 };
 #define XPROBES_CMD_MAX (__XPROBES_CMD_MAX - 1)
@@ -125,6 +131,7 @@ enum xprobes_attr {
 	XPROBES_A_MOD_LATE,		/* u64: ... only when the sweeper looked (missed) */
 	XPROBES_A_MOD_ENDED,		/* u64: hooks taken out with their module */
 	XPROBES_A_MOD_OFF,		/* string: why module text cannot be hooked */
+	XPROBES_A_USUMS,		/* binary: struct xprobes_usum[] (UREC_SUMS) */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -181,12 +188,21 @@ enum xprobes_mode {
 							 * return addresses again, and
 							 * those of frames it does not
 							 * unwind are thunks again after */
+#define XPROBES_F_SUMS			(1U << 11)	/* hook with XPROBES_F_CALLS: a call
+							 * whose caller's entry is still
+							 * in its CPU's buffer when it
+							 * returns is summed by the process
+							 * itself, per function
+							 * (XPROBES_CMD_UREC_SUMS), and
+							 * its callers' own time comes as
+							 * XPROBES_UREC_CHARGE records;
+							 * the view's hooks agree */
 #define XPROBES_F_ALL			(XPROBES_F_NO_FOLLOW_FORK | XPROBES_F_PERSIST | \
 					 XPROBES_F_ANY_CONTEXT | XPROBES_F_RETURN | \
 					 XPROBES_F_TRAP | XPROBES_F_USER_TABLES | \
 					 XPROBES_F_EVENTS | XPROBES_F_RETURNS | \
 					 XPROBES_F_RECORDS | XPROBES_F_CALLS | \
-					 XPROBES_F_UNWINDER)
+					 XPROBES_F_UNWINDER | XPROBES_F_SUMS)
 
 /*
  * XPROBES_A_FLAGS of UHOOKS_GONE: return probes must not be used for this
@@ -304,5 +320,32 @@ struct xprobes_urec {
 #define XPROBES_UREC_LOG2(t)		(((t) >> 38) & 0x3f)
 #define XPROBES_UREC_CALLER(t)		(((t) >> 48) & 0x1fff)
 #define XPROBES_UREC_CALL_TAIL		(1ULL << 61)	/* in @time */
+
+/*
+ * With XPROBES_F_SUMS, an entry record whose callees the process summed
+ * itself is followed by one more record:
+ *   @what: XPROBES_UREC_CHARGE and the entry's sp (XPROBES_UREC_SP);
+ *   @time: those callees' time in nanoseconds, which is not the entry's own
+ *          (the consumer charges it to the frame the entry opened, as if
+ *          they had returned).
+ * A call summed by the process is in no record: its function's calls, time
+ * (all ON-CPU), own time and histogram bucket are added to the sums
+ * XPROBES_CMD_UREC_SUMS reads, and its time is its caller's callees' time.
+ */
+#define XPROBES_UREC_CHARGE		(XPROBES_UREC_RET | XPROBES_UREC_TAIL)
+#define XPROBES_UREC_IS_CHARGE(w)	(((w) & (XPROBES_UREC_CALL | XPROBES_UREC_TAIL)) == \
+					 XPROBES_UREC_CHARGE)
+
+/* XPROBES_CMD_UREC_SUMS: one function's calls summed by the process. */
+#define XPROBES_USUM_HIST		40	/* log2 buckets of ns, [2^i, 2^(i+1)), last open */
+struct xprobes_usum {
+	__u32 cookie;			/* the hook's, under XPROBES_USUM_FUNCS */
+	__u32 reserved;
+	__u64 calls;
+	__u64 wall;			/* ns, all ON-CPU */
+	__u64 own;			/* ns, less the callees' (a lie can make it wrap) */
+	__u32 hist[XPROBES_USUM_HIST];	/* calls by log2 of wall */
+};
+#define XPROBES_USUM_FUNCS		4096	/* cookies a process sums */
 
 #endif /* _UAPI_XPROBES_H */

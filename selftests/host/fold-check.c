@@ -70,6 +70,11 @@ static void consume(struct model *m, const struct xprobes_urec *r)
 	u32 c = XPROBES_UREC_COOKIE(w);
 	struct frame *f;
 
+	if (XPROBES_UREC_IS_CHARGE(w)) {	/* callees the process summed: the top frame's */
+		if (m->d && m->f[m->d - 1].sp == sp)
+			m->f[m->d - 1].child += r->time;
+		return;
+	}
 	if (XPROBES_UREC_IS_CALL(w)) {
 		u64 wall = XPROBES_UREC_WALL(r->time);
 
@@ -211,36 +216,117 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 	return 1;
 }
 
+/* What the process summed itself in a hand-over (XPROBES_F_SUMS). */
+struct psums {
+	u64 calls[NF], wall[NF], own[NF];
+};
+
+/*
+ * The return routine's sums (module/urec_tmpl.S, xp_urec_ret), step for
+ * step: the return R is folded if the newest record is its entry and the
+ * one before its caller's (above it, or at its sp for a tail call; neither
+ * without a return). Returns whether it was.
+ */
+static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot,
+		      const struct xprobes_urec *r, struct psums *ps)
+{
+	u64 sp = XPROBES_UREC_SP(r->what), e, c, wall, t;
+	u32 n = *np, cookie;
+
+	if (n < 2 || n > CAP - 1)
+		return false;
+	e = buf[n - 1].what - sp;
+	if (e << 16)
+		return false;
+	cookie = (e >> 48) & 0x1fff;
+	if (cookie >= 4096)
+		return false;
+	c = buf[n - 2].what;
+	if ((c >> 61) & 5)		/* a return, or no return: not a caller */
+		return false;
+	if (!(e >> 61)) {		/* a call: its caller above it */
+		if ((c << 16) <= (sp << 16))
+			return false;
+	} else if (e >> 61 != 2 || (c << 16) != (sp << 16)) {
+		return false;		/* a tail call: its caller at its sp */
+	}
+	wall = r->time - buf[n - 1].time;
+	if (wall >> 40)
+		return false;
+	t = slot[n & 1];
+	if (t > wall)
+		t = wall;
+	slot[(n - 1) & 1] = acc[n - 1] + wall;
+	*np = n - 1;
+	ps->calls[cookie]++;
+	ps->wall[cookie] += wall;
+	ps->own[cookie] += wall - t;
+	return true;
+}
+
 int main(int argc, char **argv)
 {
-	static struct xprobes_urec in[CAP], out[CAP];
+	static struct xprobes_urec in[CAP], out[2 * CAP], raw[64 * CAP];
+	static u64 acc[CAP];
 	static struct model ref, fold;
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000, run;
-	u64 records = 0, items = 0, folded = 0, top = 0;
+	u64 records = 0, items = 0, folded = 0, top = 0, summed = 0, charges = 0;
 	char why[256];
 
 	for (run = 0; run < runs; run++) {
 		struct sim s = { .t = 1000 };
 		int maxd = 2 + run % 40, batches = 1 + run % 50, b;
+		bool sums = run & 1;	/* the process sums calls itself */
+		u64 slot[2] = { 0, 0 };
 
 		srandom(run + 1);
 		memset(&ref, 0, sizeof(ref));
 		memset(&fold, 0, sizeof(fold));
 		for (b = 0; b < batches; b++) {
-			u32 n = 0, m, i, j = 0, want = rnd(4) ? 1 + rnd(60) : CAP;
+			u32 n = 0, nraw = 0, m, i, j = 0, want = rnd(4) ? 1 + rnd(60) : CAP;
+			struct psums ps = { { 0 } };
+			unsigned long guard = 0;
 
-			while (n < want)
-				n += step(&s, &in[n], maxd);
-			memcpy(out, in, sizeof(in[0]) * n);
-			m = xp_urec_fold(out, n, &same_clock);
-			if (m > n) {
+			while (n < want && nraw < 64 * CAP && guard++ < 1000000) {
+				struct xprobes_urec r;
+
+				if (!step(&s, &r, maxd))
+					continue;
+				raw[nraw++] = r;
+				if (sums && (r.what & XPROBES_UREC_RET) &&
+				    proc_fold(in, &n, acc, slot, &r, &ps))
+					continue;
+				/* an append: the newest's callees beside it, none yet for this one */
+				acc[n] = slot[n & 1];
+				slot[(n + 1) & 1] = 0;
+				in[n++] = r;
+			}
+			if (sums) {
+				m = xp_urec_fold(in, n, acc, slot[n & 1], out, &same_clock);
+			} else {
+				memcpy(out, in, sizeof(in[0]) * n);
+				m = xp_urec_fold(out, n, NULL, 0, out, &same_clock);
+			}
+			if (m > (sums ? 2 * n : n)) {
 				fprintf(stderr, "run %lu: %u records out of %u\n", run, m, n);
 				return 1;
 			}
-			for (i = 0; i < n; i++)
-				consume(&ref, &in[i]);
+			for (i = 0; i < nraw; i++)
+				consume(&ref, &raw[i]);
 			for (i = 0; i < m; i++) {
 				consume(&fold, &out[i]);
+				if (XPROBES_UREC_IS_CHARGE(out[i].what)) {
+					/* after its entry, which was the last record out */
+					if (!i || (out[i - 1].what & XPROBES_UREC_RET) ||
+					    XPROBES_UREC_SP(out[i - 1].what) != XPROBES_UREC_SP(out[i].what) ||
+					    !sums) {
+						fprintf(stderr, "run %lu batch %d: charge %u follows no entry "
+							"of its sp\n", run, b, i);
+						return 1;
+					}
+					charges++;
+					continue;
+				}
 				if (XPROBES_UREC_IS_CALL(out[i].what)) {
 					u64 wall = XPROBES_UREC_WALL(out[i].time);
 
@@ -279,8 +365,18 @@ int main(int argc, char **argv)
 				}
 				j++;
 			}
+			/* the process's sums, as xprobectl adds them */
+			for (i = 0; i < NF; i++) {
+				fold.calls[i] += ps.calls[i];
+				fold.wall[i] += ps.wall[i];
+				fold.excl[i] += ps.own[i];
+				fold.entries += ps.calls[i];
+				fold.returns += ps.calls[i];
+				summed += ps.calls[i];
+			}
 			if (!same(&ref, &fold, why, sizeof(why))) {
-				fprintf(stderr, "run %lu batch %d (%u records): %s\n", run, b, n, why);
+				fprintf(stderr, "run %lu batch %d (%u records, %u raw, sums %d): %s\n", run, b,
+					n, nraw, sums, why);
 				return 1;
 			}
 			for (i = 0; i < NF; i++)
@@ -289,12 +385,14 @@ int main(int argc, char **argv)
 						run, b, i);
 					return 1;
 				}
-			records += n;
+			records += nraw;
 			items += m;
 		}
 	}
-	printf("%lu runs, %llu records: %llu after folding (%llu calls folded, %llu of them top), "
-	       "accounting identical\n", runs, (unsigned long long)records, (unsigned long long)items,
+	printf("%lu runs, %llu records: %llu after summing and folding (%llu calls summed by the "
+	       "process, %llu charges; %llu calls folded, %llu of them top), accounting identical\n",
+	       runs, (unsigned long long)records, (unsigned long long)items,
+	       (unsigned long long)summed, (unsigned long long)charges,
 	       (unsigned long long)folded, (unsigned long long)top);
 	return 0;
 }

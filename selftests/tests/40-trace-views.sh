@@ -1,6 +1,7 @@
 # trace (views mode), sleep scenario: every number of the report against the
 # workload's own measurements: calls, wall, ON+OFF = wall, the sleep cause,
 # exclusive vs inclusive for nested functions, untraced functions absent.
+# Then calls the process sums itself (XPROBES_F_SUMS), read after it exited.
 . /xp/selftests/tests/lib.sh
 nullblk_setup 2
 XW_N=8 trace_scenario /tmp/s sleep
@@ -71,3 +72,25 @@ fi
 # try_to_wake_up) name it; check-debug runs this under lockdep and KASAN.
 trace_scenario /tmp/w net -W
 check_waker /tmp/w.json xw_delay thread xw_reply /tmp/w.err
+
+# Sums: nestloop's short nested calls return while their caller's entry is
+# still in the records buffer, so the process sums most of nl_mid's and
+# nl_leaf's calls itself; it exits before the report, whose figures then
+# come from the sums the module kept for us. Every count is exact, and
+# nl_outer's own time is its wall less nl_mid's (charged to its frame).
+NL=$(scaled 20000 100)
+xprobectl trace --json -f 'nl_*' -- nestloop $NL > /tmp/nl.json 2> /tmp/nl.err ||
+	fail "trace -- nestloop: $(tail -n 3 /tmp/nl.err)"
+note "$(grep '^xprobectl: tracing' /tmp/nl.err); summed $(jsonq /tmp/nl.json counters.calls_summed), records $(jsonq /tmp/nl.json counters.records)"
+for f in nl_outer nl_mid nl_leaf; do
+	assert_eq "$f calls (sums read after the exit)" $NL "$(fn /tmp/nl.json $f calls)"
+	check_balance /tmp/nl.json $f
+done
+assert_ge "calls nestloop summed itself" "$(jsonq /tmp/nl.json counters.calls_summed)" $NL
+assert_eq "unmatched returns (nestloop)" 0 "$(jsonq /tmp/nl.json counters.unmatched)"
+mid=$(fn /tmp/nl.json nl_mid wall_ns)
+assert_within "nl_outer self + nl_mid = nl_outer wall" 1 \
+	$(($(fn /tmp/nl.json nl_outer self.wall_ns) + mid)) $(fn /tmp/nl.json nl_outer wall_ns)
+assert_within "nl_mid self + nl_leaf = nl_mid wall" 1 \
+	$(($(fn /tmp/nl.json nl_mid self.wall_ns) + $(fn /tmp/nl.json nl_leaf wall_ns))) $mid
+assert_eq "nl_leaf self = inclusive" $(fn /tmp/nl.json nl_leaf wall_ns) $(fn /tmp/nl.json nl_leaf self.wall_ns)

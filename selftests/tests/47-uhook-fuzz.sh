@@ -23,11 +23,13 @@ note "seed $SEED, $N rounds"
 fts=finish_task_switch.isra.0
 grep -q " $fts\$" /proc/kallsyms || fts=finish_task_switch
 
-# hooked PID: a view with the records hand-over hooks, records and events
+# hooked PID [FLAGS]: a view with the records hand-over hooks (with FLAGS:
+# uhfuzz's own process folds and sums calls itself, and scribbles over the
+# counts, slots and sums the kernel reads back), records and events
 hooked() {
 	xprobectl view add $1 > /dev/null || fail "view add $1"
 	for k in switch_mm_irqs_off $fts do_exit; do
-		xprobectl hook add --records $1 $k > /dev/null || fail "hook add --records $k"
+		xprobectl hook add --records ${2:-} $1 $k > /dev/null || fail "hook add --records ${2:-} $k"
 	done
 	xprobectl uhook add --records --returns --cookie 1 $1 uf_add > /dev/null ||
 		fail "uhook add --records uf_add"
@@ -40,7 +42,7 @@ wait_for /tmp/uf.out '^ready' "uhfuzz did not start"
 uhfuzz -w -f /tmp/ufw.entries -s $((SEED + 1)) -n $N > /tmp/ufw.out 2>&1 &
 W=$!
 wait_for /tmp/ufw.out '^ready' "uhfuzz -w did not start"
-hooked $P
+hooked $P "--calls --sums"
 hooked $W
 xprobectl uhook list $W | awk 'NR > 1 { print $4 }' > /tmp/ufw.entries
 kill -HUP $P $W

@@ -26,6 +26,12 @@
 # added 53 s here in CI, on make check's longest path: the seal with
 # threads inside the trampolines runs in 49 on every kernel, and under
 # PREEMPT_RT and lockdep.)
+# And sums in the process (issue 41): trace of nestloop's three nested
+# functions, whose returns fold and sum themselves in an rseq critical
+# section (module/urec_tmpl.S) that must restart right wherever the thread
+# is preempted, migrated or signalled, runs its rounds once one instruction
+# per block is on: every call is counted, and the outer function's own
+# time is its wall less its callee's.
 . /xp/selftests/tests/lib.sh
 grep -q 'xp\.singlestep=1' /proc/cmdline || skip "needs a VM started with run-vm.sh --singlestep"
 [ "$(nproc)" -ge 2 ] || skip "needs two CPUs"
@@ -63,11 +69,17 @@ SECCOMPW_NO_TAKEOVER=1 /xp/bin/seccompw_static seccomp 0 /tmp/pre-sc.go /tmp/pre
 S=$!
 pids="$M0 $M1"
 cleanup() {
-	kill $pids $U $S 2> /dev/null
-	wait $pids $U $S 2> /dev/null
+	kill $pids $U $S $NLT 2> /dev/null
+	wait $pids $U $S $NLT 2> /dev/null
 	rmmod xp_spin 2> /dev/null
 	restore
 }
+
+NLN=2000
+rm -f /tmp/pre-nl.go
+xprobectl trace --json -f 'nl_*' -- nestloop $NLN /tmp/pre-nl.go > /tmp/pre-nl.json 2> /tmp/pre-nl.err &
+NLT=$!
+wait_for /tmp/pre-nl.err '^xprobectl: tracing' "trace -- nestloop did not attach" 600
 
 wait_exec $S /xp/bin/seccompw_static
 xprobectl view add $M0 > /dev/null && xprobectl view add $M1 > /dev/null &&
@@ -153,6 +165,7 @@ t_slow=$(spin_cs)
 w=$(($(cs) - w))
 note "a busy loop took $t_fast cs of CPU, then $t_slow cs ($w cs of wall) one instruction per block"
 touch /tmp/pre-sc.go	# seccompw's filter, and the seal before it
+touch /tmp/pre-nl.go	# nestloop's rounds
 # Guest time runs as the host's: the phase ends SECS seconds after the switch.
 left=$((SECS - 1 - w / 100))
 [ $left -le 0 ] || sleep $left
@@ -170,6 +183,8 @@ wait $U
 urc=$?
 wait $S
 src=$?
+wait $NLT
+nlrc=$?
 cleanup
 
 [ $t_slow -ge $((2 * (t_fast + 1))) ] ||
@@ -198,3 +213,14 @@ assert_eq "seccompw, sealed one instruction per block: what it wrote" "$(cat /tm
 assert_match "seccompw, sealed: its trampolines' system calls, as it read them after its filter" \
 	"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/pre-sc.t.a 2> /dev/null)"
 assert_match "uhtarget's count" '^ok calls=' "$(tail -n 1 /tmp/pre-uh.out)"
+assert_eq "trace -- nestloop, one instruction per block: its exit status" 0 "$nlrc"
+note "nestloop: $(grep -c . /tmp/pre-nl.err) lines from trace; summed $(jsonq /tmp/pre-nl.json counters.calls_summed), switches $(jsonq /tmp/pre-nl.json counters.switch_out)"
+for f in nl_outer nl_mid nl_leaf; do
+	assert_eq "$f calls, summed one instruction per block" $NLN "$(fn /tmp/pre-nl.json $f calls)"
+done
+assert_eq "nestloop: unmatched returns" 0 "$(jsonq /tmp/pre-nl.json counters.unmatched)"
+assert_eq "nestloop: abandoned calls" 0 "$(jsonq /tmp/pre-nl.json counters.abandoned)"
+assert_ge "calls nestloop summed itself" "$(jsonq /tmp/pre-nl.json counters.calls_summed)" 1
+assert_within "nl_outer self + nl_mid = nl_outer wall, one instruction per block" 1 \
+	$(($(fn /tmp/pre-nl.json nl_outer self.wall_ns) + $(fn /tmp/pre-nl.json nl_mid wall_ns))) \
+	$(fn /tmp/pre-nl.json nl_outer wall_ns)

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: urec_fold.c (included at its end under XPROBES_KUNIT; moved out of
+ * kunit.c). The fold's rules on small hand-overs: nesting, the clock,
+ * giving up open entries, and the charges of sums.
+ * selftests/host/fold-check.c checks it against a replay on random
+ * streams, with the process's own sums modelled.
+ */
+#include <kunit/test.h>
+
+#define UE(c, sp)	((u64)(c) << 48 | (sp))	/* an entry */
+#define UR(sp)		(XPROBES_UREC_RET | (sp))	/* a return */
+
+/* Times as they are: a clock at the end of time, one TSC cycle a nanosecond. */
+static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL << 32 };
+
+/*
+ * The fold turns TSC readings into nanoseconds as it reads: every record,
+ * a call's duration from both. A TSC at half speed (mult 1/2), the clock at
+ * TSC 200 = 1000 ns; a reading after the clock's is the clock's time.
+ */
+static void fold_converts(struct kunit *test)
+{
+	struct xprobes_urec r[] = {
+		{ 100, UE(1, 0x100) }, { 140, UR(0x100) }, { 160, UE(2, 0x100) }, { 250, UR(0x200) },
+	};
+	const struct xp_urec_clock half = { 200, 1000, 1ULL << 31 };
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r), NULL, 0, r, &half), 3u);
+	KUNIT_EXPECT_TRUE(test, XPROBES_UREC_IS_CALL(r[0].what));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[0].time), 20ull);	/* 970 - 950 */
+	KUNIT_EXPECT_EQ(test, r[1].time, 980ull);
+	KUNIT_EXPECT_EQ(test, r[2].time, 1000ull);
+}
+
+/* Plain nesting: every call folds, in its entry's place; the rest stays. */
+static void fold_nested(struct kunit *test)
+{
+	struct xprobes_urec r[] = {
+		{ 10, UE(1, 0x100) }, { 20, UE(2, 0xf0) }, { 30, UR(0xf0) },
+		{ 40, UE(3, 0xf0) }, { 45, UR(0xf0) }, { 60, UR(0x100) }, { 70, UE(4, 0x100) },
+	};
+	u64 call = XPROBES_UREC_CALL;
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r), NULL, 0, r, &same_clock), 4u);
+	KUNIT_EXPECT_EQ(test, r[0].what, call | XPROBES_UREC_TOP | UE(1, 0x100));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[0].time), 50ull);
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_LOG2(r[0].time), 5ull);	/* 32 <= 50 < 64 */
+	KUNIT_EXPECT_EQ(test, r[0].time & XPROBES_UREC_CALL_TAIL, 0ull);
+	/* callees: not top, their caller's cookie 1 at level 1 */
+	KUNIT_EXPECT_EQ(test, r[1].what, call | UE(2, 0xf0));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[1].time), 10ull);
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_LOG2(r[1].time), 3ull);
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_CALLER(r[1].time), 1ull);
+	KUNIT_EXPECT_EQ(test, r[2].what, call | UE(3, 0xf0));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[2].time), 5ull);
+	KUNIT_EXPECT_EQ(test, r[3].what, UE(4, 0x100));
+	KUNIT_EXPECT_EQ(test, r[3].time, 70ull);
+}
+
+/* A return of an earlier batch's call: the open entry stays, its callee becomes top. */
+static void fold_unfolds(struct kunit *test)
+{
+	struct xprobes_urec r[] = {
+		{ 0, UE(1, 0x100) }, { 5, UE(2, 0xf0) }, { 8, UR(0xf0) },
+		{ 20, UR(0x200) | XPROBES_UREC_NORET }, { 30, UE(3, 0x200) | XPROBES_UREC_TAIL },
+	};
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(r, ARRAY_SIZE(r), NULL, 0, r, &same_clock), 4u);
+	KUNIT_EXPECT_EQ(test, r[0].what, UE(1, 0x100));
+	KUNIT_EXPECT_EQ(test, r[1].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(2, 0xf0));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(r[1].time), 3ull);
+	/* a return passed on is a return and nothing else: never a call */
+	KUNIT_EXPECT_EQ(test, r[2].what, UR(0x200));
+	KUNIT_EXPECT_EQ(test, r[3].what, UE(3, 0x200) | XPROBES_UREC_TAIL);
+}
+
+/*
+ * Sums (XPROBES_F_SUMS): an entry whose callees the process summed itself
+ * is followed by a charge of their time, in nanoseconds, and keeps its
+ * frame: its return gives up the open entries, whose folded callees
+ * become top. An entry without any folds as before.
+ */
+static void fold_charges(struct kunit *test)
+{
+	const struct xprobes_urec in[] = {
+		{ 10, UE(1, 0x100) }, { 20, UE(2, 0xf0) }, { 40, UR(0xf0) }, { 50, UE(3, 0xf0) },
+		{ 52, UE(4, 0xe0) }, { 55, UR(0xe0) },
+	};
+	/* beside each record the callees' cycles of the one before (acc[0]: none's) */
+	const u64 acc[] = { 99, 0, 7, 0, 6, 0 };
+	const struct xp_urec_clock half = { 1000, 1000, 1ULL << 31 };
+	struct xprobes_urec out[2 * ARRAY_SIZE(in)];
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(in, ARRAY_SIZE(in), acc, 5, out, &same_clock), 7u);
+	KUNIT_EXPECT_EQ(test, out[0].what, UE(1, 0x100));	/* given up at E2's return */
+	KUNIT_EXPECT_EQ(test, out[1].what, UE(2, 0xf0));
+	KUNIT_EXPECT_EQ(test, out[2].what, XPROBES_UREC_CHARGE | 0xf0);
+	KUNIT_EXPECT_EQ(test, out[2].time, 7ull);
+	KUNIT_EXPECT_TRUE(test, XPROBES_UREC_IS_CHARGE(out[2].what));
+	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_CALL(out[2].what));
+	KUNIT_EXPECT_EQ(test, out[3].what, UR(0xf0));		/* a return, not a call */
+	KUNIT_EXPECT_EQ(test, out[4].what, UE(3, 0xf0));
+	KUNIT_EXPECT_EQ(test, out[5].what, XPROBES_UREC_CHARGE | 0xf0);
+	KUNIT_EXPECT_EQ(test, out[5].time, 6ull);
+	/* E4 folds under E3, which stays open with a charge: top (charged to E3's frame) */
+	KUNIT_EXPECT_EQ(test, out[6].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(4, 0xe0));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(out[6].time), 3ull);
+	/* the newest record's figure is the header's (top): here the return's, unused */
+	/* a charge is a span: the clock's ratio alone (half: 6 cycles, 3 ns) */
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(in + 3, 1, acc + 3, 6, out, &half), 2u);
+	KUNIT_EXPECT_EQ(test, out[0].time, 525ull);		/* 1000 - (1000 - 50) / 2 */
+	KUNIT_EXPECT_EQ(test, out[1].what, XPROBES_UREC_CHARGE | 0xf0);
+	KUNIT_EXPECT_EQ(test, out[1].time, 3ull);
+	/* no call record reads as a charge */
+	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_CHARGE(XPROBES_UREC_CALL | XPROBES_UREC_TOP));
+	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_CHARGE(XPROBES_UREC_CALL));
+}
+
+static struct kunit_case fold_cases[] = {
+	KUNIT_CASE(fold_nested),
+	KUNIT_CASE(fold_converts),
+	KUNIT_CASE(fold_unfolds),
+	KUNIT_CASE(fold_charges),
+	{}
+};
+
+static struct kunit_suite fold_suite = {
+	.name = "xprobes_urec_fold",
+	.test_cases = fold_cases,
+};
+
+kunit_test_suites(&fold_suite);
