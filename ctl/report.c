@@ -147,6 +147,8 @@ static uint64_t usums_collect(struct tsession *s, struct func_stats *sum)
 	for (i = -1; i < s->ncg_roots; i++) {
 		pid_t pid = i < 0 ? s->pid : s->cg_roots[i];
 
+		if (i >= 0 && pid == s->pid)
+			continue;	/* --cgroup lists the target among its roots */
 		w.next = 0;
 		while (w.next < XPROBES_USUM_FUNCS) {
 			struct nl_msg *msg = xp_nl_msg(s->nl, XPROBES_CMD_UREC_SUMS, 0);

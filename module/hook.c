@@ -482,6 +482,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	const char *why;
 	struct xp_tpage *t;
 	u8 *copy, *func = NULL, role = 0;
+	bool set;
 	u32 off;
 	int err;
 
@@ -492,8 +493,14 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 		role = urec_role(sym, offp, flags, extack);
 		if (!role)
 			return ERR_PTR(-EINVAL);
-		/* One consumer reads the view's records: one layout for them. */
-		if (v->urec_roles && v->urec_calls != !!(flags & XPROBES_F_CALLS)) {
+		/*
+		 * One consumer reads the view's records: one layout for them,
+		 * for as long as the process has its buffers (their routines
+		 * were written for it, sums or not), not only while hooks hand
+		 * them over.
+		 */
+		set = v->urec_roles || v->urec;
+		if (set && v->urec_calls != !!(flags & XPROBES_F_CALLS)) {
 			if (v->urec_calls)
 				NL_SET_ERR_MSG(extack, "this view's records are handed over with calls "
 					       "folded: add all its hooks that hand them over with "
@@ -508,7 +515,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 			NL_SET_ERR_MSG(extack, "sums in the process need the calls flag too");
 			return ERR_PTR(-EINVAL);
 		}
-		if (v->urec_roles && v->urec_sums != !!(flags & XPROBES_F_SUMS)) {
+		if (set && v->urec_sums != !!(flags & XPROBES_F_SUMS)) {
 			if (v->urec_sums)
 				NL_SET_ERR_MSG(extack, "this view's process sums calls itself: add "
 					       "all its hooks that hand records over with the "
@@ -689,7 +696,7 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	}
 	hash_add_rcu(v->hooks, &h->hnode, addr);
 	list_add_tail(&h->vnode, &v->hook_list);
-	if (h->urec_role && !v->urec_roles) {
+	if (h->urec_role && !v->urec_roles && !v->urec) {
 		WRITE_ONCE(v->urec_calls, !!(flags & XPROBES_F_CALLS));
 		WRITE_ONCE(v->urec_sums, !!(flags & XPROBES_F_SUMS));
 	}

@@ -528,9 +528,10 @@ void xp_urec_sums_release(u32 portid, bool any)
 }
 
 /*
- * UREC_SUMS: the sums of process @nr (the caller's pid namespace) as its
- * view has them, or as they were kept for socket @sk (the view's owner;
- * a port id may be another socket's by then) when it ended,
+ * UREC_SUMS: the sums of process @nr (the caller's pid namespace) as they
+ * were kept for socket @sk (the view's owner; a port id may be another
+ * socket's by then) when its view ended, or as its view has them (a view
+ * @sk owns, or a persistent one),
  * for the cookies from *@from on: up to @max functions with calls into
  * @out; *@from becomes where to go on (XP_USUM_FUNCS: done). Returns how
  * many, or -ENOENT. The process may write there at any time: a snapshot
@@ -544,15 +545,17 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 	u32 c, n = 0;
 
 	lockdep_assert_held(&xp_views_lock);
-	list_for_each_entry(v, &xp_views, node)
-		if (v->urec && v->urec_sums && pid_vnr(v->root) == nr) {
-			rb = v->urec;
-			break;
-		}
+	/* ours, kept, first: the number may be another process's by now */
+	list_for_each_entry(k, &urecsums_kept, node)
+		if (k->owner_sk == sk && pid_vnr(k->root) == nr)
+			rb = k->rb;
 	if (!rb)
-		list_for_each_entry(k, &urecsums_kept, node)
-			if (k->owner_sk == sk && pid_vnr(k->root) == nr)
-				rb = k->rb;
+		list_for_each_entry(v, &xp_views, node)
+			if (v->urec && v->urec_sums && pid_vnr(v->root) == nr &&
+			    (!v->owner || v->owner_sk == sk)) {
+				rb = v->urec;
+				break;
+			}
 	if (!rb)
 		return -ENOENT;
 	for (c = *from; c < XP_USUM_FUNCS && n < max; c++) {
@@ -582,9 +585,12 @@ static int urec_out_make(void)
 	if (urec_out_made)
 		return 0;
 	for_each_possible_cpu(cpu) {
-		void *p = kvmalloc_node(2 * XP_UREC_CAP * sizeof(struct xprobes_urec), GFP_KERNEL,
-					cpu_to_node(cpu));
+		void *p;
 
+		if (per_cpu(urec_out, cpu))
+			continue;	/* made by a try that failed further on */
+		p = kvmalloc_node(2 * XP_UREC_CAP * sizeof(struct xprobes_urec), GFP_KERNEL,
+				  cpu_to_node(cpu));
 		if (!p)
 			return -ENOMEM;	/* those made stay for the next try */
 		per_cpu(urec_out, cpu) = p;
@@ -671,7 +677,8 @@ static void urec_hand_one(struct task_struct *t, u64 what)
 	u64 tsc;
 
 	r.time = urec_clock_now(&tsc);
-	r.what = what;
+	/* the process's rsi: a return is a return and nothing else (no call, no charge) */
+	r.what = what & XPROBES_UREC_RET ? XPROBES_UREC_RET | XPROBES_UREC_SP(what) : what;
 	trace_xprobes_urecs(task_pid_nr(t), &r, 1, task_tgid_nr(t), r.time, r.what, 0, 0, 0, 0,
 			    0, 0);
 }

@@ -35,7 +35,7 @@ static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL <<
 
 #define NF	8
 #define MAXD	256
-#define CAP	1020
+#define CAP	680		/* XP_UREC_CAP: 16 KiB a CPU, 24 bytes a record */
 
 struct frame { u64 sp, t0, child; u32 cookie; };
 

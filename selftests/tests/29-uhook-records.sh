@@ -29,7 +29,8 @@
 # over take it all or none (refused, saying why); each call of a function
 # hooked with returns is then one record, or its entry and return where a
 # hand-over fell between them; uhtarget's functions are leaves, so every
-# folded call is "top"; entries without returns stay entries. (g) An events
+# folded call is "top"; entries without returns stay entries; a hand-over
+# hook with sums (--sums) beside them is refused. (g) An events
 # hook with returns in the same process as records hooks with returns: both
 # kinds count every call and return, and every result is right.
 . /xp/selftests/tests/lib.sh
@@ -200,6 +201,13 @@ assert_ge "folded calls took time" "$(field "$c" call_ns)" 1
 assert_eq "no return without its entry (calls)" 0 "$(field "$c" unmatched)"
 assert_eq "no entry left behind (calls)" 0 "$(field "$c" abandoned)"
 assert_eq "no time going back (calls)" 0 "$(field "$c" backwards)"
+# Its routines were written without sums: a hand-over hook with sums is
+# refused beside the others (and they cannot go while it has buffers).
+out=$(xprobectl hook add --records --calls --sums $F try_to_wake_up 2>&1) &&
+	fail "a hand-over hook with sums beside ones without: $out"
+assert_match "hand-over hooks that disagree on --sums are refused, saying why" "without sums" "$out"
+out=$(xprobectl hook add --records --sums $F try_to_wake_up 2>&1) && fail "--sums without --calls: $out"
+assert_match "--sums without --calls is refused" "needs --records --calls" "$out"
 kill $F
 wait $F
 note "ok: $((2 * N)) calls per function as records, every return matched at its sp; with --calls, $folded of $((6 * N2)) folded"
