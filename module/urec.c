@@ -126,6 +126,12 @@ struct xp_urec_hdr {
 	u64 mult;			/* XP_UREC_MULT: cycles to ns for the sums, 0: none */
 };
 
+/* @cpu's buffer in the kernel's view of @rb's mapping. */
+static inline struct xp_urec_hdr *urec_hdr(const struct xp_urecbuf *rb, unsigned int cpu)
+{
+	return rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+}
+
 /* Where in the mapping the sums are, and how big it is. */
 #define URECBUF_SUMS(rb)	((unsigned long)(rb)->nbufs << XP_UREC_BUF_SHIFT)
 #define URECBUF_SIZE(rb)	(URECBUF_SUMS(rb) + (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE)
@@ -625,7 +631,7 @@ void xp_urec_exit(void)
 static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner,
 		       const struct xp_view *v)
 {
-	struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR, *out = r;
 	bool calls = READ_ONCE(v->urec_calls), sums = calls && READ_ONCE(v->urec_sums);
 	u32 i, n = READ_ONCE(hdr->count);
@@ -745,7 +751,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 				struct xp_urec_hdr *hdr;
 
 				/* a later switch would take its count for records */
-				hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+				hdr = urec_hdr(rb, cpu);
 				WRITE_ONCE(hdr->count, 0);
 				rb->forced[cpu] = NULL;
 			}
@@ -778,7 +784,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 				   !(prev->flags & PF_KTHREAD) && rb->owner[cpu] == prev))
 		urec_flush(rb, cpu, prev, h->view);
 	if (t->mm == rb->mm) {
-		struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+		struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 
 		rb->owner[cpu] = t;
 		rb->forced[cpu] = NULL;
@@ -811,7 +817,7 @@ void xp_urec_force(struct xp_view *v)
 	if (cpu >= rb->nbufs)
 		return;
 	urec_flush(rb, cpu, current, v);
-	hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+	hdr = urec_hdr(rb, cpu);
 	WRITE_ONCE(hdr->count, XP_UREC_CAP);
 	rb->forced[cpu] = current;
 }
@@ -1113,7 +1119,7 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
 				urec_hand_one(current, u->si);
 				return;
 			}
-			hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+			hdr = urec_hdr(rb, cpu);
 			rb->forced[cpu] = NULL;
 			WRITE_ONCE(hdr->count, 0);
 			return;
@@ -1186,7 +1192,7 @@ static void urecbuf_sums_on(struct xp_urecbuf *rb)
 	unsigned int cpu;
 
 	for (cpu = 0; cpu < rb->nbufs; cpu++) {
-		struct xp_urec_hdr *hdr = rb->kaddr + ((unsigned long)cpu << XP_UREC_BUF_SHIFT);
+		struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 
 		WRITE_ONCE(hdr->mult, mult);
 	}
