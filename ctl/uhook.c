@@ -74,7 +74,7 @@ static void uhook_usage(FILE *f)
 
 struct uhook_row {
 	uint32_t id, pid, off, flags, cover, ninsn;
-	uint64_t addr, slot, trapped, hits, cookie, rets, ret_missed;
+	uint64_t addr, slot, trapped, hits, cookie, rets, ret_missed, calls_missed;
 };
 
 static void get_row(struct nlattr **tb, struct uhook_row *r)
@@ -93,6 +93,7 @@ static void get_row(struct nlattr **tb, struct uhook_row *r)
 	if (tb[XPROBES_A_COOKIE]) r->cookie = nla_get_u64(tb[XPROBES_A_COOKIE]);
 	if (tb[XPROBES_A_RET_HITS]) r->rets = nla_get_u64(tb[XPROBES_A_RET_HITS]);
 	if (tb[XPROBES_A_RET_MISSED]) r->ret_missed = nla_get_u64(tb[XPROBES_A_RET_MISSED]);
+	if (tb[XPROBES_A_CALLS_MISSED]) r->calls_missed = nla_get_u64(tb[XPROBES_A_CALLS_MISSED]);
 }
 
 static const char *row_kind(const struct uhook_row *r)
@@ -121,6 +122,7 @@ static void json_row(const struct uhook_row *r)
 	json_u64("trapped", r->trapped);
 	json_bool("events", r->flags & XPROBES_UHOOK_EVENTS);
 	json_u64("hits", r->hits);
+	json_u64("hits_missed", r->calls_missed);
 	json_bool("returns", r->flags & XPROBES_UHOOK_RETURNS);
 	json_bool("records", r->flags & XPROBES_UHOOK_RECORDS);
 	json_u64("return_hits", r->rets);
@@ -332,10 +334,16 @@ static int print_row(struct nlattr **tb, void *arg)
 	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  0x%016" PRIx64 "  %-4s %5" PRIu32
 	       "/%-5" PRIu32 " %10" PRIu64 " ", r.id, r.pid, r.addr, r.slot, row_kind(&r),
 	       r.cover, r.ninsn, r.trapped);
-	if (r.flags & XPROBES_UHOOK_EVENTS)
+	if ((r.flags & XPROBES_UHOOK_EVENTS) && r.calls_missed) {
+		char hits[48];
+
+		snprintf(hits, sizeof(hits), "%" PRIu64 "+%" PRIu64, r.hits, r.calls_missed);
+		printf("%12s", hits);
+	} else if (r.flags & XPROBES_UHOOK_EVENTS) {
 		printf("%12" PRIu64, r.hits);
-	else
+	} else {
 		printf("%12s", r.flags & XPROBES_UHOOK_RECORDS ? "rec" : "-");
+	}
 	if ((r.flags & XPROBES_UHOOK_RETURNS) && (r.flags & XPROBES_UHOOK_RECORDS)) {
 		printf(" %12s", "rec");
 	} else if (r.flags & XPROBES_UHOOK_RETURNS) {

@@ -86,6 +86,7 @@ static void __exit xprobes_exit(void)
 	 */
 	xp_useccomp_exit();
 	xp_uhooks_exit();	/* the reaper and the mapping workers are done */
+	xp_ulate_exit();	/* no hook is left to queue a late event */
 	xp_unwind_exit();	/* after the reaper's last areas: their detach works */
 	xp_ucover_exit();	/* no user hook is left */
 	xp_calls_exit();

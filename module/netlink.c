@@ -548,6 +548,8 @@ static int xp_put_uhook(struct sk_buff *msg, struct xp_uhook *h)
 	       nla_put_u64_64bit(msg, XPROBES_A_RET_HITS, xp_uevent_hits(h, true), XPROBES_A_PAD) ||
 	       nla_put_u64_64bit(msg, XPROBES_A_RET_MISSED, atomic64_read(&h->ret_missed),
 				 XPROBES_A_PAD) ||
+	       nla_put_u64_64bit(msg, XPROBES_A_CALLS_MISSED, atomic64_read(&h->calls_missed),
+				 XPROBES_A_PAD) ||
 	       nla_put_u32(msg, XPROBES_A_OFFSET, h->addr - h->func) ||
 	       nla_put_u32(msg, XPROBES_A_COVER, h->cover) ||
 	       nla_put_u32(msg, XPROBES_A_NR_INSNS, h->ninsn) ||

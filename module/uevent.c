@@ -30,8 +30,10 @@
  *
  * Locking: the hash and each view's uevent_hook are changed
  * under xp_views_lock. xp_uevent_fire() runs on a hook's hit path with
- * preemption off, an RCU read-side section; a user hook is freed after a
- * grace period (uhook.c), its fields read here are fixed from its creation.
+ * preemption off, an RCU read-side section, and so does xp_uevent_redo()
+ * from the thread's late work (ulate.c: what the stack did not give
+ * without a fault); a user hook is freed after a grace period (uhook.c),
+ * its fields read here are fixed from its creation.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -220,9 +222,15 @@ out:
 	return idx;
 }
 
-/* At @h's entry: the return address at f->ret becomes a thunk's. */
-static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustub_frame *f)
+/*
+ * At @h's entry: the return address at f->ret becomes a thunk's. A slot
+ * that cannot be written now is written by the thread's late work
+ * (ulate.c), which does only this again.
+ */
+static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustub_frame *f,
+			struct xp_ulate *l)
 {
+	unsigned long slot = u->sp + offsetof(struct ustub_frame, ret);
 	struct xp_uret *b = h->area->uret;
 	unsigned long thunk;
 	int idx = uret_get(b, h, f->ret);
@@ -232,13 +240,13 @@ static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustu
 		return;
 	}
 	thunk = b->code + idx * XP_URET_SIZE;
-	if (copy_to_user_nofault((void __user *)(u->sp + offsetof(struct ustub_frame, ret)),
-				 &thunk, sizeof(thunk)))
+	if (copy_to_user_nofault((void __user *)slot, &thunk, sizeof(thunk)) &&
+	    !xp_ulate_ask(l, XP_ULATE_HIJACK, slot, sizeof(thunk), true))
 		atomic64_inc(&h->ret_missed);
 }
 
 /* The syscall of a return thunk: fire the return of its hook's call. */
-static void uret_fire(struct xp_view *v, struct pt_regs *u)
+static void uret_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
 	unsigned long start = u->ip - XP_USTUB_RET, off;
 	struct ustub_frame f;
@@ -247,6 +255,7 @@ static void uret_fire(struct xp_view *v, struct pt_regs *u)
 	struct xp_uret *b;
 	unsigned int idx;
 
+	l->kind = 0;
 	list_for_each_entry_rcu(b, &xp_urets, node)
 		if (b->mm == current->mm && start - b->code < XP_URET_TABLE)
 			goto found;
@@ -260,8 +269,11 @@ found:
 	h = rcu_dereference_sched(b->ent[idx].hook);
 	if (!h)
 		return;		/* the hook is gone; the thunk still returns */
-	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret)))
+	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret))) {
+		if (!xp_ulate_ask(l, XP_ULATE_RET, u->sp, offsetof(struct ustub_frame, ret), false))
+			atomic64_inc(&h->ret_missed);
 		return;
+	}
 	if (unlikely(READ_ONCE(v->unwinds)))
 		xp_unwind_landed(v, u->sp);
 	this_cpu_inc(h->hits->rets);
@@ -424,47 +436,83 @@ void xp_urets_forget(struct xp_uhook *h)
 }
 
 /*
- * The hit of the view's hook on __x64_sys_ni_syscall(regs): @kregs are the
- * kernel's registers there, the process's are in the first argument.
+ * The event of a hook's stub: @l->kind 0 on the hit path; from the late
+ * work, XP_ULATE_ENTRY (all of it again) or XP_ULATE_HIJACK (its event
+ * fired: the return slot only).
  */
-void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
+static void uentry_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
-	struct pt_regs *u = (struct pt_regs *)kregs->di;
+	bool fire = l->kind != XP_ULATE_HIJACK;
+	unsigned long slot = u->ip - XP_USTUB_RET;
 	struct ustub_frame f;
 	struct stub_regs s;
 	struct xp_uhook *h;
-	unsigned long slot;
 
-	if (u != task_pt_regs(current))
-		return;
-	if (u->orig_ax == XPROBES_UHOOK_RET_NR) {
-		uret_fire(kh->view, u);
-		return;
-	}
-	if (u->orig_ax == XPROBES_UREC_NR) {
-		xp_urec_slow(kh->view, u);
-		return;
-	}
-	if (u->orig_ax != XPROBES_UHOOK_NR)
-		return;		/* another unimplemented syscall */
-	slot = u->ip - XP_USTUB_RET;
+	l->kind = 0;
 	hash_for_each_possible_rcu(xp_uevents, h, enode, slot)
 		if (h->slot == slot && h->mm == current->mm)
 			goto found;
 	return;		/* a deleted hook's stub still running, or a forked child */
 found:
-	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f)))
+	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f))) {
+		if (fire && !xp_ulate_ask(l, XP_ULATE_ENTRY, u->sp, sizeof(f), h->returns))
+			atomic64_inc(&h->calls_missed);
+		else if (!fire && !xp_ulate_ask(l, XP_ULATE_HIJACK, u->sp, sizeof(f), true))
+			atomic64_inc(&h->ret_missed);
 		return;
-	this_cpu_inc(h->hits->calls);
-	enter_regs(u, &f, h->func, &s);
-	trace_xprobes_uhook(h->id, h->cookie, u);
-	leave_regs(u, &s);
-	if (h->unwinder)
-		xp_unwind_start(kh->view, u->sp + offsetof(struct ustub_frame, ret));
-	else if (unlikely(READ_ONCE(kh->view->unwinds)))
-		xp_unwind_landed(kh->view, u->sp);
+	}
+	if (fire) {
+		this_cpu_inc(h->hits->calls);
+		enter_regs(u, &f, h->func, &s);
+		trace_xprobes_uhook(h->id, h->cookie, u);
+		leave_regs(u, &s);
+		if (h->unwinder)
+			xp_unwind_start(v, u->sp + offsetof(struct ustub_frame, ret));
+		else if (unlikely(READ_ONCE(v->unwinds)))
+			xp_unwind_landed(v, u->sp);
+	}
 	if (h->returns)
-		uret_hijack(h, u, &f);
+		uret_hijack(h, u, &f, l);
+}
+
+/* The system call of @u on @v, by its number; @l says what is left to do. */
+static void uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
+{
+	switch (u->orig_ax) {
+	case XPROBES_UHOOK_NR:
+		uentry_fire(v, u, l);
+		break;
+	case XPROBES_UHOOK_RET_NR:
+		uret_fire(v, u, l);
+		break;
+	case XPROBES_UREC_NR:
+		xp_urec_slow(v, u, l);
+		break;
+	default:
+		l->kind = 0;	/* another unimplemented syscall */
+	}
+}
+
+/*
+ * The hit of the view's hook on __x64_sys_ni_syscall(regs): @kregs are the
+ * kernel's registers there, the process's are in the first argument. What
+ * the stack does not give without a fault now is done again by the
+ * thread's late work (ulate.c) before the syscall returns.
+ */
+void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
+{
+	struct pt_regs *u = (struct pt_regs *)kregs->di;
+	struct xp_ulate l = {};
+
+	if (u != task_pt_regs(current))
+		return;
+	uevent_do(kh->view, u, &l);
+}
+
+/* From the late work (ulate.c), preemption off: @l->kind again. */
+void xp_uevent_redo(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
+{
+	uevent_do(v, u, l);
 }
 
 /*

@@ -121,6 +121,7 @@ struct xp_uhook {
 	bool rets_gone;			/* no thunk may name it any more (uevent.c) */
 	bool out;			/* its text is back: the reaper frees it (uhook.c) */
 	atomic64_t ret_missed;		/* calls whose return could not be taken */
+	atomic64_t calls_missed;	/* entries whose event could not fire (ulate.c) */
 	u64 cookie;			/* passed with each event */
 	struct xp_uhits __percpu *hits;	/* events fired (uevent.c), NULL without events */
 	struct task_struct *add_task;	/* during UHOOK_ADD only: the process */
@@ -203,7 +204,8 @@ struct xp_urecbuf *xp_urecbuf_make(struct task_struct *task, struct mm_struct *m
 				   struct netlink_ext_ack *extack);
 void xp_urecbuf_drop(struct xp_urecbuf *rb);
 void xp_urec_stub(u8 *out, struct xp_uarea *a, unsigned long at, u64 cookie, bool returns);
-void xp_urec_slow(struct xp_view *v, struct pt_regs *u);
+struct xp_ulate;
+void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l);
 void xp_urec_block_free(struct xp_uarea *a);
 void xp_urecbuf_free(struct xp_view *v);
 void xp_urec_sums_release(u32 portid, bool any);
@@ -220,6 +222,27 @@ void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *
 		    unsigned long *stored, unsigned long *done);
 
 /* uunwind.c: unwinders read return addresses, not thunks */
+#define XP_UFAULT_TRIES	256	/* pages brought in by one task work at most */
+struct xp_ubudget {
+	unsigned int tries;
+};
+bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b);
+
+/* ulate.c: what a hook's system call could not do on the hit path, done again */
+enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK };
+struct xp_ulate {
+	u8 kind;		/* XP_ULATE_*: what is left to do; 0 done */
+	u8 len;			/* the access that failed: @len bytes at @addr */
+	bool write;
+	bool late;		/* from the task work: the caller tries again */
+	bool last;		/* its last try: a failure counts the event lost */
+	unsigned long addr;
+};
+bool xp_ulate_queue(const struct xp_ulate *l);
+void xp_ulate_exit(void);
+bool xp_ulate_ask(struct xp_ulate *l, u8 kind, unsigned long addr, u8 len, bool write);
+void xp_uevent_redo(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l);
+bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
 int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack);
 void xp_unwinds_free(struct xp_view *v);
 void xp_unwind_start(struct xp_view *v, unsigned long sp);

@@ -1092,13 +1092,14 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
  * syscall handler, uevent.c): rdi 0, this CPU's buffer is full; else rdi is
  * a hooked call's entry sp, whose return address needs a thunk.
  */
-void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
+void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
 	struct xp_urecbuf *rb = READ_ONCE(v->urec);
 	unsigned long ret, thunk;
 	struct xp_urecblk *b;
 	unsigned int cpu;
 
+	l->kind = 0;
 	if (!rb || rb->mm != current->mm)
 		return;		/* a child of fork: it goes on without */
 	if (!u->di) {
@@ -1134,12 +1135,19 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u)
 			goto found;
 	return;
 found:
-	if (copy_from_user_nofault(&ret, (const void __user *)u->di, sizeof(ret)) || !ret ||
-	    ret >= TASK_SIZE_MAX)
+	/*
+	 * A slot out of reach now is done again by the late work (ulate.c);
+	 * given up, the call's return writes nothing, as the routine sees.
+	 */
+	if (copy_from_user_nofault(&ret, (const void __user *)u->di, sizeof(ret))) {
+		xp_ulate_ask(l, XP_ULATE_THUNK, u->di, sizeof(ret), true);
+		return;
+	}
+	if (!ret || ret >= TASK_SIZE_MAX)
 		return;
 	thunk = thunk_get(b, ret);
-	if (thunk)
-		copy_to_user_nofault((void __user *)u->di, &thunk, sizeof(thunk));
+	if (thunk && copy_to_user_nofault((void __user *)u->di, &thunk, sizeof(thunk)))
+		xp_ulate_ask(l, XP_ULATE_THUNK, u->di, sizeof(thunk), true);
 }
 
 /* Where @mm's record thunks are: up to @max ranges [lo, hi). Under rcu_read_lock(). */

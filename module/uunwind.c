@@ -89,7 +89,6 @@
 #define XP_UNWIND_SCAN		(64UL << 20)	/* bytes of stack read at most */
 #define UNWIND_CHUNK		32		/* words read at a time */
 #define THUNK_CHAIN		8		/* thunks of tail calls, nested */
-#define FAULT_TRIES		256		/* pages brought in by one work at most */
 
 enum { UNWIND_RESTORE = 1, UNWIND_REARM = 2 };
 
@@ -360,18 +359,14 @@ void xp_unwind_exit_task(struct xp_view *v)
  * serves), and module exit waits for running works. So accesses do not
  * fault (the _nofault copies), and a page not in is brought in with
  * FOLL_NOWAIT (I/O started, nothing waited for), then tried again a jiffy
- * later, FAULT_TRIES times per work at most. A fatal signal ends it.
+ * later, XP_UFAULT_TRIES times per work at most. A fatal signal ends it.
  */
-struct ubudget {
-	unsigned int tries;
-};
-
-static bool ufault(unsigned long addr, size_t len, bool write, struct ubudget *b)
+bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b)
 {
 	unsigned long first = addr & PAGE_MASK, npages;
 	long n;
 
-	if (b->tries >= FAULT_TRIES || fatal_signal_pending(current))
+	if (b->tries >= XP_UFAULT_TRIES || fatal_signal_pending(current))
 		return false;
 	b->tries++;
 	npages = (PAGE_ALIGN(addr + len) - first) >> PAGE_SHIFT;
@@ -383,18 +378,18 @@ static bool ufault(unsigned long addr, size_t len, bool write, struct ubudget *b
 	return true;
 }
 
-static int uread(void *buf, unsigned long addr, size_t len, struct ubudget *b)
+static int uread(void *buf, unsigned long addr, size_t len, struct xp_ubudget *b)
 {
 	while (copy_from_user_nofault(buf, (const void __user *)addr, len))
-		if (!ufault(addr, len, false, b))
+		if (!xp_ufault(addr, len, false, b))
 			return -EFAULT;
 	return 0;
 }
 
-static int uwrite(unsigned long addr, unsigned long val, struct ubudget *b)
+static int uwrite(unsigned long addr, unsigned long val, struct xp_ubudget *b)
 {
 	while (copy_to_user_nofault((void __user *)addr, &val, sizeof(val)))
-		if (!ufault(addr, sizeof(val), true, b))
+		if (!xp_ufault(addr, sizeof(val), true, b))
 			return -EFAULT;
 	return 0;
 }
@@ -521,7 +516,7 @@ static void unwind_restore(struct xp_unwind *s)
 	struct xp_unwound hit[UNWIND_CHUNK];
 	unsigned long buf[UNWIND_CHUNK];
 	unsigned long sp = s->unwind_sp & ~7UL, end, addr, tramp = 0;
-	struct ubudget b = {};
+	struct xp_ubudget b = {};
 	struct thunk_ranges r = {};
 	unsigned int i, nhit, words;
 
@@ -573,7 +568,7 @@ static void unwind_restore(struct xp_unwind *s)
 /* Step 2: the slots of frames still there, as written, get their thunks again. */
 static void unwind_rearm(struct xp_unwind *s)
 {
-	struct ubudget b = {};
+	struct xp_ubudget b = {};
 	unsigned long cur;
 	unsigned int i;
 	bool live;
@@ -818,7 +813,7 @@ static unsigned long map_target(const struct xp_unwind_map *m, unsigned long w)
  * stores them: their values are the thread's).
  */
 static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
-			  struct ubudget *b)
+			  struct xp_ubudget *b)
 {
 	unsigned long start, saved, stored, done, sp = regs->sp;
 	unsigned int i;
@@ -849,7 +844,7 @@ static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
  * its own registers and stack.
  */
 static void detach_syscall(const struct xp_unwind_map *m, struct pt_regs *regs,
-			   struct ubudget *b)
+			   struct xp_ubudget *b)
 {
 	unsigned long ip = regs->ip, ax = regs->ax, push[3];
 	unsigned int i, n = 0, step;
@@ -898,7 +893,7 @@ static void detach_restore(const struct xp_unwind_map *m)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	unsigned long buf[UNWIND_CHUNK], sp, end, addr, t;
-	struct ubudget b = {};
+	struct xp_ubudget b = {};
 	unsigned int i, words;
 
 	detach_window(m, regs, &b);
@@ -1034,6 +1029,12 @@ void xp_unwinds_detach(struct xp_view *v)
 	lockdep_assert_held(&xp_views_lock);
 	if (set)
 		WRITE_ONCE(set->detached, true);
+}
+
+/* task_work_cancel(), which the kernel does not export; false without it. */
+bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb)
+{
+	return task_work_cancel_p && task_work_cancel_p(t, cb);
 }
 
 void xp_unwind_init(void)

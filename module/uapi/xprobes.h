@@ -132,6 +132,7 @@ enum xprobes_attr {
 	XPROBES_A_MOD_ENDED,		/* u64: hooks taken out with their module */
 	XPROBES_A_MOD_OFF,		/* string: why module text cannot be hooked */
 	XPROBES_A_USUMS,		/* binary: struct xprobes_usum[] (UREC_SUMS) */
+	XPROBES_A_CALLS_MISSED,		/* u64: calls of a user hook whose entry fires nothing */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

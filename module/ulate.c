@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Late events: what a user hook's system call could not read or write on
+ * the hit path (docs/userhooks.md, "Late events").
+ *
+ * The handlers of the hooks' system calls (uevent.c: an entry, a return;
+ * urec.c: a return address that needs a thunk) run on the hit path of the
+ * view's hook on __x64_sys_ni_syscall, preemption off, and touch the
+ * thread's stack without faulting: the stub's pushed registers, the return
+ * address, the slot a thunk goes into. The thread wrote those words just
+ * before its syscall, yet their page may be out for a moment all the same:
+ * khugepaged collapsing the range into a huge page (its entries cleared
+ * while it copies), migration, reclaim, a fork's copy-on-write for a
+ * write. Until 2026-12-01 such an event was dropped: a Go program traced
+ * whole lost one call of 120040 in CI (selftest 49), and a thread whose
+ * stack is collapsed under it (stackzap, selftest 49) lost about one call
+ * in a thousand with events.
+ *
+ * Now the handler asks for the event again (struct xp_ulate: what is left
+ * to do, and the access that failed) and the thread runs it from task work
+ * before the system call returns to the stub: the work brings the page in
+ * (xp_ufault(), uunwind.c: never waiting for one without bound, which
+ * module exit relies on), then runs the handler again, preemption off, as
+ * the hit path would have (xp_uevent_redo()), the process's registers
+ * still the syscall's: task work runs before a signal's frame is made
+ * (get_signal() runs it first), and nothing else changes them. It tries
+ * again while pages come in, XP_ULATE_TRIES of them at most; then the
+ * event is counted lost on its hook (calls_missed, ret_missed). An entry
+ * whose event fired but whose return address could not become a thunk's
+ * does only that again (XP_ULATE_HIJACK): no event fires twice.
+ *
+ * The works come from a pool (XP_ULATE_N, a bitmap): the hit path may not
+ * allocate (PREEMPT_RT's allocator sleeps). A thread has at most one (one
+ * system call at a time), a process XP_ULATE_PER_MM (a thread can only be
+ * in that window between its push and the handler's read when a page goes
+ * out: a few per process, one per CPU it runs on), and each runs
+ * XP_ULATE_TRIES jiffies at most, so a process that keeps its own stack
+ * out on purpose cannot take the pool from the others. Past that, or with
+ * the pool empty, the event is lost, counted.
+ *
+ * Module exit, once no hook is left: works of threads that have not run
+ * since (stopped by a debugger at the syscall's exit) are cancelled, and
+ * those running are waited for (each runs a bounded time).
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/bitmap.h>
+#include <linux/delay.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
+#include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
+#include <linux/task_work.h>
+#include "xprobes.h"
+#include "compat.h"
+#include "fire.h"
+#include "uhook.h"
+
+#define XP_ULATE_N	64
+#define XP_ULATE_PER_MM	8	/* a process's share of the pool */
+#define XP_ULATE_TRIES	32	/* pages a work brings in at most */
+
+struct ulate_work {
+	struct callback_head work;
+	struct task_struct *task;	/* held, for module exit's cancel */
+	struct mm_struct *mm;		/* its process's: a key only */
+	struct xp_ulate what;
+};
+
+static struct ulate_work ulate_pool[XP_ULATE_N];
+static DECLARE_BITMAP(ulate_busy, XP_ULATE_N);
+static DEFINE_RAW_SPINLOCK(ulate_lock);	/* a work's end against exit's cancel */
+static bool ulate_exiting;
+
+static void ulate_free(struct ulate_work *w)
+{
+	struct task_struct *t = w->task;
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ulate_lock, flags);
+	WRITE_ONCE(w->mm, NULL);
+	clear_bit_unlock(w - ulate_pool, ulate_busy);
+	raw_spin_unlock_irqrestore(&ulate_lock, flags);
+	put_task_struct(t);
+}
+
+static void ulate_work(struct callback_head *cb)
+{
+	struct ulate_work *w = container_of(cb, struct ulate_work, work);
+	struct pt_regs *u = task_pt_regs(current);
+	struct xp_ulate l = w->what;
+	/* the stub's words span two pages at most: a short budget */
+	struct xp_ubudget b = { .tries = XP_UFAULT_TRIES - XP_ULATE_TRIES };
+	struct xp_view *v;
+
+	l.late = true;
+	while (l.kind && !(current->flags & PF_EXITING)) {
+		/* the last try counts the event lost on its hook */
+		l.last = !xp_ufault(l.addr, l.len, l.write, &b);
+		preempt_disable();
+		if (!__this_cpu_read(xp_dispatching)) {
+			__this_cpu_write(xp_dispatching, 1);
+			v = xp_view_of_mm(current->mm);
+			if (v)
+				xp_uevent_redo(v, u, &l);
+			else
+				l.kind = 0;	/* the view is gone, with its hooks */
+			__this_cpu_write(xp_dispatching, 0);
+		}
+		preempt_enable();
+		if (l.last)
+			break;
+	}
+	ulate_free(w);
+}
+
+/*
+ * On the hit path (preemption off): the thread does @l again before its
+ * system call returns. False when it cannot (no work free, the thread
+ * exits, module exit): the caller counts the event lost.
+ */
+bool xp_ulate_queue(const struct xp_ulate *l)
+{
+	unsigned int i, mine = 0;
+	struct ulate_work *w;
+
+	if (READ_ONCE(ulate_exiting) || (current->flags & (PF_EXITING | PF_KTHREAD)))
+		return false;
+	/*
+	 * A process that keeps its stack out on purpose (a userfaultfd, its
+	 * own MADV_DONTNEED) holds a work for XP_ULATE_TRIES jiffies at most,
+	 * and XP_ULATE_PER_MM of them: the others' events go on. Counted
+	 * without the lock: a claim racing with this one may slip past.
+	 */
+	for_each_set_bit(i, ulate_busy, XP_ULATE_N)
+		mine += READ_ONCE(ulate_pool[i].mm) == current->mm;
+	if (mine >= XP_ULATE_PER_MM)
+		return false;
+	do {
+		i = find_first_zero_bit(ulate_busy, XP_ULATE_N);
+		if (i >= XP_ULATE_N)
+			return false;
+	} while (test_and_set_bit_lock(i, ulate_busy));
+	w = &ulate_pool[i];
+	WRITE_ONCE(w->mm, current->mm);
+	w->what = *l;
+	w->task = get_task_struct(current);
+	init_task_work(&w->work, ulate_work);
+	if (!task_work_add(current, &w->work, XP_TWA_RESUME_ATOMIC))
+		return true;
+	ulate_free(w);		/* it exits: nothing of it runs in user mode again */
+	return false;
+}
+
+/*
+ * A handler's access of @len bytes at @addr failed: @kind is to be done
+ * again. True when it will be (from task work); false when the caller
+ * counts the event lost.
+ */
+bool xp_ulate_ask(struct xp_ulate *l, u8 kind, unsigned long addr, u8 len, bool write)
+{
+	if (l->last)
+		return false;
+	l->kind = kind;
+	l->addr = addr;
+	l->len = len;
+	l->write = write;
+	return l->late || xp_ulate_queue(l);
+}
+
+/* Module exit, after every hook: none is queued any more. */
+void xp_ulate_exit(void)
+{
+	unsigned long flags;
+	unsigned int i;
+	bool gone;
+
+	WRITE_ONCE(ulate_exiting, true);
+	synchronize_rcu();	/* a hit path that read it clear has queued */
+	for (i = 0; i < XP_ULATE_N; i++) {
+		/* held while busy: the work lets it go after the bit, under the lock */
+		raw_spin_lock_irqsave(&ulate_lock, flags);
+		gone = test_bit(i, ulate_busy) &&
+		       xp_task_work_cancel(ulate_pool[i].task, &ulate_pool[i].work);
+		raw_spin_unlock_irqrestore(&ulate_lock, flags);
+		if (gone)
+			ulate_free(&ulate_pool[i]);
+	}
+	while (!bitmap_empty(ulate_busy, XP_ULATE_N))
+		msleep(1);	/* each runs a bounded time: no page is waited for */
+}
+
+#ifdef XPROBES_KUNIT
+#include "ulate_kunit.c"
+#endif

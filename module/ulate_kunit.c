@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit cases for ulate.c, included at the end of ulate.c when the module
+ * is built with its suites (make kunit): what a handler's failed access
+ * asks for, on the hit path and from the late work.
+ */
+#include <kunit/test.h>
+
+/* From the work: the failure is handed back to its loop, nothing queued. */
+static void ulate_ask_late(struct kunit *test)
+{
+	struct xp_ulate l = { .late = true };
+	unsigned long busy = bitmap_weight(ulate_busy, XP_ULATE_N);
+
+	KUNIT_EXPECT_TRUE(test, xp_ulate_ask(&l, XP_ULATE_HIJACK, 0x7000, 8, true));
+	KUNIT_EXPECT_EQ(test, l.kind, XP_ULATE_HIJACK);
+	KUNIT_EXPECT_EQ(test, l.addr, 0x7000UL);
+	KUNIT_EXPECT_EQ(test, l.len, 8);
+	KUNIT_EXPECT_TRUE(test, l.write);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy);
+}
+
+/* The work's last try: the caller counts the event lost. */
+static void ulate_ask_last(struct kunit *test)
+{
+	struct xp_ulate l = { .late = true, .last = true };
+
+	KUNIT_EXPECT_FALSE(test, xp_ulate_ask(&l, XP_ULATE_ENTRY, 0x7000, 32, false));
+	KUNIT_EXPECT_EQ(test, l.kind, 0);
+}
+
+/* A kernel thread never runs a stub: no work is taken for it. */
+static void ulate_ask_kthread(struct kunit *test)
+{
+	struct xp_ulate l = {};
+	unsigned long busy = bitmap_weight(ulate_busy, XP_ULATE_N);
+
+	KUNIT_EXPECT_FALSE(test, xp_ulate_ask(&l, XP_ULATE_RET, 0x7000, 24, false));
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy);
+}
+
+static struct kunit_case ulate_cases[] = {
+	KUNIT_CASE(ulate_ask_late),
+	KUNIT_CASE(ulate_ask_last),
+	KUNIT_CASE(ulate_ask_kthread),
+	{}
+};
+
+static struct kunit_suite ulate_suite = {
+	.name = "xprobes_ulate",
+	.test_cases = ulate_cases,
+};
+
+kunit_test_suites(&ulate_suite);
