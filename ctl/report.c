@@ -94,7 +94,7 @@ static void allon_in(struct func_stats *f)
 /* One UREC_SUMS reply: its functions into the session's figures. */
 struct usums_walk {
 	struct tsession *s;
-	struct func_stats *sum;		/* NULL: only count */
+	struct func_stats *sum;
 	uint64_t calls;
 	uint32_t next;			/* XPROBES_USUM_FUNCS: done */
 };
@@ -118,8 +118,6 @@ static int usums_got(struct nlattr **tb, void *arg)
 		if (u[i].cookie >= (uint32_t)w->s->nfuncs)
 			continue;
 		w->calls += u[i].calls;
-		if (!w->sum)
-			continue;
 		f = &w->sum[u[i].cookie];
 		f->calls += u[i].calls;
 		f->allon += u[i].wall;
@@ -163,8 +161,11 @@ static uint64_t usums_collect(struct tsession *s, struct func_stats *sum)
 	return w.calls;
 }
 
-/* Sum the per-CPU slots of every traced function. */
-static int collect(struct tsession *s, struct func_stats *sum)
+/*
+ * Sum the per-CPU slots of every traced function; *SUMMED: the calls the
+ * processes summed themselves, among them (read once per report).
+ */
+static int collect(struct tsession *s, struct func_stats *sum, uint64_t *summed)
 {
 	size_t vsz = (sizeof(struct func_stats) + 7) & ~7ul;
 	char *buf = malloc(vsz * s->ncpus);
@@ -172,6 +173,7 @@ static int collect(struct tsession *s, struct func_stats *sum)
 	uint32_t k;
 	int c;
 
+	*summed = 0;
 	if (!buf)
 		return -ENOMEM;
 	memset(sum, 0, sizeof(*sum) * s->nfuncs);
@@ -181,7 +183,7 @@ static int collect(struct tsession *s, struct func_stats *sum)
 		for (c = 0; c < s->ncpus; c++)
 			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz), 1);
 	}
-	usums_collect(s, sum);
+	*summed = usums_collect(s, sum);
 	for (k = 0; k < (uint32_t)s->nfuncs; k++)
 		allon_in(&sum[k]);
 	free(buf);
@@ -201,7 +203,8 @@ static uint64_t counter(struct tsession *s, uint32_t k)
 	return sum;
 }
 
-static void counters(struct tsession *s, uint64_t *out)
+/* The report's counters; SUMMED: collect()'s. */
+static void counters(struct tsession *s, uint64_t *out, uint64_t summed)
 {
 	struct trace_rec_counts *rc = calloc(s->ncpus, sizeof(*rc));
 	uint32_t k;
@@ -221,10 +224,9 @@ static void counters(struct tsession *s, uint64_t *out)
 	}
 	free(rc);
 	/* the calls the processes summed themselves: whole calls too */
-	k = usums_collect(s, NULL);
-	out[CNT_SUMMED] = k;
-	out[CNT_ENTRIES] += k;
-	out[CNT_RETURNS] += k;
+	out[CNT_SUMMED] = summed;
+	out[CNT_ENTRIES] += summed;
+	out[CNT_RETURNS] += summed;
 }
 
 static uint64_t off_sum(const __u64 *off)
@@ -899,14 +901,14 @@ int report_print(struct tsession *s, bool final)
 {
 	struct func_stats *cur = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*cur));
 	struct func_stats *show = cur;
-	uint64_t now = mono_ns(), cnt[NR_COUNTERS], elapsed;
+	uint64_t now = mono_ns(), cnt[NR_COUNTERS], elapsed, summed;
 	struct waker_slot *w = NULL;
 	int i, nw = 0;
 
 	if (!cur)
 		return -ENOMEM;
-	collect(s, cur);
-	counters(s, cnt);
+	collect(s, cur, &summed);
+	counters(s, cnt, summed);
 	if (s->wakers && !s->folded)
 		nw = wakers_collect(s, final, &w);
 	if (nw < 0)

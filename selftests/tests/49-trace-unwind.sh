@@ -224,13 +224,20 @@ note "ok: Rust panics and Go's stacks under trace"
 # returns (module/ulate.c). Every call and return is seen. Until
 # 2026-12-01 about one call in a thousand was lost with events (19979 of
 # 20000, 21 abandoned), and CI lost one of Go's 120040 (above) so.
+# Kernels without transparent huge pages (the debug kernel, PREEMPT_RT)
+# have no MADV_COLLAPSE: the calls are counted all the same.
 untraced stackzap /xp/bin/stackzap 20000
 for how in events views; do
 	[ -z "$LIGHT" ] || [ $how = events ] || continue
 	traced stackzap $how "-f zs_leaf -f zs_outer" /xp/bin/stackzap 20000
 	o=/tmp/stackzap.$how.out
 	n=$(sed -n 's/^stackzap: \([0-9]*\) collapses.*/\1/p' $o)
-	[ "${n:-0}" -ge 1 ] || fail "stackzap ($how): its stack was never collapsed: $(grep -m 1 stackzap: $o)"
+	if [ -d /sys/kernel/mm/transparent_hugepage ]; then
+		[ "${n:-0}" -ge 1 ] ||
+			fail "stackzap ($how): its stack was never collapsed: $(grep -m 1 stackzap: $o)"
+	else
+		note "stackzap ($how): no huge pages here, no collapse: $(grep -m 1 stackzap: $o)"
+	fi
 	assert_eq "stackzap ($how): zs_leaf's calls" 20000 "$(fn_count $o zs_leaf)"
 	assert_eq "stackzap ($how): zs_outer's calls" 20000 "$(fn_count $o zs_outer)"
 	assert_eq "stackzap ($how): returns unmatched, abandoned" "0 0" \
