@@ -240,6 +240,10 @@ static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustu
 		return;
 	}
 	thunk = b->code + idx * XP_URET_SIZE;
+	if (slot & 7) {		/* not the ABI's stack: a write could tear across two pages */
+		atomic64_inc(&h->ret_missed);
+		return;
+	}
 	if (copy_to_user_nofault((void __user *)slot, &thunk, sizeof(thunk)) &&
 	    !xp_ulate_ask(l, XP_ULATE_HIJACK, slot, sizeof(thunk), true))
 		atomic64_inc(&h->ret_missed);

@@ -23,7 +23,12 @@
  * module exit relies on), then runs the handler again, preemption off, as
  * the hit path would have (xp_uevent_redo()), the process's registers
  * still the syscall's: task work runs before a signal's frame is made
- * (get_signal() runs it first), and nothing else changes them. It tries
+ * (get_signal() runs it first) and before a ptrace stop. Another work on
+ * the thread may run first (works run newest first) and change them: a
+ * detach work sending a thread caught in the records routine to its end
+ * (uunwind.c). The redo decides everything again from the registers and
+ * the areas' state (detached first, then the detach works queued), so it
+ * does what the hit path would have done there. It tries
  * again while pages come in, XP_ULATE_TRIES of them at most; then the
  * event is counted lost on its hook (calls_missed, ret_missed). An entry
  * whose event fired but whose return address could not become a thunk's
@@ -38,9 +43,10 @@
  * out on purpose cannot take the pool from the others. Past that, or with
  * the pool empty, the event is lost, counted.
  *
- * Module exit, once no hook is left: works of threads that have not run
- * since (stopped by a debugger at the syscall's exit) are cancelled, and
- * those running are waited for (each runs a bounded time).
+ * Module exit, once no hook is left: works not yet run are cancelled,
+ * those running are waited for (each runs a bounded time: xp_ufault()
+ * only tries the mmap lock and only faults anonymous memory no
+ * userfaultfd watches, and the loop ends at exit's flag).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -78,8 +84,8 @@ static void ulate_free(struct ulate_work *w)
 	unsigned long flags;
 
 	raw_spin_lock_irqsave(&ulate_lock, flags);
-	WRITE_ONCE(w->mm, NULL);
-	clear_bit_unlock(w - ulate_pool, ulate_busy);
+	w->mm = NULL;
+	__clear_bit(w - ulate_pool, ulate_busy);
 	raw_spin_unlock_irqrestore(&ulate_lock, flags);
 	put_task_struct(t);
 }
@@ -94,7 +100,7 @@ static void ulate_work(struct callback_head *cb)
 	struct xp_view *v;
 
 	l.late = true;
-	while (l.kind && !(current->flags & PF_EXITING)) {
+	while (l.kind && !(current->flags & PF_EXITING) && !READ_ONCE(ulate_exiting)) {
 		/* the last try counts the event lost on its hook */
 		l.last = !xp_ufault(l.addr, l.len, l.write, &b);
 		preempt_disable();
@@ -123,26 +129,28 @@ bool xp_ulate_queue(const struct xp_ulate *l)
 {
 	unsigned int i, mine = 0;
 	struct ulate_work *w;
+	unsigned long flags;
 
-	if (READ_ONCE(ulate_exiting) || (current->flags & (PF_EXITING | PF_KTHREAD)))
+	if (READ_ONCE(ulate_exiting) ||
+	    (current->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER)))
 		return false;
 	/*
-	 * A process that keeps its stack out on purpose (a userfaultfd, its
-	 * own MADV_DONTNEED) holds a work for XP_ULATE_TRIES jiffies at most,
-	 * and XP_ULATE_PER_MM of them: the others' events go on. Counted
-	 * without the lock: a claim racing with this one may slip past.
+	 * A process that keeps pages out on purpose holds a work for
+	 * XP_ULATE_TRIES jiffies at most, and XP_ULATE_PER_MM of them: the
+	 * others' events go on.
 	 */
+	raw_spin_lock_irqsave(&ulate_lock, flags);
 	for_each_set_bit(i, ulate_busy, XP_ULATE_N)
-		mine += READ_ONCE(ulate_pool[i].mm) == current->mm;
-	if (mine >= XP_ULATE_PER_MM)
+		mine += ulate_pool[i].mm == current->mm;
+	i = find_first_zero_bit(ulate_busy, XP_ULATE_N);
+	if (mine < XP_ULATE_PER_MM && i < XP_ULATE_N) {
+		__set_bit(i, ulate_busy);
+		ulate_pool[i].mm = current->mm;
+	}
+	raw_spin_unlock_irqrestore(&ulate_lock, flags);
+	if (mine >= XP_ULATE_PER_MM || i >= XP_ULATE_N)
 		return false;
-	do {
-		i = find_first_zero_bit(ulate_busy, XP_ULATE_N);
-		if (i >= XP_ULATE_N)
-			return false;
-	} while (test_and_set_bit_lock(i, ulate_busy));
 	w = &ulate_pool[i];
-	WRITE_ONCE(w->mm, current->mm);
 	w->what = *l;
 	w->task = get_task_struct(current);
 	init_task_work(&w->work, ulate_work);

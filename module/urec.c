@@ -1128,8 +1128,8 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 		urec_flush(rb, cpu, current, v);
 		return;
 	}
-	if (u->di != u->sp + 8)
-		return;		/* not the routine's call */
+	if (u->di != u->sp + 8 || (u->di & 7))
+		return;		/* not the routine's call, or not the ABI's stack (a torn write) */
 	list_for_each_entry_rcu(b, &xp_urecblks, node)
 		if (b->mm == current->mm && u->ip - b->va < XP_URT_OFF)
 			goto found;

@@ -52,7 +52,7 @@
  * module's tables, and a thunk returns to its target whatever stack slot
  * holds it, so putting one where its target was never changes where a
  * return goes. A tail call's thunk returns into another thunk: followed,
- * THUNK_CHAIN deep. The works never wait for a page (ufault()), so each
+ * THUNK_CHAIN deep. The works never wait for a page (xp_ufault()), so each
  * runs a bounded time, which module exit waits for.
  *
  * Locking: a view's states are a pool made with its first unwinder hook
@@ -79,6 +79,7 @@
 #include <linux/task_work.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
+#include <linux/userfaultfd_k.h>
 #include "xprobes.h"
 #include "compat.h"
 #include "uhook.h"
@@ -354,28 +355,39 @@ void xp_unwind_exit_task(struct xp_view *v)
 
 /*
  * The work may read and write current's stack where a page is not in (a
- * stack swapped out, shared copy-on-write after fork). It never waits for
- * one: a process could make that wait last (userfaultfd, a FUSE mapping it
- * serves), and module exit waits for running works. So accesses do not
- * fault (the _nofault copies), and a page not in is brought in with
- * FOLL_NOWAIT (I/O started, nothing waited for), then tried again a jiffy
- * later, XP_UFAULT_TRIES times per work at most. A fatal signal ends it.
+ * stack swapped out, collapsed by khugepaged, shared copy-on-write after
+ * fork). It never waits for one without bound: a process could make that
+ * wait last (userfaultfd, a FUSE mapping it serves, its mmap lock held by
+ * a reader stuck on such a page), and module exit waits for running works.
+ * So accesses do not fault (the _nofault copies), and a page not in is
+ * brought in here, the mmap lock only tried (a jiffy later again when
+ * held), only in anonymous memory that no userfaultfd watches (a stack
+ * elsewhere is the process's own affair: given up); swap-in is the
+ * longest wait then. XP_UFAULT_TRIES times per work at most; a fatal
+ * signal ends it.
  */
 bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b)
 {
-	unsigned long first = addr & PAGE_MASK, npages;
-	long n;
+	unsigned long page, end = addr + len;
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool ok = true;
 
-	if (b->tries >= XP_UFAULT_TRIES || fatal_signal_pending(current))
+	if (b->tries >= XP_UFAULT_TRIES || fatal_signal_pending(current) || !mm || end < addr)
 		return false;
 	b->tries++;
-	npages = (PAGE_ALIGN(addr + len) - first) >> PAGE_SHIFT;
-	n = get_user_pages_unlocked(first, npages, NULL, FOLL_NOWAIT | (write ? FOLL_WRITE : 0));
-	if (n < 0 && n != -EBUSY && n != -EAGAIN)
-		return false;		/* not mapped, or not so */
-	if (n < (long)npages)
+	if (!mmap_read_trylock(mm)) {
 		schedule_timeout_killable(1);
-	return true;
+		return true;
+	}
+	for (page = addr & PAGE_MASK; page < end && ok; page += PAGE_SIZE) {
+		vma = vma_lookup(mm, page);
+		ok = vma && vma_is_anonymous(vma) && !userfaultfd_armed(vma) &&
+		     (vma->vm_flags & (write ? VM_WRITE : VM_READ)) &&
+		     !fixup_user_fault(mm, page, write ? FAULT_FLAG_WRITE : 0, NULL);
+	}
+	mmap_read_unlock(mm);
+	return ok;
 }
 
 static int uread(void *buf, unsigned long addr, size_t len, struct xp_ubudget *b)
