@@ -322,9 +322,20 @@ static int uhook_del(int argc, char **argv)
 	return err ? EXIT_RUNTIME : EXIT_OK;
 }
 
+/* A count for the table: N, or N+M when M were missed. */
+static const char *with_missed(char *buf, size_t len, uint64_t n, uint64_t missed)
+{
+	if (missed)
+		snprintf(buf, len, "%" PRIu64 "+%" PRIu64, n, missed);
+	else
+		snprintf(buf, len, "%" PRIu64, n);
+	return buf;
+}
+
 static int print_row(struct nlattr **tb, void *arg)
 {
 	struct uhook_row r;
+	char n[48];
 
 	get_row(tb, &r);
 	if (*(bool *)arg) {
@@ -334,29 +345,16 @@ static int print_row(struct nlattr **tb, void *arg)
 	printf("%-6" PRIu32 " %-8" PRIu32 " 0x%016" PRIx64 "  0x%016" PRIx64 "  %-4s %5" PRIu32
 	       "/%-5" PRIu32 " %10" PRIu64 " ", r.id, r.pid, r.addr, r.slot, row_kind(&r),
 	       r.cover, r.ninsn, r.trapped);
-	if ((r.flags & XPROBES_UHOOK_EVENTS) && r.calls_missed) {
-		char hits[48];
-
-		snprintf(hits, sizeof(hits), "%" PRIu64 "+%" PRIu64, r.hits, r.calls_missed);
-		printf("%12s", hits);
-	} else if (r.flags & XPROBES_UHOOK_EVENTS) {
-		printf("%12" PRIu64, r.hits);
-	} else {
+	if (r.flags & XPROBES_UHOOK_EVENTS)
+		printf("%12s", with_missed(n, sizeof(n), r.hits, r.calls_missed));
+	else
 		printf("%12s", r.flags & XPROBES_UHOOK_RECORDS ? "rec" : "-");
-	}
-	if ((r.flags & XPROBES_UHOOK_RETURNS) && (r.flags & XPROBES_UHOOK_RECORDS)) {
+	if ((r.flags & XPROBES_UHOOK_RETURNS) && (r.flags & XPROBES_UHOOK_RECORDS))
 		printf(" %12s", "rec");
-	} else if (r.flags & XPROBES_UHOOK_RETURNS) {
-		char rets[48];
-
-		if (r.ret_missed)
-			snprintf(rets, sizeof(rets), "%" PRIu64 "+%" PRIu64, r.rets, r.ret_missed);
-		else
-			snprintf(rets, sizeof(rets), "%" PRIu64, r.rets);
-		printf(" %12s", rets);
-	} else {
+	else if (r.flags & XPROBES_UHOOK_RETURNS)
+		printf(" %12s", with_missed(n, sizeof(n), r.rets, r.ret_missed));
+	else
 		printf(" %12s", "-");
-	}
 	printf("  %s\n", row_state(&r));
 	return 0;
 }

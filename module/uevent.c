@@ -30,7 +30,7 @@
  *
  * Locking: the hash and each view's uevent_hook are changed
  * under xp_views_lock. xp_uevent_fire() runs on a hook's hit path with
- * preemption off, an RCU read-side section, and so does xp_uevent_redo()
+ * preemption off, an RCU read-side section, and so does xp_uevent_do()
  * from the thread's late work (ulate.c: what the stack did not give
  * without a fault); a user hook is freed after a grace period (uhook.c),
  * its fields read here are fixed from its creation.
@@ -233,17 +233,15 @@ static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustu
 	unsigned long slot = u->sp + offsetof(struct ustub_frame, ret);
 	struct xp_uret *b = h->area->uret;
 	unsigned long thunk;
-	int idx = uret_get(b, h, f->ret);
+	int idx;
 
+	/* off the ABI's stack alignment, a write could tear across two pages */
+	idx = slot & 7 ? -1 : uret_get(b, h, f->ret);
 	if (idx < 0) {
 		atomic64_inc(&h->ret_missed);
 		return;
 	}
 	thunk = b->code + idx * XP_URET_SIZE;
-	if (slot & 7) {		/* not the ABI's stack: a write could tear across two pages */
-		atomic64_inc(&h->ret_missed);
-		return;
-	}
 	if (copy_to_user_nofault((void __user *)slot, &thunk, sizeof(thunk)) &&
 	    !xp_ulate_ask(l, XP_ULATE_HIJACK, slot, sizeof(thunk), true))
 		atomic64_inc(&h->ret_missed);
@@ -459,10 +457,9 @@ static void uentry_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l
 	return;		/* a deleted hook's stub still running, or a forked child */
 found:
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f))) {
-		if (fire && !xp_ulate_ask(l, XP_ULATE_ENTRY, u->sp, sizeof(f), h->returns))
-			atomic64_inc(&h->calls_missed);
-		else if (!fire && !xp_ulate_ask(l, XP_ULATE_HIJACK, u->sp, sizeof(f), true))
-			atomic64_inc(&h->ret_missed);
+		if (!xp_ulate_ask(l, fire ? XP_ULATE_ENTRY : XP_ULATE_HIJACK, u->sp, sizeof(f),
+				  !fire || h->returns))
+			atomic64_inc(fire ? &h->calls_missed : &h->ret_missed);
 		return;
 	}
 	if (fire) {
@@ -479,8 +476,11 @@ found:
 		uret_hijack(h, u, &f, l);
 }
 
-/* The system call of @u on @v, by its number; @l says what is left to do. */
-static void uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
+/*
+ * The system call of @u on @v, by its number; @l says what is left to do:
+ * zeroed on the hit path, what the late work does again (ulate.c).
+ */
+void xp_uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
 	switch (u->orig_ax) {
 	case XPROBES_UHOOK_NR:
@@ -510,13 +510,7 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 
 	if (u != task_pt_regs(current))
 		return;
-	uevent_do(kh->view, u, &l);
-}
-
-/* From the late work (ulate.c), preemption off: @l->kind again. */
-void xp_uevent_redo(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
-{
-	uevent_do(v, u, l);
+	xp_uevent_do(kh->view, u, &l);
 }
 
 /*

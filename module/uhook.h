@@ -227,6 +227,7 @@ struct xp_ubudget {
 	unsigned int tries;
 };
 bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b);
+bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
 
 /* ulate.c: what a hook's system call could not do on the hit path, done again */
 enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK };
@@ -238,11 +239,9 @@ struct xp_ulate {
 	bool last;		/* its last try: a failure counts the event lost */
 	unsigned long addr;
 };
-bool xp_ulate_queue(const struct xp_ulate *l);
 void xp_ulate_exit(void);
 bool xp_ulate_ask(struct xp_ulate *l, u8 kind, unsigned long addr, u8 len, bool write);
-void xp_uevent_redo(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l);
-bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
+void xp_uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l);
 int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack);
 void xp_unwinds_free(struct xp_view *v);
 void xp_unwind_start(struct xp_view *v, unsigned long sp);

@@ -21,7 +21,7 @@
  * before the system call returns to the stub: the work brings the page in
  * (xp_ufault(), uunwind.c: never waiting for one without bound, which
  * module exit relies on), then runs the handler again, preemption off, as
- * the hit path would have (xp_uevent_redo()), the process's registers
+ * the hit path would have (xp_uevent_do()), the process's registers
  * still the syscall's: task work runs before a signal's frame is made
  * (get_signal() runs it first) and before a ptrace stop. Another work on
  * the thread may run first (works run newest first) and change them: a
@@ -108,7 +108,7 @@ static void ulate_work(struct callback_head *cb)
 			__this_cpu_write(xp_dispatching, 1);
 			v = xp_view_of_mm(current->mm);
 			if (v)
-				xp_uevent_redo(v, u, &l);
+				xp_uevent_do(v, u, &l);
 			else
 				l.kind = 0;	/* the view is gone, with its hooks */
 			__this_cpu_write(xp_dispatching, 0);
@@ -125,7 +125,7 @@ static void ulate_work(struct callback_head *cb)
  * system call returns. False when it cannot (no work free, the thread
  * exits, module exit): the caller counts the event lost.
  */
-bool xp_ulate_queue(const struct xp_ulate *l)
+static bool ulate_queue(const struct xp_ulate *l)
 {
 	unsigned int i, mine = 0;
 	struct ulate_work *w;
@@ -173,7 +173,7 @@ bool xp_ulate_ask(struct xp_ulate *l, u8 kind, unsigned long addr, u8 len, bool 
 	l->addr = addr;
 	l->len = len;
 	l->write = write;
-	return l->late || xp_ulate_queue(l);
+	return l->late || ulate_queue(l);
 }
 
 /* Module exit, after every hook: none is queued any more. */

@@ -1071,7 +1071,7 @@ void xp_unwind_exit(void)
 	mutex_unlock(&xp_views_lock);
 	raw_spin_lock_irqsave(&unwind_detach_lock, flags);
 	list_for_each_entry_safe(d, n, &unwind_detaches, node)
-		if (task_work_cancel_p && task_work_cancel_p(d->task, &d->work))
+		if (xp_task_work_cancel(d->task, &d->work))
 			list_move(&d->node, &gone);
 	raw_spin_unlock_irqrestore(&unwind_detach_lock, flags);
 	list_for_each_entry_safe(d, n, &gone, node) {
