@@ -86,6 +86,16 @@ module_param_named(jump_hooks, xp_jump_hooks, bool, 0444);
 MODULE_PARM_DESC(jump_hooks, "0: hooks on instructions shorter than 5 bytes stay int3s instead of jumps over several instructions");
 
 /*
+ * And every hook can stay an int3 (call_hooks=0), as kprobes' can with
+ * debug.kprobes-optimization=0: to compare the costs, as a way out should
+ * a jump misbehave, and to run every handler on the trap path, which a
+ * view otherwise only takes while a jump goes in or out (selftest 28).
+ */
+bool xp_call_hooks = true;
+module_param_named(call_hooks, xp_call_hooks, bool, 0444);
+MODULE_PARM_DESC(call_hooks, "0: every kernel hook stays an int3 (no call or jump hooks)");
+
+/*
  * kprobes' table, under its mutex (kernel/kprobes.c). A kprobe on an
  * instruction a jump covers would take its int3 there, run that one
  * instruction out of line and resume behind it, inside our jump's bytes
@@ -318,6 +328,10 @@ bool xp_call_possible(struct xp_hook *h, u32 flags, const u8 *func, unsigned lon
 	*why = NULL;
 	if (flags & XPROBES_F_TRAP || !xp_jentries_ok)
 		return false;
+	if (!xp_call_hooks) {
+		*why = "every hook is an int3 (module parameter call_hooks)";
+		return false;
+	}
 	if (h->insn.kind == XP_INSN_RET || h->insn.kind == XP_INSN_REFUSE)
 		return false;
 	if (!xp_get_kprobe || !xp_kprobes_guarded()) {

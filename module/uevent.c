@@ -247,10 +247,35 @@ static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustu
 		atomic64_inc(&h->ret_missed);
 }
 
+/*
+ * The hook whose return thunk made the syscall of @u (its block and index
+ * in @bp, @idxp), or NULL: a child of fork, no such thunk, or the hook is
+ * gone (the thunk still returns). Lock-free.
+ */
+static struct xp_uhook *uret_hook(struct pt_regs *u, struct xp_uret **bp, unsigned int *idxp)
+{
+	unsigned long start = u->ip - XP_USTUB_RET, off;
+	struct xp_uret *b;
+	unsigned int idx;
+
+	list_for_each_entry_rcu(b, &xp_urets, node)
+		if (b->mm == current->mm && start - b->code < XP_URET_TABLE)
+			goto found;
+	return NULL;
+found:
+	off = start - b->code;
+	idx = off / XP_URET_SIZE;
+	/* Pairs with uret_get()'s release: the entry is filled below the count. */
+	if (off % XP_URET_SIZE || idx >= smp_load_acquire(&b->used))
+		return NULL;
+	*bp = b;
+	*idxp = idx;
+	return rcu_dereference_sched(b->ent[idx].hook);
+}
+
 /* The syscall of a return thunk: fire the return of its hook's call. */
 static void uret_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
-	unsigned long start = u->ip - XP_USTUB_RET, off;
 	struct ustub_frame f;
 	struct stub_regs s;
 	struct xp_uhook *h;
@@ -258,19 +283,9 @@ static void uret_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 	unsigned int idx;
 
 	l->kind = 0;
-	list_for_each_entry_rcu(b, &xp_urets, node)
-		if (b->mm == current->mm && start - b->code < XP_URET_TABLE)
-			goto found;
-	return;		/* a child of fork, or no such thunk */
-found:
-	off = start - b->code;
-	idx = off / XP_URET_SIZE;
-	/* Pairs with uret_get()'s release: the entry is filled below the count. */
-	if (off % XP_URET_SIZE || idx >= smp_load_acquire(&b->used))
-		return;
-	h = rcu_dereference_sched(b->ent[idx].hook);
+	h = uret_hook(u, &b, &idx);
 	if (!h)
-		return;		/* the hook is gone; the thunk still returns */
+		return;
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret))) {
 		if (!xp_ulate_ask(l, XP_ULATE_RET, u->sp, offsetof(struct ustub_frame, ret), false))
 			atomic64_inc(&h->ret_missed);
@@ -437,25 +452,34 @@ void xp_urets_forget(struct xp_uhook *h)
 	raw_spin_unlock_irqrestore(&b->lock, flags);
 }
 
+/* The hook whose stub made the syscall of @u, or NULL. Lock-free. */
+static struct xp_uhook *uentry_hook(struct pt_regs *u)
+{
+	unsigned long slot = u->ip - XP_USTUB_RET;
+	struct xp_uhook *h;
+
+	hash_for_each_possible_rcu(xp_uevents, h, enode, slot)
+		if (h->slot == slot && h->mm == current->mm)
+			return h;
+	return NULL;
+}
+
 /*
  * The event of a hook's stub: @l->kind 0 on the hit path; from the late
- * work, XP_ULATE_ENTRY (all of it again) or XP_ULATE_HIJACK (its event
- * fired: the return slot only).
+ * work, XP_ULATE_ENTRY or XP_ULATE_CALL (all of it again) or
+ * XP_ULATE_HIJACK (its event fired: the return slot only).
  */
 static void uentry_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
 	bool fire = l->kind != XP_ULATE_HIJACK;
-	unsigned long slot = u->ip - XP_USTUB_RET;
 	struct ustub_frame f;
 	struct stub_regs s;
 	struct xp_uhook *h;
 
 	l->kind = 0;
-	hash_for_each_possible_rcu(xp_uevents, h, enode, slot)
-		if (h->slot == slot && h->mm == current->mm)
-			goto found;
-	return;		/* a deleted hook's stub still running, or a forked child */
-found:
+	h = uentry_hook(u);
+	if (!h)
+		return;		/* a deleted hook's stub still running, or a forked child */
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f))) {
 		if (!xp_ulate_ask(l, fire ? XP_ULATE_ENTRY : XP_ULATE_HIJACK, u->sp, sizeof(f),
 				  !fire || h->returns))
@@ -498,6 +522,38 @@ void xp_uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 }
 
 /*
+ * The syscall of @u came through the int3 of the view's hook, which it is
+ * while being placed or taken out (jump.c: the jump goes in behind it) or
+ * while a kprobe's near: the trap's context is NMI-like, where the
+ * handlers' locks (the thunk blocks') may not be taken, nor BPF's in the
+ * programs they run. The thread does all of it from its late work instead
+ * (ulate.c), before the syscall returns, as a slow entry would have; the
+ * claim of a work takes no lock. Without one, what is lost is counted.
+ */
+static void uevent_trapped(struct pt_regs *u, struct xp_ulate *l)
+{
+	struct xp_uhook *h;
+	struct xp_uret *b;
+	unsigned int idx;
+
+	if (u->orig_ax != XPROBES_UHOOK_NR && u->orig_ax != XPROBES_UHOOK_RET_NR &&
+	    u->orig_ax != XPROBES_UREC_NR)
+		return;		/* another unimplemented syscall */
+	if (xp_ulate_ask(l, XP_ULATE_CALL, 0, 0, false))
+		return;
+	if (u->orig_ax == XPROBES_UHOOK_NR) {
+		h = uentry_hook(u);
+		if (h)
+			atomic64_inc(&h->calls_missed);
+	} else if (u->orig_ax == XPROBES_UHOOK_RET_NR) {
+		h = uret_hook(u, &b, &idx);
+		if (h)
+			atomic64_inc(&h->ret_missed);
+	}
+	/* a record routine's request: as for a full block, nothing is written */
+}
+
+/*
  * The hit of the view's hook on __x64_sys_ni_syscall(regs): @kregs are the
  * kernel's registers there, the process's are in the first argument. What
  * the stack does not give without a fault now is done again by the
@@ -510,6 +566,10 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 
 	if (u != task_pt_regs(current))
 		return;
+	if (unlikely(in_nmi())) {
+		uevent_trapped(u, &l);
+		return;
+	}
 	xp_uevent_do(kh->view, u, &l);
 }
 

@@ -34,8 +34,15 @@
  * whose event fired but whose return address could not become a thunk's
  * does only that again (XP_ULATE_HIJACK): no event fires twice.
  *
+ * While that hook is an int3 (placed, not yet a jump; going; or for good:
+ * call_hooks=0, a kprobe near), its handler runs in the trap's NMI-like
+ * context, where the handlers' locks may not be taken: it only claims a
+ * work (XP_ULATE_CALL), and the work does the whole system call
+ * (uevent.c, uevent_trapped()).
+ *
  * The works come from a pool (XP_ULATE_N, a bitmap): the hit path may not
- * allocate (PREEMPT_RT's allocator sleeps). A thread has at most one (one
+ * allocate (PREEMPT_RT's allocator sleeps), and is claimed without a lock
+ * (a trap's handler claims too). A thread has at most one (one
  * system call at a time), a process XP_ULATE_PER_MM (a thread can only be
  * in that window between its push and the handler's read when a page goes
  * out: a few per process, one per CPU it runs on), and each runs
@@ -83,9 +90,10 @@ static void ulate_free(struct ulate_work *w)
 	struct task_struct *t = w->task;
 	unsigned long flags;
 
+	/* exit's cancel tests the bit under the lock, then uses the task */
 	raw_spin_lock_irqsave(&ulate_lock, flags);
-	w->mm = NULL;
-	__clear_bit(w - ulate_pool, ulate_busy);
+	WRITE_ONCE(w->mm, NULL);
+	clear_bit_unlock(w - ulate_pool, ulate_busy);
 	raw_spin_unlock_irqrestore(&ulate_lock, flags);
 	put_task_struct(t);
 }
@@ -101,8 +109,8 @@ static void ulate_work(struct callback_head *cb)
 
 	l.late = true;
 	while (l.kind && !(current->flags & PF_EXITING) && !READ_ONCE(ulate_exiting)) {
-		/* the last try counts the event lost on its hook */
-		l.last = !xp_ufault(l.addr, l.len, l.write, &b);
+		/* the last try counts the event lost on its hook (a trap's call: none yet) */
+		l.last = l.len && !xp_ufault(l.addr, l.len, l.write, &b);
 		preempt_disable();
 		if (!__this_cpu_read(xp_dispatching)) {
 			__this_cpu_write(xp_dispatching, 1);
@@ -121,15 +129,37 @@ static void ulate_work(struct callback_head *cb)
 }
 
 /*
- * On the hit path (preemption off): the thread does @l again before its
- * system call returns. False when it cannot (no work free, the thread
- * exits, module exit): the caller counts the event lost.
+ * A free work for current, or NULL: without a lock, since a trap's handler
+ * (NMI-like, in_nmi()) claims one too. The process's share is counted
+ * first: claims racing with the count may take one more each, a bounded
+ * excess (one per CPU).
+ */
+static struct ulate_work *ulate_claim(void)
+{
+	unsigned int i, mine = 0;
+
+	for (i = 0; i < XP_ULATE_N; i++)
+		mine += test_bit(i, ulate_busy) && READ_ONCE(ulate_pool[i].mm) == current->mm;
+	if (mine >= XP_ULATE_PER_MM)
+		return NULL;
+	for (i = find_first_zero_bit(ulate_busy, XP_ULATE_N); i < XP_ULATE_N;
+	     i = find_next_zero_bit(ulate_busy, XP_ULATE_N, i + 1))
+		if (!test_and_set_bit_lock(i, ulate_busy)) {
+			WRITE_ONCE(ulate_pool[i].mm, current->mm);
+			return &ulate_pool[i];
+		}
+	return NULL;
+}
+
+/*
+ * On the hit path (preemption off, or a trap's NMI-like context): the
+ * thread does @l again before its system call returns. False when it
+ * cannot (no work free, the thread exits, module exit): the caller counts
+ * the event lost.
  */
 static bool ulate_queue(const struct xp_ulate *l)
 {
-	unsigned int i, mine = 0;
 	struct ulate_work *w;
-	unsigned long flags;
 
 	if (READ_ONCE(ulate_exiting) ||
 	    (current->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER)))
@@ -139,25 +169,25 @@ static bool ulate_queue(const struct xp_ulate *l)
 	 * XP_ULATE_TRIES jiffies at most, and XP_ULATE_PER_MM of them: the
 	 * others' events go on.
 	 */
-	raw_spin_lock_irqsave(&ulate_lock, flags);
-	for_each_set_bit(i, ulate_busy, XP_ULATE_N)
-		mine += ulate_pool[i].mm == current->mm;
-	i = find_first_zero_bit(ulate_busy, XP_ULATE_N);
-	if (mine < XP_ULATE_PER_MM && i < XP_ULATE_N) {
-		__set_bit(i, ulate_busy);
-		ulate_pool[i].mm = current->mm;
-	}
-	raw_spin_unlock_irqrestore(&ulate_lock, flags);
-	if (mine >= XP_ULATE_PER_MM || i >= XP_ULATE_N)
+	w = ulate_claim();
+	if (!w)
 		return false;
-	w = &ulate_pool[i];
 	w->what = *l;
-	w->task = get_task_struct(current);
 	init_task_work(&w->work, ulate_work);
-	if (!task_work_add(current, &w->work, XP_TWA_RESUME_ATOMIC))
-		return true;
-	ulate_free(w);		/* it exits: nothing of it runs in user mode again */
-	return false;
+	/*
+	 * On current, which goes back to user mode through the syscall's
+	 * exit, where TIF_NOTIFY_RESUME runs it: no IPI, no allocation, safe
+	 * in a trap's context.
+	 */
+	if (task_work_add(current, &w->work, XP_TWA_RESUME_ATOMIC)) {
+		/* it exits: nothing of it runs in user mode again; nobody saw the work */
+		WRITE_ONCE(w->mm, NULL);
+		clear_bit_unlock(w - ulate_pool, ulate_busy);
+		return false;
+	}
+	/* Runs after this returns; exit's cancel, after this hit path (RCU). */
+	w->task = get_task_struct(current);
+	return true;
 }
 
 /*

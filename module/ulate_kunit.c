@@ -39,10 +39,35 @@ static void ulate_ask_kthread(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy);
 }
 
+/*
+ * The claim takes no lock (a trap's handler claims too): a process gets
+ * its share and no more, and what it lets go is free again.
+ */
+static void ulate_claim_share(struct kunit *test)
+{
+	struct ulate_work *got[XP_ULATE_PER_MM];
+	unsigned long busy = bitmap_weight(ulate_busy, XP_ULATE_N);
+	unsigned int i;
+
+	for (i = 0; i < XP_ULATE_PER_MM; i++) {
+		got[i] = ulate_claim();
+		KUNIT_ASSERT_NOT_NULL(test, got[i]);
+		KUNIT_EXPECT_PTR_EQ(test, got[i]->mm, current->mm);
+	}
+	KUNIT_EXPECT_NULL(test, ulate_claim());
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy + XP_ULATE_PER_MM);
+	for (i = 0; i < XP_ULATE_PER_MM; i++) {
+		WRITE_ONCE(got[i]->mm, NULL);
+		clear_bit_unlock(got[i] - ulate_pool, ulate_busy);
+	}
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy);
+}
+
 static struct kunit_case ulate_cases[] = {
 	KUNIT_CASE(ulate_ask_late),
 	KUNIT_CASE(ulate_ask_last),
 	KUNIT_CASE(ulate_ask_kthread),
+	KUNIT_CASE(ulate_claim_share),
 	{}
 };
 

@@ -17,6 +17,8 @@
 # (g) trace on user hooks, PROBE per function, trace killed with SIGKILL.
 # (h) A trap hook (--trap) where a jump is refused: an int3 and the file's
 # bytes executed, every call counted through it, none of the child's.
+# (i) With every kernel hook an int3 (call_hooks=0), exact events, returns
+# and registers, and trace exact with records and with events.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 5000 10)
 
@@ -208,4 +210,60 @@ kill $K
 wait $K
 assert_eq "uhtarget's exit after trace and its kill" 0 $?
 grep -q "^ok calls" /tmp/ut28.out || fail "uhtarget: $(tail -n 2 /tmp/ut28.out)"
-note "ok: $((2 * N)) events per function, registers as at entry; no events without, none from a child"
+
+# (i) Every kernel hook an int3 (call_hooks=0), the view's hook on
+# __x64_sys_ni_syscall too: every event, return and records request then
+# comes through its trap, whose context is NMI-like (a view otherwise takes
+# it only while that hook's jump goes in or out, or while a kprobe keeps
+# it out). The handlers take locks (a thunk block's) and run programs, so
+# the thread does each from its late work instead (module/ulate.c,
+# XP_ULATE_CALL), before the syscall returns. Exact counts and registers
+# as at (a) and (b); trace exact with records and with events. On the debug
+# kernel, lockdep watches: until 2026-12-01 the trap's handlers took the
+# blocks' locks there ("inconsistent {INITIAL USE} -> {IN-NMI}").
+unload_module
+insmod $KO call_hooks=0 || fail "insmod call_hooks=0"
+uhtarget -t 2 -n $N -g > /tmp/ui.out 2>&1 &
+I=$!
+wait_for /tmp/ui.out '^ready' "uhtarget (i) did not start"
+xprobectl view add $I > /dev/null || fail "view add (i)"
+uhevents > /tmp/uiv.out 2>&1 &
+E=$!
+wait_for /tmp/uiv.out '^attached' "uhevents (i) did not attach"
+ia=$(json_get "$(xprobectl uhook add --json --cookie 1 $I uh_add)" id)
+ig=$(json_get "$(xprobectl uhook add --json --cookie 6 --returns $I uh_args6)" id)
+[ -n "$ia" ] && [ -n "$ig" ] || fail "uhook add (i): $(xprobectl uhook list $I)"
+assert_eq "(i) the view's hook on __x64_sys_ni_syscall is an int3" int3 \
+	"$(xprobectl hook list $I | awk '/__x64_sys_ni_syscall/ { print $8 }')"
+kill -HUP $I
+wait_for /tmp/ui.out '^ok calls\|^BAD' "uhtarget (i) did not finish its rounds" 6000
+grep -q BAD /tmp/ui.out && fail "uhtarget (i) computed a wrong result: $(grep BAD /tmp/ui.out)"
+P=$I
+assert_eq "(i) uh_add: events listed" $((2 * N)) "$(hits $ia)"
+assert_eq "(i) uh_args6: events and returns listed" "$((2 * N)) $((2 * N))" \
+	"$(hits $ig) $(rets $ig)"
+kill -INT $E
+wait $E
+a1=$(grep '^cookie 1 ' /tmp/uiv.out)
+a6=$(grep '^cookie 6 ' /tmp/uiv.out)
+assert_eq "(i) uh_add: events in BPF, each at the function" "$((2 * N)) 0" \
+	"$(field "$a1" count) $(field "$a1" bad)"
+assert_eq "(i) uh_args6: events in BPF, registers as at entry" "$((2 * N)) 0" \
+	"$(field "$a6" count) $(field "$a6" bad)"
+assert_eq "(i) uh_args6: returns in BPF, each to the call site with 21" "$((2 * N)) 0" \
+	"$(field "$a6" rcount) $(field "$a6" rbad)"
+kill $I
+wait $I
+assert_eq "uhtarget's exit (i)" 0 $?
+NL=$(scaled 20000 100)
+for mode in records events; do
+	opt=; [ $mode = events ] && opt=-T
+	xprobectl trace $opt --json -f 'nl_*' -- nestloop $NL > /tmp/ni.json 2> /tmp/ni.err ||
+		fail "trace $opt -- nestloop (i): $(tail -n 3 /tmp/ni.err)"
+	for f in nl_outer nl_mid nl_leaf; do
+		assert_eq "(i) trace with $mode: $f calls" $NL "$(fn /tmp/ni.json $f calls)"
+	done
+done
+unload_module
+load_module
+note "ok: $((2 * N)) events per function, registers as at entry; no events without, none from a child; the same through traps"
