@@ -6,12 +6,26 @@
  * the module checks the branches inside the function, but another function
  * may jump into it too: hand-written assembly with shared labels (glibc's
  * memmove family), or a GCC cold part jumping back into its function's
- * body. Such a branch would land inside the jump's displacement. So every
- * executable PT_LOAD segment of the file is disassembled with Capstone
- * (linear sweep; bytes that do not decode are skipped, as data) and each
- * relative branch kept as (target, source) in file offsets, sorted by
- * target. One file is disassembled once per xprobectl run (trace hooks
- * thousands of functions of one file).
+ * body. Such a branch would land inside the jump's displacement. So the
+ * file's executable text is disassembled with Capstone (linear sweep;
+ * bytes that do not decode are skipped, as data) and each relative branch
+ * landing in a hooked function's first bytes is handed to the module.
+ *
+ * Only what can matter is disassembled. Every relative branch names its
+ * target in its last bytes, after an opcode from a short list (rel8 after
+ * 70-7f, e0-e3, eb; rel32, or rel16 behind an operand-size prefix, after
+ * e8, e9 and 0f 80-8f: every form Capstone reports as a relative branch,
+ * selftests/host/branches-check.c), so one pass over the bytes finds each
+ * place where a branch to a given window could be: the candidates, sorted
+ * by the target each would have. A window's candidates are then decoded,
+ * each in its region: the text from the last function symbol (or segment
+ * start) before it to the next, swept from its start, once a run and
+ * kept. Regions resynchronise the sweep at every symbol, which a sweep of
+ * the whole segment does too wherever the code before a symbol decodes
+ * whole (branches-check compares the two on real programs and libraries).
+ * A trace of one function of redis-server (2 MB of text) decodes a few
+ * regions instead of all of it (1.1 s in the bench's VM); of all of them,
+ * about all of it once.
  *
  * Only the file's own text is looked at: between ELF objects a branch goes
  * through the PLT or a pointer, to a function's start. Code generated at
@@ -34,21 +48,40 @@ struct branch {
 	uint64_t to, from;	/* file offsets */
 };
 
+/* Text between two sync points (file offsets), swept once when first needed. */
+struct region {
+	uint64_t start, end;
+	struct branch *b;
+	size_t n;
+	bool swept;
+};
+
+/* A place a relative branch could start (its opcode), and where it would land. */
+struct cand {
+	uint64_t to, at;	/* file offsets */
+};
+
 struct file_branches {
 	char *path;
-	struct branch *b;	/* by target */
-	size_t n;
+	int fd;
+	Elf *e;
+	const uint8_t *raw;
+	size_t got;
+	struct elf_seg segs[16];
+	size_t nsegs;
+	csh cs;
+	cs_insn *insn;
+	struct region *r;	/* by start */
+	size_t nr;
+	struct cand *c;		/* by target's bucket: BUCKET bytes each from clo */
+	size_t nc, ccap;
+	uint64_t clo;
+	uint32_t *cb;		/* bucket i's candidates: c[cb[i]] to c[cb[i + 1]] */
+	size_t ncb;
 	struct file_branches *next;
 };
 
 static struct file_branches *cache;
-
-static int by_target(const void *a, const void *b)
-{
-	const struct branch *x = a, *y = b;
-
-	return x->to < y->to ? -1 : x->to > y->to;
-}
 
 /* The file offset of address @va, if an executable segment has it. */
 static bool va_off(const struct elf_seg *s, size_t ns, uint64_t va, uint64_t *off)
@@ -63,58 +96,253 @@ static bool va_off(const struct elf_seg *s, size_t ns, uint64_t va, uint64_t *of
 	return false;
 }
 
-static int add(struct file_branches *fb, size_t *cap, uint64_t to, uint64_t from)
+static int add(struct branch **b, size_t *n, size_t *cap, uint64_t to, uint64_t from)
 {
-	if (fb->n == *cap) {
+	if (*n == *cap) {
 		struct branch *p;
 
-		*cap = *cap ? *cap * 2 : 4096;
-		p = realloc(fb->b, *cap * sizeof(*p));
+		*cap = *cap ? *cap * 2 : 16;
+		p = realloc(*b, *cap * sizeof(*p));
 		if (!p)
 			return -ENOMEM;
-		fb->b = p;
+		*b = p;
 	}
-	fb->b[fb->n++] = (struct branch){ to, from };
+	(*b)[(*n)++] = (struct branch){ to, from };
 	return 0;
 }
 
-/* Disassemble @len bytes at @va (@code) and keep their relative branches. */
-static int sweep(csh cs, cs_insn *insn, const uint8_t *code, size_t len, uint64_t va,
-		 const struct elf_seg *segs, size_t nsegs, struct file_branches *fb, size_t *cap)
+/*
+ * Sweep region @r of segment @sg: instructions from its start until one
+ * starts at or past its end (the last may run past it), keeping their
+ * relative branches into the file's text.
+ */
+static int sweep(struct file_branches *fb, const struct elf_seg *sg, struct region *r)
 {
-	uint64_t at = va, from, to;
-	int err;
+	const uint8_t *code = fb->raw + r->start;
+	size_t len = sg->offset + sg->filesz - r->start, cap = 0;
+	uint64_t at = sg->vaddr + (r->start - sg->offset), end = at + (r->end - r->start);
+	uint64_t from, to;
 
-	while (len) {
+	r->swept = true;
+	while (len && at < end) {
 		const cs_x86 *x;
 
-		if (!cs_disasm_iter(cs, &code, &len, &at, insn))
+		if (!cs_disasm_iter(fb->cs, &code, &len, &at, fb->insn))
 			break;	/* cannot happen with SKIPDATA but at the end */
-		if (!insn->id || !cs_insn_group(cs, insn, CS_GRP_BRANCH_RELATIVE))
+		if (!fb->insn->id || !cs_insn_group(fb->cs, fb->insn, CS_GRP_BRANCH_RELATIVE))
 			continue;
-		x = &insn->detail->x86;
+		x = &fb->insn->detail->x86;
 		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
 			continue;
-		if (!va_off(segs, nsegs, (uint64_t)x->operands[0].imm, &to) ||
-		    !va_off(segs, nsegs, insn->address, &from))
+		if (!va_off(fb->segs, fb->nsegs, (uint64_t)x->operands[0].imm, &to) ||
+		    !va_off(fb->segs, fb->nsegs, fb->insn->address, &from))
 			continue;	/* out of the file's text: lands on no function */
-		err = add(fb, cap, to, from);
-		if (err)
-			return err;
+		if (add(&r->b, &r->n, &cap, to, from))
+			return -ENOMEM;
 	}
 	return 0;
+}
+
+static int cand_add(struct file_branches *fb, uint64_t va, uint64_t at)
+{
+	uint64_t to;
+	int pass;
+
+	/* as decoded, and cut to 16 bits as an operand-size prefix may have it */
+	for (pass = 0; pass < 2; pass++, va &= 0xffff) {
+		if (pass && va <= 0xffff)
+			break;
+		if (!va_off(fb->segs, fb->nsegs, va, &to))
+			continue;
+		if (fb->nc == fb->ccap) {
+			struct cand *p;
+
+			fb->ccap = fb->ccap ? fb->ccap * 2 : 65536;
+			p = realloc(fb->c, fb->ccap * sizeof(*p));
+			if (!p)
+				return -ENOMEM;
+			fb->c = p;
+		}
+		fb->c[fb->nc++] = (struct cand){ to, at };
+	}
+	return 0;
+}
+
+static int32_t rel32(const uint8_t *p)
+{
+	return (int32_t)((uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+			 (uint32_t)p[3] << 24);
+}
+
+static int16_t rel16(const uint8_t *p)
+{
+	return (int16_t)((uint16_t)p[0] | (uint16_t)p[1] << 8);
+}
+
+/* Every place in segment @sg where a relative branch could start, by its opcode. */
+static int candidates(struct file_branches *fb, const struct elf_seg *sg)
+{
+	const uint8_t *code = fb->raw + sg->offset;
+	uint64_t n = sg->filesz, p, va;
+	int err = 0;
+
+	for (p = 0; p < n && !err; p++) {
+		uint8_t b = code[p];
+
+		va = sg->vaddr + p;
+		if ((b & 0xf0) == 0x70 || (b >= 0xe0 && b <= 0xe3) || b == 0xeb) {
+			if (p + 1 < n)
+				err = cand_add(fb, va + 2 + (int8_t)code[p + 1], sg->offset + p);
+		} else if (b == 0xe8 || b == 0xe9) {
+			if (p + 4 < n)
+				err = cand_add(fb, va + 5 + rel32(code + p + 1), sg->offset + p);
+			if (!err && p + 2 < n)
+				err = cand_add(fb, va + 3 + rel16(code + p + 1), sg->offset + p);
+		} else if (b == 0x0f && p + 1 < n && (code[p + 1] & 0xf0) == 0x80) {
+			if (p + 5 < n)
+				err = cand_add(fb, va + 6 + rel32(code + p + 2), sg->offset + p);
+			if (!err && p + 3 < n)
+				err = cand_add(fb, va + 4 + rel16(code + p + 2), sg->offset + p);
+		}
+	}
+	return err;
+}
+
+#define BUCKET_SHIFT	5	/* as wide as a window: one or two buckets a query */
+
+/* Candidates by target, to the bucket (a counting sort: there are many). */
+static int bucket_sort(struct file_branches *fb)
+{
+	uint64_t hi = 0;
+	struct cand *out;
+	size_t i;
+
+	fb->clo = UINT64_MAX;
+	for (i = 0; i < fb->nsegs; i++) {
+		if (fb->segs[i].offset < fb->clo)
+			fb->clo = fb->segs[i].offset;
+		if (fb->segs[i].offset + fb->segs[i].filesz > hi)
+			hi = fb->segs[i].offset + fb->segs[i].filesz;
+	}
+	if (!fb->nsegs)
+		fb->clo = 0;
+	fb->ncb = ((hi - fb->clo) >> BUCKET_SHIFT) + 1;
+	fb->cb = calloc(fb->ncb + 1, sizeof(*fb->cb));
+	out = malloc((fb->nc ?: 1) * sizeof(*out));
+	if (!fb->cb || !out || fb->nc > UINT32_MAX) {
+		free(out);
+		return -ENOMEM;
+	}
+	for (i = 0; i < fb->nc; i++)
+		fb->cb[((fb->c[i].to - fb->clo) >> BUCKET_SHIFT) + 1]++;
+	for (i = 0; i < fb->ncb; i++)
+		fb->cb[i + 1] += fb->cb[i];
+	for (i = 0; i < fb->nc; i++)
+		out[fb->cb[(fb->c[i].to - fb->clo) >> BUCKET_SHIFT]++] = fb->c[i];
+	/* each bucket's count moved its start to the next's: back by one */
+	memmove(fb->cb + 1, fb->cb, fb->ncb * sizeof(*fb->cb));
+	fb->cb[0] = 0;
+	free(fb->c);
+	fb->c = out;
+	return 0;
+}
+
+static int by_start(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+struct syncs {
+	uint64_t *off;
+	size_t n, cap;
+};
+
+static int sync_add(const char *name, uint64_t offset, uint64_t size, void *arg)
+{
+	struct syncs *s = arg;
+
+	(void)name;
+	(void)size;
+	if (s->n == s->cap) {
+		uint64_t *p;
+
+		s->cap = s->cap ? s->cap * 2 : 1024;
+		p = realloc(s->off, s->cap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		s->off = p;
+	}
+	s->off[s->n++] = offset;
+	return 0;
+}
+
+/* The regions: each segment cut at its function symbols. */
+static int regions(struct file_branches *fb, const char *path, const char **why)
+{
+	struct syncs s = { 0 };
+	size_t i, j, k;
+	int err;
+
+	for (i = 0; i < fb->nsegs; i++)
+		if (sync_add(NULL, fb->segs[i].offset, 0, &s))
+			goto oom;
+	err = elf_funcs(path, sync_add, &s, why);
+	if (err == -ENOMEM)
+		goto oom;
+	if (err < 0)
+		s.n = fb->nsegs;	/* no symbols: whole segments */
+	qsort(s.off, s.n, sizeof(*s.off), by_start);
+	fb->r = calloc(s.n, sizeof(*fb->r));
+	if (!fb->r)
+		goto oom;
+	for (i = 0; i < fb->nsegs; i++) {
+		const struct elf_seg *sg = &fb->segs[i];
+		uint64_t lo = sg->offset, hi = sg->offset + sg->filesz;
+
+		for (j = 0; j < s.n; j = k) {
+			for (k = j + 1; k < s.n && s.off[k] == s.off[j]; k++)
+				;
+			if (s.off[j] < lo || s.off[j] >= hi)
+				continue;
+			fb->r[fb->nr++] = (struct region){
+				.start = s.off[j], .end = k < s.n && s.off[k] < hi ? s.off[k] : hi };
+		}
+	}
+	free(s.off);
+	return 0;
+oom:
+	free(s.off);
+	*why = "out of memory";
+	return -ENOMEM;
+}
+
+static void file_free(struct file_branches *fb)
+{
+	size_t i;
+
+	for (i = 0; fb->r && i < fb->nr; i++)
+		free(fb->r[i].b);
+	free(fb->r);
+	free(fb->c);
+	free(fb->cb);
+	if (fb->insn)
+		cs_free(fb->insn, 1);
+	if (fb->cs)
+		cs_close(&fb->cs);
+	if (fb->e)
+		elf_end(fb->e);
+	if (fb->fd >= 0)
+		close(fb->fd);
+	free(fb->path);
+	free(fb);
 }
 
 static struct file_branches *load(const char *path, const char **why)
 {
-	struct elf_seg segs[16];
-	size_t nsegs, phnum, i, cap = 0, got = 0;
 	struct file_branches *fb;
-	char *raw;
-	cs_insn *insn = NULL;
-	csh cs = 0;
-	Elf *e = NULL;
-	int fd, err = 0;
+	size_t phnum, i;
 
 	fb = calloc(1, sizeof(*fb));
 	if (!fb || !(fb->path = strdup(path))) {
@@ -122,55 +350,53 @@ static struct file_branches *load(const char *path, const char **why)
 		*why = "out of memory";
 		return NULL;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
+	fb->fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fb->fd < 0) {
 		*why = strerror(errno);
 		goto fail;
 	}
 	elf_version(EV_CURRENT);
-	e = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (!e || elf_kind(e) != ELF_K_ELF || elf_getphdrnum(e, &phnum)) {
+	fb->e = elf_begin(fb->fd, ELF_C_READ_MMAP, NULL);
+	if (!fb->e || elf_kind(fb->e) != ELF_K_ELF || elf_getphdrnum(fb->e, &phnum)) {
 		*why = "not an ELF file";
 		goto fail;
 	}
-	nsegs = elf_exec_segs(e, segs, 16);
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &cs) != CS_ERR_OK ||
-	    cs_option(cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-	    cs_option(cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK || !(insn = cs_malloc(cs))) {
+	fb->nsegs = elf_exec_segs(fb->e, fb->segs, 16);
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &fb->cs) != CS_ERR_OK ||
+	    cs_option(fb->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+	    cs_option(fb->cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK ||
+	    !(fb->insn = cs_malloc(fb->cs))) {
+		fb->cs = 0;
 		*why = "Capstone cannot disassemble x86-64";
 		goto fail;
 	}
-	raw = elf_rawfile(e, &got);
-	for (i = 0; i < nsegs && !err; i++) {
-		if (!raw || segs[i].offset + segs[i].filesz > got) {
+	fb->raw = (const uint8_t *)elf_rawfile(fb->e, &fb->got);
+	for (i = 0; i < fb->nsegs; i++)
+		if (!fb->raw || fb->segs[i].offset + fb->segs[i].filesz > fb->got) {
 			*why = "a segment lies past the file's end";
 			goto fail;
 		}
-		err = sweep(cs, insn, (const uint8_t *)raw + segs[i].offset, segs[i].filesz,
-			    segs[i].vaddr, segs, nsegs, fb, &cap);
-	}
-	if (err) {
+	if (regions(fb, path, why))
+		goto fail;
+	for (i = 0; i < fb->nsegs; i++)
+		fb->ccap += fb->segs[i].filesz / 8;	/* about what code has */
+	fb->c = malloc((fb->ccap ?: 1) * sizeof(*fb->c));
+	if (!fb->c) {
 		*why = "out of memory";
 		goto fail;
 	}
-	qsort(fb->b, fb->n, sizeof(*fb->b), by_target);
-	cs_free(insn, 1);
-	cs_close(&cs);
-	elf_end(e);
-	close(fd);
+	for (i = 0; i < fb->nsegs; i++)
+		if (candidates(fb, &fb->segs[i])) {
+			*why = "out of memory";
+			goto fail;
+		}
+	if (bucket_sort(fb)) {
+		*why = "out of memory";
+		goto fail;
+	}
 	return fb;
 fail:
-	if (insn)
-		cs_free(insn, 1);
-	if (cs)
-		cs_close(&cs);
-	if (e)
-		elf_end(e);
-	if (fd >= 0)
-		close(fd);
-	free(fb->b);
-	free(fb->path);
-	free(fb);
+	file_free(fb);
 	return NULL;
 }
 
@@ -189,6 +415,33 @@ static struct file_branches *branches_of(const char *path, const char **why)
 	return fb;
 }
 
+/* The region holding file offset @off, or NULL. */
+static struct region *region_at(struct file_branches *fb, uint64_t off)
+{
+	size_t lo = 0, hi = fb->nr;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (fb->r[mid].start <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && off < fb->r[lo - 1].end ? &fb->r[lo - 1] : NULL;
+}
+
+static const struct elf_seg *seg_of(const struct file_branches *fb, const struct region *r)
+{
+	size_t i;
+
+	for (i = 0; i < fb->nsegs; i++)
+		if (r->start >= fb->segs[i].offset &&
+		    r->start < fb->segs[i].offset + fb->segs[i].filesz)
+			return &fb->segs[i];
+	return NULL;
+}
+
 bool branches_cheap(const char *path, uint64_t max_text)
 {
 	struct file_branches *fb;
@@ -199,33 +452,69 @@ bool branches_cheap(const char *path, uint64_t max_text)
 	return elf_exec_bytes(path) <= max_text;
 }
 
+/*
+ * The candidate whose opcode is at @at: the regions its instruction may
+ * start in (at the opcode, or up to 14 prefixes before) swept, and their
+ * branches into the window past @offset added to the @n in @out (once
+ * each). The new count, or -errno with *@why set.
+ */
+static int decode_at(struct file_branches *fb, uint64_t at, uint64_t offset,
+		     struct xprobes_uh_branch *out, size_t n, size_t max, const char **why)
+{
+	uint64_t first = at > 14 ? at - 14 : 0, hiw = offset + XPROBES_UH_BRANCH_WINDOW;
+	struct region *r;
+	size_t i, k;
+
+	for (r = region_at(fb, at); r && r->end > first; r = r > fb->r ? r - 1 : NULL) {
+		const struct elf_seg *sg = seg_of(fb, r);
+
+		if (!r->swept && sg && sweep(fb, sg, r)) {
+			*why = "out of memory";
+			return -ENOMEM;
+		}
+		for (i = 0; i < r->n; i++) {
+			const struct branch *b = &r->b[i];
+
+			if (b->to <= offset || b->to >= hiw)
+				continue;
+			for (k = 0; k < n && out[k].from != b->from; k++)
+				;
+			if (k < n)
+				continue;	/* the same branch, by another candidate */
+			if (n == max) {
+				*why = "too many branches land in the function's first bytes";
+				return -E2BIG;
+			}
+			out[n++] = (struct xprobes_uh_branch){ .from = b->from,
+							       .to = (uint32_t)(b->to - offset) };
+		}
+	}
+	return (int)n;
+}
+
 int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,
 		  const char **why)
 {
 	struct file_branches *fb = branches_of(path, why);
-	size_t lo = 0, hi, n = 0;
+	uint64_t hiw = offset + XPROBES_UH_BRANCH_WINDOW, bk;
+	size_t j;
+	int n = 0;
 
 	if (!fb)
 		return -EINVAL;
-	/* the first branch landing past OFFSET */
-	hi = fb->n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (fb->b[mid].to <= offset)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	for (; lo < fb->n && fb->b[lo].to < offset + XPROBES_UH_BRANCH_WINDOW; lo++) {
-		if (n == max) {
-			*why = "too many branches land in the function's first bytes";
-			return -E2BIG;
+	for (bk = offset + 1; bk < hiw; bk = ((bk >> BUCKET_SHIFT) + 1) << BUCKET_SHIFT) {
+		if (bk < fb->clo || (bk - fb->clo) >> BUCKET_SHIFT >= fb->ncb)
+			continue;
+		for (j = fb->cb[(bk - fb->clo) >> BUCKET_SHIFT];
+		     j < fb->cb[((bk - fb->clo) >> BUCKET_SHIFT) + 1]; j++) {
+			if (fb->c[j].to <= offset || fb->c[j].to >= hiw)
+				continue;
+			n = decode_at(fb, fb->c[j].at, offset, out, n, max, why);
+			if (n < 0)
+				return n;
 		}
-		out[n++] = (struct xprobes_uh_branch){ .from = fb->b[lo].from,
-						       .to = (uint32_t)(fb->b[lo].to - offset) };
 	}
-	return (int)n;
+	return n;
 }
 
 struct name_at {

@@ -17,16 +17,17 @@
  * Every direct branch (jmp, jcc, call, loop, jrcxz) that lands in
  * [OFFSET + 1, OFFSET + XPROBES_UH_BRANCH_WINDOW) of the file PATH, in file
  * offsets, as UHOOK_ADD's XPROBES_A_UH_BRANCHES takes them (to: from
- * OFFSET). The file is disassembled once per run (Capstone, linear sweep
- * over its executable PT_LOAD segments) and kept. Returns how many, at most
- * MAX, or -errno with *WHY set.
+ * OFFSET). The file's bytes are scanned once per run for the opcodes of
+ * relative branches; only the regions (between function symbols) holding
+ * one that would land there are disassembled (Capstone, linear sweep), each
+ * once a run. Returns how many, at most MAX, or -errno with *WHY set.
  */
 int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,
 		  const char **why);
 
 /*
- * Would branches_into() on PATH cost little: its branches known already
- * (this run disassembled it), or at most MAX_TEXT bytes of executable text?
+ * Would branches_into() on PATH cost little: the file read already
+ * (this run scanned it), or at most MAX_TEXT bytes of executable text?
  */
 bool branches_cheap(const char *path, uint64_t max_text);
 

@@ -275,6 +275,27 @@ fold_check() {
 }
 host_test host-urec-fold fold_check
 
+# uhook add's branches into a function's first bytes (ctl/branches.c: a
+# byte scan for every relative branch's opcode, then only the regions the
+# candidates are in decoded) against a sweep of all the text, for every
+# function of real programs and libraries; and every relative branch
+# Capstone decodes is one the scan looks for (selftests/host/branches-check.c).
+branches_check() {
+	local libs=/lib/x86_64-linux-gnu f files=
+	for f in /usr/bin/redis-server $libs/libc.so.6 $libs/libstdc++.so.6 "$BUILD/ctl/xprobectl"; do
+		[ -e "$f" ] && files="$files $f"
+	done
+	local out rc
+	mkdir -p "$BUILD/host" &&
+		${CC:-cc} -O2 -Wall -o "$BUILD/host/branches-check" "$HERE/host/branches-check.c" \
+			"$TOP/ctl/branches.c" "$TOP/ctl/elfsym.c" -lelf -lcapstone || return 1
+	out=$("$BUILD/host/branches-check" $files)
+	rc=$?
+	echo "$out" | tr '\n' ' '
+	return $rc
+}
+host_test host-uhook-branches branches_check
+
 # trace --pprof, read by Debian's go tool pprof: the profile of a
 # ground-truth scenario against trace --json of the same run, in fallback
 # mode on this host's kernel (selftests/host/pprof-check.sh).
