@@ -25,13 +25,18 @@ N=$(scaled 5000 10)
 fn_addr() { awk -v f="$2" '$1 == "fn" && $2 == f { print $3 }' "$1"; }
 field() { echo "$1" | awk -v k="$2" '{ for (i = 1; i < NF; i++) if ($i == k) { print $(i + 1); exit } }'; }
 
-uhtarget -t 2 -n $N -g > /tmp/ue.out 2>&1 &
-P=$!
-wait_for /tmp/ue.out '^ready' "uhtarget did not start"
-xprobectl view add $P > /dev/null || fail "view add"
-uhevents > /tmp/uev.out 2>&1 &
-E=$!
-wait_for /tmp/uev.out '^attached' "uhevents did not attach"
+# start OUT EVOUT: uhtarget held (-g) in a view, into P, and uhevents
+# counting its events, into E.
+start() {
+	uhtarget -t 2 -n $N -g > $1 2>&1 &
+	P=$!
+	wait_for $1 '^ready' "uhtarget did not start ($1)"
+	xprobectl view add $P > /dev/null || fail "view add ($1)"
+	uhevents > $2 2>&1 &
+	E=$!
+	wait_for $2 '^attached' "uhevents did not attach ($2)"
+}
+start /tmp/ue.out /tmp/uev.out
 j=$(xprobectl uhook add --json --cookie 1 $P uh_add) || fail "uhook add uh_add"
 assert_eq "uh_add: events" true "$(json_get "$j" events)"
 a=$(json_get "$j" id)
@@ -223,22 +228,15 @@ grep -q "^ok calls" /tmp/ut28.out || fail "uhtarget: $(tail -n 2 /tmp/ut28.out)"
 # blocks' locks there ("inconsistent {INITIAL USE} -> {IN-NMI}").
 unload_module
 insmod $KO call_hooks=0 || fail "insmod call_hooks=0"
-uhtarget -t 2 -n $N -g > /tmp/ui.out 2>&1 &
-I=$!
-wait_for /tmp/ui.out '^ready' "uhtarget (i) did not start"
-xprobectl view add $I > /dev/null || fail "view add (i)"
-uhevents > /tmp/uiv.out 2>&1 &
-E=$!
-wait_for /tmp/uiv.out '^attached' "uhevents (i) did not attach"
-ia=$(json_get "$(xprobectl uhook add --json --cookie 1 $I uh_add)" id)
-ig=$(json_get "$(xprobectl uhook add --json --cookie 6 --returns $I uh_args6)" id)
-[ -n "$ia" ] && [ -n "$ig" ] || fail "uhook add (i): $(xprobectl uhook list $I)"
+start /tmp/ui.out /tmp/uiv.out
+ia=$(json_get "$(xprobectl uhook add --json --cookie 1 $P uh_add)" id)
+ig=$(json_get "$(xprobectl uhook add --json --cookie 6 --returns $P uh_args6)" id)
+[ -n "$ia" ] && [ -n "$ig" ] || fail "uhook add (i): $(xprobectl uhook list $P)"
 assert_eq "(i) the view's hook on __x64_sys_ni_syscall is an int3" int3 \
-	"$(xprobectl hook list $I | awk '/__x64_sys_ni_syscall/ { print $8 }')"
-kill -HUP $I
+	"$(xprobectl hook list $P | awk '/__x64_sys_ni_syscall/ { print $8 }')"
+kill -HUP $P
 wait_for /tmp/ui.out '^ok calls\|^BAD' "uhtarget (i) did not finish its rounds" 6000
 grep -q BAD /tmp/ui.out && fail "uhtarget (i) computed a wrong result: $(grep BAD /tmp/ui.out)"
-P=$I
 assert_eq "(i) uh_add: events listed" $((2 * N)) "$(hits $ia)"
 assert_eq "(i) uh_args6: events and returns listed" "$((2 * N)) $((2 * N))" \
 	"$(hits $ig) $(rets $ig)"
@@ -252,8 +250,8 @@ assert_eq "(i) uh_args6: events in BPF, registers as at entry" "$((2 * N)) 0" \
 	"$(field "$a6" count) $(field "$a6" bad)"
 assert_eq "(i) uh_args6: returns in BPF, each to the call site with 21" "$((2 * N)) 0" \
 	"$(field "$a6" rcount) $(field "$a6" rbad)"
-kill $I
-wait $I
+kill $P
+wait $P
 assert_eq "uhtarget's exit (i)" 0 $?
 NL=$(scaled 20000 100)
 for mode in records events; do
