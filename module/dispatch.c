@@ -28,6 +28,7 @@
 #include "xprobes.h"
 #include "trace.h"
 #include "fire.h"
+#include "uhook.h"
 
 /* Was the trapped context a task (not irq, softirq, NMI)? int3 added one NMI level. */
 static bool trapped_in_task(void)
@@ -288,6 +289,9 @@ static int xp_int3(struct pt_regs *regs)
 
 found:
 	xp_hook_fire(h, regs, current->mm && current->mm->pgd == pgd && trapped_in_task());
+	/* The user-hook events' handler runs as the syscall itself (uevent.c) */
+	if (unlikely(regs->ip == (unsigned long)xp_uevent_trapped))
+		return NOTIFY_STOP;
 	run_displaced(h, regs);
 	return NOTIFY_STOP;
 }

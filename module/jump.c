@@ -91,7 +91,7 @@ MODULE_PARM_DESC(jump_hooks, "0: hooks on instructions shorter than 5 bytes stay
  * a jump misbehave, and to run every handler on the trap path, which a
  * view otherwise only takes while a jump goes in or out (selftest 28).
  */
-bool xp_call_hooks = true;
+static bool xp_call_hooks = true;
 module_param_named(call_hooks, xp_call_hooks, bool, 0444);
 MODULE_PARM_DESC(call_hooks, "0: every kernel hook stays an int3 (no call or jump hooks)");
 

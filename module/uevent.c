@@ -50,6 +50,7 @@
 #include "xprobes.h"
 #include "uhook.h"
 #include "trace.h"
+#include "fire.h"
 
 /* User hooks with events, by trampoline address; compared with the mm too. */
 static DEFINE_HASHTABLE(xp_uevents, 10);
@@ -466,7 +467,7 @@ static struct xp_uhook *uentry_hook(struct pt_regs *u)
 
 /*
  * The event of a hook's stub: @l->kind 0 on the hit path; from the late
- * work, XP_ULATE_ENTRY or XP_ULATE_CALL (all of it again) or
+ * work, XP_ULATE_ENTRY (all of it again) or
  * XP_ULATE_HIJACK (its event fired: the return slot only).
  */
 static void uentry_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
@@ -522,35 +523,37 @@ void xp_uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 }
 
 /*
- * The syscall of @u came through the int3 of the view's hook, which it is
- * while being placed or taken out (jump.c: the jump goes in behind it) or
- * while a kprobe's near: the trap's context is NMI-like, where the
- * handlers' locks (the thunk blocks') may not be taken, nor BPF's in the
- * programs they run. The thread does all of it from its late work instead
- * (ulate.c), before the syscall returns, as a slow entry would have; the
- * claim of a work takes no lock. Without one, what is lost is counted.
+ * Where a hit of the view's hook that came through its int3 goes instead
+ * of __x64_sys_ni_syscall(). The hook is an int3 while it is placed or
+ * taken out (jump.c: the jump goes in behind it), and for good where no
+ * jump may go (a kprobe near, every jump entry in use, call_hooks=0). The
+ * trap's context is NMI-like: the handlers' locks (the thunk blocks') may
+ * not be taken there, nor BPF's in the programs they run. So the trap
+ * only returns here (xp_uevent_fire() sets the ip, dispatch.c honours this
+ * one target alone), as bpf_override_return() sends a probed function to
+ * just_return_func: the hook is at the function's first instruction past
+ * its ENDBR and fentry site (xp_func_body()), so the stack is as at its
+ * entry, its caller's return address on top and @regs its argument, and
+ * this runs as the syscall itself, in task context, preemption off around
+ * the handler as on the jump path. It returns what the function would.
+ * Module exit waits for a task preempted in here (RCU-tasks, xp_calls_exit()).
  */
-static void uevent_trapped(struct pt_regs *u, struct xp_ulate *l)
+long xp_uevent_trapped(const struct pt_regs *regs)
 {
-	struct xp_uhook *h;
-	struct xp_uret *b;
-	unsigned int idx;
+	struct pt_regs *u = (struct pt_regs *)regs;
+	struct xp_ulate l = {};
+	struct xp_view *v;
 
-	if (u->orig_ax != XPROBES_UHOOK_NR && u->orig_ax != XPROBES_UHOOK_RET_NR &&
-	    u->orig_ax != XPROBES_UREC_NR)
-		return;		/* another unimplemented syscall */
-	if (xp_ulate_ask(l, XP_ULATE_CALL, 0, 0, false))
-		return;
-	if (u->orig_ax == XPROBES_UHOOK_NR) {
-		h = uentry_hook(u);
-		if (h)
-			atomic64_inc(&h->calls_missed);
-	} else if (u->orig_ax == XPROBES_UHOOK_RET_NR) {
-		h = uret_hook(u, &b, &idx);
-		if (h)
-			atomic64_inc(&h->ret_missed);
+	preempt_disable();
+	if (!__this_cpu_read(xp_dispatching)) {
+		__this_cpu_write(xp_dispatching, 1);
+		v = xp_view_of_mm(current->mm);
+		if (v && u == task_pt_regs(current))
+			xp_uevent_do(v, u, &l);
+		__this_cpu_write(xp_dispatching, 0);
 	}
-	/* a record routine's request: as for a full block, nothing is written */
+	preempt_enable();
+	return -ENOSYS;
 }
 
 /*
@@ -567,7 +570,7 @@ void xp_uevent_fire(struct xp_hook *kh, struct pt_regs *kregs)
 	if (u != task_pt_regs(current))
 		return;
 	if (unlikely(in_nmi())) {
-		uevent_trapped(u, &l);
+		kregs->ip = (unsigned long)xp_uevent_trapped;
 		return;
 	}
 	xp_uevent_do(kh->view, u, &l);

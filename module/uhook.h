@@ -232,11 +232,10 @@ bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
 /* ulate.c: what a hook's system call could not do on the hit path, done again */
 enum {
 	XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK,
-	XP_ULATE_CALL,		/* all of it: it came through the hook's int3 */
 };
 struct xp_ulate {
 	u8 kind;		/* XP_ULATE_*: what is left to do; 0 done */
-	u8 len;			/* the access that failed: @len bytes at @addr; 0 none */
+	u8 len;			/* the access that failed: @len bytes at @addr */
 	bool write;
 	bool late;		/* from the task work: the caller tries again */
 	bool last;		/* its last try: a failure counts the event lost */
@@ -245,6 +244,7 @@ struct xp_ulate {
 void xp_ulate_exit(void);
 bool xp_ulate_ask(struct xp_ulate *l, u8 kind, unsigned long addr, u8 len, bool write);
 void xp_uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l);
+long xp_uevent_trapped(const struct pt_regs *regs);
 int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack);
 void xp_unwinds_free(struct xp_view *v);
 void xp_unwind_start(struct xp_view *v, unsigned long sp);

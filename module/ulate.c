@@ -23,7 +23,10 @@
  * module exit relies on), then runs the handler again, preemption off, as
  * the hit path would have (xp_uevent_do()), the process's registers
  * still the syscall's: task work runs before a signal's frame is made
- * (get_signal() runs it first) and before a ptrace stop. Another work on
+ * (get_signal() runs it first) and before a ptrace stop for a signal, but
+ * after the syscall-exit stop of PTRACE_SYSCALL (and after audit and the
+ * sys_exit tracepoint): a debugger there may change the registers the
+ * work then reads, which only changes its own tracee's figures. Another work on
  * the thread may run first (works run newest first) and change them: a
  * detach work sending a thread caught in the records routine to its end
  * (uunwind.c). The redo decides everything again from the registers and
@@ -34,21 +37,18 @@
  * whose event fired but whose return address could not become a thunk's
  * does only that again (XP_ULATE_HIJACK): no event fires twice.
  *
- * While that hook is an int3 (placed, not yet a jump; going; or for good:
- * call_hooks=0, a kprobe near), its handler runs in the trap's NMI-like
- * context, where the handlers' locks may not be taken: it only claims a
- * work (XP_ULATE_CALL), and the work does the whole system call
- * (uevent.c, uevent_trapped()).
- *
  * The works come from a pool (XP_ULATE_N, a bitmap): the hit path may not
- * allocate (PREEMPT_RT's allocator sleeps), and is claimed without a lock
- * (a trap's handler claims too). A thread has at most one (one
- * system call at a time), a process XP_ULATE_PER_MM (a thread can only be
- * in that window between its push and the handler's read when a page goes
- * out: a few per process, one per CPU it runs on), and each runs
- * XP_ULATE_TRIES jiffies at most, so a process that keeps its own stack
- * out on purpose cannot take the pool from the others. Past that, or with
- * the pool empty, the event is lost, counted.
+ * allocate (PREEMPT_RT's allocator sleeps), and is claimed without a lock.
+ * A thread has at most one (one system call at a time), a process
+ * XP_ULATE_PER_MM, a hard share (a thread can only be in that window
+ * between its push and the handler's read when a page goes out: a few
+ * per process, one per CPU it runs on). A work faults in
+ * XP_ULATE_TRIES pages at most, but a thread stopped by a debugger at its
+ * syscall's exit holds its work until it runs on: so a process cannot
+ * take more than its share, and it takes XP_ULATE_N / XP_ULATE_PER_MM
+ * processes that keep theirs to empty the pool. Past its share, or with
+ * the pool empty, the event is lost, counted on its hook (a records
+ * routine's request is not: its record is lost as with a full block).
  *
  * Module exit, once no hook is left: works not yet run are cancelled,
  * those running are waited for (each runs a bounded time: xp_ufault()
@@ -69,7 +69,7 @@
 #include "fire.h"
 #include "uhook.h"
 
-#define XP_ULATE_N	64
+#define XP_ULATE_N	256
 #define XP_ULATE_PER_MM	8	/* a process's share of the pool */
 #define XP_ULATE_TRIES	32	/* pages a work brings in at most */
 
@@ -84,6 +84,13 @@ static struct ulate_work ulate_pool[XP_ULATE_N];
 static DECLARE_BITMAP(ulate_busy, XP_ULATE_N);
 static DEFINE_RAW_SPINLOCK(ulate_lock);	/* a work's end against exit's cancel */
 static bool ulate_exiting;
+
+/* A claimed work that was never queued: nobody else has seen it. */
+static void ulate_unclaim(struct ulate_work *w)
+{
+	WRITE_ONCE(w->mm, NULL);
+	clear_bit_unlock(w - ulate_pool, ulate_busy);
+}
 
 static void ulate_free(struct ulate_work *w)
 {
@@ -109,8 +116,8 @@ static void ulate_work(struct callback_head *cb)
 
 	l.late = true;
 	while (l.kind && !(current->flags & PF_EXITING) && !READ_ONCE(ulate_exiting)) {
-		/* the last try counts the event lost on its hook (a trap's call: none yet) */
-		l.last = l.len && !xp_ufault(l.addr, l.len, l.write, &b);
+		/* the last try counts the event lost on its hook */
+		l.last = !xp_ufault(l.addr, l.len, l.write, &b);
 		preempt_disable();
 		if (!__this_cpu_read(xp_dispatching)) {
 			__this_cpu_write(xp_dispatching, 1);
@@ -129,30 +136,35 @@ static void ulate_work(struct callback_head *cb)
 }
 
 /*
- * A free work for current, or NULL: without a lock, since a trap's handler
- * (NMI-like, in_nmi()) claims one too. The process's share is counted
- * first: claims racing with the count may take one more each, a bounded
- * excess (one per CPU).
+ * A free work for @mm's thread, or NULL, without a lock. A work is taken first and
+ * the process's share counted after, its own included: of claims racing
+ * for the last of a share, each sees the others' that came before its
+ * count (a full barrier between its store and its loads), so the share is
+ * never exceeded (racers may both give theirs back: an event lost,
+ * counted, rather than the pool taken).
  */
-static struct ulate_work *ulate_claim(void)
+static struct ulate_work *ulate_claim(struct mm_struct *mm)
 {
-	unsigned int i, mine = 0;
+	unsigned int i, n, mine = 0;
 
-	for (i = 0; i < XP_ULATE_N; i++)
-		mine += test_bit(i, ulate_busy) && READ_ONCE(ulate_pool[i].mm) == current->mm;
-	if (mine >= XP_ULATE_PER_MM)
+	for (n = find_first_zero_bit(ulate_busy, XP_ULATE_N); n < XP_ULATE_N;
+	     n = find_next_zero_bit(ulate_busy, XP_ULATE_N, n + 1))
+		if (!test_and_set_bit_lock(n, ulate_busy))
+			break;
+	if (n >= XP_ULATE_N)
 		return NULL;
-	for (i = find_first_zero_bit(ulate_busy, XP_ULATE_N); i < XP_ULATE_N;
-	     i = find_next_zero_bit(ulate_busy, XP_ULATE_N, i + 1))
-		if (!test_and_set_bit_lock(i, ulate_busy)) {
-			WRITE_ONCE(ulate_pool[i].mm, current->mm);
-			return &ulate_pool[i];
-		}
+	WRITE_ONCE(ulate_pool[n].mm, mm);
+	smp_mb();	/* the share's count sees every claim stored before it */
+	for_each_set_bit(i, ulate_busy, XP_ULATE_N)
+		mine += READ_ONCE(ulate_pool[i].mm) == mm;
+	if (mine <= XP_ULATE_PER_MM)
+		return &ulate_pool[n];
+	ulate_unclaim(&ulate_pool[n]);
 	return NULL;
 }
 
 /*
- * On the hit path (preemption off, or a trap's NMI-like context): the
+ * On the hit path (preemption off): the
  * thread does @l again before its system call returns. False when it
  * cannot (no work free, the thread exits, module exit): the caller counts
  * the event lost.
@@ -169,20 +181,18 @@ static bool ulate_queue(const struct xp_ulate *l)
 	 * XP_ULATE_TRIES jiffies at most, and XP_ULATE_PER_MM of them: the
 	 * others' events go on.
 	 */
-	w = ulate_claim();
+	w = ulate_claim(current->mm);
 	if (!w)
 		return false;
 	w->what = *l;
 	init_task_work(&w->work, ulate_work);
 	/*
 	 * On current, which goes back to user mode through the syscall's
-	 * exit, where TIF_NOTIFY_RESUME runs it: no IPI, no allocation, safe
-	 * in a trap's context.
+	 * exit, where TIF_NOTIFY_RESUME runs it: no IPI, no allocation.
 	 */
 	if (task_work_add(current, &w->work, XP_TWA_RESUME_ATOMIC)) {
 		/* it exits: nothing of it runs in user mode again; nobody saw the work */
-		WRITE_ONCE(w->mm, NULL);
-		clear_bit_unlock(w - ulate_pool, ulate_busy);
+		ulate_unclaim(w);
 		return false;
 	}
 	/* Runs after this returns; exit's cancel, after this hit path (RCU). */

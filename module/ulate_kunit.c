@@ -41,25 +41,31 @@ static void ulate_ask_kthread(struct kunit *test)
 
 /*
  * The claim takes no lock (a trap's handler claims too): a process gets
- * its share and no more, and what it lets go is free again.
+ * its share and no more, another process still gets works, and what is
+ * let go is free again. The processes are two addresses: only compared.
  */
 static void ulate_claim_share(struct kunit *test)
 {
-	struct ulate_work *got[XP_ULATE_PER_MM];
+	static char one, two;
+	struct mm_struct *a = (struct mm_struct *)&one, *b = (struct mm_struct *)&two;
+	struct ulate_work *got[XP_ULATE_PER_MM + 2] = {};
 	unsigned long busy = bitmap_weight(ulate_busy, XP_ULATE_N);
 	unsigned int i;
 
 	for (i = 0; i < XP_ULATE_PER_MM; i++) {
-		got[i] = ulate_claim();
-		KUNIT_ASSERT_NOT_NULL(test, got[i]);
-		KUNIT_EXPECT_PTR_EQ(test, got[i]->mm, current->mm);
+		got[i] = ulate_claim(a);
+		KUNIT_EXPECT_NOT_NULL(test, got[i]);
+		if (got[i])
+			KUNIT_EXPECT_PTR_EQ(test, got[i]->mm, a);
 	}
-	KUNIT_EXPECT_NULL(test, ulate_claim());
-	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy + XP_ULATE_PER_MM);
-	for (i = 0; i < XP_ULATE_PER_MM; i++) {
-		WRITE_ONCE(got[i]->mm, NULL);
-		clear_bit_unlock(got[i] - ulate_pool, ulate_busy);
-	}
+	got[i] = ulate_claim(a);
+	KUNIT_EXPECT_NULL(test, got[i]);
+	got[i + 1] = ulate_claim(b);
+	KUNIT_EXPECT_NOT_NULL(test, got[i + 1]);
+	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy + XP_ULATE_PER_MM + 1);
+	for (i = 0; i < ARRAY_SIZE(got); i++)
+		if (got[i])
+			ulate_unclaim(got[i]);
 	KUNIT_EXPECT_EQ(test, bitmap_weight(ulate_busy, XP_ULATE_N), busy);
 }
 

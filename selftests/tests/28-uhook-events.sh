@@ -221,8 +221,8 @@ grep -q "^ok calls" /tmp/ut28.out || fail "uhtarget: $(tail -n 2 /tmp/ut28.out)"
 # comes through its trap, whose context is NMI-like (a view otherwise takes
 # it only while that hook's jump goes in or out, or while a kprobe keeps
 # it out). The handlers take locks (a thunk block's) and run programs, so
-# the thread does each from its late work instead (module/ulate.c,
-# XP_ULATE_CALL), before the syscall returns. Exact counts and registers
+# the trap returns into xp_uevent_trapped() instead, which runs them as the
+# syscall itself, in task context (module/uevent.c). Exact counts and registers
 # as at (a) and (b); trace exact with records and with events. On the debug
 # kernel, lockdep watches: until 2026-12-01 the trap's handlers took the
 # blocks' locks there ("inconsistent {INITIAL USE} -> {IN-NMI}").
@@ -253,6 +253,31 @@ assert_eq "(i) uh_args6: returns in BPF, each to the call site with 21" "$((2 * 
 kill $P
 wait $P
 assert_eq "uhtarget's exit (i)" 0 $?
+# Twelve threads at once through the trap (each hit's handler runs as the
+# syscall itself, xp_uevent_trapped(): nothing to claim, so no share to
+# run out of): every call and every return fired. (The first fix handed
+# each trapped call to a late work, a process's share 8: 1651 of 12000
+# calls were lost here, counted.)
+M=$(scaled 1000 10)
+uhtarget -t 12 -n $M -g > /tmp/uj.out 2>&1 &
+P=$!
+wait_for /tmp/uj.out '^ready' "uhtarget -t 12 (i) did not start"
+xprobectl view add $P > /dev/null || fail "view add (i, 12 threads)"
+ja=$(json_get "$(xprobectl uhook add --json $P uh_add)" id)
+jg=$(json_get "$(xprobectl uhook add --json --returns $P uh_args6)" id)
+[ -n "$ja" ] && [ -n "$jg" ] || fail "uhook add (i, 12 threads): $(xprobectl uhook list $P)"
+kill -HUP $P
+wait_for /tmp/uj.out '^ok calls\|^BAD' "uhtarget -t 12 (i) did not finish its rounds" 6000
+grep -q BAD /tmp/uj.out && fail "uhtarget -t 12 (i) computed a wrong result: $(grep BAD /tmp/uj.out)"
+xprobectl uhook list --json $P > /tmp/uj.json || fail "uhook list --json (i)"
+q() { jsonq /tmp/uj.json "[id=$1].$2"; }
+assert_eq "(i) 12 threads: uh_add's calls fired, none missed" "$((12 * M)) 0" \
+	"$(q $ja hits) $(q $ja hits_missed)"
+assert_eq "(i) 12 threads: uh_args6's calls and returns fired, none missed" \
+	"$((12 * M)) $((12 * M)) 0 0" \
+	"$(q $jg hits) $(q $jg return_hits) $(q $jg hits_missed) $(q $jg returns_missed)"
+kill $P
+wait $P
 NL=$(scaled 20000 100)
 for mode in records events; do
 	opt=; [ $mode = events ] && opt=-T
