@@ -50,6 +50,7 @@ struct branch {
 
 /* Text between two sync points (file offsets), swept once when first needed. */
 struct region {
+	const struct elf_seg *sg;	/* the segment it is in */
 	uint64_t start, end;
 	struct branch *b;
 	size_t n;
@@ -83,19 +84,6 @@ struct file_branches {
 
 static struct file_branches *cache;
 
-/* The file offset of address @va, if an executable segment has it. */
-static bool va_off(const struct elf_seg *s, size_t ns, uint64_t va, uint64_t *off)
-{
-	size_t i;
-
-	for (i = 0; i < ns; i++)
-		if (va >= s[i].vaddr && va < s[i].vaddr + s[i].filesz) {
-			*off = va - s[i].vaddr + s[i].offset;
-			return true;
-		}
-	return false;
-}
-
 static int add(struct branch **b, size_t *n, size_t *cap, uint64_t to, uint64_t from)
 {
 	if (*n == *cap) {
@@ -112,12 +100,13 @@ static int add(struct branch **b, size_t *n, size_t *cap, uint64_t to, uint64_t 
 }
 
 /*
- * Sweep region @r of segment @sg: instructions from its start until one
+ * Sweep region @r: instructions from its start until one
  * starts at or past its end (the last may run past it), keeping their
  * relative branches into the file's text.
  */
-static int sweep(struct file_branches *fb, const struct elf_seg *sg, struct region *r)
+static int sweep(struct file_branches *fb, struct region *r)
 {
+	const struct elf_seg *sg = r->sg;
 	const uint8_t *code = fb->raw + r->start;
 	size_t len = sg->offset + sg->filesz - r->start, cap = 0;
 	uint64_t at = sg->vaddr + (r->start - sg->offset), end = at + (r->end - r->start);
@@ -134,8 +123,8 @@ static int sweep(struct file_branches *fb, const struct elf_seg *sg, struct regi
 		x = &fb->insn->detail->x86;
 		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
 			continue;
-		if (!va_off(fb->segs, fb->nsegs, (uint64_t)x->operands[0].imm, &to) ||
-		    !va_off(fb->segs, fb->nsegs, fb->insn->address, &from))
+		if (!elf_va_off(fb->segs, fb->nsegs, (uint64_t)x->operands[0].imm, &to) ||
+		    !elf_va_off(fb->segs, fb->nsegs, fb->insn->address, &from))
 			continue;	/* out of the file's text: lands on no function */
 		if (add(&r->b, &r->n, &cap, to, from))
 			return -ENOMEM;
@@ -146,25 +135,19 @@ static int sweep(struct file_branches *fb, const struct elf_seg *sg, struct regi
 static int cand_add(struct file_branches *fb, uint64_t va, uint64_t at)
 {
 	uint64_t to;
-	int pass;
 
-	/* as decoded, and cut to 16 bits as an operand-size prefix may have it */
-	for (pass = 0; pass < 2; pass++, va &= 0xffff) {
-		if (pass && va <= 0xffff)
-			break;
-		if (!va_off(fb->segs, fb->nsegs, va, &to))
-			continue;
-		if (fb->nc == fb->ccap) {
-			struct cand *p;
+	if (!elf_va_off(fb->segs, fb->nsegs, va, &to))
+		return 0;	/* lands on no function of the file */
+	if (fb->nc == fb->ccap) {
+		struct cand *p;
 
-			fb->ccap = fb->ccap ? fb->ccap * 2 : 65536;
-			p = realloc(fb->c, fb->ccap * sizeof(*p));
-			if (!p)
-				return -ENOMEM;
-			fb->c = p;
-		}
-		fb->c[fb->nc++] = (struct cand){ to, at };
+		fb->ccap = fb->ccap ? fb->ccap * 2 : 65536;
+		p = realloc(fb->c, fb->ccap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		fb->c = p;
 	}
+	fb->c[fb->nc++] = (struct cand){ to, at };
 	return 0;
 }
 
@@ -179,31 +162,45 @@ static int16_t rel16(const uint8_t *p)
 	return (int16_t)((uint16_t)p[0] | (uint16_t)p[1] << 8);
 }
 
+size_t branches_targets(const uint8_t *code, size_t len, size_t p, uint64_t va,
+			uint64_t t[BRANCH_TARGETS_MAX])
+{
+	uint8_t b = code[p];
+	size_t n = 0, i, m;
+
+	if ((b & 0xf0) == 0x70 || (b >= 0xe0 && b <= 0xe3) || b == 0xeb) {
+		if (p + 1 < len)
+			t[n++] = va + 2 + (int8_t)code[p + 1];
+	} else if (b == 0xe8 || b == 0xe9) {
+		if (p + 4 < len)
+			t[n++] = va + 5 + rel32(code + p + 1);
+		if (p + 2 < len)
+			t[n++] = va + 3 + rel16(code + p + 1);
+	} else if (b == 0x0f && p + 1 < len && (code[p + 1] & 0xf0) == 0x80) {
+		if (p + 5 < len)
+			t[n++] = va + 6 + rel32(code + p + 2);
+		if (p + 3 < len)
+			t[n++] = va + 4 + rel16(code + p + 2);
+	}
+	/* and cut to 16 bits, as an operand-size prefix may have it */
+	for (i = 0, m = n; i < m; i++)
+		if (t[i] > 0xffff)
+			t[n++] = t[i] & 0xffff;
+	return n;
+}
+
 /* Every place in segment @sg where a relative branch could start, by its opcode. */
 static int candidates(struct file_branches *fb, const struct elf_seg *sg)
 {
 	const uint8_t *code = fb->raw + sg->offset;
-	uint64_t n = sg->filesz, p, va;
+	uint64_t t[BRANCH_TARGETS_MAX];
+	size_t p, i, n;
 	int err = 0;
 
-	for (p = 0; p < n && !err; p++) {
-		uint8_t b = code[p];
-
-		va = sg->vaddr + p;
-		if ((b & 0xf0) == 0x70 || (b >= 0xe0 && b <= 0xe3) || b == 0xeb) {
-			if (p + 1 < n)
-				err = cand_add(fb, va + 2 + (int8_t)code[p + 1], sg->offset + p);
-		} else if (b == 0xe8 || b == 0xe9) {
-			if (p + 4 < n)
-				err = cand_add(fb, va + 5 + rel32(code + p + 1), sg->offset + p);
-			if (!err && p + 2 < n)
-				err = cand_add(fb, va + 3 + rel16(code + p + 1), sg->offset + p);
-		} else if (b == 0x0f && p + 1 < n && (code[p + 1] & 0xf0) == 0x80) {
-			if (p + 5 < n)
-				err = cand_add(fb, va + 6 + rel32(code + p + 2), sg->offset + p);
-			if (!err && p + 3 < n)
-				err = cand_add(fb, va + 4 + rel16(code + p + 2), sg->offset + p);
-		}
+	for (p = 0; p < sg->filesz && !err; p++) {
+		n = branches_targets(code, sg->filesz, p, sg->vaddr + p, t);
+		for (i = 0; i < n && !err; i++)
+			err = cand_add(fb, t[i], sg->offset + p);
 	}
 	return err;
 }
@@ -307,7 +304,7 @@ static int regions(struct file_branches *fb, const char *path, const char **why)
 			if (s.off[j] < lo || s.off[j] >= hi)
 				continue;
 			fb->r[fb->nr++] = (struct region){
-				.start = s.off[j], .end = k < s.n && s.off[k] < hi ? s.off[k] : hi };
+				.sg = sg, .start = s.off[j], .end = k < s.n && s.off[k] < hi ? s.off[k] : hi };
 		}
 	}
 	free(s.off);
@@ -431,17 +428,6 @@ static struct region *region_at(struct file_branches *fb, uint64_t off)
 	return lo && off < fb->r[lo - 1].end ? &fb->r[lo - 1] : NULL;
 }
 
-static const struct elf_seg *seg_of(const struct file_branches *fb, const struct region *r)
-{
-	size_t i;
-
-	for (i = 0; i < fb->nsegs; i++)
-		if (r->start >= fb->segs[i].offset &&
-		    r->start < fb->segs[i].offset + fb->segs[i].filesz)
-			return &fb->segs[i];
-	return NULL;
-}
-
 bool branches_cheap(const char *path, uint64_t max_text)
 {
 	struct file_branches *fb;
@@ -466,9 +452,7 @@ static int decode_at(struct file_branches *fb, uint64_t at, uint64_t offset,
 	size_t i, k;
 
 	for (r = region_at(fb, at); r && r->end > first; r = r > fb->r ? r - 1 : NULL) {
-		const struct elf_seg *sg = seg_of(fb, r);
-
-		if (!r->swept && sg && sweep(fb, sg, r)) {
+		if (!r->swept && sweep(fb, r)) {
 			*why = "out of memory";
 			return -ENOMEM;
 		}

@@ -26,6 +26,17 @@ int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *o
 		  const char **why);
 
 /*
+ * The targets a relative branch would have if its opcode were at byte P of
+ * CODE (LEN bytes, at address VA): rel8 after 70-7f, e0-e3, eb; rel32, or
+ * rel16 behind an operand-size prefix, after e8, e9, 0f 80-8f; each also
+ * cut to 16 bits, as that prefix may have it. Into T; how many (0: no
+ * such opcode there). What branches_into() scans the text with.
+ */
+#define BRANCH_TARGETS_MAX	4
+size_t branches_targets(const uint8_t *code, size_t len, size_t p, uint64_t va,
+			uint64_t t[BRANCH_TARGETS_MAX]);
+
+/*
  * Would branches_into() on PATH cost little: the file read already
  * (this run scanned it), or at most MAX_TEXT bytes of executable text?
  */

@@ -41,10 +41,22 @@ size_t elf_exec_segs(Elf *e, struct elf_seg *segs, size_t max)
 	return n;
 }
 
+bool elf_va_off(const struct elf_seg *segs, size_t n, uint64_t va, uint64_t *off)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (va >= segs[i].vaddr && va < segs[i].vaddr + segs[i].filesz) {
+			*off = va - segs[i].vaddr + segs[i].offset;
+			return true;
+		}
+	return false;
+}
+
 int elf_entry_offset(const char *path, uint64_t *off)
 {
 	struct elf_seg segs[16];
-	size_t nsegs, i;
+	size_t nsegs;
 	GElf_Ehdr eh;
 	int fd, ret = -ENOENT;
 	Elf *e;
@@ -57,12 +69,8 @@ int elf_entry_offset(const char *path, uint64_t *off)
 	e = elf_begin(fd, ELF_C_READ, NULL);
 	if (e && elf_kind(e) == ELF_K_ELF && gelf_getehdr(e, &eh) && eh.e_entry) {
 		nsegs = elf_exec_segs(e, segs, 16);
-		for (i = 0; i < nsegs; i++)
-			if (eh.e_entry >= segs[i].vaddr && eh.e_entry < segs[i].vaddr + segs[i].filesz) {
-				*off = eh.e_entry - segs[i].vaddr + segs[i].offset;
-				ret = 0;
-				break;
-			}
+		if (elf_va_off(segs, nsegs, eh.e_entry, off))
+			ret = 0;
 	}
 	if (e)
 		elf_end(e);

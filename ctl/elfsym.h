@@ -17,6 +17,9 @@ struct elf_seg {
 /* The executable PT_LOAD segments of E into SEGS, at most MAX: how many. */
 size_t elf_exec_segs(Elf *e, struct elf_seg *segs, size_t max);
 
+/* The file offset of address VA, if one of the N segments SEGS has it there. */
+bool elf_va_off(const struct elf_seg *segs, size_t n, uint64_t va, uint64_t *off);
+
 /* The bytes of PATH's executable PT_LOAD segments; UINT64_MAX if it is no ELF file. */
 uint64_t elf_exec_bytes(const char *path);
 

@@ -248,35 +248,10 @@ static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustu
 		atomic64_inc(&h->ret_missed);
 }
 
-/*
- * The hook whose return thunk made the syscall of @u (its block and index
- * in @bp, @idxp), or NULL: a child of fork, no such thunk, or the hook is
- * gone (the thunk still returns). Lock-free.
- */
-static struct xp_uhook *uret_hook(struct pt_regs *u, struct xp_uret **bp, unsigned int *idxp)
-{
-	unsigned long start = u->ip - XP_USTUB_RET, off;
-	struct xp_uret *b;
-	unsigned int idx;
-
-	list_for_each_entry_rcu(b, &xp_urets, node)
-		if (b->mm == current->mm && start - b->code < XP_URET_TABLE)
-			goto found;
-	return NULL;
-found:
-	off = start - b->code;
-	idx = off / XP_URET_SIZE;
-	/* Pairs with uret_get()'s release: the entry is filled below the count. */
-	if (off % XP_URET_SIZE || idx >= smp_load_acquire(&b->used))
-		return NULL;
-	*bp = b;
-	*idxp = idx;
-	return rcu_dereference_sched(b->ent[idx].hook);
-}
-
 /* The syscall of a return thunk: fire the return of its hook's call. */
 static void uret_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
+	unsigned long start = u->ip - XP_USTUB_RET, off;
 	struct ustub_frame f;
 	struct stub_regs s;
 	struct xp_uhook *h;
@@ -284,9 +259,19 @@ static void uret_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 	unsigned int idx;
 
 	l->kind = 0;
-	h = uret_hook(u, &b, &idx);
-	if (!h)
+	list_for_each_entry_rcu(b, &xp_urets, node)
+		if (b->mm == current->mm && start - b->code < XP_URET_TABLE)
+			goto found;
+	return;		/* a child of fork, or no such thunk */
+found:
+	off = start - b->code;
+	idx = off / XP_URET_SIZE;
+	/* Pairs with uret_get()'s release: the entry is filled below the count. */
+	if (off % XP_URET_SIZE || idx >= smp_load_acquire(&b->used))
 		return;
+	h = rcu_dereference_sched(b->ent[idx].hook);
+	if (!h)
+		return;		/* the hook is gone; the thunk still returns */
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret))) {
 		if (!xp_ulate_ask(l, XP_ULATE_RET, u->sp, offsetof(struct ustub_frame, ret), false))
 			atomic64_inc(&h->ret_missed);
@@ -453,34 +438,25 @@ void xp_urets_forget(struct xp_uhook *h)
 	raw_spin_unlock_irqrestore(&b->lock, flags);
 }
 
-/* The hook whose stub made the syscall of @u, or NULL. Lock-free. */
-static struct xp_uhook *uentry_hook(struct pt_regs *u)
-{
-	unsigned long slot = u->ip - XP_USTUB_RET;
-	struct xp_uhook *h;
-
-	hash_for_each_possible_rcu(xp_uevents, h, enode, slot)
-		if (h->slot == slot && h->mm == current->mm)
-			return h;
-	return NULL;
-}
-
 /*
  * The event of a hook's stub: @l->kind 0 on the hit path; from the late
- * work, XP_ULATE_ENTRY (all of it again) or
- * XP_ULATE_HIJACK (its event fired: the return slot only).
+ * work, XP_ULATE_ENTRY (all of it again) or XP_ULATE_HIJACK (its event
+ * fired: the return slot only).
  */
 static void uentry_fire(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
 	bool fire = l->kind != XP_ULATE_HIJACK;
+	unsigned long slot = u->ip - XP_USTUB_RET;
 	struct ustub_frame f;
 	struct stub_regs s;
 	struct xp_uhook *h;
 
 	l->kind = 0;
-	h = uentry_hook(u);
-	if (!h)
-		return;		/* a deleted hook's stub still running, or a forked child */
+	hash_for_each_possible_rcu(xp_uevents, h, enode, slot)
+		if (h->slot == slot && h->mm == current->mm)
+			goto found;
+	return;		/* a deleted hook's stub still running, or a forked child */
+found:
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f))) {
 		if (!xp_ulate_ask(l, fire ? XP_ULATE_ENTRY : XP_ULATE_HIJACK, u->sp, sizeof(f),
 				  !fire || h->returns))
@@ -523,6 +499,29 @@ void xp_uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 }
 
 /*
+ * The system call @u of current from task context (a trapped hit, below;
+ * the late work, ulate.c): preemption off and this CPU marked dispatching,
+ * as on the hit path, and the view found again by the process's mm (gone:
+ * nothing is left to do, its hooks went with it).
+ */
+void xp_uevent_task(struct pt_regs *u, struct xp_ulate *l)
+{
+	struct xp_view *v;
+
+	preempt_disable();
+	if (!__this_cpu_read(xp_dispatching)) {
+		__this_cpu_write(xp_dispatching, 1);
+		v = xp_view_of_mm(current->mm);
+		if (v)
+			xp_uevent_do(v, u, l);
+		else
+			l->kind = 0;
+		__this_cpu_write(xp_dispatching, 0);
+	}
+	preempt_enable();
+}
+
+/*
  * Where a hit of the view's hook that came through its int3 goes instead
  * of __x64_sys_ni_syscall(). The hook is an int3 while it is placed or
  * taken out (jump.c: the jump goes in behind it), and for good where no
@@ -542,17 +541,9 @@ long xp_uevent_trapped(const struct pt_regs *regs)
 {
 	struct pt_regs *u = (struct pt_regs *)regs;
 	struct xp_ulate l = {};
-	struct xp_view *v;
 
-	preempt_disable();
-	if (!__this_cpu_read(xp_dispatching)) {
-		__this_cpu_write(xp_dispatching, 1);
-		v = xp_view_of_mm(current->mm);
-		if (v && u == task_pt_regs(current))
-			xp_uevent_do(v, u, &l);
-		__this_cpu_write(xp_dispatching, 0);
-	}
-	preempt_enable();
+	if (u == task_pt_regs(current))
+		xp_uevent_task(u, &l);
 	return -ENOSYS;
 }
 

@@ -230,9 +230,7 @@ bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b)
 bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
 
 /* ulate.c: what a hook's system call could not do on the hit path, done again */
-enum {
-	XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK,
-};
+enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK };
 struct xp_ulate {
 	u8 kind;		/* XP_ULATE_*: what is left to do; 0 done */
 	u8 len;			/* the access that failed: @len bytes at @addr */
@@ -244,6 +242,7 @@ struct xp_ulate {
 void xp_ulate_exit(void);
 bool xp_ulate_ask(struct xp_ulate *l, u8 kind, unsigned long addr, u8 len, bool write);
 void xp_uevent_do(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l);
+void xp_uevent_task(struct pt_regs *u, struct xp_ulate *l);
 long xp_uevent_trapped(const struct pt_regs *regs);
 int xp_unwinds_get(struct xp_view *v, struct netlink_ext_ack *extack);
 void xp_unwinds_free(struct xp_view *v);

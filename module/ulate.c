@@ -38,12 +38,11 @@
  * does only that again (XP_ULATE_HIJACK): no event fires twice.
  *
  * The works come from a pool (XP_ULATE_N, a bitmap): the hit path may not
- * allocate (PREEMPT_RT's allocator sleeps), and is claimed without a lock.
- * A thread has at most one (one system call at a time), a process
- * XP_ULATE_PER_MM, a hard share (a thread can only be in that window
- * between its push and the handler's read when a page goes out: a few
- * per process, one per CPU it runs on). A work faults in
- * XP_ULATE_TRIES pages at most, but a thread stopped by a debugger at its
+ * allocate (PREEMPT_RT's allocator sleeps), claimed under a raw lock. A
+ * thread has at most one (one system call at a time), a process
+ * XP_ULATE_PER_MM (a thread can only be in that window between its push
+ * and the handler's read when a page goes out: a few per process, one per
+ * CPU it runs on). A work faults in XP_ULATE_TRIES pages at most, but a thread stopped by a debugger at its
  * syscall's exit holds its work until it runs on: so a process cannot
  * take more than its share, and it takes XP_ULATE_N / XP_ULATE_PER_MM
  * processes that keep theirs to empty the pool. Past its share, or with
@@ -85,23 +84,22 @@ static DECLARE_BITMAP(ulate_busy, XP_ULATE_N);
 static DEFINE_RAW_SPINLOCK(ulate_lock);	/* a work's end against exit's cancel */
 static bool ulate_exiting;
 
-/* A claimed work that was never queued: nobody else has seen it. */
+/* Let @w go: its bit under the lock, which exit's cancel tests it under. */
 static void ulate_unclaim(struct ulate_work *w)
 {
-	WRITE_ONCE(w->mm, NULL);
-	clear_bit_unlock(w - ulate_pool, ulate_busy);
+	unsigned long flags;
+
+	raw_spin_lock_irqsave(&ulate_lock, flags);
+	w->mm = NULL;
+	__clear_bit(w - ulate_pool, ulate_busy);
+	raw_spin_unlock_irqrestore(&ulate_lock, flags);
 }
 
 static void ulate_free(struct ulate_work *w)
 {
 	struct task_struct *t = w->task;
-	unsigned long flags;
 
-	/* exit's cancel tests the bit under the lock, then uses the task */
-	raw_spin_lock_irqsave(&ulate_lock, flags);
-	WRITE_ONCE(w->mm, NULL);
-	clear_bit_unlock(w - ulate_pool, ulate_busy);
-	raw_spin_unlock_irqrestore(&ulate_lock, flags);
+	ulate_unclaim(w);
 	put_task_struct(t);
 }
 
@@ -112,62 +110,40 @@ static void ulate_work(struct callback_head *cb)
 	struct xp_ulate l = w->what;
 	/* the stub's words span two pages at most: a short budget */
 	struct xp_ubudget b = { .tries = XP_UFAULT_TRIES - XP_ULATE_TRIES };
-	struct xp_view *v;
 
 	l.late = true;
 	while (l.kind && !(current->flags & PF_EXITING) && !READ_ONCE(ulate_exiting)) {
 		/* the last try counts the event lost on its hook */
 		l.last = !xp_ufault(l.addr, l.len, l.write, &b);
-		preempt_disable();
-		if (!__this_cpu_read(xp_dispatching)) {
-			__this_cpu_write(xp_dispatching, 1);
-			v = xp_view_of_mm(current->mm);
-			if (v)
-				xp_uevent_do(v, u, &l);
-			else
-				l.kind = 0;	/* the view is gone, with its hooks */
-			__this_cpu_write(xp_dispatching, 0);
-		}
-		preempt_enable();
+		xp_uevent_task(u, &l);
 		if (l.last)
 			break;
 	}
 	ulate_free(w);
 }
 
-/*
- * A free work for @mm's thread, or NULL, without a lock. A work is taken first and
- * the process's share counted after, its own included: of claims racing
- * for the last of a share, each sees the others' that came before its
- * count (a full barrier between its store and its loads), so the share is
- * never exceeded (racers may both give theirs back: an event lost,
- * counted, rather than the pool taken).
- */
+/* A free work for @mm's thread, or NULL: its process has its share, or none is free. */
 static struct ulate_work *ulate_claim(struct mm_struct *mm)
 {
-	unsigned int i, n, mine = 0;
+	unsigned int i, mine = 0;
+	unsigned long flags;
 
-	for (n = find_first_zero_bit(ulate_busy, XP_ULATE_N); n < XP_ULATE_N;
-	     n = find_next_zero_bit(ulate_busy, XP_ULATE_N, n + 1))
-		if (!test_and_set_bit_lock(n, ulate_busy))
-			break;
-	if (n >= XP_ULATE_N)
-		return NULL;
-	WRITE_ONCE(ulate_pool[n].mm, mm);
-	smp_mb();	/* the share's count sees every claim stored before it */
+	raw_spin_lock_irqsave(&ulate_lock, flags);
 	for_each_set_bit(i, ulate_busy, XP_ULATE_N)
-		mine += READ_ONCE(ulate_pool[i].mm) == mm;
-	if (mine <= XP_ULATE_PER_MM)
-		return &ulate_pool[n];
-	ulate_unclaim(&ulate_pool[n]);
-	return NULL;
+		mine += ulate_pool[i].mm == mm;
+	i = find_first_zero_bit(ulate_busy, XP_ULATE_N);
+	if (mine < XP_ULATE_PER_MM && i < XP_ULATE_N) {
+		__set_bit(i, ulate_busy);
+		ulate_pool[i].mm = mm;
+	}
+	raw_spin_unlock_irqrestore(&ulate_lock, flags);
+	return mine < XP_ULATE_PER_MM && i < XP_ULATE_N ? &ulate_pool[i] : NULL;
 }
 
 /*
- * On the hit path (preemption off): the
- * thread does @l again before its system call returns. False when it
- * cannot (no work free, the thread exits, module exit): the caller counts
- * the event lost.
+ * On the hit path (preemption off): the thread does @l again before its
+ * system call returns. False when it cannot (no work free, the thread
+ * exits, module exit): the caller counts the event lost.
  */
 static bool ulate_queue(const struct xp_ulate *l)
 {
@@ -185,19 +161,12 @@ static bool ulate_queue(const struct xp_ulate *l)
 	if (!w)
 		return false;
 	w->what = *l;
-	init_task_work(&w->work, ulate_work);
-	/*
-	 * On current, which goes back to user mode through the syscall's
-	 * exit, where TIF_NOTIFY_RESUME runs it: no IPI, no allocation.
-	 */
-	if (task_work_add(current, &w->work, XP_TWA_RESUME_ATOMIC)) {
-		/* it exits: nothing of it runs in user mode again; nobody saw the work */
-		ulate_unclaim(w);
-		return false;
-	}
-	/* Runs after this returns; exit's cancel, after this hit path (RCU). */
 	w->task = get_task_struct(current);
-	return true;
+	init_task_work(&w->work, ulate_work);
+	if (!task_work_add(current, &w->work, XP_TWA_RESUME_ATOMIC))
+		return true;
+	ulate_free(w);		/* it exits: nothing of it runs in user mode again */
+	return false;
 }
 
 /*

@@ -40,9 +40,9 @@ static void ulate_ask_kthread(struct kunit *test)
 }
 
 /*
- * The claim takes no lock (a trap's handler claims too): a process gets
- * its share and no more, another process still gets works, and what is
- * let go is free again. The processes are two addresses: only compared.
+ * A process gets its share and no more, another process still gets works,
+ * and what is let go is free again. The processes are two addresses: only
+ * compared.
  */
 static void ulate_claim_share(struct kunit *test)
 {

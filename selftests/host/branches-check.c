@@ -9,9 +9,9 @@
  * function out of step). Prints the functions, the branches found, any
  * difference (exit 1), and the time of each way.
  *
- * Also checks the list of opcodes the scan looks for: every two-byte start
- * (behind each prefix that changes a branch's size or none) that Capstone
- * decodes as a relative branch must be on it.
+ * Also checks the scan itself (branches_targets()): every relative branch
+ * Capstone decodes from a one- or two-byte opcode (behind no prefix or one
+ * that changes a branch's size) must get its target from the scan.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -32,18 +32,6 @@ struct br {
 
 static struct br *all;
 static size_t nall, capall;
-
-static bool va_off(const struct elf_seg *s, size_t ns, uint64_t va, uint64_t *off)
-{
-	size_t i;
-
-	for (i = 0; i < ns; i++)
-		if (va >= s[i].vaddr && va < s[i].vaddr + s[i].filesz) {
-			*off = va - s[i].vaddr + s[i].offset;
-			return true;
-		}
-	return false;
-}
 
 static int by_to(const void *a, const void *b)
 {
@@ -88,8 +76,8 @@ static int sweep_whole(const char *path)
 			if (!insn->id || !cs_insn_group(cs, insn, CS_GRP_BRANCH_RELATIVE) ||
 			    x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
 				continue;
-			if (!va_off(segs, nsegs, (uint64_t)x->operands[0].imm, &to) ||
-			    !va_off(segs, nsegs, insn->address, &from))
+			if (!elf_va_off(segs, nsegs, (uint64_t)x->operands[0].imm, &to) ||
+			    !elf_va_off(segs, nsegs, insn->address, &from))
 				continue;
 			if (nall == capall) {
 				capall = capall ? capall * 2 : 65536;
@@ -176,28 +164,6 @@ static int one(const char *name, uint64_t off, uint64_t size, void *arg)
 	return 0;
 }
 
-/* The targets the scan gives a branch whose opcode is at @p of @code (at 0x1000). */
-static size_t scan_targets(const uint8_t *code, size_t p, uint64_t *t)
-{
-	uint64_t va = 0x1000 + p;
-	const uint8_t *q = code + p;
-	size_t n = 0, i;
-
-	if ((q[0] & 0xf0) == 0x70 || (q[0] >= 0xe0 && q[0] <= 0xe3) || q[0] == 0xeb) {
-		t[n++] = va + 2 + (int8_t)q[1];
-	} else if (q[0] == 0xe8 || q[0] == 0xe9) {
-		t[n++] = va + 5 + (int32_t)(q[1] | q[2] << 8 | q[3] << 16 | (uint32_t)q[4] << 24);
-		t[n++] = va + 3 + (int16_t)(q[1] | q[2] << 8);
-	} else if (q[0] == 0x0f && (q[1] & 0xf0) == 0x80) {
-		t[n++] = va + 6 + (int32_t)(q[2] | q[3] << 8 | q[4] << 16 | (uint32_t)q[5] << 24);
-		t[n++] = va + 4 + (int16_t)(q[2] | q[3] << 8);
-	}
-	for (i = 0; i < n && n < 8; i++)
-		if (t[i] > 0xffff)
-			t[n++] = t[i] & 0xffff;
-	return n;
-}
-
 /*
  * Every relative branch Capstone decodes, behind no prefix or one that
  * changes its size, has its opcode where the scan looks and a target the
@@ -221,32 +187,31 @@ static int opcodes(void)
 				for (d = 0; d < 3; d++) {
 					uint8_t buf[16] = { 0 };
 					const uint8_t *c = buf;
-					uint64_t at = 0x1000, t[8];
-					size_t len = sizeof(buf), k = 0, n, i;
+					uint64_t at = 0x1000, t[BRANCH_TARGETS_MAX];
+					size_t len = sizeof(buf), k = 0, op, n, i;
 					bool known = false;
 
+					if (a != 0x0f && b)
+						continue;	/* a one-byte opcode: once */
 					if (pre[p] != 0x100)
 						buf[k++] = pre[p];
-					buf[k] = a;
-					buf[k + 1] = b;
-					memcpy(buf + k + 2, disp[d], 4);
+					op = k;
+					buf[k++] = a;
 					if (a == 0x0f)
-						memcpy(buf + k + 2, disp[d], 4);
-					else
-						memcpy(buf + k + 1, disp[d], 4);
-					buf[k + 1] = a == 0x0f ? b : buf[k + 1];
+						buf[k++] = b;
+					memcpy(buf + k, disp[d], 4);
 					if (!cs_disasm_iter(cs, &c, &len, &at, in) ||
 					    !cs_insn_group(cs, in, CS_GRP_BRANCH_RELATIVE) ||
 					    in->detail->x86.op_count != 1 ||
 					    in->detail->x86.operands[0].type != X86_OP_IMM)
 						continue;
 					seen++;
-					n = scan_targets(buf, k, t);
+					n = branches_targets(buf, sizeof(buf), op, 0x1000 + op, t);
 					for (i = 0; i < n; i++)
 						known |= t[i] == (uint64_t)in->detail->x86.operands[0].imm;
 					if (!known && bad++ < 10)
 						printf("a relative branch the scan misses: %s %s (%02x %02x ...)\n",
-						       in->mnemonic, in->op_str, buf[k], buf[k + 1]);
+						       in->mnemonic, in->op_str, buf[op], buf[op + 1]);
 				}
 	cs_free(in, 1);
 	cs_close(&cs);
