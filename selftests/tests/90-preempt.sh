@@ -141,8 +141,8 @@ fa() { awk -v f="$1" '$1 == "fn" && $2 == f { print $3, $4 }' /tmp/pre-uh.out; }
 cyc=$!
 
 # A busy loop's time in hundredths of a second (at the highest priority:
-# the CPUs are busy), before and after the switch: the same loop, the same
-# neighbours, one instruction per block.
+# the CPUs are busy), before and after the switch: the same loop, one
+# instruction per block after it.
 cs() { sed 's/ .*//; s/\.//' /proc/uptime; }
 # The busy loop's own CPU time (user + system, centiseconds): the
 # neighbours' add/del loops and the kernel's threads share its CPU, and
@@ -158,19 +158,40 @@ t_fast=$(spin_cs)
 t2=$(spin_cs)
 [ $t2 -ge $t_fast ] || t_fast=$t2
 echo "XP-SINGLESTEP: on" > /dev/ttyS1
+sw=$(cs)
 sleep 1
+# seccompw's filter (and the seal before it) and nestloop's rounds start
+# once one instruction per block is on, before the busy loop's sample:
+# that sample took 35 to 59 s of the phase's 90 on the -rt kernels, and
+# with the go after it seccompw had about 30 s left for its seal on
+# 6.1-rt, which did not always do (check-flavours failed on 2026-12-02).
+touch /tmp/pre-sc.go /tmp/pre-nl.go
 c2=$(calls)
 w=$(cs)
 t_slow=$(spin_cs)
 w=$(($(cs) - w))
 note "a busy loop took $t_fast cs of CPU, then $t_slow cs ($w cs of wall) one instruction per block"
-touch /tmp/pre-sc.go	# seccompw's filter, and the seal before it
-touch /tmp/pre-nl.go	# nestloop's rounds
-# Guest time runs as the host's: the phase ends SECS seconds after the switch.
-left=$((SECS - 1 - w / 100))
-[ $left -le 0 ] || sleep $left
-# seccompw filtered meanwhile (mode 2 in its status), or is done already
-scmode=$(awk '$1 == "Seccomp:" { print $2 }' /proc/$S/status 2> /dev/null)
+# Guest time runs as the host's: the phase ends SECS seconds after the
+# switch, and not before seccompw has its filter (mode 2 in its status) or
+# is done; for that it runs on up to SECS + 240 s. The seal's time under
+# one instruction per block is reported, not bounded.
+# (Shell builtins only: a fork and exec takes seconds here.)
+sc_at=
+while :; do
+	read -r up _ < /proc/uptime
+	el=$(((${up%.*}${up#*.} - sw) / 100))
+	if [ -z "$sc_at" ]; then
+		scmode=
+		[ -r /proc/$S/status ] && while read -r k v _; do
+			[ "$k" = Seccomp: ] && scmode=$v && break
+		done < /proc/$S/status
+		[ "${scmode:-2}" = 2 ] && sc_at=$el
+	fi
+	[ -n "$sc_at" ] && [ $el -ge $((SECS - 1)) ] && break
+	[ $el -ge $((SECS + 240)) ] && break
+	sleep 1
+done
+note "seccompw filtered ${sc_at:-not} s after the switch; one instruction per block for $el s"
 echo "XP-SINGLESTEP: off" > /dev/ttyS1
 touch /tmp/pre-stop
 wait $cyc
@@ -189,7 +210,7 @@ cleanup
 
 [ $t_slow -ge $((2 * (t_fast + 1))) ] ||
 	fail "one instruction per block did not slow the guest down: a busy loop took $t_fast cs, then $t_slow cs"
-note "ok: one instruction per translation block for $SECS s"
+note "ok: one instruction per translation block for $el s"
 [ $((c4 - c2)) -gt 1000 ] || fail "xp_spin's threads made $((c4 - c2)) calls meanwhile"
 note "ok: xp_spin's threads made $((c4 - c2)) kstrdup() calls meanwhile"
 col() { echo "$list" | awk -v id="$1" -v c="$2" '$1 == id { print $c }'; }
@@ -205,8 +226,8 @@ note "ok: view A's jump on getppid() counted $(col $jg 5) hits"
 note "ok: $ncyc rounds of add/del cycles (a kernel jump, live and not; two user jumps)"
 grep -q BAD /tmp/pre-uh.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/pre-uh.out | head -n 3)"
 assert_eq "uhtarget's exit status" 0 "$urc"
-[ "${scmode:-2}" = 2 ] ||
-	fail "seccompw had no filter when one instruction per block went off (Seccomp: $scmode)"
+[ -n "$sc_at" ] ||
+	fail "seccompw had no filter when one instruction per block went off, $el s after the switch (Seccomp: $scmode)"
 assert_eq "seccompw, sealed one instruction per block: its exit status" 0 "$src"
 assert_eq "seccompw, sealed one instruction per block: what it wrote" "$(cat /tmp/pre-sc.want)" \
 	"$(cat /tmp/pre-sc.t 2> /dev/null)"
