@@ -39,7 +39,7 @@ BPFTOOL  ?= bpftool
 CFLAGS   ?= -O2 -g
 XCFLAGS  := -Wall -Wextra -Wno-unused-parameter -std=gnu11 -D_GNU_SOURCE \
 	    $(shell pkg-config --cflags libnl-genl-3.0 2>/dev/null || echo -I/usr/include/libnl3)
-LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz -lm -lprotobuf-c -lmicrohttpd -lcapstone
+LDLIBS_CTL := -lnl-genl-3 -lnl-3 -lbpf -lelf -lz -lm -lprotobuf-c
 
 # Kbuild on every core, unless this make already runs jobs (its jobserver then
 # spreads them): a module builds in half the time on two cores.

@@ -42,7 +42,35 @@
 #include <unistd.h>
 #include <capstone/capstone.h>
 #include "branches.h"
+#include "dso.h"
 #include "elfsym.h"
+
+/* Capstone, loaded when the first file is scanned (dso.h). */
+#define CS_STR_(v) #v
+#define CS_STR(v) CS_STR_(v)
+static struct {
+	__typeof__(&cs_open) open;
+	__typeof__(&cs_option) option;
+	__typeof__(&cs_malloc) malloc;
+	__typeof__(&cs_disasm_iter) disasm_iter;
+	__typeof__(&cs_insn_group) insn_group;
+	__typeof__(&cs_free) free;
+	__typeof__(&cs_close) close;
+} cs;
+static const struct dso_fn cs_fns[] = {
+	{ "cs_open", (void **)&cs.open },
+	{ "cs_option", (void **)&cs.option },
+	{ "cs_malloc", (void **)&cs.malloc },
+	{ "cs_disasm_iter", (void **)&cs.disasm_iter },
+	{ "cs_insn_group", (void **)&cs.insn_group },
+	{ "cs_free", (void **)&cs.free },
+	{ "cs_close", (void **)&cs.close },
+	{ NULL },
+};
+static struct dso capstone = {
+	.soname = "libcapstone.so." CS_STR(CS_API_MAJOR), .package = "libcapstone" CS_STR(CS_API_MAJOR),
+	.fns = cs_fns,
+};
 
 struct branch {
 	uint64_t to, from;	/* file offsets */
@@ -116,9 +144,9 @@ static int sweep(struct file_branches *fb, struct region *r)
 	while (len && at < end) {
 		const cs_x86 *x;
 
-		if (!cs_disasm_iter(fb->cs, &code, &len, &at, fb->insn))
+		if (!cs.disasm_iter(fb->cs, &code, &len, &at, fb->insn))
 			break;	/* cannot happen with SKIPDATA but at the end */
-		if (!fb->insn->id || !cs_insn_group(fb->cs, fb->insn, CS_GRP_BRANCH_RELATIVE))
+		if (!fb->insn->id || !cs.insn_group(fb->cs, fb->insn, CS_GRP_BRANCH_RELATIVE))
 			continue;
 		x = &fb->insn->detail->x86;
 		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
@@ -325,9 +353,9 @@ static void file_free(struct file_branches *fb)
 	free(fb->c);
 	free(fb->cb);
 	if (fb->insn)
-		cs_free(fb->insn, 1);
+		cs.free(fb->insn, 1);
 	if (fb->cs)
-		cs_close(&fb->cs);
+		cs.close(&fb->cs);
 	if (fb->e)
 		elf_end(fb->e);
 	if (fb->fd >= 0)
@@ -359,10 +387,12 @@ static struct file_branches *load(const char *path, const char **why)
 		goto fail;
 	}
 	fb->nsegs = elf_exec_segs(fb->e, fb->segs, 16);
-	if (cs_open(CS_ARCH_X86, CS_MODE_64, &fb->cs) != CS_ERR_OK ||
-	    cs_option(fb->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-	    cs_option(fb->cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK ||
-	    !(fb->insn = cs_malloc(fb->cs))) {
+	if (!dso_load(&capstone, why))
+		goto fail;
+	if (cs.open(CS_ARCH_X86, CS_MODE_64, &fb->cs) != CS_ERR_OK ||
+	    cs.option(fb->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
+	    cs.option(fb->cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK ||
+	    !(fb->insn = cs.malloc(fb->cs))) {
 		fb->cs = 0;
 		*why = "Capstone cannot disassemble x86-64";
 		goto fail;

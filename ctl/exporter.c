@@ -22,7 +22,31 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <microhttpd.h>
+#include "dso.h"
 #include "exporter.h"
+
+/* libmicrohttpd, loaded by the first --listen (dso.h). */
+static struct {
+	__typeof__(&MHD_start_daemon) start_daemon;
+	__typeof__(&MHD_stop_daemon) stop_daemon;
+	__typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
+	__typeof__(&MHD_add_response_header) add_response_header;
+	__typeof__(&MHD_queue_response) queue_response;
+	__typeof__(&MHD_destroy_response) destroy_response;
+} mhd;
+static const struct dso_fn mhd_fns[] = {
+	{ "MHD_start_daemon", (void **)&mhd.start_daemon },
+	{ "MHD_stop_daemon", (void **)&mhd.stop_daemon },
+	{ "MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer },
+	{ "MHD_add_response_header", (void **)&mhd.add_response_header },
+	{ "MHD_queue_response", (void **)&mhd.queue_response },
+	{ "MHD_destroy_response", (void **)&mhd.destroy_response },
+	{ NULL },
+};
+/* (Debian's soname for the 0.9 API this is written against) */
+static struct dso microhttpd = {
+	.soname = "libmicrohttpd.so.12", .package = "libmicrohttpd12", .fns = mhd_fns,
+};
 
 struct exporter {
 	struct MHD_Daemon *d;
@@ -53,17 +77,17 @@ static enum MHD_Result on_request(void *cls, struct MHD_Connection *c, const cha
 		xbuf_printf(&b, "xprobectl: cannot read the figures\n");
 		code = MHD_HTTP_INTERNAL_SERVER_ERROR;
 	}
-	r = MHD_create_response_from_buffer(b.len, b.s ? b.s : (char *)"", b.s ?
+	r = mhd.create_response_from_buffer(b.len, b.s ? b.s : (char *)"", b.s ?
 					    MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
 	if (!r) {
 		free(b.s);
 		return MHD_NO;
 	}
-	MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+	mhd.add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
 				code == MHD_HTTP_OK ? "text/plain; version=0.0.4; charset=utf-8" :
 						      "text/plain; charset=utf-8");
-	ret = MHD_queue_response(c, code, r);
-	MHD_destroy_response(r);
+	ret = mhd.queue_response(c, code, r);
+	mhd.destroy_response(r);
 	return ret;
 }
 
@@ -221,6 +245,10 @@ struct exporter *exporter_start(const char *listen, exporter_render_fn render, v
 		fprintf(stderr, "xprobectl: bad --listen '%s': %s\n", listen, why);
 		return NULL;
 	}
+	if (!dso_load(&microhttpd, &why)) {
+		fprintf(stderr, "xprobectl: cannot serve --listen %s: %s\n", listen, why);
+		return NULL;
+	}
 	fd = listen_on(listen, &sa, len);
 	if (fd < 0)
 		return NULL;
@@ -235,7 +263,7 @@ struct exporter *exporter_start(const char *listen, exporter_render_fn render, v
 	e->arg = arg;
 	addr_str(&sa, len, e->bound, sizeof(e->bound));
 	/* epoll: no FD_SETSIZE (select() failed every scrape past fd 1023) */
-	e->d = MHD_start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
+	e->d = mhd.start_daemon(MHD_USE_EPOLL_INTERNAL_THREAD | MHD_USE_ERROR_LOG |
 				(sa.ss_family == AF_INET6 ? MHD_USE_IPv6 : 0), 0, NULL, NULL,
 				on_request, e,
 				MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,	/* first */
@@ -263,7 +291,7 @@ void exporter_stop(struct exporter *e)
 {
 	if (!e)
 		return;
-	MHD_stop_daemon(e->d);
+	mhd.stop_daemon(e->d);
 	free(e);
 }
 

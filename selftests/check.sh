@@ -288,7 +288,7 @@ branches_check() {
 	local out rc
 	mkdir -p "$BUILD/host" &&
 		${CC:-cc} -O2 -Wall -o "$BUILD/host/branches-check" "$HERE/host/branches-check.c" \
-			"$TOP/ctl/branches.c" "$TOP/ctl/elfsym.c" -lelf -lcapstone || return 1
+			"$TOP/ctl/branches.c" "$TOP/ctl/dso.c" "$TOP/ctl/elfsym.c" -lelf -lcapstone || return 1
 	out=$("$BUILD/host/branches-check" $files)
 	rc=$?
 	echo "$out" | tr '\n' ' '
@@ -362,15 +362,16 @@ host_test host-metrics-prometheus sh "$HERE/host/prom-check.sh" "$BUILD/ctl/xpro
 #    until 2026-11-29 (about 200 s of main@6.12: a user hook's add/del
 #    cycle took about 0.15 s in the VM, half of it the grace periods its
 #    del waited for; since 2026-11-29 the reaper waits for them, once for
-#    many, and 27's cycles take 19 s instead of 33). The PTI suites
-#    (below) check the paging mode: of the user-hook tests they run 29
-#    (records handed over at the view's switch hooks), not 27 and 28,
-#    whose user-space patching does not depend on it. They also boot with a TSC that is not the clocksource
-#    and whose calibration is wrong by 60% (tsc=unstable, tsc_early_khz):
-#    the shape of Debian's 6.1 under QEMU (TSCs unsynchronized, HPET),
-#    where a record's time once came out 0.5% short of the clock's and
-#    41-trace-causes failed in CI (2026-11-26); records must be timed by
-#    the clock the workload reads whatever tsc_khz says.
+#    many, and 27's cycles take 19 s instead of 33).
+#    41-trace-causes runs in the first kernel's main suite, 90-preempt
+#    (preempt=full switched at run time, QEMU one instruction per block
+#    for 90 s of it: run-vm.sh --singlestep) in the last's; both run on
+#    the -rt kernels of both series too (make check-flavours).
+#    The paging shapes under PTI boot there as well since 2026-12-02
+#    (selftests/flavours.sh): make check had them as two suites of their
+#    own (4level-pti on 6.12, pti-global on 6.1, 41 and 90-preempt in
+#    them), its longest path main@6.12 then 4level-pti, and CI, at
+#    5340 s, had gone over its limit once check-dkms was counted.
 qnames=
 queue() {	# queue SUITE KERNEL ENV TESTS RUN-VM-OPTIONS...
 	local suite=$1 k=$2 env=$3 tests=$4
@@ -380,73 +381,22 @@ queue() {	# queue SUITE KERNEL ENV TESTS RUN-VM-OPTIONS...
 }
 first=${knames# }
 first=${first%% *}
-# The PTI suites boot when the whole suite runs or a list is given for
-# them (XP_TESTS_4L); their tests (90-preempt added on pti-global, below).
-run_4l=
-[ -z "${XP_TESTS:-}" ] || [ -n "${XP_TESTS_4L:-}" ] && run_4l=1
-tests_4l=${XP_TESTS_4L:-view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls 29-uhook life-fork life-exec life-exit coh-self coh-static coh-disarm trace-views trace-causes}
-# 41-trace-causes runs in the PTI suites only when they run it (since
-# 2026-11-29, for CI's time: about 70 s a kernel): its attribution of
-# injected delays does not depend on the paging mode, and there it runs
-# under the clock that once made it fail (below).
-excl=
-[ -z "${XP_TESTS:-}" ] && [ -n "$run_4l" ] && case " $tests_4l " in
-	*" trace-causes "*) excl="XP_EXCLUDE=trace-causes" ;;
-esac
+last=${knames##* }
 for k in $knames; do
-	env="XP_CYCLES=200 XP_LIVE_CYCLES=25${excl:+ $excl}"
+	# (a list given in XP_TESTS runs whole on every kernel)
+	excl=
+	if [ -z "${XP_TESTS:-}" ]; then
+		[ "$k" = "$first" ] || excl="trace-causes"
+		[ "$k" = "$last" ] || excl="${excl:+$excl }90-preempt"
+	fi
+	env="XP_CYCLES=200 XP_LIVE_CYCLES=25${excl:+ XP_EXCLUDE='$excl'}"
 	# x32 programs run (46-uhook-hostile refuses one); a directory of the
 	# host's over virtio-9p at /mnt/share (57-view-9p hooks 9p's read
 	# path); nothing else changes
 	rm -rf "$OUT/share-$k"
 	mkdir -p "$OUT/share-$k"
-	queue main "$k" "$env" "${XP_TESTS:-}" --append syscall.x32=y --share "$OUT/share-$k"
+	queue main "$k" "$env" "${XP_TESTS:-}" --append syscall.x32=y --share "$OUT/share-$k" --singlestep
 done
-# Two shapes of 4-level paging under PTI, one per kernel since 2026-11-30
-# (each on both kernels before: four boots, for CI's time). Under TCG
-# neither has PCID, and the module has no path that depends on it:
-#   4level-pti (6.12): pti=on, so the kernel keeps its text non-global in
-#     the PTI user tables (pti_kernel_image_global_ok()), the shape of a
-#     machine with PCID;
-#   pti-global (6.1): a Meltdown-affected model (Haswell), PTI by default,
-#     and kernel text global in the kernel tables and in the PTI user
-#     tables (pti_clone_kernel_text), the shape where every global bit
-#     matters; it also runs without SMAP.
-# Each runs the same list. Both boot with a TSC that is not the clocksource
-# and whose calibration is wrong by 60% (see above). With one kernel only,
-# both shapes boot on it.
-if [ -n "$run_4l" ]; then
-	last=${knames##* }
-	for k in $knames; do
-		if [ "$k" != "$first" ]; then shapes=pti-global
-		elif [ "$k" = "$last" ]; then shapes="4level-pti pti-global"
-		else shapes=4level-pti
-		fi
-		for shape in $shapes; do
-			# 90-preempt (preempt=full, switched at run time), QEMU one
-			# instruction per block for 90 s of it (--singlestep): here,
-			# where the suite is short, not in the main one; the -rt
-			# kernels run it in make check-flavours. On the pti-global
-			# shape (6.1) since 2026-12-01, on 4level-pti (6.12) before:
-			# make check's longest path was main@6.12 then 4level-pti
-			# (1607 s and 620 s, 90-preempt 173 s of it, in a CI run),
-			# main@6.1 then pti-global the shorter (1576 s and 377 s).
-			# 6.12's preemptible paths still run one instruction per
-			# block on 6.12-rt.
-			pre= ss=
-			[ $shape = pti-global ] && pre=90-preempt ss=--singlestep
-			t=$tests_4l
-			[ -n "${XP_TESTS_4L:-}" ] || t="$t${pre:+ $pre}"
-			if [ $shape = 4level-pti ]; then
-				cpu=(--cpu max,la57=off --append pti=on)
-			else
-				cpu=(--cpu Haswell)
-			fi
-			queue $shape "$k" "" "$t" "${cpu[@]}" \
-				--append "tsc=unstable tsc_early_khz=4000000" $ss
-		done
-	done
-fi
 running=
 for q in $qnames; do
 	# wait -n skips a job that ended before it is called ("no such job"):

@@ -65,9 +65,17 @@ done < "$HERE/guest-bins"
 while IFS= read -r f; do
 	file -b "$f" | grep -q 'ELF.*dynamically linked' && elfs+=("$f")
 done < <(find "$ROOT" -type f -perm -u+x ! -path "$ROOT/xp/kmod/*")
-for f in "${elfs[@]}"; do
+# And the libraries xprobectl loads when a command first needs them
+# (ctl/dso.h), with theirs.
+dsos=()
+for so in libcapstone.so.4 libmicrohttpd.so.12; do
+	lib=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+	[ -n "$lib" ] || { echo "mkinitramfs: no $so on this host (make deps)" >&2; exit 1; }
+	dsos+=("$lib")
+done
+for f in "${elfs[@]}" "${dsos[@]}"; do
 	ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'
-done | sort -u | while read -r lib; do
+done | cat - <(printf '%s\n' "${dsos[@]}") | sort -u | while read -r lib; do
 	mkdir -p "$ROOT$(dirname "$lib")"
 	cp -L "$lib" "$ROOT$lib"
 done
