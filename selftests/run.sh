@@ -44,6 +44,7 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	start=$(date +%s)
 	( cd /tmp && timeout -s KILL "${XP_TEST_TIMEOUT:-600}" sh "$t" ) > "$out" 2>&1
 	rc=$?
+	why=$(tail -n 1 "$out")	# a skip's reason, before the audit's line below
 	# The page-table invariants (module/tables.c) held through the test:
 	# the module checks them at every change of a view, so a violation at
 	# any point of the test shows here (and in the kernel log).
@@ -55,7 +56,7 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	sed 's/^/# /' "$out"
 	case $rc in
 	0) echo "ok $n $name # ${secs}s" ;;
-	4) echo "ok $n $name # SKIP $(tail -n 1 "$out")" ;;
+	4) echo "ok $n $name # SKIP $why" ;;
 	*) echo "not ok $n $name # exit $rc after ${secs}s" ;;
 	esac
 	echo "xprobes-selftest: end $name rc=$rc" > /dev/kmsg

@@ -164,7 +164,8 @@ sleep 1
 # once one instruction per block is on, before the busy loop's sample:
 # that sample took 35 to 59 s of the phase's 90 on the -rt kernels, and
 # with the go after it seccompw had about 30 s left for its seal on
-# 6.1-rt, which did not always do (check-flavours failed on 2026-12-02).
+# 6.1-rt, which did not always do (check-flavours failed on 2026-12-02):
+# the seal under this load took 59 to 124 s after the go since.
 touch /tmp/pre-sc.go /tmp/pre-nl.go
 c2=$(calls)
 w=$(cs)
