@@ -48,25 +48,10 @@
 /* Capstone, loaded when the first file is scanned (dso.h). */
 #define CS_STR_(v) #v
 #define CS_STR(v) CS_STR_(v)
-static struct {
-	__typeof__(&cs_open) open;
-	__typeof__(&cs_option) option;
-	__typeof__(&cs_malloc) malloc;
-	__typeof__(&cs_disasm_iter) disasm_iter;
-	__typeof__(&cs_insn_group) insn_group;
-	__typeof__(&cs_free) free;
-	__typeof__(&cs_close) close;
-} cs;
-static const struct dso_fn cs_fns[] = {
-	{ "cs_open", (void **)&cs.open },
-	{ "cs_option", (void **)&cs.option },
-	{ "cs_malloc", (void **)&cs.malloc },
-	{ "cs_disasm_iter", (void **)&cs.disasm_iter },
-	{ "cs_insn_group", (void **)&cs.insn_group },
-	{ "cs_free", (void **)&cs.free },
-	{ "cs_close", (void **)&cs.close },
-	{ NULL },
-};
+#define CAPSTONE_FNS(X) X(cs, cs_, open) X(cs, cs_, option) X(cs, cs_, malloc) \
+	X(cs, cs_, disasm_iter) X(cs, cs_, insn_group) X(cs, cs_, free) X(cs, cs_, close)
+static struct { CAPSTONE_FNS(DSO_PTR) } cs;
+static const struct dso_fn cs_fns[] = { CAPSTONE_FNS(DSO_FN) { NULL } };
 static struct dso capstone = {
 	.soname = "libcapstone.so." CS_STR(CS_API_MAJOR), .package = "libcapstone" CS_STR(CS_API_MAJOR),
 	.fns = cs_fns,

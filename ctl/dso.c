@@ -2,9 +2,9 @@
 /*
  * Libraries loaded on first use (dso.h). Each function is looked up with
  * dlsym() into a pointer of its own header's type (__typeof__ at the
- * caller), so a call through it is checked as a direct call would be; the
- * soname comes from the same header's version, the one the build was
- * made against. A library that is missing fails the command that needs
+ * caller, DSO_PTR), so a call through it is checked as a direct call
+ * would be; the soname is the one of the API the header describes (from
+ * its version where it has one: Capstone's). A library that is missing fails the command that needs
  * it, with a line naming the package, and no other (a direct link failed
  * every command at exec instead). The Debian package depends on these
  * libraries by name (debian/control): dpkg-shlibdeps sees only what is

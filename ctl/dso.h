@@ -3,7 +3,7 @@
  * Libraries xprobectl loads when a command first needs them, not at every
  * start: Capstone (the branch scan of trace's user hooks) and
  * libmicrohttpd (--listen, which brings gnutls and eight more libraries).
- * Linked in, they cost every run of xprobectl about 41 ms of its 90 in the
+ * Linked in, they cost every run of xprobectl about 45 ms of its 90 in the
  * test VM (their relocations and constructors), the commands that never
  * use them too: hook list, view add, peek. See dso.c.
  */
@@ -25,6 +25,16 @@ struct dso {
 	int state;			/* 0 not tried, 1 loaded, -1 failed */
 	char why[256];
 };
+
+/*
+ * A user lists the library's functions once, as LIST(X) expanding to
+ * X(VAR, PREFIX, NAME) for each, and gets from it both the struct of
+ * pointers (struct { LIST(DSO_PTR) } VAR;), each of the type of the
+ * header's PREFIX##NAME, and the table of their names for dso_load()
+ * ({ LIST(DSO_FN) { NULL } }).
+ */
+#define DSO_PTR(var, pfx, f) __typeof__(&pfx##f) f;
+#define DSO_FN(var, pfx, f) { #pfx #f, (void **)&var.f },
 
 /*
  * Load @d's library and every function it lists, once (later calls answer

@@ -26,23 +26,11 @@
 #include "exporter.h"
 
 /* libmicrohttpd, loaded by the first --listen (dso.h). */
-static struct {
-	__typeof__(&MHD_start_daemon) start_daemon;
-	__typeof__(&MHD_stop_daemon) stop_daemon;
-	__typeof__(&MHD_create_response_from_buffer) create_response_from_buffer;
-	__typeof__(&MHD_add_response_header) add_response_header;
-	__typeof__(&MHD_queue_response) queue_response;
-	__typeof__(&MHD_destroy_response) destroy_response;
-} mhd;
-static const struct dso_fn mhd_fns[] = {
-	{ "MHD_start_daemon", (void **)&mhd.start_daemon },
-	{ "MHD_stop_daemon", (void **)&mhd.stop_daemon },
-	{ "MHD_create_response_from_buffer", (void **)&mhd.create_response_from_buffer },
-	{ "MHD_add_response_header", (void **)&mhd.add_response_header },
-	{ "MHD_queue_response", (void **)&mhd.queue_response },
-	{ "MHD_destroy_response", (void **)&mhd.destroy_response },
-	{ NULL },
-};
+#define MHD_FNS(X) X(mhd, MHD_, start_daemon) X(mhd, MHD_, stop_daemon) \
+	X(mhd, MHD_, create_response_from_buffer) X(mhd, MHD_, add_response_header) \
+	X(mhd, MHD_, queue_response) X(mhd, MHD_, destroy_response)
+static struct { MHD_FNS(DSO_PTR) } mhd;
+static const struct dso_fn mhd_fns[] = { MHD_FNS(DSO_FN) { NULL } };
 /* (Debian's soname for the 0.9 API this is written against) */
 static struct dso microhttpd = {
 	.soname = "libmicrohttpd.so.12", .package = "libmicrohttpd12", .fns = mhd_fns,
