@@ -19,7 +19,7 @@ LINK=$SERIES
 
 resolve() {	# meta package -> the versioned package it depends on
 	apt-cache depends "$1" 2>/dev/null |
-		awk -v pre="$2" '$1 == "Depends:" && index($2, pre) == 1 { print $2; exit }'
+		awk -v pre="$2" '$1 == "Depends:" && index($2, pre) == 1 && !n++ { print $2 }'
 }
 
 # Debian 12 names its opt-in kernels by series (linux-image-6.12-amd64); its
@@ -54,8 +54,8 @@ echo "fetch-kernel: fetching $img $version"
 rm -rf "$dest"
 mkdir -p "$dest/debs" "$dest/root"
 hdr=linux-headers-$release
-common=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-headers-.*-common(-rt)?$/ { print $2; exit }')
-kbuild=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ { print $2; exit }')
+common=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-headers-.*-common(-rt)?$/ && !n++ { print $2 }')
+kbuild=$(apt-cache depends "$hdr" | awk '$1 == "Depends:" && $2 ~ /^linux-kbuild-/ && !n++ { print $2 }')
 [ -n "$common" ] && [ -n "$kbuild" ] || { echo "fetch-kernel: cannot resolve dependencies of $hdr" >&2; exit 1; }
 
 (cd "$dest/debs" && apt-get download "$img=$version" "$hdr=$version" "$common" "$kbuild" 2>&1 |

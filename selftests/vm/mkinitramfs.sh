@@ -63,13 +63,17 @@ done < "$HERE/guest-bins"
 
 # Every dynamically linked ELF inside gets its libraries.
 while IFS= read -r f; do
-	file -b "$f" | grep -q 'ELF.*dynamically linked' && elfs+=("$f")
+	# No pipe into grep -q: it quits at its match, and a SIGPIPE to file
+	# would fail the pipeline (pipefail) and silently leave the ELF out.
+	case $(file -b "$f") in *ELF*dynamically\ linked*) elfs+=("$f") ;; esac
 done < <(find "$ROOT" -type f -perm -u+x ! -path "$ROOT/xp/kmod/*")
 # And the libraries xprobectl loads when a command first needs them
 # (ctl/dso.h), with theirs.
 dsos=()
 for so in libcapstone.so.4 libmicrohttpd.so.12; do
-	lib=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ { print $NF; exit }')
+	# awk reads to the end: quitting early would kill ldconfig with
+	# SIGPIPE, which pipefail turns into this script's failure.
+	lib=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !n++ { print $NF }')
 	[ -n "$lib" ] || { echo "mkinitramfs: no $so on this host (make deps)" >&2; exit 1; }
 	dsos+=("$lib")
 done
