@@ -802,7 +802,8 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
  * An unwinder starts in current (uunwind.c): its records so far go, and
  * its CPU's buffer then looks full, so that its next record enters the
  * kernel (xp_urec_slow()), which tells where the thread runs then. Each
- * switch-in of the thread makes it look full again while it is pending.
+ * switch-in of the thread makes it look full again while it is pending,
+ * until it has landed (xp_unwind_pending()).
  * On the unwinder hook's hit path, preemption off, out of the routine.
  */
 void xp_urec_force(struct xp_view *v)

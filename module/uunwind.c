@@ -105,6 +105,7 @@ struct xp_unwind {
 	struct mm_struct *mm;
 	bool busy;			/* its work is queued or running */
 	bool pending;			/* restored slots await the rearm */
+	bool landed;			/* the rearm is queued: no more forcing */
 	bool release;			/* its thread exits: given back when not busy */
 	u8 todo;			/* UNWIND_*, for the work */
 	unsigned long unwind_sp;	/* the unwinder's entry sp, the latest */
@@ -184,6 +185,7 @@ static void unwind_release(struct xp_unwind *s)
 	if (s->pending)
 		WRITE_ONCE(s->set->npending, s->set->npending - 1);
 	s->pending = false;
+	s->landed = false;
 	s->release = false;
 	s->n = 0;
 	WRITE_ONCE(s->task, NULL);
@@ -286,7 +288,14 @@ void xp_unwind_start(struct xp_view *v, unsigned long sp)
 	xp_urec_force(v);
 }
 
-/* Does @t await a rearm? On @t's switch-in, preemption off. */
+/*
+ * Must @t's next record still tell where it runs? On @t's switch-in,
+ * preemption off. Not once it has landed: its rearm then waits only for
+ * the task work, which runs before @t is back in user mode, where the
+ * routine retries the very record that landed it once, and drops it if
+ * the buffer looks full again (stop 68: a switch-in in that window lost
+ * the entry after about one unwinding in a thousand).
+ */
 bool xp_unwind_pending(struct xp_view *v, struct task_struct *t)
 {
 	struct xp_unwinds *set = READ_ONCE(v->unwinds);
@@ -295,7 +304,7 @@ bool xp_unwind_pending(struct xp_view *v, struct task_struct *t)
 	if (!set || !READ_ONCE(set->npending))
 		return false;
 	s = unwind_find(set, t);
-	return s && READ_ONCE(s->pending);
+	return s && READ_ONCE(s->pending) && !READ_ONCE(s->landed);
 }
 
 /*
@@ -328,6 +337,7 @@ bool xp_unwind_landed(struct xp_view *v, unsigned long sp)
 	s->busy = true;
 	s->todo = UNWIND_REARM;
 	s->at_sp = sp;
+	WRITE_ONCE(s->landed, true);
 	raw_spin_unlock_irqrestore(&set->lock, flags);
 	unwind_queue(s);
 	return true;
