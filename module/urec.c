@@ -1090,8 +1090,10 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 
 /*
  * The routine's system call (from the view's hook on the unimplemented-
- * syscall handler, uevent.c): rdi 0, this CPU's buffer is full; else rdi is
- * a hooked call's entry sp, whose return address needs a thunk.
+ * syscall handler, uevent.c): rdi 0, this CPU's buffer is full (and the
+ * record the routine is about to append in rsi: set to 1, rdi tells it
+ * that the kernel took that record itself); else rdi is a hooked call's
+ * entry sp, whose return address needs a thunk.
  */
 void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
@@ -1111,16 +1113,23 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 			struct xp_urec_hdr *hdr;
 
 			/*
-			 * Full only to look so: where does it run now? Out of
-			 * the unwinder, records go on as before; inside it (a
-			 * personality routine, a callback), this record is
-			 * handed over from here, and the buffer stays full
-			 * (the routine, finding it so again, writes nothing).
+			 * Full only to look so (emptied when it was made so):
+			 * this record is handed over from here, in its order,
+			 * and the routine, told so by its rdi, writes nothing
+			 * and does not try again. Where does the thread run
+			 * now? Inside the unwinder (a personality routine, a
+			 * callback) the buffer stays full; out of it, records
+			 * go on as before. Until 2026-12-02 the routine retried
+			 * the record after a landing and dropped it when the
+			 * buffer looked full again: forced anew by a switch-in
+			 * before the rearm's task work (fixed as well in
+			 * xp_unwind_pending()), or by an unwinder that a signal
+			 * handler called in that window.
 			 */
-			if (!xp_unwind_landed(v, u->sp)) {
-				urec_hand_one(current, u->si);
+			urec_hand_one(current, u->si);
+			u->di = 1;
+			if (!xp_unwind_landed(v, u->sp))
 				return;
-			}
 			hdr = urec_hdr(rb, cpu);
 			rb->forced[cpu] = NULL;
 			WRITE_ONCE(hdr->count, 0);

@@ -298,6 +298,8 @@ xp_urec_full:
 	jnz	xp_urec_done		/* still full: nobody flushes (a child of fork) */
 	movl	$XPROBES_UREC_NR, %eax	/* rdi 0: flush this CPU's records */
 	syscall
+	testl	%edi, %edi
+	jnz	xp_urec_done		/* rdi 1: the kernel took this record (a forced buffer) */
 	movl	$1, %edi
 	jmp	xp_urec_again
 	.balign	32

@@ -291,10 +291,12 @@ void xp_unwind_start(struct xp_view *v, unsigned long sp)
 /*
  * Must @t's next record still tell where it runs? On @t's switch-in,
  * preemption off. Not once it has landed: its rearm then waits only for
- * the task work, which runs before @t is back in user mode, where the
- * routine retries the very record that landed it once, and drops it if
- * the buffer looks full again (stop 68: a switch-in in that window lost
- * the entry after about one unwinding in a thousand).
+ * the task work, which runs before @t is back in user mode. (Until
+ * 2026-12-02 a switch-in in that window forced its buffer again, and the
+ * routine, which then retried the record that landed it, dropped it: an
+ * entry lost in about one unwinding in a thousand. The kernel now takes
+ * that record itself, xp_urec_slow(); this spares the thread's next
+ * record a system call.)
  */
 bool xp_unwind_pending(struct xp_view *v, struct task_struct *t)
 {
