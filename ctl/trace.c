@@ -1550,9 +1550,34 @@ static int load_bpf(struct tsession *s)
 	return 0;
 }
 
-int cmd_trace(int argc, char **argv)
+/* What one run of trace shares between its steps (cmd_trace()). */
+struct trace_run {
+	struct tsession s;
+	/* the command line */
+	struct spec specs[64];
+	int nspecs;
+	double duration, interval;	/* -d, -i: 0 when not given */
+	bool list, no_views, latency, events;
+	const char *cg_arg;
+	char **cmd;			/* -- COMMAND, or NULL */
+	struct latency_opts lo;
+	/* the target and what traces it */
+	struct cgtarget cg;
+	char exe[PATH_MAX];
+	struct xp_nl *nl;		/* views mode's socket, else NULL */
+	struct xp_events *ev;
+	struct syswatch sw;
+	struct latency *lat;
+	uint64_t t_set[6];		/* -v: when each step of the set-up ended */
+	uint64_t start_real;		/* the trace's start, wall clock (pprof) */
+	int pidfd, status;
+	bool child;			/* ours to reap: started with -- COMMAND */
+	bool started, cut, root_gone;
+};
+
+/* Step 1: the options into @r. -1 to go on, else the exit code. */
+static int trace_options(struct trace_run *r, int argc, char **argv)
 {
-	char signame[16];
 	static const struct option opts[] = {
 		{ "function", required_argument, NULL, 'f' },
 		{ "list-functions", no_argument, NULL, 'L' },
@@ -1577,212 +1602,233 @@ int cmd_trace(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
-	struct tsession s = { 0 };
-	struct spec specs[64];
-	uint64_t t_set[6];	/* -v: when each step of the set-up ended */
-	int nspecs = 0, c, ret = EXIT_RUNTIME, status = 0;
-	double duration = 0, interval = 0;
-	bool list = false, no_views = false, child = false, started = false, cut = false, missing;
-	char exe[PATH_MAX], **cmd = NULL;
-	struct xp_nl *nl = NULL;
-	uint64_t end_ns, next_ns, start_real = 0;
-	bool root_gone = false, churn = false;
-	int pidfd = -1;
-	struct latency_opts lo = { .k = 3, .threads_fd = -1, .func_name = func_name };
-	struct latency *lat = NULL;
-	struct xp_events *ev = NULL;
-	struct syswatch sw = { 0 };
-	bool latency = false, events = false;
-	const char *cg_arg = NULL;
-	struct cgtarget cg;
+	struct tsession *s = &r->s;
 	char *e;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "+f:d:i:s:n:HTWCvh", opts, NULL)) != -1) {
 		switch (c) {
 		case 'f': {
 			char *colon = strrchr(optarg, ':');
+			struct spec *sp = &r->specs[r->nspecs];
 
-			if (nspecs == 64)
+			if (r->nspecs == 64)
 				return usage_error("at most 64 -f options");
-			specs[nspecs].lib = colon ? strndup(optarg, colon - optarg) : NULL;
-			specs[nspecs].glob = colon ? colon + 1 : optarg;
-			if (!*specs[nspecs].glob || (colon && colon == optarg))
+			sp->lib = colon ? strndup(optarg, colon - optarg) : NULL;
+			sp->glob = colon ? colon + 1 : optarg;
+			if (!*sp->glob || (colon && colon == optarg))
 				return usage_error("bad -f '%s': GLOB or LIB:GLOB", optarg);
-			nspecs++;
+			r->nspecs++;
 			break;
 		}
-		case 'L': list = true; break;
+		case 'L': r->list = true; break;
 		case 'd':
-			if (!parse_secs(optarg, &duration))
+			if (!parse_secs(optarg, &r->duration))
 				return usage_error("bad duration '%s' (seconds)", optarg);
 			break;
 		case 'i':
-			if (!parse_interval(optarg, &interval))
+			if (!parse_interval(optarg, &r->interval))
 				return usage_error("bad interval '%s' (seconds, 0.01 at least)", optarg);
 			break;
 		case 's':
-			if (!strcmp(optarg, "wall")) s.sort = SORT_WALL;
-			else if (!strcmp(optarg, "self")) s.sort = SORT_SELF;
-			else if (!strcmp(optarg, "on")) s.sort = SORT_ON;
-			else if (!strcmp(optarg, "off")) s.sort = SORT_OFF;
-			else if (!strcmp(optarg, "calls")) s.sort = SORT_CALLS;
+			if (!strcmp(optarg, "wall")) s->sort = SORT_WALL;
+			else if (!strcmp(optarg, "self")) s->sort = SORT_SELF;
+			else if (!strcmp(optarg, "on")) s->sort = SORT_ON;
+			else if (!strcmp(optarg, "off")) s->sort = SORT_OFF;
+			else if (!strcmp(optarg, "calls")) s->sort = SORT_CALLS;
 			else return usage_error("bad sort key '%s': wall, self, on, off or calls", optarg);
 			break;
 		case 'n':
-			s.top = atoi(optarg);
-			if (s.top <= 0)
+			s->top = atoi(optarg);
+			if (s->top <= 0)
 				return usage_error("bad --top '%s'", optarg);
 			break;
-		case 'H': s.hist = true; break;
-		case 'T': s.per_thread = true; break;
-		case 'W': s.wakers = true; break;
-		case 'C': s.children = true; break;
-		case 'G': cg_arg = optarg; break;
-		case 'j': s.json = true; break;
-		case 'F': s.folded = true; break;
+		case 'H': s->hist = true; break;
+		case 'T': s->per_thread = true; break;
+		case 'W': s->wakers = true; break;
+		case 'C': s->children = true; break;
+		case 'G': r->cg_arg = optarg; break;
+		case 'j': s->json = true; break;
+		case 'F': s->folded = true; break;
 		case 'P':
 			if (!strcmp(optarg, "-"))	/* stdout has the report */
 				return usage_error("--pprof writes a file, not stdout (the report "
 						   "is there): give a path, e.g. --pprof out.pb.gz");
-			s.pprof = optarg;
+			s->pprof = optarg;
 			break;
-		case 'N': no_views = true; break;
-		case 'U': s.uprobes_only = true; break;
-		case 'E': events = true; break;
+		case 'N': r->no_views = true; break;
+		case 'U': s->uprobes_only = true; break;
+		case 'E': r->events = true; break;
 		case 'S':
-			latency = true;
+			r->latency = true;
 			if (!optarg)
 				break;
-			lo.k = strtod(optarg, &e);
-			if (*e || !(lo.k > 0 && lo.k <= 20))
+			r->lo.k = strtod(optarg, &e);
+			if (*e || !(r->lo.k > 0 && r->lo.k <= 20))
 				return usage_error("bad --latency sigma '%s' (0 < K <= 20)", optarg);
 			break;
 		case 'M':
-			latency = true;
-			lo.min_us = strtod(optarg, &e);
-			if (*e || !(lo.min_us >= 0 && lo.min_us < 1e9))
+			r->latency = true;
+			r->lo.min_us = strtod(optarg, &e);
+			if (*e || !(r->lo.min_us >= 0 && r->lo.min_us < 1e9))
 				return usage_error("bad --latency-min-us '%s'", optarg);
 			break;
-		case 'v': verbose = s.verbose = true; break;
+		case 'v': verbose = s->verbose = true; break;
 		case 'h': trace_usage(stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
 	}
-	if (s.json && s.folded)
+	return -1;
+}
+
+/*
+ * Step 2: the options that exclude each other, the --pprof file, and the
+ * target: a cgroup, -- COMMAND or a PID. -1 to go on, else the exit code.
+ */
+static int trace_target(struct trace_run *r, int argc, char **argv)
+{
+	struct tsession *s = &r->s;
+	int fd;
+
+	if (s->json && s->folded)
 		return usage_error("--json and --folded exclude each other");
-	if (latency && s.folded)
+	if (r->latency && s->folded)
 		return usage_error("--latency and --folded exclude each other");
-	if (latency && (s.children || cg_arg))
+	if (r->latency && (s->children || r->cg_arg))
 		return usage_error("--latency watches one process: not with --children or --cgroup");
-	if (s.pprof) {	/* say it now, not after the trace */
-		c = open(s.pprof, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-		if (c < 0) {
-			fprintf(stderr, "xprobectl: cannot write the profile %s: %s\n", s.pprof,
+	if (s->pprof) {	/* say it now, not after the trace */
+		fd = open(s->pprof, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+		if (fd < 0) {
+			fprintf(stderr, "xprobectl: cannot write the profile %s: %s\n", s->pprof,
 				strerror(errno));
 			return EXIT_RUNTIME;
 		}
-		close(c);
+		close(fd);
 	}
-	if (cg_arg) {
+	if (r->cg_arg) {
 		if (optind != argc)
 			return usage_error("trace takes a PID, -- COMMAND, or --cgroup PATH: one of them");
-		if (cgroup_parse(cg_arg, &cg))
+		if (cgroup_parse(r->cg_arg, &r->cg))
 			return EXIT_USAGE;
-		s.pid = tcgroup_first(&cg);
-		if (!s.pid) {
+		s->pid = tcgroup_first(&r->cg);
+		if (!s->pid) {
 			fprintf(stderr, "xprobectl: cgroup %s has no process: trace needs one running "
-				"to read its program's functions\n", cg.name);
+				"to read its program's functions\n", r->cg.name);
 			return EXIT_RUNTIME;
 		}
-		s.cg = &cg;
-		s.children = true;
+		s->cg = &r->cg;
+		s->children = true;
 	} else if (optind < argc && !strcmp(argv[optind - 1], "--")) {
-		cmd = argv + optind;
+		r->cmd = argv + optind;
 	} else if (optind + 1 == argc) {
 		uint32_t pid;
 
 		if (!parse_pid(argv[optind], &pid))
 			return EXIT_USAGE;
-		s.pid = pid;
+		s->pid = pid;
 	} else {
 		return usage_error("trace takes a PID, or -- COMMAND [ARGS]");
 	}
-	if (!nspecs) {
-		specs[0].lib = NULL;
-		specs[0].glob = "*";
-		nspecs = 1;
+	if (!r->nspecs) {
+		r->specs[0].lib = NULL;
+		r->specs[0].glob = "*";
+		r->nspecs = 1;
 	}
-	/* per-function attach failures are reported by us, once: no libbpf warnings */
-	libbpf_messages(verbose, false);
+	return -1;
+}
 
-	if (list) {
-		if (cmd && which(cmd[0], exe)) {
-			fprintf(stderr, "xprobectl: '%s' not found in PATH\n", cmd[0]);
-			return EXIT_RUNTIME;
-		}
-		if (!cmd && (c = pid_exe(s.pid, exe))) {
-			fprintf(stderr, "xprobectl: no executable for pid %d: %s\n", (int)s.pid,
-				strerror(-c));
-			return EXIT_RUNTIME;
-		}
-		return pick_functions(&s, exe, specs, nspecs, true) ? EXIT_RUNTIME : EXIT_OK;
+/* --list-functions: what -f matches in the target's program, nothing traced. */
+static int trace_list(struct trace_run *r)
+{
+	int c;
+
+	if (r->cmd && which(r->cmd[0], r->exe)) {
+		fprintf(stderr, "xprobectl: '%s' not found in PATH\n", r->cmd[0]);
+		return EXIT_RUNTIME;
 	}
+	if (!r->cmd && (c = pid_exe(r->s.pid, r->exe))) {
+		fprintf(stderr, "xprobectl: no executable for pid %d: %s\n", (int)r->s.pid,
+			strerror(-c));
+		return EXIT_RUNTIME;
+	}
+	return pick_functions(&r->s, r->exe, r->specs, r->nspecs, true) ? EXIT_RUNTIME : EXIT_OK;
+}
 
-	/* The kernel side first: with the module we want a view. */
-	if (no_views) {
-		snprintf(s.mode_note, sizeof(s.mode_note), "--no-views");
+/*
+ * Step 3: the module's socket (views mode) or why not, the command
+ * started and held at its entry, its program and the functions -f picks.
+ */
+static int trace_open(struct trace_run *r)
+{
+	struct tsession *s = &r->s;
+	bool missing;
+	int c;
+
+	if (r->no_views) {
+		snprintf(s->mode_note, sizeof(s->mode_note), "--no-views");
 	} else {
-		nl = xp_nl_try_open(&missing);
-		if (!nl && !missing)
-			return EXIT_RUNTIME;
-		if (!nl)
-			snprintf(s.mode_note, sizeof(s.mode_note),
+		r->nl = xp_nl_try_open(&missing);
+		if (!r->nl && !missing)
+			return -1;
+		if (!r->nl)
+			snprintf(s->mode_note, sizeof(s->mode_note),
 				 "xprobes module not loaded (insmod xprobes.ko for per-process hooks)");
 	}
-
-	if (cmd) {
-		s.pid = spawn_stopped(cmd);
-		if (s.pid < 0)
-			goto out;
-		child = true;
-		if (run_to_entry(s.pid, cmd[0]))
-			goto out;
-		s.held_pc = stopped_pc(s.pid);
+	if (r->cmd) {
+		s->pid = spawn_stopped(r->cmd);
+		if (s->pid < 0)
+			return -1;
+		r->child = true;
+		if (run_to_entry(s->pid, r->cmd[0]))
+			return -1;
+		s->held_pc = stopped_pc(s->pid);
 	}
-	t_set[0] = mono_ns();
-	c = pid_exe(s.pid, exe);
+	r->t_set[0] = mono_ns();
+	c = pid_exe(s->pid, r->exe);
 	if (c) {
-		fprintf(stderr, "xprobectl: pid %d: %s\n", (int)s.pid,
+		fprintf(stderr, "xprobectl: pid %d: %s\n", (int)s->pid,
 			c == -ENOENT ? "no such process (or a kernel thread)" : strerror(-c));
-		goto out;
+		return -1;
 	}
-	read_comm(s.pid, s.comm, sizeof(s.comm));
-	if (pick_functions(&s, exe, specs, nspecs, false))	/* says when none matches */
-		goto out;
-	if (s.nfuncs > TRACE_MAX_FUNCS) {
+	read_comm(s->pid, s->comm, sizeof(s->comm));
+	if (pick_functions(s, r->exe, r->specs, r->nspecs, false))	/* says when none matches */
+		return -1;
+	if (s->nfuncs > TRACE_MAX_FUNCS) {
 		fprintf(stderr, "xprobectl: %d functions match, at most %d can be traced: narrow -f\n",
-			s.nfuncs, TRACE_MAX_FUNCS);
-		goto out;
+			s->nfuncs, TRACE_MAX_FUNCS);
+		return -1;
 	}
-	s.ncpus = libbpf_num_possible_cpus();
-	t_set[1] = mono_ns();
+	s->ncpus = libbpf_num_possible_cpus();
+	r->t_set[1] = mono_ns();
+	return 0;
+}
 
-	s.views = nl != NULL;
-	if (s.views && views_setup(&s, nl)) {
-		if (target_gone(s.pid, false, &status)) {
-			fprintf(stderr, "xprobectl: pid %d exited before tracing began\n", (int)s.pid);
-			goto out;
+/*
+ * Step 4: the view (or fallback mode, saying why), the user hooks where
+ * the module allows them, the BPF programs and the uprobes for the rest,
+ * and --latency's hooks.
+ */
+static int trace_attach(struct trace_run *r)
+{
+	struct tsession *s = &r->s;
+	int c;
+
+	s->views = r->nl != NULL;
+	if (s->views && views_setup(s, r->nl)) {
+		if (target_gone(s->pid, false, &r->status)) {
+			fprintf(stderr, "xprobectl: pid %d exited before tracing began\n", (int)s->pid);
+			return -1;
 		}
 		/* The view could not be made: say why, carry on in fallback mode. */
-		fprintf(stderr, "xprobectl: %s; using fallback mode\n", s.mode_note);
-		xp_nl_close(nl);
-		nl = NULL;
-		s.views = false;
+		fprintf(stderr, "xprobectl: %s; using fallback mode\n", s->mode_note);
+		xp_nl_close(r->nl);
+		r->nl = NULL;
+		s->views = false;
 	}
-	if (s.views && !s.cg)	/* a cgroup's first process may go: its view with it */
-		ev = xp_events_open(s.pid);
-	t_set[2] = mono_ns();
-	s.multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
+	if (s->views && !s->cg)	/* a cgroup's first process may go: its view with it */
+		r->ev = xp_events_open(s->pid);
+	r->t_set[2] = mono_ns();
+	s->multi = !getenv("XPROBECTL_NO_UPROBE_MULTI");
 	/*
 	 * User hooks first, where the module allows: uprobes for the rest.
 	 * Records, unless what is asked for needs a map to grow per call
@@ -1790,105 +1836,120 @@ int cmd_trace(int argc, char **argv)
 	 * (--latency reads the shadow stacks there; records reach them only
 	 * at the thread's next switch).
 	 */
-	s.fold = s.folded || s.pprof;
-	s.records = !s.per_thread && !s.fold && !latency && !events;
-	if (s.children && s.views && !s.uprobes_only) {
+	s->fold = s->folded || s->pprof;
+	s->records = !s->per_thread && !s->fold && !r->latency && !r->events;
+	if (s->children && s->views && !s->uprobes_only) {
 		/* A child's records and return thunks are not handed over yet (docs/wakers.md). */
 		fprintf(stderr, "xprobectl: --children: user functions through uprobes (user hooks "
 			"do not follow forks yet)\n");
-		s.uprobes_only = true;
+		s->uprobes_only = true;
 	}
-	if (s.views && !s.uprobes_only && tuhooks_add(&s, verbose)) {
+	if (s->views && !s->uprobes_only && tuhooks_add(s, verbose)) {
 		fprintf(stderr, "xprobectl: user hooks failed; --uprobes traces without them\n");
-		goto out;
+		return -1;
 	}
-	if (s.views && !s.uprobes_only)
-		tuhooks_unwinders(&s);
-	if (s.views && s.records && s.nuhooks)
-		uprobe_flush_setup(&s);
-	leave_out_unsafe(&s);
-	t_set[3] = mono_ns();
+	if (s->views && !s->uprobes_only)
+		tuhooks_unwinders(s);
+	if (s->views && s->records && s->nuhooks)
+		uprobe_flush_setup(s);
+	leave_out_unsafe(s);
+	r->t_set[3] = mono_ns();
 	for (;;) {
-		if (load_bpf(&s))
-			goto out;
-		t_set[4] = mono_ns();
-		if (s.multi && !umulti_works(bpf_program__fd(s.skel->progs.fn_entry))) {
+		if (load_bpf(s))
+			return -1;
+		r->t_set[4] = mono_ns();
+		if (s->multi && !umulti_works(bpf_program__fd(s->skel->progs.fn_entry))) {
 			if (verbose)
 				fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such "
 					"links; one probe per function instead\n");
-			s.multi = false;	/* the programs as loaded take single probes */
+			s->multi = false;	/* the programs as loaded take single probes */
 		}
-		c = attach_uprobes(&s, s.pid, &s.ls, false);
+		c = attach_uprobes(s, s->pid, &s->ls, false);
 		if (c == -EAGAIN) {	/* a file's multi link refused whole: one probe per function */
-			linkset_free(&s.ls);
-			trace_bpf__destroy(s.skel);
-			s.skel = NULL;
-			s.multi = false;
+			linkset_free(&s->ls);
+			trace_bpf__destroy(s->skel);
+			s->skel = NULL;
+			s->multi = false;
 			continue;
 		}
 		if (c)
-			goto out;
+			return -1;
 		break;
 	}
-	t_set[5] = mono_ns();
-	tcgroup_poll(&s);	/* the cgroup's other processes */
-	if (latency) {
+	r->t_set[5] = mono_ns();
+	tcgroup_poll(s);	/* the cgroup's other processes */
+	if (r->latency) {
 		/* Its hooks join our view; it reads our shadow stacks. */
-		syswatch_join(&sw, nl, s.pid, s.mode_note);
-		lo.json = s.json;
-		lo.threads_fd = bpf_map__fd(s.skel->maps.threads);
-		lo.func_arg = &s;
-		lat = latency_start(&sw, &lo);
-		if (!lat)
-			goto out;
+		syswatch_join(&r->sw, r->nl, s->pid, s->mode_note);
+		r->lo.json = s->json;
+		r->lo.threads_fd = bpf_map__fd(s->skel->maps.threads);
+		r->lo.func_arg = s;
+		r->lat = latency_start(&r->sw, &r->lo);
+		if (!r->lat)
+			return -1;
 	}
+	return 0;
+}
 
-	/* Every probe is in: a return with no entry from now on is a lost call. */
-	s.skel->bss->live = 1;
+/* Step 5: every probe is in: the target runs, and trace says what it traces. */
+static int trace_start(struct trace_run *r)
+{
+	struct tsession *s = &r->s;
+	struct timespec ts;
+
+	/* A return with no entry from now on is a lost call. */
+	s->skel->bss->live = 1;
 	stop_on_signals();
-	if (child && ptrace(PTRACE_DETACH, s.pid, NULL, NULL)) {
+	if (r->child && ptrace(PTRACE_DETACH, s->pid, NULL, NULL)) {
 		fprintf(stderr, "xprobectl: cannot start the command: %s\n", strerror(errno));
-		goto out;
+		return -1;
 	}
-	started = true;
+	r->started = true;
 	fprintf(stderr, "xprobectl: tracing %d function%s in %s%s%spid %d (%s), %s mode, %d "
 		"through user hooks%s%s\n",
-		s.nfuncs - s.nfailed, s.nfuncs - s.nfailed == 1 ? "" : "s",
-		s.cg ? "cgroup " : "", s.cg ? s.cg->name : "", s.cg ? " from " : "", s.pid, s.comm,
-		s.views ? "views" : "fallback", s.nuhooks,
-		!s.nuhooks ? "" : s.records ? " (records)" : " (events)",
-		child || duration ? "" : "; Ctrl-C ends");
-	if (lat)
+		s->nfuncs - s->nfailed, s->nfuncs - s->nfailed == 1 ? "" : "s",
+		s->cg ? "cgroup " : "", s->cg ? s->cg->name : "", s->cg ? " from " : "", s->pid,
+		s->comm, s->views ? "views" : "fallback", s->nuhooks,
+		!s->nuhooks ? "" : s->records ? " (records)" : " (events)",
+		r->child || r->duration ? "" : "; Ctrl-C ends");
+	if (r->lat)
 		fprintf(stderr, "xprobectl: and slow syscalls (above mean + %.2g sigma), %s\n",
-			lo.k, syswatch_mode(&sw));
-	s.start_ns = s.prev_ns = mono_ns();
+			r->lo.k, syswatch_mode(&r->sw));
+	s->start_ns = s->prev_ns = mono_ns();
 	if (verbose)
 		fprintf(stderr, "xprobectl: set up in %llu ms: functions %llu, view %llu, user hooks "
 			"%llu, BPF load %llu, probes %llu, the rest %llu\n",
-			(unsigned long long)(s.start_ns - t_set[0]) / 1000000,
-			(unsigned long long)(t_set[1] - t_set[0]) / 1000000,
-			(unsigned long long)(t_set[2] - t_set[1]) / 1000000,
-			(unsigned long long)(t_set[3] - t_set[2]) / 1000000,
-			(unsigned long long)(t_set[4] - t_set[3]) / 1000000,
-			(unsigned long long)(t_set[5] - t_set[4]) / 1000000,
-			(unsigned long long)(s.start_ns - t_set[5]) / 1000000);
-	{
-		struct timespec ts;
+			(unsigned long long)(s->start_ns - r->t_set[0]) / 1000000,
+			(unsigned long long)(r->t_set[1] - r->t_set[0]) / 1000000,
+			(unsigned long long)(r->t_set[2] - r->t_set[1]) / 1000000,
+			(unsigned long long)(r->t_set[3] - r->t_set[2]) / 1000000,
+			(unsigned long long)(r->t_set[4] - r->t_set[3]) / 1000000,
+			(unsigned long long)(r->t_set[5] - r->t_set[4]) / 1000000,
+			(unsigned long long)(s->start_ns - r->t_set[5]) / 1000000);
+	clock_gettime(CLOCK_REALTIME, &ts);
+	r->start_real = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
+	return 0;
+}
 
-		clock_gettime(CLOCK_REALTIME, &ts);
-		start_real = (uint64_t)ts.tv_sec * 1000000000ull + ts.tv_nsec;
-	}
-	end_ns = duration ? s.start_ns + (uint64_t)(duration * 1e9) : 0;
-	next_ns = interval ? s.start_ns + (uint64_t)(interval * 1e9) : 0;
-	/*
-	 * The loop's pace: 20 ms where something must be looked for (a
-	 * cgroup's or the children's new processes, --latency's events,
-	 * threads exiting, whose entries the sweep frees for new ones; a
-	 * kernel without pidfds), else 200 ms, cut short by the target's exit
-	 * or the next deadline. Each round reads /proc and a map or two, and
-	 * what the tracer spends, the traced machine does not have.
-	 */
-	pidfd = s.cg || lat ? -1 : target_pidfd(s.pid);
+/*
+ * Step 6: until the target ends (with --children its last process; a
+ * cgroup's until Ctrl-C or -d), -d, Ctrl-C or the view's end (r->cut),
+ * with a report every -i. The loop's pace: 20 ms where something must be
+ * looked for (a cgroup's or the children's new processes, --latency's
+ * events, threads exiting, whose entries the sweep frees for new ones; a
+ * kernel without pidfds), else 200 ms, cut short by the target's exit or
+ * the next deadline. Each round reads /proc and a map or two, and what the
+ * tracer spends, the traced machine does not have.
+ */
+static void trace_loop(struct trace_run *r)
+{
+	struct tsession *s = &r->s;
+	uint64_t end_ns, next_ns;
+	bool churn = false;
+
+	end_ns = r->duration ? s->start_ns + (uint64_t)(r->duration * 1e9) : 0;
+	next_ns = r->interval ? s->start_ns + (uint64_t)(r->interval * 1e9) : 0;
+	r->pidfd = s->cg || r->lat ? -1 : target_pidfd(s->pid);
 	while (!stop_req) {
 		uint64_t now = mono_ns(), wake = now + 200000000ull;
 		bool woke = false;
@@ -1901,112 +1962,152 @@ int cmd_trace(int argc, char **argv)
 		if (next_ns && next_ns < wake)
 			wake = next_ns;
 		ms = wake > now ? (int)((wake - now + 999999) / 1000000) : 0;
-		if (pidfd < 0 || s.children || churn)
+		if (r->pidfd < 0 || s->children || churn)
 			ms = ms < 20 ? ms : 20;
-		if (lat)
-			latency_poll(lat, 20);
+		if (r->lat)
+			latency_poll(r->lat, 20);
 		else
-			woke = target_wait(pidfd, xp_events_fd(ev), ms);
+			woke = target_wait(r->pidfd, xp_events_fd(r->ev), ms);
 		/*
 		 * The pidfd knows best: a pid reused, a leader gone before its
 		 * threads (/proc says zombie, the process runs on).
 		 */
-		if (!root_gone && (pidfd >= 0 ? woke : target_gone(s.pid, child, &status))) {
-			if (pidfd >= 0 && child)
-				waitpid(s.pid, &status, 0);	/* it has exited: reap it */
-			target_ended(&s, child, status);
-			child = false;	/* reaped */
-			root_gone = true;
-			if (pidfd >= 0)
-				close(pidfd);	/* it would wake every wait now */
-			pidfd = -1;
+		if (!r->root_gone &&
+		    (r->pidfd >= 0 ? woke : target_gone(s->pid, r->child, &r->status))) {
+			if (r->pidfd >= 0 && r->child)
+				waitpid(s->pid, &r->status, 0);	/* it has exited: reap it */
+			target_ended(s, r->child, r->status);
+			r->child = false;	/* reaped */
+			r->root_gone = true;
+			if (r->pidfd >= 0)
+				close(r->pidfd);	/* it would wake every wait now */
+			r->pidfd = -1;
 		}
 		/*
 		 * --children: until the last of them (a server that daemonizes);
 		 * a cgroup until Ctrl-C or -d (a restarted server joins again).
 		 */
-		if (root_gone && !s.cg && !(s.children && tprocs_alive(&s)))
+		if (r->root_gone && !s->cg && !(s->children && tprocs_alive(s)))
 			break;
-		if (xp_events_view_ended(ev)) {
-			cut = true;
+		if (xp_events_view_ended(r->ev)) {
+			r->cut = true;
 			break;
 		}
-		gone = xp_events_uhooks_gone(ev, &gone_flags);
+		gone = xp_events_uhooks_gone(r->ev, &gone_flags);
 		if (gone)
-			uhooks_to_uprobes(&s, gone, gone_flags);
+			uhooks_to_uprobes(s, gone, gone_flags);
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;
-		churn = threads_sweep(&s, false);
-		tcgroup_poll(&s);
-		if (s.children && (!root_gone || s.cg))	/* else tprocs_alive() just did */
-			tprocs_poll(&s, true);
+		churn = threads_sweep(s, false);
+		tcgroup_poll(s);
+		if (s->children && (!r->root_gone || s->cg))	/* else tprocs_alive() just did */
+			tprocs_poll(s, true);
 		if (next_ns && now >= next_ns) {
-			report_print(&s, false);
-			next_ns += (uint64_t)(interval * 1e9);
+			report_print(s, false);
+			next_ns += (uint64_t)(r->interval * 1e9);
 			if (next_ns <= now)	/* a report longer than -i: no catching up */
-				next_ns = now + (uint64_t)(interval * 1e9);
+				next_ns = now + (uint64_t)(r->interval * 1e9);
 		}
 	}
-	if (s.children)
-		tprocs_poll(&s, false);	/* names for the last ones */
-	report_print(&s, true);
-	if (s.pprof) {
-		if (!s.folded)
-			threads_sweep(&s, true);	/* the stacks' pending time */
-		c = pprof_write(&s, s.pprof, start_real, mono_ns() - s.start_ns);
+}
+
+/* Step 7: the report, the profile, --latency's summary, how the target ended. */
+static int trace_finish(struct trace_run *r)
+{
+	struct tsession *s = &r->s;
+	const char *what = r->cmd ? r->cmd[0] : "the target", *q = r->cmd ? "'" : "";
+	char signame[16];
+	int c;
+
+	if (s->children)
+		tprocs_poll(s, false);	/* names for the last ones */
+	report_print(s, true);
+	if (s->pprof) {
+		if (!s->folded)
+			threads_sweep(s, true);	/* the stacks' pending time */
+		c = pprof_write(s, s->pprof, r->start_real, mono_ns() - s->start_ns);
 		if (c) {
-			fprintf(stderr, "xprobectl: cannot write the profile %s: %s\n", s.pprof,
+			fprintf(stderr, "xprobectl: cannot write the profile %s: %s\n", s->pprof,
 				strerror(-c));
-			cut = true;
+			r->cut = true;
 		} else {
-			fprintf(stderr, "xprobectl: wrote %s (go tool pprof -top %s)\n", s.pprof,
-				s.pprof);
+			fprintf(stderr, "xprobectl: wrote %s (go tool pprof -top %s)\n", s->pprof,
+				s->pprof);
 		}
 	}
-	if (lat)
-		latency_summary(lat, s.top ? s.top : 20);
-	ret = cut ? EXIT_RUNTIME : EXIT_OK;
-	if (s.end == TEND_EXITED && s.end_code)
-		fprintf(stderr, "xprobectl: %s%s%s (pid %d) exited with status %d\n", cmd ? "'" : "",
-			cmd ? cmd[0] : "the target", cmd ? "'" : "", s.pid, s.end_code);
-	else if (s.end == TEND_KILLED)
-		fprintf(stderr, "xprobectl: %s%s%s (pid %d) was killed by %s%s\n", cmd ? "'" : "",
-			cmd ? cmd[0] : "the target", cmd ? "'" : "", s.pid,
-			trace_signame(s.end_code, signame, sizeof(signame)),
+	if (r->lat)
+		latency_summary(r->lat, s->top ? s->top : 20);
+	if (s->end == TEND_EXITED && s->end_code)
+		fprintf(stderr, "xprobectl: %s%s%s (pid %d) exited with status %d\n", q, what, q,
+			s->pid, s->end_code);
+	else if (s->end == TEND_KILLED)
+		fprintf(stderr, "xprobectl: %s%s%s (pid %d) was killed by %s%s\n", q, what, q,
+			s->pid, trace_signame(s->end_code, signame, sizeof(signame)),
 			/*
 			 * Fallback's uretprobes: on 6.11+ each returns through a
 			 * system call, which syscall user dispatch does not exempt.
 			 */
-			s.end_code == SIGSYS && !s.views ? " (if it blocks system calls by "
+			s->end_code == SIGSYS && !s->views ? " (if it blocks system calls by "
 			"syscall user dispatch, uprobes' return probes did it on 6.11+: trace it "
 			"in views mode, which takes them off first)" : "");
-out:
-	if (pidfd >= 0)
-		close(pidfd);
-	if (child && !started && s.pid > 0) {	/* it never ran: do not leave it stopped */
-		kill(s.pid, SIGKILL);
-		waitpid(s.pid, NULL, 0);
+	return r->cut ? EXIT_RUNTIME : EXIT_OK;
+}
+
+/* Last: whatever the steps made, in any case; returns @ret. */
+static int trace_end(struct trace_run *r, int ret)
+{
+	struct tsession *s = &r->s;
+
+	if (r->pidfd >= 0)
+		close(r->pidfd);
+	if (r->child && !r->started && s->pid > 0) {	/* it never ran: do not leave it stopped */
+		kill(s->pid, SIGKILL);
+		waitpid(s->pid, NULL, 0);
 	}
-	syswatch_end(&sw);	/* a zeroed one when --latency is off */
-	latency_stop(lat);
-	if (s.skel)
-		trace_bpf__destroy(s.skel);
-	xp_events_close(ev);
-	if (nl) {
+	syswatch_end(&r->sw);	/* a zeroed one when --latency is off */
+	latency_stop(r->lat);
+	if (s->skel)
+		trace_bpf__destroy(s->skel);
+	xp_events_close(r->ev);
+	if (r->nl) {
 		/*
 		 * Gone, its pid may be another's now, on another tool's view:
 		 * closing the socket ends every view of ours.
 		 */
-		if (!root_gone && !s.cg)
-			view_del(nl, s.pid);
-		xp_nl_close(nl);
+		if (!r->root_gone && !s->cg)
+			view_del(r->nl, s->pid);
+		xp_nl_close(r->nl);
 	}
 	/* Last: each probe's detach waits for a grace period (the links hold the programs). */
-	if (detach_in_background(&s))
+	if (detach_in_background(s))
 		_exit(ret);
-	tprocs_end(&s);
-	tcgroup_end(&s);
-	linkset_free(&s.ls);
+	tprocs_end(s);
+	tcgroup_end(s);
+	linkset_free(&s->ls);
 	return ret;
+}
+
+int cmd_trace(int argc, char **argv)
+{
+	struct trace_run run = { 0 }, *r = &run;
+	int ret;
+
+	r->lo = (struct latency_opts){ .k = 3, .threads_fd = -1, .func_name = func_name };
+	r->pidfd = -1;
+	ret = trace_options(r, argc, argv);
+	if (ret < 0)
+		ret = trace_target(r, argc, argv);
+	if (ret >= 0)
+		return ret;
+	/* per-function attach failures are reported by us, once: no libbpf warnings */
+	libbpf_messages(verbose, false);
+	if (r->list)
+		return trace_list(r);
+	ret = EXIT_RUNTIME;
+	if (!trace_open(r) && !trace_attach(r) && !trace_start(r)) {
+		trace_loop(r);
+		ret = trace_finish(r);
+	}
+	return trace_end(r, ret);
 }
