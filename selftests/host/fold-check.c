@@ -12,6 +12,18 @@
  * counts, after every hand-over. Structure: what is not a folded call
  * comes out as it went in, in order; a folded call's cookie and sp are its
  * entry's. Prints a summary; exits 1 at the first disagreement.
+ *
+ *   fold-check [RUNS] [bottom|bottom-nobsp|bottom-nodrop]
+ *
+ * bottom: the next step of the process's sums as designed, not built
+ * (docs/userhooks.md, "Next: the bottom of the buffer"): the return
+ * routine also sums a call whose entry is the only record (not a tail
+ * call, not above the first such call's sp since the hand-over, bsp), its
+ * wall time going to slot 0; the hand-over sends slot 0 (or, with records
+ * left, ACC[0]) first as a bottom charge at bsp, which the consumer
+ * treats as an entry at bsp would treat the stack (frames at or below it
+ * dropped) and then charges to the frame on top. bottom-nobsp and
+ * bottom-nodrop leave out one rule each, and must fail.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -34,6 +46,10 @@ static inline u64 mul_u64_u64_shr(u64 a, u64 b, unsigned int shift)
 static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL << 32 };
 
 #define NF	8
+#define BOTTOM	(1ULL << 48)	/* bottom: a charge's flag, in its cookie's bits */
+
+enum { PLAIN, BOTTOM_SUMS, BOTTOM_NOBSP, BOTTOM_NODROP };
+static int mode = PLAIN;
 #define MAXD	256
 #define CAP	680		/* XP_UREC_CAP: 16 KiB a CPU, 24 bytes a record */
 
@@ -70,6 +86,14 @@ static void consume(struct model *m, const struct xprobes_urec *r)
 	u32 c = XPROBES_UREC_COOKIE(w);
 	struct frame *f;
 
+	if (XPROBES_UREC_IS_CHARGE(w) && (w & BOTTOM)) {
+		/* calls summed with no entry under them: as their entries would, drop, then charge */
+		if (mode != BOTTOM_NODROP)
+			drop(m, sp, 0);
+		if (m->d)
+			m->f[m->d - 1].child += r->time;
+		return;
+	}
 	if (XPROBES_UREC_IS_CHARGE(w)) {	/* callees the process summed: the top frame's */
 		if (m->d && m->f[m->d - 1].sp == sp)
 			m->f[m->d - 1].child += r->time;
@@ -218,7 +242,7 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 
 /* What the process summed itself in a hand-over (XPROBES_F_SUMS). */
 struct psums {
-	u64 calls[NF], wall[NF], own[NF];
+	u64 calls[NF], wall[NF], own[NF], bottom;
 };
 
 /*
@@ -227,13 +251,13 @@ struct psums {
  * one before its caller's (above it, or at its sp for a tail call; neither
  * without a return). Returns whether it was.
  */
-static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot,
+static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64 *bsp,
 		      const struct xprobes_urec *r, struct psums *ps)
 {
 	u64 sp = XPROBES_UREC_SP(r->what), e, c, wall, t;
 	u32 n = *np, cookie;
 
-	if (n < 2 || n > CAP - 1)
+	if (n < (mode == PLAIN ? 2 : 1) || n > CAP - 1)
 		return false;
 	e = buf[n - 1].what - sp;
 	if (e << 16)
@@ -241,6 +265,26 @@ static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot,
 	cookie = (e >> 48) & 0x1fff;
 	if (cookie >= 4096)
 		return false;
+	if (n == 1) {
+		/* the bottom: its caller's frame is the consumer's, above sp */
+		if (e >> 61 || (mode != BOTTOM_NOBSP && *bsp && sp > *bsp))
+			return false;
+		wall = r->time - buf[0].time;
+		if (wall >> 40)
+			return false;
+		t = slot[1];
+		if (t > wall)
+			t = wall;
+		if (!*bsp)
+			*bsp = sp;
+		slot[0] = acc[0] + wall;
+		*np = 0;
+		ps->calls[cookie]++;
+		ps->wall[cookie] += wall;
+		ps->own[cookie] += wall - t;
+		ps->bottom++;
+		return true;
+	}
 	c = buf[n - 2].what;
 	if ((c >> 61) & 5)		/* a return, or no return: not a caller */
 		return false;
@@ -271,13 +315,27 @@ int main(int argc, char **argv)
 	static struct model ref, fold;
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000, run;
 	u64 records = 0, items = 0, folded = 0, top = 0, summed = 0, charges = 0;
+	u64 bottoms = 0, charges_bottom = 0;
 	char why[256];
+
+	if (argc > 2) {
+		if (!strcmp(argv[2], "bottom"))
+			mode = BOTTOM_SUMS;
+		else if (!strcmp(argv[2], "bottom-nobsp"))
+			mode = BOTTOM_NOBSP;
+		else if (!strcmp(argv[2], "bottom-nodrop"))
+			mode = BOTTOM_NODROP;
+		else {
+			fprintf(stderr, "usage: fold-check [RUNS] [bottom|bottom-nobsp|bottom-nodrop]\n");
+			return 2;
+		}
+	}
 
 	for (run = 0; run < runs; run++) {
 		struct sim s = { .t = 1000 };
 		int maxd = 2 + run % 40, batches = 1 + run % 50, b;
 		bool sums = run & 1;	/* the process sums calls itself */
-		u64 slot[2] = { 0, 0 };
+		u64 slot[2] = { 0, 0 }, bsp = 0;
 
 		srandom(run + 1);
 		memset(&ref, 0, sizeof(ref));
@@ -294,7 +352,7 @@ int main(int argc, char **argv)
 					continue;
 				raw[nraw++] = r;
 				if (sums && (r.what & XPROBES_UREC_RET) &&
-				    proc_fold(in, &n, acc, slot, &r, &ps))
+				    proc_fold(in, &n, acc, slot, &bsp, &r, &ps))
 					continue;
 				/* an append: the newest's callees beside it, none yet for this one */
 				acc[n] = slot[n & 1];
@@ -302,12 +360,26 @@ int main(int argc, char **argv)
 				in[n++] = r;
 			}
 			if (sums) {
-				m = xp_urec_fold(in, n, acc, slot[n & 1], out, &same_clock);
+				u64 pre = n ? acc[0] : slot[0];
+				u32 o = 0;
+
+				/* the bottom's charge first: it came before every record left */
+				if (mode != PLAIN && pre && bsp) {
+					out[0].time = pre;
+					out[0].what = XPROBES_UREC_CHARGE | BOTTOM | bsp;
+					o = 1;
+					charges_bottom++;
+				}
+				m = o + xp_urec_fold(in, n, acc, slot[n & 1], out + o, &same_clock);
+				if (mode != PLAIN) {
+					slot[0] = slot[1] = 0;
+					bsp = 0;
+				}
 			} else {
 				memcpy(out, in, sizeof(in[0]) * n);
 				m = xp_urec_fold(out, n, NULL, 0, out, &same_clock);
 			}
-			if (m > (sums ? 2 * n : n)) {
+			if (m > (sums ? 2 * n + 1 : n)) {
 				fprintf(stderr, "run %lu: %u records out of %u\n", run, m, n);
 				return 1;
 			}
@@ -315,6 +387,14 @@ int main(int argc, char **argv)
 				consume(&ref, &raw[i]);
 			for (i = 0; i < m; i++) {
 				consume(&fold, &out[i]);
+				if (XPROBES_UREC_IS_CHARGE(out[i].what) && (out[i].what & BOTTOM)) {
+					if (i) {
+						fprintf(stderr, "run %lu batch %d: bottom charge not first\n",
+							run, b);
+						return 1;
+					}
+					continue;
+				}
 				if (XPROBES_UREC_IS_CHARGE(out[i].what)) {
 					/* after its entry, which was the last record out */
 					if (!i || (out[i - 1].what & XPROBES_UREC_RET) ||
@@ -374,6 +454,7 @@ int main(int argc, char **argv)
 				fold.returns += ps.calls[i];
 				summed += ps.calls[i];
 			}
+			bottoms += ps.bottom;
 			if (!same(&ref, &fold, why, sizeof(why))) {
 				fprintf(stderr, "run %lu batch %d (%u records, %u raw, sums %d): %s\n", run, b,
 					n, nraw, sums, why);
@@ -394,5 +475,8 @@ int main(int argc, char **argv)
 	       runs, (unsigned long long)records, (unsigned long long)items,
 	       (unsigned long long)summed, (unsigned long long)charges,
 	       (unsigned long long)folded, (unsigned long long)top);
+	if (mode != PLAIN)
+		printf("bottom sums %llu, bottom charges %llu\n", (unsigned long long)bottoms,
+		       (unsigned long long)charges_bottom);
 	return 0;
 }
