@@ -1610,10 +1610,11 @@ static int trace_options(struct trace_run *r, int argc, char **argv)
 		switch (c) {
 		case 'f': {
 			char *colon = strrchr(optarg, ':');
-			struct spec *sp = &r->specs[r->nspecs];
+			struct spec *sp;
 
 			if (r->nspecs == 64)
 				return usage_error("at most 64 -f options");
+			sp = &r->specs[r->nspecs];
 			sp->lib = colon ? strndup(optarg, colon - optarg) : NULL;
 			sp->glob = colon ? colon + 1 : optarg;
 			if (!*sp->glob || (colon && colon == optarg))
@@ -1682,8 +1683,9 @@ static int trace_options(struct trace_run *r, int argc, char **argv)
 }
 
 /*
- * Step 2: the options that exclude each other, the --pprof file, and the
- * target: a cgroup, -- COMMAND or a PID. -1 to go on, else the exit code.
+ * Step 2: the options that exclude each other, the --pprof file, the
+ * target (a cgroup, -- COMMAND or a PID), and -f '*' when no -f is given.
+ * -1 to go on, else the exit code.
  */
 static int trace_target(struct trace_run *r, int argc, char **argv)
 {
@@ -1757,6 +1759,7 @@ static int trace_list(struct trace_run *r)
 /*
  * Step 3: the module's socket (views mode) or why not, the command
  * started and held at its entry, its program and the functions -f picks.
+ * Steps 3 to 5: 0 to go on, -1 (said) to end with EXIT_RUNTIME.
  */
 static int trace_open(struct trace_run *r)
 {
@@ -1891,7 +1894,10 @@ static int trace_attach(struct trace_run *r)
 	return 0;
 }
 
-/* Step 5: every probe is in: the target runs, and trace says what it traces. */
+/*
+ * Step 5: every probe is in: the command (held at its entry) runs, and
+ * trace says what it traces.
+ */
 static int trace_start(struct trace_run *r)
 {
 	struct tsession *s = &r->s;
@@ -2054,7 +2060,11 @@ static int trace_finish(struct trace_run *r)
 	return r->cut ? EXIT_RUNTIME : EXIT_OK;
 }
 
-/* Last: whatever the steps made, in any case; returns @ret. */
+/*
+ * Last, once step 3 has begun: whatever the steps made goes. Returns
+ * @ret, or exits with it in a child that detaches the probes
+ * (detach_in_background()).
+ */
 static int trace_end(struct trace_run *r, int ret)
 {
 	struct tsession *s = &r->s;
