@@ -802,8 +802,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
  * An unwinder starts in current (uunwind.c): its records so far go, and
  * its CPU's buffer then looks full, so that its next record enters the
  * kernel (xp_urec_slow()), which tells where the thread runs then. Each
- * switch-in of the thread makes it look full again while it is pending,
- * until it has landed (xp_unwind_pending()).
+ * switch-in of the thread makes it look full again while it is pending.
  * On the unwinder hook's hit path, preemption off, out of the routine.
  */
 void xp_urec_force(struct xp_view *v)
@@ -1122,9 +1121,8 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 			 * go on as before. Until 2026-12-02 the routine retried
 			 * the record after a landing and dropped it when the
 			 * buffer looked full again: forced anew by a switch-in
-			 * before the rearm's task work (fixed as well in
-			 * xp_unwind_pending()), or by an unwinder that a signal
-			 * handler called in that window.
+			 * before the rearm's task work, or by an unwinder that
+			 * a signal handler called in that window.
 			 */
 			urec_hand_one(current, u->si);
 			u->di = 1;

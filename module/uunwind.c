@@ -105,7 +105,6 @@ struct xp_unwind {
 	struct mm_struct *mm;
 	bool busy;			/* its work is queued or running */
 	bool pending;			/* restored slots await the rearm */
-	bool landed;			/* the rearm is queued: no more forcing */
 	bool release;			/* its thread exits: given back when not busy */
 	u8 todo;			/* UNWIND_*, for the work */
 	unsigned long unwind_sp;	/* the unwinder's entry sp, the latest */
@@ -185,7 +184,6 @@ static void unwind_release(struct xp_unwind *s)
 	if (s->pending)
 		WRITE_ONCE(s->set->npending, s->set->npending - 1);
 	s->pending = false;
-	s->landed = false;
 	s->release = false;
 	s->n = 0;
 	WRITE_ONCE(s->task, NULL);
@@ -289,14 +287,10 @@ void xp_unwind_start(struct xp_view *v, unsigned long sp)
 }
 
 /*
- * Must @t's next record still tell where it runs? On @t's switch-in,
- * preemption off. Not once it has landed: its rearm then waits only for
- * the task work, which runs before @t is back in user mode. (Until
- * 2026-12-02 a switch-in in that window forced its buffer again, and the
- * routine, which then retried the record that landed it, dropped it: an
- * entry lost in about one unwinding in a thousand. The kernel now takes
- * that record itself, xp_urec_slow(); this spares the thread's next
- * record a system call.)
+ * Does @t await a rearm? On @t's switch-in, preemption off. (Between its
+ * landing and its rearm's task work, too: its buffer is forced again
+ * then, and the record that enters the kernel so is taken there,
+ * xp_urec_slow().)
  */
 bool xp_unwind_pending(struct xp_view *v, struct task_struct *t)
 {
@@ -306,7 +300,7 @@ bool xp_unwind_pending(struct xp_view *v, struct task_struct *t)
 	if (!set || !READ_ONCE(set->npending))
 		return false;
 	s = unwind_find(set, t);
-	return s && READ_ONCE(s->pending) && !READ_ONCE(s->landed);
+	return s && READ_ONCE(s->pending);
 }
 
 /*
@@ -339,7 +333,6 @@ bool xp_unwind_landed(struct xp_view *v, unsigned long sp)
 	s->busy = true;
 	s->todo = UNWIND_REARM;
 	s->at_sp = sp;
-	WRITE_ONCE(s->landed, true);
 	raw_spin_unlock_irqrestore(&set->lock, flags);
 	unwind_queue(s);
 	return true;

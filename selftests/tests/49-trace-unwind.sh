@@ -198,8 +198,8 @@ done
 # Rust under preemption (views mode): many panics while a sleeper at nice
 # -20 on the same CPU wakes every few microseconds and takes it, so that
 # switch-ins land between a landing's system call and its rearm's task
-# work (uunwind.c, xp_unwind_pending()). Every call is counted: ROUNDS of rcatcher(), and
-# of rmiddle() and rthrower() all that return, 3 * ROUNDS less the
+# work (urec.c, xp_urec_slow()). Every call is counted: ROUNDS of
+# rcatcher(), and of rmiddle() and rthrower() all that return, 3 * ROUNDS less the
 # panics (two for each third of the rounds); trace's own tally has every
 # entry (7 a round) and each panic's two frames abandoned. Before
 # 2026-12-02 the entry after a landing was lost when a switch-in came in
@@ -212,11 +212,9 @@ if [ "$(nproc)" -ge 2 ]; then
 	panics=$((2 * ((R + 2) / 3)))
 	taskset 1 sysloop -n 0 -p -20 nanosleep &
 	sleeper=$!
-	set -f
 	taskset 1 xprobectl trace -f rthrower -f rmiddle -f rcatcher -- /xp/bin/rpanic /tmp/rpre.t $R \
 		> /tmp/rpre.out 2>&1
 	rc=$?
-	set +f
 	kill $sleeper
 	wait $sleeper 2> /dev/null
 	[ $rc = 0 ] || fail "rust preempted: trace: $(tail -n 3 /tmp/rpre.out)"
