@@ -305,7 +305,7 @@ unsigned int xp_audit_all(void)
 	lockdep_assert_held(&xp_views_lock);
 	mutex_lock(xp_k.text_mutex);
 	list_for_each_entry(v, &xp_views, node) {
-		unsigned int b = audit_view(v);
+		unsigned int b = v->closing ? 0 : audit_view(v);
 
 		bad += b;
 		v->diverged = b;
@@ -313,7 +313,7 @@ unsigned int xp_audit_all(void)
 	mutex_unlock(xp_k.text_mutex);
 	list_for_each_entry_safe(v, n, &xp_views, node)
 		if (v->diverged)
-			xp_view_destroy(v, "audit: its copy of kernel text differed from the kernel's");
+			xp_view_close(v, "audit: its copy of kernel text differed from the kernel's");
 	atomic64_add(bad, &xp_mismatches);
 	atomic64_inc(&xp_audits);
 	return bad;
@@ -335,6 +335,8 @@ static void fix_tail_conflicts(struct work_struct *work)
 
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry(v, &xp_views, node) {
+		if (v->closing)
+			continue;	/* disarmed */
 		/* A displaced guard: no jump over several instructions stays live. */
 		if (v->guard && READ_ONCE(v->guard->broken)) {
 			list_for_each_entry(h, &v->hook_list, vnode) {

@@ -861,17 +861,26 @@ struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack)
 	h = idr_find(&xp_hook_ids, id);
 	if (!h)
 		NL_SET_ERR_MSG_FMT(extack, "no hook with id %u", id);
-	return h;
+	else if (h->view->closing)
+		NL_SET_ERR_MSG_FMT(extack, "hook %u goes with its view, which is being torn down", id);
+	return h && !h->view->closing ? h : NULL;
 }
 
-/* Iterate hooks in id order: the first with id >= *id, and advance *id. */
+/*
+ * Iterate hooks in id order: the first with id >= *id, and advance *id.
+ * A closing view's hooks are left out. Under xp_views_lock.
+ */
 struct xp_hook *xp_hook_next(u32 *id)
 {
+	struct xp_hook *h;
 	int next = *id;
-	struct xp_hook *h = idr_get_next(&xp_hook_ids, &next);
 
-	if (h)
-		*id = next + 1;
+	lockdep_assert_held(&xp_views_lock);
+	do {
+		h = idr_get_next(&xp_hook_ids, &next);
+		if (h)
+			*id = ++next;
+	} while (h && h->view->closing);
 	return h;
 }
 

@@ -513,6 +513,8 @@ static void optimize_jumps(struct work_struct *work)
 	 */
 	mutex_lock(xp_kprobe_mutex);
 	list_for_each_entry(v, &xp_views, node) {
+		if (v->closing)
+			continue;	/* disarmed for good */
 		list_for_each_entry(h, &v->hook_list, vnode) {
 			if (!h->jump_pending)
 				continue;

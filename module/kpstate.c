@@ -54,7 +54,7 @@ static void end_views(struct work_struct *work)
 
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry_safe(v, n, &xp_views, node)
-		xp_view_destroy(v, "kprobes were being disarmed (debugfs kprobes/enabled)");
+		xp_view_close(v, "kprobes were being disarmed (debugfs kprobes/enabled)");
 	mutex_unlock(&xp_views_lock);
 }
 static DECLARE_WORK(end_views_work, end_views);

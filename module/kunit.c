@@ -581,8 +581,9 @@ static void view_exit(struct kunit *test)
 	mutex_lock(&xp_views_lock);
 	v = xp_view_of_mm(c->mm);
 	if (v)
-		xp_view_destroy(v, NULL);
+		xp_view_close(v, NULL);
 	mutex_unlock(&xp_views_lock);
+	xp_views_settle();
 	mmput(c->mm);
 	mmput(c->other);
 }
@@ -600,9 +601,7 @@ static struct xp_view *make_view(struct kunit *test, u32 flags)
 
 static void destroy_view(struct xp_view *v)
 {
-	mutex_lock(&xp_views_lock);
-	xp_view_destroy(v, NULL);
-	mutex_unlock(&xp_views_lock);
+	xp_view_destroy(v);
 }
 
 static u64 slot_of(struct mm_struct *mm)
@@ -996,8 +995,10 @@ static void view_audit_ends_diverged(struct kunit *test)
 	mutex_lock(&xp_views_lock);
 	bad = xp_audit_all();
 	KUNIT_EXPECT_EQ(test, bad, 1U);
-	KUNIT_EXPECT_NULL(test, xp_view_of_mm(c->mm));
+	KUNIT_EXPECT_TRUE(test, v->closing);
 	mutex_unlock(&xp_views_lock);
+	xp_views_settle();	/* the teardown work ends it */
+	KUNIT_EXPECT_NULL(test, xp_view_of_mm(c->mm));
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1034,7 +1035,9 @@ static void view_tables_two_views(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pmd_val(v->pmd[idx]), pmd_val(xp_k.image_pmds[idx]));
 	mutex_lock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
-	xp_view_destroy(w, NULL);
+	mutex_unlock(&xp_views_lock);
+	xp_view_destroy(w);
+	mutex_lock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, pmd_val(v->pmd[idx]), pmd_val(xp_k.image_pmds[idx]));
 	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
 	mutex_unlock(&xp_views_lock);

@@ -137,12 +137,14 @@ static void sweep(struct work_struct *work)
 	if (!why)
 		xp_modspace_resync();
 	list_for_each_entry_safe(v, n, &xp_views, node)
-		if (why)
-			xp_view_destroy(v, why);
+		if (v->closing)
+			continue;	/* its teardown detaches every member */
+		else if (why)
+			xp_view_close(v, why);
 		else if (!xp_chain_resync(v))
-			xp_view_destroy(v, "the kernel changed its image page tables in a way the view cannot follow");
+			xp_view_close(v, "the kernel changed its image page tables in a way the view cannot follow");
 		else if (!xp_view_reap_members(v))
-			xp_view_destroy(v, "exit");
+			xp_view_close(v, "exit");
 	xp_tps_settle();
 	if (xp_nr_views && ++sweeps % XP_AUDIT_EVERY == 0) {
 		xp_audit_all();
@@ -201,15 +203,28 @@ void xp_views_release_owner(u32 portid, bool any)
 {
 	struct xp_view *v, *next;
 	u64 before, after;
+	bool closed = false;
 
 	mutex_lock(&xp_views_lock);
 	before = xp_uhooks_handed();
 	list_for_each_entry_safe(v, next, &xp_views, node)
-		if (v->owner == portid &&
-		    (any || !v->owner_sk || sock_flag(v->owner_sk, SOCK_DEAD)))
-			xp_view_destroy(v, "owner closed");
-	xp_urec_sums_release(portid, any);
+		if (v->owner == portid && !v->closing &&
+		    (any || !v->owner_sk || sock_flag(v->owner_sk, SOCK_DEAD))) {
+			xp_view_close(v, "owner closed");
+			closed = true;
+		}
 	after = xp_uhooks_handed();
+	if (closed) {
+		/*
+		 * Gone before the port's kept sums go (a view's teardown may
+		 * keep its sums: urec.c). Every other socket's close, and
+		 * every command's, goes by without waiting.
+		 */
+		mutex_unlock(&xp_views_lock);
+		xp_views_settle();
+		mutex_lock(&xp_views_lock);
+	}
+	xp_urec_sums_release(portid, any);
 	mutex_unlock(&xp_views_lock);
 	if (after != before)
 		xp_uhooks_settle(after);	/* its processes have their text back */

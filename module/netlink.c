@@ -210,9 +210,17 @@ static int xp_put_view(struct sk_buff *msg, struct xp_view *v)
 	       nla_put_u64_64bit(msg, XPROBES_A_XOL, v->xol.va, XPROBES_A_PAD);
 }
 
-static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
+static struct xp_view *view_new(struct sk_buff *skb, struct genl_info *info)
 {
 	struct nlattr **a = info->attrs;
+
+	return xp_view_create(nla_get_u32(a[XPROBES_A_PID]),
+			      a[XPROBES_A_FLAGS] ? nla_get_u32(a[XPROBES_A_FLAGS]) : 0,
+			      NETLINK_CB(skb).sk, info->snd_portid, info->extack);
+}
+
+static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
+{
 	struct sk_buff *msg;
 	struct xp_view *v;
 	void *hdr;
@@ -224,9 +232,16 @@ static int xp_cmd_view_new(struct sk_buff *skb, struct genl_info *info)
 	if (!msg)
 		return -ENOMEM;
 	mutex_lock(&xp_views_lock);
-	v = xp_view_create(nla_get_u32(a[XPROBES_A_PID]),
-			   a[XPROBES_A_FLAGS] ? nla_get_u32(a[XPROBES_A_FLAGS]) : 0,
-			   NETLINK_CB(skb).sk, info->snd_portid, info->extack);
+	v = view_new(skb, info);
+	if (v == ERR_PTR(-EINPROGRESS)) {
+		/* The process's last view is being torn down: once, after it. */
+		mutex_unlock(&xp_views_lock);
+		xp_views_settle();
+		mutex_lock(&xp_views_lock);
+		v = view_new(skb, info);
+		if (v == ERR_PTR(-EINPROGRESS))
+			v = ERR_PTR(-EAGAIN);
+	}
 	if (IS_ERR(v)) {
 		mutex_unlock(&xp_views_lock);
 		nlmsg_free(msg);
@@ -248,9 +263,11 @@ static int xp_cmd_view_del(struct sk_buff *skb, struct genl_info *info)
 	before = xp_uhooks_handed();
 	v = xp_view_find_pid(nla_get_u32(info->attrs[XPROBES_A_PID]), info->extack);
 	if (v)
-		xp_view_destroy(v, NULL);
+		xp_view_close(v, NULL);
 	after = xp_uhooks_handed();
 	mutex_unlock(&xp_views_lock);
+	if (v)
+		xp_views_settle();	/* the reply says it is gone */
 	if (after != before)
 		xp_uhooks_settle(after);	/* its processes have their text back */
 	return v ? 0 : -ENOENT;
@@ -295,7 +312,7 @@ static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
 	list_for_each_entry(v, &xp_views, node) {
 		void *hdr;
 
-		if (i++ < skip)
+		if (v->closing || i++ < skip)
 			continue;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &xp_family, NLM_F_MULTI, XPROBES_CMD_VIEW_GET);
@@ -471,7 +488,7 @@ static int dump_ended(struct sk_buff *skb, struct netlink_callback *cb, u32 pid)
 	list_for_each_entry(v, &xp_views, node) {
 		unsigned int n = min_t(unsigned int, v->nr_ended, XP_ENDED_MAX), i;
 
-		if (pid && xp_view_pid(v) != pid)
+		if (v->closing || (pid && xp_view_pid(v) != pid))
 			continue;
 		for (i = 0; i < n; i++, k++) {
 			void *hdr;

@@ -23,6 +23,28 @@
  * - view->lock (spinlock) protects the member list and ->dying; the fork and
  *   exec tracepoints take it in atomic context. A member is added only while
  *   the view is not dying, so teardown restores every member it must.
+ *
+ * Teardown is three steps, and xp_views_lock is free in the grace periods
+ * between them: under load RCU-tasks waits seconds, even minutes, for every
+ * task preempted off a CPU, and held across them the mutex kept every
+ * command, the sweeper, the seal and every other view waiting behind one.
+ * 1. Close (xp_view_close(), under the mutex): the user hooks give their
+ *    bytes back, every kernel hook is disarmed and every CPU serialised.
+ *    The view is ->closing: a lookup by pid or hook id refuses it, and
+ *    what would arm, audit, sweep or close it again passes it by; what
+ *    keeps its page tables right (module space, shared PMD entries, the
+ *    table check) still covers it, as its members still run on its chain.
+ * 2. Detach (the teardown work, under the mutex, after RCU-tasks where a
+ *    jump was live: tasks preempted in a jump's entry or slot have left
+ *    them): the chain maps the shared frames again, every member goes back
+ *    on the shared entry, the view leaves xp_views, its global bits go.
+ * 3. Free (under the mutex again, after RCU, and the RCU-tasks and RCU
+ *    callbacks that retire the hooks deleted before): hooks, buffers,
+ *    members, chain; then the end is announced.
+ * The work takes every view closed meanwhile in one round (one set of
+ * grace periods). Commands that must answer after the view is gone (view
+ * del, an owner's release, rmmod) wait for it with the mutex dropped
+ * (xp_views_settle()).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -88,13 +110,18 @@ struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 	if (task->mm)
 		v = xp_view_of_mm(task->mm);
 	task_unlock(task);
+	if (v && v->closing) {
+		put_task_struct(task);
+		NL_SET_ERR_MSG_FMT(extack, "pid %u's kernel view is being torn down", nr);
+		return NULL;
+	}
 	/*
 	 * A view made for this process that its mm is not on: it is between
 	 * exec_mmap() and sched_process_exec, where its new mm joins.
 	 */
 	if (!v)
 		list_for_each_entry(w, &xp_views, node)
-			execing |= w->root == task_tgid(task);
+			execing |= w->root == task_tgid(task) && !w->closing;
 	put_task_struct(task);
 	if (execing)
 		NL_SET_ERR_MSG_FMT(extack, "pid %u is in exec; its view follows it: try again", nr);
@@ -387,8 +414,14 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 		err = -EAGAIN;
 		goto out;
 	}
+	v = xp_view_of_mm(mm);
+	if (v && v->closing) {
+		NL_SET_ERR_MSG_FMT(extack, "pid %u's last view is being torn down: try again", nr);
+		err = -EINPROGRESS;	/* the caller may wait for it: xp_views_settle() */
+		goto out;
+	}
 	err = -EEXIST;
-	if (xp_view_of_mm(mm)) {
+	if (v) {
 		NL_SET_ERR_MSG_FMT(extack, "pid %u already has a kernel view", nr);
 		goto out;
 	}
@@ -409,6 +442,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	INIT_LIST_HEAD(&v->regions);
 	INIT_LIST_HEAD(&v->mregions);
 	INIT_LIST_HEAD(&v->mnode);
+	INIT_LIST_HEAD(&v->close_node);
 	INIT_LIST_HEAD(&v->tpages);
 	INIT_LIST_HEAD(&v->hook_list);
 	INIT_LIST_HEAD(&v->tp_hooks);
@@ -454,7 +488,7 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 	raced = task->mm != mm;
 	task_unlock(task);
 	if (raced) {
-		xp_view_destroy(v, NULL);
+		xp_view_close(v, NULL);
 		NL_SET_ERR_MSG_FMT(extack, "pid %u went through execve meanwhile: try again", nr);
 		err = -EAGAIN;
 		goto out;
@@ -470,20 +504,24 @@ out:
 	return ERR_PTR(err);
 }
 
-/*
- * Tear a view down. @reason, when not NULL, is announced to listeners of the
- * events group (a view that ended on its own, not one deleted on request).
- */
-void xp_view_destroy(struct xp_view *v, const char *reason)
-{
-	struct xp_member *m, *n;
-	u32 root_nr = v->root_nr;
+static LIST_HEAD(closed_views);	/* ->close_node, under xp_views_lock */
+static void teardown(struct work_struct *work);
+static DECLARE_WORK(teardown_work, teardown);
 
+/*
+ * Step 1: stop @v and hand it to the teardown work. Under xp_views_lock.
+ * @reason, when not NULL, is announced to listeners of the events group
+ * once the view is gone (a view that ended on its own, not one deleted on
+ * request). A view already closing is left as it is.
+ */
+void xp_view_close(struct xp_view *v, const char *reason)
+{
 	lockdep_assert_held(&xp_views_lock);
+	if (v->closing)
+		return;
 
 	/* Its processes' user functions get their own bytes back (uhook.c). */
 	xp_uhooks_view_gone(v);
-
 	/*
 	 * Then disarm every hook and serialise every CPU: when that returns, no
 	 * CPU is in a trap or an xol slot of this view (both run with interrupts
@@ -492,20 +530,23 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	 */
 	xp_hooks_disarm_all(v);
 	xp_sync_cores();
-	/*
-	 * The view's own tasks may be preempted in a jump hook's entry or slot
-	 * with interrupts on (jump.c): wait until they are out, while the
-	 * slots are still mapped.
-	 */
-	if (v->jumped)
-		xp_calls_quiesce();
+	v->closing = true;
+	v->end_reason = reason;
+	list_add_tail(&v->close_node, &closed_views);
+	queue_work(system_unbound_wq, &teardown_work);
+}
 
-	/*
-	 * Then make the chain map what the shared tables map, page size by page
-	 * size (pgtable.c), and put every member back on the shared tables; no
-	 * new member can join once ->dying is set. After the flush no CPU walks
-	 * the chain. Only then may the trap handler stop finding the view.
-	 */
+/*
+ * Step 2, under xp_views_lock: make the chain map what the shared tables
+ * map, page size by page size (pgtable.c), and put every member back on the
+ * shared tables; no new member can join once ->dying is set. After the
+ * flush no CPU walks the chain. Only then may the trap handler stop finding
+ * the view.
+ */
+static void view_detach(struct xp_view *v)
+{
+	struct xp_member *m;
+
 	xp_chain_unmap(v);
 	raw_spin_lock(&v->lock);
 	v->dying = true;
@@ -517,15 +558,15 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 	xp_chain_release_globals(v);
 	if (!--xp_nr_views)
 		xp_lifecycle_stop();
-	xp_tables_check(NULL);
+}
 
-	/* Trap handlers and tracepoints that found the view before are done. */
-	synchronize_rcu();
-	/* Jump hooks deleted earlier are retired by callbacks that use the view. */
-	if (v->jumped) {
-		rcu_barrier_tasks();
-		rcu_barrier();
-	}
+/* Step 3, under xp_views_lock: nothing finds @v or runs on it any more. */
+static void view_free(struct xp_view *v)
+{
+	const char *reason = v->end_reason;
+	struct xp_member *m, *n;
+	u32 root_nr = v->root_nr;
+
 	xp_hooks_free_all(v);
 	xp_urecbuf_free(v);
 	xp_unwinds_free(v);
@@ -536,12 +577,73 @@ void xp_view_destroy(struct xp_view *v, const char *reason)
 		xp_netlink_view_ended(root_nr, reason);
 }
 
+static void teardown(struct work_struct *work)
+{
+	struct xp_view *v, *n;
+	bool jumped = false;
+	LIST_HEAD(batch);
+
+	mutex_lock(&xp_views_lock);
+	list_splice_init(&closed_views, &batch);
+	mutex_unlock(&xp_views_lock);
+	if (list_empty(&batch))
+		return;
+	list_for_each_entry(v, &batch, close_node)
+		jumped |= v->jumped;
+	/*
+	 * The views' own tasks may be preempted in a jump hook's entry or slot
+	 * with interrupts on (jump.c): wait until they are out, while the
+	 * slots are still mapped.
+	 */
+	if (jumped)
+		xp_calls_quiesce();
+
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry(v, &batch, close_node)
+		view_detach(v);
+	xp_tables_check(NULL);
+	mutex_unlock(&xp_views_lock);
+
+	/* Trap handlers and tracepoints that found the views before are done. */
+	synchronize_rcu();
+	/* Jump hooks deleted earlier are retired by callbacks that use the view. */
+	if (jumped) {
+		rcu_barrier_tasks();
+		rcu_barrier();
+	}
+
+	mutex_lock(&xp_views_lock);
+	list_for_each_entry_safe(v, n, &batch, close_node)
+		view_free(v);
+	mutex_unlock(&xp_views_lock);
+}
+
+/*
+ * Wait until every view closed so far is gone. Not under xp_views_lock
+ * (the teardown takes it); not from the teardown work.
+ */
+void xp_views_settle(void)
+{
+	lockdep_assert_not_held(&xp_views_lock);
+	flush_work(&teardown_work);
+}
+
+/* Close @v and wait until it is gone (KUnit). Not under xp_views_lock. */
+void xp_view_destroy(struct xp_view *v)
+{
+	mutex_lock(&xp_views_lock);
+	xp_view_close(v, NULL);
+	mutex_unlock(&xp_views_lock);
+	xp_views_settle();
+}
+
 void xp_views_destroy_all(void)
 {
 	struct xp_view *v, *n;
 
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry_safe(v, n, &xp_views, node)
-		xp_view_destroy(v, NULL);
+		xp_view_close(v, NULL);
 	mutex_unlock(&xp_views_lock);
+	xp_views_settle();
 }

@@ -204,6 +204,14 @@ struct xp_view {
 	struct list_head members;	/* struct xp_member */
 	unsigned int nr_members;
 	bool dying;
+	/*
+	 * Closed, torn down by view.c's teardown work: its hooks are
+	 * disarmed, lookups refuse it; it leaves xp_views later. Under
+	 * xp_views_lock, like end_reason and close_node.
+	 */
+	bool closing;
+	const char *end_reason;		/* announced when it is gone, or NULL */
+	struct list_head close_node;	/* in view.c's closed views */
 	bool diverged;			/* the audit found a copy differing (coherence.c) */
 	bool jumped;			/* a call or jump hook was live: teardown waits (jump.c) */
 	struct pid *root;		/* the process the view was made for */
@@ -275,7 +283,9 @@ struct xp_view *xp_view_of_mm(struct mm_struct *mm);
 struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack);
 struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 owner,
 			       struct netlink_ext_ack *extack);
-void xp_view_destroy(struct xp_view *v, const char *reason);
+void xp_view_close(struct xp_view *v, const char *reason);
+void xp_views_settle(void);
+void xp_view_destroy(struct xp_view *v);
 int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp_t gfp);
 void xp_member_pool_fill(void);
 void xp_member_pool_drain(void);

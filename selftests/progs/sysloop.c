@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sysloop: make one system call a known number of times, on cue.
- *   sysloop [-g] [-e] [-n N] [-t THREADS] SYSCALL
+ *   sysloop [-g] [-e] [-n N] [-t THREADS] [-i USEC] [-p NICE] [-f PRIO] [-c CPU] SYSCALL
  *   -g  print "ready" and wait for SIGUSR1 before the loop
  *   -e  after the loop print "done N" and wait for SIGUSR1 before exiting
  *   -n  number of calls per thread (0: until SIGTERM)           default 1000
  *   -t  run the loop in THREADS threads (they share the mm)     default 1
  *   -i  sleep USEC microseconds after every 100 calls (a paced loop)
  *   -p  run at nice level PRIO (-20: first on a busy CPU)
+ *   -f  run as SCHED_FIFO at PRIO, then (-c) on CPU: a loop that takes the
+ *       CPU from any task there at once, and keeps it from them
+ *   -c  run on CPU only (after -f's policy is set)
  *   -d  the block device dread reads                  default /dev/nullb0
  * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1)), spin (no
  * system call at all: a busy loop in user space), selfsig (kill() of
@@ -18,6 +21,7 @@
  */
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <time.h>
 #include <signal.h>
 #include <sys/resource.h>
@@ -74,11 +78,11 @@ static void *loop(void *unused)
 
 int main(int argc, char **argv)
 {
-	int opt, go = 0, end = 0, threads = 1, i;
+	int opt, go = 0, end = 0, threads = 1, i, fifo = 0, cpu = -1;
 	pthread_t tids[64];
 	sigset_t set;
 
-	while ((opt = getopt(argc, argv, "gen:t:i:p:d:")) != -1) {
+	while ((opt = getopt(argc, argv, "gen:t:i:p:d:f:c:")) != -1) {
 		switch (opt) {
 		case 'g': go = 1; break;
 		case 'e': end = 1; break;
@@ -86,6 +90,8 @@ int main(int argc, char **argv)
 		case 't': threads = atoi(optarg); break;
 		case 'i': pace_us = strtoul(optarg, NULL, 0); break;
 		case 'd': dev = optarg; break;
+		case 'f': fifo = atoi(optarg); break;
+		case 'c': cpu = atoi(optarg); break;
 		case 'p':
 			if (setpriority(PRIO_PROCESS, 0, atoi(optarg))) {
 				perror("sysloop: setpriority");
@@ -93,6 +99,24 @@ int main(int argc, char **argv)
 			}
 			break;
 		default: return 2;
+		}
+	}
+	if (fifo) {
+		struct sched_param sp = { .sched_priority = fifo };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &sp)) {
+			perror("sysloop: sched_setscheduler");
+			return 1;
+		}
+	}
+	if (cpu >= 0) {
+		cpu_set_t cs;
+
+		CPU_ZERO(&cs);
+		CPU_SET(cpu, &cs);
+		if (sched_setaffinity(0, sizeof(cs), &cs)) {
+			perror("sysloop: sched_setaffinity");
+			return 1;
 		}
 	}
 	if (optind < argc) {
