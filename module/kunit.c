@@ -969,6 +969,44 @@ static void view_call_displaced_plain_write(struct kunit *test)
 }
 
 /*
+ * A closing view (xp_view_close(), view.c): every hook disarmed, the view
+ * still its members' (they run on its chain until the teardown work
+ * detaches it), but a lookup by pid or by hook id refuses it and the hook
+ * dump leaves its hooks out; once the work has run it is gone, memory and
+ * all.
+ */
+static void view_close_refuses(struct kunit *test)
+{
+	struct view_ctx *c = view_ctx(test);
+	struct xp_hook *h, *n;
+	struct xp_view *v;
+	u32 id, next = 0;
+
+	v = make_view(test, 0);
+	h = add_hook(v, XP_QUIET_FN, NULL, XPROBES_F_TRAP);
+	KUNIT_ASSERT_NOT_ERR_OR_NULL(test, h);
+	id = h->id;
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, xp_hook_copy(h)[0], (u8)INT3_INSN_OPCODE);
+	xp_view_close(v, NULL);
+	KUNIT_EXPECT_TRUE(test, v->closing);
+	KUNIT_EXPECT_EQ(test, xp_hook_copy(h)[0], h->orig[0]);
+	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
+	KUNIT_EXPECT_NULL(test, xp_view_find_pid(kunit_pid, NULL));
+	KUNIT_EXPECT_NULL(test, xp_hook_find(id, NULL));
+	while ((n = xp_hook_next(&next)))
+		KUNIT_EXPECT_PTR_NE(test, n->view, v);
+	xp_view_close(v, NULL);		/* again: nothing more */
+	KUNIT_EXPECT_EQ(test, xp_nr_views, c->views0 + 1);
+	mutex_unlock(&xp_views_lock);
+	xp_views_settle();
+	KUNIT_EXPECT_NULL(test, xp_view_of_mm(c->mm));
+	KUNIT_EXPECT_EQ(test, xp_nr_views, c->views0);
+	rcu_barrier();
+	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
+}
+
+/*
  * Defect 10 of issue 16: a copy that differs from the kernel text outside the
  * hooks is not repaired byte by byte under CPUs that may execute it; the
  * audit ends its view.
@@ -1686,6 +1724,7 @@ static struct kunit_case view_cases[] = {
 	KUNIT_CASE(view_call_displaced_plain_write),
 	KUNIT_CASE(view_write_before_arm),
 	KUNIT_CASE(view_audit_ends_diverged),
+	KUNIT_CASE(view_close_refuses),
 	KUNIT_CASE(view_tables_two_views),
 	KUNIT_CASE(view_stale_tables),
 	KUNIT_CASE(view_region_resync),

@@ -60,6 +60,8 @@ static void on_fork(void *data, struct task_struct *parent, struct task_struct *
 		return;		/* a thread: it runs on the view already */
 	rcu_read_lock();
 	v = xp_view_of_mm(parent->mm);
+	if (v && READ_ONCE(v->closing))
+		v = NULL;	/* going: the child stays on the shared tables */
 	if (v && child->mm == parent->mm)
 		xp_urec_vfork(v, parent, child);
 	if (v && !(v->flags & XPROBES_F_NO_FOLLOW_FORK)) {
@@ -83,7 +85,8 @@ static void on_exec(void *data, struct task_struct *p, pid_t old_pid, struct lin
 		return;
 	rcu_read_lock();
 	list_for_each_entry_rcu(v, &xp_views, node) {
-		if (!xp_view_has_process(v, tgid, mm))
+		/* A closing view is not the process's any more (its next may be listed after it). */
+		if (READ_ONCE(v->closing) || !xp_view_has_process(v, tgid, mm))
 			continue;
 		xp_guard_evict(mm);
 		if (xp_member_add(v, mm, tgid, GFP_ATOMIC)) {

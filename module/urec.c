@@ -562,6 +562,13 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 				rb = v->urec;
 				break;
 			}
+	if (!rb)	/* a view between its teardown's detach and free */
+		list_for_each_entry(v, &xp_views_torn, close_node)
+			if (v->urec && v->urec_sums && pid_vnr(v->root) == nr &&
+			    (!v->owner || v->owner_sk == sk)) {
+				rb = v->urec;
+				break;
+			}
 	if (!rb)
 		return -ENOENT;
 	for (c = *from; c < XP_USUM_FUNCS && n < max; c++) {

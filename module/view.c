@@ -31,16 +31,22 @@
  * 1. Close (xp_view_close(), under the mutex): the user hooks give their
  *    bytes back, every kernel hook is disarmed and every CPU serialised.
  *    The view is ->closing: a lookup by pid or hook id refuses it, and
- *    what would arm, audit, sweep or close it again passes it by; what
- *    keeps its page tables right (module space, shared PMD entries, the
- *    table check) still covers it, as its members still run on its chain.
+ *    what would arm, audit, sweep or close it again passes it by, as do
+ *    forks and execs (their new address spaces stay on the shared tables,
+ *    or join the process's next view); what keeps its page tables right
+ *    (module space, shared PMD entries, the table check) still covers it,
+ *    as its members still run on its chain.
  * 2. Detach (the teardown work, under the mutex, after RCU-tasks where a
  *    jump was live: tasks preempted in a jump's entry or slot have left
- *    them): the chain maps the shared frames again, every member goes back
- *    on the shared entry, the view leaves xp_views, its global bits go.
+ *    them): the chain follows the kernel's tables once more, the jump
+ *    entries go back, the chain maps the shared frames again, every
+ *    member goes back on the shared entry, the view leaves xp_views for
+ *    xp_views_torn (its sums stay readable there), its global bits go.
  * 3. Free (under the mutex again, after RCU, and the RCU-tasks and RCU
  *    callbacks that retire the hooks deleted before): hooks, buffers,
- *    members, chain; then the end is announced.
+ *    members, chain; then the end is announced. A module going waits for
+ *    views in between (xp_views_settle_torn()): their tracepoint hooks
+ *    hold its text.
  * The work takes every view closed meanwhile in one round (one set of
  * grace periods). Commands that must answer after the view is gone (view
  * del, an owner's release, rmmod) wait for it with the mutex dropped
@@ -505,6 +511,8 @@ out:
 }
 
 static LIST_HEAD(closed_views);	/* ->close_node, under xp_views_lock */
+/* Detached, not yet freed (->close_node, under xp_views_lock): urec.c reads their sums. */
+LIST_HEAD(xp_views_torn);
 static void teardown(struct work_struct *work);
 static DECLARE_WORK(teardown_work, teardown);
 
@@ -530,7 +538,7 @@ void xp_view_close(struct xp_view *v, const char *reason)
 	 */
 	xp_hooks_disarm_all(v);
 	xp_sync_cores();
-	v->closing = true;
+	WRITE_ONCE(v->closing, true);	/* the fork and exec tracepoints read it */
 	v->end_reason = reason;
 	list_add_tail(&v->close_node, &closed_views);
 	queue_work(system_unbound_wq, &teardown_work);
@@ -546,7 +554,17 @@ void xp_view_close(struct xp_view *v, const char *reason)
 static void view_detach(struct xp_view *v)
 {
 	struct xp_member *m;
+	struct xp_hook *h;
 
+	/*
+	 * What the kernel changed in its tables since the sweeper's last look
+	 * (closing views it passes by): the members go back to the shared entry
+	 * without a page-size change. Then the jump entries go back (every task
+	 * left them: RCU-tasks), for hooks other views add meanwhile.
+	 */
+	xp_chain_resync(v);
+	list_for_each_entry(h, &v->hook_list, vnode)
+		xp_jentry_put(h);
 	xp_chain_unmap(v);
 	raw_spin_lock(&v->lock);
 	v->dying = true;
@@ -601,6 +619,7 @@ static void teardown(struct work_struct *work)
 	mutex_lock(&xp_views_lock);
 	list_for_each_entry(v, &batch, close_node)
 		view_detach(v);
+	list_splice_init(&batch, &xp_views_torn);
 	xp_tables_check(NULL);
 	mutex_unlock(&xp_views_lock);
 
@@ -613,9 +632,25 @@ static void teardown(struct work_struct *work)
 	}
 
 	mutex_lock(&xp_views_lock);
-	list_for_each_entry_safe(v, n, &batch, close_node)
+	list_for_each_entry_safe(v, n, &xp_views_torn, close_node)
 		view_free(v);
+	INIT_LIST_HEAD(&xp_views_torn);
 	mutex_unlock(&xp_views_lock);
+}
+
+/*
+ * Under xp_views_lock: wait until no view is between detach and free (a
+ * module going must not leave one holding a hook in its text). Drops the
+ * lock while it waits.
+ */
+void xp_views_settle_torn(void)
+{
+	lockdep_assert_held(&xp_views_lock);
+	while (!list_empty(&xp_views_torn)) {
+		mutex_unlock(&xp_views_lock);
+		xp_views_settle();
+		mutex_lock(&xp_views_lock);
+	}
 }
 
 /*

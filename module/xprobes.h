@@ -285,6 +285,8 @@ struct xp_view *xp_view_create(u32 nr, u32 flags, struct sock *owner_sk, u32 own
 			       struct netlink_ext_ack *extack);
 void xp_view_close(struct xp_view *v, const char *reason);
 void xp_views_settle(void);
+void xp_views_settle_torn(void);
+extern struct list_head xp_views_torn;
 void xp_view_destroy(struct xp_view *v);
 int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp_t gfp);
 void xp_member_pool_fill(void);

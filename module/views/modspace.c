@@ -1028,6 +1028,12 @@ static int on_module(struct notifier_block *nb, unsigned long state, void *data)
 		return NOTIFY_DONE;
 	snprintf(reason, sizeof(reason), "module %s was unloaded", mod->name);
 	mutex_lock(&xp_views_lock);
+	/*
+	 * A view being freed (view.c) is off the list with its hooks: those in
+	 * this module's text go with it first. Closing ones are on the list and
+	 * handled as any.
+	 */
+	xp_views_settle_torn();
 	list_for_each_entry(v, &xp_views, node) {
 		list_for_each_entry_safe(h, hn, &v->hook_list, vnode) {
 			if (!h->mod || !within_module_core(h->addr, mod))
