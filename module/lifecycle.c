@@ -211,17 +211,21 @@ void xp_views_release_owner(u32 portid, bool any)
 	mutex_lock(&xp_views_lock);
 	before = xp_uhooks_handed();
 	list_for_each_entry_safe(v, next, &xp_views, node)
-		if (v->owner == portid && !v->closing &&
+		if (v->owner == portid &&
 		    (any || !v->owner_sk || sock_flag(v->owner_sk, SOCK_DEAD))) {
-			xp_view_close(v, "owner closed");
+			xp_view_close(v, "owner closed");	/* unless closing already */
 			closed = true;
 		}
+	list_for_each_entry(v, &xp_views_torn, close_node)
+		closed |= v->owner == portid;	/* detached, not yet freed */
 	after = xp_uhooks_handed();
 	if (closed) {
 		/*
 		 * Gone before the port's kept sums go (a view's teardown may
-		 * keep its sums: urec.c). Every other socket's close, and
-		 * every command's, goes by without waiting.
+		 * keep its sums: urec.c), and before the controller's exit
+		 * (or close) returns, those the sweeper closed too. Every
+		 * other socket's close, and every command's, goes by without
+		 * waiting.
 		 */
 		mutex_unlock(&xp_views_lock);
 		xp_views_settle();

@@ -696,6 +696,34 @@ static void urec_hand_one(struct task_struct *t, u64 what)
 			    0, 0);
 }
 
+/*
+ * Append @what (the record the routine came with, its rsi) to @cpu's
+ * buffer, as the routine does (urec_tmpl.S, from xp_urec_append): with
+ * sums, the newest's callees' time beside it and none yet for this one;
+ * the TSC now; the commit. Only for the thread whose buffer it is, on its
+ * CPU, from its system call (past the routine's commit: it is in no
+ * critical section). False where there is no room (the flush could not
+ * empty it): the routine then tries once itself.
+ */
+static bool urec_append_one(struct xp_urecbuf *rb, unsigned int cpu, bool sums, u64 what)
+{
+	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
+	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
+	u64 *acc = (void *)hdr + XP_UREC_ACC;
+	u32 n = READ_ONCE(hdr->count);
+
+	if (n >= XP_UREC_CAP)
+		return false;
+	if (sums) {
+		WRITE_ONCE(acc[n], READ_ONCE(hdr->slot[n & 1]));
+		WRITE_ONCE(hdr->slot[(n + 1) & 1], 0);
+	}
+	WRITE_ONCE(r[n].time, rdtsc_ordered());
+	WRITE_ONCE(r[n].what, what);
+	WRITE_ONCE(hdr->count, n + 1);
+	return true;
+}
+
 /* Was T in a records routine (between its rseq start and commit) when it entered the kernel? */
 static bool urec_in_routine(struct task_struct *t)
 {
@@ -1098,8 +1126,10 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
  * The routine's system call (from the view's hook on the unimplemented-
  * syscall handler, uevent.c): rdi 0, this CPU's buffer is full (and the
  * record the routine is about to append in rsi: set to 1, rdi tells it
- * that the kernel took that record itself); else rdi is a hooked call's
- * entry sp, whose return address needs a thunk.
+ * that the kernel took that record itself, handing it over or appending
+ * it, which it does unless the buffers are not the thread's: a child of
+ * fork); else rdi is a hooked call's entry sp, whose return address needs
+ * a thunk.
  */
 void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
@@ -1140,7 +1170,16 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 			WRITE_ONCE(hdr->count, 0);
 			return;
 		}
+		/*
+		 * The buffer goes, and this record goes in, as the routine would
+		 * append it: the routine, told so, does not. Until 2026-12-02
+		 * the routine appended it after this call, and a signal handler
+		 * that ran at the call's exit and filled the buffer again left
+		 * it no room (selftest 49-trace-sigflush).
+		 */
 		urec_flush(rb, cpu, current, v);
+		if (urec_append_one(rb, cpu, READ_ONCE(v->urec_sums), u->si))
+			u->di = 1;
 		return;
 	}
 	if (u->di != u->sp + 8 || (u->di & 7))

@@ -299,7 +299,7 @@ xp_urec_full:
 	movl	$XPROBES_UREC_NR, %eax	/* rdi 0: flush this CPU's records */
 	syscall
 	testl	%edi, %edi
-	jnz	xp_urec_done		/* rdi 1: the kernel took this record (a forced buffer) */
+	jnz	xp_urec_done		/* rdi 1: the kernel took this record (all but a fork child's) */
 	movl	$1, %edi
 	jmp	xp_urec_again
 	.balign	32
