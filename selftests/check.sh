@@ -182,7 +182,7 @@ if [ $DEBUG = 1 ]; then
 			fs=",trace-latency,27-uhook,trace-views"
 		fi
 		guest_start debug "XP_FUZZ_N=30000 XP_RMMOD_VIEWS=8 XP_CYCLES=20 XP_LIVE_CYCLES=2 sh /xp/selftests/debug/job.sh kunit selftests=status,ctl-,netlink,unpriv,insmod,$dv,life-fork,life-exit,life-kill,29-uhook,coh-tracepoint,coh-ftrace,sys-hooks$fd stress=rmmod,fuzz" "${DK[@]}"
-		guest_start stress "XP_TRACE_CYCLES=1 XP_ATTACH_CYCLES=250 XP_UFUZZ_N=200 XP_UNWIND_LIGHT=1 sh /xp/selftests/debug/job.sh selftests=life-exec,view-rmmod,view-module,coh-bpf,coh-self,coh-kprobe,coh-static,coh-livepatch,coh-disarm,trace-unwind$fs stress=forkexec,attach,kill,hotpath,hostile,modules" "${DK[@]}"
+		guest_start stress "XP_TRACE_CYCLES=1 XP_ATTACH_CYCLES=250 XP_UFUZZ_N=200 XP_UNWIND_LIGHT=1 sh /xp/selftests/debug/job.sh selftests=life-exec,view-rmmod,view-module,coh-bpf,coh-self,coh-kprobe,coh-static,coh-livepatch,coh-disarm,trace-unwind,trace-sigflush$fs stress=forkexec,attach,kill,hotpath,hostile,modules" "${DK[@]}"
 		guest_collect debug
 		guest_collect stress
 	fi

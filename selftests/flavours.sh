@@ -14,7 +14,7 @@ TOP=$(readlink -f "$HERE/..")
 BUILD=${XP_BUILD:-$TOP/build}
 OUT=$BUILD/check-flavours
 mkdir -p "$OUT"
-RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls 29-uhook life-fork life-exec life-exit life-kill coh-self coh-static coh-disarm view-tp view-module trace-views trace-causes trace-latency trace-unwind sys-hooks 90-preempt"}
+RT_TESTS=${XP_RT_TESTS:-"status ctl-errors netlink-malformed view-hits view-peek view-structure view-tables view-rmmod view-bpf view-refusals view-dispatch view-calls 29-uhook life-fork life-exec life-exit life-kill coh-self coh-static coh-disarm view-tp view-module trace-views trace-causes trace-latency trace-unwind trace-sigflush sys-hooks 90-preempt"}
 # Each -rt kernel boots in one of the two shapes of 4-level paging under
 # PTI (make check's main suites run 5-level paging without PTI, the debug
 # kernel 4-level without), the tests above being the paging-mode ones too.
