@@ -859,11 +859,15 @@ struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack)
 
 	lockdep_assert_held(&xp_views_lock);
 	h = idr_find(&xp_hook_ids, id);
-	if (!h)
+	if (!h) {
 		NL_SET_ERR_MSG_FMT(extack, "no hook with id %u", id);
-	else if (h->view->closing)
+		return NULL;
+	}
+	if (h->view->closing) {
 		NL_SET_ERR_MSG_FMT(extack, "hook %u goes with its view, which is being torn down", id);
-	return h && !h->view->closing ? h : NULL;
+		return NULL;
+	}
+	return h;
 }
 
 /*

@@ -599,11 +599,6 @@ static struct xp_view *make_view(struct kunit *test, u32 flags)
 	return v;
 }
 
-static void destroy_view(struct xp_view *v)
-{
-	xp_view_destroy(v);
-}
-
 static u64 slot_of(struct mm_struct *mm)
 {
 	return pgd_val(*pgd_offset_pgd(mm->pgd, xp_k.stext));
@@ -649,7 +644,7 @@ static void view_chain_structure(struct kunit *test)
 		private += pmd_val(v->pmd[i]) != pmd_val(xp_k.image_pmds[i]);
 	KUNIT_EXPECT_EQ(test, private, 0);
 
-	destroy_view(v);
+	xp_view_destroy(v);
 	KUNIT_EXPECT_EQ(test, slot_of(c->mm), (u64)pgd_val(xp_k.image_pgd));
 	KUNIT_EXPECT_EQ(test, xp_nr_views, c->views0);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
@@ -671,7 +666,7 @@ static void view_refusals(struct kunit *test)
 	again = xp_view_create(kunit_pid, 0, NULL, 0, NULL);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, PTR_ERR(again), -EEXIST);
-	destroy_view(v);
+	xp_view_destroy(v);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
@@ -750,7 +745,7 @@ static void view_copy_and_patch(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->nr_hooks, 0U);
 	KUNIT_ASSERT_EQ(test, xp_walk(c->mm->pgd, page, &w), 0);
 	KUNIT_EXPECT_EQ(test, (u64)w.phys, (u64)__pa_symbol(page));
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();		/* copies are freed after a grace period */
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -782,7 +777,7 @@ static void view_shared_copy(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, del_hook(h1->id), 0);
 		KUNIT_EXPECT_EQ(test, v->nr_pages, 1U);	/* h2 still needs it */
 	}
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -828,7 +823,7 @@ static void view_hook_refusals(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), -ENOENT);
 	KUNIT_EXPECT_EQ(test, del_hook(0), -ENOENT);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -882,7 +877,7 @@ static void view_call_hook(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, copy[offset_in_page(h->addr)], (u8)INT3_INSN_OPCODE);
 
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -963,7 +958,7 @@ static void view_call_displaced_plain_write(struct kunit *test)
 	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, memcmp(copy, xp_text(h->addr), CALL_INSN_SIZE), 0);
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1080,7 +1075,7 @@ static void view_tables_two_views(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
 	mutex_unlock(&xp_views_lock);
 	mmput(mm2);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1112,7 +1107,7 @@ static void view_stale_tables(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, xp_chain_stale(v));
 	KUNIT_EXPECT_TRUE(test, pmd_none(v->pmd[i]));
 	mutex_unlock(&xp_views_lock);
-	destroy_view(v);
+	xp_view_destroy(v);
 }
 
 /*
@@ -1139,7 +1134,7 @@ static void view_region_resync(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, xp_chain_resync(v));
 	if (!pmd_leaf(READ_ONCE(xp_k.image_pmds[pmd_index(h->addr)]))) {
 		mutex_unlock(&xp_views_lock);
-		destroy_view(v);
+		xp_view_destroy(v);
 		kunit_skip(test, "the shared region is a PTE table here: compared every time");
 	}
 	KUNIT_EXPECT_EQ(test, pmd_val(r->seen), pmd_val(READ_ONCE(xp_k.image_pmds[pmd_index(h->addr)])));
@@ -1159,7 +1154,7 @@ static void view_region_resync(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), pte_val(keep));
 	KUNIT_EXPECT_EQ(test, xp_tables_check(NULL), 0U);
 	mutex_unlock(&xp_views_lock);
-	destroy_view(v);
+	xp_view_destroy(v);
 }
 
 extern void (*xp_test_before_arm)(struct xp_hook *h);
@@ -1208,7 +1203,7 @@ static void view_write_before_arm(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->nr_hooks, 1U);
 	if (kprobe_at)		/* the "kprobe" goes: the kernel's byte again */
 		kernel_writes(kprobe_at, xp_text(kprobe_at), 1);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1230,7 +1225,7 @@ static void view_peek(struct kunit *test)
 	KUNIT_EXPECT_NE(test, xp_peek(kunit_pid, xp_k.etext, b, 4, NULL), 0);
 	KUNIT_EXPECT_NE(test, xp_peek(kunit_pid, (unsigned long)&xp_k, b, 4, NULL), 0);
 	KUNIT_EXPECT_NE(test, xp_peek(kunit_pid, 0x1000, b, 4, NULL), 0);
-	destroy_view(v);
+	xp_view_destroy(v);
 }
 
 /*
@@ -1249,7 +1244,7 @@ static struct xp_hook *jump_hook_quiet(struct kunit *test, struct xp_view *v)
 	KUNIT_ASSERT_FALSE(test, IS_ERR(h));
 	if (h->ninsn < 2) {
 		del_hook(h->id);
-		destroy_view(v);
+		xp_view_destroy(v);
 		kunit_skip(test, XP_QUIET_FN "'s first instruction is no jump hook here");
 	}
 	return h;
@@ -1299,7 +1294,7 @@ static void view_jump_tail_write(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, xp_audit_all(), 0U);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1378,7 +1373,7 @@ static void view_jump_yield_audit(struct kunit *test)
 			KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 	}
 	KUNIT_EXPECT_EQ(test, del_hook(keep->id), 0);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1441,7 +1436,7 @@ static void view_call_across_pages(struct kunit *test)
 	v = make_view(test, 0);
 	h = call_hook_across(test, v);
 	if (!h) {
-		destroy_view(v);
+		xp_view_destroy(v);
 		kunit_skip(test, "no hookable 5-byte instruction across a page boundary");
 	}
 	kunit_info(test, "hook at %pS, %lu bytes before the page end\n", (void *)h->addr,
@@ -1476,7 +1471,7 @@ static void view_call_across_pages(struct kunit *test)
 	mutex_lock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, v->nr_pages, 0U);
 	mutex_unlock(&xp_views_lock);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1521,7 +1516,7 @@ static void view_guard(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, READ_ONCE(g->mode), XP_HOOK_TRAP);
 	KUNIT_EXPECT_FALSE(test, g->tail_ours);
 	KUNIT_EXPECT_EQ(test, copy[0], (u8)INT3_INSN_OPCODE);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1605,7 +1600,7 @@ static void view_call_kprobe_tail(struct kunit *test)
 	unregister_kprobe(&kp);
 	KUNIT_EXPECT_EQ(test, memcmp(copy, xp_text(h->addr), XP_JUMP_SIZE), 0);
 	KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
@@ -1680,7 +1675,7 @@ static void no_jump_over(struct kunit *test, unsigned long (*target)(unsigned in
 			refused++;
 		KUNIT_EXPECT_EQ(test, del_hook(h->id), 0);
 	}
-	destroy_view(v);
+	xp_view_destroy(v);
 	rcu_barrier();
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 	kunit_info(test, "%u hooks tried before a target, %u refused as %s", tried, refused, why);
@@ -1751,7 +1746,7 @@ static void life_probes_follow_views(struct kunit *test)
 		kunit_skip(test, "other views exist");
 	v = make_view(test, 0);
 	KUNIT_EXPECT_TRUE(test, xp_lifecycle_following());
-	destroy_view(v);
+	xp_view_destroy(v);
 	KUNIT_EXPECT_TRUE(test, xp_lifecycle_following());	/* not at once */
 	for (i = 0; i < 50 && xp_lifecycle_following(); i++)
 		msleep(100);
@@ -1778,7 +1773,7 @@ static void life_no_join_while_dying(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, xp_view_has_process(v, p, NULL));
 	KUNIT_EXPECT_FALSE(test, xp_view_has_process(v, p, c->mm));
 	put_pid(p);
-	destroy_view(v);
+	xp_view_destroy(v);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
@@ -1811,7 +1806,7 @@ static void life_members_from_pool(struct kunit *test)
 	v->dying = false;
 	raw_spin_unlock(&v->lock);
 	put_pid(p);
-	destroy_view(v);
+	xp_view_destroy(v);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 
@@ -1838,7 +1833,7 @@ static void life_owner_release(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, v->owner, 0U);
 	xp_views_release_owner(4242, true);
 	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
-	destroy_view(v);
+	xp_view_destroy(v);
 	KUNIT_EXPECT_EQ(test, atomic64_read(&xp_mem_bytes), c->mem0);
 }
 

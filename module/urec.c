@@ -543,6 +543,13 @@ void xp_urec_sums_release(u32 portid, bool any)
  * many, or -ENOENT. The process may write there at any time: a snapshot
  * of numbers, nothing in them is used as an index.
  */
+/* Are @v's sums those of process @nr that socket @sk may read? */
+static bool sums_of(const struct xp_view *v, u32 nr, const struct sock *sk)
+{
+	return v->urec && v->urec_sums && pid_vnr(v->root) == nr &&
+	       (!v->owner || v->owner_sk == sk);
+}
+
 int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_usum *out, u32 max)
 {
 	struct xp_urecbuf *rb = NULL;
@@ -557,15 +564,13 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 			rb = k->rb;
 	if (!rb)
 		list_for_each_entry(v, &xp_views, node)
-			if (v->urec && v->urec_sums && pid_vnr(v->root) == nr &&
-			    (!v->owner || v->owner_sk == sk)) {
+			if (sums_of(v, nr, sk)) {
 				rb = v->urec;
 				break;
 			}
 	if (!rb)	/* a view between its teardown's detach and free */
 		list_for_each_entry(v, &xp_views_torn, close_node)
-			if (v->urec && v->urec_sums && pid_vnr(v->root) == nr &&
-			    (!v->owner || v->owner_sk == sk)) {
+			if (sums_of(v, nr, sk)) {
 				rb = v->urec;
 				break;
 			}

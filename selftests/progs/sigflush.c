@@ -24,8 +24,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/ptrace.h>
-#include <sys/uio.h>
-#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 
