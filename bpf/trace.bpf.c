@@ -2005,6 +2005,24 @@ static __always_inline void rec_charge_top(struct rwalk *w, __u64 sp, __u64 ns)
 	f->child_on += ns;
 }
 
+/*
+ * A bottom charge (XPROBES_F_SUMS): calls the process summed whose
+ * callers' entries are in no record of this batch, the first of them at
+ * SP, NS in all. As that call's entry would (a record's entry: a uprobe's
+ * frame at SP is the caller of a tail call), frames at or below SP are
+ * dropped; then they are the callees of the frame on top.
+ */
+static __always_inline void rec_bottom(struct rwalk *w, __u64 sp, __u64 ns)
+{
+	struct thread_state *st = w->st;
+
+	if (!st || st->fresh)
+		return;		/* no frames: nobody to charge */
+	drop_abandoned(st, sp, TAIL_REC);
+	rec_low(w);
+	rec_charge(st, st->depth, ns);
+}
+
 /* The end of a batch: the off-CPU snapshot of its frames still open. */
 static __always_inline void rec_settle(struct rwalk *w)
 {
@@ -2053,6 +2071,10 @@ static __always_inline long rec_step(__u32 i, struct rwalk *w, bool read)
 	r = w->buf[k];
 	if (XPROBES_UREC_IS_CALL(r.what)) {
 		rec_call(w, r.time, r.what);
+		return 0;
+	}
+	if (XPROBES_UREC_IS_BOTTOM(r.what)) {
+		rec_bottom(w, XPROBES_UREC_SP(r.what), r.time);
 		return 0;
 	}
 	if (XPROBES_UREC_IS_CHARGE(r.what)) {
@@ -2118,25 +2140,30 @@ static long rec_one_inline(__u32 i, struct rwalk *w)
 	return rec_step(i, w, false);
 }
 
-/* Whole calls only, all in the tracepoint's arguments, of a thread never followed. */
+/*
+ * Whole calls only, all in the tracepoint's arguments, of a thread never
+ * followed, with maybe a bottom charge first, for no frame of it.
+ */
 static long rec_calls(__u32 i, struct rwalk *w)
 {
 	struct xprobes_urec r = w->buf[i & (REC_CHUNK - 1)];
 
-	rec_call(w, r.time, r.what);
+	if (!XPROBES_UREC_IS_BOTTOM(r.what))
+		rec_call(w, r.time, r.what);
 	return 0;
 }
 
 /*
  * A thread never followed (maybe_followed()) is fresh if it has an entry at
- * all, and whole calls need nothing of its entry: a short batch of whole
- * calls (the tracepoint's arguments hold them all) skips the lookup.
+ * all, and whole calls need nothing of its entry, nor a bottom charge
+ * (first if at all): a short batch of them (the tracepoint's arguments hold
+ * them all) skips the lookup.
  * --children wants the entry's report slot for every call.
  */
 static __always_inline bool inline_calls(struct bpf_raw_tracepoint_args *ctx, __u32 n)
 {
 	return n <= XPROBES_UREC_INLINE &&
-	       (n < 1 || XPROBES_UREC_IS_CALL(ctx->args[5])) &&
+	       (n < 1 || XPROBES_UREC_IS_CALL(ctx->args[5]) || XPROBES_UREC_IS_BOTTOM(ctx->args[5])) &&
 	       (n < 2 || XPROBES_UREC_IS_CALL(ctx->args[7])) &&
 	       (n < 3 || XPROBES_UREC_IS_CALL(ctx->args[9])) &&
 	       (n < 4 || XPROBES_UREC_IS_CALL(ctx->args[11]));

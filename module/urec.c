@@ -46,7 +46,10 @@
  * one before takes the entry out and adds the call to its function's sums
  * (urec_tmpl.S), which UREC_SUMS reads (xp_urec_sums_read()); an entry
  * handed over with callees summed so is followed by their time, a charge
- * (urec_fold.c). The cycles-to-ns ratio each buffer's header carries turns
+ * (urec_fold.c). A return whose entry is the only record is summed too, and
+ * the hand-over starts with those calls' time, a bottom charge at the sp
+ * of the first (the header's bsp), the slots and bsp cleared with the
+ * count (urec_empty()). The cycles-to-ns ratio each buffer's header carries turns
  * sums on: written when the buffers are made, and at every hand-over. When
  * the view ends with its process while its owner listens, the buffers are
  * kept for the owner's socket.
@@ -124,6 +127,7 @@ struct xp_urec_hdr {
 	u32 reserved;
 	u64 slot[2];			/* the newest record's callees' cycles, by count parity */
 	u64 mult;			/* XP_UREC_MULT: cycles to ns for the sums, 0: none */
+	u64 bsp;			/* XP_UREC_BSP: the bottom's sp, 0: none */
 };
 
 /* @cpu's buffer in the kernel's view of @rb's mapping. */
@@ -138,11 +142,13 @@ static inline struct xp_urec_hdr *urec_hdr(const struct xp_urecbuf *rb, unsigned
 
 /*
  * A hand-over with sums puts a charge after each entry whose callees the
- * process summed (urec_fold.c): up to twice the records, written apart
- * from the buffer, into this CPU's. Flushes do not nest (they run with
+ * process summed, and the bottom's before them all (urec_fold.c): up to
+ * twice the records and one, written apart from the buffer, into this
+ * CPU's. Flushes do not nest (they run with
  * preemption off, from hooks that do not fire in one another); urec_out_busy
  * makes sure.
  */
+#define UREC_OUT_RECS	(2 * XP_UREC_CAP + 1)
 static DEFINE_PER_CPU(struct xprobes_urec *, urec_out);
 static DEFINE_PER_CPU(bool, urec_out_busy);
 static bool urec_out_made;		/* under xp_views_lock */
@@ -607,7 +613,7 @@ static int urec_out_make(void)
 
 		if (per_cpu(urec_out, cpu))
 			continue;	/* made by a try that failed further on */
-		p = kvmalloc_node(2 * XP_UREC_CAP * sizeof(struct xprobes_urec), GFP_KERNEL,
+		p = kvmalloc_node(UREC_OUT_RECS * sizeof(struct xprobes_urec), GFP_KERNEL,
 				  cpu_to_node(cpu));
 		if (!p)
 			return -ENOMEM;	/* those made stay for the next try */
@@ -633,6 +639,21 @@ void xp_urec_exit(void)
 }
 
 /*
+ * Set @hdr's count, with nothing summed since (urec_tmpl.S: the slots and
+ * the bottom's sp): at a hand-over, and for a thread coming in, whose
+ * buffer the last one on this CPU may have left otherwise (a hand-over
+ * skipped, a lie). Only with the thread out of the routine, or about to
+ * restart it (a switch-in).
+ */
+static void urec_empty(struct xp_urec_hdr *hdr, u32 count)
+{
+	WRITE_ONCE(hdr->slot[0], 0);
+	WRITE_ONCE(hdr->slot[1], 0);
+	WRITE_ONCE(hdr->bsp, 0);
+	WRITE_ONCE(hdr->count, count);
+}
+
+/*
  * Hand @owner's records in @cpu's buffer to the xprobes_urecs tracepoint,
  * their times turned from TSC cycles into bpf_ktime_get_ns() time (and
  * with @v's calls flag, calls folded: urec_fold.c; with its sums flag, the
@@ -647,11 +668,11 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR, *out = r;
 	bool calls = READ_ONCE(v->urec_calls), sums = calls && READ_ONCE(v->urec_sums);
 	u32 i, n = READ_ONCE(hdr->count);
-	u64 v8[2 * XPROBES_UREC_INLINE] = {};
+	u64 v8[2 * XPROBES_UREC_INLINE] = {}, bsp = sums ? READ_ONCE(hdr->bsp) : 0;
 	struct xp_urec_clock c;
 	bool *busy = NULL;
 
-	if (!n || rb->forced[cpu] == owner)
+	if ((!n && !bsp) || rb->forced[cpu] == owner)
 		return;		/* none, or full only to look so (xp_urec_force()) */
 	n = min_t(u32, n, XP_UREC_CAP);
 	if (sums) {
@@ -663,10 +684,11 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	}
 	c.ns = urec_clock_now(&c.tsc);
 	c.mult = READ_ONCE(urec_mult) ?: tsc_mult;
-	if (sums)
-		n = xp_urec_fold(r, n, (void *)hdr + XP_UREC_ACC, READ_ONCE(hdr->slot[n & 1]),
-				 out, &c);
-	else if (calls)
+	if (sums) {
+		u64 slot[2] = { READ_ONCE(hdr->slot[0]), READ_ONCE(hdr->slot[1]) };
+
+		n = xp_urec_fold_sums(r, n, (void *)hdr + XP_UREC_ACC, slot, bsp, out, &c);
+	} else if (calls)
 		n = xp_urec_fold(r, n, NULL, 0, r, &c);	/* converts as it reads */
 	else
 		for (i = 0; i < n; i++)
@@ -677,7 +699,7 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	}
 	trace_xprobes_urecs(task_pid_nr(owner), out, n, task_tgid_nr(owner),
 			    v8[0], v8[1], v8[2], v8[3], v8[4], v8[5], v8[6], v8[7]);
-	WRITE_ONCE(hdr->count, 0);
+	urec_empty(hdr, 0);
 	if (sums) {
 		WRITE_ONCE(hdr->mult, c.mult);	/* the process may sum from now on */
 		*busy = false;
@@ -792,7 +814,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 
 				/* a later switch would take its count for records */
 				hdr = urec_hdr(rb, cpu);
-				WRITE_ONCE(hdr->count, 0);
+				urec_empty(hdr, 0);
 				rb->forced[cpu] = NULL;
 			}
 			xp_unwind_exit_task(h->view);
@@ -830,10 +852,10 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		rb->forced[cpu] = NULL;
 		if (unlikely(xp_unwind_pending(h->view, t))) {
 			/* its next record enters the kernel: xp_urec_force() */
-			WRITE_ONCE(hdr->count, XP_UREC_CAP);
+			urec_empty(hdr, XP_UREC_CAP);
 			rb->forced[cpu] = t;
 		} else {
-			WRITE_ONCE(hdr->count, 0);
+			urec_empty(hdr, 0);
 		}
 	}
 }
@@ -858,7 +880,7 @@ void xp_urec_force(struct xp_view *v)
 		return;
 	urec_flush(rb, cpu, current, v);
 	hdr = urec_hdr(rb, cpu);
-	WRITE_ONCE(hdr->count, XP_UREC_CAP);
+	urec_empty(hdr, XP_UREC_CAP);
 	rb->forced[cpu] = current;
 }
 
@@ -1172,7 +1194,7 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 				return;
 			hdr = urec_hdr(rb, cpu);
 			rb->forced[cpu] = NULL;
-			WRITE_ONCE(hdr->count, 0);
+			urec_empty(hdr, 0);
 			return;
 		}
 		/*
@@ -1309,7 +1331,9 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	BUILD_BUG_ON(XP_USUM_HIST + 4 * XP_USUM_NHIST > XP_USUM_SIZE);
 	BUILD_BUG_ON(XP_USUM_NHIST != XPROBES_USUM_HIST || XP_USUM_FUNCS != XPROBES_USUM_FUNCS);
 	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, slot) != XP_UREC_SLOT ||
-		     offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT);
+		     offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT ||
+		     offsetof(struct xp_urec_hdr, bsp) != XP_UREC_BSP);
+	BUILD_BUG_ON(sizeof(struct xp_urec_hdr) > XP_UREC_HDR);
 	if (v->urec_sums && urec_out_make()) {
 		NL_SET_ERR_MSG(extack, "no memory for the hand-overs of sums");
 		return -ENOMEM;

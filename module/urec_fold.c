@@ -172,6 +172,31 @@ u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 	return o;
 }
 
+/*
+ * A hand-over of a process that sums (XPROBES_F_SUMS): @in's @n records
+ * folded as xp_urec_fold() does, with the callees' times @acc beside
+ * them and @slot[2] in the header, after the bottom charge when the
+ * process summed calls with no caller's entry in the buffer (@bsp, the
+ * first one's sp: urec_tmpl.S). Their time is the callees' of the frame
+ * below the records: @slot[0] while none is left, else beside the first
+ * (@acc[0], copied there at its append). The charge comes first, as those
+ * calls came before every record left. @out holds 2 * @n + 1 records.
+ */
+u32 xp_urec_fold_sums(const struct xprobes_urec *in, u32 n, const u64 *acc, const u64 slot[2],
+		      u64 bsp, struct xprobes_urec *out, const struct xp_urec_clock *c)
+{
+	u32 o = 0;
+
+	if (bsp) {
+		u64 x = mul_u64_u64_shr(n ? READ_ONCE(acc[0]) : slot[0], c->mult, 32);
+
+		out[0].time = x < WALL_MAX ? x : WALL_MAX;
+		out[0].what = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM | XPROBES_UREC_SP(bsp);
+		o = 1;
+	}
+	return o + xp_urec_fold(in, n, acc, slot[n & 1], out + o, c);
+}
+
 #ifdef XPROBES_KUNIT
 #include "urec_fold_kunit.c"
 #endif

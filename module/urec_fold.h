@@ -27,5 +27,7 @@ static inline u64 xp_urec_ns(const struct xp_urec_clock *c, u64 tsc)
 
 u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 		 struct xprobes_urec *out, const struct xp_urec_clock *c);
+u32 xp_urec_fold_sums(const struct xprobes_urec *in, u32 n, const u64 *acc, const u64 slot[2],
+		      u64 bsp, struct xprobes_urec *out, const struct xp_urec_clock *c);
 
 #endif /* _XPROBES_UREC_FOLD_H */

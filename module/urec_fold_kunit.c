@@ -2,7 +2,7 @@
 /*
  * KUnit: urec_fold.c (included at its end under XPROBES_KUNIT; moved out of
  * kunit.c). The fold's rules on small hand-overs: nesting, the clock,
- * giving up open entries, and the charges of sums.
+ * giving up open entries, the charges of sums and the bottom's.
  * selftests/host/fold-check.c checks it against a replay on random
  * streams, with the process's own sums modelled.
  */
@@ -117,11 +117,56 @@ static void fold_charges(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_CHARGE(XPROBES_UREC_CALL));
 }
 
+/*
+ * The bottom (XPROBES_F_SUMS): calls the process summed with no caller's
+ * entry in the buffer come first, as one bottom charge at the first one's
+ * sp, with slot 0's time while no record is left, else the time beside
+ * the first record (acc[0], what slot 0 held at its append). None without
+ * a bsp; the charge clamped as any; a lie's high bits are not an sp.
+ */
+static void fold_bottom(struct kunit *test)
+{
+	const struct xprobes_urec in[] = { { 50, UE(3, 0x200) }, { 60, UR(0x200) } };
+	const u64 acc[] = { 40, 0 }, slot[2] = { 30, 9 }, big[2] = { ~0ULL, 0 };
+	const struct xp_urec_clock half = { 1000, 1000, 1ULL << 31 };
+	const u64 bottom = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM;
+	struct xprobes_urec out[2 * ARRAY_SIZE(in) + 1];
+
+	/* none left: slot 0, in ns (half: 15) */
+	KUNIT_ASSERT_EQ(test, xp_urec_fold_sums(in, 0, acc, slot, 0x1f0, out, &half), 1u);
+	KUNIT_EXPECT_EQ(test, out[0].what, bottom | 0x1f0);
+	KUNIT_EXPECT_EQ(test, out[0].time, 15ull);
+	KUNIT_EXPECT_TRUE(test, XPROBES_UREC_IS_BOTTOM(out[0].what));
+	KUNIT_EXPECT_TRUE(test, XPROBES_UREC_IS_CHARGE(out[0].what));
+	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_CALL(out[0].what));
+	/* records left: acc[0] first, then the fold as without a bottom */
+	KUNIT_ASSERT_EQ(test, xp_urec_fold_sums(in, 2, acc, slot, 0x1f0, out, &same_clock), 2u);
+	KUNIT_EXPECT_EQ(test, out[0].what, bottom | 0x1f0);
+	KUNIT_EXPECT_EQ(test, out[0].time, 40ull);
+	KUNIT_EXPECT_EQ(test, out[1].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(3, 0x200));
+	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(out[1].time), 10ull);
+	/* no bsp: no charge, whatever the slots say */
+	KUNIT_ASSERT_EQ(test, xp_urec_fold_sums(in, 0, acc, slot, 0, out, &same_clock), 0u);
+	KUNIT_ASSERT_EQ(test, xp_urec_fold_sums(in, 1, acc, slot, 0, out, &same_clock), 2u);
+	KUNIT_EXPECT_EQ(test, out[0].what, UE(3, 0x200));
+	KUNIT_EXPECT_EQ(test, out[1].what, XPROBES_UREC_CHARGE | 0x200);	/* slot[1]: its callees' */
+	KUNIT_EXPECT_EQ(test, out[1].time, 9ull);
+	/* a lie: clamped time, an sp of 48 bits, nothing else set */
+	KUNIT_ASSERT_EQ(test, xp_urec_fold_sums(in, 0, acc, big, ~0ULL, out, &same_clock), 1u);
+	KUNIT_EXPECT_EQ(test, out[0].what, bottom | XPROBES_UREC_SP(~0ULL));
+	KUNIT_EXPECT_EQ(test, out[0].time, (1ULL << 38) - 1);
+	KUNIT_EXPECT_TRUE(test, XPROBES_UREC_IS_BOTTOM(out[0].what));
+	/* a charge that follows an entry is no bottom */
+	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_BOTTOM(XPROBES_UREC_CHARGE | 0x200));
+	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_BOTTOM(XPROBES_UREC_CALL | UE(1, 0x200)));
+}
+
 static struct kunit_case fold_cases[] = {
 	KUNIT_CASE(fold_nested),
 	KUNIT_CASE(fold_converts),
 	KUNIT_CASE(fold_unfolds),
 	KUNIT_CASE(fold_charges),
+	KUNIT_CASE(fold_bottom),
 	{}
 };
 

@@ -158,8 +158,8 @@ xp_urec_fagain:
 	testq	%r8, %r8
 	jz	.Lplain			/* no sums */
 	movl	(%r11), %r9d
-	leal	-2(%r9), %eax
-	cmpl	$XP_UREC_CAP - 3, %eax	/* 2 <= n < CAP: a full one (or made to look so) folds nothing */
+	leal	-1(%r9), %eax
+	cmpl	$XP_UREC_CAP - 2, %eax	/* 1 <= n < CAP: a full one (or made to look so) folds nothing */
 	ja	.Lplain
 	movq	%r9, %r10
 	shlq	$4, %r10
@@ -175,6 +175,8 @@ xp_urec_fagain:
 	cmpl	$XP_USUM_FUNCS, %esi
 	jae	.Lplain
 	shrl	$13, %eax		/* 0: a call, 2: a tail call, else none of ours */
+	cmpl	$1, %r9d
+	je	.Lbottom		/* its entry is the only record */
 	movq	XP_UREC_HDR - 24(%r10), %rdi	/* the one before: its caller's entry */
 	movq	%rdi, %rcx
 	shrq	$61, %rcx
@@ -188,6 +190,43 @@ xp_urec_fagain:
 	cmpq	%rcx, %rdi
 	jbe	.Lplain			/* not above this one: no nesting */
 	jmp	.Lnested
+/*
+ * The bottom: its caller's entry went with a hand-over, or is no traced
+ * function's. Its time goes to slot 0, the callees' of the frame below the
+ * buffer (what XP_UREC_ACC[0] starts the next record at), which the
+ * hand-over sends as a bottom charge at the sp of the first such call
+ * since it (bsp), before the records. A call above bsp appends its return:
+ * a longjmp may have left the frames between the two, which its entry,
+ * handed over, would have dropped. bsp is stored before the commit: a
+ * restart reads it equal to its sp and decides the same; a hand-over
+ * before the commit sends the entry after the charge at bsp, whose drop is
+ * the entry's own, and clears it all; stored after, the thread could set a
+ * bsp of the last hand-over into the next one. A tail call's caller is in
+ * no record: not summed.
+ */
+.Lbottom:
+	testl	%eax, %eax
+	jnz	.Lplain
+	movq	XP_UREC_BSP(%r11), %r10
+	testq	%r10, %r10
+	cmovzq	%rsp, %r10		/* the first since the hand-over: here */
+	cmpq	%rsp, %r10
+	jb	.Lplain			/* above the first */
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	subq	XP_UREC_HDR(%r11), %rax	/* the call's cycles */
+	movq	%rax, %rdi
+	shrq	$40, %rdi
+	jnz	.Lplain
+	movq	XP_UREC_SLOT + 8(%r11), %rdi	/* its callees' (count 1: slot 1) */
+	cmpq	%rax, %rdi
+	cmova	%rax, %rdi
+	movq	XP_UREC_ACC(%r11), %rcx	/* the bottom's so far */
+	addq	%rax, %rcx
+	movq	%r10, XP_UREC_BSP(%r11)
+	movl	$1, %edx
+	jmp	.Lcommit		/* slot 0, and the count 0 */
 .Ltail:
 	cmpl	$2, %eax
 	jne	.Lplain
@@ -208,6 +247,7 @@ xp_urec_fagain:
 	cmova	%rax, %rdi
 	movq	XP_UREC_ACC - 8(%r11,%r9,8), %rcx	/* its caller's callees' so far */
 	addq	%rax, %rcx
+.Lcommit:
 	xorl	$1, %edx
 	movq	%rcx, XP_UREC_SLOT(%r11,%rdx,8)
 	decl	%r9d

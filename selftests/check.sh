@@ -267,11 +267,22 @@ host_test host-splat-patterns splat_patterns
 
 # The module's fold of user-hook records into calls (urec_fold.c, pure C)
 # keeps trace's accounting exact: random record streams, replayed as they
-# came and folded, agree (selftests/host/fold-check.c).
+# came and folded, agree (selftests/host/fold-check.c), with the process's
+# sums as built (bottom charges included) and as before them; the model
+# must see the difference when the bottom's sp rule or the consumer's drop
+# is left out.
 fold_check() {
+	local m
 	mkdir -p "$BUILD/host" &&
 		${CC:-cc} -O2 -Wall -o "$BUILD/host/fold-check" "$HERE/host/fold-check.c" &&
-		"$BUILD/host/fold-check" 3000
+		"$BUILD/host/fold-check" 3000 &&
+		"$BUILD/host/fold-check" 1000 nobottom || return 1
+	for m in bottom-nobsp bottom-nodrop; do
+		if "$BUILD/host/fold-check" 3000 "$m" 2>/dev/null; then
+			echo "fold-check $m passed: the check cannot tell that rule"
+			return 1
+		fi
+	done
 }
 host_test host-urec-fold fold_check
 

@@ -337,6 +337,20 @@ struct xprobes_urec {
 #define XPROBES_UREC_IS_CHARGE(w)	(((w) & (XPROBES_UREC_CALL | XPROBES_UREC_TAIL)) == \
 					 XPROBES_UREC_CHARGE)
 
+/*
+ * A hand-over with XPROBES_F_SUMS may start with a bottom charge: calls the
+ * process summed whose callers' entries are in no record of it (handed over
+ * earlier, or of no traced function), all made at or below one sp:
+ *   @what: XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM and that sp (the
+ *          first such call's, XPROBES_UREC_SP);
+ *   @time: their time in nanoseconds.
+ * The consumer takes it as an entry at that sp would take the stack
+ * (frames at or below it never returned: dropped) and charges the time to
+ * the frame then on top, as its callees'.
+ */
+#define XPROBES_UREC_BOTTOM		(1ULL << 48)
+#define XPROBES_UREC_IS_BOTTOM(w)	(XPROBES_UREC_IS_CHARGE(w) && ((w) & XPROBES_UREC_BOTTOM))
+
 /* XPROBES_CMD_UREC_SUMS: one function's calls summed by the process. */
 #define XPROBES_USUM_HIST		40	/* log2 buckets of ns, [2^i, 2^(i+1)), last open */
 struct xprobes_usum {

@@ -13,16 +13,17 @@
  * comes out as it went in, in order; a folded call's cookie and sp are its
  * entry's. Prints a summary; exits 1 at the first disagreement.
  *
- *   fold-check [RUNS] [bottom|bottom-nobsp|bottom-nodrop]
+ *   fold-check [RUNS] [nobottom|bottom-nobsp|bottom-nodrop]
  *
- * bottom: the next step of the process's sums as designed, not built
- * (docs/userhooks.md, "Next: the bottom of the buffer"): the return
- * routine also sums a call whose entry is the only record (not a tail
- * call, not above the first such call's sp since the hand-over, bsp), its
- * wall time going to slot 0; the hand-over sends slot 0 (or, with records
- * left, ACC[0]) first as a bottom charge at bsp, which the consumer
- * treats as an entry at bsp would treat the stack (frames at or below it
- * dropped) and then charges to the frame on top. bottom-nobsp and
+ * The process's sums as built (docs/userhooks.md, "The bottom of the
+ * buffer"): the return routine also sums a call whose entry is the only
+ * record (not a tail call, not above the first such call's sp since the
+ * hand-over, bsp), its wall time going to slot 0; the hand-over
+ * (xp_urec_fold_sums()) sends slot 0 (or, with records left, ACC[0])
+ * first as a bottom charge at bsp, which the consumer treats as an entry
+ * at bsp would treat the stack (frames at or below it dropped) and then
+ * charges to the frame on top. nobottom: the routine before that (a call
+ * whose entry is the only record appends its return). bottom-nobsp and
  * bottom-nodrop leave out one rule each, and must fail.
  */
 #include <stdbool.h>
@@ -46,10 +47,8 @@ static inline u64 mul_u64_u64_shr(u64 a, u64 b, unsigned int shift)
 static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL << 32 };
 
 #define NF	8
-#define BOTTOM	(1ULL << 48)	/* bottom: a charge's flag, in its cookie's bits */
-
 enum { PLAIN, BOTTOM_SUMS, BOTTOM_NOBSP, BOTTOM_NODROP };
-static int mode = PLAIN;
+static int mode = BOTTOM_SUMS;
 #define MAXD	256
 #define CAP	680		/* XP_UREC_CAP: 16 KiB a CPU, 24 bytes a record */
 
@@ -86,7 +85,7 @@ static void consume(struct model *m, const struct xprobes_urec *r)
 	u32 c = XPROBES_UREC_COOKIE(w);
 	struct frame *f;
 
-	if (XPROBES_UREC_IS_CHARGE(w) && (w & BOTTOM)) {
+	if (XPROBES_UREC_IS_BOTTOM(w)) {
 		/* calls summed with no entry under them: as their entries would, drop, then charge */
 		if (mode != BOTTOM_NODROP)
 			drop(m, sp, 0);
@@ -310,7 +309,7 @@ static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u6
 
 int main(int argc, char **argv)
 {
-	static struct xprobes_urec in[CAP], out[2 * CAP], raw[64 * CAP];
+	static struct xprobes_urec in[CAP], out[2 * CAP + 1], raw[64 * CAP];
 	static u64 acc[CAP];
 	static struct model ref, fold;
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000, run;
@@ -319,14 +318,14 @@ int main(int argc, char **argv)
 	char why[256];
 
 	if (argc > 2) {
-		if (!strcmp(argv[2], "bottom"))
-			mode = BOTTOM_SUMS;
+		if (!strcmp(argv[2], "nobottom"))
+			mode = PLAIN;
 		else if (!strcmp(argv[2], "bottom-nobsp"))
 			mode = BOTTOM_NOBSP;
 		else if (!strcmp(argv[2], "bottom-nodrop"))
 			mode = BOTTOM_NODROP;
 		else {
-			fprintf(stderr, "usage: fold-check [RUNS] [bottom|bottom-nobsp|bottom-nodrop]\n");
+			fprintf(stderr, "usage: fold-check [RUNS] [nobottom|bottom-nobsp|bottom-nodrop]\n");
 			return 2;
 		}
 	}
@@ -359,22 +358,14 @@ int main(int argc, char **argv)
 				slot[(n + 1) & 1] = 0;
 				in[n++] = r;
 			}
-			if (sums) {
-				u64 pre = n ? acc[0] : slot[0];
-				u32 o = 0;
-
-				/* the bottom's charge first: it came before every record left */
-				if (mode != PLAIN && pre && bsp) {
-					out[0].time = pre;
-					out[0].what = XPROBES_UREC_CHARGE | BOTTOM | bsp;
-					o = 1;
-					charges_bottom++;
-				}
-				m = o + xp_urec_fold(in, n, acc, slot[n & 1], out + o, &same_clock);
-				if (mode != PLAIN) {
-					slot[0] = slot[1] = 0;
-					bsp = 0;
-				}
+			if (sums && mode != PLAIN) {
+				/* the module's hand-over, then the slots and bsp cleared */
+				charges_bottom += !!bsp;
+				m = xp_urec_fold_sums(in, n, acc, slot, bsp, out, &same_clock);
+				slot[0] = slot[1] = 0;
+				bsp = 0;
+			} else if (sums) {
+				m = xp_urec_fold(in, n, acc, slot[n & 1], out, &same_clock);
 			} else {
 				memcpy(out, in, sizeof(in[0]) * n);
 				m = xp_urec_fold(out, n, NULL, 0, out, &same_clock);
@@ -387,7 +378,7 @@ int main(int argc, char **argv)
 				consume(&ref, &raw[i]);
 			for (i = 0; i < m; i++) {
 				consume(&fold, &out[i]);
-				if (XPROBES_UREC_IS_CHARGE(out[i].what) && (out[i].what & BOTTOM)) {
+				if (XPROBES_UREC_IS_BOTTOM(out[i].what)) {
 					if (i) {
 						fprintf(stderr, "run %lu batch %d: bottom charge not first\n",
 							run, b);

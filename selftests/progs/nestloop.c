@@ -9,12 +9,17 @@
  * the end (stdout is the tracer's, under trace -- COMMAND).
  *
  *   nestloop N [GO]     with GO, the rounds start once the file GO exists
+ *
+ * NESTLOOP_SLEEP_US=U: nl_outer() sleeps U us before it calls nl_mid(), so
+ * that its entry is handed over at the switch and nl_mid()'s calls have
+ * no caller's entry in the buffer when they return (the bottom's sums).
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
 static volatile unsigned long sink;
+static unsigned int sleep_us;
 
 __attribute__((noinline)) unsigned long nl_leaf(unsigned long i)
 {
@@ -36,13 +41,18 @@ __attribute__((noinline)) unsigned long nl_outer(unsigned long i)
 
 	for (k = 0; k < 32; k++)	/* its own time: more than its callees' */
 		s += k * i;
+	if (sleep_us)
+		usleep(sleep_us);
 	return s + nl_mid(i);
 }
 
 int main(int argc, char **argv)
 {
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000, i;
+	const char *us = getenv("NESTLOOP_SLEEP_US");
 
+	if (us)
+		sleep_us = strtoul(us, NULL, 0);
 	while (argc > 2 && access(argv[2], F_OK))
 		usleep(10000);
 	for (i = 0; i < n; i++)

@@ -8,8 +8,9 @@
  * stops it at every system call. At the exit of the first flush of a round
  * (system call 422 with rdi 0, the routine's request when its CPU's buffer
  * is full) the tracer has SIGUSR1 delivered there; the handler calls
- * sf_leaf() HANDLER_CALLS times, two records a call (an untraced caller:
- * nothing folds), which fills the buffer the stops emptied (default 340:
+ * sf_leaf() HANDLER_CALLS times, two records a call (traced without sums:
+ * with them, the process would sum each call at its buffer's bottom), which
+ * fills the buffer the stops emptied (default 340:
  * XP_UREC_CAP / 2, module/urec.h). The rest of the round runs without
  * stops (PTRACE_CONT), so that nothing empties the buffer before the
  * routine goes on. Each round the process makes MAIN_CALLS calls of its own

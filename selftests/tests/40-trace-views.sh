@@ -86,7 +86,10 @@ for f in nl_outer nl_mid nl_leaf; do
 	assert_eq "$f calls (sums read after the exit)" $NL "$(fn /tmp/nl.json $f calls)"
 	check_balance /tmp/nl.json $f
 done
-assert_ge "calls nestloop summed itself" "$(jsonq /tmp/nl.json counters.calls_summed)" $NL
+# nl_outer's caller (main) is not traced: its calls are the bottom's sums
+# (its entry the only record at its return), so nearly every call of the
+# three is summed (before the bottom's sums: nl_mid's and nl_leaf's only).
+assert_ge "calls nestloop summed itself" "$(jsonq /tmp/nl.json counters.calls_summed)" $((NL * 5 / 2))
 assert_eq "unmatched returns (nestloop)" 0 "$(jsonq /tmp/nl.json counters.unmatched)"
 mid=$(fn /tmp/nl.json nl_mid wall_ns)
 assert_within "nl_outer self + nl_mid = nl_outer wall" 1 \
@@ -94,3 +97,28 @@ assert_within "nl_outer self + nl_mid = nl_outer wall" 1 \
 assert_within "nl_mid self + nl_leaf = nl_mid wall" 1 \
 	$(($(fn /tmp/nl.json nl_mid self.wall_ns) + $(fn /tmp/nl.json nl_leaf wall_ns))) $mid
 assert_eq "nl_leaf self = inclusive" $(fn /tmp/nl.json nl_leaf wall_ns) $(fn /tmp/nl.json nl_leaf self.wall_ns)
+
+# The bottom charge: nl_outer sleeps before its call of nl_mid, so its entry
+# goes with the switch's hand-over and nl_mid's calls return with no
+# caller's entry in the buffer. The process sums them too, and the
+# hand-over's bottom charge gives their time to nl_outer's open frame:
+# nl_outer's own ON-CPU time is its ON-CPU time less nl_mid's (without the
+# charge it would be all of it; nl_mid's calls are about half of it).
+NLS=$(scaled 2000 20)
+NESTLOOP_SLEEP_US=200 xprobectl trace --json -f 'nl_*' -- nestloop $NLS > /tmp/nls.json 2> /tmp/nls.err ||
+	fail "trace -- nestloop (sleeping): $(tail -n 3 /tmp/nls.err)"
+note "sleeping rounds: summed $(jsonq /tmp/nls.json counters.calls_summed), records $(jsonq /tmp/nls.json counters.records), abandoned $(jsonq /tmp/nls.json counters.abandoned)"
+for f in nl_outer nl_mid nl_leaf; do
+	assert_eq "$f calls (sleeping rounds)" $NLS "$(fn /tmp/nls.json $f calls)"
+	check_balance /tmp/nls.json $f
+done
+assert_ge "nl_mid's and nl_leaf's calls summed (sleeping rounds)" \
+	"$(jsonq /tmp/nls.json counters.calls_summed)" $((NLS * 3 / 2))
+assert_eq "unmatched returns (sleeping rounds)" 0 "$(jsonq /tmp/nls.json counters.unmatched)"
+assert_eq "abandoned frames (sleeping rounds)" 0 "$(jsonq /tmp/nls.json counters.abandoned)"
+assert_within "nl_outer self ON + nl_mid = nl_outer ON (sleeping rounds)" 2 \
+	$(($(fn /tmp/nls.json nl_outer self.on_cpu_ns) + $(fn /tmp/nls.json nl_mid wall_ns))) \
+	$(fn /tmp/nls.json nl_outer on_cpu_ns)
+assert_within "nl_outer self + nl_mid = nl_outer wall (sleeping rounds)" 1 \
+	$(($(fn /tmp/nls.json nl_outer self.wall_ns) + $(fn /tmp/nls.json nl_mid wall_ns))) \
+	$(fn /tmp/nls.json nl_outer wall_ns)
