@@ -1433,7 +1433,7 @@ static long drop_one(__u32 i, struct drop_walk *w)
 /*
  * The usual case (nothing abandoned) inline; the rest in bpf_loop(), not a
  * bounded loop: the verifier walks a bounded loop once per iteration, for
- * every state that reaches it, and fn_records() reaches this in three places
+ * every state that reaches it, and fn_records() reaches this in four places
  * of a callback it walks until its states repeat: 76000 instructions to
  * verify there, 4 s of a session's start in the emulator on 6.12.
  */

@@ -128,6 +128,8 @@ struct xp_urec_hdr {
 	u64 slot[2];			/* the newest record's callees' cycles, by count parity */
 	u64 mult;			/* XP_UREC_MULT: cycles to ns for the sums, 0: none */
 	u64 bsp;			/* XP_UREC_BSP: the bottom's sp, 0: none */
+	u64 reserved2[2];
+	u64 below;			/* XP_UREC_BELOW: XPROBES_UREC_RET */
 };
 
 /* @cpu's buffer in the kernel's view of @rb's mapping. */
@@ -702,6 +704,7 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	urec_empty(hdr, 0);
 	if (sums) {
 		WRITE_ONCE(hdr->mult, c.mult);	/* the process may sum from now on */
+		WRITE_ONCE(hdr->below, XPROBES_UREC_RET);
 		*busy = false;
 	}
 }
@@ -1284,6 +1287,7 @@ static void urecbuf_sums_on(struct xp_urecbuf *rb)
 		struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 
 		WRITE_ONCE(hdr->mult, mult);
+		WRITE_ONCE(hdr->below, XPROBES_UREC_RET);	/* urec_tmpl.S: the bottom */
 	}
 }
 
@@ -1332,8 +1336,9 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	BUILD_BUG_ON(XP_USUM_NHIST != XPROBES_USUM_HIST || XP_USUM_FUNCS != XPROBES_USUM_FUNCS);
 	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, slot) != XP_UREC_SLOT ||
 		     offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT ||
-		     offsetof(struct xp_urec_hdr, bsp) != XP_UREC_BSP);
-	BUILD_BUG_ON(sizeof(struct xp_urec_hdr) > XP_UREC_HDR);
+		     offsetof(struct xp_urec_hdr, bsp) != XP_UREC_BSP ||
+		     offsetof(struct xp_urec_hdr, below) != XP_UREC_BELOW);
+	BUILD_BUG_ON(sizeof(struct xp_urec_hdr) != XP_UREC_HDR);
 	if (v->urec_sums && urec_out_make()) {
 		NL_SET_ERR_MSG(extack, "no memory for the hand-overs of sums");
 		return -ENOMEM;

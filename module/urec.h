@@ -26,15 +26,18 @@
  * the count (the commit), two slots for the newest record's callees' time
  * (which one by the count's parity, so that a routine that restarts finds
  * what it read unchanged), the cycles-to-ns ratio for the sums (0: the
- * process sums nothing), and the sp of the first call the process summed
+ * process sums nothing), the sp of the first call the process summed
  * with no caller's entry in the buffer since the last hand-over (the
- * bottom's, 0: none; urec_tmpl.S).
+ * bottom's, 0: none; urec_tmpl.S), and last, where a record before the
+ * first would be, the second word of a return record (the bottom's rule
+ * is the one after a return).
  */
 #define XP_UREC_BUF_SHIFT	14		/* 16 KiB per CPU */
 #define XP_UREC_HDR		64
 #define XP_UREC_SLOT		8		/* u64 [2] */
 #define XP_UREC_MULT		24		/* u64, 32.32 fixed point */
 #define XP_UREC_BSP		32		/* u64 */
+#define XP_UREC_BELOW		(XP_UREC_HDR - 8)	/* u64: reads as a return record's */
 #define XP_UREC_CAP		((((1 << XP_UREC_BUF_SHIFT) - XP_UREC_HDR) / 24))
 #define XP_UREC_ACC		(XP_UREC_HDR + XP_UREC_CAP * 16)	/* u64 [XP_UREC_CAP] */
 

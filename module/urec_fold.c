@@ -105,7 +105,10 @@ static inline u64 fold_callees(const u64 *acc, u64 top, u32 i, u32 n)
  * (a record goes no further than where it was read). With @acc (the
  * callees' time the process summed itself, XPROBES_F_SUMS), an entry that
  * has some is followed by a charge, so @out must hold 2 * @n records, and
- * keeps its frame: its return stays a return.
+ * keeps its frame: its return stays a return. A return after which the
+ * process summed calls (at its sp: urec_tmpl.S) stays a return, followed
+ * by their time as a bottom charge at its sp, which drops what their
+ * entries would have and goes to the frame on top.
  */
 u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 		 struct xprobes_urec *out, const struct xp_urec_clock *c)
@@ -118,7 +121,10 @@ u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 		u64 sp = XPROBES_UREC_SP(w), x = 0;
 
 		if (w & XPROBES_UREC_RET) {
-			if (d && sp == st[d - 1].sp && !st[d - 1].charged && t >= st[d - 1].t0 &&
+			/* calls the process summed after it, at its sp */
+			if (acc)
+				x = fold_callees(acc, top, i, n);
+			if (!x && d && sp == st[d - 1].sp && !st[d - 1].charged && t >= st[d - 1].t0 &&
 			    t - st[d - 1].t0 <= WALL_MAX) {
 				struct fold_open *e = &st[--d];
 				u64 wall = t - e->t0;
@@ -163,7 +169,8 @@ u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 			/* cycles to ns as a span: the clock's ratio alone */
 			x = mul_u64_u64_shr(x, c->mult, 32);
 			out[o].time = x < WALL_MAX ? x : WALL_MAX;
-			out[o].what = XPROBES_UREC_CHARGE | sp;
+			out[o].what = XPROBES_UREC_CHARGE | sp |
+				      (w & XPROBES_UREC_RET ? XPROBES_UREC_BOTTOM : 0);
 			o++;
 		}
 	}

@@ -92,7 +92,7 @@ static void fold_charges(struct kunit *test)
 	const struct xp_urec_clock half = { 1000, 1000, 1ULL << 31 };
 	struct xprobes_urec out[2 * ARRAY_SIZE(in)];
 
-	KUNIT_ASSERT_EQ(test, xp_urec_fold(in, ARRAY_SIZE(in), acc, 5, out, &same_clock), 7u);
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(in, ARRAY_SIZE(in), acc, 0, out, &same_clock), 7u);
 	KUNIT_EXPECT_EQ(test, out[0].what, UE(1, 0x100));	/* given up at E2's return */
 	KUNIT_EXPECT_EQ(test, out[1].what, UE(2, 0xf0));
 	KUNIT_EXPECT_EQ(test, out[2].what, XPROBES_UREC_CHARGE | 0xf0);
@@ -106,7 +106,7 @@ static void fold_charges(struct kunit *test)
 	/* E4 folds under E3, which stays open with a charge: top (charged to E3's frame) */
 	KUNIT_EXPECT_EQ(test, out[6].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(4, 0xe0));
 	KUNIT_EXPECT_EQ(test, XPROBES_UREC_WALL(out[6].time), 3ull);
-	/* the newest record's figure is the header's (top): here the return's, unused */
+	/* the newest record's figure is the header's (top): here the return's, none */
 	/* a charge is a span: the clock's ratio alone (half: 6 cycles, 3 ns) */
 	KUNIT_ASSERT_EQ(test, xp_urec_fold(in + 3, 1, acc + 3, 6, out, &half), 2u);
 	KUNIT_EXPECT_EQ(test, out[0].time, 525ull);		/* 1000 - (1000 - 50) / 2 */
@@ -128,6 +128,7 @@ static void fold_bottom(struct kunit *test)
 {
 	const struct xprobes_urec in[] = { { 50, UE(3, 0x200) }, { 60, UR(0x200) } };
 	const u64 acc[] = { 40, 0 }, slot[2] = { 30, 9 }, big[2] = { ~0ULL, 0 };
+	const u64 after[2] = { 0, 9 };	/* nothing summed after the return */
 	const struct xp_urec_clock half = { 1000, 1000, 1ULL << 31 };
 	const u64 bottom = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM;
 	struct xprobes_urec out[2 * ARRAY_SIZE(in) + 1];
@@ -140,7 +141,7 @@ static void fold_bottom(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, XPROBES_UREC_IS_CHARGE(out[0].what));
 	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_CALL(out[0].what));
 	/* records left: acc[0] first, then the fold as without a bottom */
-	KUNIT_ASSERT_EQ(test, xp_urec_fold_sums(in, 2, acc, slot, 0x1f0, out, &same_clock), 2u);
+	KUNIT_ASSERT_EQ(test, xp_urec_fold_sums(in, 2, acc, after, 0x1f0, out, &same_clock), 2u);
 	KUNIT_EXPECT_EQ(test, out[0].what, bottom | 0x1f0);
 	KUNIT_EXPECT_EQ(test, out[0].time, 40ull);
 	KUNIT_EXPECT_EQ(test, out[1].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(3, 0x200));
@@ -161,12 +162,42 @@ static void fold_bottom(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, XPROBES_UREC_IS_BOTTOM(XPROBES_UREC_CALL | UE(1, 0x200)));
 }
 
+/*
+ * Calls the process summed after a return, at its sp, are beside it: the
+ * return stays one (never folded with its entry, whose caller's frame
+ * then takes that time) and a bottom charge at its sp follows it.
+ */
+static void fold_after_return(struct kunit *test)
+{
+	const struct xprobes_urec in[] = {
+		{ 10, UE(1, 0x100) }, { 20, UE(2, 0xf0) }, { 30, UR(0xf0) }, { 45, UR(0x100) },
+	};
+	/* 8 cycles summed after the return at 0xf0 (beside the next record), 5 after the last */
+	const u64 acc[] = { 0, 0, 0, 8 };
+	struct xprobes_urec out[2 * ARRAY_SIZE(in)];
+	u64 bottom = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM;
+
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(in, ARRAY_SIZE(in), acc, 5, out, &same_clock), 6u);
+	KUNIT_EXPECT_EQ(test, out[0].what, UE(1, 0x100));	/* given up at 0xf0's return */
+	KUNIT_EXPECT_EQ(test, out[1].what, UE(2, 0xf0));
+	KUNIT_EXPECT_EQ(test, out[2].what, UR(0xf0));
+	KUNIT_EXPECT_EQ(test, out[3].what, bottom | 0xf0);
+	KUNIT_EXPECT_EQ(test, out[3].time, 8ull);
+	KUNIT_EXPECT_EQ(test, out[4].what, UR(0x100));
+	KUNIT_EXPECT_EQ(test, out[5].what, bottom | 0x100);
+	KUNIT_EXPECT_EQ(test, out[5].time, 5ull);
+	/* nothing beside them: the pair folds as ever */
+	KUNIT_ASSERT_EQ(test, xp_urec_fold(in + 1, 2, acc, 0, out, &same_clock), 1u);
+	KUNIT_EXPECT_EQ(test, out[0].what, XPROBES_UREC_CALL | XPROBES_UREC_TOP | UE(2, 0xf0));
+}
+
 static struct kunit_case fold_cases[] = {
 	KUNIT_CASE(fold_nested),
 	KUNIT_CASE(fold_converts),
 	KUNIT_CASE(fold_unfolds),
 	KUNIT_CASE(fold_charges),
 	KUNIT_CASE(fold_bottom),
+	KUNIT_CASE(fold_after_return),
 	{}
 };
 

@@ -175,20 +175,43 @@ xp_urec_fagain:
 	cmpl	$XP_USUM_FUNCS, %esi
 	jae	.Lplain
 	shrl	$13, %eax		/* 0: a call, 2: a tail call, else none of ours */
-	cmpl	$1, %r9d
-	je	.Lbottom		/* its entry is the only record */
-	movq	XP_UREC_HDR - 24(%r10), %rdi	/* the one before: its caller's entry */
+	movq	XP_UREC_HDR - 24(%r10), %rdi	/* the one before: its caller's entry? */
 	movq	%rdi, %rcx
 	shrq	$61, %rcx
-	testl	$5, %ecx
-	jnz	.Lplain			/* a return, or an entry whose return writes nothing */
 	shlq	$16, %rdi
+	testl	$5, %ecx
+	jnz	.Lnoentry		/* a return, or an entry whose return writes nothing */
 	movq	%rsp, %rcx
 	shlq	$16, %rcx
 	testl	%eax, %eax
 	jnz	.Ltail
 	cmpq	%rcx, %rdi
 	jbe	.Lplain			/* not above this one: no nesting */
+	jmp	.Lnested
+/*
+ * After a return record: a call at its sp (the same caller's next call,
+ * mostly) has for caller the frame on top once that return is taken, which
+ * no record names. Its time goes beside the return (the slot of the
+ * count's parity below it, as a caller's would), which the hand-over sends
+ * after the return as a bottom charge at the return's sp: the consumer
+ * drops the frames there as the call's entry would (a tail call's caller,
+ * whose callee that return was), and the time goes to the frame on top.
+ * At another sp, the entry would drop other frames, or none: not summed;
+ * nor is a tail call, whose caller is in no record. The word before the
+ * first record (the header's last, XP_UREC_BELOW) reads as a return too:
+ * with one record, the bottom's rule.
+ */
+.Lnoentry:
+	cmpl	$4, %ecx
+	jne	.Lplain			/* an entry whose return writes nothing, or none of ours */
+	testl	%eax, %eax
+	jnz	.Lplain
+	cmpl	$1, %r9d
+	je	.Lbottom		/* its entry is the only record */
+	movq	%rsp, %rcx
+	shlq	$16, %rcx
+	cmpq	%rcx, %rdi
+	jne	.Lplain			/* not at the return's sp */
 	jmp	.Lnested
 /*
  * The bottom: its caller's entry went with a hand-over, or is no traced
@@ -205,8 +228,6 @@ xp_urec_fagain:
  * no record: not summed.
  */
 .Lbottom:
-	testl	%eax, %eax
-	jnz	.Lplain
 	movq	XP_UREC_BSP(%r11), %r10
 	testq	%r10, %r10
 	cmovzq	%rsp, %r10		/* the first since the hand-over: here */

@@ -269,15 +269,18 @@ host_test host-splat-patterns splat_patterns
 # keeps trace's accounting exact: random record streams, replayed as they
 # came and folded, agree (selftests/host/fold-check.c), with the process's
 # sums as built (bottom charges included) and as before them; the model
-# must see the difference when the bottom's sp rule or the consumer's drop
-# is left out.
+# must see the difference when the bottom's sp rule, the consumer's drop
+# or the sp rule after a return is left out; and with folds stopped before
+# their commit (a preemption's hand-over, a signal handler's calls) and
+# restarted.
 fold_check() {
 	local m
 	mkdir -p "$BUILD/host" &&
 		${CC:-cc} -O2 -Wall -o "$BUILD/host/fold-check" "$HERE/host/fold-check.c" &&
 		"$BUILD/host/fold-check" 3000 &&
+		"$BUILD/host/fold-check" 1000 interrupt &&
 		"$BUILD/host/fold-check" 1000 nobottom || return 1
-	for m in bottom-nobsp bottom-nodrop; do
+	for m in bottom-nobsp bottom-nodrop after-nosp; do
 		if "$BUILD/host/fold-check" 3000 "$m" 2>/dev/null; then
 			echo "fold-check $m passed: the check cannot tell that rule"
 			return 1

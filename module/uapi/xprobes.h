@@ -340,9 +340,11 @@ struct xprobes_urec {
 /*
  * A hand-over with XPROBES_F_SUMS may start with a bottom charge: calls the
  * process summed whose callers' entries are in no record of it (handed over
- * earlier, or of no traced function), all made at or below one sp:
+ * earlier, or of no traced function), all made at or below one sp; and a
+ * return record may be followed by one: calls the process summed after
+ * that return, at its sp:
  *   @what: XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM and that sp (the
- *          first such call's, XPROBES_UREC_SP);
+ *          first such call's, or the return's: XPROBES_UREC_SP);
  *   @time: their time in nanoseconds.
  * The consumer takes it as an entry at that sp would take the stack
  * (frames at or below it never returned: dropped) and charges the time to

@@ -13,7 +13,7 @@
  * comes out as it went in, in order; a folded call's cookie and sp are its
  * entry's. Prints a summary; exits 1 at the first disagreement.
  *
- *   fold-check [RUNS] [nobottom|bottom-nobsp|bottom-nodrop]
+ *   fold-check [RUNS] [nobottom|bottom-nobsp|bottom-nodrop|after-nosp|interrupt]
  *
  * The process's sums as built (docs/userhooks.md, "The bottom of the
  * buffer"): the return routine also sums a call whose entry is the only
@@ -22,9 +22,16 @@
  * (xp_urec_fold_sums()) sends slot 0 (or, with records left, ACC[0])
  * first as a bottom charge at bsp, which the consumer treats as an entry
  * at bsp would treat the stack (frames at or below it dropped) and then
- * charges to the frame on top. nobottom: the routine before that (a call
- * whose entry is the only record appends its return). bottom-nobsp and
- * bottom-nodrop leave out one rule each, and must fail.
+ * charges to the frame on top. A call at the sp of a return record just
+ * before its entry is summed the same way, its time beside that return,
+ * which the hand-over follows with a bottom charge at its sp. nobottom:
+ * the routine before both (a call whose entry is the only record, or
+ * follows a return, appends its return). bottom-nobsp, bottom-nodrop and
+ * after-nosp (a call after a return summed at any sp) leave out one rule
+ * each, and must fail. interrupt: 45% of the folds stop after their
+ * stores, before their commit, as a preemption or a signal would stop
+ * them, and restart: after a hand-over, or after a handler's calls (on
+ * the stack below, or far above).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -47,8 +54,10 @@ static inline u64 mul_u64_u64_shr(u64 a, u64 b, unsigned int shift)
 static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL << 32 };
 
 #define NF	8
-enum { PLAIN, BOTTOM_SUMS, BOTTOM_NOBSP, BOTTOM_NODROP };
+enum { PLAIN, BOTTOM_SUMS, BOTTOM_NOBSP, BOTTOM_NODROP, AFTER_NOSP };
 static int mode = BOTTOM_SUMS;
+static int interrupt_pct;	/* interrupt: the share of folds stopped before their commit */
+static u64 interrupts;
 #define MAXD	256
 #define CAP	680		/* XP_UREC_CAP: 16 KiB a CPU, 24 bytes a record */
 
@@ -250,7 +259,7 @@ struct psums {
  * one before its caller's (above it, or at its sp for a tail call; neither
  * without a return). Returns whether it was.
  */
-static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64 *bsp,
+static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64 *bsp,
 		      const struct xprobes_urec *r, struct psums *ps)
 {
 	u64 sp = XPROBES_UREC_SP(r->what), e, c, wall, t;
@@ -277,6 +286,10 @@ static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u6
 		if (!*bsp)
 			*bsp = sp;
 		slot[0] = acc[0] + wall;
+		if (interrupt_pct && (int)rnd(100) < interrupt_pct) {
+			interrupts++;
+			return 2;	/* stopped before the commit: restarts */
+		}
 		*np = 0;
 		ps->calls[cookie]++;
 		ps->wall[cookie] += wall;
@@ -285,9 +298,13 @@ static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u6
 		return true;
 	}
 	c = buf[n - 2].what;
-	if ((c >> 61) & 5)		/* a return, or no return: not a caller */
+	if (c >> 61 == 4 && mode != PLAIN) {
+		/* after a return: at its sp, the time goes beside it */
+		if (e >> 61 || (mode != AFTER_NOSP && (c << 16) != (sp << 16)))
+			return false;
+	} else if ((c >> 61) & 5) {	/* a return, or no return: not a caller */
 		return false;
-	if (!(e >> 61)) {		/* a call: its caller above it */
+	} else if (!(e >> 61)) {	/* a call: its caller above it */
 		if ((c << 16) <= (sp << 16))
 			return false;
 	} else if (e >> 61 != 2 || (c << 16) != (sp << 16)) {
@@ -300,11 +317,24 @@ static bool proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u6
 	if (t > wall)
 		t = wall;
 	slot[(n - 1) & 1] = acc[n - 1] + wall;
+	if (interrupt_pct && (int)rnd(100) < interrupt_pct) {
+		interrupts++;
+		return 2;
+	}
 	*np = n - 1;
 	ps->calls[cookie]++;
 	ps->wall[cookie] += wall;
 	ps->own[cookie] += wall - t;
 	return true;
+}
+
+/* An append: the newest's callees beside it, none yet for this one. */
+static void append(struct xprobes_urec *in, u32 *n, u64 *acc, u64 *slot,
+		   const struct xprobes_urec *r)
+{
+	acc[*n] = slot[*n & 1];
+	slot[(*n + 1) & 1] = 0;
+	in[(*n)++] = *r;
 }
 
 int main(int argc, char **argv)
@@ -314,7 +344,7 @@ int main(int argc, char **argv)
 	static struct model ref, fold;
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000, run;
 	u64 records = 0, items = 0, folded = 0, top = 0, summed = 0, charges = 0;
-	u64 bottoms = 0, charges_bottom = 0;
+	u64 bottoms = 0, charges_bottom = 0, charges_after = 0;
 	char why[256];
 
 	if (argc > 2) {
@@ -324,8 +354,12 @@ int main(int argc, char **argv)
 			mode = BOTTOM_NOBSP;
 		else if (!strcmp(argv[2], "bottom-nodrop"))
 			mode = BOTTOM_NODROP;
+		else if (!strcmp(argv[2], "after-nosp"))
+			mode = AFTER_NOSP;
+		else if (!strcmp(argv[2], "interrupt"))
+			interrupt_pct = 45;
 		else {
-			fprintf(stderr, "usage: fold-check [RUNS] [nobottom|bottom-nobsp|bottom-nodrop]\n");
+			fprintf(stderr, "usage: fold-check [RUNS] [nobottom|bottom-nobsp|bottom-nodrop|after-nosp|interrupt]\n");
 			return 2;
 		}
 	}
@@ -335,6 +369,8 @@ int main(int argc, char **argv)
 		int maxd = 2 + run % 40, batches = 1 + run % 50, b;
 		bool sums = run & 1;	/* the process sums calls itself */
 		u64 slot[2] = { 0, 0 }, bsp = 0;
+		struct xprobes_urec pend;	/* a return to restart after a hand-over */
+		bool pending = false;
 
 		srandom(run + 1);
 		memset(&ref, 0, sizeof(ref));
@@ -344,19 +380,52 @@ int main(int argc, char **argv)
 			struct psums ps = { { 0 } };
 			unsigned long guard = 0;
 
-			while (n < want && nraw < 64 * CAP && guard++ < 1000000) {
+			while (n < want && nraw < 64 * CAP - 16 && guard++ < 1000000) {
 				struct xprobes_urec r;
+				int f = 0;
 
-				if (!step(&s, &r, maxd))
+				if (pending) {
+					r = pend;
+					pending = false;
+				} else if (!step(&s, &r, maxd)) {
 					continue;
+				}
 				raw[nraw++] = r;
-				if (sums && (r.what & XPROBES_UREC_RET) &&
-				    proc_fold(in, &n, acc, slot, &bsp, &r, &ps))
-					continue;
-				/* an append: the newest's callees beside it, none yet for this one */
-				acc[n] = slot[n & 1];
-				slot[(n + 1) & 1] = 0;
-				in[n++] = r;
+				if (sums && (r.what & XPROBES_UREC_RET))
+					f = proc_fold(in, &n, acc, slot, &bsp, &r, &ps);
+				if (f == 2 && rnd(2)) {
+					/* preempted before the commit: a hand-over, then the restart */
+					nraw--;
+					pend = r;
+					pending = true;
+					break;
+				}
+				while (f == 2) {
+					/* a signal: its handler's calls, below or far above; then the restart */
+					u64 hsp = XPROBES_UREC_SP(r.what) + (rnd(2) ? -512 : 0x100000);
+					int k, nh = 1 + rnd(3), save = interrupt_pct;
+					struct xprobes_urec h;
+
+					nraw--;
+					interrupt_pct = 0;
+					for (k = 0; k < nh; k++) {
+						h.time = s.t += 1 + rnd(50);
+						h.what = rnd(NF) << 48 | (hsp - 16 * k);
+						raw[nraw++] = h;
+						append(in, &n, acc, slot, &h);
+						h.time = s.t += 1 + rnd(50);
+						h.what = XPROBES_UREC_RET | (hsp - 16 * k);
+						raw[nraw++] = h;
+						if (!proc_fold(in, &n, acc, slot, &bsp, &h, &ps))
+							append(in, &n, acc, slot, &h);
+					}
+					interrupt_pct = save;
+					r.time = s.t += 1 + rnd(20);
+					raw[nraw++] = r;
+					f = proc_fold(in, &n, acc, slot, &bsp, &r, &ps);
+				}
+				if (!f)
+					append(in, &n, acc, slot, &r);
 			}
 			if (sums && mode != PLAIN) {
 				/* the module's hand-over, then the slots and bsp cleared */
@@ -379,11 +448,17 @@ int main(int argc, char **argv)
 			for (i = 0; i < m; i++) {
 				consume(&fold, &out[i]);
 				if (XPROBES_UREC_IS_BOTTOM(out[i].what)) {
-					if (i) {
-						fprintf(stderr, "run %lu batch %d: bottom charge not first\n",
-							run, b);
+					/* first, or after a return of its sp */
+					if (i && (!(out[i - 1].what & XPROBES_UREC_RET) ||
+						  XPROBES_UREC_IS_CALL(out[i - 1].what) ||
+						  XPROBES_UREC_IS_CHARGE(out[i - 1].what) ||
+						  XPROBES_UREC_SP(out[i - 1].what) !=
+						  XPROBES_UREC_SP(out[i].what))) {
+						fprintf(stderr, "run %lu batch %d: bottom charge %u neither "
+							"first nor after a return of its sp\n", run, b, i);
 						return 1;
 					}
+					charges_after += !!i;
 					continue;
 				}
 				if (XPROBES_UREC_IS_CHARGE(out[i].what)) {
@@ -466,8 +541,12 @@ int main(int argc, char **argv)
 	       runs, (unsigned long long)records, (unsigned long long)items,
 	       (unsigned long long)summed, (unsigned long long)charges,
 	       (unsigned long long)folded, (unsigned long long)top);
+	if (interrupt_pct)
+		printf("%llu folds stopped before their commit and restarted\n",
+		       (unsigned long long)interrupts);
 	if (mode != PLAIN)
-		printf("bottom sums %llu, bottom charges %llu\n", (unsigned long long)bottoms,
-		       (unsigned long long)charges_bottom);
+		printf("bottom sums %llu, bottom charges %llu first, %llu after a return\n",
+		       (unsigned long long)bottoms, (unsigned long long)charges_bottom,
+		       (unsigned long long)charges_after);
 	return 0;
 }
