@@ -334,9 +334,7 @@ static void fix_tail_conflicts(struct work_struct *work)
 	struct xp_hook *h;
 
 	mutex_lock(&xp_views_lock);
-	list_for_each_entry(v, &xp_views, node) {
-		if (v->closing)
-			continue;	/* disarmed */
+	xp_for_each_open_view(v) {
 		/* A displaced guard: no jump over several instructions stays live. */
 		if (v->guard && READ_ONCE(v->guard->broken)) {
 			list_for_each_entry(h, &v->hook_list, vnode) {

@@ -512,9 +512,7 @@ static void optimize_jumps(struct work_struct *work)
 	 * then takes apart.
 	 */
 	mutex_lock(xp_kprobe_mutex);
-	list_for_each_entry(v, &xp_views, node) {
-		if (v->closing)
-			continue;	/* disarmed for good */
+	xp_for_each_open_view(v) {	/* a closing one is disarmed for good */
 		list_for_each_entry(h, &v->hook_list, vnode) {
 			if (!h->jump_pending)
 				continue;

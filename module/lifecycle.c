@@ -139,10 +139,8 @@ static void sweep(struct work_struct *work)
 	/* module space, once for every view (counted: the kernel's paths should have) */
 	if (!why)
 		xp_modspace_resync();
-	list_for_each_entry_safe(v, n, &xp_views, node)
-		if (v->closing)
-			continue;	/* its teardown detaches every member */
-		else if (why)
+	xp_for_each_open_view_safe(v, n)	/* a closing one's teardown detaches every member */
+		if (why)
 			xp_view_close(v, why);
 		else if (!xp_chain_resync(v))
 			xp_view_close(v, "the kernel changed its image page tables in a way the view cannot follow");

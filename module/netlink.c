@@ -309,10 +309,10 @@ static int xp_dump_views(struct sk_buff *skb, struct netlink_callback *cb)
 	int err = 0;
 
 	mutex_lock(&xp_views_lock);
-	list_for_each_entry(v, &xp_views, node) {
+	xp_for_each_open_view(v) {
 		void *hdr;
 
-		if (v->closing || i++ < skip)
+		if (i++ < skip)
 			continue;
 		hdr = genlmsg_put(skb, NETLINK_CB(cb->skb).portid, cb->nlh->nlmsg_seq,
 				  &xp_family, NLM_F_MULTI, XPROBES_CMD_VIEW_GET);
@@ -485,10 +485,10 @@ static int dump_ended(struct sk_buff *skb, struct netlink_callback *cb, u32 pid)
 	unsigned long k = 0;
 	struct xp_view *v;
 
-	list_for_each_entry(v, &xp_views, node) {
+	xp_for_each_open_view(v) {
 		unsigned int n = min_t(unsigned int, v->nr_ended, XP_ENDED_MAX), i;
 
-		if (v->closing || (pid && xp_view_pid(v) != pid))
+		if (pid && xp_view_pid(v) != pid)
 			continue;
 		for (i = 0; i < n; i++, k++) {
 			void *hdr;

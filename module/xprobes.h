@@ -278,6 +278,29 @@ static inline bool xp_pgd_in_view(pgd_t *pgd, const struct xp_view *v)
 extern struct mutex xp_views_lock;
 extern struct list_head xp_views;
 extern unsigned int xp_nr_views;
+
+/*
+ * The views that are not closing, under xp_views_lock. A closing view
+ * (xp_view_close()) has every hook disarmed and its members go back with
+ * its teardown: the sweeper, the optimizer, the dumps leave it alone. The
+ * _safe form lets the body close the view it is at.
+ */
+static inline struct xp_view *xp_open_view_from(struct xp_view *v)
+{
+	while (!list_entry_is_head(v, &xp_views, node) && v->closing)
+		v = list_next_entry(v, node);
+	return v;
+}
+
+#define xp_for_each_open_view(v)						\
+	for (v = xp_open_view_from(list_first_entry(&xp_views, typeof(*v), node));	\
+	     !list_entry_is_head(v, &xp_views, node);				\
+	     v = xp_open_view_from(list_next_entry(v, node)))
+#define xp_for_each_open_view_safe(v, n)					\
+	for (v = xp_open_view_from(list_first_entry(&xp_views, typeof(*v), node)),	\
+	     n = list_next_entry(v, node);					\
+	     !list_entry_is_head(v, &xp_views, node);				\
+	     v = xp_open_view_from(n), n = list_next_entry(v, node))
 struct xp_view *xp_view_of_pgd(pgd_t *pgd);
 struct xp_view *xp_view_of_mm(struct mm_struct *mm);
 struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack);

@@ -72,12 +72,14 @@ LG=$!
 row=$(metrics_point redis 6390 $SRV_PID 200 $SECS) || exit 1
 note "views, beside a loaded untraced server: $row"
 assert_match "views mode said" "views mode" "$(cat /tmp/mp.err)"
-echo "$row" | awk '{ exit !($3 > 0.9 * $2 && $3 < 1.1 * $2) }' || fail "observed rate off while another server ran: $row"
+echo "$row" | awk '{ exit !($3 > 0.9 * $2 && $3 < 1.1 * $2) }' ||
+	fail "observed rate off while another server ran: $row (loadgen: $(cat /tmp/mp.loadgen) $(cat /tmp/mp.lgerr))"
 note "ok: observed within 10% of actual, the untraced server not counted"
 row=$(metrics_point redis 6390 $SRV_PID 200 $SECS --no-views) || exit 1
 note "fallback: $row"
 assert_match "fallback mode said" "fallback mode" "$(cat /tmp/mp.err)"
-echo "$row" | awk '{ exit !($3 > 0.9 * $2 && $3 < 1.1 * $2) }' || fail "fallback observed rate off: $row"
+echo "$row" | awk '{ exit !($3 > 0.9 * $2 && $3 < 1.1 * $2) }' ||
+	fail "fallback observed rate off: $row (loadgen: $(cat /tmp/mp.loadgen) $(cat /tmp/mp.lgerr))"
 note "ok: fallback observed within 10% of actual"
 wait $LG
 server_stop
