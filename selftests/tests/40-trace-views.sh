@@ -78,19 +78,25 @@ check_waker /tmp/w.json xw_delay thread xw_reply /tmp/w.err
 # nl_leaf's calls itself; it exits before the report, whose figures then
 # come from the sums the module kept for us. Every count is exact, and
 # nl_outer's own time is its wall less nl_mid's (charged to its frame).
+# nestloop_trace OUT N WHAT [SLEEP_US]: trace nestloop's three functions over
+# N rounds into OUT.json; every count exact, ON + OFF = wall, no return
+# unmatched.
+nestloop_trace() {
+	NESTLOOP_SLEEP_US=${4:-0} xprobectl trace --json -f 'nl_*' -- nestloop $2 > $1.json 2> $1.err ||
+		fail "trace -- nestloop ($3): $(tail -n 3 $1.err)"
+	note "$3: summed $(jsonq $1.json counters.calls_summed), records $(jsonq $1.json counters.records), abandoned $(jsonq $1.json counters.abandoned)"
+	for f in nl_outer nl_mid nl_leaf; do
+		assert_eq "$f calls ($3)" $2 "$(fn $1.json $f calls)"
+		check_balance $1.json $f
+	done
+	assert_eq "unmatched returns ($3)" 0 "$(jsonq $1.json counters.unmatched)"
+}
 NL=$(scaled 20000 100)
-xprobectl trace --json -f 'nl_*' -- nestloop $NL > /tmp/nl.json 2> /tmp/nl.err ||
-	fail "trace -- nestloop: $(tail -n 3 /tmp/nl.err)"
-note "$(grep '^xprobectl: tracing' /tmp/nl.err); summed $(jsonq /tmp/nl.json counters.calls_summed), records $(jsonq /tmp/nl.json counters.records)"
-for f in nl_outer nl_mid nl_leaf; do
-	assert_eq "$f calls (sums read after the exit)" $NL "$(fn /tmp/nl.json $f calls)"
-	check_balance /tmp/nl.json $f
-done
+nestloop_trace /tmp/nl $NL "sums read after the exit"
 # nl_outer's caller (main) is not traced: its calls are the bottom's sums
 # (its entry the only record at its return), so nearly every call of the
 # three is summed (before the bottom's sums: nl_mid's and nl_leaf's only).
 assert_ge "calls nestloop summed itself" "$(jsonq /tmp/nl.json counters.calls_summed)" $((NL * 5 / 2))
-assert_eq "unmatched returns (nestloop)" 0 "$(jsonq /tmp/nl.json counters.unmatched)"
 mid=$(fn /tmp/nl.json nl_mid wall_ns)
 assert_within "nl_outer self + nl_mid = nl_outer wall" 1 \
 	$(($(fn /tmp/nl.json nl_outer self.wall_ns) + mid)) $(fn /tmp/nl.json nl_outer wall_ns)
@@ -105,16 +111,9 @@ assert_eq "nl_leaf self = inclusive" $(fn /tmp/nl.json nl_leaf wall_ns) $(fn /tm
 # nl_outer's own ON-CPU time is its ON-CPU time less nl_mid's (without the
 # charge it would be all of it; nl_mid's calls are about half of it).
 NLS=$(scaled 2000 20)
-NESTLOOP_SLEEP_US=200 xprobectl trace --json -f 'nl_*' -- nestloop $NLS > /tmp/nls.json 2> /tmp/nls.err ||
-	fail "trace -- nestloop (sleeping): $(tail -n 3 /tmp/nls.err)"
-note "sleeping rounds: summed $(jsonq /tmp/nls.json counters.calls_summed), records $(jsonq /tmp/nls.json counters.records), abandoned $(jsonq /tmp/nls.json counters.abandoned)"
-for f in nl_outer nl_mid nl_leaf; do
-	assert_eq "$f calls (sleeping rounds)" $NLS "$(fn /tmp/nls.json $f calls)"
-	check_balance /tmp/nls.json $f
-done
+nestloop_trace /tmp/nls $NLS "sleeping rounds" 200
 assert_ge "nl_mid's and nl_leaf's calls summed (sleeping rounds)" \
 	"$(jsonq /tmp/nls.json counters.calls_summed)" $((NLS * 3 / 2))
-assert_eq "unmatched returns (sleeping rounds)" 0 "$(jsonq /tmp/nls.json counters.unmatched)"
 assert_eq "abandoned frames (sleeping rounds)" 0 "$(jsonq /tmp/nls.json counters.abandoned)"
 assert_within "nl_outer self ON + nl_mid = nl_outer ON (sleeping rounds)" 2 \
 	$(($(fn /tmp/nls.json nl_outer self.on_cpu_ns) + $(fn /tmp/nls.json nl_mid wall_ns))) \
