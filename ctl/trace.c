@@ -1430,6 +1430,51 @@ static struct bpf_program *fb_in(struct trace_bpf *k, int i, struct bpf_link ***
 	return t[i].p;
 }
 
+/*
+ * XPROBECTL_VERIFIER_STATS=1: each loaded program's verifier statistics
+ * (instructions processed, states, time) on stderr after the load, to
+ * see where a trace's start goes (docs/experiments.md).
+ */
+#define VSTATS_BUF	4096
+
+static void verifier_stats_on(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+
+	if (!getenv("XPROBECTL_VERIFIER_STATS"))
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		char *buf;
+
+		if (!bpf_program__autoload(prog))
+			continue;
+		buf = calloc(1, VSTATS_BUF);
+		if (!buf)
+			continue;
+		bpf_program__set_log_level(prog, 4);	/* statistics only */
+		bpf_program__set_log_buf(prog, buf, VSTATS_BUF);
+	}
+}
+
+static void verifier_stats_print(struct bpf_object *obj)
+{
+	struct bpf_program *prog;
+	size_t size;
+
+	if (!getenv("XPROBECTL_VERIFIER_STATS"))
+		return;
+	bpf_object__for_each_program(prog, obj) {
+		const char *buf = bpf_program__log_buf(prog, &size), *p;
+
+		if (!buf || !bpf_program__autoload(prog))
+			continue;
+		fprintf(stderr, "xprobectl: verifier: %s:", bpf_program__name(prog));
+		for (p = buf; *p; p++)
+			fputc(*p == '\n' ? ' ' : *p, stderr);
+		fputc('\n', stderr);
+	}
+}
+
 static int load_bpf(struct tsession *s)
 {
 	struct bpf_link *l;
@@ -1480,6 +1525,7 @@ static int load_bpf(struct tsession *s)
 		bpf_program__set_expected_attach_type(s->skel->progs.unwind_start,
 						      XP_BPF_TRACE_UPROBE_MULTI);
 	}
+	verifier_stats_on(s->skel->obj);
 	if (trace_bpf__load(s->skel)) {
 		if (s->multi) {		/* a kernel without uprobe_multi may refuse the type */
 			trace_bpf__destroy(s->skel);
@@ -1490,6 +1536,7 @@ static int load_bpf(struct tsession *s)
 			"kernel with BTF; -v shows the verifier's log\n", strerror(errno));
 		return -1;
 	}
+	verifier_stats_print(s->skel->obj);
 	if (s->cg && tcgroup_enter_target(s))
 		return -1;
 	for (i = 0; i < s->nhooks; i++)
