@@ -704,7 +704,6 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	urec_empty(hdr, 0);
 	if (sums) {
 		WRITE_ONCE(hdr->mult, c.mult);	/* the process may sum from now on */
-		WRITE_ONCE(hdr->below, XPROBES_UREC_RET);
 		*busy = false;
 	}
 }

@@ -99,6 +99,19 @@ static inline u64 fold_callees(const u64 *acc, u64 top, u32 i, u32 n)
 }
 
 /*
+ * A charge of @cycles (callees' time the process summed) at @sp, as a span
+ * in ns: the clock's ratio alone, clamped to what a record's time holds.
+ */
+static inline void fold_charge(struct xprobes_urec *r, u64 cycles, u64 sp, u64 flags,
+			       const struct xp_urec_clock *c)
+{
+	u64 x = mul_u64_u64_shr(cycles, c->mult, 32);
+
+	r->time = x < WALL_MAX ? x : WALL_MAX;
+	r->what = XPROBES_UREC_CHARGE | flags | XPROBES_UREC_SP(sp);
+}
+
+/*
  * Fold @in's @n records into @out, their times turned from TSC readings
  * into nanoseconds by @c on the way (one pass: the records are read once);
  * returns how many records there are now. Without @acc, @out may be @in
@@ -165,14 +178,8 @@ u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 		out[o].time = t;
 		out[o].what = w;
 		o++;
-		if (x) {
-			/* cycles to ns as a span: the clock's ratio alone */
-			x = mul_u64_u64_shr(x, c->mult, 32);
-			out[o].time = x < WALL_MAX ? x : WALL_MAX;
-			out[o].what = XPROBES_UREC_CHARGE | sp |
-				      (w & XPROBES_UREC_RET ? XPROBES_UREC_BOTTOM : 0);
-			o++;
-		}
+		if (x)
+			fold_charge(&out[o++], x, sp, w & XPROBES_UREC_RET ? XPROBES_UREC_BOTTOM : 0, c);
 	}
 	if (d)
 		unfold(out, o, st, d);
@@ -194,13 +201,8 @@ u32 xp_urec_fold_sums(const struct xprobes_urec *in, u32 n, const u64 *acc, cons
 {
 	u32 o = 0;
 
-	if (bsp) {
-		u64 x = mul_u64_u64_shr(n ? READ_ONCE(acc[0]) : slot[0], c->mult, 32);
-
-		out[0].time = x < WALL_MAX ? x : WALL_MAX;
-		out[0].what = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM | XPROBES_UREC_SP(bsp);
-		o = 1;
-	}
+	if (bsp)
+		fold_charge(&out[o++], n ? READ_ONCE(acc[0]) : slot[0], bsp, XPROBES_UREC_BOTTOM, c);
 	return o + xp_urec_fold(in, n, acc, slot[n & 1], out + o, c);
 }
 

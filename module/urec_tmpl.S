@@ -224,30 +224,20 @@ xp_urec_fagain:
  * restart reads it equal to its sp and decides the same; a hand-over
  * before the commit sends the entry after the charge at bsp, whose drop is
  * the entry's own, and clears it all; stored after, the thread could set a
- * bsp of the last hand-over into the next one. A tail call's caller is in
- * no record: not summed.
+ * bsp of the last hand-over into the next one. Stored for a call that
+ * then appends its return (its cycles past 2^40), it is that call's sp:
+ * the charge, sent before its entry, drops what the entry drops. With one
+ * record the rest is the nested path's (its caller's slot is slot 0, its
+ * callees' slot 1). A tail call's caller is in no record: not summed.
  */
 .Lbottom:
-	movq	XP_UREC_BSP(%r11), %r10
-	testq	%r10, %r10
-	cmovzq	%rsp, %r10		/* the first since the hand-over: here */
-	cmpq	%rsp, %r10
+	movq	XP_UREC_BSP(%r11), %rcx
+	testq	%rcx, %rcx
+	cmovzq	%rsp, %rcx		/* the first since the hand-over: here */
+	cmpq	%rsp, %rcx
 	jb	.Lplain			/* above the first */
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	subq	XP_UREC_HDR(%r11), %rax	/* the call's cycles */
-	movq	%rax, %rdi
-	shrq	$40, %rdi
-	jnz	.Lplain
-	movq	XP_UREC_SLOT + 8(%r11), %rdi	/* its callees' (count 1: slot 1) */
-	cmpq	%rax, %rdi
-	cmova	%rax, %rdi
-	movq	XP_UREC_ACC(%r11), %rcx	/* the bottom's so far */
-	addq	%rax, %rcx
-	movq	%r10, XP_UREC_BSP(%r11)
-	movl	$1, %edx
-	jmp	.Lcommit		/* slot 0, and the count 0 */
+	movq	%rcx, XP_UREC_BSP(%r11)
+	jmp	.Lnested
 .Ltail:
 	cmpl	$2, %eax
 	jne	.Lplain

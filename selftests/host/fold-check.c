@@ -3,7 +3,9 @@
  * Host-side check of module/urec_fold.c (XPROBES_F_CALLS). A simulated
  * thread makes random calls of 8 functions (nested, leaves, tail calls,
  * calls whose return writes nothing, longjmps over open calls, nesting
- * deeper than the fold keeps); its records are cut into hand-overs at
+ * deeper than the fold keeps, now and then a pause of 2^40 cycles, more
+ * than the routine sums: such a call at the bottom stores bsp, then
+ * appends its return); its records are cut into hand-overs at
  * random and accounted twice, by the rules of trace's replay
  * (bpf/trace.bpf.c: push and pop by sp, abandoned frames dropped, a
  * parent charged its children's time): once as they came, once folded.
@@ -57,7 +59,7 @@ static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL <<
 enum { PLAIN, BOTTOM_SUMS, BOTTOM_NOBSP, BOTTOM_NODROP, AFTER_NOSP };
 static int mode = BOTTOM_SUMS;
 static int interrupt_pct;	/* interrupt: the share of folds stopped before their commit */
-static u64 interrupts;
+static u64 interrupts, bottom_long;
 #define MAXD	256
 #define CAP	680		/* XP_UREC_CAP: 16 KiB a CPU, 24 bytes a record */
 
@@ -203,6 +205,8 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 	u64 k = rnd(100), sp;
 
 	s->t += 1 + rnd(100);
+	if (!rnd(500))
+		s->t += 1ULL << 40;	/* a call too long to sum (the routine's 2^40 check) */
 	r->time = s->t;
 	if (s->d && s->tailed[s->d - 1] == 2) {		/* the caller of a tail call */
 		s->d--;
@@ -277,14 +281,16 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64
 		/* the bottom: its caller's frame is the consumer's, above sp */
 		if (e >> 61 || (mode != BOTTOM_NOBSP && *bsp && sp > *bsp))
 			return false;
+		if (!*bsp)
+			*bsp = sp;	/* stored before the nested path's checks */
 		wall = r->time - buf[0].time;
-		if (wall >> 40)
+		if (wall >> 40) {
+			bottom_long++;	/* appends its return, bsp kept */
 			return false;
+		}
 		t = slot[1];
 		if (t > wall)
 			t = wall;
-		if (!*bsp)
-			*bsp = sp;
 		slot[0] = acc[0] + wall;
 		if (interrupt_pct && (int)rnd(100) < interrupt_pct) {
 			interrupts++;
@@ -545,8 +551,8 @@ int main(int argc, char **argv)
 		printf("%llu folds stopped before their commit and restarted\n",
 		       (unsigned long long)interrupts);
 	if (mode != PLAIN)
-		printf("bottom sums %llu, bottom charges %llu first, %llu after a return\n",
-		       (unsigned long long)bottoms, (unsigned long long)charges_bottom,
-		       (unsigned long long)charges_after);
+		printf("bottom sums %llu (%llu too long), bottom charges %llu first, %llu after a return\n",
+		       (unsigned long long)bottoms, (unsigned long long)bottom_long,
+		       (unsigned long long)charges_bottom, (unsigned long long)charges_after);
 	return 0;
 }
