@@ -17,6 +17,13 @@
  * (default 400: 800 records, at least one flush). It prints "calls N" (all
  * of sf_leaf's, the handler's included) and "signals N"; a flush that lost
  * the record it was asked for shows as a call trace counts less.
+ *   sigflush ROUNDS MAIN_CALLS HANDLER_CALLS alt
+ * The same with sums (docs/userhooks.md, "The bottom of the buffer"): the
+ * calls alternate between two stack depths, the deeper first (from
+ * sf_deeper()), so that after each hand-over only the first is summed at
+ * the bottom: the next, above its sp, appends its return, and each after
+ * it follows a return at another sp and appends too. 341 handler calls
+ * then leave the buffer full (one summed, 340 of two records).
  */
 #include <errno.h>
 #include <signal.h>
@@ -39,14 +46,33 @@ __attribute__((noinline)) void sf_leaf(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-static void on_usr1(int sig)
+static int alternate;
+
+/* sf_leaf() from one frame deeper (not a tail call: it has its own). */
+__attribute__((noinline)) void sf_deeper(void)
+{
+	sf_leaf();
+	__asm__ volatile("" ::: "memory");
+}
+
+/* N calls of sf_leaf(), from two depths in turn with "alt", the deeper first. */
+static void sf_calls(unsigned long n)
 {
 	unsigned long i;
 
+	for (i = 0; i < n; i++) {
+		if (alternate && !(i & 1))
+			sf_deeper();
+		else
+			sf_leaf();
+	}
+}
+
+static void on_usr1(int sig)
+{
 	(void)sig;
 	signals++;
-	for (i = 0; i < handler_calls; i++)
-		sf_leaf();
+	sf_calls(handler_calls);
 }
 
 static void die(const char *what)
@@ -133,13 +159,13 @@ static void tracer(pid_t p, int go_w, int done_r, int done_w, unsigned long roun
 
 int main(int argc, char **argv)
 {
-	unsigned long rounds, main_calls = 400, r, i;
+	unsigned long rounds, main_calls = 400, r;
 	int go[2], done[2];
 	pid_t me = getpid(), t;
 	char c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: sigflush ROUNDS [MAIN_CALLS [HANDLER_CALLS]]\n");
+		fprintf(stderr, "usage: sigflush ROUNDS [MAIN_CALLS [HANDLER_CALLS [alt]]]\n");
 		return 2;
 	}
 	rounds = strtoul(argv[1], NULL, 0);
@@ -147,6 +173,7 @@ int main(int argc, char **argv)
 		main_calls = strtoul(argv[2], NULL, 0);
 	if (argc > 3)
 		handler_calls = strtoul(argv[3], NULL, 0);
+	alternate = argc > 4 && !strcmp(argv[4], "alt");
 	if (signal(SIGUSR1, on_usr1) == SIG_ERR)
 		die("signal");
 	if (pipe(go) || pipe(done))
@@ -159,8 +186,7 @@ int main(int argc, char **argv)
 	for (r = 0; r < rounds; r++) {
 		if (read(go[0], &c, 1) != 1)
 			die("read");
-		for (i = 0; i < main_calls; i++)
-			sf_leaf();
+		sf_calls(main_calls);
 		if (write(done[1], "d", 1) != 1)
 			die("write");
 	}

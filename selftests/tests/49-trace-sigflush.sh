@@ -7,21 +7,46 @@
 # child that ptraces it) has SIGUSR1 delivered at the exit of a flush in
 # each round, and the handler fills the buffer the stops emptied. Every
 # call of sf_leaf(), the handler's among them, is in trace's count; none
-# is unmatched. Without sums (XPROBECTL_NO_SUMS=1): sf_leaf's caller is not
-# traced, so with sums the process sums every call at the bottom of its
-# buffer and the buffer never fills.
+# is unmatched. Twice: without sums (XPROBECTL_NO_SUMS=1), where every call
+# is two records; and with them, where sf_leaf's calls alternate between
+# two stack depths (sigflush's "alt") so that only the first after each
+# hand-over is summed at the bottom of the buffer and the others fill it
+# (calling it from one place, the process would sum every call there and
+# the buffer would never fill).
 . /xp/selftests/tests/lib.sh
 R=$(scaled 20 4)
 
-XPROBECTL_NO_SUMS=1 xprobectl trace -f sf_leaf -- /xp/bin/sigflush $R > /tmp/sf.out 2>&1 ||
-	fail "trace of sigflush: $(tail -n 3 /tmp/sf.out)"
-grep -q "views mode, [0-9]* through user hooks" /tmp/sf.out ||
-	fail "not through user hooks: $(grep tracing /tmp/sf.out)"
-want=$(sed -n 's/^calls //p' /tmp/sf.out)
-sigs=$(sed -n 's/^signals //p' /tmp/sf.out)
-note "$(grep 'sigflush: tracer' /tmp/sf.out)"
-note "$(grep -m 1 '^# events:' /tmp/sf.out)"
-[ "${sigs:-0}" -ge $((R / 2)) ] ||
-	fail "the handler ran ${sigs:-0} times in $R rounds: the scenario did not hold"
-assert_eq "sf_leaf's calls ($sigs signals at a flush)" "$want" \
-	"$(awk '/^Total for/ { t = 1 } t && $1 == "sf_leaf" { print $2; exit }' /tmp/sf.out)"
+# sigflush_trace HOW ARGS...: trace sf_leaf in sigflush ARGS (HOW: nosums
+# or sums); every call counted, the scenario held
+sigflush_trace() {
+	local how=$1 out=/tmp/sf.$1.out want sigs ev
+	shift
+	if [ $how = nosums ]; then
+		XPROBECTL_NO_SUMS=1 xprobectl trace -f sf_leaf -- /xp/bin/sigflush "$@" > $out 2>&1
+	else
+		xprobectl trace -f sf_leaf -- /xp/bin/sigflush "$@" > $out 2>&1
+	fi || fail "trace of sigflush ($how): $(tail -n 3 $out)"
+	grep -q "views mode, [0-9]* through user hooks" $out ||
+		fail "$how: not through user hooks: $(grep tracing $out)"
+	want=$(sed -n 's/^calls //p' $out)
+	sigs=$(sed -n 's/^signals //p' $out)
+	ev=$(grep -m 1 '^# events:' $out)
+	note "$how: $(grep 'sigflush: tracer' $out)"
+	note "$how: $ev"
+	[ "${sigs:-0}" -ge $((R / 2)) ] ||
+		fail "$how: the handler ran ${sigs:-0} times in $R rounds: the scenario did not hold"
+	if [ $how = sums ]; then
+		# the process summed some (the first after each hand-over), and
+		# most went as records
+		summed=$(echo "$ev" | sed -n 's/.* calls_summed=\([0-9]*\).*/\1/p')
+		[ "${summed:-0}" -gt 0 ] || fail "sums: the process summed no call: $ev"
+		[ "$summed" -lt $((want / 4)) ] ||
+			fail "sums: $summed of $want calls summed: the buffer did not fill with records"
+	fi
+	assert_eq "$how: sf_leaf's calls ($sigs signals at a flush)" "$want" \
+		"$(awk '/^Total for/ { t = 1 } t && $1 == "sf_leaf" { print $2; exit }' $out)"
+	assert_eq "$how: no return without its entry" 0 \
+		"$(echo "$ev" | sed -n 's/.* unmatched=\([0-9]*\).*/\1/p')"
+}
+sigflush_trace nosums $R
+sigflush_trace sums $R 400 341 alt
