@@ -268,9 +268,11 @@ VMK := --kernel $(KIMAGE) --initrd $(INITRD)
 vm: initramfs
 	@bash $(RUNVM) $(VMK) --timeout $(VM_TIMEOUT) $(if $(VM_SHARE),--share $(VM_SHARE)) -- '$(CMD)'
 
-# check.sh gets each kernel as NAME=IMAGE:INITRD.
+# check.sh gets each kernel as NAME=IMAGE:INITRD. The images are made side
+# by side (the programs first: their rules are not all written for -j).
 check: deps
-	@$(MAKE) --no-print-directory $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j2 $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
 	@XP_KERNELS='$(foreach k,$(KERNELS),$(k)=$(BUILD)/kernel/$(k)/vmlinuz:$(call initrd_of,$(k)))' \
 		bash selftests/check.sh
 
@@ -329,7 +331,8 @@ deb:
 # Installs the packages on this machine with the 6.1 and 6.12 headers, checks
 # DKMS built a module for each, boots each in the VM (selftests/dkms.sh).
 check-dkms: deb
-	@$(MAKE) --no-print-directory $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
+	@$(MAKE) --no-print-directory all
+	@$(MAKE) --no-print-directory -j2 $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
 	@bash selftests/dkms.sh $(DEB) $(foreach k,$(KERNELS),$(BUILD)/kernel/$(k)=$(call initrd_of,$(k)))
 
 # Debian's other flavours: warning-free builds against the -cloud and -rt

@@ -54,12 +54,31 @@ shape() {	# shape KERNEL: run-vm.sh options of its paging shape
 
 . "$HERE/tap.sh"
 rts=
+# The builds in two lanes (each build is mostly one core's: ccache, then
+# modpost and the link), recorded in order.
+build() {	# build KERNEL: its module and livepatch, the status in build-KERNEL.rc
+	rm -f "$BUILD/k/$1/module/xprobes.ko" "$BUILD/k/$1/klp/xp_klp.ko"
+	find "$BUILD/k/$1" -name '*.o' -delete 2>/dev/null	# every file compiled again: all warnings seen
+	make -C "$TOP" --no-print-directory "$BUILD/k/$1/module/xprobes.ko" "$BUILD/k/$1/klp/xp_klp.ko" \
+		> "$OUT/build-$1.log" 2>&1
+	echo $? > "$OUT/build-$1.rc"
+}
+lane() {	# lane N KERNEL...: every other kernel from the Nth
+	local n=$1 i=0 k
+	shift
+	for k in "$@"; do
+		[ $((i % 2)) = "$n" ] && build "$k"
+		i=$((i + 1))
+	done
+}
+rm -f "$OUT"/build-*.rc
+lane 0 "$@" &
+lane0=$!
+lane 1 "$@"
+wait $lane0
 for k in "$@"; do
 	log=$OUT/build-$k.log
-	rm -f "$BUILD/k/$k/module/xprobes.ko" "$BUILD/k/$k/klp/xp_klp.ko"
-	find "$BUILD/k/$k" -name '*.o' -delete 2>/dev/null	# every file compiled again: all warnings seen
-	make -C "$TOP" --no-print-directory "$BUILD/k/$k/module/xprobes.ko" "$BUILD/k/$k/klp/xp_klp.ko" > "$log" 2>&1
-	rc=$?
+	rc=$(cat "$OUT/build-$k.rc" 2> /dev/null || echo 125)
 	warn=$(grep -ci 'warning' "$log")
 	if [ $rc = 0 ] && [ "$warn" = 0 ]; then
 		record ok "build[$k]" "$(basename "$(readlink -f "$BUILD/kernel/$k")")"

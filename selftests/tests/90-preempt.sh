@@ -22,7 +22,8 @@
 # once one instruction per block is on: the module takes the hook out
 # first (its task work, the thread's thunks given back, the trampolines'
 # system calls muted, every CPU serialised), and the process runs on as
-# untraced. (Its TSYNC mode, a second thread calling work() flat out,
+# untraced (a seal still at work when the phase's SECS end finishes at
+# full speed). (Its TSYNC mode, a second thread calling work() flat out,
 # added 53 s here in CI, on make check's longest path: the seal with
 # threads inside the trampolines runs in 49 on every kernel, and under
 # PREEMPT_RT and lockdep.)
@@ -174,6 +175,14 @@ spin_cs() {
 t_fast=$(spin_cs)
 t2=$(spin_cs)
 [ $t2 -ge $t_fast ] || t_fast=$t2
+# The polling below forks nothing and runs at nice -20: under this load
+# one instruction per block made a fork and exec of sleep take 87 s on
+# 6.12-rt (2026-12-02), and the phase as long. A FIFO no one writes
+# times its reads out.
+rm -f /tmp/pre-tick
+mkfifo /tmp/pre-tick || fail "mkfifo"
+renice -n -20 $$ > /dev/null 2>&1
+tick() { read -r -t 1 _ <> /tmp/pre-tick; }
 echo "XP-SINGLESTEP: on" > /dev/ttyS1
 sw=$(cs)
 sleep 1
@@ -191,27 +200,43 @@ t_slow=$(spin_cs)
 w=$(($(cs) - w))
 note "a busy loop took $t_fast cs of CPU, then $t_slow cs ($w cs of wall) one instruction per block"
 # Guest time runs as the host's: the phase ends SECS seconds after the
-# switch, and not before seccompw has its filter (mode 2 in its status) or
-# is done; for that it runs on up to SECS + 240 s. The seal's time under
-# one instruction per block is reported, not bounded.
+# switch. seccompw's seal began with the go, one instruction per block;
+# one that is not done by then (on the -rt kernels under CI's load it took
+# 234 to 261 s of this phase, 46 s alone, 44 s on 6.1: CI went to 5260 s
+# of its 5400, 2026-12-02) ends at full speed, up to 240 s more, and the
+# time it had under one instruction per block is reported.
 # (Shell builtins only: a fork and exec takes seconds here.)
 sc_at=
+sc_poll() {	# sc_at: the phase's second seccompw had its filter (mode 2) or was done
+	local k v
+	[ -z "$sc_at" ] || return 0
+	scmode=
+	[ -r /proc/$S/status ] && while read -r k v _; do
+		[ "$k" = Seccomp: ] && scmode=$v && break
+	done < /proc/$S/status
+	[ "${scmode:-2}" = 2 ] && sc_at=$el
+}
 while :; do
 	read -r up _ < /proc/uptime
 	el=$(((${up%.*}${up#*.} - sw) / 100))
-	if [ -z "$sc_at" ]; then
-		scmode=
-		[ -r /proc/$S/status ] && while read -r k v _; do
-			[ "$k" = Seccomp: ] && scmode=$v && break
-		done < /proc/$S/status
-		[ "${scmode:-2}" = 2 ] && sc_at=$el
-	fi
-	[ -n "$sc_at" ] && [ $el -ge $((SECS - 1)) ] && break
-	[ $el -ge $((SECS + 240)) ] && break
-	sleep 1
+	sc_poll
+	[ $el -ge $((SECS - 1)) ] && break
+	tick
 done
-note "seccompw filtered ${sc_at:-not} s after the switch; one instruction per block for $el s"
 echo "XP-SINGLESTEP: off" > /dev/ttyS1
+ss_el=$el
+while [ -z "$sc_at" ] && [ $el -lt $((ss_el + 240)) ]; do
+	tick
+	read -r up _ < /proc/uptime
+	el=$(((${up%.*}${up#*.} - sw) / 100))
+	sc_poll
+done
+if [ -n "$sc_at" ] && [ $sc_at -le $ss_el ]; then
+	note "seccompw filtered $sc_at s after the switch; one instruction per block for $ss_el s"
+else
+	note "seccompw filtered ${sc_at:-not} s after the switch, its seal one instruction per block for its first $ss_el s"
+fi
+el=$ss_el
 touch /tmp/pre-stop
 wait $cyc
 c4=$(calls)
@@ -246,9 +271,9 @@ note "ok: $ncyc rounds of add/del cycles (a kernel jump, live and not; two user 
 grep -q BAD /tmp/pre-uh.out && fail "uhtarget computed a wrong result: $(grep BAD /tmp/pre-uh.out | head -n 3)"
 assert_eq "uhtarget's exit status" 0 "$urc"
 [ -n "$sc_at" ] ||
-	fail "seccompw had no filter when one instruction per block went off, $el s after the switch (Seccomp: $scmode)"
-assert_eq "seccompw, sealed one instruction per block: its exit status" 0 "$src"
-assert_eq "seccompw, sealed one instruction per block: what it wrote" "$(cat /tmp/pre-sc.want)" \
+	fail "seccompw had no filter 240 s after one instruction per block went off (Seccomp: $scmode)"
+assert_eq "seccompw, sealed from one instruction per block: its exit status" 0 "$src"
+assert_eq "seccompw, sealed from one instruction per block: what it wrote" "$(cat /tmp/pre-sc.want)" \
 	"$(cat /tmp/pre-sc.t 2> /dev/null)"
 assert_match "seccompw, sealed: its trampolines' system calls, as it read them after its filter" \
 	"^syscalls 0 muted [1-9][0-9]*$" "$(cat /tmp/pre-sc.t.a 2> /dev/null)"
