@@ -1011,7 +1011,8 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 	if (s->nunwinders) {
 		/*
 		 * The module's unwinder hooks are on the entry points (tuhook.c),
-		 * and fn_entry_uh gives these uretprobes' slots back.
+		 * and fn_entry_uh (with records, unwind_uh) gives these
+		 * uretprobes' slots back.
 		 */
 		if (!s->unwind_fix && !s->unwind_said && unwinds(u.exe, pid))
 			fprintf(stderr, "xprobectl: this kernel does not let BPF write a process's "
@@ -1380,13 +1381,13 @@ static int attach_uh(struct tsession *s)
 		if (!s->nunwinders)
 			return 0;
 		/* the unwinder hooks' events */
-		in = bpf_program__attach(s->skel->progs.fn_entry_uh);
+		in = bpf_program__attach(s->skel->progs.unwind_uh);
 		if (libbpf_get_error(in)) {
 			fprintf(stderr, "xprobectl: cannot attach to the unwinder hooks' events: %s "
 				"(--uprobes traces without them)\n", strerror(errno));
 			return -1;
 		}
-		s->skel->links.fn_entry_uh = in;
+		s->skel->links.unwind_uh = in;
 		return 0;
 	}
 
@@ -1515,8 +1516,9 @@ static int load_bpf(struct tsession *s)
 	bpf_program__set_autoload(s->skel->progs.fb_waking, !s->views && s->wakers);
 	for (i = 0; i < FB_IN_PROGS; i++)
 		bpf_program__set_autoload(fb_in(s->skel, i, NULL), !s->views && s->wakers);
-	bpf_program__set_autoload(s->skel->progs.fn_entry_uh,
-				  (s->nuhooks > 0 && !s->records) || s->nunwinders > 0);
+	bpf_program__set_autoload(s->skel->progs.fn_entry_uh, s->nuhooks > 0 && !s->records);
+	bpf_program__set_autoload(s->skel->progs.unwind_uh,
+				  s->nuhooks > 0 && s->records && s->nunwinders > 0);
 	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_records, s->nuhooks > 0 && s->records);
 	if (s->multi) {
