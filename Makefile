@@ -94,7 +94,7 @@ MODULE_KO := module/xprobes.ko
 TEST_MODS := xp_klp xp_spin xp_cpa xp_modfn xp_modfn2 xp_modfn3 xp_klpmod
 TEST_KO   := $(TEST_MODS:%=selftests/modules/%.ko)
 
-.PHONY: all deps kernel module test-modules ctl bpf progs initramfs check demo vm bench clean help \
+.PHONY: all deps kernel module test-modules ctl bpf progs initramfs images check demo vm bench clean help \
 	deps-debug debug-kernel debug-initramfs kunit check-debug install uninstall deb check-dkms check-flavours
 
 all: module test-modules bpf ctl progs
@@ -268,11 +268,14 @@ VMK := --kernel $(KIMAGE) --initrd $(INITRD)
 vm: initramfs
 	@bash $(RUNVM) $(VMK) --timeout $(VM_TIMEOUT) $(if $(VM_SHARE),--share $(VM_SHARE)) -- '$(CMD)'
 
-# check.sh gets each kernel as NAME=IMAGE:INITRD. The images are made side
-# by side (the programs first: their rules are not all written for -j).
-check: deps
-	@$(MAKE) --no-print-directory all
+# The test image of each kernel in KERNELS, made side by side (the programs
+# first: their rules are not all written for -j).
+images: all
 	@$(MAKE) --no-print-directory -j2 $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
+
+# check.sh gets each kernel as NAME=IMAGE:INITRD.
+check: deps
+	@$(MAKE) --no-print-directory images
 	@XP_KERNELS='$(foreach k,$(KERNELS),$(k)=$(BUILD)/kernel/$(k)/vmlinuz:$(call initrd_of,$(k)))' \
 		bash selftests/check.sh
 
@@ -331,8 +334,7 @@ deb:
 # Installs the packages on this machine with the 6.1 and 6.12 headers, checks
 # DKMS built a module for each, boots each in the VM (selftests/dkms.sh).
 check-dkms: deb
-	@$(MAKE) --no-print-directory all
-	@$(MAKE) --no-print-directory -j2 $(foreach k,$(KERNELS),$(call initrd_of,$(k)))
+	@$(MAKE) --no-print-directory images
 	@bash selftests/dkms.sh $(DEB) $(foreach k,$(KERNELS),$(BUILD)/kernel/$(k)=$(call initrd_of,$(k)))
 
 # Debian's other flavours: warning-free builds against the -cloud and -rt

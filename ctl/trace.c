@@ -1473,6 +1473,7 @@ static void verifier_stats_print(struct bpf_object *obj)
 		for (p = buf; *p; p++)
 			fputc(*p == '\n' ? ' ' : *p, stderr);
 		fputc('\n', stderr);
+		free((void *)buf);	/* libbpf reads a program's log only at its load */
 	}
 }
 

@@ -258,7 +258,6 @@ xp_urec_fagain:
 	cmova	%rax, %rdi
 	movq	XP_UREC_ACC - 8(%r11,%r9,8), %rcx	/* its caller's callees' so far */
 	addq	%rax, %rcx
-.Lcommit:
 	xorl	$1, %edx
 	movq	%rcx, XP_UREC_SLOT(%r11,%rdx,8)
 	decl	%r9d

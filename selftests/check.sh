@@ -231,19 +231,17 @@ ksuffix() {	# ksuffix KERNEL SUITE: what a test's name gets for its boot
 
 # 0. Host side: our x86 decoder agrees with objdump on every instruction of
 #    each kernel's text (the module trusts it to displace instructions).
-host_insn_check() {	# host_insn_check KERNEL
+host_insn_check() {	# host_insn_check KERNEL: BUILD/host/insn-check built
 	local dir=$BUILD/host vml img
 	img=$(kvar img "$1")
-	mkdir -p "$dir"
 	vml=$dir/vmlinux-$1
 	[ -s "$vml" ] && [ "$vml" -nt "$img" ] ||
 		bash "$HERE/host/extract-vmlinux.sh" "$img" > "$vml" || return 1
-	[ "$dir/insn-check" -nt "$TOP/module/insn.c" ] ||
-		${CC:-cc} -O2 -o "$dir/insn-check" "$HERE/host/insn-check.c" "$TOP/module/insn.c" || return 1
 	objdump -d -w --section=.text "$vml" | "$dir/insn-check"
 }
 # Each kernel's in the background (objdump and the decoder: about 15 s of
-# both cores each), beside the lighter host checks below; recorded after them.
+# both cores each), beside the lighter host checks below; recorded after
+# them. The decoder is built once, before.
 mkdir -p "$BUILD/host"
 [ "$BUILD/host/insn-check" -nt "$TOP/module/insn.c" ] ||
 	${CC:-cc} -O2 -o "$BUILD/host/insn-check" "$HERE/host/insn-check.c" "$TOP/module/insn.c"

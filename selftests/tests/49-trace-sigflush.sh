@@ -19,7 +19,7 @@ R=$(scaled 20 4)
 # sigflush_trace HOW ARGS...: trace sf_leaf in sigflush ARGS (HOW: nosums
 # or sums); every call counted, the scenario held
 sigflush_trace() {
-	local how=$1 out=/tmp/sf.$1.out want sigs ev
+	local how=$1 out=/tmp/sf.$1.out want sigs ev summed
 	shift
 	if [ $how = nosums ]; then
 		XPROBECTL_NO_SUMS=1 xprobectl trace -f sf_leaf -- /xp/bin/sigflush "$@" > $out 2>&1

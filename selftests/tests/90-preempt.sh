@@ -207,6 +207,10 @@ note "a busy loop took $t_fast cs of CPU, then $t_slow cs ($w cs of wall) one in
 # time it had under one instruction per block is reported.
 # (Shell builtins only: a fork and exec takes seconds here.)
 sc_at=
+elapsed() {	# el: seconds since the switch
+	read -r up _ < /proc/uptime
+	el=$(((${up%.*}${up#*.} - sw) / 100))
+}
 sc_poll() {	# sc_at: the phase's second seccompw had its filter (mode 2) or was done
 	local k v
 	[ -z "$sc_at" ] || return 0
@@ -217,8 +221,7 @@ sc_poll() {	# sc_at: the phase's second seccompw had its filter (mode 2) or was 
 	[ "${scmode:-2}" = 2 ] && sc_at=$el
 }
 while :; do
-	read -r up _ < /proc/uptime
-	el=$(((${up%.*}${up#*.} - sw) / 100))
+	elapsed
 	sc_poll
 	[ $el -ge $((SECS - 1)) ] && break
 	tick
@@ -227,8 +230,7 @@ echo "XP-SINGLESTEP: off" > /dev/ttyS1
 ss_el=$el
 while [ -z "$sc_at" ] && [ $el -lt $((ss_el + 240)) ]; do
 	tick
-	read -r up _ < /proc/uptime
-	el=$(((${up%.*}${up#*.} - sw) / 100))
+	elapsed
 	sc_poll
 done
 if [ -n "$sc_at" ] && [ $sc_at -le $ss_el ]; then
