@@ -53,16 +53,47 @@
 #include "xprobes.h"
 #include "uhook.h"
 
-static DEFINE_HASHTABLE(xp_ucovers, 8);	/* live covers by mm */
-static DEFINE_HASHTABLE(xp_ucovers_file, 8);	/* ... by the file's inode */
+/*
+ * A process may have thousands of hooks in one file (every function of a
+ * server traced), so the covers are hashed by where they start, not only
+ * by whose they are: by the mm and the granule of the site's address, and
+ * by the inode and the granule of its file offset. A granule holds more
+ * than twice the longest cover, so the covers that may hold a byte, or
+ * meet a range of a cover's length, start in at most two granules.
+ */
+#define COVER_GRANULE_SHIFT	6
+static_assert(2 * XP_COVER_MAX <= 1 << COVER_GRANULE_SHIFT);
+
+static DEFINE_HASHTABLE(xp_ucovers, 10);	/* live covers by mm and address */
+static DEFINE_HASHTABLE(xp_ucovers_file, 10);	/* ... by inode and file offset */
+static DEFINE_HASHTABLE(xp_ucovers_mm, 6);	/* ... by mm alone */
 static bool write_guard_on;
+
+static unsigned long cover_key(const void *owner, u64 at)
+{
+	return (unsigned long)owner ^ (unsigned long)(at >> COVER_GRANULE_SHIFT);
+}
+
+/* The first granule that may hold the start of a cover reaching @at. */
+static u64 cover_first(u64 at)
+{
+	return at >= XP_COVER_MAX ? at - (XP_COVER_MAX - 1) : 0;
+}
+
+/* Each granule key from the one of @lo to the one of @hi (2 at most). */
+#define for_each_cover_key(key, owner, lo, hi, g)				\
+	for (g = (lo) >> COVER_GRANULE_SHIFT,					\
+	     key = cover_key(owner, g << COVER_GRANULE_SHIFT);			\
+	     g <= (hi) >> COVER_GRANULE_SHIFT;					\
+	     g++, key = cover_key(owner, g << COVER_GRANULE_SHIFT))
 
 void xp_ucover_publish(struct xp_uhook *h)
 {
 	lockdep_assert_held(&xp_views_lock);
 	h->afile = h->area->file;
-	hash_add_rcu(xp_ucovers, &h->cnode, (unsigned long)h->mm);
-	hash_add_rcu(xp_ucovers_file, &h->fnode, (unsigned long)h->up.inode);
+	hash_add_rcu(xp_ucovers, &h->cnode, cover_key(h->mm, h->addr));
+	hash_add_rcu(xp_ucovers_file, &h->fnode, cover_key(h->up.inode, h->up.offset));
+	hash_add_rcu(xp_ucovers_mm, &h->mnode, (unsigned long)h->mm);
 }
 
 void xp_ucover_unpublish(struct xp_uhook *h)
@@ -76,18 +107,41 @@ void xp_ucover_unpublish(struct xp_uhook *h)
 	 */
 	hash_del_rcu(&h->cnode);
 	hash_del_rcu(&h->fnode);
+	hash_del_rcu(&h->mnode);
+}
+
+/*
+ * A cover of @mm, its file's bytes not back yet, that meets [@lo, @hi)
+ * (@strict: that holds @lo strictly inside, @hi = @lo + 1). Under RCU or
+ * xp_views_lock.
+ */
+static struct xp_uhook *cover_meeting(struct mm_struct *mm, unsigned long lo, unsigned long hi,
+				      bool strict)
+{
+	unsigned long key;
+	struct xp_uhook *h;
+	u64 g;
+
+	for_each_cover_key(key, mm, cover_first(lo), hi - 1, g)
+		hash_for_each_possible_rcu(xp_ucovers, h, cnode, key)
+			if (h->mm == mm && (strict ? h->addr < lo : h->addr < hi) &&
+			    lo < h->addr + h->cover &&
+			    !READ_ONCE(h->out))	/* the file's bytes are back there */
+				return h;
+	return NULL;
 }
 
 /* The live cover of @mm with @addr strictly inside it. Under RCU. */
 static struct xp_uhook *inside(struct mm_struct *mm, unsigned long addr)
 {
-	struct xp_uhook *h;
+	return cover_meeting(mm, addr, addr + 1, true);
+}
 
-	hash_for_each_possible_rcu(xp_ucovers, h, cnode, (unsigned long)mm)
-		if (h->mm == mm && addr > h->addr && addr < h->addr + h->cover &&
-		    !READ_ONCE(h->out))	/* the file's bytes are back there */
-			return h;
-	return NULL;
+/* Does a cover of @mm (claimed or live) meet [@lo, @hi)? Under xp_views_lock. */
+bool xp_ucover_overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi)
+{
+	lockdep_assert_held(&xp_views_lock);
+	return cover_meeting(mm, lo, hi, false);
 }
 
 /* Has @mm a user hook with a published cover (claimed, live or going)? Under RCU. */
@@ -95,7 +149,7 @@ bool xp_ucover_mm_live(struct mm_struct *mm)
 {
 	struct xp_uhook *h;
 
-	hash_for_each_possible_rcu(xp_ucovers, h, cnode, (unsigned long)mm)
+	hash_for_each_possible_rcu(xp_ucovers_mm, h, mnode, (unsigned long)mm)
 		if (h->mm == mm)
 			return true;
 	return false;
@@ -142,21 +196,26 @@ static struct xp_uhook *inside_file(struct mm_struct *mm, unsigned long vaddr)
 	struct vm_area_struct *vma = find_vma(mm, vaddr), *area;
 	struct xp_uhook *h;
 	struct inode *inode;
+	unsigned long key;
 	loff_t off;
+	u64 g;
 
 	if (!vma || vma->vm_start > vaddr || !vma->vm_file)
 		return NULL;
 	inode = file_inode(vma->vm_file);
 	off = vaddr - vma->vm_start + ((loff_t)vma->vm_pgoff << PAGE_SHIFT);
-	hash_for_each_possible_rcu(xp_ucovers_file, h, fnode, (unsigned long)inode) {
-		if (h->up.inode != inode || off <= h->up.offset || off >= h->up.offset + h->cover)
-			continue;
-		if (h->mm == mm)
-			return h;
-		area = find_vma(mm, h->slot);
-		if (area && area->vm_start <= h->slot && area->vm_file == h->afile &&
-		    vaddr - h->addr == off - h->up.offset)
-			return h;	/* a child of fork, with the jump at the same address */
+	for_each_cover_key(key, inode, cover_first(off), off, g) {
+		hash_for_each_possible_rcu(xp_ucovers_file, h, fnode, key) {
+			if (h->up.inode != inode || off <= h->up.offset ||
+			    off >= h->up.offset + h->cover)
+				continue;
+			if (h->mm == mm)
+				return h;
+			area = find_vma(mm, h->slot);
+			if (area && area->vm_start <= h->slot && area->vm_file == h->afile &&
+			    vaddr - h->addr == off - h->up.offset)
+				return h;	/* a child of fork, with the jump at the same address */
+		}
 	}
 	return NULL;
 }

@@ -578,16 +578,6 @@ static bool covers_syscall(const u8 *code, unsigned int cover, u8 *starts)
 	return false;
 }
 
-static bool overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi)
-{
-	struct xp_uhook *o;
-
-	list_for_each_entry(o, &xp_uhooks, node)
-		if (o->mm == mm && !o->out && o->addr < hi && lo < o->addr + o->cover)
-			return true;
-	return false;
-}
-
 /*
  * The function jumps through a register: if that is a jump table's
  * dispatch, its entries (32-bit offsets from the table, what compilers emit
@@ -721,6 +711,7 @@ static struct xp_uhook *uhook_new(const struct xp_uhook_req *req, struct task_st
 	h->cookie = req->cookie;
 	INIT_HLIST_NODE(&h->enode);
 	INIT_HLIST_NODE(&h->cnode);
+	INIT_HLIST_NODE(&h->mnode);
 	INIT_HLIST_NODE(&h->fnode);
 	if (req->flags & XPROBES_F_EVENTS) {
 		h->hits = alloc_percpu(struct xp_uhits);
@@ -915,7 +906,7 @@ static int uhook_check(struct xp_uhook *h, struct xp_view **vp, struct netlink_e
 		if (err)
 			return err;
 	}
-	if (overlaps(h->mm, h->addr, h->addr + h->cover)) {
+	if (xp_ucover_overlaps(h->mm, h->addr, h->addr + h->cover)) {
 		NL_SET_ERR_MSG(extack, "the process has a user hook on these instructions already");
 		return -EEXIST;
 	}

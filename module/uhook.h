@@ -85,8 +85,9 @@ struct xp_uhits {
 struct xp_uhook {
 	struct list_head node;		/* in xp_uhooks, under xp_views_lock */
 	struct hlist_node enode;	/* in the event hash by slot (uevent.c, RCU) */
-	struct hlist_node cnode;	/* in the live covers by mm (ucover.c, RCU) */
-	struct hlist_node fnode;	/* ... and by file */
+	struct hlist_node cnode;	/* in the live covers by mm and address (ucover.c, RCU) */
+	struct hlist_node fnode;	/* ... by file and offset */
+	struct hlist_node mnode;	/* ... by mm alone */
 	struct file *afile;		/* its area's file, compared only (ucover.c) */
 	struct xp_view *view;
 	u32 id;
@@ -166,6 +167,7 @@ void xp_uhooks_view_gone(struct xp_view *v);
 void xp_uhooks_seal_views(struct mm_struct *mm, bool dispatch);
 int xp_uhooks_seal(struct mm_struct *mm, u32 *pid);
 bool xp_ucover_mm_live(struct mm_struct *mm);
+bool xp_ucover_overlaps(struct mm_struct *mm, unsigned long lo, unsigned long hi);
 u64 xp_uhooks_handed(void);
 void xp_uhooks_settle(u64 handed);
 int xp_uhooks_init(void);
