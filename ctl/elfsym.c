@@ -441,30 +441,99 @@ int pid_exe(pid_t pid, char *exe)
 	return 0;
 }
 
-int pid_file_addr(pid_t pid, const char *path, uint64_t offset, uint64_t *addr)
+/* One executable file mapping of a process (pid_maps_read()). */
+struct pid_map {
+	uint64_t lo, hi, off;
+	char *path;
+};
+
+struct pid_maps {
+	struct pid_map *m;
+	size_t n;
+};
+
+void pid_maps_free(struct pid_maps *pm)
+{
+	size_t i;
+
+	if (!pm)
+		return;
+	for (i = 0; i < pm->n; i++)
+		free(pm->m[i].path);
+	free(pm->m);
+	free(pm);
+}
+
+struct pid_maps *pid_maps_read(pid_t pid, int *errp)
 {
 	char line[PATH_MAX + 128], maps[64], perms[8];
 	unsigned long long lo, hi, off;
-	int n, err = -ENOENT;
+	struct pid_maps *pm;
+	size_t cap = 0;
+	int n;
 	FILE *f;
 
 	snprintf(maps, sizeof(maps), "/proc/%d/maps", (int)pid);
 	f = fopen(maps, "re");
-	if (!f)
-		return -errno;
+	if (!f) {
+		*errp = -errno;
+		return NULL;
+	}
+	pm = calloc(1, sizeof(*pm));
+	if (!pm)
+		goto nomem;
 	while (fgets(line, sizeof(line), f)) {
 		char *p;
 
-		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &n) < 4)
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %n", &lo, &hi, perms, &off, &n) < 4 ||
+		    perms[2] != 'x')
 			continue;
 		p = line + n;
 		p[strcspn(p, "\n")] = 0;
-		if (strcmp(p, path) || perms[2] != 'x' || offset < off || offset >= off + (hi - lo))
-			continue;
-		*addr = lo + (offset - off);
-		err = 0;
-		break;
+		if (pm->n == cap) {
+			struct pid_map *m = realloc(pm->m, (cap = cap ? 2 * cap : 32) * sizeof(*m));
+
+			if (!m)
+				goto nomem;
+			pm->m = m;
+		}
+		pm->m[pm->n] = (struct pid_map){ lo, hi, off, strdup(p) };
+		if (!pm->m[pm->n++].path)
+			goto nomem;
 	}
 	fclose(f);
+	return pm;
+nomem:
+	fclose(f);
+	pid_maps_free(pm);
+	*errp = -ENOMEM;
+	return NULL;
+}
+
+int pid_maps_addr(const struct pid_maps *pm, const char *path, uint64_t offset, uint64_t *addr)
+{
+	size_t i;
+
+	for (i = 0; i < pm->n; i++) {
+		const struct pid_map *m = &pm->m[i];
+
+		if (offset < m->off || offset >= m->off + (m->hi - m->lo) || strcmp(m->path, path))
+			continue;
+		*addr = m->lo + (offset - m->off);
+		return 0;
+	}
+	return -ENOENT;
+}
+
+int pid_file_addr(pid_t pid, const char *path, uint64_t offset, uint64_t *addr)
+{
+	struct pid_maps *pm;
+	int err;
+
+	pm = pid_maps_read(pid, &err);
+	if (!pm)
+		return err;
+	err = pid_maps_addr(pm, path, offset, addr);
+	pid_maps_free(pm);
 	return err;
 }

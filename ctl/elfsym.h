@@ -78,4 +78,15 @@ int pid_exe(pid_t pid, char *exe);
  */
 int pid_file_addr(pid_t pid, const char *path, uint64_t offset, uint64_t *addr);
 
+/*
+ * PID's executable file mappings as /proc/PID/maps shows them now, read
+ * once for many lookups (pid_file_addr() reads it at each): NULL and
+ * *ERRP = -errno if it cannot be read. pid_maps_addr() is pid_file_addr()
+ * on that snapshot.
+ */
+struct pid_maps;
+struct pid_maps *pid_maps_read(pid_t pid, int *errp);
+int pid_maps_addr(const struct pid_maps *pm, const char *path, uint64_t offset, uint64_t *addr);
+void pid_maps_free(struct pid_maps *pm);
+
 #endif

@@ -27,6 +27,22 @@ tbprof() {
 	done
 }
 for c in $CONFIGS; do
+	if [ "$WHAT" = attach ]; then
+		# the set-up itself: one operation, from the command's start
+		# to the line that says it traces
+		echo 1 > $S/ops.$c
+		tbprof reset
+		setup $c || { echo "tbprof: cannot set up $c: $(tail -n 3 /tmp/helper.out)"; exit 1; }
+		tbprof "dump $HOSTDIR/prof.$c"
+		cat /proc/kallsyms > $S/kallsyms.$c	# the programs it loaded too
+		# the user code that matters is the tracer's own: ASLR is
+		# off, so its libraries sit where the target's would
+		cat /proc/$HELPER/maps > $S/maps.$c
+		echo "$c: attached in $ATTACH_S s"
+		teardown $c
+		sleep 1
+		continue
+	fi
 	setup $c || { echo "tbprof: cannot set up $c: $(tail -n 3 /tmp/helper.out)"; exit 1; }
 	sleep 2
 	cat /proc/kallsyms > $S/kallsyms.$c

@@ -6,6 +6,9 @@
 #   bench/tbprof/report.sh DIR trace1 instaret
 # shows what trace1 adds to instaret, symbol by symbol (README). XP_INITRD:
 # another initramfs than make initramfs's (another module, say).
+# TBPROF_WHAT=attach: each configuration's set-up instead of the GETs, one
+# operation (where attaching goes: report.sh DIR traceall), the user code
+# by the tracer's mappings instead of the target's.
 set -eu
 HERE=$(dirname "$(readlink -f "$0")")
 dir=$(mkdir -p "$1" && readlink -f "$1")
@@ -15,7 +18,7 @@ cc -O2 -Wall -shared -fPIC -o "$dir/tbprof.so" "$HERE/tbprof.c" -lpthread
 rm -f "$dir"/ack.* "$dir"/prof.*
 : > "$dir/ctl"
 {
-	echo "export CONFIGS='$*' HOSTDIR='$dir' RB_N='${RB_N:-}'"
+	echo "export CONFIGS='$*' HOSTDIR='$dir' RB_N='${RB_N:-}' WHAT='${TBPROF_WHAT:-gets}'"
 	cat "$HERE/guest.sh"
 } > "$dir/job.sh"
 XP_ICOUNT=${XP_ICOUNT-0} XP_QEMU_ARGS="-plugin $dir/tbprof.so,ctl=$dir/ctl" \
