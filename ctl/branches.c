@@ -7,15 +7,18 @@
  * may jump into it too: hand-written assembly with shared labels (glibc's
  * memmove family), or a GCC cold part jumping back into its function's
  * body. Such a branch would land inside the jump's displacement. So the
- * file's executable text is disassembled with Capstone (linear sweep;
- * bytes that do not decode are skipped, as data) and each relative branch
- * landing in a hooked function's first bytes is handed to the module.
+ * file's executable text is decoded with Zydis (linear sweep; a byte that
+ * does not decode is skipped, as data) and each relative branch landing in
+ * a hooked function's first bytes is handed to the module. Zydis decodes
+ * without formatting text: Capstone, used until 2026-12-02 and still the
+ * reference of selftests/host/branches-check.c, spent 0.64 of traceall's
+ * 2.3 s of attach in the bench's VM printing instructions no one read.
  *
  * Only what can matter is disassembled. Every relative branch names its
  * target in its last bytes, after an opcode from a short list (rel8 after
  * 70-7f, e0-e3, eb; rel32, or rel16 behind an operand-size prefix, after
  * e8, e9 and 0f 80-8f: every form Capstone reports as a relative branch,
- * selftests/host/branches-check.c), so one pass over the bytes finds each
+ * selftests/host/branches-check.c, and the forms sweep() keeps), so one pass over the bytes finds each
  * place where a branch to a given window could be: the candidates, sorted
  * by the target each would have. A window's candidates are then decoded,
  * each in its region: the text from the last function symbol (or segment
@@ -40,21 +43,19 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <capstone/capstone.h>
+#include <Zydis/Decoder.h>
 #include "branches.h"
 #include "dso.h"
 #include "elfsym.h"
 
-/* Capstone, loaded when the first file is scanned (dso.h). */
-#define CS_STR_(v) #v
-#define CS_STR(v) CS_STR_(v)
-#define CAPSTONE_FNS(X) X(cs, cs_, open) X(cs, cs_, option) X(cs, cs_, malloc) \
-	X(cs, cs_, disasm_iter) X(cs, cs_, insn_group) X(cs, cs_, free) X(cs, cs_, close)
-static struct { CAPSTONE_FNS(DSO_PTR) } cs;
-static const struct dso_fn cs_fns[] = { CAPSTONE_FNS(DSO_FN) { NULL } };
-static struct dso capstone = {
-	.soname = "libcapstone.so." CS_STR(CS_API_MAJOR), .package = "libcapstone" CS_STR(CS_API_MAJOR),
-	.fns = cs_fns,
+/* Zydis, loaded when the first file is scanned (dso.h). */
+#define ZYDIS_FNS(X) X(zy, Zydis, DecoderInit) X(zy, Zydis, DecoderEnableMode) \
+	X(zy, Zydis, DecoderDecodeInstruction)
+static struct { ZYDIS_FNS(DSO_PTR) } zy;
+static const struct dso_fn zy_fns[] = { ZYDIS_FNS(DSO_FN) { NULL } };
+static struct dso zydis = {
+	.soname = "libZydis.so.4.0", .package = "libzydis4.0",
+	.fns = zy_fns,
 };
 
 struct branch {
@@ -83,8 +84,7 @@ struct file_branches {
 	size_t got;
 	struct elf_seg segs[16];
 	size_t nsegs;
-	csh cs;
-	cs_insn *insn;
+	ZydisDecoder dec;
 	struct region *r;	/* by start */
 	size_t nr;
 	struct cand *c;		/* by target's bucket: BUCKET bytes each from clo */
@@ -113,6 +113,22 @@ static int add(struct branch **b, size_t *n, size_t *cap, uint64_t to, uint64_t 
 }
 
 /*
+ * Is @i a relative branch of a form the candidates' scan looks for: rel8
+ * after 70-7f, e0-e3, eb; rel32 (or rel16) after e8, e9, 0f 80-8f?
+ */
+static bool rel_branch(const ZydisDecodedInstruction *i)
+{
+	if (i->encoding != ZYDIS_INSTRUCTION_ENCODING_LEGACY ||
+	    !(i->attributes & ZYDIS_ATTRIB_IS_RELATIVE) || !i->raw.imm[0].is_relative)
+		return false;
+	if (i->opcode_map == ZYDIS_OPCODE_MAP_0F)
+		return i->opcode >= 0x80 && i->opcode <= 0x8f;
+	return i->opcode_map == ZYDIS_OPCODE_MAP_DEFAULT &&
+	       ((i->opcode >= 0x70 && i->opcode <= 0x7f) || (i->opcode >= 0xe0 && i->opcode <= 0xe3) ||
+		i->opcode == 0xe8 || i->opcode == 0xe9 || i->opcode == 0xeb);
+}
+
+/*
  * Sweep region @r: instructions from its start until one
  * starts at or past its end (the last may run past it), keeping their
  * relative branches into the file's text.
@@ -123,24 +139,25 @@ static int sweep(struct file_branches *fb, struct region *r)
 	const uint8_t *code = fb->raw + r->start;
 	size_t len = sg->offset + sg->filesz - r->start, cap = 0;
 	uint64_t at = sg->vaddr + (r->start - sg->offset), end = at + (r->end - r->start);
+	ZydisDecoderContext ctx;
+	ZydisDecodedInstruction i;
 	uint64_t from, to;
 
 	r->swept = true;
 	while (len && at < end) {
-		const cs_x86 *x;
+		size_t n = 1;	/* what does not decode is skipped a byte at a time */
 
-		if (!cs.disasm_iter(fb->cs, &code, &len, &at, fb->insn))
-			break;	/* cannot happen with SKIPDATA but at the end */
-		if (!fb->insn->id || !cs.insn_group(fb->cs, fb->insn, CS_GRP_BRANCH_RELATIVE))
-			continue;
-		x = &fb->insn->detail->x86;
-		if (x->op_count != 1 || x->operands[0].type != X86_OP_IMM)
-			continue;
-		if (!elf_va_off(fb->segs, fb->nsegs, (uint64_t)x->operands[0].imm, &to) ||
-		    !elf_va_off(fb->segs, fb->nsegs, fb->insn->address, &from))
-			continue;	/* out of the file's text: lands on no function */
-		if (add(&r->b, &r->n, &cap, to, from))
-			return -ENOMEM;
+		if (ZYAN_SUCCESS(zy.DecoderDecodeInstruction(&fb->dec, &ctx, code, len, &i))) {
+			n = i.length;
+			if (rel_branch(&i) &&
+			    elf_va_off(fb->segs, fb->nsegs, at + i.length + i.raw.imm[0].value.s, &to) &&
+			    elf_va_off(fb->segs, fb->nsegs, at, &from) &&	/* else lands on no function */
+			    add(&r->b, &r->n, &cap, to, from))
+				return -ENOMEM;
+		}
+		code += n;
+		len -= n;
+		at += n;
 	}
 	return 0;
 }
@@ -337,10 +354,6 @@ static void file_free(struct file_branches *fb)
 	free(fb->r);
 	free(fb->c);
 	free(fb->cb);
-	if (fb->insn)
-		cs.free(fb->insn, 1);
-	if (fb->cs)
-		cs.close(&fb->cs);
 	if (fb->e)
 		elf_end(fb->e);
 	if (fb->fd >= 0)
@@ -372,14 +385,11 @@ static struct file_branches *load(const char *path, const char **why)
 		goto fail;
 	}
 	fb->nsegs = elf_exec_segs(fb->e, fb->segs, 16);
-	if (!dso_load(&capstone, why))
+	if (!dso_load(&zydis, why))
 		goto fail;
-	if (cs.open(CS_ARCH_X86, CS_MODE_64, &fb->cs) != CS_ERR_OK ||
-	    cs.option(fb->cs, CS_OPT_DETAIL, CS_OPT_ON) != CS_ERR_OK ||
-	    cs.option(fb->cs, CS_OPT_SKIPDATA, CS_OPT_ON) != CS_ERR_OK ||
-	    !(fb->insn = cs.malloc(fb->cs))) {
-		fb->cs = 0;
-		*why = "Capstone cannot disassemble x86-64";
+	if (!ZYAN_SUCCESS(zy.DecoderInit(&fb->dec, ZYDIS_MACHINE_MODE_LONG_64, ZYDIS_STACK_WIDTH_64)) ||
+	    !ZYAN_SUCCESS(zy.DecoderEnableMode(&fb->dec, ZYDIS_DECODER_MODE_MINIMAL, ZYAN_TRUE))) {
+		*why = "Zydis cannot decode x86-64";
 		goto fail;
 	}
 	fb->raw = (const uint8_t *)elf_rawfile(fb->e, &fb->got);

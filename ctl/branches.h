@@ -19,7 +19,7 @@
  * offsets, as UHOOK_ADD's XPROBES_A_UH_BRANCHES takes them (to: from
  * OFFSET). The file's bytes are scanned once per run for the opcodes of
  * relative branches; only the regions (between function symbols) holding
- * one that would land there are disassembled (Capstone, linear sweep), each
+ * one that would land there are decoded (Zydis, linear sweep), each
  * once a run. Returns how many, at most MAX, or -errno with *WHY set.
  */
 int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,

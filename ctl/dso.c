@@ -4,7 +4,7 @@
  * dlsym() into a pointer of its own header's type (__typeof__ at the
  * caller, DSO_PTR), so a call through it is checked as a direct call
  * would be; the soname is the one of the API the header describes (from
- * its version where it has one: Capstone's). A library that is missing
+ * its version where it has one). A library that is missing
  * fails the command that needs it, with a line naming the package, and no
  * other (a direct link failed every command at exec instead). The Debian
  * package depends on these libraries by name (debian/control):

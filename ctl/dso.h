@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Libraries xprobectl loads when a command first needs them, not at every
- * start: Capstone (the branch scan of trace's user hooks) and
+ * start: Zydis (the branch scan of trace's user hooks) and
  * libmicrohttpd (--listen, which brings gnutls and eight more libraries).
  * Linked in, they cost every run of xprobectl about 45 ms of its 90 in the
  * test VM (their relocations and constructors), the commands that never
@@ -19,7 +19,7 @@ struct dso_fn {
 };
 
 struct dso {
-	const char *soname;		/* "libcapstone.so.4" */
+	const char *soname;		/* "libZydis.so.4.0" */
 	const char *package;		/* Debian's, for the error */
 	const struct dso_fn *fns;	/* ending with { NULL } */
 	int state;			/* 0 not tried, 1 loaded, -1 failed */

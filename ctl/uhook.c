@@ -27,7 +27,7 @@ static void uhook_usage(FILE *f)
 		   "instructions and jumps back: no trap per call. Other processes running the same\n"
 		   "file keep its bytes. PID needs a kernel view (xprobectl view add PID). The\n"
 		   "function is decoded whole, and its file's executable text is disassembled\n"
-		   "(Capstone) for branches from other functions: no jump where a branch or a jump\n"
+		   "(Zydis) for branches from other functions: no jump where a branch or a jump\n"
 		   "table entry lands inside the replaced bytes (the error says why and names the\n"
 		   "branch; a uprobe still works there). A uprobe holds the entry while the jump goes\n"
 		   "in and out. A thread returning from a signal handler into the replaced bytes\n"

@@ -322,7 +322,8 @@ host_test host-urec-fold fold_check
 # uhook add's branches into a function's first bytes (ctl/branches.c: a
 # byte scan for every relative branch's opcode, then only the regions the
 # candidates are in decoded) against a sweep of all the text, for every
-# function of real programs and libraries; and every relative branch
+# function of real programs and libraries (Zydis in xprobectl, Capstone for
+# the reference: two decoders must agree); and every relative branch
 # Capstone decodes is one the scan looks for (selftests/host/branches-check.c).
 branches_check() {
 	local libs=/lib/x86_64-linux-gnu f files=
@@ -332,7 +333,7 @@ branches_check() {
 	local out rc
 	mkdir -p "$BUILD/host" &&
 		${CC:-cc} -O2 -Wall -o "$BUILD/host/branches-check" "$HERE/host/branches-check.c" \
-			"$TOP/ctl/branches.c" "$TOP/ctl/dso.c" "$TOP/ctl/elfsym.c" -lelf -lcapstone || return 1
+			"$TOP/ctl/branches.c" "$TOP/ctl/dso.c" "$TOP/ctl/elfsym.c" -lelf -lcapstone -ldl || return 1
 	out=$("$BUILD/host/branches-check" $files)
 	rc=$?
 	echo "$out" | tr '\n' ' '

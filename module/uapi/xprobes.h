@@ -264,7 +264,7 @@ enum xprobes_mode {
  * UHOOK_ADD's XPROBES_A_UH_BRANCHES, required: every direct branch (jmp,
  * jcc, call, loop, jrcxz) anywhere in the executable text of the function's
  * file that lands in its first XPROBES_UH_BRANCH_WINDOW bytes past its start,
- * found by disassembling that text (xprobectl does, with Capstone). The module
+ * found by disassembling that text (xprobectl does, with Zydis). The module
  * decodes only the function itself; a jump over several instructions is
  * refused where one of these lands between two of them. Empty when there are
  * none. @from is the branch's offset in the file (named in the refusal); @to

@@ -3,10 +3,11 @@
  * branches-check FILE...: xprobectl's branches into a function's first
  * bytes (ctl/branches.c: candidates from a byte scan, each decoded in its
  * region between two symbols) against a linear sweep of every executable
- * segment whole, as branches.c did until 2026-12-01, for every function
- * symbol of each FILE. Both use Capstone; they may differ only where code
- * before a symbol does not decode whole (the whole sweep then enters the
- * function out of step). Prints the functions, the branches found, any
+ * segment whole with Capstone, as branches.c did until 2026-12-01, for
+ * every function symbol of each FILE. branches.c decodes with Zydis since
+ * 2026-12-02: two decoders must agree as well. They may differ only where
+ * code before a symbol does not decode whole (the whole sweep then enters
+ * the function out of step). Prints the functions, the branches found, any
  * difference (exit 1), and the time of each way.
  *
  * Also checks the scan itself (branches_targets()): every relative branch

@@ -12,7 +12,8 @@ PKGS=(
 	golang-go	# go tool pprof reads it (make check, host-trace-pprof); selftest 49's Go
 	rustc		# selftest 49's Rust program (panics caught by catch_unwind)
 	libmicrohttpd-dev	# metrics --listen serves /metrics
-	libcapstone-dev	# uhook add disassembles the function's file (ctl/branches.c)
+	libzydis-dev	# uhook add decodes the function's file (ctl/branches.c)
+	libcapstone-dev	# ... checked against Capstone's decoding (host-uhook-branches)
 	prometheus curl	# which Prometheus scrapes (make check, host-metrics-prometheus)
 	qemu-system-x86 busybox-static
 	socat	# run-vm.sh --singlestep talks to the QEMU monitor (90-preempt)
@@ -27,7 +28,7 @@ KBUILD=(build-essential gcc-12 make bc flex bison xz-utils dwarves libelf-dev li
 [ "${1:-}" = kbuild ] && PKGS=("${KBUILD[@]}")
 # 'deps.sh deb': what make deb and make check-dkms take.
 [ "${1:-}" = deb ] && PKGS=(debhelper dh-dkms dkms dpkg-dev git clang llvm bpftool libbpf-dev \
-	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libcapstone-dev)
+	libelf-dev zlib1g-dev libnl-3-dev libnl-genl-3-dev pkg-config libprotobuf-c-dev protobuf-c-compiler libmicrohttpd-dev libzydis-dev)
 # 'deps.sh bench': the servers, load generators and plotter make bench uses.
 [ "${1:-}" = bench ] && PKGS=(memcached libmemcached-tools redis-server redis-tools gnuplot-nox)
 

@@ -70,7 +70,7 @@ done < <(find "$ROOT" -type f -perm -u+x ! -path "$ROOT/xp/kmod/*")
 # And the libraries xprobectl loads when a command first needs them
 # (ctl/dso.h), with theirs.
 dsos=()
-for so in libcapstone.so.4 libmicrohttpd.so.12; do
+for so in libZydis.so.4.0 libmicrohttpd.so.12; do
 	# awk reads to the end: quitting early would kill ldconfig with
 	# SIGPIPE, which pipefail turns into this script's failure.
 	lib=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64/ && !n++ { print $NF }')
