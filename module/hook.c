@@ -472,135 +472,145 @@ struct xp_hook *xp_hook_overlapping(struct xp_view *v, unsigned long lo, unsigne
 	return NULL;
 }
 
-struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
-			    u64 cookie, u32 flags, struct netlink_ext_ack *extack)
+/*
+ * A records hook's flags against the view's: one consumer reads the view's
+ * records, in one layout (calls folded or not, sums or not) for as long
+ * as the process has its buffers (their routines were written for it),
+ * not only while hooks hand them over. Its role (XP_UREC_*), 0 if refused.
+ */
+static u8 records_role(struct xp_view *v, const char *sym, const u32 *offp, u32 flags,
+		       struct netlink_ext_ack *extack)
 {
-	unsigned long start, size = 0, addr;
-	char modname[MODULE_NAME_LEN] = "", full[64];
-	struct xp_hook *h, *dup;
-	struct xp_kp_answer kp;
-	const char *why;
-	struct xp_tpage *t;
-	u8 *copy, *func = NULL, role = 0;
-	bool set;
-	u32 off;
-	int err;
+	bool set = v->urec_roles || v->urec;
+	u8 role = urec_role(sym, offp, flags, extack);
 
-	lockdep_assert_held(&xp_views_lock);
-	if (!strncmp(sym, XP_TP_PREFIX, strlen(XP_TP_PREFIX)))
-		return xp_tphook_add(v, sym + strlen(XP_TP_PREFIX), offp, cookie, flags, extack);
-	if (flags & XPROBES_F_RECORDS) {
-		role = urec_role(sym, offp, flags, extack);
-		if (!role)
-			return ERR_PTR(-EINVAL);
-		/*
-		 * One consumer reads the view's records: one layout for them,
-		 * for as long as the process has its buffers (their routines
-		 * were written for it, sums or not), not only while hooks hand
-		 * them over.
-		 */
-		set = v->urec_roles || v->urec;
-		if (set && v->urec_calls != !!(flags & XPROBES_F_CALLS)) {
-			if (v->urec_calls)
-				NL_SET_ERR_MSG(extack, "this view's records are handed over with calls "
-					       "folded: add all its hooks that hand them over with "
-					       "the calls flag");
-			else
-				NL_SET_ERR_MSG(extack, "this view's records are handed over as entries "
-					       "and returns: add all its hooks that hand them over "
-					       "without the calls flag");
-			return ERR_PTR(-EINVAL);
-		}
-		if ((flags & XPROBES_F_SUMS) && !(flags & XPROBES_F_CALLS)) {
-			NL_SET_ERR_MSG(extack, "sums in the process need the calls flag too");
-			return ERR_PTR(-EINVAL);
-		}
-		if (set && v->urec_sums != !!(flags & XPROBES_F_SUMS)) {
-			if (v->urec_sums)
-				NL_SET_ERR_MSG(extack, "this view's process sums calls itself: add "
-					       "all its hooks that hand records over with the "
-					       "sums flag");
-			else
-				NL_SET_ERR_MSG(extack, "this view's records come without sums: add "
-					       "all its hooks that hand them over without the "
-					       "sums flag");
-			return ERR_PTR(-EINVAL);
-		}
-	} else if (flags & (XPROBES_F_CALLS | XPROBES_F_SUMS)) {
-		NL_SET_ERR_MSG(extack, "folding calls and sums are for the hooks that hand records "
-			       "over (the records flag)");
-		return ERR_PTR(-EINVAL);
+	if (!role)
+		return 0;
+	if (set && v->urec_calls != !!(flags & XPROBES_F_CALLS)) {
+		if (v->urec_calls)
+			NL_SET_ERR_MSG(extack, "this view's records are handed over with calls "
+				       "folded: add all its hooks that hand them over with "
+				       "the calls flag");
+		else
+			NL_SET_ERR_MSG(extack, "this view's records are handed over as entries "
+				       "and returns: add all its hooks that hand them over "
+				       "without the calls flag");
+		return 0;
 	}
-	if (flags & XPROBES_F_RETURN) {
-		struct xp_insn insn;
+	if ((flags & XPROBES_F_SUMS) && !(flags & XPROBES_F_CALLS)) {
+		NL_SET_ERR_MSG(extack, "sums in the process need the calls flag too");
+		return 0;
+	}
+	if (set && v->urec_sums != !!(flags & XPROBES_F_SUMS)) {
+		if (v->urec_sums)
+			NL_SET_ERR_MSG(extack, "this view's process sums calls itself: add "
+				       "all its hooks that hand records over with the "
+				       "sums flag");
+		else
+			NL_SET_ERR_MSG(extack, "this view's records come without sums: add "
+				       "all its hooks that hand them over without the "
+				       "sums flag");
+		return 0;
+	}
+	return role;
+}
 
-		if (offp) {
-			NL_SET_ERR_MSG(extack, "a return hook takes no offset");
-			return ERR_PTR(-EINVAL);
-		}
-		addr = xp_retsite_find(sym, &sym, &off, extack);
-		if (!addr)
-			return ERR_PTR(-EINVAL);
-		start = addr - off;
-		/* kprobes refuses all of noinstr: the decoder vouches alone (retsite.c). */
-		memset(&kp, 0, sizeof(kp));
-		if (!xp_insn_decode(&insn, xp_text(addr), XP_INSN_MAX))
-			kp.size = insn.len;
-	} else {
-		err = xp_sym_resolve(sym, &start, &size);
-		if (err == -ENOENT || (!err && !size)) {
-			NL_SET_ERR_MSG(extack, "unknown kernel function");
-			return ERR_PTR(-ENOENT);
-		}
-		/* Init text is freed after boot and data is not code: read neither. */
-		if (err || (!xp_is_core_text(start, size) &&
-			    (!xp_in_modspace(start) || !xp_module_of(start, size, modname, extack)))) {
-			if (err || !xp_in_modspace(start))
-				NL_SET_ERR_MSG(extack, "not a function in the text of the kernel or of a loaded module (init code and data cannot be hooked)");
-			return ERR_PTR(-EINVAL);
-		}
+/* Where a hook goes: found from its name (and offset) by hook_site(). */
+struct hook_site {
+	const char *sym;		/* as hook list names it */
+	char full[64];			/* MODULE:SYMBOL, for a module's */
+	char modname[MODULE_NAME_LEN];	/* "" in the kernel's own text */
+	unsigned long start, size;	/* the function (size 0: a return site's) */
+	unsigned long addr;		/* the instruction hooked */
+	u32 off;			/* ... from start */
+	struct xp_kp_answer kp;		/* what kprobes said of it */
+};
+
+/* A return hook: the function's return site (retsite.c). */
+static int return_site(struct hook_site *st, const u32 *offp, struct netlink_ext_ack *extack)
+{
+	struct xp_insn insn;
+
+	if (offp) {
+		NL_SET_ERR_MSG(extack, "a return hook takes no offset");
+		return -EINVAL;
+	}
+	st->addr = xp_retsite_find(st->sym, &st->sym, &st->off, extack);
+	if (!st->addr)
+		return -EINVAL;
+	st->start = st->addr - st->off;
+	/* kprobes refuses all of noinstr: the decoder vouches alone (retsite.c). */
+	memset(&st->kp, 0, sizeof(st->kp));
+	if (!xp_insn_decode(&insn, xp_text(st->addr), XP_INSN_MAX))
+		st->kp.size = insn.len;
+	return 0;
+}
+
+/* A function's instruction (its body's first, or at *@offp): kprobes asked. */
+static int function_site(struct hook_site *st, const u32 *offp, struct netlink_ext_ack *extack)
+{
+	int err = xp_sym_resolve(st->sym, &st->start, &st->size);
+
+	if (err == -ENOENT || (!err && !st->size)) {
+		NL_SET_ERR_MSG(extack, "unknown kernel function");
+		return -ENOENT;
+	}
+	/* Init text is freed after boot and data is not code: read neither. */
+	if (err || (!xp_is_core_text(st->start, st->size) &&
+		    (!xp_in_modspace(st->start) ||
+		     !xp_module_of(st->start, st->size, st->modname, extack)))) {
+		if (err || !xp_in_modspace(st->start))
+			NL_SET_ERR_MSG(extack, "not a function in the text of the kernel or of a loaded module (init code and data cannot be hooked)");
+		return -EINVAL;
+	}
+	if (st->modname[0] && !strchr(st->sym, ':')) {
 		/* A plain name kprobes resolved to the first of several modules'. */
-		if (modname[0] && !strchr(sym, ':') && xp_modules_with(sym) > 1) {
+		if (xp_modules_with(st->sym) > 1) {
 			NL_SET_ERR_MSG_FMT(extack, "in several modules: name one, as %.16s:%.24s",
-					   modname, sym);
-			return ERR_PTR(-EINVAL);
+					   st->modname, st->sym);
+			return -EINVAL;
 		}
 		/* A module's: named MODULE:SYMBOL in hook list. */
-		if (modname[0] && !strchr(sym, ':')) {
-			snprintf(full, sizeof(full), "%s:%s", modname, sym);
-			sym = full;
-		}
-		if (offp && *offp >= size) {
-			NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of the function (size %#lx)",
-					   *offp, size);
-			return ERR_PTR(-ERANGE);
-		}
-		/*
-		 * Before kprobes is asked: a probe registered there, even a
-		 * disabled one, has kprobes decode up to the next symbol to see
-		 * whether it could optimize it (dispatch.c), and the return
-		 * thunks lie far from theirs (a megabyte of int3 padding after
-		 * srso_alias_return_thunk on 6.12): the first add there took 20 s
-		 * on the debug kernel, 0.6 s once the answer was kept.
-		 */
-		if (xp_on_dispatch_path(start)) {
-			NL_SET_ERR_MSG(extack, DISPATCH_PATH_MSG);
-			return ERR_PTR(-EINVAL);
-		}
-		if (offp) {
-			off = *offp;
-			addr = start + off;
-			xp_kprobe_ask(&addr, &kp, 1);
-		} else {
-			addr = xp_func_body_ask(start, &kp);
-			off = addr - start;
-		}
+		snprintf(st->full, sizeof(st->full), "%s:%s", st->modname, st->sym);
+		st->sym = st->full;
 	}
+	if (offp && *offp >= st->size) {
+		NL_SET_ERR_MSG_FMT(extack, "offset %#x is beyond the end of the function (size %#lx)",
+				   *offp, st->size);
+		return -ERANGE;
+	}
+	/*
+	 * Before kprobes is asked: a probe registered there, even a
+	 * disabled one, has kprobes decode up to the next symbol to see
+	 * whether it could optimize it (dispatch.c), and the return
+	 * thunks lie far from theirs (a megabyte of int3 padding after
+	 * srso_alias_return_thunk on 6.12): the first add there took 20 s
+	 * on the debug kernel, 0.6 s once the answer was kept.
+	 */
+	if (xp_on_dispatch_path(st->start)) {
+		NL_SET_ERR_MSG(extack, DISPATCH_PATH_MSG);
+		return -EINVAL;
+	}
+	if (offp) {
+		st->off = *offp;
+		st->addr = st->start + st->off;
+		xp_kprobe_ask(&st->addr, &st->kp, 1);
+	} else {
+		st->addr = xp_func_body_ask(st->start, &st->kp);
+		st->off = st->addr - st->start;
+	}
+	return 0;
+}
 
-	h = xp_hook_new(v, cookie, flags);
+/* A new hook of @v at @st, not yet checked, published or placed. */
+static struct xp_hook *hook_make(struct xp_view *v, const struct hook_site *st, u64 cookie,
+				 u32 flags, u8 role)
+{
+	struct xp_hook *h = xp_hook_new(v, cookie, flags);
+
 	if (!h)
-		return ERR_PTR(-ENOMEM);
-	h->addr = addr;
+		return NULL;
+	h->addr = st->addr;
 	h->urec_role = role;
 	if (flags & XP_F_UEVENTS)
 		h->internal = xp_uevent_fire;	/* before it is armed */
@@ -609,92 +619,107 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	if (flags & XP_F_GUARD)
 		xp_guard_setup(h);
 	h->special = h->urec_role || h->internal;
-	h->mod = !!modname[0];
-	strscpy(h->sym, sym, sizeof(h->sym));
-	h->sym_off = off;
+	h->mod = !!st->modname[0];
+	strscpy(h->sym, st->sym, sizeof(h->sym));
+	h->sym_off = st->off;
+	return h;
+}
 
-	dup = xp_hook_at(v, addr);
+/*
+ * May @h go at its address in @v: no hook of the view there or covering it,
+ * the instruction one xprobes can run (validate(), against @func, the
+ * function as built), no call site of a tracepoint hook of the view
+ * under it, kprobes not broken?
+ */
+static int hook_check(struct xp_view *v, struct xp_hook *h, const u8 *func,
+		      struct hook_site *st, u32 flags, struct netlink_ext_ack *extack)
+{
+	struct xp_hook *dup = xp_hook_at(v, st->addr);
+	const char *why;
+	int err;
+
 	if (dup) {
 		NL_SET_ERR_MSG_FMT(extack, "this view already has hook %u at this address", dup->id);
-		err = -EEXIST;
-		goto fail;
+		return -EEXIST;
 	}
-	/* The function as built (decoded for a jump's cover too, jump.c). */
-	func = xp_text_recovered(start, size);
-	err = validate(h, func, start, addr, &kp, extack);
+	err = validate(h, func, st->start, st->addr, &st->kp, extack);
 	if (err)
-		goto fail;
+		return err;
 	h->kp_asked = !(flags & XPROBES_F_RETURN);
 	/* Its copy jumps there for a tracepoint hook of the view (hooks/tracepoint.c). */
-	if (xp_tp_sites_inside(v, addr, addr + max_t(unsigned int, h->insn.len, XP_JUMP_SIZE))) {
+	if (xp_tp_sites_inside(v, st->addr,
+			       st->addr + max_t(unsigned int, h->insn.len, XP_JUMP_SIZE))) {
 		NL_SET_ERR_MSG(extack, "a tracepoint hook of this view has a call site here");
-		err = -EBUSY;
-		goto fail;
+		return -EBUSY;
 	}
 	/* An instruction boundary, but its int3 would land inside that hook's jump. */
-	dup = covering_hook(v, addr);
+	dup = covering_hook(v, st->addr);
 	if (dup) {
 		NL_SET_ERR_MSG_FMT(extack, "hook %u's jump covers this instruction (place that one with --trap)",
 				   dup->id);
-		err = -EBUSY;
-		goto fail;
+		return -EBUSY;
 	}
 	/* After kprobes was asked (under kprobe_mutex): sees a disarm before it. */
 	why = xp_kprobes_broken();
 	if (why) {
 		xp_set_msg(extack, why);
-		err = -EOPNOTSUPP;
-		goto fail;
+		return -EOPNOTSUPP;
 	}
+	return 0;
+}
 
-	err = xp_hook_publish(h);
-	if (err)
-		goto fail;
+/*
+ * The published @h's place in @v's copy: its page (and the next one's,
+ * for a call whose jump crosses into it), its kind (choose_kind(), which
+ * may take a jump entry) and out-of-line slot. On error the caller gives
+ * back what was taken: all of it once h->tpage is set.
+ */
+static int hook_place(struct xp_view *v, struct xp_hook *h, u32 flags, const u8 *func,
+		      const struct hook_site *st, struct netlink_ext_ack *extack)
+{
+	struct xp_tpage *t = xp_view_get_page(v, st->addr & PAGE_MASK, extack);
+	int err;
 
-	t = xp_view_get_page(v, addr & PAGE_MASK, extack);
-	if (IS_ERR(t)) {
-		err = PTR_ERR(t);
-		goto fail_id;
-	}
+	if (IS_ERR(t))
+		return PTR_ERR(t);
 	h->tpage = t;
-	copy = xp_hook_copy(h);
-	choose_kind(v, h, flags, func, start, size);
+	choose_kind(v, h, flags, func, st->start, st->size);
 	if (h->insn.kind == XP_INSN_SLOT || h->call_ok) {
 		err = xp_xol_alloc(v, h, extack);
 		if (err)
-			goto fail_page;
+			return err;
 	}
-	if (h->call_ok && xp_jump_crosses(addr)) {
+	if (h->call_ok && xp_jump_crosses(st->addr)) {
 		/* The jump's last bytes go in the next page's copy. */
-		t = xp_view_get_page(v, (addr & PAGE_MASK) + PAGE_SIZE, extack);
-		if (IS_ERR(t)) {
-			err = PTR_ERR(t);
-			goto fail_xol;
-		}
+		t = xp_view_get_page(v, (st->addr & PAGE_MASK) + PAGE_SIZE, extack);
+		if (IS_ERR(t))
+			return PTR_ERR(t);
 		h->tpage2 = t;
 	}
+	return 0;
+}
 
-#ifdef XPROBES_KUNIT
-	if (xp_test_before_arm)
-		xp_test_before_arm(h);
-#endif
-	/*
-	 * Check the copy, publish, then arm (the handler must exist before the
-	 * int3 does), all in one hold of text_mutex: a kernel write to these
-	 * bytes (someone's kprobe) comes either before, and the check sees it,
-	 * or after, and finds the hook published and displaces it
-	 * (coherence.c). Between two holds it would be overwritten by our
-	 * int3, and later by our call.
-	 */
+/*
+ * Check the copy, list, then arm (the handler must exist before the int3
+ * does), all in one hold of text_mutex: a kernel write to these bytes
+ * (someone's kprobe) comes either before, and the check sees it, or
+ * after, and finds the hook published and displaces it (coherence.c).
+ * Between two holds it would be overwritten by our int3, and later by our
+ * call.
+ */
+static int hook_arm(struct xp_view *v, struct xp_hook *h, u32 flags,
+		    struct netlink_ext_ack *extack)
+{
+	u8 *copy = xp_hook_copy(h);
+
 	mutex_lock(xp_k.text_mutex);
 	if (!copy_is_orig(h)) {
 		mutex_unlock(xp_k.text_mutex);
 		/* Another hook's int3 cannot be here (no duplicates), so the text moved. */
 		NL_SET_ERR_MSG(extack, "kernel text changed while the hook was being placed: try again");
-		err = -EAGAIN;
-		goto fail_xol;
+		return -EAGAIN;
 	}
-	hash_add_rcu(v->hooks, &h->hnode, addr);
+	hash_add_rcu(v->hooks, &h->hnode, h->addr);
 	list_add_tail(&h->vnode, &v->hook_list);
 	if (h->urec_role && !v->urec_roles && !v->urec) {
 		WRITE_ONCE(v->urec_calls, !!(flags & XPROBES_F_CALLS));
@@ -706,18 +731,71 @@ struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
 	xp_sync_cores();
 	if (h->call_ok)
 		xp_call_arm(h);
+	return 0;
+}
+
+/*
+ * A hook of @v on @sym (at *@offp from its start, else its body's first
+ * instruction; "tracepoint:NAME" a tracepoint's, hooks/tracepoint.c):
+ * flags and site checked, the hook made, checked, published, placed in
+ * the view's copy and armed. Under xp_views_lock.
+ */
+struct xp_hook *xp_hook_add(struct xp_view *v, const char *sym, const u32 *offp,
+			    u64 cookie, u32 flags, struct netlink_ext_ack *extack)
+{
+	struct hook_site st = { .sym = sym };
+	struct xp_hook *h;
+	u8 *func, role = 0;
+	int err;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!strncmp(sym, XP_TP_PREFIX, strlen(XP_TP_PREFIX)))
+		return xp_tphook_add(v, sym + strlen(XP_TP_PREFIX), offp, cookie, flags, extack);
+	if (flags & XPROBES_F_RECORDS) {
+		role = records_role(v, sym, offp, flags, extack);
+		if (!role)
+			return ERR_PTR(-EINVAL);
+	} else if (flags & (XPROBES_F_CALLS | XPROBES_F_SUMS)) {
+		NL_SET_ERR_MSG(extack, "folding calls and sums are for the hooks that hand records "
+			       "over (the records flag)");
+		return ERR_PTR(-EINVAL);
+	}
+	err = flags & XPROBES_F_RETURN ? return_site(&st, offp, extack) :
+					function_site(&st, offp, extack);
+	if (err)
+		return ERR_PTR(err);
+
+	h = hook_make(v, &st, cookie, flags, role);
+	if (!h)
+		return ERR_PTR(-ENOMEM);
+	/* The function as built (decoded for a jump's cover too, jump.c). */
+	func = xp_text_recovered(st.start, st.size);
+	err = hook_check(v, h, func, &st, flags, extack);
+	if (err)
+		goto fail;
+	err = xp_hook_publish(h);
+	if (err)
+		goto fail;
+	err = hook_place(v, h, flags, func, &st, extack);
+	if (!err) {
+#ifdef XPROBES_KUNIT
+		if (xp_test_before_arm)
+			xp_test_before_arm(h);
+#endif
+		err = hook_arm(v, h, flags, extack);
+	}
+	if (err)
+		goto fail_placed;
 	xp_tables_check(NULL);
 	kvfree(func);
 	return h;
 
-fail_xol:
-	xp_xol_release(v, h);
-	xp_jentry_put(h);	/* never a jump: nobody can be in the entry */
-	put_pages(h);
-	goto fail_id;
-fail_page:
-	xp_view_put_page(v, t);
-fail_id:
+fail_placed:
+	if (h->tpage) {
+		xp_xol_release(v, h);
+		xp_jentry_put(h);	/* never a jump: nobody can be in the entry */
+		put_pages(h);
+	}
 	xp_hook_unpublish(h);
 fail:
 	kvfree(func);
