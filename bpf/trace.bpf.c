@@ -1837,6 +1837,33 @@ int fn_return_uh(struct bpf_raw_tracepoint_args *ctx)
 }
 
 /*
+ * An event of a user hook the module gave up (a stack page that would not
+ * come in, the return thunks' table full): a call neither of whose events
+ * fires, or a return whose entry's did (its frame is then abandoned at the
+ * next return below it). Counted per function, so the report says what
+ * its figures miss.
+ */
+SEC("raw_tp/xprobes_uhook_lost")
+int uh_lost(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 func = (__u32)ctx->args[1], ret = (__u32)ctx->args[2] != 0;
+	struct func_stats *f;
+
+	if (func == TRACE_UNWINDER_COOKIE || !ours(bpf_get_current_pid_tgid() >> 32))
+		return 0;
+	func &= ~TRACE_ENTRY_ONLY;
+	count(ret ? CNT_RETURNS_LOST : CNT_CALLS_LOST);
+	f = bpf_map_lookup_elem(&stats, &func);
+	if (!f)
+		return 0;
+	if (ret)
+		f->returns_lost++;
+	else
+		f->calls_lost++;
+	return 0;
+}
+
+/*
  * Records (user hooks with XPROBES_F_RECORDS, the default in views mode):
  * no kernel entry per call. The module hands a thread's records over when
  * it leaves its CPU (or fills its buffer), before the hook that accounts

@@ -165,6 +165,11 @@ struct func_stats {
 	 * path of most calls. xprobectl adds them to those (collect()).
 	 */
 	__u64 allon;
+	/*
+	 * Calls and returns whose user hook's event the module gave up
+	 * (xprobes_uhook_lost): not in calls, nor their time anywhere.
+	 */
+	__u64 calls_lost, returns_lost;
 	__u64 off_incl[NR_CAUSES], off_excl[NR_CAUSES];
 	__u32 hist_wall[TRACE_HIST];	/* per call, inclusive */
 	__u32 hist_on[TRACE_HIST];
@@ -231,6 +236,8 @@ enum trace_counter {
 				 * frame, and above every frame the thread pushed) */
 	CNT_SUMMED,		/* whole calls the traced processes summed themselves
 				 * (XPROBES_F_SUMS): xprobectl reads them from the module */
+	CNT_CALLS_LOST,		/* user hooks' calls whose events the module gave up */
+	CNT_RETURNS_LOST,	/* ... returns whose entry's event fired */
 	NR_COUNTERS,
 };
 

@@ -26,6 +26,7 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
 	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
 	"forks", "forks_lost", "unwinds", "early", "calls_summed",
+	"calls_lost", "returns_lost",
 };
 
 const char *trace_cause_name(int i)
@@ -550,6 +551,8 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 		json_str("offset", off_hex);
 		json_str("probe", t->uhook ? "uhook" : "uprobe");
 		json_u64("calls", f->calls);
+		json_u64("calls_lost", f->calls_lost);
+		json_u64("returns_lost", f->returns_lost);
 		json_u64("wall_ns", f->wall);
 		json_u64("on_cpu_ns", f->on_incl);
 		json_u64("off_cpu_ns", off_sum(f->off_incl));
@@ -930,6 +933,11 @@ int report_print(struct tsession *s, bool final)
 		s->prev = cur;
 		s->prev_ns = now;
 	}
+	if (final && (cnt[CNT_CALLS_LOST] || cnt[CNT_RETURNS_LOST]))
+		fprintf(stderr, "xprobectl: %" PRIu64 " call%s and %" PRIu64 " return%s of traced "
+			"functions went uncounted: the module gave their user hooks' events up "
+			"(calls_lost, returns_lost in --json)\n", cnt[CNT_CALLS_LOST], cnt[CNT_CALLS_LOST] == 1 ? "" : "s",
+			cnt[CNT_RETURNS_LOST], cnt[CNT_RETURNS_LOST] == 1 ? "" : "s");
 	if (s->folded) {
 		if (final) {
 			threads_sweep(s, true);

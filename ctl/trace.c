@@ -1403,6 +1403,13 @@ static int attach_uh(struct tsession *s)
 	}
 	s->skel->links.fn_entry_uh = in;
 	s->skel->links.fn_return_uh = out;
+	/* the events the module gives up, counted (a module without the tracepoint: not) */
+	in = bpf_program__attach(s->skel->progs.uh_lost);
+	if (libbpf_get_error(in))
+		fprintf(stderr, "xprobectl: the user hooks' lost events will not be counted: %s "
+			"(an older xprobes.ko?)\n", strerror(errno));
+	else
+		s->skel->links.uh_lost = in;
 	return 0;
 }
 
@@ -1521,6 +1528,7 @@ static int load_bpf(struct tsession *s)
 	bpf_program__set_autoload(s->skel->progs.unwind_uh,
 				  s->nuhooks > 0 && s->records && s->nunwinders > 0);
 	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0 && !s->records);
+	bpf_program__set_autoload(s->skel->progs.uh_lost, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_records, s->nuhooks > 0 && s->records);
 	if (s->multi) {
 		bpf_program__set_expected_attach_type(s->skel->progs.fn_entry, XP_BPF_TRACE_UPROBE_MULTI);

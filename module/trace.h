@@ -80,6 +80,29 @@ TRACE_EVENT(xprobes_uhook_ret,
 );
 
 /*
+ * An event of user hook @id that will not fire (uevent.c, ulate.c): @what
+ * XPROBES_LOST_CALL, a call of which neither the entry nor the return
+ * fires, or XPROBES_LOST_RETURN, a return whose entry fired. Fired in the
+ * thread that made the call, at the moment the event is given up.
+ */
+TRACE_EVENT(xprobes_uhook_lost,
+	TP_PROTO(u32 id, u64 cookie, u32 what),
+	TP_ARGS(id, cookie, what),
+	TP_STRUCT__entry(
+		__field(u32, id)
+		__field(u64, cookie)
+		__field(u32, what)
+	),
+	TP_fast_assign(
+		__entry->id = id;
+		__entry->cookie = cookie;
+		__entry->what = what;
+	),
+	TP_printk("id=%u cookie=%llu %s", __entry->id, (unsigned long long)__entry->cookie,
+		  __entry->what ? "return" : "call")
+);
+
+/*
  * The records of user hooks with XPROBES_F_RECORDS that thread @tid (of
  * process @tgid) wrote since it came on this CPU (urec.c): handed over when
  * it leaves or exits, or when its CPU's buffer is full; in order, times in

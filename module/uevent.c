@@ -141,7 +141,8 @@ static void leave_regs(struct pt_regs *u, const struct stub_regs *s)
  * return event: the thunk says which hook and where to.
  * Thunks are never reused for another (hook, address) while the area
  * lives: a frame may hold any of them. When a block is full, calls whose
- * return is new to it fire no return event (counted, ret_missed).
+ * return is new to it fire no return event (counted, ret_missed, and
+ * said: uhook_lost()).
  */
 #define URET_TABLE_PAGES	(XP_URET_N * 8 / PAGE_SIZE)
 #define URET_HASH_BITS		12	/* twice XP_URET_N */
@@ -224,6 +225,17 @@ out:
 }
 
 /*
+ * An event of @h given up (XPROBES_LOST_*): counted on the hook, and said
+ * on the xprobes_uhook_lost tracepoint for the tracer, whose counts outlive
+ * the hook's (the process exits, the hook goes).
+ */
+static void uhook_lost(struct xp_uhook *h, u32 what)
+{
+	atomic64_inc(what == XPROBES_LOST_CALL ? &h->calls_missed : &h->ret_missed);
+	trace_xprobes_uhook_lost(h->id, h->cookie, what);
+}
+
+/*
  * At @h's entry: the return address at f->ret becomes a thunk's. A slot
  * that cannot be written now is written by the thread's late work
  * (ulate.c), which does only this again.
@@ -239,13 +251,13 @@ static void uret_hijack(struct xp_uhook *h, struct pt_regs *u, const struct ustu
 	/* off the ABI's stack alignment, a write could tear across two pages */
 	idx = slot & 7 ? -1 : uret_get(b, h, f->ret);
 	if (idx < 0) {
-		atomic64_inc(&h->ret_missed);
+		uhook_lost(h, XPROBES_LOST_RETURN);
 		return;
 	}
 	thunk = b->code + idx * XP_URET_SIZE;
 	if (copy_to_user_nofault((void __user *)slot, &thunk, sizeof(thunk)) &&
 	    !xp_ulate_ask(l, XP_ULATE_HIJACK, slot, sizeof(thunk), true))
-		atomic64_inc(&h->ret_missed);
+		uhook_lost(h, XPROBES_LOST_RETURN);
 }
 
 /* The syscall of a return thunk: fire the return of its hook's call. */
@@ -274,7 +286,7 @@ found:
 		return;		/* the hook is gone; the thunk still returns */
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, offsetof(struct ustub_frame, ret))) {
 		if (!xp_ulate_ask(l, XP_ULATE_RET, u->sp, offsetof(struct ustub_frame, ret), false))
-			atomic64_inc(&h->ret_missed);
+			uhook_lost(h, XPROBES_LOST_RETURN);
 		return;
 	}
 	if (unlikely(READ_ONCE(v->unwinds)))
@@ -460,7 +472,7 @@ found:
 	if (copy_from_user_nofault(&f, (const void __user *)u->sp, sizeof(f))) {
 		if (!xp_ulate_ask(l, fire ? XP_ULATE_ENTRY : XP_ULATE_HIJACK, u->sp, sizeof(f),
 				  !fire || h->returns))
-			atomic64_inc(fire ? &h->calls_missed : &h->ret_missed);
+			uhook_lost(h, fire ? XPROBES_LOST_CALL : XPROBES_LOST_RETURN);
 		return;
 	}
 	if (fire) {

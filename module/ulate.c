@@ -33,7 +33,8 @@
  * the areas' state (detached first, then the detach works queued), so it
  * does what the hit path would have done there. It tries
  * again while pages come in, XP_ULATE_TRIES of them at most; then the
- * event is counted lost on its hook (calls_missed, ret_missed). An entry
+ * event is counted lost on its hook (calls_missed, ret_missed) and said
+ * on the xprobes_uhook_lost tracepoint (uevent.c, uhook_lost()). An entry
  * whose event fired but whose return address could not become a thunk's
  * does only that again (XP_ULATE_HIJACK): no event fires twice.
  *

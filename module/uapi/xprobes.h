@@ -276,6 +276,18 @@ struct xprobes_uh_branch {
 	__u32 reserved;		/* 0 */
 };
 #define XPROBES_UH_BRANCH_WINDOW	32	/* ENDBR64 + the most a jump covers */
+
+/*
+ * What the xprobes_uhook_lost tracepoint says was lost (args: hook id,
+ * cookie, what): a call of a user hook with events whose entry event could
+ * not fire, so neither will its return's; or a return that will fire no
+ * event though its entry's did (the return slot could not take a thunk,
+ * or the thunk's own event could not fire). Each is counted on the hook
+ * too (UHOOK_GET: XPROBES_A_CALLS_MISSED, XPROBES_A_RET_MISSED), but
+ * those counts go with the hook; a tracer counts the tracepoint.
+ */
+#define XPROBES_LOST_CALL		0
+#define XPROBES_LOST_RETURN		1
 #define XPROBES_UH_BRANCHES_MAX		256	/* entries in one request */
 
 /*
