@@ -469,10 +469,10 @@ bool branches_cheap(const char *path, uint64_t max_text)
  * branches into the window past @offset added to the @n in @out (once
  * each). The new count, or -errno with *@why set.
  */
-static int decode_at(struct file_branches *fb, uint64_t at, uint64_t offset,
+static int decode_at(struct file_branches *fb, uint64_t at, uint64_t offset, uint64_t hiw,
 		     struct xprobes_uh_branch *out, size_t n, size_t max, const char **why)
 {
-	uint64_t first = at > 14 ? at - 14 : 0, hiw = offset + XPROBES_UH_BRANCH_WINDOW;
+	uint64_t first = at > 14 ? at - 14 : 0;
 	struct region *r;
 	size_t i, k;
 
@@ -501,16 +501,19 @@ static int decode_at(struct file_branches *fb, uint64_t at, uint64_t offset,
 	return (int)n;
 }
 
-int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,
-		  const char **why)
+int branches_into(const char *path, uint64_t offset, unsigned int span,
+		  struct xprobes_uh_branch *out, size_t max, const char **why)
 {
 	struct file_branches *fb = branches_of(path, why);
-	uint64_t hiw = offset + XPROBES_UH_BRANCH_WINDOW, bk;
+	uint64_t hiw, bk;
 	size_t j;
 	int n = 0;
 
 	if (!fb)
 		return -EINVAL;
+	if (span > XPROBES_UH_BRANCH_WINDOW)
+		span = XPROBES_UH_BRANCH_WINDOW;
+	hiw = offset + span;
 	for (bk = offset + 1; bk < hiw; bk = ((bk >> BUCKET_SHIFT) + 1) << BUCKET_SHIFT) {
 		if (bk < fb->clo || (bk - fb->clo) >> BUCKET_SHIFT >= fb->ncb)
 			continue;
@@ -518,12 +521,40 @@ int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *o
 		     j < fb->cb[((bk - fb->clo) >> BUCKET_SHIFT) + 1]; j++) {
 			if (fb->c[j].to <= offset || fb->c[j].to >= hiw)
 				continue;
-			n = decode_at(fb, fb->c[j].at, offset, out, n, max, why);
+			n = decode_at(fb, fb->c[j].at, offset, hiw, out, n, max, why);
 			if (n < 0)
 				return n;
 		}
 	}
 	return n;
+}
+
+unsigned int branches_span(const char *path, uint64_t offset)
+{
+	static const uint8_t endbr64[] = { 0xf3, 0x0f, 0x1e, 0xfa };
+	struct file_branches *fb;
+	ZydisDecoderContext ctx;
+	ZydisDecodedInstruction i;
+	unsigned int site = 0, end;
+	const char *why;
+	size_t k, len;
+
+	fb = branches_of(path, &why);
+	if (!fb)
+		return XPROBES_UH_BRANCH_WINDOW;
+	for (k = 0; k < fb->nsegs; k++)
+		if (offset >= fb->segs[k].offset && offset < fb->segs[k].offset + fb->segs[k].filesz)
+			break;
+	if (k == fb->nsegs)
+		return XPROBES_UH_BRANCH_WINDOW;
+	len = fb->segs[k].offset + fb->segs[k].filesz - offset;
+	if (len >= sizeof(endbr64) && !memcmp(fb->raw + offset, endbr64, sizeof(endbr64)))
+		site = sizeof(endbr64);
+	for (end = site; end < site + 5; end += i.length)
+		if (end >= len || !ZYAN_SUCCESS(zy.DecoderDecodeInstruction(&fb->dec, &ctx,
+				fb->raw + offset + end, len - end, &i)))
+			return XPROBES_UH_BRANCH_WINDOW;
+	return end < XPROBES_UH_BRANCH_WINDOW ? end : XPROBES_UH_BRANCH_WINDOW;
 }
 
 struct name_at {

@@ -15,15 +15,26 @@
 
 /*
  * Every direct branch (jmp, jcc, call, loop, jrcxz) that lands in
- * [OFFSET + 1, OFFSET + XPROBES_UH_BRANCH_WINDOW) of the file PATH, in file
- * offsets, as UHOOK_ADD's XPROBES_A_UH_BRANCHES takes them (to: from
- * OFFSET). The file's bytes are scanned once per run for the opcodes of
- * relative branches; only the regions (between function symbols) holding
- * one that would land there are decoded (Zydis, linear sweep), each
- * once a run. Returns how many, at most MAX, or -errno with *WHY set.
+ * [OFFSET + 1, OFFSET + SPAN) of the file PATH (SPAN at most
+ * XPROBES_UH_BRANCH_WINDOW), in file offsets, as UHOOK_ADD's
+ * XPROBES_A_UH_BRANCHES takes them (to: from OFFSET). The file's bytes are
+ * scanned once per run for the opcodes of relative branches; only the
+ * regions (between function symbols) holding one that would land there are
+ * decoded (Zydis, linear sweep), each once a run. Returns how many, at most
+ * MAX, or -errno with *WHY set.
  */
-int branches_into(const char *path, uint64_t offset, struct xprobes_uh_branch *out, size_t max,
-		  const char **why);
+int branches_into(const char *path, uint64_t offset, unsigned int span,
+		  struct xprobes_uh_branch *out, size_t max, const char **why);
+
+/*
+ * The bytes from the start of the function at file offset OFFSET of PATH
+ * that a user hook's jump would cover, as Zydis decodes them: ENDBR64 if it
+ * starts with one, then whole instructions to 5 bytes. The span to list
+ * branches to (XPROBES_A_UH_BRANCH_SPAN): the module refuses a cover past
+ * it with EMSGSIZE, and the caller then asks with XPROBES_UH_BRANCH_WINDOW,
+ * which is also what this returns where it cannot tell.
+ */
+unsigned int branches_span(const char *path, uint64_t offset);
 
 /*
  * The targets a relative branch would have if its opcode were at byte P of

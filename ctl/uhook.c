@@ -266,7 +266,8 @@ static int uhook_add(int argc, char **argv)
 	if (trap)
 		flags |= XPROBES_F_TRAP;
 	/* a trap changes one byte: no branch can land inside it */
-	nbr = trap ? 0 : branches_into(path, offset, br, XPROBES_UH_BRANCHES_MAX, &why);
+	nbr = trap ? 0 : branches_into(path, offset, XPROBES_UH_BRANCH_WINDOW, br,
+						   XPROBES_UH_BRANCHES_MAX, &why);
 	if (nbr < 0) {
 		fprintf(stderr, "xprobectl: uhook add: cannot find the branches into %s in %s: %s\n",
 			argv[optind + 1], path, why);

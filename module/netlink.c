@@ -47,6 +47,7 @@ const struct nla_policy xp_policy[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_SIZE]	= NLA_POLICY_FULL_RANGE(NLA_U32, &xp_size_range),
 	[XPROBES_A_UH_BRANCHES]	= { .type = NLA_BINARY,
 				    .len = XPROBES_UH_BRANCHES_MAX * sizeof(struct xprobes_uh_branch) },
+	[XPROBES_A_UH_BRANCH_SPAN] = NLA_POLICY_RANGE(NLA_U32, 1, XPROBES_UH_BRANCH_WINDOW),
 };
 
 static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
@@ -62,6 +63,7 @@ static const char *const xp_attr_names[XPROBES_A_MAX + 1] = {
 	[XPROBES_A_COUNT]	= "count",
 	[XPROBES_A_SIZE]	= "function size",
 	[XPROBES_A_UH_BRANCHES]	= "branches into the function (xprobectl finds them)",
+	[XPROBES_A_UH_BRANCH_SPAN] = "how far the branches were looked for",
 };
 
 static struct genl_family xp_family;
@@ -623,6 +625,8 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 	req.size = nla_get_u32(a[XPROBES_A_SIZE]);
 	req.flags = flags;
 	req.cookie = a[XPROBES_A_COOKIE] ? nla_get_u64(a[XPROBES_A_COOKIE]) : 0;
+	req.branch_span = a[XPROBES_A_UH_BRANCH_SPAN] ? nla_get_u32(a[XPROBES_A_UH_BRANCH_SPAN]) :
+			  XPROBES_UH_BRANCH_WINDOW;
 	if (flags & ~(XPROBES_F_EVENTS | XPROBES_F_RETURNS | XPROBES_F_RECORDS |
 		      XPROBES_F_UNWINDER | XPROBES_F_TRAP)) {
 		NL_SET_ERR_MSG_ATTR(info->extack, a[XPROBES_A_FLAGS],

@@ -648,6 +648,8 @@ static void uhook_free(struct xp_uhook *h)
  * Does a branch from elsewhere in the file (@r's list: the module decodes
  * the function only) land between two of the instructions a jump at @site_off
  * would cover? Its target would then be a byte of the jump's displacement.
+ * The list holds the branches landing before its span only: a cover past
+ * it is refused (EMSGSIZE: the caller asks again with the whole window).
  */
 static int branch_from_outside(const struct xp_uhook_req *r, unsigned int site_off,
 			       unsigned int cover, struct netlink_ext_ack *extack)
@@ -655,6 +657,11 @@ static int branch_from_outside(const struct xp_uhook_req *r, unsigned int site_o
 	unsigned int i;
 
 	BUILD_BUG_ON(4 + XP_COVER_MAX > XPROBES_UH_BRANCH_WINDOW);	/* ENDBR64, then the cover */
+	if (site_off + cover > r->branch_span) {
+		NL_SET_ERR_MSG_FMT(extack, "no jump here: the branches were listed to +%u, the "
+				   "jump covers to +%u", r->branch_span, site_off + cover);
+		return -EMSGSIZE;
+	}
 	for (i = 0; i < r->nbranches; i++) {
 		const struct xprobes_uh_branch *b = &r->branches[i];
 

@@ -155,6 +155,7 @@ struct xp_uhook_req {
 	u64 cookie;
 	const struct xprobes_uh_branch *branches;	/* into the function's first bytes */
 	unsigned int nbranches;
+	unsigned int branch_span;	/* ... those landing before this byte: all */
 };
 struct xp_uhook *xp_uhook_prepare(const struct xp_uhook_req *req, struct netlink_ext_ack *extack);
 int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack);

@@ -333,7 +333,8 @@ branches_check() {
 	local out rc
 	mkdir -p "$BUILD/host" &&
 		${CC:-cc} -O2 -Wall -o "$BUILD/host/branches-check" "$HERE/host/branches-check.c" \
-			"$TOP/ctl/branches.c" "$TOP/ctl/dso.c" "$TOP/ctl/elfsym.c" -lelf -lcapstone -ldl || return 1
+			"$TOP/ctl/branches.c" "$TOP/ctl/dso.c" "$TOP/ctl/elfsym.c" "$TOP/module/insn.c" \
+			-lelf -lcapstone -ldl || return 1
 	out=$("$BUILD/host/branches-check" $files)
 	rc=$?
 	echo "$out" | tr '\n' ' '

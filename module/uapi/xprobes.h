@@ -133,6 +133,8 @@ enum xprobes_attr {
 	XPROBES_A_MOD_OFF,		/* string: why module text cannot be hooked */
 	XPROBES_A_USUMS,		/* binary: struct xprobes_usum[] (UREC_SUMS) */
 	XPROBES_A_CALLS_MISSED,		/* u64: calls of a user hook whose entry fires nothing */
+	XPROBES_A_UH_BRANCH_SPAN,	/* u32: how far past the function's start
+					 * the branches were listed (UHOOK_ADD) */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
@@ -276,6 +278,17 @@ struct xprobes_uh_branch {
 	__u32 reserved;		/* 0 */
 };
 #define XPROBES_UH_BRANCH_WINDOW	32	/* ENDBR64 + the most a jump covers */
+/*
+ * UHOOK_ADD's XPROBES_A_UH_BRANCH_SPAN, optional: the list holds every
+ * branch landing in the function's bytes 1 to SPAN - 1 only (1 <= SPAN <=
+ * XPROBES_UH_BRANCH_WINDOW, which is what its absence means). A caller that
+ * decoded the function's first instructions sends the bytes a jump would
+ * cover (ENDBR64, then whole instructions to 5 bytes): the branches into
+ * the rest of the window cannot matter, and finding them is most of what
+ * listing costs (every region of the file the window's candidates fall in
+ * disassembled). A jump whose cover reaches past SPAN is refused with
+ * EMSGSIZE: the caller asks again with the whole window.
+ */
 
 /*
  * What the xprobes_uhook_lost tracepoint says was lost (args: hook id,

@@ -10,6 +10,11 @@
  * the function out of step). Prints the functions, the branches found, any
  * difference (exit 1), and the time of each way.
  *
+ * For each function also the span its branches are listed to
+ * (branches_span(): Zydis measures the bytes a jump would cover) against
+ * the module's own decoder, and the list to that span against the whole
+ * window's.
+ *
  * Also checks the scan itself (branches_targets()): every relative branch
  * Capstone decodes from a one- or two-byte opcode (behind no prefix or one
  * that changes a branch's size) must get its target from the scan.
@@ -26,6 +31,7 @@
 #include <capstone/capstone.h>
 #include "../../ctl/branches.h"
 #include "../../ctl/elfsym.h"
+#include "../../module/insn.h"
 
 struct br {
 	uint64_t to, from;
@@ -97,9 +103,33 @@ static int sweep_whole(const char *path)
 
 struct run {
 	const char *path;
-	size_t funcs, branches, diffs;
+	size_t funcs, branches, diffs, spans, span_diffs;
 	double t_new;
+	int fd;
 };
+
+/*
+ * The span as the module's decoder (module/insn.c) measures the cover:
+ * ENDBR64, then whole instructions to 5 bytes; 0 where it cannot.
+ */
+static unsigned int module_span(int fd, uint64_t off)
+{
+	uint8_t b[XPROBES_UH_BRANCH_WINDOW + 16];
+	unsigned int end = 0, site = 0;
+	struct xp_insn insn;
+	ssize_t got = pread(fd, b, sizeof(b), off);
+
+	if (got < 4)
+		return 0;
+	if (!memcmp(b, "\xf3\x0f\x1e\xfa", 4))
+		site = end = 4;
+	while (end < site + 5) {
+		if (xp_insn_decode(&insn, b + end, got - end))
+			return 0;
+		end += insn.len;
+	}
+	return end;
+}
 
 static int by_from(const void *a, const void *b)
 {
@@ -126,7 +156,7 @@ static int one(const char *name, uint64_t off, uint64_t size, void *arg)
 	int n, i;
 
 	(void)size;
-	n = branches_into(r->path, off, got, XPROBES_UH_BRANCHES_MAX, &why);
+	n = branches_into(r->path, off, XPROBES_UH_BRANCH_WINDOW, got, XPROBES_UH_BRANCHES_MAX, &why);
 	r->t_new += now() - t0;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -162,6 +192,26 @@ static int one(const char *name, uint64_t off, uint64_t size, void *arg)
 			return 0;
 		}
 	r->branches += n;
+	/*
+	 * The span xprobectl lists the branches to (XPROBES_A_UH_BRANCH_SPAN)
+	 * is the module's cover: else every add there is asked twice. And
+	 * the list to it is the whole window's cut there.
+	 */
+	{
+		unsigned int span = branches_span(r->path, off), ms = module_span(r->fd, off);
+		int k, m = 0;
+
+		r->spans++;
+		if (ms && span != ms && r->span_diffs++ < 20)
+			printf("%s: %s at 0x%" PRIx64 ": Zydis covers to +%u, the module's decoder "
+			       "to +%u\n", r->path, name, off, span, ms);
+		n = branches_into(r->path, off, span, got, XPROBES_UH_BRANCHES_MAX, &why);
+		for (k = 0; k < (int)nw; k++)
+			m += want[k].to < span;
+		if (n != m && r->diffs++ < 20)
+			printf("%s: %s: %d branches to +%u, %d of the whole window's land there\n",
+			       r->path, name, n, span, m);
+	}
 	return 0;
 }
 
@@ -225,7 +275,7 @@ int main(int argc, char **argv)
 	int i, bad = opcodes();
 
 	for (i = 1; i < argc; i++) {
-		struct run r = { .path = argv[i] };
+		struct run r = { .path = argv[i], .fd = open(argv[i], O_RDONLY) };
 		const char *why;
 		double t0 = now(), t_whole;
 
@@ -239,9 +289,11 @@ int main(int argc, char **argv)
 			return 2;
 		}
 		printf("%s: %zu functions, %zu branches into their first bytes, %zu differences; "
-		       "whole sweep %.0f ms, by candidates %.0f ms\n", argv[i], r.funcs, r.branches,
-		       r.diffs, t_whole * 1e3, r.t_new * 1e3);
-		bad |= r.diffs != 0;
+		       "whole sweep %.0f ms, by candidates %.0f ms; %zu spans, %zu the module's "
+		       "decoder measures otherwise\n", argv[i], r.funcs, r.branches, r.diffs,
+		       t_whole * 1e3, r.t_new * 1e3, r.spans, r.span_diffs);
+		bad |= r.diffs != 0 || r.span_diffs != 0;
+		close(r.fd);
 	}
 	return bad;
 }

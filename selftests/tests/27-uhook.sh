@@ -37,6 +37,22 @@ STUB="50 51 41 53 b8 $(le32 420) 0f 05 41 5b 59 58"
 S=15
 ok_so_far() { ! grep BAD /tmp/uh.out || fail "uhtarget computed a wrong result $*"; }
 
+# The branches into a function's first bytes listed only to a span
+# (XPROBES_A_UH_BRANCH_SPAN, what trace sends): a jump covering past it is
+# refused with EMSGSIZE, trace's cue to ask with the whole window; a span
+# outside 1-32 is refused by the policy. (uh_add's jump covers 12 bytes.)
+fa=$(fn_addr /tmp/uh.out uh_add)
+before=$(xprobectl uhook list $P)
+ask() { nlraw $CMD_UHOOK_ADD $A_PID:u32:$P $A_ADDR:u64:$fa $A_SIZE:u32:$(fn_size /tmp/uh.out uh_add) \
+	$A_FLAGS:u32:64 $A_UH_BRANCHES:hex: $A_UH_BRANCH_SPAN:u32:$1; }
+out=$(ask 11)
+assert_match "a span short of the cover: refused" "^error 90 .*listed to \+11, the jump covers to \+12" "$out"
+out=$(ask 33)
+assert_match "a span past the window: refused" "^error 34 .*out of range" "$out"
+out=$(ask 0)
+assert_match "a span of 0: refused" "^error 34 .*out of range" "$out"
+assert_eq "nothing was added" "$before" "$(xprobectl uhook list $P)"
+
 # (a)
 ids=
 for spec in uh_add:jump:12:3:0 uh_call:jump:9:2:0 uh_one:call:10:1:0 uh_endbr:jump:8:3:4 \
