@@ -219,15 +219,26 @@ size_t branches_targets(const uint8_t *code, size_t len, size_t p, uint64_t va,
 	return n;
 }
 
-/* Every place in segment @sg where a relative branch could start, by its opcode. */
+/*
+ * Every place in segment @sg where a relative branch could start, by its
+ * opcode. Seven bytes in eight are none of those opcodes: a table says so
+ * before branches_targets() looks (traceall's scan of redis-server's 2 MB
+ * was 40 M guest instructions of its attach).
+ */
 static int candidates(struct file_branches *fb, const struct elf_seg *sg)
 {
 	const uint8_t *code = fb->raw + sg->offset;
 	uint64_t t[BRANCH_TARGETS_MAX];
 	size_t p, i, n;
+	bool op[256];
 	int err = 0;
 
+	for (i = 0; i < 256; i++)
+		op[i] = (i & 0xf0) == 0x70 || (i >= 0xe0 && i <= 0xe3) || i == 0xe8 || i == 0xe9 ||
+			i == 0xeb || i == 0x0f;
 	for (p = 0; p < sg->filesz && !err; p++) {
+		if (!op[code[p]])
+			continue;
 		n = branches_targets(code, sg->filesz, p, sg->vaddr + p, t);
 		for (i = 0; i < n && !err; i++)
 			err = cand_add(fb, t[i], sg->offset + p);
