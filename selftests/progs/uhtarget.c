@@ -52,6 +52,10 @@
  *            the covered bytes: a jump
  *  uh_swbad  the same, one entry landing on its second instruction:
  *            refused (never called)
+ *  uh_swend  uh_switch again, its table followed by a word that lands
+ *            outside the text (the table's end), then one that would land
+ *            on its second instruction: a jump (the module reads a table
+ *            to its first entry outside the text)
  *  uh_sleep  push; mov; call uh_nap, which sleeps: -z runs a thread that
  *            is nearly always inside it (50 ms naps, each result checked)
  */
@@ -85,13 +89,14 @@ long uh_sleep(long us);
 long uh_nap(long us);
 long uh_switch(long x);
 long uh_swbad(long x);
+long uh_swend(long x);
 long uh_fa(long x), uh_fb(long x);
 long uh_sig(const long *p);
 volatile long uh_count;
 volatile unsigned long uh_last_ret;
 extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_small_end[], uh_tail_end[],
 	uh_endbr_end[], uh_loop_end[],
-	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[], uh_fa_end[], uh_fb_end[], uh_sig_end[];
+	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[], uh_swend_end[], uh_fa_end[], uh_fb_end[], uh_sig_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
 
@@ -214,6 +219,21 @@ asm(".text\n"
     "6:	lea 10(%rbx), %rax\n	pop %rbx\n	ret\n"
     "uh_swbad_end:\n"
     ".size uh_swbad, .-uh_swbad\n"
+    ".globl uh_swend\n.type uh_swend,@function\n"
+    "uh_swend:\n"
+    "	push %rbx\n"
+    "7:	mov %rdi, %rbx\n"
+    "	and $3, %edi\n"
+    "	lea uh_swendtab(%rip), %rdx\n"
+    "	movslq (%rdx,%rdi,4), %rax\n"
+    "	add %rdx, %rax\n"
+    "	jmp *%rax\n"
+    "1:	lea 10(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "2:	lea 20(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "3:	lea 30(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "4:	lea 40(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "uh_swend_end:\n"
+    ".size uh_swend, .-uh_swend\n"
     /*
      * x + 1 twice over: uh_fb shares uh_fa's tail, as hand-written assembly
      * with shared labels (glibc's memmove family) and GCC's cold parts do.
@@ -252,12 +272,17 @@ asm(".text\n"
     "uh_swbadtab:\n"
     "	.long 6b - uh_swbadtab, 5b - uh_swbadtab\n"
     /*
-     * The module reads 4096 words from a table's start as its entries
-     * (it cannot know where the table ends): zeros behind these, not
-     * whatever data the linker puts there, which may happen to point
-     * into uh_switch's covered bytes when read so.
+     * The module reads a table's words as its entries until one lands
+     * outside the text (it cannot know where the table ends), 4096 of them
+     * at most (all until 2026-12-03): zeros behind these, not whatever
+     * data the linker puts there, which may happen to point into
+     * uh_switch's covered bytes when read so.
      */
     "	.fill 4096, 4, 0\n"
+    /* past the 4096: its fifth word is the table's end, its sixth is not read */
+    "uh_swendtab:\n"
+    "	.long 1b - uh_swendtab, 2b - uh_swendtab, 3b - uh_swendtab, 4b - uh_swendtab\n"
+    "	.long 0, 7b - uh_swendtab\n"
     ".text\n");
 
 /* uh_sleep's callee: the thread sleeps inside a hooked function. */
@@ -302,6 +327,8 @@ static __attribute__((noinline)) void round_once(long k, long i)
 		bad("uh_args6", r, 21);
 	if ((r = uh_switch(k)) != k + 10 * (k % 4 + 1))
 		bad("uh_switch", r, k + 10 * (k % 4 + 1));
+	if ((r = uh_swend(k)) != k + 10 * (k % 4 + 1))
+		bad("uh_swend", r, k + 10 * (k % 4 + 1));
 	if ((r = uh_fa(k)) != k + 1)
 		bad("uh_fa", r, k + 1);
 	if ((r = uh_fb(k)) != k + 1)
@@ -636,6 +663,7 @@ int main(int argc, char **argv)
 	FN(uh_sleep);
 	FN(uh_switch);
 	FN(uh_swbad);
+	FN(uh_swend);
 	FN(uh_fa);
 	FN(uh_fb);
 	if (map && map_file(map))

@@ -117,6 +117,11 @@ assert_match "the refusal says why" "jump table entry lands inside" "$out"
 j=$(xprobectl uhook add --json $P uh_switch) || fail "uhook add uh_switch (a jump table past the cover)"
 assert_eq "uh_switch: bytes covered" 7 "$(json_get "$j" bytes)"
 xprobectl uhook del $(json_get "$j" id) || fail "uhook del uh_switch"
+# A table ends at its first entry that lands outside the text: what follows
+# is not read (uh_swend's next word lands on its second instruction).
+j=$(xprobectl uhook add --json $P uh_swend) || fail "uhook add uh_swend (read past its table's end)"
+assert_eq "uh_swend: bytes covered" 7 "$(json_get "$j" bytes)"
+xprobectl uhook del $(json_get "$j" id) || fail "uhook del uh_swend"
 assert_eq "hooks listed" 6 "$(xprobectl uhook list $P | grep -c live)"
 
 # (b) A child of fork runs the patched text (and the trampolines it inherited).
