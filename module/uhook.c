@@ -584,10 +584,13 @@ static bool covers_syscall(const u8 *code, unsigned int cover, u8 *starts)
  * for position-independent code) must not land inside the covered bytes
  * [@site, @site + @cover). Every RIP-relative lea target outside the
  * function might be a table: each is read as one, from its first entry to
- * the first that lands outside the executable mapping @text holding the
- * site (a table's entries are all code of the function, so that one is
- * past the table's end: the next table's, or other data), TABLE_ENTRIES
- * entries at most, or up to what the process maps. Reading past a real
+ * the first that lands outside the span @text of the file's executable
+ * mappings (a table's entries are all code of the function, its cold part
+ * included, so that one is past the table's end: the next table's, or
+ * other data; the span runs from the lowest to the highest, since the
+ * text may be split: a range mlock()ed or made huge, BOLT's hot and cold
+ * segments), TABLE_ENTRIES entries at most, or up to what the process
+ * maps. Reading past a real
  * table (into the next one) can only add targets, so at worst a function
  * is refused that would have been safe. A jump through a register that is
  * no table's (a function pointer) targets a function's start.
@@ -604,19 +607,34 @@ struct text_range {
 	unsigned long lo, hi;
 };
 
-/* The executable mapping of @mm holding @site; all of memory if none. */
+/*
+ * From the lowest to the highest executable mapping of @mm of the file
+ * whose text holds @site; all of memory if the site is no such text.
+ */
 static int text_range(struct mm_struct *mm, unsigned long site, struct text_range *text)
 {
 	struct vm_area_struct *vma;
+	struct inode *inode = NULL;
 
 	text->lo = 0;
 	text->hi = ULONG_MAX;
 	if (mmap_read_lock_killable(mm))
 		return -EINTR;
 	vma = vma_lookup(mm, site);
-	if (vma && (vma->vm_flags & VM_EXEC)) {
-		text->lo = vma->vm_start;
-		text->hi = vma->vm_end;
+	if (vma && (vma->vm_flags & VM_EXEC) && vma->vm_file)
+		inode = file_inode(vma->vm_file);
+	if (inode) {
+		VMA_ITERATOR(vmi, mm, 0);
+
+		text->lo = ULONG_MAX;
+		text->hi = 0;
+		for_each_vma(vmi, vma) {
+			if (!vma->vm_file || file_inode(vma->vm_file) != inode ||
+			    !(vma->vm_flags & VM_EXEC))
+				continue;
+			text->lo = min(text->lo, vma->vm_start);
+			text->hi = max(text->hi, vma->vm_end);
+		}
 	}
 	mmap_read_unlock(mm);
 	return 0;
@@ -632,8 +650,8 @@ static int check_table(struct task_struct *task, unsigned long tb, const struct 
 	for (j = 0; j < TABLE_ENTRIES; j += n / sizeof(*e), want = PAGE_SIZE / sizeof(*e)) {
 		want = min(want, TABLE_ENTRIES - j);
 		n = access_process_vm(task, tb + j * sizeof(*e), e, want * sizeof(*e), FOLL_FORCE);
-		if (n < (int)sizeof(*e))
-			return 0;
+		if (n < (int)sizeof(*e))	/* the mapping ends, or we are being killed */
+			return fatal_signal_pending(current) ? -EINTR : 0;
 		for (k = 0; k < n / sizeof(*e); k++) {
 			unsigned long target = tb + (long)e[k];
 
@@ -670,6 +688,8 @@ static int check_tables(struct task_struct *task, struct mm_struct *mm,
 		*why = "a jump table entry lands inside the covered bytes";
 		return -EINVAL;
 	}
+	if (err)
+		*why = "interrupted";
 	return err;
 }
 
