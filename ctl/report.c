@@ -35,6 +35,16 @@ const char *trace_cause_name(int i)
 }
 
 /* The cause columns of a table's header, and of one of its rows: "name%" wide, 6 at least. */
+/*
+ * How a function is probed: a user hook's jump ("uhook"), a user hook
+ * whose int3 stays ("trap": no jump possible there, docs/userhooks.md), or
+ * a uprobe and a uretprobe.
+ */
+static const char *probe_kind(const struct tfunc *f)
+{
+	return !f->uhook ? "uprobe" : f->uhook_trap ? "trap" : "uhook";
+}
+
 static int cause_width(int i)
 {
 	int w = strlen(cause_names[i]) + 1;
@@ -395,7 +405,7 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 		       (uint64_t)f->calls, trace_dur(f->wall, b1), trace_dur(f->wall / f->calls, b2),
 		       trace_dur(f->on_excl + off_sum(f->off_excl), b3), trace_dur(f->on_incl, b4), trace_dur(off, b5));
 		cause_row(f->off_incl, f->wall);
-		printf("  %s\n", s->funcs[idx[r]].uhook ? "uhook" : "uprobe");
+		printf("  %s\n", probe_kind(&s->funcs[idx[r]]));
 		if (!s->hist)
 			continue;
 		print_hist("wall", f->hist_wall);
@@ -549,7 +559,7 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 		json_str("module", t->path);
 		snprintf(off_hex, sizeof(off_hex), "0x%" PRIx64, t->offset);
 		json_str("offset", off_hex);
-		json_str("probe", t->uhook ? "uhook" : "uprobe");
+		json_str("probe", probe_kind(t));
 		json_u64("calls", f->calls);
 		json_u64("calls_lost", f->calls_lost);
 		json_u64("returns_lost", f->returns_lost);

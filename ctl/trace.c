@@ -299,6 +299,7 @@ static int pick_func(const char *const *names, size_t nnames, uint64_t off, uint
 	f->offset = off;
 	f->size = size;
 	f->uhook = 0;
+	f->uhook_trap = false;
 	/*
 	 * Entered by a jump, not a call: the ELF entry point. Or in a Go
 	 * program, whose runtime copies goroutine stacks and walks them by
@@ -1157,8 +1158,10 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why, uint32_t flag
 	err = n ? attach_probes(s, s->pid, &s->ls, false) : 0;
 	if (err)
 		linkset_trim(&s->ls, links, fds);
-	for (i = 0; i < s->nfuncs; i++)
+	for (i = 0; i < s->nfuncs; i++) {
 		s->funcs[i].uhook = 0;
+		s->funcs[i].uhook_trap = false;
+	}
 	if (err)
 		fprintf(stderr, "xprobectl: pid %d: %s, and the module took out its %d user "
 			"hook%s; uprobes could not take over (%s): those functions' figures stop "

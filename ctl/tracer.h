@@ -21,6 +21,7 @@ struct tfunc {
 	uint64_t offset;	/* file offset of its first instruction */
 	uint64_t size;		/* bytes, from its symbol */
 	uint32_t uhook;		/* its user hook's id, 0: a uprobe and a uretprobe */
+	bool uhook_trap;	/* ... an int3 the module keeps (no jump possible) */
 	bool no_return;		/* entered by a jump (its file's ELF entry point): the
 				 * word at its stack pointer is not a return address
 				 * (argc, for a program's _start), so no return probe;

@@ -110,7 +110,9 @@ static int uhook_ask(struct tsession *s, const struct uhook_ask *a, uint32_t *id
 			nla_put_u32(msg, XPROBES_A_UH_BRANCH_SPAN, span);
 		*id = 0;
 		err = xp_nl_call(s->nl, msg, xp_nl_got_hook_id, id);
-		if (err != -EMSGSIZE || trap || span >= XPROBES_UH_BRANCH_WINDOW)
+		/* (a reply too long for its buffer would be EMSGSIZE too, hook added) */
+		if (err != -EMSGSIZE || trap || span >= XPROBES_UH_BRANCH_WINDOW ||
+		    !strstr(s->nl->ext_msg, "branches were listed to"))
 			return err;
 		span = XPROBES_UH_BRANCH_WINDOW;
 	}
@@ -123,9 +125,9 @@ static int uhook_ask(struct tsession *s, const struct uhook_ask *a, uint32_t *id
  */
 int tuhooks_add(struct tsession *s, bool verbose)
 {
-	int i, refused = 0, shown = 0, step = s->nfuncs / 20 + 1;
+	int i, refused = 0, traps = 0, shown = 0, step = s->nfuncs / 20 + 1;
 	bool progress = s->nfuncs >= 100;
-	char first[300] = "";
+	char first[300] = "", first_trap[300] = "";
 	struct pid_maps *pm;
 	int err;
 
@@ -170,6 +172,24 @@ int tuhooks_add(struct tsession *s, bool verbose)
 			.cookie = i | (f->no_return && !s->records ? TRACE_ENTRY_ONLY : 0),
 		};
 		err = uhook_ask(s, &a, &id, &why);
+		if (err == -EINVAL && !strncmp(s->nl->ext_msg, "no jump here", 12)) {
+			/*
+			 * The module's int3 stays and sends each call to the
+			 * trampoline (XPROBES_F_TRAP): a trap per call, but
+			 * the records, sums and return thunks of any user
+			 * hook, where a uprobe and a uretprobe would take two
+			 * traps and run their programs at each.
+			 */
+			char no_jump[sizeof(s->nl->ext_msg)];
+
+			snprintf(no_jump, sizeof(no_jump), "%s", s->nl->ext_msg);
+			a.flags |= XPROBES_F_TRAP;
+			err = uhook_ask(s, &a, &id, &why);
+			f->uhook_trap = !err && id;
+			traps += f->uhook_trap;
+			if (f->uhook_trap && !first_trap[0])
+				snprintf(first_trap, sizeof(first_trap), "%s: %s", f->name, no_jump);
+		}
 		if (err == 1) {
 			refused++;
 			if (!first[0])
@@ -205,6 +225,9 @@ int tuhooks_add(struct tsession *s, bool verbose)
 	pid_maps_free(pm);
 	if (progress)
 		fprintf(stderr, "\n");
+	if (traps)
+		fprintf(stderr, "xprobectl: %d function%s on user hooks that trap at each call: no "
+			"jump possible (first: %s)\n", traps, traps == 1 ? "" : "s", first_trap);
 	if (refused)
 		fprintf(stderr, "xprobectl: %d function%s through uprobes: no user hook possible "
 			"(first: %s)\n", refused, refused == 1 ? "" : "s", first[0] ? first : "?");

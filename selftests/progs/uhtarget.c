@@ -222,16 +222,17 @@ asm(".text\n"
     ".globl uh_swend\n.type uh_swend,@function\n"
     "uh_swend:\n"
     "	push %rbx\n"
-    "7:	mov %rdi, %rbx\n"
+    "17:	mov %rdi, %rbx\n"
     "	and $3, %edi\n"
     "	lea uh_swendtab(%rip), %rdx\n"
     "	movslq (%rdx,%rdi,4), %rax\n"
     "	add %rdx, %rax\n"
     "	jmp *%rax\n"
-    "1:	lea 10(%rbx), %rax\n	pop %rbx\n	ret\n"
-    "2:	lea 20(%rbx), %rax\n	pop %rbx\n	ret\n"
-    "3:	lea 30(%rbx), %rax\n	pop %rbx\n	ret\n"
-    "4:	lea 40(%rbx), %rax\n	pop %rbx\n	ret\n"
+    /* labels of its own: uh_swtab's 1b-4b are uh_switch's */
+    "11:	lea 10(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "12:	lea 20(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "13:	lea 30(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "14:	lea 40(%rbx), %rax\n	pop %rbx\n	ret\n"
     "uh_swend_end:\n"
     ".size uh_swend, .-uh_swend\n"
     /*
@@ -281,8 +282,8 @@ asm(".text\n"
     "	.fill 4096, 4, 0\n"
     /* past the 4096: its fifth word is the table's end, its sixth is not read */
     "uh_swendtab:\n"
-    "	.long 1b - uh_swendtab, 2b - uh_swendtab, 3b - uh_swendtab, 4b - uh_swendtab\n"
-    "	.long 0, 7b - uh_swendtab\n"
+    "	.long 11b - uh_swendtab, 12b - uh_swendtab, 13b - uh_swendtab, 14b - uh_swendtab\n"
+    "	.long 0, 17b - uh_swendtab\n"
     ".text\n");
 
 /* uh_sleep's callee: the thread sleeps inside a hooked function. */

@@ -14,7 +14,8 @@
 # and fires nothing. (e) Untraced processes: syscall 420 is ENOSYS.
 # (f) rmmod while a thread sleeps inside a hooked function with returns:
 # it returns through its thunk, without the module, and runs on.
-# (g) trace on user hooks, PROBE per function, trace killed with SIGKILL.
+# (g) trace on user hooks, PROBE per function (a trap where no jump is
+# possible, every call counted through it), trace killed with SIGKILL.
 # (h) A trap hook (--trap) where a jump is refused: an int3 and the file's
 # bytes executed, every call counted through it, none of the child's.
 # (i) With every kernel hook an int3 (call_hooks=0), exact events, returns
@@ -192,8 +193,35 @@ xprobectl trace -d 3 -f 'uh_*' $K > /tmp/tk.txt 2> /tmp/tk.err ||
 probe() { awk -v f=$1 '$1 == f { print $NF }' /tmp/tk.txt; }
 assert_eq "trace: uh_add through a user hook" uhook "$(probe uh_add)"
 assert_eq "trace: uh_args6 through a user hook" uhook "$(probe uh_args6)"
-assert_eq "trace: uh_loop (a branch into its first bytes) through a uprobe" uprobe "$(probe uh_loop)"
+assert_eq "trace: uh_loop (a branch into its first bytes) through a user hook that traps" trap \
+	"$(probe uh_loop)"
 assert_match "trace says how many went through user hooks" "through user hooks" "$(cat /tmp/tk.err)"
+# uh_fa (uh_fb jumps to its +3) too, and uh_swbad (a table entry at +1),
+# which is never called: not in the table, but in the count
+assert_eq "trace: uh_fa through a user hook that traps" trap "$(probe uh_fa)"
+assert_match "... and trace says how many trap, with the first's reason" \
+	"3 functions on user hooks that trap at each call: no jump possible \(first: uh_[a-z]*: no jump here" \
+	"$(cat /tmp/tk.err)"
+# Every call counted through the trap, its returns too (thunks, records,
+# the process's sums), and through the jumps beside it: uhtarget -n makes
+# each of its threads call each function N times, checking each result.
+rm -f /tmp/tt.out /tmp/tt.err
+uhtarget -g -t 2 -n 3000 > /tmp/tt.out 2>&1 &
+U=$!
+wait_for /tmp/tt.out '^ready' "uhtarget (trap) did not start"
+xprobectl trace --json -f uh_loop -f uh_add $U > /tmp/tt.json 2> /tmp/tt.err &
+T=$!
+wait_for /tmp/tt.err 'xprobectl: tracing' "trace (trap) did not start" 600
+kill -HUP $U
+wait_for /tmp/tt.out '^ok calls=' "uhtarget's rounds under the trap did not end" 3000
+kill -TERM $U
+wait $U
+wait $T || fail "trace of uh_loop and uh_add: $(tail -n 3 /tmp/tt.err)"
+assert_eq "uh_loop: its probe" trap "$(fn /tmp/tt.json uh_loop probe)"
+assert_eq "uh_loop: every call through the trap" 6000 "$(fn /tmp/tt.json uh_loop calls)"
+assert_eq "uh_add: every call through the jump" 6000 "$(fn /tmp/tt.json uh_add calls)"
+assert_eq "uh_loop: nothing lost" 0 "$(($(fn /tmp/tt.json uh_loop calls_lost) + $(fn /tmp/tt.json uh_loop returns_lost)))"
+grep -q BAD /tmp/tt.out && fail "uhtarget computed a wrong result under the trap: $(grep BAD /tmp/tt.out)"
 # A file of its own: the shell truncates a reused one only once the job
 # runs, and the first trace's "tracing" line would pass the wait at once.
 xprobectl trace -f 'uh_*' $K > /dev/null 2> /tmp/tk2.err &
