@@ -172,7 +172,7 @@ int tuhooks_add(struct tsession *s, bool verbose)
 			.cookie = i | (f->no_return && !s->records ? TRACE_ENTRY_ONLY : 0),
 		};
 		err = uhook_ask(s, &a, &id, &why);
-		if (err == -EINVAL && !strncmp(s->nl->ext_msg, "no jump here", 12)) {
+		if ((err == -EINVAL || err == -E2BIG) && !strncmp(s->nl->ext_msg, "no jump here", 12)) {
 			/*
 			 * The module's int3 stays and sends each call to the
 			 * trampoline (XPROBES_F_TRAP): a trap per call, but
