@@ -34,7 +34,6 @@ const char *trace_cause_name(int i)
 	return i >= 0 && i < NR_CAUSES ? cause_names[i] : "?";
 }
 
-/* The cause columns of a table's header, and of one of its rows: "name%" wide, 6 at least. */
 /*
  * How a function is probed: a user hook's jump ("uhook"), a user hook
  * whose int3 stays ("trap": no jump possible there, docs/userhooks.md), or
@@ -45,6 +44,7 @@ static const char *probe_kind(const struct tfunc *f)
 	return !f->uhook ? "uprobe" : f->uhook_trap ? "trap" : "uhook";
 }
 
+/* The cause columns of a table's header, and of one of its rows: "name%" wide, 6 at least. */
 static int cause_width(int i)
 {
 	int w = strlen(cause_names[i]) + 1;
