@@ -101,7 +101,7 @@ extern const u8 xp_urec_saved[], xp_urec_stored[], xp_urec_done[];
 extern const u8 xp_urec_p_cs2[], xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p_base2[];
 extern const u8 xp_urec_p_sig2[], xp_urec_p_sums[], xp_urec_fstart[], xp_urec_fpost[];
 extern const u8 xp_urec_fabort[], xp_urec_desc2[];
-extern const u8 xp_urec_sums_gate[], xp_urec_plain[], xp_urec_slots_gate[], xp_urec_slots_done[];
+extern const u8 xp_urec_sums_gate[], xp_urec_plain[];
 
 #define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
 #define BLK_PAGES	((XP_UREC_BLOCK - XP_URT_TGT) / PAGE_SIZE)	/* targets and hash */
@@ -123,14 +123,18 @@ struct xp_urecbuf {
 };
 
 struct xp_urec_hdr {
-	u32 count;			/* records committed */
-	u32 reserved;
-	u64 slot[2];			/* the newest record's callees' cycles, by count parity */
+	u64 state;			/* the count (the commit), A above it: urec.h */
+	u64 reserved[2];
 	u64 mult;			/* XP_UREC_MULT: cycles to ns for the sums, 0: none */
 	u64 bsp;			/* XP_UREC_BSP: the bottom's sp, 0: none */
-	u64 reserved2[2];
+	u64 reserved2[3];
+	u64 th[XP_USUM_NHIST];		/* XP_UREC_TH: the mult's histogram tables */
+	u8 bk[XP_USUM_NHIST];		/* XP_UREC_BK */
+	u8 reserved3[XP_UREC_BELOW - XP_UREC_BK - XP_USUM_NHIST];
 	u64 below;			/* XP_UREC_BELOW: XPROBES_UREC_RET */
 };
+
+#define UREC_COUNT(state)	((u32)((state) & ((1U << XP_UREC_COUNT_BITS) - 1)))
 
 /* @cpu's buffer in the kernel's view of @rb's mapping. */
 static inline struct xp_urec_hdr *urec_hdr(const struct xp_urecbuf *rb, unsigned int cpu)
@@ -541,6 +545,13 @@ void xp_urec_sums_release(u32 portid, bool any)
 			kept_free(k);
 }
 
+/* Are @v's sums those of process @nr that socket @sk may read? */
+static bool sums_of(const struct xp_view *v, u32 nr, const struct sock *sk)
+{
+	return v->urec && v->urec_sums && pid_vnr(v->root) == nr &&
+	       (!v->owner || v->owner_sk == sk);
+}
+
 /*
  * UREC_SUMS: the sums of process @nr (the caller's pid namespace) as they
  * were kept for socket @sk (the view's owner; a port id may be another
@@ -549,21 +560,16 @@ void xp_urec_sums_release(u32 portid, bool any)
  * for the cookies from *@from on: up to @max functions with calls into
  * @out; *@from becomes where to go on (XP_USUM_FUNCS: done). Returns how
  * many, or -ENOENT. The process may write there at any time: a snapshot
- * of numbers, nothing in them is used as an index.
+ * of numbers, nothing in them is used as an index. Times are kept in TSC
+ * cycles (urec_tmpl.S), turned into ns here by the ratio as measured now.
  */
-/* Are @v's sums those of process @nr that socket @sk may read? */
-static bool sums_of(const struct xp_view *v, u32 nr, const struct sock *sk)
-{
-	return v->urec && v->urec_sums && pid_vnr(v->root) == nr &&
-	       (!v->owner || v->owner_sk == sk);
-}
-
 int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_usum *out, u32 max)
 {
 	struct xp_urecbuf *rb = NULL;
 	struct urecsums_kept *k;
 	struct xp_view *v;
 	u32 c, n = 0;
+	u64 mult;
 
 	lockdep_assert_held(&xp_views_lock);
 	/* ours, kept, first: the number may be another process's by now */
@@ -584,6 +590,7 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 			}
 	if (!rb)
 		return -ENOENT;
+	mult = READ_ONCE(urec_mult) ?: tsc_mult;
 	for (c = *from; c < XP_USUM_FUNCS && n < max; c++) {
 		const void *p = rb->kaddr + URECBUF_SUMS(rb) + (unsigned long)c * XP_USUM_SIZE;
 		u64 calls = READ_ONCE(*(const u64 *)(p + XP_USUM_CALLS));
@@ -593,8 +600,8 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 		out[n].cookie = c;
 		out[n].reserved = 0;
 		out[n].calls = calls;
-		out[n].wall = READ_ONCE(*(const u64 *)(p + XP_USUM_WALL));
-		out[n].own = READ_ONCE(*(const u64 *)(p + XP_USUM_OWN));
+		out[n].wall = mul_u64_u64_shr(READ_ONCE(*(const u64 *)(p + XP_USUM_WALL)), mult, 32);
+		out[n].own = mul_u64_u64_shr(READ_ONCE(*(const u64 *)(p + XP_USUM_OWN)), mult, 32);
 		memcpy(out[n].hist, p + XP_USUM_HIST, sizeof(out[n].hist));
 		n++;
 	}
@@ -649,10 +656,42 @@ void xp_urec_exit(void)
  */
 static void urec_empty(struct xp_urec_hdr *hdr, u32 count)
 {
-	WRITE_ONCE(hdr->slot[0], 0);
-	WRITE_ONCE(hdr->slot[1], 0);
 	WRITE_ONCE(hdr->bsp, 0);
-	WRITE_ONCE(hdr->count, count);
+	WRITE_ONCE(hdr->state, count);
+}
+
+/*
+ * The histogram tables of the ratio the last hand-over on this CPU set
+ * (xp_urec_hist_tables()), made again when the ratio changes (every
+ * UREC_CLOCK_EVERY at most while it is measured). With preemption off.
+ */
+struct urec_hist {
+	u64 mult;
+	u64 th[XP_USUM_NHIST];
+	u8 bk[XP_USUM_NHIST];
+};
+static DEFINE_PER_CPU(struct urec_hist, urec_hist);
+
+/*
+ * @hdr's ratio for the sums becomes @mult, its tables first: the routine
+ * reads them once it has read a ratio (x86 keeps stores in order). A
+ * thread moved on since its commit may read another CPU's tables while
+ * they change: a bucket one off, within the histogram's padding at most.
+ */
+static void urec_hdr_ratio(struct xp_urec_hdr *hdr, u64 mult)
+{
+	struct urec_hist *h = this_cpu_ptr(&urec_hist);
+
+	if (READ_ONCE(hdr->mult) == mult)
+		return;
+	if (h->mult != mult) {
+		xp_urec_hist_tables(mult, h->th, h->bk, XP_USUM_NHIST);
+		h->mult = mult;
+	}
+	memcpy(hdr->th, h->th, sizeof(hdr->th));
+	memcpy(hdr->bk, h->bk, sizeof(hdr->bk));
+	smp_wmb();
+	WRITE_ONCE(hdr->mult, mult);
 }
 
 /*
@@ -669,8 +708,9 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR, *out = r;
 	bool calls = READ_ONCE(v->urec_calls), sums = calls && READ_ONCE(v->urec_sums);
-	u32 i, n = READ_ONCE(hdr->count);
-	u64 v8[2 * XPROBES_UREC_INLINE] = {}, bsp = sums ? READ_ONCE(hdr->bsp) : 0;
+	u64 state = READ_ONCE(hdr->state), bsp = sums ? READ_ONCE(hdr->bsp) : 0;
+	u64 v8[2 * XPROBES_UREC_INLINE] = {};
+	u32 i, n = UREC_COUNT(state);
 	struct xp_urec_clock c;
 	bool *busy = NULL;
 
@@ -686,11 +726,9 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	}
 	c.ns = urec_clock_now(&c.tsc);
 	c.mult = READ_ONCE(urec_mult) ?: tsc_mult;
-	if (sums) {
-		u64 slot[2] = { READ_ONCE(hdr->slot[0]), READ_ONCE(hdr->slot[1]) };
-
-		n = xp_urec_fold_sums(r, n, (void *)hdr + XP_UREC_ACC, slot, bsp, out, &c);
-	} else if (calls)
+	if (sums)
+		n = xp_urec_fold_sums(r, n, (void *)hdr + XP_UREC_ACC, state, bsp, out, &c);
+	else if (calls)
 		n = xp_urec_fold(r, n, NULL, 0, r, &c);	/* converts as it reads */
 	else
 		for (i = 0; i < n; i++)
@@ -703,7 +741,7 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 			    v8[0], v8[1], v8[2], v8[3], v8[4], v8[5], v8[6], v8[7]);
 	urec_empty(hdr, 0);
 	if (sums) {
-		WRITE_ONCE(hdr->mult, c.mult);	/* the process may sum from now on */
+		urec_hdr_ratio(hdr, c.mult);	/* the process may sum from now on */
 		*busy = false;
 	}
 }
@@ -727,29 +765,26 @@ static void urec_hand_one(struct task_struct *t, u64 what)
 
 /*
  * Append @what (the record the routine came with, its rsi) to @cpu's
- * buffer, as the routine does (urec_tmpl.S, from xp_urec_append): with
- * sums, the newest's callees' time beside it and none yet for this one;
- * the TSC now; the commit. Only for the thread whose buffer it is, on its
+ * buffer, as the routine does (urec_tmpl.S, from xp_urec_append): the
+ * state beside it, the TSC now, the commit. Only for the thread whose buffer it is, on its
  * CPU, from its system call (past the routine's commit: it is in no
  * critical section). False where there is no room (the flush could not
  * empty it): the routine then tries once itself.
  */
-static bool urec_append_one(struct xp_urecbuf *rb, unsigned int cpu, bool sums, u64 what)
+static bool urec_append_one(struct xp_urecbuf *rb, unsigned int cpu, u64 what)
 {
 	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 	struct xprobes_urec *r = (void *)hdr + XP_UREC_HDR;
 	u64 *acc = (void *)hdr + XP_UREC_ACC;
-	u32 n = READ_ONCE(hdr->count);
+	u64 state = READ_ONCE(hdr->state);
+	u32 n = UREC_COUNT(state);
 
 	if (n >= XP_UREC_CAP)
 		return false;
-	if (sums) {
-		WRITE_ONCE(acc[n], READ_ONCE(hdr->slot[n & 1]));
-		WRITE_ONCE(hdr->slot[(n + 1) & 1], 0);
-	}
+	WRITE_ONCE(acc[n], state);
 	WRITE_ONCE(r[n].time, rdtsc_ordered());
 	WRITE_ONCE(r[n].what, what);
-	WRITE_ONCE(hdr->count, n + 1);
+	WRITE_ONCE(hdr->state, state + 1);
 	return true;
 }
 
@@ -934,9 +969,9 @@ static void block_release(struct xp_urecblk *b)
 
 /*
  * The routines for @rb's process, as they are at @base; without @sums (the
- * view's hooks hand records over without XPROBES_F_SUMS), their two gates
- * jump over what sums take: the return routine's fold, the appends'
- * callees' slots. Patched before the process can run them.
+ * view's hooks hand records over without XPROBES_F_SUMS), the return
+ * routine's gate jumps over its fold. Patched before the process can run
+ * them.
  */
 static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb, bool sums)
 {
@@ -969,9 +1004,6 @@ static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb
 
 		g[0] = 0xe9;	/* jmp rel32 */
 		put_unaligned_le32(xp_urec_plain - (xp_urec_sums_gate + 5), g + 1);
-		g = code + TMPL_OFF(xp_urec_slots_gate);
-		g[0] = 0xeb;	/* jmp rel8 */
-		g[1] = xp_urec_slots_done - (xp_urec_slots_gate + 2);
 	}
 }
 
@@ -1207,7 +1239,7 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 		 * it no room (selftest 49-trace-sigflush).
 		 */
 		urec_flush(rb, cpu, current, v);
-		if (urec_append_one(rb, cpu, READ_ONCE(v->urec_sums), u->si))
+		if (urec_append_one(rb, cpu, u->si))
 			u->di = 1;
 		return;
 	}
@@ -1282,12 +1314,14 @@ static void urecbuf_sums_on(struct xp_urecbuf *rb)
 	u64 mult = READ_ONCE(urec_mult) ?: tsc_mult;
 	unsigned int cpu;
 
+	preempt_disable();	/* urec_hdr_ratio()'s tables are this CPU's */
 	for (cpu = 0; cpu < rb->nbufs; cpu++) {
 		struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 
-		WRITE_ONCE(hdr->mult, mult);
 		WRITE_ONCE(hdr->below, XPROBES_UREC_RET);	/* urec_tmpl.S: the bottom */
+		urec_hdr_ratio(hdr, mult);
 	}
+	preempt_enable();
 }
 
 /* May @v take a records hook in @mm? Before anything is made for it. */
@@ -1333,10 +1367,12 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	BUILD_BUG_ON(XP_UREC_ACC + XP_UREC_CAP * 8 > 1 << XP_UREC_BUF_SHIFT);
 	BUILD_BUG_ON(XP_USUM_HIST + 4 * XP_USUM_NHIST > XP_USUM_SIZE);
 	BUILD_BUG_ON(XP_USUM_NHIST != XPROBES_USUM_HIST || XP_USUM_FUNCS != XPROBES_USUM_FUNCS);
-	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, slot) != XP_UREC_SLOT ||
-		     offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT ||
+	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT ||
 		     offsetof(struct xp_urec_hdr, bsp) != XP_UREC_BSP ||
+		     offsetof(struct xp_urec_hdr, th) != XP_UREC_TH ||
+		     offsetof(struct xp_urec_hdr, bk) != XP_UREC_BK ||
 		     offsetof(struct xp_urec_hdr, below) != XP_UREC_BELOW);
+	BUILD_BUG_ON(XP_UREC_CAP >= 1 << XP_UREC_COUNT_BITS);
 	BUILD_BUG_ON(sizeof(struct xp_urec_hdr) != XP_UREC_HDR);
 	if (v->urec_sums && urec_out_make()) {
 		NL_SET_ERR_MSG(extack, "no memory for the hand-overs of sums");

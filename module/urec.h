@@ -21,30 +21,41 @@
 
 /*
  * Per-CPU record buffers, a writable mapping of their own: a header, the
- * records, and beside each record what the process summed while it was the
- * newest (its "callees' time", in TSC cycles: urec_tmpl.S). The header:
- * the count (the commit), two slots for the newest record's callees' time
- * (which one by the count's parity, so that a routine that restarts finds
- * what it read unchanged), the cycles-to-ns ratio for the sums (0: the
- * process sums nothing), the sp of the first call the process summed
+ * records, and beside each record the state word as it was at its append.
+ * The state (the header's first word, the commit) is the count in its low
+ * 16 bits and, above them, A: the TSC cycles of every call the process
+ * summed itself since the last hand-over, modulo 2^48 (urec_tmpl.S). What
+ * the calls under a record took is then the difference of two A's: the
+ * one beside the next record (or the state's, for the newest) less its
+ * own. The header also has the cycles-to-ns ratio for the sums (0: the
+ * process sums nothing yet), the sp of the first call the process summed
  * with no caller's entry in the buffer since the last hand-over (the
- * bottom's, 0: none; urec_tmpl.S), and last, where a record before the
- * first would be, the second word of a return record (the bottom's rule
- * is the one after a return).
+ * bottom's, 0: none), the ratio's histogram tables (the log2 bucket of a
+ * call's ns from its cycles: XP_UREC_BK[b] + (cycles >= XP_UREC_TH[b]) for
+ * b the cycles' top bit), and last, where a record before the first would
+ * be, the second word of a return record (the bottom's rule is the one
+ * after a return).
  */
 #define XP_UREC_BUF_SHIFT	14		/* 16 KiB per CPU */
-#define XP_UREC_HDR		64
-#define XP_UREC_SLOT		8		/* u64 [2] */
+#define XP_UREC_COUNT_BITS	16		/* the state's count; A above it */
 #define XP_UREC_MULT		24		/* u64, 32.32 fixed point */
 #define XP_UREC_BSP		32		/* u64 */
+#define XP_UREC_TH		64		/* u64 [XP_USUM_NHIST] */
+#define XP_UREC_BK		(XP_UREC_TH + XP_USUM_NHIST * 8)	/* u8 [XP_USUM_NHIST] */
+#define XP_UREC_HDR		448
 #define XP_UREC_BELOW		(XP_UREC_HDR - 8)	/* u64: reads as a return record's */
 #define XP_UREC_CAP		((((1 << XP_UREC_BUF_SHIFT) - XP_UREC_HDR) / 24))
 #define XP_UREC_ACC		(XP_UREC_HDR + XP_UREC_CAP * 16)	/* u64 [XP_UREC_CAP] */
 
 /*
  * The sums of the calls the process folds itself (XPROBES_F_SUMS), after
- * the buffers in the same mapping: one struct xprobes_usum (from its
- * calls on) per cookie under XPROBES_USUM_FUNCS, in XP_USUM_SIZE bytes.
+ * the buffers in the same mapping: per cookie under XPROBES_USUM_FUNCS,
+ * in XP_USUM_SIZE bytes, the calls, their wall and own times in TSC
+ * cycles (the kernel converts them when it reads them) and their
+ * histogram, as struct xprobes_usum has them from its calls on. The
+ * kernel's tables give buckets up to XP_USUM_NHIST - 1; tables the process
+ * rewrote itself can make its routine add 1 up to 1 KiB past a function's
+ * histogram: in its own memory, to its own figures.
  */
 #define XP_USUM_SIZE		192
 #define XP_USUM_CALLS		0

@@ -36,6 +36,8 @@
 #define LEVEL_MASK	0xf		/* levels 0 to FOLD_DEPTH - 1 */
 #define CALLER_SHIFT	48
 #define WALL_MAX	((1ULL << LOG2_SHIFT) - 1)
+#define STATE_COUNT_BITS 16		/* XP_UREC_COUNT_BITS */
+#define STATE_A_MASK	((1ULL << (64 - STATE_COUNT_BITS)) - 1)
 
 /*
  * The histogram bucket of a call, computed here (one bsr) rather than by
@@ -44,6 +46,14 @@
 static inline u64 log2_down(u64 v)
 {
 	return v ? 63 - __builtin_clzll(v) : 0;
+}
+
+/* The bucket of a call of @cycles at ratio @mult: the log2 of its ns, at most @nb - 1. */
+static inline u64 hist_bucket(u64 cycles, u64 mult, unsigned int nb)
+{
+	u64 k = log2_down(mul_u64_u64_shr(cycles, mult, 32));
+
+	return k < nb ? k : nb - 1;
 }
 
 /*
@@ -88,14 +98,23 @@ static void unfold(struct xprobes_urec *r, u32 o, const struct fold_open *st, u3
 	}
 }
 
+/* A, the cycles the process summed (urec.h), of a state word. */
+static inline u64 state_a(u64 state)
+{
+	return state >> STATE_COUNT_BITS;
+}
+
 /*
  * What the process summed itself under record @i (XPROBES_F_SUMS), in
- * cycles: beside the next record, or for the newest in the header's slot
- * (@top). A lie only moves the time between its own functions.
+ * cycles: A beside the next record (or in the state now, @top, for the
+ * newest) less A beside it, modulo 2^48. A lie only moves the time
+ * between its own functions.
  */
 static inline u64 fold_callees(const u64 *acc, u64 top, u32 i, u32 n)
 {
-	return i + 1 < n ? READ_ONCE(acc[i + 1]) : top;
+	u64 next = i + 1 < n ? READ_ONCE(acc[i + 1]) : top;
+
+	return (state_a(next) - state_a(READ_ONCE(acc[i]))) & STATE_A_MASK;
 }
 
 /*
@@ -115,8 +134,9 @@ static inline void fold_charge(struct xprobes_urec *r, u64 cycles, u64 sp, u64 f
  * Fold @in's @n records into @out, their times turned from TSC readings
  * into nanoseconds by @c on the way (one pass: the records are read once);
  * returns how many records there are now. Without @acc, @out may be @in
- * (a record goes no further than where it was read). With @acc (the
- * callees' time the process summed itself, XPROBES_F_SUMS), an entry that
+ * (a record goes no further than where it was read). With @acc (the state
+ * words beside the records and @top the state now, XPROBES_F_SUMS: the
+ * callees' time the process summed itself is in their A's), an entry that
  * has some is followed by a charge, so @out must hold 2 * @n records, and
  * keeps its frame: its return stays a return. A return after which the
  * process summed calls (at its sp: urec_tmpl.S) stays a return, followed
@@ -188,22 +208,55 @@ u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 
 /*
  * A hand-over of a process that sums (XPROBES_F_SUMS): @in's @n records
- * folded as xp_urec_fold() does, with the callees' times @acc beside
- * them and @slot[2] in the header, after the bottom charge when the
- * process summed calls with no caller's entry in the buffer (@bsp, the
- * first one's sp: urec_tmpl.S). Their time is the callees' of the frame
- * below the records: @slot[0] while none is left, else beside the first
- * (@acc[0], copied there at its append). The charge comes first, as those
+ * folded as xp_urec_fold() does, with the state words @acc beside them
+ * and @state the header's, after the bottom charge when the process
+ * summed calls with no caller's entry in the buffer (@bsp, the first
+ * one's sp: urec_tmpl.S). Their time is the callees' of the frame below
+ * the records: A (which the last hand-over left at 0) in @state while no
+ * record is left, else beside the first. The charge comes first, as those
  * calls came before every record left. @out holds 2 * @n + 1 records.
  */
-u32 xp_urec_fold_sums(const struct xprobes_urec *in, u32 n, const u64 *acc, const u64 slot[2],
+u32 xp_urec_fold_sums(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 state,
 		      u64 bsp, struct xprobes_urec *out, const struct xp_urec_clock *c)
 {
 	u32 o = 0;
 
 	if (bsp)
-		fold_charge(&out[o++], n ? READ_ONCE(acc[0]) : slot[0], bsp, XPROBES_UREC_BOTTOM, c);
-	return o + xp_urec_fold(in, n, acc, slot[n & 1], out + o, c);
+		fold_charge(&out[o++], state_a(n ? READ_ONCE(acc[0]) : state), bsp,
+			    XPROBES_UREC_BOTTOM, c);
+	return o + xp_urec_fold(in, n, acc, state, out + o, c);
+}
+
+/*
+ * The return routine's histogram tables for the ratio @mult (urec_tmpl.S):
+ * a call of c cycles whose top bit is b goes to bucket @bk[b] + (c >=
+ * @th[b]), the log2 of its ns rounded down (0 for 0), at most @nb - 1,
+ * for b under @nb (0 cycles read as 1: bsr leaves b at 0). Within [2^b,
+ * 2^(b+1)) the ns at most double, so the bucket grows by one at most:
+ * @th[b] is where it does (a search), or all ones.
+ */
+void xp_urec_hist_tables(u64 mult, u64 *th, u8 *bk, unsigned int nb)
+{
+	unsigned int b;
+
+	for (b = 0; b < nb; b++) {
+		u64 lo = 1ULL << b, hi = (2ULL << b) - 1;
+		u64 k = hist_bucket(lo, mult, nb);
+
+		bk[b] = k;
+		th[b] = ~0ULL;
+		if (hist_bucket(hi, mult, nb) == k)
+			continue;
+		while (hi - lo > 1) {	/* bucket(lo) is k, bucket(hi) past it */
+			u64 mid = lo + (hi - lo) / 2;
+
+			if (hist_bucket(mid, mult, nb) > k)
+				hi = mid;
+			else
+				lo = mid;
+		}
+		th[b] = hi;
+	}
 }
 
 #ifdef XPROBES_KUNIT

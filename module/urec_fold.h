@@ -27,7 +27,8 @@ static inline u64 xp_urec_ns(const struct xp_urec_clock *c, u64 tsc)
 
 u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 		 struct xprobes_urec *out, const struct xp_urec_clock *c);
-u32 xp_urec_fold_sums(const struct xprobes_urec *in, u32 n, const u64 *acc, const u64 slot[2],
+u32 xp_urec_fold_sums(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 state,
 		      u64 bsp, struct xprobes_urec *out, const struct xp_urec_clock *c);
+void xp_urec_hist_tables(u64 mult, u64 *th, u8 *bk, unsigned int nb);
 
 #endif /* _XPROBES_UREC_FOLD_H */

@@ -23,23 +23,25 @@
  * the block has no thunk for yet.
  *
  * Sums (XPROBES_F_SUMS: the buffer's header has a ratio of cycles to ns).
+ * The count is the low 16 bits of the buffer's state word; above them is
+ * A, the cycles of every call the process summed since the last hand-over
+ * (urec.h), and every append puts the state as it was beside its record.
  * A return whose entry is the newest record, with its caller's entry just
  * before it (above it on the stack, or at its sp for a tail call), is not
- * appended: in a critical section of its own
- * (xp_urec_fstart to xp_urec_fpost) the routine takes the entry out and
- * adds the call's cycles to what its caller's callees took, then, past
- * the commit, adds the call to its function's sums with locked adds (a
- * thread preempted there finishes them wherever it runs next, and the
- * kernel reads them at any time). What each open entry's callees took is
- * kept beside the record before it (XP_UREC_ACC: every append copies the
- * newest's there), and the newest's in one of two header slots chosen by
- * the count's parity: a fold writes the caller's new figure into the other
- * slot, so a restart after any store before the commit reads the same
- * values again. The kernel hands those figures over with the records
- * (XPROBES_UREC_CHARGE), so an entry that does not return within the
- * hand-over still has its callees' time taken off its own.
+ * appended: in a critical section of its own (xp_urec_fstart to
+ * xp_urec_fpost) the routine reads the call's cycles (wall) and what its
+ * callees took (A now less A at its entry), then commits the state its
+ * entry had, plus wall in A: one store takes the entry out and charges the
+ * call to whatever comes before it. Past the commit, it adds the call to
+ * its function's sums with locked adds (a thread preempted there finishes
+ * them wherever it runs next, and the kernel reads them at any time). A
+ * restart before the commit has written nothing. The kernel hands the A
+ * differences over with the records (XPROBES_UREC_CHARGE), so an entry
+ * that does not return within the hand-over still has its callees' time
+ * taken off its own.
  *
- * Registers: the routines save what they use below the stack pointer. At a
+ * Registers: the routines use rax, rcx, rdx, rsi, rdi and r11 alone, and
+ * save them below the stack pointer (rax in the stub or the thunk). At a
  * function's entry nothing there is live; after a return, nothing a call
  * could not have clobbered is. Flags are not kept: no caller expects them
  * across a call.
@@ -98,7 +100,7 @@
 	.globl xp_urec_saved, xp_urec_stored, xp_urec_done
 	.globl xp_urec_p_cs2, xp_urec_p_cpu2, xp_urec_p_nbufs2, xp_urec_p_base2, xp_urec_p_sig2
 	.globl xp_urec_p_sums, xp_urec_fstart, xp_urec_fpost, xp_urec_fabort, xp_urec_desc2
-	.globl xp_urec_sums_gate, xp_urec_plain, xp_urec_slots_gate, xp_urec_slots_done
+	.globl xp_urec_sums_gate, xp_urec_plain
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_entry:
@@ -148,152 +150,128 @@ xp_urec_ret:
 	SAVE
 xp_urec_sums_gate:			/* without sums, urec.c makes it a jmp to xp_urec_plain */
 	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00	/* a 5-byte nop */
-	movq	%r8, -0x38(%rsp)
-	movq	%r9, -0x40(%rsp)
-	movq	%r10, -0x48(%rsp)
 xp_urec_fagain:
 	CPU_BUFFER .Ldesc2, xp_urec_p_cs2, xp_urec_fstart, xp_urec_p_cpu2, xp_urec_p_nbufs2, \
 		   xp_urec_p_base2, .Lplain
-	movq	XP_UREC_MULT(%r11), %r8
-	testq	%r8, %r8
-	jz	.Lplain			/* no sums */
-	movl	(%r11), %r9d
-	leal	-1(%r9), %eax
-	cmpl	$XP_UREC_CAP - 2, %eax	/* 1 <= n < CAP: a full one (or made to look so) folds nothing */
-	ja	.Lplain
-	movq	%r9, %r10
-	shlq	$4, %r10
-	addq	%r11, %r10		/* past the newest record */
-	movq	XP_UREC_HDR - 8(%r10), %rax	/* the newest: this call's entry? */
-	subq	%rsp, %rax
-	movq	%rax, %rdi
-	shlq	$16, %rdi
-	jnz	.Lplain			/* another sp, or not an entry */
-	shrq	$48, %rax		/* its cookie, and its flags from bit 13 */
-	movl	%eax, %esi
-	andl	$XP_UREC_COOKIE_MASK, %esi
-	cmpl	$XP_USUM_FUNCS, %esi
-	jae	.Lplain
-	shrl	$13, %eax		/* 0: a call, 2: a tail call, else none of ours */
-	movq	XP_UREC_HDR - 24(%r10), %rdi	/* the one before: its caller's entry? */
-	movq	%rdi, %rcx
-	shrq	$61, %rcx
-	shlq	$16, %rdi
-	testl	$5, %ecx
-	jnz	.Lnoentry		/* a return, or an entry whose return writes nothing */
-	movq	%rsp, %rcx
-	shlq	$16, %rcx
-	testl	%eax, %eax
-	jnz	.Ltail
-	cmpq	%rcx, %rdi
-	jbe	.Lplain			/* not above this one: no nesting */
-	jmp	.Lnested
-/*
- * After a return record: a call at its sp (the same caller's next call,
- * mostly) has for caller the frame on top once that return is taken, which
- * no record names. Its time goes beside the return (the slot of the
- * count's parity below it, as a caller's would), which the hand-over sends
- * after the return as a bottom charge at the return's sp: the consumer
- * drops the frames there as the call's entry would (a tail call's caller,
- * whose callee that return was), and the time goes to the frame on top.
- * At another sp, the entry would drop other frames, or none: not summed;
- * nor is a tail call, whose caller is in no record. The word before the
- * first record (the header's last, XP_UREC_BELOW) reads as a return too:
- * with one record, the bottom's rule.
- */
-.Lnoentry:
-	cmpl	$4, %ecx
-	jne	.Lplain			/* an entry whose return writes nothing, or none of ours */
-	testl	%eax, %eax
-	jnz	.Lplain
-	cmpl	$1, %r9d
-	je	.Lbottom		/* its entry is the only record */
-	movq	%rsp, %rcx
-	shlq	$16, %rcx
-	cmpq	%rcx, %rdi
-	jne	.Lplain			/* not at the return's sp */
-	jmp	.Lnested
-/*
- * The bottom: its caller's entry went with a hand-over, or is no traced
- * function's. Its time goes to slot 0, the callees' of the frame below the
- * buffer (what XP_UREC_ACC[0] starts the next record at), which the
- * hand-over sends as a bottom charge at the sp of the first such call
- * since it (bsp), before the records. A call above bsp appends its return:
- * a longjmp may have left the frames between the two, which its entry,
- * handed over, would have dropped. bsp is stored before the commit: a
- * restart reads it equal to its sp and decides the same; a hand-over
- * before the commit sends the entry after the charge at bsp, whose drop is
- * the entry's own, and clears it all; stored after, the thread could set a
- * bsp of the last hand-over into the next one. Stored for a call that
- * then appends its return (its cycles past 2^40), it is that call's sp:
- * the charge, sent before its entry, drops what the entry drops. With one
- * record the rest is the nested path's (its caller's slot is slot 0, its
- * callees' slot 1). A tail call's caller is in no record: not summed.
- */
-.Lbottom:
-	movq	XP_UREC_BSP(%r11), %rcx
-	testq	%rcx, %rcx
-	cmovzq	%rsp, %rcx		/* the first since the hand-over: here */
-	cmpq	%rsp, %rcx
-	jb	.Lplain			/* above the first */
-	movq	%rcx, XP_UREC_BSP(%r11)
-	jmp	.Lnested
-.Ltail:
-	cmpl	$2, %eax
-	jne	.Lplain
-	cmpq	%rcx, %rdi
-	jne	.Lplain			/* a tail call's caller is at its sp */
-.Lnested:
 	rdtsc
 	shlq	$32, %rdx
-	orq	%rdx, %rax
-	subq	XP_UREC_HDR - 16(%r10), %rax	/* the call's cycles */
-	movq	%rax, %rdi
-	shrq	$40, %rdi
+	orq	%rax, %rdx		/* rdx: now */
+	cmpq	$0, XP_UREC_MULT(%r11)
+	je	.Lplain			/* no sums yet */
+	movzwl	(%r11), %ecx		/* the count */
+	leal	-1(%rcx), %eax
+	cmpl	$XP_UREC_CAP - 2, %eax	/* 1 <= n < CAP: a full one (or made to look so) folds nothing */
+	ja	.Lplain
+	shll	$3, %ecx		/* 8n: records at (%r11,%rcx,2), states at (%r11,%rcx) */
+	movq	XP_UREC_HDR - 8(%r11,%rcx,2), %rsi	/* the newest: this call's entry? */
+	subq	%rsp, %rsi
+	movq	%rsi, %rax
+	shlq	$16, %rax
+	jnz	.Lplain			/* another sp, or not an entry */
+	shrq	$48, %rsi		/* its cookie, and its flags from bit 13 */
+	movl	%esi, %eax
+	andl	$~0x4000, %eax		/* a call or a tail call (bit 14) ... */
+	cmpl	$XP_USUM_FUNCS, %eax	/* ... of a function with sums */
+	jae	.Lplain
+	movq	XP_UREC_HDR - 24(%r11,%rcx,2), %rdi	/* the one before: its caller's entry? */
+	subq	%rsp, %rdi
+	movq	%rdi, %rax
+	shlq	$16, %rax		/* its sp less this one's: above (> 0), at (0), below */
+	shrq	$61, %rdi		/* its kind, where it is not below (no borrow) */
+	testl	$0x4000, %esi
+	jnz	.Ltail
+	testl	$5, %edi
+	jnz	.Lnoentry		/* a return, or an entry whose return writes nothing */
+	testq	%rax, %rax
+	jle	.Lplain			/* not above this one: no nesting */
+.Lnested:
+	subq	XP_UREC_HDR - 16(%r11,%rcx,2), %rdx	/* the call's cycles */
+	movq	%rdx, %rax
+	shrq	$40, %rax
 	jnz	.Lplain			/* backwards, or too long to sum */
-	movl	%r9d, %edx
-	andl	$1, %edx
-	movq	XP_UREC_SLOT(%r11,%rdx,8), %rdi	/* its callees' */
-	cmpq	%rax, %rdi
-	cmova	%rax, %rdi
-	movq	XP_UREC_ACC - 8(%r11,%r9,8), %rcx	/* its caller's callees' so far */
-	addq	%rax, %rcx
-	xorl	$1, %edx
-	movq	%rcx, XP_UREC_SLOT(%r11,%rdx,8)
-	decl	%r9d
-	movl	%r9d, (%r11)		/* the commit: the entry is gone */
+	movq	XP_UREC_ACC - 8(%r11,%rcx), %rax	/* the state at its entry */
+	movq	(%r11), %rdi
+	subq	%rax, %rdi
+	shrq	$XP_UREC_COUNT_BITS, %rdi	/* its callees' cycles: A now less A then */
+	cmpq	%rdx, %rdi
+	cmovaq	%rdx, %rdi
+	movq	%rdx, %rcx
+	shlq	$XP_UREC_COUNT_BITS, %rcx
+	addq	%rax, %rcx		/* the state at its entry, the call added to A */
+	movq	%rcx, (%r11)		/* the commit: the entry is gone */
 xp_urec_fpost:
-	movq	%rax, %rcx
-	subq	%rdi, %rcx		/* its own cycles */
-	mulq	%r8
-	shrdq	$32, %rdx, %rax
-	movq	%rax, %rdi		/* its ns */
-	movq	%rcx, %rax
-	mulq	%r8
-	shrdq	$32, %rdx, %rax		/* its own ns */
+	andl	$0xfff, %esi		/* its cookie */
 	leaq	(%rsi,%rsi,2), %rsi
 	shlq	$6, %rsi		/* * XP_USUM_SIZE */
 	movabsq	$0x7fffffffffffff00, %rcx	/* the sums */
 xp_urec_p_sums:
 	addq	%rsi, %rcx
 	lock incq	XP_USUM_CALLS(%rcx)
-	lock addq	%rdi, XP_USUM_WALL(%rcx)
-	lock addq	%rax, XP_USUM_OWN(%rcx)
-	xorl	%edx, %edx
-	bsrq	%rdi, %rax
-	cmovzq	%rdx, %rax		/* 0 ns: bucket 0 */
-	movl	$XP_USUM_NHIST - 1, %edx
-	cmpl	%edx, %eax
-	cmoval	%edx, %eax
-	lock incl	XP_USUM_HIST(%rcx,%rax,4)
-	movq	-0x38(%rsp), %r8
-	movq	-0x40(%rsp), %r9
-	movq	-0x48(%rsp), %r10
+	lock addq	%rdx, XP_USUM_WALL(%rcx)
+	/*
+	 * Its ns's log2 bucket, by the tables of its cycles' top bit (a zero
+	 * leaves bsr's destination as it was, as the kernel's fls64() has it).
+	 */
+	xorl	%eax, %eax
+	bsrq	%rdx, %rax
+	movzbl	XP_UREC_BK(%r11,%rax), %esi
+	cmpq	XP_UREC_TH(%r11,%rax,8), %rdx
+	sbbl	$-1, %esi		/* + 1 at or past the threshold */
+	lock incl	XP_USUM_HIST(%rcx,%rsi,4)
+	subq	%rdi, %rdx		/* its own cycles */
+	lock addq	%rdx, XP_USUM_OWN(%rcx)
 	jmp	xp_urec_done
+.Ltail:
+	testl	$5, %edi
+	jnz	.Lplain
+	testq	%rax, %rax
+	jz	.Lnested		/* a tail call's caller is at its sp */
+	jmp	.Lplain
+/*
+ * After a return record: a call at its sp (the same caller's next call,
+ * mostly) has for caller the frame on top once that return is taken, which
+ * no record names. Its time goes beside the return (into A after the
+ * return's state), which the hand-over sends after the return as a bottom
+ * charge at the return's sp: the consumer drops the frames there as the
+ * call's entry would (a tail call's caller, whose callee that return was),
+ * and the time goes to the frame on top. At another sp, the entry would
+ * drop other frames, or none: not summed; nor is a tail call, whose caller
+ * is in no record. The word before the first record (the header's last,
+ * XP_UREC_BELOW) reads as a return too: with one record, the bottom's rule.
+ */
+.Lnoentry:
+	cmpl	$8, %ecx
+	je	.Lbottom		/* its entry is the only record */
+	cmpl	$4, %edi
+	jne	.Lplain			/* an entry whose return writes nothing, or none of ours */
+	testq	%rax, %rax
+	jz	.Lnested		/* at the return's sp */
+	jmp	.Lplain
+/*
+ * The bottom: its caller's entry went with a hand-over, or is no traced
+ * function's. Its time goes to A before the first record, the callees'
+ * of the frame below the buffer, which the hand-over sends as a bottom
+ * charge at the sp of the first such call since it (bsp), before the
+ * records. A call above bsp appends its return: a longjmp may have left
+ * the frames between the two, which its entry, handed over, would have
+ * dropped. bsp is stored before the commit: a restart reads it equal to
+ * its sp and decides the same; a hand-over before the commit sends the
+ * entry after the charge at bsp, whose drop is the entry's own, and clears
+ * it all; stored after, the thread could set a bsp of the last hand-over
+ * into the next one. Stored for a call that then appends its return (its
+ * cycles past 2^40), it is that call's sp: the charge, sent before its
+ * entry, drops what the entry drops. A tail call's caller is in no record:
+ * not summed.
+ */
+.Lbottom:
+	movq	XP_UREC_BSP(%r11), %rax
+	testq	%rax, %rax
+	cmovzq	%rsp, %rax		/* the first since the hand-over: here */
+	cmpq	%rsp, %rax
+	jb	.Lplain			/* above the first */
+	movq	%rax, XP_UREC_BSP(%r11)
+	jmp	.Lnested
 .Lplain:				/* a return record */
-	movq	-0x38(%rsp), %r8
-	movq	-0x40(%rsp), %r9
-	movq	-0x48(%rsp), %r10
 xp_urec_plain:
 	movq	%rsp, %rsi		/* where the return address was */
 	btsq	$63, %rsi
@@ -302,31 +280,19 @@ xp_urec_append:
 xp_urec_again:
 	CPU_BUFFER .Ldesc, xp_urec_p_cs, xp_urec_start, xp_urec_p_cpu, xp_urec_p_nbufs, \
 		   xp_urec_p_base, xp_urec_done	/* no rseq (cpu_id is -1): no record */
-	movl	(%r11), %ecx
-	cmpl	$XP_UREC_CAP, %ecx
-	jae	xp_urec_full
-xp_urec_slots_gate:			/* without sums, urec.c makes it a jmp to xp_urec_slots_done */
-	.byte	0x66, 0x90		/* a 2-byte nop */
-	movl	%ecx, %edx		/* the newest's callees' time beside it, */
-	andl	$1, %edx
-	movq	XP_UREC_SLOT(%r11,%rdx,8), %rax
-	movq	%rax, XP_UREC_ACC(%r11,%rcx,8)
-	xorl	$1, %edx
-	movq	$0, XP_UREC_SLOT(%r11,%rdx,8)	/* and none yet for this one */
-xp_urec_slots_done:
-	.if xp_urec_slots_done - xp_urec_slots_gate > 129
-	.error "the slots' gate is a jmp rel8"
-	.endif
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rdx, %rax
-	movl	%ecx, %edx
-	shlq	$4, %rdx
-	addq	%r11, %rdx
-	movq	%rax, XP_UREC_HDR(%rdx)
-	movq	%rsi, XP_UREC_HDR + 8(%rdx)
-	incl	%ecx
-	movl	%ecx, (%r11)		/* the commit */
+	movq	(%r11), %rcx		/* the state */
+	movzwl	%cx, %edx
+	cmpl	$XP_UREC_CAP, %edx
+	jae	xp_urec_full
+	movq	%rcx, XP_UREC_ACC(%r11,%rdx,8)	/* beside the record: A at its append */
+	shll	$4, %edx
+	movq	%rax, XP_UREC_HDR(%r11,%rdx)
+	movq	%rsi, XP_UREC_HDR + 8(%r11,%rdx)
+	incq	%rcx
+	movq	%rcx, (%r11)		/* the commit */
 xp_urec_post:
 xp_urec_done:
 	movq	-0x10(%rsp), %rdx

@@ -44,6 +44,7 @@
 typedef uint64_t u64;
 typedef uint32_t u32;
 typedef uint16_t u16;
+typedef uint8_t u8;
 typedef int64_t s64;
 #define READ_ONCE(x) (*(const volatile __typeof__(x) *)&(x))
 static inline u64 mul_u64_u64_shr(u64 a, u64 b, unsigned int shift)
@@ -61,7 +62,7 @@ static int mode = BOTTOM_SUMS;
 static int interrupt_pct;	/* interrupt: the share of folds stopped before their commit */
 static u64 interrupts, bottom_long;
 #define MAXD	256
-#define CAP	680		/* XP_UREC_CAP: 16 KiB a CPU, 24 bytes a record */
+#define CAP	664		/* XP_UREC_CAP: 16 KiB a CPU less 448 of header, 24 bytes a record */
 
 struct frame { u64 sp, t0, child; u32 cookie; };
 
@@ -263,12 +264,17 @@ struct psums {
  * one before its caller's (above it, or at its sp for a tail call; neither
  * without a return). Returns whether it was.
  */
-static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64 *bsp,
+static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u64 *bsp,
 		      const struct xprobes_urec *r, struct psums *ps)
 {
 	u64 sp = XPROBES_UREC_SP(r->what), e, c, wall, t;
 	u32 n = *np, cookie;
 
+	if ((*state & 0xffff) != n) {
+		fprintf(stderr, "the state's count %llu is not %u\n",
+			(unsigned long long)(*state & 0xffff), n);
+		exit(1);
+	}
 	if (n < (mode == PLAIN ? 2 : 1) || n > CAP - 1)
 		return false;
 	e = buf[n - 1].what - sp;
@@ -288,14 +294,14 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64
 			bottom_long++;	/* appends its return, bsp kept */
 			return false;
 		}
-		t = slot[1];
+		t = (*state - acc[0]) >> 16;	/* A now less A at its entry */
 		if (t > wall)
 			t = wall;
-		slot[0] = acc[0] + wall;
 		if (interrupt_pct && (int)rnd(100) < interrupt_pct) {
 			interrupts++;
 			return 2;	/* stopped before the commit: restarts */
 		}
+		*state = acc[0] + (wall << 16);	/* the commit */
 		*np = 0;
 		ps->calls[cookie]++;
 		ps->wall[cookie] += wall;
@@ -319,14 +325,14 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64
 	wall = r->time - buf[n - 1].time;
 	if (wall >> 40)
 		return false;
-	t = slot[n & 1];
+	t = (*state - acc[n - 1]) >> 16;
 	if (t > wall)
 		t = wall;
-	slot[(n - 1) & 1] = acc[n - 1] + wall;
 	if (interrupt_pct && (int)rnd(100) < interrupt_pct) {
 		interrupts++;
 		return 2;
 	}
+	*state = acc[n - 1] + (wall << 16);
 	*np = n - 1;
 	ps->calls[cookie]++;
 	ps->wall[cookie] += wall;
@@ -334,13 +340,54 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *slot, u64
 	return true;
 }
 
-/* An append: the newest's callees beside it, none yet for this one. */
-static void append(struct xprobes_urec *in, u32 *n, u64 *acc, u64 *slot,
+/* An append: the state beside it, then the count in the state one more. */
+static void append(struct xprobes_urec *in, u32 *n, u64 *acc, u64 *state,
 		   const struct xprobes_urec *r)
 {
-	acc[*n] = slot[*n & 1];
-	slot[(*n + 1) & 1] = 0;
+	acc[*n] = *state;
 	in[(*n)++] = *r;
+	(*state)++;
+}
+
+/*
+ * The return routine's histogram tables (xp_urec_hist_tables()) against
+ * the bucket of the ns themselves, for ratios of TSCs from 0.3 to 6 GHz,
+ * at every bucket's edges and at random: the routine's bucket is bk[b] +
+ * (c >= th[b]), b the cycles' top bit.
+ */
+static int hist_check(void)
+{
+	u64 th[40], c, m, k, want;
+	u8 bk[40];
+	unsigned int i, j, b, n = 0;
+
+	for (i = 0; i < 2000; i++) {
+		m = (u64)((1ULL << 32) / (0.3 + 5.7 * i / 2000.0)) + rnd(1000);
+		xp_urec_hist_tables(m, th, bk, 40);
+		for (j = 0; j < 400; j++) {
+			if (j < 80) {	/* around where a bucket starts: c * m >> 32 == 2^(j/2) */
+				c = (((1ULL << (j / 2)) << 32) + m - 1) / m;
+				c += j & 1 ? 0 : -1;
+			} else {
+				c = ((u64)random() << 31 | random()) >> rnd(64);
+			}
+			if (!c || c >> 40)
+				continue;
+			for (b = 63; !(c >> b); b--)
+				;
+			k = bk[b] + (c >= th[b]);
+			want = hist_bucket(c, m, 40);
+			n++;
+			if (k != want) {
+				fprintf(stderr, "ratio %llu, %llu cycles: bucket %llu from the tables, %llu\n",
+					(unsigned long long)m, (unsigned long long)c,
+					(unsigned long long)k, (unsigned long long)want);
+				return 1;
+			}
+		}
+	}
+	printf("fold-check: histogram tables agree with the ns's bucket (%u calls, 2000 ratios)\n", n);
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -370,11 +417,13 @@ int main(int argc, char **argv)
 		}
 	}
 
+	if (hist_check())
+		return 1;
 	for (run = 0; run < runs; run++) {
 		struct sim s = { .t = 1000 };
 		int maxd = 2 + run % 40, batches = 1 + run % 50, b;
 		bool sums = run & 1;	/* the process sums calls itself */
-		u64 slot[2] = { 0, 0 }, bsp = 0;
+		u64 state = 0, bsp = 0;	/* the header's: A above a 16-bit count */
 		struct xprobes_urec pend;	/* a return to restart after a hand-over */
 		bool pending = false;
 
@@ -398,7 +447,7 @@ int main(int argc, char **argv)
 				}
 				raw[nraw++] = r;
 				if (sums && (r.what & XPROBES_UREC_RET))
-					f = proc_fold(in, &n, acc, slot, &bsp, &r, &ps);
+					f = proc_fold(in, &n, acc, &state, &bsp, &r, &ps);
 				if (f == 2 && rnd(2)) {
 					/* preempted before the commit: a hand-over, then the restart */
 					nraw--;
@@ -418,33 +467,33 @@ int main(int argc, char **argv)
 						h.time = s.t += 1 + rnd(50);
 						h.what = rnd(NF) << 48 | (hsp - 16 * k);
 						raw[nraw++] = h;
-						append(in, &n, acc, slot, &h);
+						append(in, &n, acc, &state, &h);
 						h.time = s.t += 1 + rnd(50);
 						h.what = XPROBES_UREC_RET | (hsp - 16 * k);
 						raw[nraw++] = h;
-						if (!proc_fold(in, &n, acc, slot, &bsp, &h, &ps))
-							append(in, &n, acc, slot, &h);
+						if (!proc_fold(in, &n, acc, &state, &bsp, &h, &ps))
+							append(in, &n, acc, &state, &h);
 					}
 					interrupt_pct = save;
 					r.time = s.t += 1 + rnd(20);
 					raw[nraw++] = r;
-					f = proc_fold(in, &n, acc, slot, &bsp, &r, &ps);
+					f = proc_fold(in, &n, acc, &state, &bsp, &r, &ps);
 				}
 				if (!f)
-					append(in, &n, acc, slot, &r);
+					append(in, &n, acc, &state, &r);
 			}
 			if (sums && mode != PLAIN) {
-				/* the module's hand-over, then the slots and bsp cleared */
+				/* the module's hand-over, then A and bsp cleared */
 				charges_bottom += !!bsp;
-				m = xp_urec_fold_sums(in, n, acc, slot, bsp, out, &same_clock);
-				slot[0] = slot[1] = 0;
+				m = xp_urec_fold_sums(in, n, acc, state, bsp, out, &same_clock);
 				bsp = 0;
 			} else if (sums) {
-				m = xp_urec_fold(in, n, acc, slot[n & 1], out, &same_clock);
+				m = xp_urec_fold(in, n, acc, state, out, &same_clock);
 			} else {
 				memcpy(out, in, sizeof(in[0]) * n);
 				m = xp_urec_fold(out, n, NULL, 0, out, &same_clock);
 			}
+			state = 0;	/* urec_empty(): the count and A */
 			if (m > (sums ? 2 * n + 1 : n)) {
 				fprintf(stderr, "run %lu: %u records out of %u\n", run, m, n);
 				return 1;

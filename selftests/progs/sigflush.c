@@ -10,7 +10,7 @@
  * is full) the tracer has SIGUSR1 delivered there; the handler calls
  * sf_leaf() HANDLER_CALLS times, two records a call (traced without sums:
  * with them, the process would sum each call at its buffer's bottom), which
- * fills the buffer the stops emptied (default 340:
+ * fills the buffer the stops emptied (default 332:
  * XP_UREC_CAP / 2, module/urec.h). The rest of the round runs without
  * stops (PTRACE_CONT), so that nothing empties the buffer before the
  * routine goes on. Each round the process makes MAIN_CALLS calls of its own
@@ -22,8 +22,8 @@
  * calls alternate between two stack depths, the deeper first (from
  * sf_deeper()), so that after each hand-over only the first is summed at
  * the bottom: the next, above its sp, appends its return, and each after
- * it follows a return at another sp and appends too. 341 handler calls
- * then leave the buffer full (one summed, 340 of two records).
+ * it follows a return at another sp and appends too. 333 handler calls
+ * then leave the buffer full (one summed, 332 of two records).
  */
 #include <errno.h>
 #include <signal.h>
@@ -38,7 +38,7 @@
 #define XPROBES_UREC_NR	422
 
 static volatile unsigned long calls, signals;
-static unsigned long handler_calls = 340;
+static unsigned long handler_calls = 332;
 
 __attribute__((noinline)) void sf_leaf(void)
 {

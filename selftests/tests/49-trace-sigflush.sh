@@ -49,4 +49,4 @@ sigflush_trace() {
 		"$(echo "$ev" | sed -n 's/.* unmatched=\([0-9]*\).*/\1/p')"
 }
 sigflush_trace nosums $R
-sigflush_trace sums $R 400 341 alt
+sigflush_trace sums $R 400 333 alt
