@@ -125,7 +125,7 @@ struct xp_urecbuf {
 struct xp_urec_hdr {
 	u64 state;			/* the count (the commit), A above it: urec.h */
 	u64 reserved[2];
-	u64 mult;			/* XP_UREC_MULT: cycles to ns for the sums, 0: none */
+	u64 mult;			/* XP_UREC_MULT: the ratio th[] and bk[] are for */
 	u64 bsp;			/* XP_UREC_BSP: the bottom's sp, 0: none */
 	u64 reserved2[3];
 	u64 th[XP_USUM_NHIST];		/* XP_UREC_TH: the mult's histogram tables */

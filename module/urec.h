@@ -27,14 +27,14 @@
  * summed itself since the last hand-over, modulo 2^48 (urec_tmpl.S). What
  * the calls under a record took is then the difference of two A's: the
  * one beside the next record (or the state's, for the newest) less its
- * own. The header also has the cycles-to-ns ratio for the sums (0: the
- * process sums nothing yet), the sp of the first call the process summed
- * with no caller's entry in the buffer since the last hand-over (the
- * bottom's, 0: none), the ratio's histogram tables (the log2 bucket of a
- * call's ns from its cycles: XP_UREC_BK[b] + (cycles >= XP_UREC_TH[b]) for
- * b the cycles' top bit), and last, where a record before the first would
- * be, the second word of a return record (the bottom's rule is the one
- * after a return).
+ * own. The header also has the cycles-to-ns ratio its tables are for
+ * (set before the process can sum), the sp of the first call the process
+ * summed with no caller's entry in the buffer since the last hand-over
+ * (the bottom's, 0: none), the tables (the log2 bucket of a call's ns from
+ * its cycles: XP_UREC_BK[b] + (cycles >= XP_UREC_TH[b]) for b the cycles'
+ * top bit), and last, where a record before the first would be, the
+ * second word of a return record (the bottom's rule is the one after a
+ * return).
  */
 #define XP_UREC_BUF_SHIFT	14		/* 16 KiB per CPU */
 #define XP_UREC_COUNT_BITS	16		/* the state's count; A above it */

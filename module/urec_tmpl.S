@@ -83,10 +83,9 @@
 	addq	%rcx, %r11
 .endm
 
-/* esi: the record's second word for an entry with the cookie in eax; rdi: the entry sp */
+/* rsi: the record's second word for an entry with the cookie in eax; rdi: the entry sp */
 .macro ENTRY_WORD
-	movl	%eax, %esi
-	andl	$XP_UREC_COOKIE_MASK, %esi
+	movl	%eax, %esi		/* the stub's cookie (a forged one: flags of its own records) */
 	shlq	$48, %rsi
 	leaq	8(%rsp), %rdi		/* the entry's sp: where the return address is */
 	orq	%rdi, %rsi
@@ -103,49 +102,6 @@
 	.globl xp_urec_sums_gate, xp_urec_plain
 xp_urec_tmpl:
 .Ltmpl:
-xp_urec_entry:
-	SAVE
-xp_urec_saved:				/* uunwind.c: the registers are below sp */
-	ENTRY_WORD
-	movq	(%rdi), %rdx		/* the return address */
-	leaq	.Ltmpl + XP_URT_OFF(%rip), %rcx
-	movq	%rdx, %rax
-	subq	%rcx, %rax
-	cmpq	$XP_URT_N * XP_URT_SIZE, %rax
-	jae	1f
-	btsq	$62, %rsi		/* a tail call: the caller's return is a thunk already */
-1:	movabsq	$GOLDEN_RATIO_64, %rcx	/* the kernel's hash_64() */
-	imulq	%rdx, %rcx
-	shrq	$(64 - XP_URT_HASH_BITS), %rcx
-	shlq	$4, %rcx
-	leaq	.Ltmpl + XP_URT_HASH(%rip), %r11
-	addq	%rcx, %r11
-	movl	$XP_URT_PROBES, %eax
-2:	movq	(%r11), %rcx
-	cmpq	%rcx, %rdx
-	je	3f
-	testq	%rcx, %rcx
-	jz	4f
-	addq	$16, %r11
-	decl	%eax
-	jnz	2b
-4:	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi) */
-	syscall
-	cmpq	(%rdi), %rdx
-	jne	xp_urec_append
-	btsq	$61, %rsi		/* no thunk: this call's return writes nothing */
-	jmp	xp_urec_append
-3:	movq	8(%r11), %rcx
-	movq	%rcx, (%rdi)
-xp_urec_stored:				/* uunwind.c: the thunk is in the slot */
-	jmp	xp_urec_append
-
-xp_urec_entry_noret:			/* a hook without returns */
-	SAVE
-	ENTRY_WORD
-	btsq	$61, %rsi
-	jmp	xp_urec_append
-
 xp_urec_ret:
 	SAVE
 xp_urec_sums_gate:			/* without sums, urec.c makes it a jmp to xp_urec_plain */
@@ -156,12 +112,9 @@ xp_urec_fagain:
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx: now */
-	cmpq	$0, XP_UREC_MULT(%r11)
-	je	.Lplain			/* no sums yet */
 	movzwl	(%r11), %ecx		/* the count */
-	leal	-1(%rcx), %eax
-	cmpl	$XP_UREC_CAP - 2, %eax	/* 1 <= n < CAP: a full one (or made to look so) folds nothing */
-	ja	.Lplain
+	cmpl	$XP_UREC_CAP - 1, %ecx	/* n < CAP: a full one (or made to look so) folds nothing; */
+	jae	.Lplain			/* n = 0 reads the header's last word, no entry */
 	shll	$3, %ecx		/* 8n: records at (%r11,%rcx,2), states at (%r11,%rcx) */
 	movq	XP_UREC_HDR - 8(%r11,%rcx,2), %rsi	/* the newest: this call's entry? */
 	subq	%rsp, %rsi
@@ -275,6 +228,56 @@ xp_urec_p_sums:
 xp_urec_plain:
 	movq	%rsp, %rsi		/* where the return address was */
 	btsq	$63, %rsi
+	jmp	xp_urec_append
+
+xp_urec_entry_noret:			/* a hook without returns */
+	SAVE
+	ENTRY_WORD
+	btsq	$61, %rsi
+	jmp	xp_urec_append
+
+/*
+ * From xp_urec_entry to xp_urec_stored, the window uunwind.c knows: all
+ * of the entry routine's way to its thunk's store lies between the two.
+ */
+xp_urec_entry:
+	SAVE
+xp_urec_saved:				/* uunwind.c: the registers are below sp */
+	ENTRY_WORD
+	movq	(%rdi), %rdx		/* the return address */
+	leaq	.Ltmpl + XP_URT_OFF(%rip), %rcx
+	movq	%rdx, %rax
+	subq	%rcx, %rax
+	cmpq	$XP_URT_N * XP_URT_SIZE, %rax
+	jae	1f
+	btsq	$62, %rsi		/* a tail call: the caller's return is a thunk already */
+1:	movabsq	$GOLDEN_RATIO_64, %rcx	/* the kernel's hash_64() */
+	imulq	%rdx, %rcx
+	shrq	$(64 - XP_URT_HASH_BITS), %rcx
+	shlq	$4, %rcx
+	leaq	.Ltmpl + XP_URT_HASH(%rip), %r11
+	addq	%rcx, %r11
+	movq	(%r11), %rcx		/* the first probe */
+	cmpq	%rcx, %rdx
+	je	3f
+	movl	$XP_URT_PROBES - 1, %eax
+2:	testq	%rcx, %rcx
+	jz	4f			/* an empty entry: the end of its run */
+	addq	$16, %r11
+	movq	(%r11), %rcx
+	cmpq	%rcx, %rdx
+	je	3f
+	decl	%eax
+	jnz	2b
+4:	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi) */
+	syscall
+	cmpq	(%rdi), %rdx
+	jne	xp_urec_append
+	btsq	$61, %rsi		/* no thunk: this call's return writes nothing */
+	jmp	xp_urec_append
+3:	movq	8(%r11), %rcx
+	movq	%rcx, (%rdi)
+xp_urec_stored:				/* uunwind.c: the thunk is in the slot */
 xp_urec_append:
 	xorl	%edi, %edi		/* the kernel has not been asked to flush */
 xp_urec_again:
