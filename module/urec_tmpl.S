@@ -83,12 +83,14 @@
 	addq	%rcx, %r11
 .endm
 
-/* rsi: the record's second word for an entry with the cookie in eax; rdi: the entry sp */
+/*
+ * rsi: the record's second word for an entry with the cookie in eax, and
+ * its sp, 8(%rsp), where the return address is
+ */
 .macro ENTRY_WORD
 	movl	%eax, %esi		/* the stub's cookie (a forged one: flags of its own records) */
 	shlq	$48, %rsi
-	leaq	8(%rsp), %rdi		/* the entry's sp: where the return address is */
-	orq	%rdi, %rsi
+	leaq	8(%rsp,%rsi), %rsi
 .endm
 
 	.section .rodata.xp_urec, "a"
@@ -244,7 +246,7 @@ xp_urec_entry:
 	SAVE
 xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	ENTRY_WORD
-	movq	(%rdi), %rdx		/* the return address */
+	movq	8(%rsp), %rdx		/* the return address */
 	leaq	.Ltmpl + XP_URT_OFF(%rip), %rcx
 	movq	%rdx, %rax
 	subq	%rcx, %rax
@@ -269,14 +271,15 @@ xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	je	3f
 	decl	%eax
 	jnz	2b
-4:	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi) */
+4:	leaq	8(%rsp), %rdi
+	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi) */
 	syscall
-	cmpq	(%rdi), %rdx
+	cmpq	8(%rsp), %rdx
 	jne	xp_urec_append
 	btsq	$61, %rsi		/* no thunk: this call's return writes nothing */
 	jmp	xp_urec_append
 3:	movq	8(%r11), %rcx
-	movq	%rcx, (%rdi)
+	movq	%rcx, 8(%rsp)
 xp_urec_stored:				/* uunwind.c: the thunk is in the slot */
 xp_urec_append:
 	xorl	%edi, %edi		/* the kernel has not been asked to flush */
