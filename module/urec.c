@@ -48,11 +48,13 @@
  * handed over with callees summed so is followed by their time, a charge
  * (urec_fold.c). A return whose entry is the only record is summed too, and
  * the hand-over starts with those calls' time, a bottom charge at the sp
- * of the first (the header's bsp), the slots and bsp cleared with the
- * count (urec_empty()). The cycles-to-ns ratio each buffer's header carries turns
- * sums on: written when the buffers are made, and at every hand-over. When
- * the view ends with its process while its owner listens, the buffers are
- * kept for the owner's socket.
+ * of the first (the header's bsp), the state (the count, and A, the
+ * cycles summed: urec.h) and bsp cleared (urec_empty()). The sums are in
+ * TSC cycles, converted when they are read; each buffer's header carries
+ * the histogram tables of the cycles-to-ns ratio (urec_hdr_ratio()),
+ * written when the buffers are made and at a hand-over that finds the
+ * ratio changed. When the view ends with its process while its owner
+ * listens, the buffers are kept for the owner's socket.
  *
  * The buffers are a writable mapping of their own (records only: the code
  * stays in the read-only area), the process's own anonymous pages, pinned

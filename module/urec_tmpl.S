@@ -102,6 +102,7 @@
 	.globl xp_urec_p_cs2, xp_urec_p_cpu2, xp_urec_p_nbufs2, xp_urec_p_base2, xp_urec_p_sig2
 	.globl xp_urec_p_sums, xp_urec_fstart, xp_urec_fpost, xp_urec_fabort, xp_urec_desc2
 	.globl xp_urec_sums_gate, xp_urec_plain
+	.globl xp_urec_ftail, xp_urec_fnoentry, xp_urec_fbottom, xp_urec_fnested
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_ret:
@@ -134,12 +135,69 @@ xp_urec_fagain:
 	shlq	$16, %rax		/* its sp less this one's: above (> 0), at (0), below */
 	shrq	$61, %rdi		/* its kind, where it is not below (no borrow) */
 	testl	$0x4000, %esi
-	jnz	.Ltail
+	jnz	xp_urec_ftail
 	testl	$5, %edi
-	jnz	.Lnoentry		/* a return, or an entry whose return writes nothing */
+	jnz	xp_urec_fnoentry		/* a return, or an entry whose return writes nothing */
 	testq	%rax, %rax
-	jle	.Lplain			/* not above this one: no nesting */
-.Lnested:
+	jg	xp_urec_fnested
+	jmp	.Lplain			/* not above this one: no nesting */
+/*
+ * The other cases, inside the critical section too (its start to the
+ * commit; selftests/check.sh's host-urec-fold checks that no jump enters
+ * either section from outside): a thread preempted here must restart, not
+ * go on into the commit with what it read before, maybe into a buffer
+ * handed over meanwhile.
+ */
+xp_urec_ftail:
+	testl	$5, %edi
+	jnz	.Lplain
+	testq	%rax, %rax
+	jz	xp_urec_fnested		/* a tail call's caller is at its sp */
+	jmp	.Lplain
+/*
+ * After a return record: a call at its sp (the same caller's next call,
+ * mostly) has for caller the frame on top once that return is taken, which
+ * no record names. Its time goes beside the return (into A after the
+ * return's state), which the hand-over sends after the return as a bottom
+ * charge at the return's sp: the consumer drops the frames there as the
+ * call's entry would (a tail call's caller, whose callee that return was),
+ * and the time goes to the frame on top. At another sp, the entry would
+ * drop other frames, or none: not summed; nor is a tail call, whose caller
+ * is in no record. The word before the first record (the header's last,
+ * XP_UREC_BELOW) reads as a return too: with one record, the bottom's rule.
+ */
+xp_urec_fnoentry:
+	cmpl	$8, %ecx
+	je	xp_urec_fbottom		/* its entry is the only record */
+	cmpl	$4, %edi
+	jne	.Lplain			/* an entry whose return writes nothing, or none of ours */
+	testq	%rax, %rax
+	jz	xp_urec_fnested		/* at the return's sp */
+	jmp	.Lplain
+/*
+ * The bottom: its caller's entry went with a hand-over, or is no traced
+ * function's. Its time goes to A before the first record, the callees'
+ * of the frame below the buffer, which the hand-over sends as a bottom
+ * charge at the sp of the first such call since it (bsp), before the
+ * records. A call above bsp appends its return: a longjmp may have left
+ * the frames between the two, which its entry, handed over, would have
+ * dropped. bsp is stored before the commit: a restart reads it equal to
+ * its sp and decides the same; a hand-over before the commit sends the
+ * entry after the charge at bsp, whose drop is the entry's own, and clears
+ * it all; stored after, the thread could set a bsp of the last hand-over
+ * into the next one. Stored for a call that then appends its return (its
+ * cycles past 2^40), it is that call's sp: the charge, sent before its
+ * entry, drops what the entry drops. A tail call's caller is in no record:
+ * not summed.
+ */
+xp_urec_fbottom:
+	movq	XP_UREC_BSP(%r11), %rax
+	testq	%rax, %rax
+	cmovzq	%rsp, %rax		/* the first since the hand-over: here */
+	cmpq	%rsp, %rax
+	jb	.Lplain			/* above the first */
+	movq	%rax, XP_UREC_BSP(%r11)	/* on into the nested path */
+xp_urec_fnested:
 	subq	XP_UREC_HDR - 16(%r11,%rcx,2), %rdx	/* the call's cycles */
 	movq	%rdx, %rax
 	shrq	$40, %rax
@@ -176,56 +234,6 @@ xp_urec_p_sums:
 	subq	%rdi, %rdx		/* its own cycles */
 	lock addq	%rdx, XP_USUM_OWN(%rcx)
 	jmp	xp_urec_done
-.Ltail:
-	testl	$5, %edi
-	jnz	.Lplain
-	testq	%rax, %rax
-	jz	.Lnested		/* a tail call's caller is at its sp */
-	jmp	.Lplain
-/*
- * After a return record: a call at its sp (the same caller's next call,
- * mostly) has for caller the frame on top once that return is taken, which
- * no record names. Its time goes beside the return (into A after the
- * return's state), which the hand-over sends after the return as a bottom
- * charge at the return's sp: the consumer drops the frames there as the
- * call's entry would (a tail call's caller, whose callee that return was),
- * and the time goes to the frame on top. At another sp, the entry would
- * drop other frames, or none: not summed; nor is a tail call, whose caller
- * is in no record. The word before the first record (the header's last,
- * XP_UREC_BELOW) reads as a return too: with one record, the bottom's rule.
- */
-.Lnoentry:
-	cmpl	$8, %ecx
-	je	.Lbottom		/* its entry is the only record */
-	cmpl	$4, %edi
-	jne	.Lplain			/* an entry whose return writes nothing, or none of ours */
-	testq	%rax, %rax
-	jz	.Lnested		/* at the return's sp */
-	jmp	.Lplain
-/*
- * The bottom: its caller's entry went with a hand-over, or is no traced
- * function's. Its time goes to A before the first record, the callees'
- * of the frame below the buffer, which the hand-over sends as a bottom
- * charge at the sp of the first such call since it (bsp), before the
- * records. A call above bsp appends its return: a longjmp may have left
- * the frames between the two, which its entry, handed over, would have
- * dropped. bsp is stored before the commit: a restart reads it equal to
- * its sp and decides the same; a hand-over before the commit sends the
- * entry after the charge at bsp, whose drop is the entry's own, and clears
- * it all; stored after, the thread could set a bsp of the last hand-over
- * into the next one. Stored for a call that then appends its return (its
- * cycles past 2^40), it is that call's sp: the charge, sent before its
- * entry, drops what the entry drops. A tail call's caller is in no record:
- * not summed.
- */
-.Lbottom:
-	movq	XP_UREC_BSP(%r11), %rax
-	testq	%rax, %rax
-	cmovzq	%rsp, %rax		/* the first since the hand-over: here */
-	cmpq	%rsp, %rax
-	jb	.Lplain			/* above the first */
-	movq	%rax, XP_UREC_BSP(%r11)
-	jmp	.Lnested
 .Lplain:				/* a return record */
 xp_urec_plain:
 	movq	%rsp, %rsi		/* where the return address was */

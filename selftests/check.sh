@@ -295,6 +295,37 @@ splat_patterns() {
 }
 host_test host-splat-patterns splat_patterns
 
+# Each of the user-hook routines' rseq critical sections (module/urec_tmpl.S:
+# the append, xp_urec_start to xp_urec_post, and the return's fold,
+# xp_urec_fstart to xp_urec_fpost) is entered only at its start: no jump
+# from outside lands inside. A block outside that jumped back in would go
+# on into the commit after a preemption instead of restarting (90-preempt,
+# one instruction per block, caught such a layout on 2026-12-03).
+section_entries() {
+	local o="$BUILD/host/urec_tmpl.o" d sec lo hi at op to n
+	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/urec_tmpl.S" || return 1
+	d=$(objdump -d -j .rodata.xp_urec --no-show-raw-insn "$o" |
+		awk '$2 ~ /^j/ && $3 ~ /^[0-9a-f]+$/ { sub(":", "", $1); print $1, $2, $3 }')
+	for sec in "xp_urec_start xp_urec_post" "xp_urec_fstart xp_urec_fpost"; do
+		set -- $sec
+		lo=$(nm "$o" | awk -v l=$1 '$3 == l { print $1 }')
+		hi=$(nm "$o" | awk -v l=$2 '$3 == l { print $1 }')
+		[ -n "$lo" ] && [ -n "$hi" ] || { echo "no $1 or $2 in urec_tmpl.o"; return 1; }
+		lo=$((16#$lo)) hi=$((16#$hi)) n=0
+		while read -r at op to; do
+			at=$((16#$at)) to=$((16#$to))
+			if [ $at -ge $lo ] && [ $at -lt $hi ]; then
+				n=$((n + 1))
+			elif [ $to -gt $lo ] && [ $to -lt $hi ]; then
+				printf '%s at %x jumps into [%s, %s) from outside it\n' $op $at $1 $2
+				return 1
+			fi
+		done <<< "$d"
+		# the disassembly read right: the section has its own jumps
+		[ $n -gt 0 ] || { echo "no jumps read inside [$1, $2)"; return 1; }
+	done
+}
+
 # The module's fold of user-hook records into calls (urec_fold.c, pure C)
 # keeps trace's accounting exact: random record streams, replayed as they
 # came and folded, agree (selftests/host/fold-check.c), with the process's
@@ -305,6 +336,7 @@ host_test host-splat-patterns splat_patterns
 # restarted.
 fold_check() {
 	local m
+	section_entries || return 1
 	mkdir -p "$BUILD/host" &&
 		${CC:-cc} -O2 -Wall -o "$BUILD/host/fold-check" "$HERE/host/fold-check.c" &&
 		"$BUILD/host/fold-check" 3000 &&
