@@ -663,37 +663,47 @@ static void urec_empty(struct xp_urec_hdr *hdr, u32 count)
 }
 
 /*
- * The histogram tables of the ratio the last hand-over on this CPU set
- * (xp_urec_hist_tables()), made again when the ratio changes (every
- * UREC_CLOCK_EVERY at most while it is measured). With preemption off.
+ * The histogram tables of a ratio near the one the last hand-over on this
+ * CPU had (xp_urec_hist_tables()). The measured ratio moves in its low
+ * bits at every measure (UREC_CLOCK_EVERY) while its baseline grows, far
+ * below what it is sure of: the tables are made again only when it has
+ * moved by more than 2^-UREC_HIST_DRIFT of theirs (15 ppm; they then put a
+ * call one bucket off only within 15 ppm of a power of two ns). With
+ * preemption off.
  */
 struct urec_hist {
-	u64 mult;
+	u64 mult;		/* the tables' ratio; 0: none yet */
 	u64 th[XP_USUM_NHIST];
 	u8 bk[XP_USUM_NHIST];
 };
 static DEFINE_PER_CPU(struct urec_hist, urec_hist);
 
+#define UREC_HIST_DRIFT	16
+
 /*
- * @hdr's ratio for the sums becomes @mult, its tables first: the routine
- * reads them once it has read a ratio (x86 keeps stores in order). A
- * thread moved on since its commit may read another CPU's tables while
- * they change: a bucket one off, within the histogram's padding at most.
+ * @hdr gets this CPU's tables for @mult, and their ratio. The routine
+ * reads only the tables, never the ratio: they are in every header before
+ * a hook with sums can run (urecbuf_sums_on()), and are rewritten in place
+ * when they change; a thread reading them meanwhile (or another CPU's,
+ * moved on since its commit) puts a call one bucket off, within the
+ * histogram's padding at most. The ratio says which tables the header has
+ * (the process may write it: then it only gets the tables again).
  */
 static void urec_hdr_ratio(struct xp_urec_hdr *hdr, u64 mult)
 {
 	struct urec_hist *h = this_cpu_ptr(&urec_hist);
+	u64 d = h->mult > mult ? h->mult - mult : mult - h->mult;
 
-	if (READ_ONCE(hdr->mult) == mult)
-		return;
-	if (h->mult != mult) {
+	if (d > h->mult >> UREC_HIST_DRIFT) {
 		xp_urec_hist_tables(mult, h->th, h->bk, XP_USUM_NHIST);
 		h->mult = mult;
 	}
+	if (READ_ONCE(hdr->mult) == h->mult)
+		return;
 	memcpy(hdr->th, h->th, sizeof(hdr->th));
 	memcpy(hdr->bk, h->bk, sizeof(hdr->bk));
-	smp_wmb();
-	WRITE_ONCE(hdr->mult, mult);
+	smp_wmb();	/* a ratio read equal to h->mult above: its tables are in */
+	WRITE_ONCE(hdr->mult, h->mult);
 }
 
 /*
@@ -1177,7 +1187,7 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 		thunk = b->va + XP_URT_OFF + b->used * XP_URT_SIZE;
 		b->used++;
 		WRITE_ONCE(e[1], thunk);
-		smp_wmb();
+		smp_wmb();	/* the routine's probe: a key it matches has its thunk */
 		WRITE_ONCE(e[0], ret);
 		break;
 	}
