@@ -56,6 +56,11 @@
  *            outside the text (the table's end), then one that would land
  *            on its second instruction: a jump (the module reads a table
  *            to its first entry outside the text)
+ *  uh_swsplit  uh_swbad's case again, but its table's first entries land
+ *            in a page of the text that main() mlock()s, a mapping of the
+ *            file's own (the text split in three), before the entry onto
+ *            its second instruction: refused (the module reads a table
+ *            across every executable mapping of the file; never called)
  *  uh_sleep  push; mov; call uh_nap, which sleeps: -z runs a thread that
  *            is nearly always inside it (50 ms naps, each result checked)
  */
@@ -90,13 +95,14 @@ long uh_nap(long us);
 long uh_switch(long x);
 long uh_swbad(long x);
 long uh_swend(long x);
+long uh_swsplit(long x);
 long uh_fa(long x), uh_fb(long x);
 long uh_sig(const long *p);
 volatile long uh_count;
 volatile unsigned long uh_last_ret;
 extern const char uh_add_end[], uh_call_end[], uh_one_end[], uh_small_end[], uh_tail_end[],
 	uh_endbr_end[], uh_loop_end[],
-	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[], uh_swend_end[], uh_fa_end[], uh_fb_end[], uh_sig_end[];
+	uh_args6_end[], uh_sleep_end[], uh_switch_end[], uh_swbad_end[], uh_swend_end[], uh_swsplit_end[], uh_split_page[], uh_fa_end[], uh_fb_end[], uh_sig_end[];
 
 #define ONE_KEY 0x5a5a5a5a5a5a5a5aL
 
@@ -235,6 +241,24 @@ asm(".text\n"
     "14:	lea 40(%rbx), %rax\n	pop %rbx\n	ret\n"
     "uh_swend_end:\n"
     ".size uh_swend, .-uh_swend\n"
+    ".globl uh_swsplit\n.type uh_swsplit,@function\n"
+    "uh_swsplit:\n"
+    "	push %rbx\n"
+    "18:	mov %rdi, %rbx\n"
+    "	and $3, %edi\n"
+    "	lea uh_swsplittab(%rip), %rdx\n"
+    "	movslq (%rdx,%rdi,4), %rax\n"
+    "	add %rdx, %rax\n"
+    "	jmp *%rax\n"
+    "uh_swsplit_end:\n"
+    ".size uh_swsplit, .-uh_swsplit\n"
+    /* its cases, on a page of their own that main() locks: another mapping */
+    ".balign 4096\n"
+    ".globl uh_split_page\n"
+    "uh_split_page:\n"
+    "15:	lea 10(%rbx), %rax\n	pop %rbx\n	ret\n"
+    "16:	lea 20(%rbx), %rax\n	pop %rbx\n	ret\n"
+    ".balign 4096, 0xcc\n"
     /*
      * x + 1 twice over: uh_fb shares uh_fa's tail, as hand-written assembly
      * with shared labels (glibc's memmove family) and GCC's cold parts do.
@@ -284,6 +308,8 @@ asm(".text\n"
     "uh_swendtab:\n"
     "	.long 11b - uh_swendtab, 12b - uh_swendtab, 13b - uh_swendtab, 14b - uh_swendtab\n"
     "	.long 0, 17b - uh_swendtab\n"
+    "uh_swsplittab:\n"
+    "	.long 15b - uh_swsplittab, 16b - uh_swsplittab, 18b - uh_swsplittab, 0\n"
     ".text\n");
 
 /* uh_sleep's callee: the thread sleeps inside a hooked function. */
@@ -665,10 +691,13 @@ int main(int argc, char **argv)
 	FN(uh_switch);
 	FN(uh_swbad);
 	FN(uh_swend);
+	FN(uh_swsplit);
 	FN(uh_fa);
 	FN(uh_fb);
 	if (map && map_file(map))
 		return 1;
+	if (mlock(uh_split_page, 4096))	/* uh_swsplit's cases: a mapping of their own */
+		printf("mlock: %s\n", strerror(errno));
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
 	while (!atomic_load(&go))

@@ -122,6 +122,16 @@ xprobectl uhook del $(json_get "$j" id) || fail "uhook del uh_switch"
 j=$(xprobectl uhook add --json $P uh_swend) || fail "uhook add uh_swend (read past its table's end)"
 assert_eq "uh_swend: bytes covered" 7 "$(json_get "$j" bytes)"
 xprobectl uhook del $(json_get "$j" id) || fail "uhook del uh_swend"
+# A table may reach into another executable mapping of the file (its text
+# split by mlock, MADV_HUGEPAGE, BOLT's segments): read on through it.
+# uh_swsplit's first entries land in a page uhtarget locked, its third on
+# its own second instruction.
+grep -q '^mlock' /tmp/uh.out && fail "uhtarget: $(grep '^mlock' /tmp/uh.out)"
+assert_eq "uhtarget's text split in three executable mappings" 3 \
+	"$(awk '$2 ~ /x/ && $6 ~ /uhtarget$/' /proc/$P/maps | wc -l)"
+out=$(xprobectl uhook add $P uh_swsplit 2>&1) &&
+	fail "a jump over a jump table's target in another mapping was placed: $out"
+assert_match "the refusal says why" "jump table entry lands inside" "$out"
 assert_eq "hooks listed" 6 "$(xprobectl uhook list $P | grep -c live)"
 
 # (b) A child of fork runs the patched text (and the trampolines it inherited).

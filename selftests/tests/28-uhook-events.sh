@@ -196,11 +196,11 @@ assert_eq "trace: uh_args6 through a user hook" uhook "$(probe uh_args6)"
 assert_eq "trace: uh_loop (a branch into its first bytes) through a user hook that traps" trap \
 	"$(probe uh_loop)"
 assert_match "trace says how many went through user hooks" "through user hooks" "$(cat /tmp/tk.err)"
-# uh_fa (uh_fb jumps to its +3) too, and uh_swbad (a table entry at +1),
-# which is never called: not in the table, but in the count
+# uh_fa (uh_fb jumps to its +3) too, and uh_swbad and uh_swsplit (a table
+# entry at +1), which are never called: not in the table, but in the count
 assert_eq "trace: uh_fa through a user hook that traps" trap "$(probe uh_fa)"
 assert_match "... and trace says how many trap, with the first's reason" \
-	"3 functions on user hooks that trap at each call: no jump possible \(first: uh_[a-z]*: no jump here" \
+	"4 functions on user hooks that trap at each call: no jump possible \(first: uh_[a-z]*: no jump here" \
 	"$(cat /tmp/tk.err)"
 # Every call counted through the trap, its returns too (thunks, records,
 # the process's sums), and through the jumps beside it: uhtarget -n makes
