@@ -3,7 +3,7 @@
  * uhtarget: a multithreaded process whose functions user hooks patch, and
  * that checks every result itself (selftest 27).
  *
- *   uhtarget [-t THREADS] [-n ROUNDS] [-c CHILD] [-g] [-z] [-v] [-m FILE]
+ *   uhtarget [-t THREADS] [-n ROUNDS] [-c CHILD] [-g] [-z] [-v] [-m FILE] [-L]
  *                                       run; ROUNDS 0 (default): until SIGTERM;
  *                                       -c: a child of fork runs CHILD rounds
  *                                       (default 20000) when ROUNDS is 0;
@@ -12,6 +12,8 @@
  *                                       child of ROUNDS rounds) or SIGTERM;
  *                                       -m: map FILE (read-only, private,
  *                                       untouched) and print "map ADDR SIZE"
+ *                                       -L: mlock() uh_swsplit's cases' page
+ *                                       (the text split in three mappings)
  *   uhtarget -r PID ADDR LEN            print LEN bytes of PID's memory at ADDR
  *                                       (through /proc/PID/mem) in hex
  *   uhtarget -w PID ADDR                try to write a byte there: "written" or
@@ -57,7 +59,7 @@
  *            on its second instruction: a jump (the module reads a table
  *            to its first entry outside the text)
  *  uh_swsplit  uh_swbad's case again, but its table's first entries land
- *            in a page of the text that main() mlock()s, a mapping of the
+ *            in a page of the text that -L mlock()s, a mapping of the
  *            file's own (the text split in three), before the entry onto
  *            its second instruction: refused (the module reads a table
  *            across every executable mapping of the file; never called)
@@ -252,7 +254,7 @@ asm(".text\n"
     "	jmp *%rax\n"
     "uh_swsplit_end:\n"
     ".size uh_swsplit, .-uh_swsplit\n"
-    /* its cases, on a page of their own that main() locks: another mapping */
+    /* its cases, on a page of their own that -L locks: another mapping */
     ".balign 4096\n"
     ".globl uh_split_page\n"
     "uh_split_page:\n"
@@ -637,7 +639,7 @@ int main(int argc, char **argv)
 {
 	long threads = 4, i;
 	pthread_t tid[64], ztid;
-	bool zzz = false;
+	bool zzz = false, split = false;
 	sigset_t set;
 	const char *map = NULL;
 	int c, sig;
@@ -654,7 +656,7 @@ int main(int argc, char **argv)
 		printf("%s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "not ENOSYS");
 		return 0;
 	}
-	while ((c = getopt(argc, argv, "t:n:c:gzvm:")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:c:gzvm:L")) != -1) {
 		switch (c) {
 		case 't': threads = atol(optarg); break;
 		case 'n': rounds = atol(optarg); break;
@@ -663,6 +665,7 @@ int main(int argc, char **argv)
 		case 'z': zzz = true; break;
 		case 'v': vfk = true; break;
 		case 'm': map = optarg; break;
+		case 'L': split = true; break;
 		default: return 2;
 		}
 	}
@@ -696,7 +699,7 @@ int main(int argc, char **argv)
 	FN(uh_fb);
 	if (map && map_file(map))
 		return 1;
-	if (mlock(uh_split_page, 4096))	/* uh_swsplit's cases: a mapping of their own */
+	if (split && mlock(uh_split_page, 4096))	/* uh_swsplit's cases: a mapping of their own */
 		printf("mlock: %s\n", strerror(errno));
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);

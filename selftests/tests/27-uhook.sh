@@ -19,7 +19,7 @@ CYCLES=${XP_CYCLES:-$(scaled 1000 20)}
 # threads; 1000 on the debug kernel, where 27 took 575 s with 20000 and
 # 453 s with 1000 (2026-11-29): each hooked function is still called
 # 1000 times through its trampoline there.
-uhtarget -t 4 -c $(scaled 20000 20) > /tmp/uh.out 2>&1 &
+uhtarget -L -t 4 -c $(scaled 20000 20) > /tmp/uh.out 2>&1 &
 P=$!
 wait_for /tmp/uh.out '^ready' "uhtarget did not start"
 uhtarget -t 1 > /tmp/uq.out 2>&1 &
@@ -124,7 +124,7 @@ assert_eq "uh_swend: bytes covered" 7 "$(json_get "$j" bytes)"
 xprobectl uhook del $(json_get "$j" id) || fail "uhook del uh_swend"
 # A table may reach into another executable mapping of the file (its text
 # split by mlock, MADV_HUGEPAGE, BOLT's segments): read on through it.
-# uh_swsplit's first entries land in a page uhtarget locked, its third on
+# uh_swsplit's first entries land in a page uhtarget -L locked, its third on
 # its own second instruction.
 grep -q '^mlock' /tmp/uh.out && fail "uhtarget: $(grep '^mlock' /tmp/uh.out)"
 assert_eq "uhtarget's text split in three executable mappings" 3 \
