@@ -263,7 +263,7 @@ static int hook_add(int argc, char **argv)
 	struct xp_nl *nl;
 	struct nl_msg *msg;
 	uint32_t pid;
-	int c, err;
+	int c, err, tries = 0;
 
 	while ((c = getopt_long(argc, argv, "c:rthj", opts, NULL)) != -1) {
 		switch (c) {
@@ -305,17 +305,19 @@ static int hook_add(int argc, char **argv)
 	nl = xp_nl_open();
 	if (!nl)
 		return EXIT_RUNTIME;
-	msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
-	nla_put_u32(msg, XPROBES_A_PID, pid);
-	nla_put_string(msg, XPROBES_A_SYMBOL, t.sym);
-	if (t.has_off)
-		nla_put_u32(msg, XPROBES_A_OFFSET, t.off);
-	nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
-	if (ret || trap || rec)
-		nla_put_u32(msg, XPROBES_A_FLAGS, (ret ? XPROBES_F_RETURN : 0) | (trap ? XPROBES_F_TRAP : 0) |
-			    (rec ? XPROBES_F_RECORDS : 0) | (calls ? XPROBES_F_CALLS : 0) |
-			    (sums ? XPROBES_F_SUMS : 0));
-	err = xp_nl_call(nl, msg, print_added, &json);
+	do {	/* a process in execve: its view follows it in a moment */
+		msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+		nla_put_u32(msg, XPROBES_A_PID, pid);
+		nla_put_string(msg, XPROBES_A_SYMBOL, t.sym);
+		if (t.has_off)
+			nla_put_u32(msg, XPROBES_A_OFFSET, t.off);
+		nla_put_u64(msg, XPROBES_A_COOKIE, cookie);
+		if (ret || trap || rec)
+			nla_put_u32(msg, XPROBES_A_FLAGS, (ret ? XPROBES_F_RETURN : 0) |
+				    (trap ? XPROBES_F_TRAP : 0) | (rec ? XPROBES_F_RECORDS : 0) |
+				    (calls ? XPROBES_F_CALLS : 0) | (sums ? XPROBES_F_SUMS : 0));
+		err = xp_nl_call(nl, msg, print_added, &json);
+	} while (nl_again(err, &tries));
 	if (err) {
 		char what[600];
 

@@ -354,6 +354,8 @@ static void adopt(struct syswatch *w, pid_t pid)
 		fall_back(w, "the xprobes module cannot name a process's view (an older one?)");
 		return;
 	}
+	if (root == -EAGAIN)	/* in execve, its view to follow: the next poll */
+		return;
 	if (root > 0) {
 		if (ours(w, root)) {
 			proc_add(w, pid, false);

@@ -34,29 +34,41 @@ pid_t view_root(struct xp_nl *nl, pid_t pid)
 	return err ? err : root;
 }
 
-void view_del(struct xp_nl *nl, pid_t pid)
+bool nl_again(int err, int *tries)
 {
-	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_DEL, 0);
+	if (err != -EAGAIN || ++*tries >= 40)
+		return false;
+	usleep(50000);
+	return true;
+}
 
-	if (msg && !nla_put_u32(msg, XPROBES_A_PID, pid))
-		xp_nl_call(nl, msg, NULL, NULL);
+int view_del(struct xp_nl *nl, pid_t pid)
+{
+	struct nl_msg *msg;
+	int err, tries = 0;
+
+	do {
+		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_DEL, 0);
+		if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid))
+			return -ENOMEM;
+		err = xp_nl_call(nl, msg, NULL, NULL);
+	} while (nl_again(err, &tries));
+	return err;
 }
 
 int view_new(struct xp_nl *nl, pid_t pid, uint32_t flags, int (*cb)(struct nlattr **, void *),
 	     void *arg)
 {
 	struct nl_msg *msg;
-	int err = -EAGAIN, tries;
+	int err, tries = 0;
 
-	for (tries = 0; err == -EAGAIN && tries < 40; tries++) {
-		if (tries)
-			usleep(50000);
+	do {
 		msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_NEW, 0);
 		if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
 		    nla_put_u32(msg, XPROBES_A_FLAGS, flags))
 			return -ENOMEM;
 		err = xp_nl_call(nl, msg, cb, arg);
-	}
+	} while (nl_again(err, &tries));
 	return err;
 }
 
@@ -64,22 +76,25 @@ int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	      uint32_t *ids, char *note, size_t note_len)
 {
 	struct nl_msg *msg;
-	int i, j, err = 0;
+	int i, j, err = 0, tries;
 
 	for (i = 0; i < n; i++) {
 		const struct hook_want *w = &want[i];
 		uint32_t id = 0;
 
 		for (j = 0; j < 2 && w->syms[j]; j++) {
-			msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
-			if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
-			    nla_put_string(msg, XPROBES_A_SYMBOL, w->syms[j]) ||
-			    nla_put_u64(msg, XPROBES_A_COOKIE, w->kind) ||
-			    nla_put_u32(msg, XPROBES_A_FLAGS, w->flags)) {
-				snprintf(note, note_len, "out of memory");
-				return -1;
-			}
-			err = xp_nl_call(nl, msg, xp_nl_got_hook_id, &id);
+			tries = 0;
+			do {
+				msg = xp_nl_msg(nl, XPROBES_CMD_HOOK_ADD, 0);
+				if (!msg || nla_put_u32(msg, XPROBES_A_PID, pid) ||
+				    nla_put_string(msg, XPROBES_A_SYMBOL, w->syms[j]) ||
+				    nla_put_u64(msg, XPROBES_A_COOKIE, w->kind) ||
+				    nla_put_u32(msg, XPROBES_A_FLAGS, w->flags)) {
+					snprintf(note, note_len, "out of memory");
+					return -ENOMEM;
+				}
+				err = xp_nl_call(nl, msg, xp_nl_got_hook_id, &id);
+			} while (nl_again(err, &tries));
 			if (!err)
 				break;
 		}
@@ -87,7 +102,7 @@ int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 			snprintf(note, note_len, "cannot hook %s%s: %s", w->syms[0],
 				 w->flags & XPROBES_F_RETURN ? " (return)" : "",
 				 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
-			return -1;
+			return err;
 		}
 		ids[i] = id;
 	}
@@ -177,9 +192,10 @@ int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 			 nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
 		return err;
 	}
-	if (hooks_add(nl, pid, want, n, ids, note, note_len)) {
+	err = hooks_add(nl, pid, want, n, ids, note, note_len);
+	if (err) {
 		view_del(nl, pid);
-		return -1;
+		return err == -EAGAIN ? err : -1;
 	}
 	return 0;
 }

@@ -27,16 +27,29 @@ struct hook_want {
  * Give PID a kernel view (VIEW_FLAGS: XPROBES_F_NO_FOLLOW_FORK or 0) with
  * the N hooks of WANT; their ids go to IDS. On failure writes the reason to
  * NOTE, removes the view and returns -1, or the view's -errno when the module
- * would not make it (-EAGAIN: the process is in execve, ask again): the
- * caller falls back.
+ * would not make it, or -EAGAIN: the process is in execve (at the view's
+ * making, or still after 2 s at its hooks'), ask again; the caller falls back.
  */
 int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,
 		     const struct hook_want *want, int n, uint32_t *ids,
 		     char *note, size_t note_len);
-/* Add the N hooks of WANT to PID's existing view; -1 with NOTE as above (the view stays). */
+/*
+ * Add the N hooks of WANT to PID's existing view; the module's -errno with
+ * NOTE as above (the view stays).
+ */
 int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 	      uint32_t *ids, char *note, size_t note_len);
-void view_del(struct xp_nl *nl, pid_t pid);
+/* End PID's view; the module's -errno, or 0. */
+int view_del(struct xp_nl *nl, pid_t pid);
+/*
+ * After a request the module answered ERR: true (having waited 50 ms) when
+ * it should be asked again. It answers -EAGAIN for a moment where a process
+ * is in execve: a new view waits for its end, and a view made for it before
+ * is on none of its mms between exec_mmap() and sched_process_exec, where
+ * the new mm joins (a hook added or a view ended by pid meanwhile); 2 s at
+ * most (*TRIES counts).
+ */
+bool nl_again(int err, int *tries);
 /*
  * XPROBES_CMD_VIEW_NEW for PID with FLAGS, CB on its reply; asked again
  * while the module answers -EAGAIN (the process is in execve or being

@@ -120,9 +120,7 @@ static int do_view_del(int argc, char **argv)
 	nl = xp_nl_open();
 	if (!nl)
 		return EXIT_RUNTIME;
-	msg = xp_nl_msg(nl, XPROBES_CMD_VIEW_DEL, 0);
-	nla_put_u32(msg, XPROBES_A_PID, pid);
-	err = xp_nl_call(nl, msg, NULL, NULL);
+	err = view_del(nl, pid);
 	if (err)
 		xp_nl_perror(nl, "view del");
 	xp_nl_close(nl);

@@ -987,7 +987,7 @@ static void view_close_refuses(struct kunit *test)
 	KUNIT_EXPECT_TRUE(test, v->closing);
 	KUNIT_EXPECT_EQ(test, xp_hook_copy(h)[0], h->orig[0]);
 	KUNIT_EXPECT_PTR_EQ(test, xp_view_of_mm(c->mm), v);
-	KUNIT_EXPECT_NULL(test, xp_view_find_pid(kunit_pid, NULL));
+	KUNIT_EXPECT_EQ(test, PTR_ERR(xp_view_find_pid(kunit_pid, NULL)), -ENOENT);
 	KUNIT_EXPECT_NULL(test, xp_hook_find(id, NULL));
 	while ((n = xp_hook_next(&next)))
 		KUNIT_EXPECT_PTR_NE(test, n->view, v);

@@ -264,15 +264,15 @@ static int xp_cmd_view_del(struct sk_buff *skb, struct genl_info *info)
 	mutex_lock(&xp_views_lock);
 	before = xp_uhooks_handed();
 	v = xp_view_find_pid(nla_get_u32(info->attrs[XPROBES_A_PID]), info->extack);
-	if (v)
+	if (!IS_ERR(v))
 		xp_view_close(v, NULL);
 	after = xp_uhooks_handed();
 	mutex_unlock(&xp_views_lock);
-	if (v)
+	if (!IS_ERR(v))
 		xp_views_settle();	/* the reply says it is gone */
 	if (after != before)
 		xp_uhooks_settle(after);	/* its processes have their text back */
-	return v ? 0 : -ENOENT;
+	return PTR_ERR_OR_ZERO(v);
 }
 
 /*
@@ -294,10 +294,10 @@ static int xp_cmd_view_get(struct sk_buff *skb, struct genl_info *info)
 		return -ENOMEM;
 	mutex_lock(&xp_views_lock);
 	v = xp_view_find_pid(nla_get_u32(info->attrs[XPROBES_A_PID]), info->extack);
-	if (!v) {
+	if (IS_ERR(v)) {
 		mutex_unlock(&xp_views_lock);
 		nlmsg_free(msg);
-		return -ENOENT;
+		return PTR_ERR(v);
 	}
 	err = xp_put_view(msg, v);
 	mutex_unlock(&xp_views_lock);
@@ -398,8 +398,8 @@ static int xp_cmd_hook_add(struct sk_buff *skb, struct genl_info *info)
 		goto fail;
 	}
 	v = xp_view_find_pid(nla_get_u32(a[XPROBES_A_PID]), info->extack);
-	if (!v) {
-		err = -ENOENT;
+	if (IS_ERR(v)) {
+		err = PTR_ERR(v);
 		goto fail;
 	}
 	h = xp_hook_add(v, nla_data(a[XPROBES_A_SYMBOL]), a[XPROBES_A_OFFSET] ? &off : NULL,

@@ -970,8 +970,8 @@ static int uhook_check(struct xp_uhook *h, struct xp_view **vp, struct netlink_e
 	int err;
 
 	v = xp_view_find_pid(h->pid, extack);
-	if (!v)
-		return -ESRCH;
+	if (IS_ERR(v))
+		return -ESRCH;	/* in exec too: the hook's mm is going */
 	if (h->events || h->records) {
 		err = xp_uevents_get(v, h->mm, extack);	/* records: the slow path's call */
 		if (err)

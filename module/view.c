@@ -102,7 +102,14 @@ struct xp_view *xp_view_of_mm(struct mm_struct *mm)
 	return xp_view_of_pgd(mm->pgd);
 }
 
-/* The view of process @nr (caller's pid namespace), or NULL with a message. */
+/*
+ * The view of process @nr (caller's pid namespace), or with a message
+ * ERR_PTR(-ESRCH) (no such process), -ENOENT (none, or its view is being
+ * torn down) or -EAGAIN: a view was made for it and it is between
+ * exec_mmap() and sched_process_exec, where its new mm joins; the caller
+ * asks again in a moment (a hook added, or a view ended, by pid while the
+ * process is there: a cgroup's poll met one, 2026-12-04).
+ */
 struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 {
 	struct task_struct *task = xp_get_task(nr, extack);
@@ -111,7 +118,7 @@ struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 
 	lockdep_assert_held(&xp_views_lock);
 	if (!task)
-		return NULL;
+		return ERR_PTR(-ESRCH);
 	task_lock(task);
 	if (task->mm)
 		v = xp_view_of_mm(task->mm);
@@ -119,22 +126,20 @@ struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 	if (v && v->closing) {
 		put_task_struct(task);
 		NL_SET_ERR_MSG_FMT(extack, "pid %u's kernel view is being torn down", nr);
-		return NULL;
+		return ERR_PTR(-ENOENT);
 	}
-	/*
-	 * A view made for this process that its mm is not on: it is between
-	 * exec_mmap() and sched_process_exec, where its new mm joins.
-	 */
 	if (!v)
 		list_for_each_entry(w, &xp_views, node)
 			execing |= w->root == task_tgid(task) && !w->closing;
 	put_task_struct(task);
-	if (execing)
+	if (v)
+		return v;
+	if (execing) {
 		NL_SET_ERR_MSG_FMT(extack, "pid %u is in exec; its view follows it: try again", nr);
-	else if (!v)
-		NL_SET_ERR_MSG_FMT(extack, "pid %u has no kernel view (xprobectl view add %u)",
-				   nr, nr);
-	return v;
+		return ERR_PTR(-EAGAIN);
+	}
+	NL_SET_ERR_MSG_FMT(extack, "pid %u has no kernel view (xprobectl view add %u)", nr, nr);
+	return ERR_PTR(-ENOENT);
 }
 
 /*

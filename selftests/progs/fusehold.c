@@ -4,7 +4,7 @@
  * waits on a traced process's files (issue 36: a FUSE mount that never
  * answers must not hang every xprobes operation).
  *
- *   fusehold DIR FILE
+ *   fusehold [-p] DIR FILE
  *
  * mounts at DIR a read-only directory holding one file, "prog", whose bytes
  * are FILE's (executable), opened with FOPEN_DIRECT_IO so that every read(),
@@ -12,7 +12,11 @@
  * through the page cache). Prints "mounted" once it answers. SIGUSR1: stop
  * reading requests (they wait in the kernel): prints "stopped N" (N counts
  * the stops), then "waits N" once a request waits unread; SIGUSR2: answer
- * again; SIGTERM: unmount and exit. Speaks the kernel's protocol on /dev/fuse directly: no
+ * again; SIGTERM: unmount and exit. -p: hold only the page-cache reads (a
+ * page or more at a page's start: a fault on the file's mapping), reading
+ * every other request, from the start until SIGUSR2: prints "page N" when
+ * it holds the Nth (an execve of prog waits between exec_mmap() and its
+ * end, in the fault that zeroes its data segment's tail). Speaks the kernel's protocol on /dev/fuse directly: no
  * libfuse in the guest.
  */
 #include <errno.h>
@@ -32,7 +36,7 @@
 #define ROOT_ID	1
 #define PROG_ID	2
 
-static volatile sig_atomic_t held, quit;
+static volatile sig_atomic_t held, quit, pages;
 static int fuse_fd, file_fd;
 static struct stat file_st;
 
@@ -41,10 +45,17 @@ static void on_signal(int sig)
 	if (sig == SIGUSR1)
 		held = 1;
 	else if (sig == SIGUSR2)
-		held = 0;
+		held = pages = 0;
 	else
 		quit = 1;
 }
+
+/* -p: the page reads held, answered at SIGUSR2 */
+static struct {
+	uint64_t unique;
+	struct fuse_read_in in;
+} held_reads[64];
+static unsigned int nheld;
 
 static void reply(uint64_t unique, int error, const void *data, size_t len)
 {
@@ -115,6 +126,16 @@ static void handle(const struct fuse_in_header *in, const void *arg)
 	case FUSE_READ: {
 		const struct fuse_read_in *ri = arg;
 		static char buf[1 << 17];
+
+		if (pages && ri->size >= 4096 && !(ri->offset & 4095)) {
+			if (nheld < sizeof(held_reads) / sizeof(held_reads[0])) {
+				held_reads[nheld].unique = in->unique;
+				held_reads[nheld++].in = *ri;
+				printf("page %u\n", nheld);
+				fflush(stdout);
+				break;
+			}
+		}
 		size_t n = ri->size < sizeof(buf) ? ri->size : sizeof(buf);
 		ssize_t got = pread(file_fd, buf, n, ri->offset);
 
@@ -148,8 +169,13 @@ int main(int argc, char **argv)
 	bool said = false, stopped = false, told = false;
 	unsigned int stops = 0;
 
+	if (argc == 4 && !strcmp(argv[1], "-p")) {
+		pages = 1;
+		argv++;
+		argc--;
+	}
 	if (argc != 3) {
-		fprintf(stderr, "usage: fusehold DIR FILE\n");
+		fprintf(stderr, "usage: fusehold [-p] DIR FILE\n");
 		return 2;
 	}
 	file_fd = open(argv[2], O_RDONLY);
@@ -181,6 +207,19 @@ int main(int argc, char **argv)
 		struct pollfd p = { .fd = fuse_fd, .events = POLLIN };
 		ssize_t n;
 
+		if (!pages && nheld) {	/* SIGUSR2 after -p: answer what waits */
+			unsigned int i;
+
+			for (i = 0; i < nheld; i++) {
+				struct fuse_in_header h = { .opcode = FUSE_READ,
+							    .unique = held_reads[i].unique };
+
+				handle(&h, &held_reads[i].in);
+			}
+			nheld = 0;
+			printf("released\n");
+			fflush(stdout);
+		}
 		if (!held) {
 			stopped = told = false;
 		} else if (!stopped) {

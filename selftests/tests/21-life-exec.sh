@@ -70,4 +70,58 @@ if [ "$(nproc)" -ge 2 ] && command -v taskset > /dev/null; then
 	xprobectl view del $M
 	kill -USR1 $M; wait $M
 fi
+# A process on a view, held in its execve between exec_mmap() and the end
+# (the new program's data page, which the exec zeroes past the data, read
+# from a FUSE mount that holds page reads): its old mm is going and its new
+# one has not joined. A hook added, or the view ended, by pid meanwhile
+# waits for the exec (the module says "try again", -EAGAIN; xprobectl asks
+# again for 2 s) and then acts. Until 2026-12-04 the module said "no
+# kernel view" at once: metrics --cgroup, whose poll made a restarted
+# server's view as its shell exec'd it, gave the server up (53-cgroup lost
+# its 206 responses in CI).
+# held_exec DIR: fusehold -p on DIR (pid FH), and X, a shell on a view of
+# its own that execs sysloop from there, held in the exec.
+held_exec() {
+	mkdir -p $1
+	: > /tmp/fx.out
+	fusehold -p $1 /xp/bin/sysloop > /tmp/fx.out 2>&1 &
+	FH=$!
+	wait_for /tmp/fx.out '^mounted' "fusehold -p did not mount"
+	rm -f /tmp/fxgo; mkfifo /tmp/fxgo
+	: > /tmp/fxl.out
+	sh -c "read x < /tmp/fxgo; exec $1/prog -g -e -n $N getppid" > /tmp/fxl.out 2>&1 &
+	X=$!
+	xprobectl view add $X > /dev/null || fail "view add (a shell about to exec)"
+	echo go > /tmp/fxgo
+	wait_for /tmp/fx.out '^page 1' "the exec did not read its page from the mount"
+}
+grep -qw fuse /proc/filesystems || insmod /xp/kmod/fuse.ko 2> /dev/null
+grep -qw fuse /proc/filesystems || fail "no FUSE in the guest (6.1: the initramfs carries fuse.ko)"
+held_exec /tmp/fx1
+xprobectl hook add $X $F > /tmp/fxh.out 2>&1 &
+XH=$!
+sleep 0.5
+kill -0 $XH 2> /dev/null || fail "hook add in the exec ended at once: $(cat /tmp/fxh.out)"
+kill -USR2 $FH
+wait $XH || fail "hook add across the exec: $(cat /tmp/fxh.out)"
+id=$(cat /tmp/fxh.out)
+wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start"
+go_loop $X /tmp/fxl.out
+assert_eq "hits of the hook added in the exec" $N "$(hook_col $id 5)"
+xprobectl view del $X || fail "view del"
+end_loop $X /tmp/fxl.out
+kill $FH; wait $FH
+held_exec /tmp/fx2
+xprobectl view del $X > /tmp/fxd.out 2>&1 &
+XD=$!
+sleep 0.5
+kill -0 $XD 2> /dev/null || fail "view del in the exec ended at once: $(cat /tmp/fxd.out)"
+kill -USR2 $FH
+wait $XD || fail "view del across the exec: $(cat /tmp/fxd.out)"
+wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start (2)"
+xprobectl view list | awk -v p=$X 'NR > 1 && $1 == p { f = 1 } END { exit f }' ||
+	fail "the view ended in the exec is still there: $(xprobectl view list)"
+end_loop $X /tmp/fxl.out
+kill $FH; wait $FH
+note "ok: a hook added and a view ended in an exec's window wait for it"
 assert_eq "no memory held" 0 "$(status_field memory_bytes)"

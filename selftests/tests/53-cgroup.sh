@@ -88,7 +88,7 @@ metrics_run() {
 	note "$mode: responses loadgen got from the cgroup's servers $expect, counted $got" \
 		"(the outside server: $(sed -n 's/.* done \([0-9]*\) .*/\1/p' /tmp/cg.other))"
 	awk -v e=$expect -v g=$got 'BEGIN { exit !(g >= e && g <= e + 40) }' ||
-		fail "$mode: counted $got responses, loadgen got $expect from the cgroup"
+		fail "$mode: counted $got responses, loadgen got $expect from the cgroup; metrics said: $(cat /tmp/cg.err)"
 	note "ok: $mode: the cgroup's three servers counted, the outside one not"
 	kill $a2 $other; wait $a2 $other 2> /dev/null
 }
