@@ -36,8 +36,10 @@ pid_t view_root(struct xp_nl *nl, pid_t pid)
 
 bool nl_again(int err, int *tries)
 {
-	if (err != -EAGAIN || ++*tries >= 40)
+	if (err != -EAGAIN || ++*tries >= 40 || stop_req)
 		return false;
+	if (*tries == 1 && getenv("XPROBECTL_SAY_AGAIN"))	/* selftest 21 */
+		fprintf(stderr, "xprobectl: the module says try again: asking every 50 ms\n");
 	usleep(50000);
 	return true;
 }
@@ -95,7 +97,7 @@ int hooks_add(struct xp_nl *nl, pid_t pid, const struct hook_want *want, int n,
 				}
 				err = xp_nl_call(nl, msg, xp_nl_got_hook_id, &id);
 			} while (nl_again(err, &tries));
-			if (!err)
+			if (!err || err == -EAGAIN)	/* in execve still: no other symbol either */
 				break;
 		}
 		if (err) {

@@ -47,7 +47,8 @@ int view_del(struct xp_nl *nl, pid_t pid);
  * is in execve: a new view waits for its end, and a view made for it before
  * is on none of its mms between exec_mmap() and sched_process_exec, where
  * the new mm joins (a hook added or a view ended by pid meanwhile); 2 s at
- * most (*TRIES counts).
+ * most (*TRIES counts), and not once stop_req is set. XPROBECTL_SAY_AGAIN
+ * in the environment: says so on stderr at the first wait (selftest 21).
  */
 bool nl_again(int err, int *tries);
 /*
@@ -60,7 +61,9 @@ int view_new(struct xp_nl *nl, pid_t pid, uint32_t flags, int (*cb)(struct nlatt
 	     void *arg);
 /*
  * The root process of the view PID runs on (PID's own, or the process it
- * was forked from); -ENOENT when it runs on none, another -errno on error.
+ * was forked from); -ENOENT when it runs on none, -ESRCH when PID is gone,
+ * -EAGAIN when it is in execve and its view is about to follow it, another
+ * -errno on error. Asked once (callers that poll ask at the next poll).
  */
 pid_t view_root(struct xp_nl *nl, pid_t pid);
 /*

@@ -193,11 +193,12 @@ static void adopt(struct tsession *s, pid_t pid)
 			return;
 		}
 		/*
-		 * -ENOENT: on no view (in execve, a process on one is on none
-		 * for a moment: VIEW_NEW says so, and the next poll asks
-		 * again). A process on a view of ours that is not in the
-		 * table yet (forked before the fork hook's program was in)
-		 * only needs the table. Any other error: gone, or the next poll.
+		 * -ENOENT: on no view (a process in execve is refused one:
+		 * VIEW_NEW says so, and the next poll asks again). A process
+		 * on a view of ours that is not in the table yet (forked
+		 * before the fork hook's program was in) only needs the
+		 * table. Any other error: gone (-ESRCH), between exec_mmap()
+		 * and its view's join (-EAGAIN), or the next poll.
 		 */
 		if (root < 0 && root != -ENOENT)
 			return;

@@ -105,7 +105,7 @@ struct xp_view *xp_view_of_mm(struct mm_struct *mm)
 /*
  * The view of process @nr (caller's pid namespace), or with a message
  * ERR_PTR(-ESRCH) (no such process), -ENOENT (none, or its view is being
- * torn down) or -EAGAIN: a view was made for it and it is between
+ * torn down) or -EAGAIN: it is a member of a view and between
  * exec_mmap() and sched_process_exec, where its new mm joins; the caller
  * asks again in a moment (a hook added, or a view ended, by pid while the
  * process is there: a cgroup's poll met one, 2026-12-04).
@@ -128,9 +128,13 @@ struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 		NL_SET_ERR_MSG_FMT(extack, "pid %u's kernel view is being torn down", nr);
 		return ERR_PTR(-ENOENT);
 	}
-	if (!v)
+	/*
+	 * In execve, its old mm a member (the view's root, or a process that
+	 * joined it): between exec_mmap() and sched_process_exec.
+	 */
+	if (!v && task->in_execve)
 		list_for_each_entry(w, &xp_views, node)
-			execing |= w->root == task_tgid(task) && !w->closing;
+			execing |= !w->closing && xp_view_has_process(w, task_tgid(task), NULL);
 	put_task_struct(task);
 	if (v)
 		return v;

@@ -16,8 +16,8 @@
  * page or more at a page's start: a fault on the file's mapping), reading
  * every other request, from the start until SIGUSR2: prints "page N" when
  * it holds the Nth (an execve of prog waits between exec_mmap() and its
- * end, in the fault that zeroes its data segment's tail). Speaks the kernel's protocol on /dev/fuse directly: no
- * libfuse in the guest.
+ * end, in the fault that zeroes its data segment's tail). Speaks the
+ * kernel's protocol on /dev/fuse directly: no libfuse in the guest.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -126,6 +126,8 @@ static void handle(const struct fuse_in_header *in, const void *arg)
 	case FUSE_READ: {
 		const struct fuse_read_in *ri = arg;
 		static char buf[1 << 17];
+		size_t n = ri->size < sizeof(buf) ? ri->size : sizeof(buf);
+		ssize_t got;
 
 		if (pages && ri->size >= 4096 && !(ri->offset & 4095)) {
 			if (nheld < sizeof(held_reads) / sizeof(held_reads[0])) {
@@ -136,8 +138,7 @@ static void handle(const struct fuse_in_header *in, const void *arg)
 				break;
 			}
 		}
-		size_t n = ri->size < sizeof(buf) ? ri->size : sizeof(buf);
-		ssize_t got = pread(file_fd, buf, n, ri->offset);
+		got = pread(file_fd, buf, n, ri->offset);
 
 		if (got < 0)
 			reply(in->unique, -EIO, NULL, 0);

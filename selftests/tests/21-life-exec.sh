@@ -75,7 +75,8 @@ fi
 # from a FUSE mount that holds page reads): its old mm is going and its new
 # one has not joined. A hook added, or the view ended, by pid meanwhile
 # waits for the exec (the module says "try again", -EAGAIN; xprobectl asks
-# again for 2 s) and then acts. Until 2026-12-04 the module said "no
+# again for 2 s, and says so at the first wait with XPROBECTL_SAY_AGAIN)
+# and then acts. Until 2026-12-04 the module said "no
 # kernel view" at once: metrics --cgroup, whose poll made a restarted
 # server's view as its shell exec'd it, gave the server up (53-cgroup lost
 # its 206 responses in CI).
@@ -102,12 +103,14 @@ if [ -n "$DEBUG_KERNEL" ] && ! grep -qw fuse /proc/filesystems; then
 else
 	grep -qw fuse /proc/filesystems || fail "no FUSE in the guest (6.1: the initramfs carries fuse.ko)"
 	held_exec /tmp/fx1
-	xprobectl hook add $X $F > /tmp/fxh.out 2>&1 &
+	# (xprobectl says when the module first told it to try again: the
+	# request met the window, and the release comes after it)
+	: > /tmp/fxh.err
+	XPROBECTL_SAY_AGAIN=1 xprobectl hook add $X $F > /tmp/fxh.out 2> /tmp/fxh.err &
 	XH=$!
-	sleep 0.5
-	kill -0 $XH 2> /dev/null || fail "hook add in the exec ended at once: $(cat /tmp/fxh.out)"
+	wait_for /tmp/fxh.err 'asking every 50 ms' "hook add in the exec did not wait: $(cat /tmp/fxh.out)"
 	kill -USR2 $FH
-	wait $XH || fail "hook add across the exec: $(cat /tmp/fxh.out)"
+	wait $XH || fail "hook add across the exec: $(cat /tmp/fxh.err)"
 	id=$(cat /tmp/fxh.out)
 	wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start"
 	go_loop $X /tmp/fxl.out
@@ -116,16 +119,49 @@ else
 	end_loop $X /tmp/fxl.out
 	kill $FH; wait $FH
 	held_exec /tmp/fx2
-	xprobectl view del $X > /tmp/fxd.out 2>&1 &
+	: > /tmp/fxd.out
+	XPROBECTL_SAY_AGAIN=1 xprobectl view del $X > /tmp/fxd.out 2>&1 &
 	XD=$!
-	sleep 0.5
-	kill -0 $XD 2> /dev/null || fail "view del in the exec ended at once: $(cat /tmp/fxd.out)"
+	wait_for /tmp/fxd.out 'asking every 50 ms' "view del in the exec did not wait: $(cat /tmp/fxd.out)"
 	kill -USR2 $FH
 	wait $XD || fail "view del across the exec: $(cat /tmp/fxd.out)"
 	wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start (2)"
 	xprobectl view list | awk -v p=$X 'NR > 1 && $1 == p { f = 1 } END { exit f }' ||
 		fail "the view ended in the exec is still there: $(xprobectl view list)"
 	end_loop $X /tmp/fxl.out
+	kill $FH; wait $FH
+	# A member that is not the view's root: a child its shell forked once
+	# on the view, held in its exec (the module looked for the root alone
+	# until the review of 2026-12-04).
+	mkdir -p /tmp/fx3
+	: > /tmp/fx.out
+	fusehold -p /tmp/fx3 /xp/bin/sysloop > /tmp/fx.out 2>&1 &
+	FH=$!
+	wait_for /tmp/fx.out '^mounted' "fusehold -p did not mount (3)"
+	rm -f /tmp/fxgo /tmp/fxc.pid; mkfifo /tmp/fxgo
+	: > /tmp/fxl.out
+	sh -c "read x < /tmp/fxgo; sh -c 'read y < /tmp/fxgo; exec /tmp/fx3/prog -g -e -n $N getppid' \
+		> /tmp/fxl.out 2>&1 & echo \$! > /tmp/fxc.pid; wait" &
+	P3=$!
+	xprobectl view add $P3 > /dev/null || fail "view add (3)"
+	echo go > /tmp/fxgo
+	wait_for /tmp/fxc.pid '[0-9]' "the member was not forked"
+	C=$(cat /tmp/fxc.pid)
+	echo go > /tmp/fxgo
+	wait_for /tmp/fx.out '^page 1' "the member's exec did not read its page from the mount"
+	: > /tmp/fxh.err
+	XPROBECTL_SAY_AGAIN=1 xprobectl hook add $C $F > /tmp/fxh.out 2> /tmp/fxh.err &
+	XH=$!
+	wait_for /tmp/fxh.err 'asking every 50 ms' "hook add in the member's exec did not wait: $(cat /tmp/fxh.err)"
+	kill -USR2 $FH
+	wait $XH || fail "hook add across the member's exec: $(cat /tmp/fxh.err)"
+	id=$(cat /tmp/fxh.out)
+	wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start (3)"
+	go_loop $C /tmp/fxl.out
+	assert_eq "hits of the hook added in the member's exec" $N "$(hook_col $id 5)"
+	xprobectl view del $P3 || fail "view del (3)"
+	kill -USR1 $C
+	wait $P3
 	kill $FH; wait $FH
 	note "ok: a hook added and a view ended in an exec's window wait for it"
 fi
