@@ -1132,8 +1132,9 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	 * registers detach_window() does not see) stores the return address.
 	 */
 	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
-		if (READ_ONCE(hash[2 * i]))
-			WRITE_ONCE(hash[2 * i + 1], hash[2 * i]);
+		if (READ_ONCE(hash[2 * i]))	/* a thunk's tail bit stays */
+			WRITE_ONCE(hash[2 * i + 1], hash[2 * i] |
+				   (hash[2 * i + 1] & BIT_ULL(XP_URT_TAILBIT)));
 		WRITE_ONCE(hash[2 * i], 0);
 	}
 	n = b->used;
@@ -1160,10 +1161,18 @@ void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *
 	*done = routine + TMPL_OFF(xp_urec_done);
 }
 
+/* Is @w one of @b's thunks (a tail call's return address)? */
+static bool thunk_is_tail(const struct xp_urecblk *b, unsigned long w)
+{
+	return w - (b->va + XP_URT_OFF) < XP_URT_N * XP_URT_SIZE;
+}
+
 /*
  * The thunk that returns to @ret, made if new. The hash is the process's
  * (read-only to it): the target goes in first, then the entry's thunk, then
  * its key, which the routine compares first (x86 keeps stores in order).
+ * The entry's thunk has XP_URT_TAILBIT where @ret is a thunk itself: the
+ * routine's hit sees a tail call without testing the address's range.
  */
 static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 {
@@ -1176,7 +1185,7 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 		u64 *e = hash + (pos + i) * 2;
 
 		if (e[0] == ret) {
-			thunk = e[1];
+			thunk = e[1] & ~BIT_ULL(XP_URT_TAILBIT);
 			break;
 		}
 		if (e[0])
@@ -1186,7 +1195,8 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 		tgt[b->used] = ret;
 		thunk = b->va + XP_URT_OFF + b->used * XP_URT_SIZE;
 		b->used++;
-		WRITE_ONCE(e[1], thunk);
+		BUILD_BUG_ON(XP_URT_TAILBIT < 57);	/* above any user address, 5-level too */
+		WRITE_ONCE(e[1], thunk | (thunk_is_tail(b, ret) ? BIT_ULL(XP_URT_TAILBIT) : 0));
 		smp_wmb();	/* the routine's probe: a key it matches has its thunk */
 		WRITE_ONCE(e[0], ret);
 		break;
@@ -1262,6 +1272,12 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 			goto found;
 	return;
 found:
+	/*
+	 * A tail call: the routine's hit takes it from the hash entry, a
+	 * miss from here (the return address the routine read is in rdx).
+	 */
+	if (thunk_is_tail(b, u->dx))
+		u->si |= XPROBES_UREC_TAIL;
 	/*
 	 * A slot out of reach now is done again by the late work (ulate.c);
 	 * given up, the call's return writes nothing, as the routine sees.
@@ -1438,3 +1454,7 @@ void xp_urec_stub(u8 *out, struct xp_uarea *a, unsigned long at, u64 cookie, boo
 	put_unaligned_le32(base + TMPL_OFF(entry) - (at + 15), out + 11);
 	out[15] = 0x48; out[16] = 0x8b; out[17] = 0x44; out[18] = 0x24; out[19] = 0xf0;
 }
+
+#ifdef XPROBES_KUNIT
+#include "urec_kunit.c"
+#endif

@@ -255,13 +255,7 @@ xp_urec_entry:
 xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	ENTRY_WORD
 	movq	8(%rsp), %rdx		/* the return address */
-	leaq	.Ltmpl + XP_URT_OFF(%rip), %rcx
-	movq	%rdx, %rax
-	subq	%rcx, %rax
-	cmpq	$XP_URT_N * XP_URT_SIZE, %rax
-	jae	1f
-	btsq	$62, %rsi		/* a tail call: the caller's return is a thunk already */
-1:	movabsq	$GOLDEN_RATIO_64, %rcx	/* the kernel's hash_64() */
+	movabsq	$GOLDEN_RATIO_64, %rcx	/* the kernel's hash_64() */
 	imulq	%rdx, %rcx
 	shrq	$(64 - XP_URT_HASH_BITS), %rcx
 	shlq	$4, %rcx
@@ -280,15 +274,19 @@ xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	decl	%eax
 	jnz	2b
 4:	leaq	8(%rsp), %rdi
-	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi) */
+	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi), */
+					/* and sets rsi's tail bit if rdx is a thunk of ours */
 	syscall
 	cmpq	8(%rsp), %rdx
 	jne	xp_urec_append
 	btsq	$61, %rsi		/* no thunk: this call's return writes nothing */
 	jmp	xp_urec_append
 3:	movq	8(%r11), %rcx
+	btrq	$XP_URT_TAILBIT, %rcx	/* its key a thunk of ours: a tail call */
 	movq	%rcx, 8(%rsp)
 xp_urec_stored:				/* uunwind.c: the thunk is in the slot */
+	jnc	xp_urec_append
+	btsq	$62, %rsi		/* XPROBES_UREC_TAIL: the caller's return is a thunk already */
 xp_urec_append:
 	xorl	%edi, %edi		/* the kernel has not been asked to flush */
 xp_urec_again:

@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * KUnit: urec.c (included at its end under XPROBES_KUNIT). The return
+ * thunks' hash: a key that is a thunk of the block itself (a tail call's
+ * return address) has its thunk marked with XP_URT_TAILBIT, which the entry
+ * routine takes off as it stores the thunk (btr: the flag in the carry);
+ * a return address is never marked, odd or not, before or after the
+ * block's detach turns every entry's thunk into its key.
+ */
+#include <kunit/test.h>
+
+/* The hash entry of @key in @b: its thunk word, or NULL. */
+static u64 *urec_test_entry(struct xp_urecblk *b, u64 key, bool detached)
+{
+	u64 *hash = b->kaddr + (XP_URT_HASH - XP_URT_TGT);
+	u32 pos = hash_64(key, XP_URT_HASH_BITS), i;
+
+	for (i = 0; i < XP_URT_PROBES; i++) {
+		u64 *e = hash + (pos + i) * 2;
+
+		/* detached: the key is gone, the thunk word holds it */
+		if (detached ? (e[1] & ~BIT_ULL(XP_URT_TAILBIT)) == key : e[0] == key)
+			return e + 1;
+	}
+	return NULL;
+}
+
+static void urec_thunk_tail_bit(struct kunit *test)
+{
+	const u64 tail = BIT_ULL(XP_URT_TAILBIT), ret = 0x401001;	/* odd: any byte may follow a call */
+	struct xp_urecblk *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	struct xp_uarea *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	u64 *tgt = kunit_kcalloc(test, XP_URT_N, sizeof(u64), GFP_KERNEL);
+	unsigned long t1, t2, base, routine;
+	u64 *e;
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, tgt);
+	b->kaddr = vzalloc(XP_UREC_BLOCK - XP_URT_TGT);
+	KUNIT_ASSERT_NOT_NULL(test, b->kaddr);
+	b->va = 0x7f0000000000UL;
+	raw_spin_lock_init(&b->lock);
+	a->urec = b;
+
+	t1 = thunk_get(b, ret);
+	KUNIT_EXPECT_EQ(test, t1, b->va + XP_URT_OFF);
+	e = urec_test_entry(b, ret, false);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, *e, (u64)t1);		/* not a tail call */
+	/* a tail call: the return address is t1, a thunk of the block */
+	t2 = thunk_get(b, t1);
+	KUNIT_EXPECT_EQ(test, t2, t1 + XP_URT_SIZE);
+	e = urec_test_entry(b, t1, false);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, *e, (u64)t2 | tail);
+	KUNIT_EXPECT_EQ(test, thunk_get(b, t1), t2);	/* found again: unmarked */
+	KUNIT_EXPECT_EQ(test, b->used, 2u);
+	KUNIT_EXPECT_TRUE(test, thunk_is_tail(b, t2 + XP_URT_SIZE - 1));
+	KUNIT_EXPECT_FALSE(test, thunk_is_tail(b, b->va + XP_URT_OFF - 1));
+	KUNIT_EXPECT_FALSE(test, thunk_is_tail(b, b->va + XP_URT_OFF + XP_URT_N * XP_URT_SIZE));
+
+	/* detached: a thread that read a key stores its return address, the flag as it was */
+	mutex_lock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, xp_urec_detach(a, tgt, &base, &routine), 2u);
+	mutex_unlock(&xp_views_lock);
+	KUNIT_EXPECT_EQ(test, tgt[0], ret);
+	KUNIT_EXPECT_EQ(test, tgt[1], (u64)t1);
+	e = urec_test_entry(b, ret, true);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, *e, ret);			/* odd, and never marked */
+	e = urec_test_entry(b, t1, true);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, *e, (u64)t1 | tail);
+	KUNIT_EXPECT_EQ(test, thunk_get(b, 0x402000), 0ul);	/* none made any more */
+	vfree(b->kaddr);
+}
+
+static struct kunit_case urec_cases[] = {
+	KUNIT_CASE(urec_thunk_tail_bit),
+	{}
+};
+
+static struct kunit_suite urec_suite = {
+	.name = "xprobes_urec",
+	.test_cases = urec_cases,
+};
+
+kunit_test_suites(&urec_suite);
