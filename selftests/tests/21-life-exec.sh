@@ -80,14 +80,18 @@ fi
 # kernel view" at once: metrics --cgroup, whose poll made a restarted
 # server's view as its shell exec'd it, gave the server up (53-cgroup lost
 # its 206 responses in CI).
-# held_exec DIR: fusehold -p on DIR (pid FH), and X, a shell on a view of
-# its own that execs sysloop from there, held in the exec.
-held_exec() {
+# fuse_mount DIR: fusehold -p on DIR (pid FH), answering
+fuse_mount() {
 	mkdir -p $1
 	: > /tmp/fx.out
 	fusehold -p $1 /xp/bin/sysloop > /tmp/fx.out 2>&1 &
 	FH=$!
-	wait_for /tmp/fx.out '^mounted' "fusehold -p did not mount"
+	wait_for /tmp/fx.out '^mounted' "fusehold -p did not mount $1"
+}
+# held_exec DIR: fuse_mount DIR, and X, a shell on a view of its own that
+# execs sysloop from there, held in the exec.
+held_exec() {
+	fuse_mount $1
 	rm -f /tmp/fxgo; mkfifo /tmp/fxgo
 	: > /tmp/fxl.out
 	sh -c "read x < /tmp/fxgo; exec $1/prog -g -e -n $N getppid" > /tmp/fxl.out 2>&1 &
@@ -96,6 +100,22 @@ held_exec() {
 	echo go > /tmp/fxgo
 	wait_for /tmp/fx.out '^page 1' "the exec did not read its page from the mount"
 }
+# hook_across_exec PID WHAT: a hook added by PID, held in its exec, waits
+# for it (xprobectl says when the module first told it to try again: the
+# request met the window, and the release comes after it); then it counts
+# the N calls of the program PID became.
+hook_across_exec() {
+	: > /tmp/fxh.err
+	XPROBECTL_SAY_AGAIN=1 xprobectl hook add $1 $F > /tmp/fxh.out 2> /tmp/fxh.err &
+	XH=$!
+	wait_for /tmp/fxh.err 'asking every 50 ms' "hook add in $2's exec did not wait: $(cat /tmp/fxh.err)"
+	kill -USR2 $FH
+	wait $XH || fail "hook add across $2's exec: $(cat /tmp/fxh.err)"
+	id=$(cat /tmp/fxh.out)
+	wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start ($2)"
+	go_loop $1 /tmp/fxl.out
+	assert_eq "hits of the hook added in $2's exec" $N "$(hook_col $id 5)"
+}
 grep -qw fuse /proc/filesystems || insmod /xp/kmod/fuse.ko 2> /dev/null
 if [ -n "$DEBUG_KERNEL" ] && ! grep -qw fuse /proc/filesystems; then
 	# (selftests/debug/debug.config has no FUSE; the main suites run it)
@@ -103,18 +123,7 @@ if [ -n "$DEBUG_KERNEL" ] && ! grep -qw fuse /proc/filesystems; then
 else
 	grep -qw fuse /proc/filesystems || fail "no FUSE in the guest (6.1: the initramfs carries fuse.ko)"
 	held_exec /tmp/fx1
-	# (xprobectl says when the module first told it to try again: the
-	# request met the window, and the release comes after it)
-	: > /tmp/fxh.err
-	XPROBECTL_SAY_AGAIN=1 xprobectl hook add $X $F > /tmp/fxh.out 2> /tmp/fxh.err &
-	XH=$!
-	wait_for /tmp/fxh.err 'asking every 50 ms' "hook add in the exec did not wait: $(cat /tmp/fxh.out)"
-	kill -USR2 $FH
-	wait $XH || fail "hook add across the exec: $(cat /tmp/fxh.err)"
-	id=$(cat /tmp/fxh.out)
-	wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start"
-	go_loop $X /tmp/fxl.out
-	assert_eq "hits of the hook added in the exec" $N "$(hook_col $id 5)"
+	hook_across_exec $X "the root"
 	xprobectl view del $X || fail "view del"
 	end_loop $X /tmp/fxl.out
 	kill $FH; wait $FH
@@ -133,11 +142,7 @@ else
 	# A member that is not the view's root: a child its shell forked once
 	# on the view, held in its exec (the module looked for the root alone
 	# until the review of 2026-12-04).
-	mkdir -p /tmp/fx3
-	: > /tmp/fx.out
-	fusehold -p /tmp/fx3 /xp/bin/sysloop > /tmp/fx.out 2>&1 &
-	FH=$!
-	wait_for /tmp/fx.out '^mounted' "fusehold -p did not mount (3)"
+	fuse_mount /tmp/fx3
 	rm -f /tmp/fxgo /tmp/fxc.pid; mkfifo /tmp/fxgo
 	: > /tmp/fxl.out
 	sh -c "read x < /tmp/fxgo; sh -c 'read y < /tmp/fxgo; exec /tmp/fx3/prog -g -e -n $N getppid' \
@@ -149,16 +154,7 @@ else
 	C=$(cat /tmp/fxc.pid)
 	echo go > /tmp/fxgo
 	wait_for /tmp/fx.out '^page 1' "the member's exec did not read its page from the mount"
-	: > /tmp/fxh.err
-	XPROBECTL_SAY_AGAIN=1 xprobectl hook add $C $F > /tmp/fxh.out 2> /tmp/fxh.err &
-	XH=$!
-	wait_for /tmp/fxh.err 'asking every 50 ms' "hook add in the member's exec did not wait: $(cat /tmp/fxh.err)"
-	kill -USR2 $FH
-	wait $XH || fail "hook add across the member's exec: $(cat /tmp/fxh.err)"
-	id=$(cat /tmp/fxh.out)
-	wait_for /tmp/fxl.out '^ready' "sysloop from the mount did not start (3)"
-	go_loop $C /tmp/fxl.out
-	assert_eq "hits of the hook added in the member's exec" $N "$(hook_col $id 5)"
+	hook_across_exec $C "a member"
 	xprobectl view del $P3 || fail "view del (3)"
 	kill -USR1 $C
 	wait $P3
