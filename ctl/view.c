@@ -110,7 +110,6 @@ static int do_view_del(int argc, char **argv)
 {
 	uint32_t pid;
 	struct xp_nl *nl;
-	struct nl_msg *msg;
 	int err;
 
 	if (argc != 2)

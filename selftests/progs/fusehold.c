@@ -129,14 +129,13 @@ static void handle(const struct fuse_in_header *in, const void *arg)
 		size_t n = ri->size < sizeof(buf) ? ri->size : sizeof(buf);
 		ssize_t got;
 
-		if (pages && ri->size >= 4096 && !(ri->offset & 4095)) {
-			if (nheld < sizeof(held_reads) / sizeof(held_reads[0])) {
-				held_reads[nheld].unique = in->unique;
-				held_reads[nheld++].in = *ri;
-				printf("page %u\n", nheld);
-				fflush(stdout);
-				break;
-			}
+		if (pages && ri->size >= 4096 && !(ri->offset & 4095) &&
+		    nheld < sizeof(held_reads) / sizeof(held_reads[0])) {
+			held_reads[nheld].unique = in->unique;
+			held_reads[nheld++].in = *ri;
+			printf("page %u\n", nheld);
+			fflush(stdout);
+			break;
 		}
 		got = pread(file_fd, buf, n, ri->offset);
 
