@@ -40,7 +40,13 @@
  * those 400 calls, and the calls after the filter then went uncounted
  * (the process had exited: the attach failed with ESRCH); not in mode
  * going, nor with SECCOMPW_NO_TAKEOVER in the environment (hooks added by
- * hand, no tracer to take over). OUT.w: how long it waited, in ms ("-"
+ * hand, no tracer to take over). The int3 comes with the first of the
+ * function's probes (on 6.1, without uprobe_multi, its uretprobe; the
+ * entry probe's attach follows, and on 6.1-rt in the emulator once came
+ * after the process had made its 400 calls and exited: ESRCH, CI of
+ * 2026-12-04): with SECCOMPW_GO set to a path, it then also waits, up to
+ * 60 s, for that file, which the test makes once trace says how the
+ * takeover went. OUT.w: how long it waited in all, in ms ("-"
  * when it did not). OUT gets what does not
  * depend on timing (those calls, their sum); OUT.n the calls of work() in
  * all, for a tracer's count, and OUT.b those made before the filter.
@@ -287,13 +293,16 @@ static int scan_areas(long *live, long *muted)
 
 /*
  * The tracer's uprobe on work(), as this process runs it: its int3 in
- * the process's copy of the page. Returns the ms waited, -1 past 60 s.
+ * the process's copy of the page; then the file $SECCOMPW_GO, if set
+ * (the whole takeover in). Returns the ms waited, -1 past 60 s.
  */
 static long long await_uprobe(void)
 {
+	const char *go = getenv("SECCOMPW_GO");
 	long long t0 = now_ms();
 
-	while (*(volatile unsigned char *)(void *)work != 0xcc) {
+	while (*(volatile unsigned char *)(void *)work != 0xcc ||
+	       (go && access(go, F_OK))) {
 		if (now_ms() - t0 > 60000)
 			return -1;
 		usleep(1000);

@@ -303,6 +303,20 @@ if ! grep -q '^Seccomp:' /proc/self/status; then
 	note "skip: the seccomp cases: this kernel has no seccomp (CONFIG_SECCOMP)"
 	exit 0
 fi
+# takeover_go OUT GO: make the file GO once trace's report OUT says how
+# the uprobes' takeover went (or after 60 s): the process then starts its
+# calls after the filter (seccompw's SECCOMPW_GO)
+takeover_go() {
+	rm -f "$1" "$2"
+	( i=0
+	  while [ $i -lt 600 ] &&
+		! grep -qE "go on with uprobes|uprobes could not take over" "$1" 2> /dev/null; do
+		sleep 0.1
+		i=$((i + 1))
+	  done
+	  touch "$2" ) &
+}
+
 modes_sc="seccomp prctl tsync int80 sud"
 [ -z "$LIGHT" ] || modes_sc=tsync
 for mode in $modes_sc; do
@@ -313,7 +327,16 @@ for mode in $modes_sc; do
 	[ -z "$LIGHT" ] || hows_sc=views
 	for how in $hows_sc; do
 		rm -f /tmp/sc-$mode.t.n /tmp/sc-$mode.t.b /tmp/sc-$mode.t.w
+		if [ $how != fallback ]; then
+			takeover_go /tmp/sc-$mode.$how.out /tmp/sc-$mode.go
+			go_pid=$!
+			export SECCOMPW_GO=/tmp/sc-$mode.go
+		fi
 		traced sc-$mode $how "-f work" /xp/bin/seccompw_static $mode 100
+		if [ $how != fallback ]; then
+			unset SECCOMPW_GO
+			wait $go_pid
+		fi
 		n=$(fn_count /tmp/sc-$mode.$how.out work)
 		if [ $how = fallback ]; then
 			assert_eq "sc-$mode (fallback): work's calls" "$(cat /tmp/sc-$mode.t.n)" "$n"
@@ -334,9 +357,12 @@ for mode in $modes_sc; do
 		# On 6.1 (no uprobe_multi) they failed with ESRCH until 2026-11-28:
 		# trace detached and re-attached the unwinder's probes, and the
 		# process had exited by then. On 6.1-rt the takeover once took
-		# longer than the 400 ms the process ran on (CI, stop 52): it now
-		# waits for the uprobe before its calls after the filter, and says
-		# how long (OUT.w).
+		# longer than the 400 ms the process ran on (CI, stop 52): it then
+		# waited for the uprobe's int3 before its calls after the filter,
+		# which on 6.1 comes with the uretprobe, the first of two attaches,
+		# and the entry probe's came too late once more (CI of
+		# 2026-12-04): it now waits for trace's word that the takeover
+		# is over (takeover_go), and says how long it waited (OUT.w).
 		assert_match "sc-$mode ($how): the process saw the uprobe come" \
 			"^[0-9]+$" "$(cat /tmp/sc-$mode.t.w)"
 		! grep -q "uprobes could not take over" /tmp/sc-$mode.$how.out ||
