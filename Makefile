@@ -78,9 +78,10 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # args_static: args.c linked statically (selftest 48); seccompw_static
 # (selftest 49). cxxthrow: C++ (g++),
 # with libstdc++ and libgcc_s, and linked statically; rpanic: Rust (Debian's
-# rustc); gostack: Go (Debian's golang-go) (selftest 49).
+# rustc); gostack: Go (Debian's golang-go) (selftest 49). tailx: with its
+# library libtailx.so (selftests/progs/lib/), found beside it (selftest 40).
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static \
-	     seccompw_static cxxthrow cxxthrow_static rpanic gostack)
+	     seccompw_static cxxthrow cxxthrow_static rpanic gostack libtailx.so)
 # module/ and its subsystems' folders (module/hooks/: kernel hooks; module/views/: views)
 MOD_DIRS  := module module/hooks module/views
 MOD_FILES  = $(filter-out %.mod.c,$(wildcard $(foreach d,$(MOD_DIRS),$(d)/*.c $(d)/*.S $(d)/*.h)))
@@ -221,6 +222,12 @@ $(BUILD)/progs/gostack: selftests/progs/gostack.go
 	@mkdir -p $(@D) $(BUILD)/gocache
 	cd $(@D) && GOCACHE=$(BUILD)/gocache GOPATH=$(BUILD)/gopath GO111MODULE=off \
 		go build -o $@ $(CURDIR)/$<
+$(BUILD)/progs/libtailx.so: selftests/progs/lib/libtailx.c
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) -fPIC -shared -o $@ $<
+$(BUILD)/progs/tailx: selftests/progs/tailx.c $(BUILD)/progs/libtailx.so
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(XCFLAGS) -o $@ $< -L$(BUILD)/progs -ltailx -Wl,-rpath,'$$ORIGIN'
 $(BUILD)/progs/uhx32: selftests/progs/uh32.S
 	@mkdir -p $(@D)
 	$(CC) -mx32 -nostdlib -static -o $@ $<

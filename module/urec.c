@@ -1161,10 +1161,24 @@ void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *
 	*done = routine + TMPL_OFF(xp_urec_done);
 }
 
-/* Is @w one of @b's thunks (a tail call's return address)? */
+/*
+ * Is @w a record thunk of @b's process, @b's own or another block's (a
+ * tail call's return address: a function of one area, a library's, that
+ * jumps to one of another, the program's)? Under rcu_read_lock(), or
+ * with preemption off. Until 2026-12-04 only @b's own thunks counted:
+ * such a call was taken for an entry at its caller's sp, whose frame the
+ * fold and trace's programs then closed as one that never returned.
+ */
 static bool thunk_is_tail(const struct xp_urecblk *b, unsigned long w)
 {
-	return w - (b->va + XP_URT_OFF) < XP_URT_N * XP_URT_SIZE;
+	const struct xp_urecblk *o;
+
+	if (w - (b->va + XP_URT_OFF) < XP_URT_N * XP_URT_SIZE)
+		return true;
+	list_for_each_entry_rcu(o, &xp_urecblks, node)
+		if (o->mm == b->mm && w - (o->va + XP_URT_OFF) < XP_URT_N * XP_URT_SIZE)
+			return true;
+	return false;
 }
 
 /*

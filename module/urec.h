@@ -15,8 +15,8 @@
 #define XP_URT_TGT		(XP_URT_OFF + XP_URT_N * XP_URT_SIZE)	/* their targets */
 #define XP_URT_HASH		(XP_URT_TGT + XP_URT_N * 8)	/* {ret, thunk} by ret */
 /*
- * A hash entry's thunk with this bit set: its key is a thunk of the block
- * itself (a tail call's return address), which the entry routine takes
+ * A hash entry's thunk with this bit set: its key is a thunk of the
+ * process's, of this block or another (a tail call's return address), which the entry routine takes
  * off as it stores the thunk and makes the record's XPROBES_UREC_TAIL.
  * Bit 63: a user address never has it, so an entry detached to its key
  * (a return address, odd or not) keeps it only where the key is a thunk.

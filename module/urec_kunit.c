@@ -5,7 +5,9 @@
  * return address) has its thunk marked with XP_URT_TAILBIT, which the entry
  * routine takes off as it stores the thunk (btr: the flag in the carry);
  * a return address is never marked, odd or not, before or after the
- * block's detach turns every entry's thunk into its key.
+ * block's detach turns every entry's thunk into its key; nor is one of
+ * another process's thunks, while one of another block of the process
+ * is (a tail call between two areas).
  */
 #include <kunit/test.h>
 
@@ -25,6 +27,52 @@ static u64 *urec_test_entry(struct xp_urecblk *b, u64 key, bool detached)
 	return NULL;
 }
 
+/*
+ * A tail call across two areas of one process (a library's function
+ * that jumps to one in the program, each with its own area and block):
+ * the return address is a thunk of the other block, and the entry is
+ * marked all the same; a thunk of another process's block is not one of
+ * ours. Until 2026-12-04 only @b's own thunks marked an entry, and such a
+ * call's caller was taken for a frame that never returned.
+ */
+static void urec_test_other_block(struct kunit *test, struct xp_urecblk *b)
+{
+	struct xp_urecblk *o = kunit_kzalloc(test, sizeof(*o), GFP_KERNEL);
+	struct xp_urecblk *x = kunit_kzalloc(test, sizeof(*x), GFP_KERNEL);
+	unsigned long ot, xt, t;
+	u64 *e;
+
+	KUNIT_ASSERT_NOT_NULL(test, o);
+	KUNIT_ASSERT_NOT_NULL(test, x);
+	o->mm = b->mm;
+	o->va = b->va - XP_UREC_BLOCK;
+	x->mm = (struct mm_struct *)x;
+	x->va = b->va - 2 * XP_UREC_BLOCK;
+	mutex_lock(&xp_views_lock);
+	list_add_rcu(&o->node, &xp_urecblks);
+	list_add_rcu(&x->node, &xp_urecblks);
+	mutex_unlock(&xp_views_lock);
+
+	ot = o->va + XP_URT_OFF + 5 * XP_URT_SIZE;
+	xt = x->va + XP_URT_OFF + 5 * XP_URT_SIZE;
+	t = thunk_get(b, ot);
+	e = urec_test_entry(b, ot, false);
+	KUNIT_EXPECT_NOT_NULL(test, e);
+	if (e)
+		KUNIT_EXPECT_EQ(test, *e, (u64)t | BIT_ULL(XP_URT_TAILBIT));
+	t = thunk_get(b, xt);
+	e = urec_test_entry(b, xt, false);
+	KUNIT_EXPECT_NOT_NULL(test, e);
+	if (e)
+		KUNIT_EXPECT_EQ(test, *e, (u64)t);	/* another process's: not a thunk of ours */
+
+	mutex_lock(&xp_views_lock);
+	list_del_rcu(&o->node);
+	list_del_rcu(&x->node);
+	mutex_unlock(&xp_views_lock);
+	synchronize_rcu();
+}
+
 static void urec_thunk_tail_bit(struct kunit *test)
 {
 	const u64 tail = BIT_ULL(XP_URT_TAILBIT), ret = 0x401001;	/* odd: any byte may follow a call */
@@ -40,6 +88,7 @@ static void urec_thunk_tail_bit(struct kunit *test)
 	b->kaddr = vzalloc(XP_UREC_BLOCK - XP_URT_TGT);
 	KUNIT_ASSERT_NOT_NULL(test, b->kaddr);
 	b->va = 0x7f0000000000UL;
+	b->mm = (struct mm_struct *)b;	/* a key only: never a live mm's address */
 	raw_spin_lock_init(&b->lock);
 	a->urec = b;
 
@@ -60,9 +109,11 @@ static void urec_thunk_tail_bit(struct kunit *test)
 	KUNIT_EXPECT_FALSE(test, thunk_is_tail(b, b->va + XP_URT_OFF - 1));
 	KUNIT_EXPECT_FALSE(test, thunk_is_tail(b, b->va + XP_URT_OFF + XP_URT_N * XP_URT_SIZE));
 
+	urec_test_other_block(test, b);
+
 	/* detached: a thread that read a key stores its return address, the flag as it was */
 	mutex_lock(&xp_views_lock);
-	KUNIT_EXPECT_EQ(test, xp_urec_detach(a, tgt, &base, &routine), 2u);
+	KUNIT_EXPECT_EQ(test, xp_urec_detach(a, tgt, &base, &routine), 4u);
 	mutex_unlock(&xp_views_lock);
 	KUNIT_EXPECT_EQ(test, tgt[0], ret);
 	KUNIT_EXPECT_EQ(test, tgt[1], (u64)t1);

@@ -128,3 +128,28 @@ assert_within "nl_outer self ON + nl_mid = nl_outer ON (sleeping rounds)" 2 \
 assert_within "nl_outer self + nl_mid = nl_outer wall (sleeping rounds)" 1 \
 	$(($(fn /tmp/nls.json nl_outer self.wall_ns) + $(fn /tmp/nls.json nl_mid wall_ns))) \
 	$(fn /tmp/nls.json nl_outer wall_ns)
+
+# A tail call across two trampoline areas: tailx's tx_hop(), in its
+# library, jumps to the program's tx_leaf(), and the program's tx_mid()
+# to the library's tx_libleaf(). The callee's entry finds its caller's
+# return thunk, of the other area's records block, as its return address:
+# a tail call all the same. Until 2026-12-04 only a thunk of the callee's
+# own block marked one, and the caller's frame was closed as one that
+# never returned: tx_hop's and tx_mid's calls were lost, their returns
+# unmatched.
+TX=$(scaled 5000 100)
+xprobectl trace --json -f 'tx_*' -f 'libtailx:tx_*' -- tailx $TX > /tmp/tx.json 2> /tmp/tx.err ||
+	fail "trace -- tailx: $(tail -n 3 /tmp/tx.err)"
+note "tailx: $(grep -m 1 tracing /tmp/tx.err); summed $(jsonq /tmp/tx.json counters.calls_summed), records $(jsonq /tmp/tx.json counters.records)"
+for f in tx_outer tx_hop tx_leaf tx_mid tx_libleaf; do
+	assert_eq "$f calls (tail calls across areas)" $TX "$(fn /tmp/tx.json $f calls)"
+	check_balance /tmp/tx.json $f
+done
+assert_eq "unmatched returns (tail calls across areas)" 0 "$(jsonq /tmp/tx.json counters.unmatched)"
+# a tail-called function runs in its caller's frame: its time is its caller's
+assert_within "tx_outer self + tx_hop + tx_mid = tx_outer wall" 1 \
+	$(($(fn /tmp/tx.json tx_outer self.wall_ns) + $(fn /tmp/tx.json tx_hop wall_ns) + \
+	   $(fn /tmp/tx.json tx_mid wall_ns))) $(fn /tmp/tx.json tx_outer wall_ns)
+assert_within "tx_hop self + tx_leaf = tx_hop wall" 1 \
+	$(($(fn /tmp/tx.json tx_hop self.wall_ns) + $(fn /tmp/tx.json tx_leaf wall_ns))) \
+	$(fn /tmp/tx.json tx_hop wall_ns)

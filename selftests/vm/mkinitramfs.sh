@@ -80,6 +80,8 @@ done
 for f in "${elfs[@]}" "${dsos[@]}"; do
 	ldd "$f" 2>/dev/null | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }'
 done | cat - <(printf '%s\n' "${dsos[@]}") | sort -u | while read -r lib; do
+	# ours, beside the program that needs it (tailx's, by its RUNPATH \$ORIGIN)
+	case $lib in "$ROOT"/*) continue ;; esac
 	mkdir -p "$ROOT$(dirname "$lib")"
 	cp -L "$lib" "$ROOT$lib"
 done
