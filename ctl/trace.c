@@ -117,7 +117,8 @@ struct pick {
 	struct tsession *s;
 	const char *path;
 	const char *lib;	/* the -f library being read, NULL: the main binary */
-	bool main_bin;
+	bool main_bin;		/* path is the program's (a -f LIB naming it too) */
+	bool again;		/* a file an earlier pass read: its functions picked once */
 	bool has_entry;		/* path's ELF entry point, as a file offset: */
 	uint64_t entry;
 	int fd;			/* path, read for each function's first bytes */
@@ -256,6 +257,17 @@ static unsigned int go_stack_check(int fd, uint64_t off)
  * glibc's write and __write): picked if a -f matches any of them, and
  * named by the first that matched.
  */
+/* Is the function at @off of @p's file picked already (by an earlier -f's pass)? */
+static bool picked(const struct pick *p, uint64_t off)
+{
+	int i;
+
+	for (i = 0; i < p->s->nfuncs; i++)
+		if (p->s->funcs[i].offset == off && !strcmp(p->s->funcs[i].path, p->path))
+			return true;
+	return false;
+}
+
 static int pick_func(const char *const *names, size_t nnames, uint64_t off, uint64_t size,
 		     void *arg)
 {
@@ -277,7 +289,9 @@ static int pick_func(const char *const *names, size_t nnames, uint64_t off, uint
 	if (!name)
 		return 0;
 	i--;
-	if (p->go && !p->lib && strpbrk(p->specs[i].glob, "*?[") && go_runtime(name)) {
+	if (p->again && picked(p, off))
+		return 0;
+	if (p->go && p->main_bin && strpbrk(p->specs[i].glob, "*?[") && go_runtime(name)) {
 		p->go_left++;
 		return 0;
 	}
@@ -306,9 +320,9 @@ static int pick_func(const char *const *names, size_t nnames, uint64_t off, uint
 	 * their return addresses (a trampoline's or a thunk's is "unknown pc",
 	 * fatal), and unwinds panics its own way.
 	 */
-	f->no_return = (p->has_entry && off == p->entry) || (p->go && !p->lib) ||
+	f->no_return = (p->has_entry && off == p->entry) || (p->go && p->main_bin) ||
 		       unwinder_inside(name);
-	if (p->go && !p->lib) {
+	if (p->go && p->main_bin) {
 		unsigned int skip = go_stack_check(p->fd, off);
 
 		if (skip < size) {
@@ -342,28 +356,79 @@ static int which(const char *cmd, char *out)
 	return -ENOENT;
 }
 
+/* The files pick_functions() read: a file named again is read once more, its functions picked once. */
+struct picked_file {
+	dev_t dev;
+	ino_t ino;
+	char *path;		/* as the first -f found it: the functions' path */
+	bool main_bin;
+};
+
+/*
+ * The pass of @p over @path, @n files read before it in @files. A file
+ * read already (the program itself, "-f prog:main.*": a Go program's
+ * functions then entries only, as the program's; or a library under two
+ * names, "c:" and "libc:") has its functions picked once: until
+ * 2026-12-04 each took a probe of both kinds and came twice in the report.
+ */
+static int pick_file(struct pick *p, const char *path, struct picked_file *files, int *n)
+{
+	struct stat st;
+	const char *why;
+	int k, err;
+
+	p->again = false;
+	p->path = path;
+	if (!stat(path, &st)) {
+		for (k = 0; k < *n && !p->again; k++)
+			if (files[k].dev == st.st_dev && files[k].ino == st.st_ino) {
+				p->again = true;
+				p->path = files[k].path;
+				p->main_bin = files[k].main_bin;
+			}
+		if (!p->again) {
+			files[*n].path = strdup(path);
+			if (!files[*n].path) {
+				fprintf(stderr, "xprobectl: out of memory\n");
+				return -ENOMEM;
+			}
+			files[*n].dev = st.st_dev;
+			files[*n].ino = st.st_ino;
+			files[*n].main_bin = p->main_bin;
+			p->path = files[(*n)++].path;
+		}
+	}
+	if (p->main_bin && !p->lib)
+		p->go = elf_has_section(path, ".go.buildinfo");
+	p->has_entry = !elf_entry_offset(path, &p->entry);	/* a library's: ld.so's _start */
+	p->fd = open(path, O_RDONLY | O_CLOEXEC);
+	err = elf_funcs_aliases(path, pick_func, p, &why);
+	if (p->fd >= 0)
+		close(p->fd);
+	p->fd = -1;
+	if (err)
+		fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", path,
+			err == -ENOMEM ? "out of memory" : why);
+	return err;
+}
+
 /* Resolve every -f into s->funcs (or print them with LIST). */
 static int pick_functions(struct tsession *s, const char *exe, const struct spec *specs,
 			  int nspecs, bool list)
 {
 	struct pick p = { .s = s, .specs = specs, .nspecs = nspecs, .list = list, .fd = -1 };
+	struct picked_file *files = calloc(nspecs + 1, sizeof(*files));
 	char searched[2 * PATH_MAX] = "";
-	const char *why;
-	int i, j, err;
+	int i, j, nfiles = 0, err;
 
-	p.path = exe;
-	p.main_bin = true;
-	p.has_entry = !elf_entry_offset(exe, &p.entry);
-	p.go = elf_has_section(exe, ".go.buildinfo");
-	p.fd = open(exe, O_RDONLY | O_CLOEXEC);
-	err = elf_funcs_aliases(exe, pick_func, &p, &why);
-	if (p.fd >= 0)
-		close(p.fd);
-	if (err) {
-		fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", exe,
-			err == -ENOMEM ? "out of memory" : why);
+	if (!files) {
+		fprintf(stderr, "xprobectl: out of memory\n");
 		return -1;
 	}
+	p.main_bin = true;
+	err = pick_file(&p, exe, files, &nfiles);
+	if (err)
+		goto out;
 	if (p.go && !list)
 		fprintf(stderr, "xprobectl: %s is a Go program: its functions are traced at their "
 			"entries only (calls, no times: Go moves and walks its stacks by their return "
@@ -389,30 +454,28 @@ static int pick_functions(struct tsession *s, const char *exe, const struct spec
 			fprintf(stderr, "xprobectl: library '%s' is not mapped by pid %d nor found "
 				"in the library directories: give its path (-f /path/lib.so:GLOB)\n",
 				specs[i].lib, s->pid);
-			return -1;
+			err = -ENOENT;
+			goto out;
 		}
 		n = strlen(searched);
 		snprintf(searched + n, sizeof(searched) - n, "%s%s", n ? ", " : "", lib);
-		p.path = lib;
 		p.lib = specs[i].lib;
 		p.main_bin = false;
-		p.has_entry = !elf_entry_offset(lib, &p.entry);	/* ld.so's _start */
-		p.fd = open(lib, O_RDONLY | O_CLOEXEC);
-		err = elf_funcs_aliases(lib, pick_func, &p, &why);
-		if (p.fd >= 0)
-			close(p.fd);
-		if (err) {
-			fprintf(stderr, "xprobectl: cannot read the symbols of %s: %s\n", lib,
-				err == -ENOMEM ? "out of memory" : why);
-			return -1;
-		}
+		err = pick_file(&p, lib, files, &nfiles);
+		if (err)
+			goto out;
 	}
+	err = 0;
 	if (!list && !s->nfuncs) {
 		fprintf(stderr, "xprobectl: no function matches -f in %s (see --list-functions)\n",
 			searched);
-		return -1;
+		err = -ENOENT;
 	}
-	return 0;
+out:
+	for (i = 0; i < nfiles; i++)
+		free(files[i].path);
+	free(files);
+	return err ? -1 : 0;
 }
 
 /* ---- the kernel side: a view with three hooks ----------------------------- */

@@ -397,6 +397,12 @@ host_test host-trace-refused sh "$HERE/host/refused-check.sh" "$BUILD/ctl/xprobe
 host_test host-trace-unwind sh "$HERE/host/unwind-check.sh" "$BUILD/ctl/xprobectl" \
 	"$BUILD/progs/cxxthrow" "$BUILD/host/unwind"
 
+# One file under two names in trace's -f (the program as a library of
+# its own, a library by stem and path): each function once; a Go program
+# named so keeps its entries-only probes (selftests/host/names-check.sh).
+host_test host-trace-names sh "$HERE/host/names-check.sh" "$BUILD/ctl/xprobectl" \
+	"$BUILD/progs/tailx" "$BUILD/progs/gostack" "$BUILD/host/names"
+
 # Every option xprobectl takes is in its command's --help and in the
 # top-level --help, which says what each command does
 # (selftests/host/help-check.sh).
