@@ -1104,6 +1104,25 @@ void xp_urec_block_free(struct xp_uarea *a)
 }
 
 /*
+ * The return address the record thunk @w of @b's process stands for,
+ * through the thunks of tail calls (THUNK_CHAIN deep, as uunwind.c's):
+ * @w itself if it is none. Under @b's lock (preemption off: RCU).
+ */
+static unsigned long thunk_chain_end(const struct xp_urecblk *b, unsigned long w)
+{
+	unsigned long t;
+	unsigned int i;
+
+	for (i = 0; i < 8; i++) {
+		t = xp_urec_thunk_target(b->mm, w);
+		if (!t)
+			break;
+		w = t;
+	}
+	return w;
+}
+
+/*
  * The hooks of @a's process go (uunwind.c): no call takes a record thunk
  * from now on (the routine finds no key in the hash, the slow path makes
  * none), and the targets of those given out go to @tgt (XP_URT_N of
@@ -1130,11 +1149,16 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	 * An entry's thunk becomes its return address first: a thread that
 	 * read the key before it goes (one stopped by a signal there, whose
 	 * registers detach_window() does not see) stores the return address.
+	 * A tail call's key is a thunk (its caller's), which that thread
+	 * would store after its stack was read: the return address it stands
+	 * for goes there instead, the tail bit kept (until 2026-12-04 the key
+	 * itself, the review's finding 1).
 	 */
 	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
-		if (READ_ONCE(hash[2 * i]))	/* a thunk's tail bit stays */
-			WRITE_ONCE(hash[2 * i + 1], hash[2 * i] |
-				   (hash[2 * i + 1] & BIT_ULL(XP_URT_TAILBIT)));
+		u64 key = READ_ONCE(hash[2 * i]), tail = hash[2 * i + 1] & BIT_ULL(XP_URT_TAILBIT);
+
+		if (key)
+			WRITE_ONCE(hash[2 * i + 1], (tail ? thunk_chain_end(b, key) : key) | tail);
 		WRITE_ONCE(hash[2 * i], 0);
 	}
 	n = b->used;

@@ -45,7 +45,10 @@
  *    (a running thread is sent an interrupt, kick_process(); a sleeping
  *    one does it when it wakes, its sleep not cut short). A thread caught
  *    inside the records routine between its lookup of a thunk and its
- *    store is sent to the routine's end (detach_window()).
+ *    store is sent to the routine's end (detach_window()); one a signal
+ *    stopped there has them in its signal frame, which the scan reads
+ *    (detach_word(); and urec.c's detach leaves a return address in a
+ *    tail call's hash entry, for one about to load it).
  *
  * The process may only mislead its own figures: it writes its own stack;
  * the values written are a thunk's address and its target, taken from the
@@ -905,6 +908,23 @@ skip:
 	regs->ax = -ENOSYS;
 }
 
+/*
+ * What the word @w of a stack at detach becomes: a thunk's target, or 0
+ * to leave it. A thunk with XP_URT_TAILBIT over it is a word a thread
+ * loaded from a tail call's hash entry and had not yet cleared (btr)
+ * when a signal stopped it: its sigframe's rcx, which detach_window()
+ * does not see. It gets the target with the bit, so that the btr, once
+ * the handler returns, leaves the return address for the store (until
+ * 2026-12-04 it stored the thunk after its stack was read: an exception
+ * through that frame then ended the program; the review's finding 1).
+ */
+static unsigned long detach_word(const struct xp_unwind_map *m, unsigned long w)
+{
+	unsigned long tail = w & BIT_ULL(XP_URT_TAILBIT), t = map_target(m, w & ~tail);
+
+	return t ? t | tail : 0;
+}
+
 /* Every thunk of @m on current's stack, from its sp up, gets its target back. */
 static void detach_restore(const struct xp_unwind_map *m)
 {
@@ -925,7 +945,7 @@ static void detach_restore(const struct xp_unwind_map *m)
 		if (uread(buf, addr, words * 8, &b))
 			break;
 		for (i = 0; i < words; i++) {
-			t = map_target(m, buf[i]);
+			t = detach_word(m, buf[i]);
 			if (t)
 				uwrite(addr + i * 8, t, &b);
 		}
@@ -1088,3 +1108,7 @@ void xp_unwind_exit(void)
 	while (atomic_read(&unwind_works))
 		msleep(1);	/* each runs a bounded time: no page is waited for */
 }
+
+#ifdef XPROBES_KUNIT
+#include "uunwind_kunit.c"
+#endif
