@@ -970,8 +970,16 @@ static int uhook_check(struct xp_uhook *h, struct xp_view **vp, struct netlink_e
 	int err;
 
 	v = xp_view_find_pid(h->pid, extack);
+	if (PTR_ERR_OR_ZERO(v) == -EAGAIN) {
+		/*
+		 * Not the same message again: its addresses may be the old
+		 * image's. (Until 2026-12-04 ESRCH came under a "try again".)
+		 */
+		NL_SET_ERR_MSG(extack, "in exec: add the hook again once the new program runs");
+		return -ESRCH;
+	}
 	if (IS_ERR(v))
-		return -ESRCH;	/* in exec too: the hook's mm is going */
+		return -ESRCH;
 	if (h->events || h->records) {
 		err = xp_uevents_get(v, h->mm, extack);	/* records: the slow path's call */
 		if (err)

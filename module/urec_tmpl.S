@@ -116,8 +116,8 @@ xp_urec_fagain:
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx: now */
 	movzwl	(%r11), %ecx		/* the count */
-	cmpl	$XP_UREC_CAP - 1, %ecx	/* n < CAP: a full one (or made to look so) folds nothing; */
-	jae	.Lplain			/* n = 0 reads the header's last word, no entry */
+	cmpl	$XP_UREC_CAP - 1, %ecx	/* on only for n < CAP - 1: a full one, or made to look */
+	jae	.Lplain			/* so, folds nothing; n = 0 reads the header's last word */
 	shll	$3, %ecx		/* 8n: records at (%r11,%rcx,2), states at (%r11,%rcx) */
 	movq	XP_UREC_HDR - 8(%r11,%rcx,2), %rsi	/* the newest: this call's entry? */
 	subq	%rsp, %rsi
