@@ -72,23 +72,41 @@ static void cause_row(const __u64 *off, uint64_t wall)
 		printf(" %*.1f", cause_width(i), off[i] * pw);
 }
 
-static void add_stats(struct func_stats *d, const struct func_stats *s, int sign)
+/* Word by word, func_stats's 64-bit figures, then its histograms' 32-bit buckets into 64 bits. */
+_Static_assert(offsetof(struct func_fig, hist_wall) == offsetof(struct func_stats, hist_wall),
+	       "func_fig's figures are func_stats's, in its order");
+_Static_assert((sizeof(struct func_fig) - offsetof(struct func_fig, hist_wall)) / 8 ==
+	       (sizeof(struct func_stats) - offsetof(struct func_stats, hist_wall)) / 4,
+	       "func_fig's histograms are func_stats's");
+
+/* One CPU's slot @s of a function into its sum @d. */
+static void add_stats(struct func_fig *d, const struct func_stats *s)
 {
 	const uint64_t *a = (const uint64_t *)s;
-	uint64_t *b = (uint64_t *)d;
 	const uint32_t *h = (const uint32_t *)s->hist_wall;
-	uint32_t *g = d->hist_wall;
+	uint64_t *b = (uint64_t *)d;
 	size_t i, n64 = offsetof(struct func_stats, hist_wall) / 8;
 	size_t n32 = (sizeof(*s) - offsetof(struct func_stats, hist_wall)) / 4;
 
 	for (i = 0; i < n64; i++)
-		b[i] += sign * a[i];
+		b[i] += a[i];
 	for (i = 0; i < n32; i++)
-		g[i] += sign * h[i];
+		b[n64 + i] += h[i];
+}
+
+/* @d less @s, every figure: an interval's change. */
+static void sub_figs(struct func_fig *d, const struct func_fig *s)
+{
+	const uint64_t *a = (const uint64_t *)s;
+	uint64_t *b = (uint64_t *)d;
+	size_t i;
+
+	for (i = 0; i < sizeof(*d) / 8; i++)
+		b[i] -= a[i];
 }
 
 /* Calls all ON-CPU, kept apart by BPF (struct func_stats): into wall and ON-CPU. */
-static void allon_in(struct func_stats *f)
+static void allon_in(struct func_fig *f)
 {
 	int i;
 
@@ -105,7 +123,7 @@ static void allon_in(struct func_stats *f)
 /* One UREC_SUMS reply: its functions into the session's figures. */
 struct usums_walk {
 	struct tsession *s;
-	struct func_stats *sum;
+	struct func_fig *sum;
 	uint64_t calls;
 	uint32_t next;			/* XPROBES_USUM_FUNCS: done */
 };
@@ -124,7 +142,7 @@ static int usums_got(struct nlattr **tb, void *arg)
 	u = nla_data(tb[XPROBES_A_USUMS]);
 	n = nla_len(tb[XPROBES_A_USUMS]) / sizeof(*u);
 	for (i = 0; i < n; i++) {
-		struct func_stats *f;
+		struct func_fig *f;
 
 		if (u[i].cookie >= (uint32_t)w->s->nfuncs)
 			continue;
@@ -146,7 +164,7 @@ static int usums_got(struct nlattr **tb, void *arg)
  * how many calls that was. A process whose view ended gave its sums to
  * the module, which keeps them for our socket.
  */
-static uint64_t usums_collect(struct tsession *s, struct func_stats *sum)
+static uint64_t usums_collect(struct tsession *s, struct func_fig *sum)
 {
 	struct usums_walk w = { .s = s, .sum = sum };
 	int i;
@@ -176,7 +194,7 @@ static uint64_t usums_collect(struct tsession *s, struct func_stats *sum)
  * Sum the per-CPU slots of every traced function; *SUMMED: the calls the
  * processes summed themselves, among them (read once per report).
  */
-static int collect(struct tsession *s, struct func_stats *sum, uint64_t *summed)
+static int collect(struct tsession *s, struct func_fig *sum, uint64_t *summed)
 {
 	size_t vsz = (sizeof(struct func_stats) + 7) & ~7ul;
 	char *buf = malloc(vsz * s->ncpus);
@@ -192,7 +210,7 @@ static int collect(struct tsession *s, struct func_stats *sum, uint64_t *summed)
 		if (bpf_map_lookup_elem(fd, &k, buf))
 			continue;
 		for (c = 0; c < s->ncpus; c++)
-			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz), 1);
+			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz));
 	}
 	*summed = usums_collect(s, sum);
 	for (k = 0; k < (uint32_t)s->nfuncs; k++)
@@ -277,11 +295,11 @@ const char *trace_dur(uint64_t ns, char *buf)
 }
 
 static const struct tsession *sort_s;
-static const struct func_stats *sort_v;
+static const struct func_fig *sort_v;
 
 static uint64_t sort_val(int i)
 {
-	const struct func_stats *f = &sort_v[i];
+	const struct func_fig *f = &sort_v[i];
 
 	switch (sort_s->sort) {
 	case SORT_CALLS: return f->calls;
@@ -300,7 +318,7 @@ static int cmp_rows(const void *a, const void *b)
 }
 
 /* Indices of functions called at least once, sorted. */
-static int rows(const struct tsession *s, const struct func_stats *v, int *idx)
+static int rows(const struct tsession *s, const struct func_fig *v, int *idx)
 {
 	int i, n = 0;
 
@@ -313,9 +331,9 @@ static int rows(const struct tsession *s, const struct func_stats *v, int *idx)
 	return n;
 }
 
-static void print_hist(const char *what, const uint32_t *h)
+static void print_hist(const char *what, const __u64 *h)
 {
-	uint32_t max = 0;
+	uint64_t max = 0;
 	int i, lo = -1, hi = -1, j, w;
 
 	for (i = 0; i < TRACE_HIST; i++) {
@@ -333,8 +351,8 @@ static void print_hist(const char *what, const uint32_t *h)
 	for (i = lo; i <= hi; i++) {
 		uint64_t a = i ? 1ull << i : 0, b = (1ull << (i + 1)) - 1;
 
-		w = (int)((uint64_t)h[i] * 40 / max);
-		printf("    %12" PRIu64 " -> %-12" PRIu64 " : %-8u |", a, b, h[i]);
+		w = (int)((double)h[i] * 40 / max);
+		printf("    %12" PRIu64 " -> %-12" PRIu64 " : %-8" PRIu64 " |", a, b, (uint64_t)h[i]);
 		for (j = 0; j < 40; j++)
 			putchar(j < w ? '*' : ' ');
 		printf("|\n");
@@ -367,7 +385,7 @@ static const char *end_text(const struct tsession *s, char *buf, size_t len)
 }
 
 
-static void print_table(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
+static void print_table(struct tsession *s, const struct func_fig *v, uint64_t elapsed,
 			bool final, const uint64_t *cnt)
 {
 	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i, w = 8;
@@ -398,7 +416,7 @@ static void print_table(struct tsession *s, const struct func_stats *v, uint64_t
 	cause_header();
 	printf("  PROBE\n");
 	for (r = 0; r < n; r++) {
-		const struct func_stats *f = &v[idx[r]];
+		const struct func_fig *f = &v[idx[r]];
 		uint64_t off = off_sum(f->off_incl);
 
 		printf("%-*.*s %8" PRIu64 " %9s %9s %9s %9s %9s ", w, w, fname(s, idx[r], nb, sizeof(nb)),
@@ -437,7 +455,7 @@ static void json_causes(const char *key, const __u64 *off)
 	json_obj_end();
 }
 
-static void json_hist(const char *key, const uint32_t *h)
+static void json_hist(const char *key, const __u64 *h)
 {
 	int i;
 
@@ -503,10 +521,10 @@ static void json_threads(struct tsession *s, uint32_t func)
 	json_arr_end();
 }
 
-static void json_procs(struct tsession *s, const struct func_stats *v);
+static void json_procs(struct tsession *s, const struct func_fig *v);
 static int unprobed(const struct tsession *s);
 
-static void print_json(struct tsession *s, const struct func_stats *v, uint64_t elapsed,
+static void print_json(struct tsession *s, const struct func_fig *v, uint64_t elapsed,
 		       bool final, const uint64_t *cnt, const struct waker_slot *w, int nw)
 {
 	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r, i;
@@ -551,7 +569,7 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 	json_obj_end();
 	json_arr_begin("functions");
 	for (r = 0; r < n; r++) {
-		const struct func_stats *f = &v[idx[r]];
+		const struct func_fig *f = &v[idx[r]];
 		const struct tfunc *t = &s->funcs[idx[r]];
 
 		json_obj_begin(NULL);
@@ -599,7 +617,7 @@ static void print_json(struct tsession *s, const struct func_stats *v, uint64_t 
 	free(idx);
 }
 
-static void print_threads(struct tsession *s, const struct func_stats *v)
+static void print_threads(struct tsession *s, const struct func_fig *v)
 {
 	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, r;
 	char nb[600], b1[32], b2[32], b3[32];
@@ -687,7 +705,7 @@ static bool slot_stats(const struct tsession *s, uint32_t slot, int func,
 typedef void (*slot_fn)(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_t parent,
 			const char *comm, const int *idx, int n);
 
-static void each_slot(struct tsession *s, const struct func_stats *v, slot_fn fn)
+static void each_slot(struct tsession *s, const struct func_fig *v, slot_fn fn)
 {
 	int *idx = malloc(sizeof(int) * (s->nfuncs + 1)), n, np;
 	const char *comm;
@@ -751,7 +769,7 @@ static int unprobed(const struct tsession *s)
 	return n;
 }
 
-static void print_procs(struct tsession *s, const struct func_stats *v)
+static void print_procs(struct tsession *s, const struct func_fig *v)
 {
 	int64_t lo = -1, hi = -1;
 	char late[128] = "";
@@ -803,7 +821,7 @@ static void json_slot(struct tsession *s, uint32_t slot, int np, pid_t pid, pid_
 	json_obj_end();
 }
 
-static void json_procs(struct tsession *s, const struct func_stats *v)
+static void json_procs(struct tsession *s, const struct func_fig *v)
 {
 	json_arr_begin("processes");
 	each_slot(s, v, json_slot);
@@ -912,8 +930,8 @@ static void print_folded(struct tsession *s)
 
 int report_print(struct tsession *s, bool final)
 {
-	struct func_stats *cur = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*cur));
-	struct func_stats *show = cur;
+	struct func_fig *cur = calloc(s->nfuncs ? s->nfuncs : 1, sizeof(*cur));
+	struct func_fig *show = cur;
 	uint64_t now = mono_ns(), cnt[NR_COUNTERS], elapsed, summed;
 	struct waker_slot *w = NULL;
 	int i, nw = 0;
@@ -937,7 +955,7 @@ int report_print(struct tsession *s, bool final)
 		}
 		memcpy(show, cur, sizeof(*cur) * s->nfuncs);
 		for (i = 0; s->prev && i < s->nfuncs; i++)
-			add_stats(&show[i], &s->prev[i], -1);
+			sub_figs(&show[i], &s->prev[i]);
 		elapsed = now - s->prev_ns;
 		free(s->prev);
 		s->prev = cur;

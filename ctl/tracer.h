@@ -64,6 +64,21 @@ enum target_end {
 	TEND_GONE,		/* not xprobectl's child, and its last exit not seen */
 };
 
+/*
+ * A function's figures summed over the CPUs (and the processes' own
+ * sums): struct func_stats's, its histograms in 64-bit buckets. BPF's
+ * count in 32 bits per CPU; their sum over the CPUs, and the sums the
+ * processes made, pass 2^32 sooner (in 32 bits until 2026-12-04). The
+ * fields before the histograms are func_stats's, in its order
+ * (report.c's add_stats() adds them as words).
+ */
+struct func_fig {
+	__u64 calls, wall, on_incl, on_excl, allon, calls_lost, returns_lost;
+	__u64 off_incl[NR_CAUSES], off_excl[NR_CAUSES];
+	__u64 hist_wall[TRACE_HIST], hist_on[TRACE_HIST];
+	__u64 hist_off[NR_CAUSES][TRACE_HIST], hist_allon[TRACE_HIST];
+};
+
 struct tsession {
 	pid_t pid;
 	char comm[32];
@@ -117,7 +132,7 @@ struct tsession {
 
 	/* time base (CLOCK_MONOTONIC ns) and the previous interval's totals */
 	uint64_t start_ns, prev_ns;
-	struct func_stats *prev;
+	struct func_fig *prev;
 	struct waker_slot *wprev;	/* -W: the waker table at the previous interval */
 	int nwprev;
 	uint64_t swept_exits;	/* exits counted at the last threads_sweep() */

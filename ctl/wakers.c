@@ -153,7 +153,7 @@ static const char *waker_name(struct tsession *s, uint64_t key, char *buf, size_
 }
 
 void wakers_print(struct tsession *s, const struct waker_slot *w, int n,
-		  const struct func_stats *v)
+		  const struct func_fig *v)
 {
 	char who[96], b[32];
 	uint64_t off;

@@ -14,7 +14,7 @@ int wakers_collect(struct tsession *s, bool final, struct waker_slot **out);
 
 /* The human table's section, and one function's "wakers" array in --json. */
 void wakers_print(struct tsession *s, const struct waker_slot *w, int n,
-		  const struct func_stats *v);
+		  const struct func_fig *v);
 void wakers_json(struct tsession *s, const struct waker_slot *w, int n, uint32_t func);
 
 /* A waker key (WKEY) as a folded stack's frame: "xw_hold (tid 12)", "(a timer)". */
