@@ -714,6 +714,26 @@ static void urec_hdr_ratio(struct xp_urec_hdr *hdr, u64 mult)
  * the thread running on @cpu writes it, and it is in the kernel now
  * (switching out, or asking), on this CPU.
  */
+/*
+ * Without calls folded: @n records of the buffer @r as they are, their
+ * times in ns, but that a word with the return bit is a return and
+ * nothing else: the routines write no folded call, no charge, which only
+ * the fold makes (until 2026-12-04 a process could hand its consumer
+ * forged ones here; the fold and the slow path's record already refused).
+ */
+static void urec_plain(struct xprobes_urec *r, u32 n, const struct xp_urec_clock *c)
+{
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		u64 w = READ_ONCE(r[i].what);
+
+		r[i].time = xp_urec_ns(c, READ_ONCE(r[i].time));
+		if (w & XPROBES_UREC_RET)
+			r[i].what = XPROBES_UREC_RET | XPROBES_UREC_SP(w);
+	}
+}
+
 static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner,
 		       const struct xp_view *v)
 {
@@ -743,8 +763,7 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	else if (calls)
 		n = xp_urec_fold(r, n, NULL, 0, r, &c);	/* converts as it reads */
 	else
-		for (i = 0; i < n; i++)
-			r[i].time = xp_urec_ns(&c, r[i].time);
+		urec_plain(r, n, &c);
 	for (i = 0; i < n && i < XPROBES_UREC_INLINE; i++) {
 		v8[2 * i] = out[i].time;
 		v8[2 * i + 1] = out[i].what;
@@ -1106,7 +1125,7 @@ void xp_urec_block_free(struct xp_uarea *a)
 /*
  * The return address the record thunk @w of @b's process stands for,
  * through the thunks of tail calls (THUNK_CHAIN deep, as uunwind.c's):
- * @w itself if it is none. Under @b's lock (preemption off: RCU).
+ * @w itself if it is none. Under rcu_read_lock().
  */
 static unsigned long thunk_chain_end(const struct xp_urecblk *b, unsigned long w)
 {
@@ -1145,24 +1164,33 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	hash = b->kaddr + (XP_URT_HASH - XP_URT_TGT);
 	raw_spin_lock_irqsave(&b->lock, flags);
 	b->detached = true;
+	n = b->used;
+	raw_spin_unlock_irqrestore(&b->lock, flags);
 	/*
-	 * An entry's thunk becomes its return address first: a thread that
-	 * read the key before it goes (one stopped by a signal there, whose
-	 * registers detach_window() does not see) stores the return address.
-	 * A tail call's key is a thunk (its caller's), which that thread
-	 * would store after its stack was read: the return address it stands
-	 * for goes there instead, the tail bit kept (until 2026-12-04 the key
-	 * itself, the review's finding 1).
+	 * No thunk_get() writes the hash now. An entry's thunk becomes its
+	 * return address first: a thread that read the key before it goes
+	 * (one stopped by a signal there, whose registers detach_window()
+	 * does not see) stores the return address. A tail call's key is a
+	 * thunk (its caller's), which that thread would store after its stack
+	 * was read: the return address it stands for goes there instead, the
+	 * tail bit kept (until 2026-12-04 the key itself, the review's finding
+	 * 1). Out of the lock, the chains walked under RCU a few at a time: a
+	 * process may have made every entry a tail call's.
 	 */
 	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
 		u64 key = READ_ONCE(hash[2 * i]), tail = hash[2 * i + 1] & BIT_ULL(XP_URT_TAILBIT);
 
+		if (key && tail) {
+			rcu_read_lock();
+			key = thunk_chain_end(b, key);
+			rcu_read_unlock();
+		}
 		if (key)
-			WRITE_ONCE(hash[2 * i + 1], (tail ? thunk_chain_end(b, key) : key) | tail);
+			WRITE_ONCE(hash[2 * i + 1], key | tail);
 		WRITE_ONCE(hash[2 * i], 0);
+		if (!(i % 256))
+			cond_resched();
 	}
-	n = b->used;
-	raw_spin_unlock_irqrestore(&b->lock, flags);
 	for (i = 0; i < n; i++)
 		tgt[i] = READ_ONCE(t[i]);
 	*base = b->va + XP_URT_OFF;

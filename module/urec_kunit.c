@@ -145,8 +145,40 @@ static void urec_thunk_tail_bit(struct kunit *test)
 	vfree(b->kaddr);
 }
 
+/*
+ * Without calls folded, records go over as the process wrote them, their
+ * times converted: an entry stays an entry (its flags its own), but a
+ * word with the return bit is a return and nothing else, never a folded
+ * call's or a charge's, which the process has no business writing (the
+ * fold and the slow path's record already made it so; until 2026-12-04
+ * the plain path passed them on: a review's finding).
+ */
+static void urec_plain_returns(struct kunit *test)
+{
+	const u64 sp = 0x7ffd00001000ULL, cookie = 5ULL << 48;
+	struct xp_urec_clock c = { .tsc = 1000, .ns = 5000, .mult = 1ULL << 32 };
+	struct xprobes_urec r[] = {
+		{ 900, cookie | sp | XPROBES_UREC_TAIL },		/* an entry, a tail call */
+		{ 910, XPROBES_UREC_CALL | cookie | sp },		/* a forged call */
+		{ 920, XPROBES_UREC_CHARGE | sp },			/* a forged charge */
+		{ 930, XPROBES_UREC_RET | sp },				/* a return */
+		{ 940, cookie | sp | XPROBES_UREC_NORET },		/* an entry, no return */
+	};
+	unsigned int i;
+
+	urec_plain(r, ARRAY_SIZE(r), &c);
+	KUNIT_EXPECT_EQ(test, r[0].what, cookie | sp | XPROBES_UREC_TAIL);
+	for (i = 1; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, r[i].what, XPROBES_UREC_RET | sp);
+	KUNIT_EXPECT_EQ(test, r[4].what, cookie | sp | XPROBES_UREC_NORET);
+	/* the clock's ratio is 1 */
+	for (i = 0; i < ARRAY_SIZE(r); i++)
+		KUNIT_EXPECT_EQ(test, r[i].time, 5000 - 100 + 10 * (u64)i);
+}
+
 static struct kunit_case urec_cases[] = {
 	KUNIT_CASE(urec_thunk_tail_bit),
+	KUNIT_CASE(urec_plain_returns),
 	{}
 };
 
