@@ -1245,7 +1245,12 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 	u64 *tgt = b->kaddr, *hash = b->kaddr + (XP_URT_HASH - XP_URT_TGT);
 	u32 pos = hash_64(ret, XP_URT_HASH_BITS), i;
 	unsigned long flags, thunk = 0;
+	bool tail;
 
+	/* every block on the system walked: before the lock, interrupts on */
+	rcu_read_lock();
+	tail = thunk_is_tail(b, ret);
+	rcu_read_unlock();
 	raw_spin_lock_irqsave(&b->lock, flags);
 	for (i = 0; i < XP_URT_PROBES && !b->detached; i++) {
 		u64 *e = hash + (pos + i) * 2;
@@ -1262,7 +1267,7 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 		thunk = b->va + XP_URT_OFF + b->used * XP_URT_SIZE;
 		b->used++;
 		BUILD_BUG_ON(XP_URT_TAILBIT < 57);	/* above any user address, 5-level too */
-		WRITE_ONCE(e[1], thunk | (thunk_is_tail(b, ret) ? BIT_ULL(XP_URT_TAILBIT) : 0));
+		WRITE_ONCE(e[1], thunk | (tail ? BIT_ULL(XP_URT_TAILBIT) : 0));
 		smp_wmb();	/* the routine's probe: a key it matches has its thunk */
 		WRITE_ONCE(e[0], ret);
 		break;

@@ -116,9 +116,11 @@ static void urec_thunk_tail_bit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, *e, (u64)t2 | tail);
 	KUNIT_EXPECT_EQ(test, thunk_get(b, t1), t2);	/* found again: unmarked */
 	KUNIT_EXPECT_EQ(test, b->used, 2u);
+	rcu_read_lock();	/* it walks the blocks' list */
 	KUNIT_EXPECT_TRUE(test, thunk_is_tail(b, t2 + XP_URT_SIZE - 1));
 	KUNIT_EXPECT_FALSE(test, thunk_is_tail(b, b->va + XP_URT_OFF - 1));
 	KUNIT_EXPECT_FALSE(test, thunk_is_tail(b, b->va + XP_URT_OFF + XP_URT_N * XP_URT_SIZE));
+	rcu_read_unlock();
 
 	urec_test_other_block(test, b);
 
