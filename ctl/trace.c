@@ -252,11 +252,6 @@ static unsigned int go_stack_check(int fd, uint64_t off)
 	return 0;
 }
 
-/*
- * A function of the file, by all its NAMES (aliases share an address:
- * glibc's write and __write): picked if a -f matches any of them, and
- * named by the first that matched.
- */
 /* Is the function at @off of @p's file picked already (by an earlier -f's pass)? */
 static bool picked(const struct pick *p, uint64_t off)
 {
@@ -268,6 +263,11 @@ static bool picked(const struct pick *p, uint64_t off)
 	return false;
 }
 
+/*
+ * A function of the file, by all its NAMES (aliases share an address:
+ * glibc's write and __write): picked if a -f matches any of them, and
+ * named by the first that matched.
+ */
 static int pick_func(const char *const *names, size_t nnames, uint64_t off, uint64_t size,
 		     void *arg)
 {

@@ -217,6 +217,7 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 void xp_urec_exit(void);
 void xp_urec_force(struct xp_view *v);
 unsigned long xp_urec_thunk_target(struct mm_struct *mm, unsigned long w);
+unsigned long xp_unwind_thunk_target(struct mm_struct *mm, unsigned long w);
 unsigned int xp_urec_thunk_ranges(struct mm_struct *mm, unsigned long *lo, unsigned long *hi,
 				  unsigned int max);
 unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,

@@ -707,14 +707,6 @@ static void urec_hdr_ratio(struct xp_urec_hdr *hdr, u64 mult)
 }
 
 /*
- * Hand @owner's records in @cpu's buffer to the xprobes_urecs tracepoint,
- * their times turned from TSC cycles into bpf_ktime_get_ns() time (and
- * with @v's calls flag, calls folded: urec_fold.c; with its sums flag, the
- * process's own sums charged to their callers), and empty the buffer. Only
- * the thread running on @cpu writes it, and it is in the kernel now
- * (switching out, or asking), on this CPU.
- */
-/*
  * Without calls folded: @n records of the buffer @r as they are, their
  * times in ns, but that a word with the return bit is a return and
  * nothing else: the routines write no folded call, no charge, which only
@@ -734,6 +726,14 @@ static void urec_plain(struct xprobes_urec *r, u32 n, const struct xp_urec_clock
 	}
 }
 
+/*
+ * Hand @owner's records in @cpu's buffer to the xprobes_urecs tracepoint,
+ * their times turned from TSC cycles into bpf_ktime_get_ns() time (and
+ * with @v's calls flag, calls folded: urec_fold.c; with its sums flag, the
+ * process's own sums charged to their callers), and empty the buffer. Only
+ * the thread running on @cpu writes it, and it is in the kernel now
+ * (switching out, or asking), on this CPU.
+ */
 static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner,
 		       const struct xp_view *v)
 {
@@ -1123,25 +1123,6 @@ void xp_urec_block_free(struct xp_uarea *a)
 }
 
 /*
- * The return address the record thunk @w of @b's process stands for,
- * through the thunks of tail calls (THUNK_CHAIN deep, as uunwind.c's):
- * @w itself if it is none. Under rcu_read_lock().
- */
-static unsigned long thunk_chain_end(const struct xp_urecblk *b, unsigned long w)
-{
-	unsigned long t;
-	unsigned int i;
-
-	for (i = 0; i < 8; i++) {
-		t = xp_urec_thunk_target(b->mm, w);
-		if (!t)
-			break;
-		w = t;
-	}
-	return w;
-}
-
-/*
  * The hooks of @a's process go (uunwind.c): no call takes a record thunk
  * from now on (the routine finds no key in the hash, the slow path makes
  * none), and the targets of those given out go to @tgt (XP_URT_N of
@@ -1180,9 +1161,9 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
 		u64 key = READ_ONCE(hash[2 * i]), tail = hash[2 * i + 1] & BIT_ULL(XP_URT_TAILBIT);
 
-		if (key && tail) {
+		if (key && tail) {	/* uunwind.c's chain: the scan's own */
 			rcu_read_lock();
-			key = thunk_chain_end(b, key);
+			key = xp_unwind_thunk_target(b->mm, key) ?: key;
 			rcu_read_unlock();
 		}
 		if (key)

@@ -454,9 +454,10 @@ static void slots_keep_above(struct xp_unwind *s, unsigned long sp)
 /*
  * The return address thunk @w of @mm stands for, or 0 if @w is none. A
  * tail call's thunk returns into its caller's: followed, THUNK_CHAIN deep
- * at most (the process can make a ring). Under rcu_read_lock().
+ * at most (the process can make a ring). Under rcu_read_lock(). Also
+ * urec.c's detach, for a tail call's hash entry.
  */
-static unsigned long thunk_target(struct mm_struct *mm, unsigned long w)
+unsigned long xp_unwind_thunk_target(struct mm_struct *mm, unsigned long w)
 {
 	unsigned long t;
 	unsigned int i;
@@ -564,7 +565,7 @@ static void unwind_restore(struct xp_unwind *s)
 
 			if (!in_ranges(&r, buf[i]))
 				continue;
-			target = thunk_target(mm, buf[i]);
+			target = xp_unwind_thunk_target(mm, buf[i]);
 			if (!target)
 				continue;
 			hit[nhit].slot = addr + i * 8;
@@ -602,7 +603,7 @@ static void unwind_rearm(struct xp_unwind *s)
 			continue;
 		/* a thunk of an area detached meanwhile (area_free()) stays out */
 		rcu_read_lock();
-		live = thunk_target(current->mm, u->thunk) == u->target;
+		live = xp_unwind_thunk_target(current->mm, u->thunk) == u->target;
 		rcu_read_unlock();
 		if (live)
 			uwrite(u->slot, u->thunk, &b);
@@ -809,7 +810,7 @@ static unsigned long map_lookup(const struct xp_unwind_map *m, unsigned long w)
 	return 0;
 }
 
-/* As thunk_target(), from @m. */
+/* As xp_unwind_thunk_target(), from @m. */
 static unsigned long map_target(const struct xp_unwind_map *m, unsigned long w)
 {
 	unsigned long t;
