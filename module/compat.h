@@ -21,6 +21,13 @@
 #define xp_genl_op genl_ops
 #endif
 
+/* Where the fields the kernel writes in struct rseq end: mm_cid's end since 6.3. */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 3, 0)
+#define XP_RSEQ_KERNEL_END	offsetof(struct rseq, end)
+#else
+#define XP_RSEQ_KERNEL_END	offsetofend(struct rseq, flags)
+#endif
+
 /* A dump's parsed attributes: in its genl_info since 6.6, beside it before. */
 static inline struct nlattr **xp_dump_attrs(struct netlink_callback *cb)
 {

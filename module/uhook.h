@@ -234,7 +234,7 @@ bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b)
 bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
 
 /* ulate.c: what a hook's system call could not do on the hit path, done again */
-enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK };
+enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK, XP_ULATE_STAMP };
 struct xp_ulate {
 	u8 kind;		/* XP_ULATE_*: what is left to do; 0 done */
 	u8 len;			/* the access that failed: @len bytes at @addr */

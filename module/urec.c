@@ -103,6 +103,7 @@ extern const u8 xp_urec_saved[], xp_urec_stored[], xp_urec_done[];
 extern const u8 xp_urec_p_cs2[], xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p_base2[];
 extern const u8 xp_urec_p_sig2[], xp_urec_p_sums[], xp_urec_fstart[], xp_urec_fpost[];
 extern const u8 xp_urec_fabort[], xp_urec_desc2[];
+extern const u8 xp_urec_p_stamp[], xp_urec_p_stamp_nr[], xp_urec_p_stamp_ret[];
 extern const u8 xp_urec_sums_gate[], xp_urec_plain[];
 
 #define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
@@ -122,6 +123,7 @@ struct xp_urecbuf {
 	struct task_struct **forced;	/* by CPU: whose buffer looks full (a key only) */
 	long rseq_off;			/* the rseq area, from the thread pointer */
 	u32 rseq_sig;
+	u32 stamp;			/* in the areas the kernel vouched for (urec_stamp()) */
 };
 
 struct xp_urec_hdr {
@@ -337,7 +339,7 @@ static int rseq_layout(struct task_struct *task, long *off, u32 *sig,
 		first = false;
 	}
 	rcu_read_unlock();
-	if (ok && *off >= S32_MIN && *off <= S32_MAX - 8)
+	if (ok && *off >= S32_MIN && *off <= S32_MAX - XP_RSEQ_STAMP - 4)
 		return 0;
 #endif
 	NL_SET_ERR_MSG(extack, "records need rseq registered by every thread at one offset from "
@@ -412,6 +414,7 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 		return ERR_PTR(-ENOMEM);
 	rb->rseq_off = off;
 	rb->rseq_sig = sig;
+	rb->stamp = get_random_u32() | 1;	/* never the padding's 0 */
 	rb->nbufs = nr_cpu_ids;
 	size = URECBUF_SIZE(rb);
 	rb->npages = size >> PAGE_SHIFT;
@@ -819,6 +822,59 @@ static bool urec_append_one(struct xp_urecbuf *rb, unsigned int cpu, u64 what)
 	return true;
 }
 
+/*
+ * The routine found no stamp where the thread's rseq area would be, at the
+ * process's offset from its thread pointer (urec_tmpl.S). If the thread
+ * registered its area there, with the process's signature, the stamp goes
+ * into the area's padding (XP_RSEQ_STAMP: no field of the kernel's) and
+ * rdi 0 tells the routine to go on; otherwise rdi stays 1, and the routine
+ * writes nothing, not even rseq_cs: that memory is not an rseq area, or
+ * not one the kernel knows as this thread's (a TLS of its own, made by
+ * clone(CLONE_SETTLS) or arch_prctl(); a thread that has not registered
+ * yet). The live fs base, not thread.fsbase: the thread may have written
+ * it with wrfsbase since it last left a CPU. A page out of reach now (a
+ * fork's copy-on-write: nothing wrote the TLS between the fork and here)
+ * is written by the late work before the call returns (ulate.c); the
+ * first version, without it, lost such a thread's first traced call after
+ * a fork (selftest 41, disk and pipe).
+ */
+static void urec_stamp(const struct xp_urecbuf *rb, struct pt_regs *u, struct xp_ulate *l)
+{
+#ifdef CONFIG_RSEQ
+	struct rseq __user *rs = current->rseq;
+	unsigned long fs;
+
+	if (!rs || current->rseq_sig != rb->rseq_sig)
+		return;
+	rdmsrl(MSR_FS_BASE, fs);
+	if ((unsigned long)rs != fs + rb->rseq_off)
+		return;
+	if (copy_to_user_nofault((u8 __user *)rs + XP_RSEQ_STAMP, &rb->stamp, sizeof(rb->stamp))) {
+		xp_ulate_ask(l, XP_ULATE_STAMP, (unsigned long)rs + XP_RSEQ_STAMP,
+			     sizeof(rb->stamp), true);
+		return;
+	}
+	u->di = 0;
+#endif
+}
+
+/*
+ * An exiting thread's registered area loses the stamp, where it has it:
+ * glibc gives the thread's TLS to a later thread, which runs some code
+ * (its start, maybe hooked) before it registers the area, and must find
+ * it unstamped until then.
+ */
+static void urec_unstamp(const struct xp_urecbuf *rb)
+{
+#ifdef CONFIG_RSEQ
+	u8 __user *at = (u8 __user *)current->rseq + XP_RSEQ_STAMP;
+	u32 s, none = 0;
+
+	if (current->rseq && !copy_from_user_nofault(&s, at, sizeof(s)) && s == rb->stamp)
+		copy_to_user_nofault(at, &none, sizeof(none));
+#endif
+}
+
 /* Was T in a records routine (between its rseq start and commit) when it entered the kernel? */
 static bool urec_in_routine(struct task_struct *t)
 {
@@ -875,6 +931,7 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		 */
 		if (t->mm == rb->mm) {
 			urec_flush(rb, cpu, t, h->view);
+			urec_unstamp(rb);
 			if (rb->owner[cpu] == t)
 				rb->owner[cpu] = NULL;
 			if (rb->forced[cpu] == t) {
@@ -998,6 +1055,13 @@ static void block_release(struct xp_urecblk *b)
 	kfree(b);
 }
 
+/* A stamp check, cmpl $stamp, %fs:rseq_off + XP_RSEQ_STAMP, ending at @end. */
+static void build_stamp(u8 *code, unsigned int end, const struct xp_urecbuf *rb)
+{
+	put_unaligned_le32(rb->rseq_off + XP_RSEQ_STAMP, code + end - 8);
+	put_unaligned_le32(rb->stamp, code + end - 4);
+}
+
 /*
  * The routines for @rb's process, as they are at @base; without @sums (the
  * view's hooks hand records over without XPROBES_F_SUMS), the return
@@ -1010,6 +1074,9 @@ static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb
 	u8 *desc = code + TMPL_OFF(xp_urec_desc);
 
 	memcpy(code, xp_urec_tmpl, len);
+	build_stamp(code, TMPL_OFF(xp_urec_p_stamp), rb);
+	build_stamp(code, TMPL_OFF(xp_urec_p_stamp_nr), rb);
+	build_stamp(code, TMPL_OFF(xp_urec_p_stamp_ret), rb);
 	put_unaligned_le32(rb->rseq_off + 8, code + TMPL_OFF(xp_urec_p_cs) - 4);
 	put_unaligned_le32(rb->rseq_off + 4, code + TMPL_OFF(xp_urec_p_cpu) - 4);
 	put_unaligned_le32(rb->nbufs, code + TMPL_OFF(xp_urec_p_nbufs) - 4);
@@ -1263,8 +1330,8 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
  * record the routine is about to append in rsi: set to 1, rdi tells it
  * that the kernel took that record itself, handing it over or appending
  * it, which it does unless the buffers are not the thread's: a child of
- * fork); else rdi is a hooked call's entry sp, whose return address needs
- * a thunk.
+ * fork); rdi 1, the thread's rseq area has no stamp (urec_stamp()); else
+ * rdi is a hooked call's entry sp, whose return address needs a thunk.
  */
 void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 {
@@ -1276,6 +1343,10 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 	l->kind = 0;
 	if (!rb || rb->mm != current->mm)
 		return;		/* a child of fork: it goes on without */
+	if (u->di == 1) {
+		urec_stamp(rb, u, l);
+		return;
+	}
 	if (!u->di) {
 		cpu = smp_processor_id();
 		if (cpu >= rb->nbufs)
@@ -1453,6 +1524,9 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 		     offsetof(struct xp_urec_hdr, bk) != XP_UREC_BK ||
 		     offsetof(struct xp_urec_hdr, below) != XP_UREC_BELOW);
 	BUILD_BUG_ON(XP_UREC_CAP >= 1 << XP_UREC_COUNT_BITS);
+	/* the stamp: in the 32 bytes of every registration, in no field of the kernel's */
+	BUILD_BUG_ON(XP_RSEQ_STAMP + 4 > 32 || sizeof(struct rseq) != 32);
+	BUILD_BUG_ON(XP_RSEQ_KERNEL_END > XP_RSEQ_STAMP);
 	BUILD_BUG_ON(sizeof(struct xp_urec_hdr) != XP_UREC_HDR);
 	if (v->urec_sums && urec_out_make()) {
 		NL_SET_ERR_MSG(extack, "no memory for the hand-overs of sums");

@@ -73,6 +73,13 @@
 #define XP_USUM_FUNCS		4096
 #define XP_USUM_NHIST		40
 
+/*
+ * The stamp's place in a thread's rseq area (urec_tmpl.S): a u32 in the
+ * padding of the 32 bytes every registration has, past the last field the
+ * kernel writes (mm_cid, 6.3 on).
+ */
+#define XP_RSEQ_STAMP		28
+
 /* A hook's stub, in front of its trampoline's instructions. */
 #define XP_URSTUB_LEN		20		/* mov %rax,-16(%rsp); mov $c,%eax; call; mov back */
 

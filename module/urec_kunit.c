@@ -7,7 +7,7 @@
  * a return address is never marked, odd or not, before or after the
  * block's detach turns every entry's thunk into its key; nor is one of
  * another process's thunks, while one of another block of the process
- * is (a tail call between two areas).
+ * is (a tail call between two areas). The stamp checks as built.
  */
 #include <kunit/test.h>
 
@@ -178,7 +178,39 @@ static void urec_plain_returns(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, r[i].time, 5000 - 100 + 10 * (u64)i);
 }
 
+/*
+ * The routines as built for a process: each of the three stamp checks
+ * (cmpl $imm32, %fs:disp32: 64 81 3c 25) compares the process's stamp with
+ * the word at its rseq offset plus XP_RSEQ_STAMP, and is followed by its
+ * branch; no other bytes read like one (host-urec-stamp checks the ways
+ * through them on the template).
+ */
+static void urec_stamp_sites(struct kunit *test)
+{
+	static const u8 cmp[] = { 0x64, 0x81, 0x3c, 0x25 };
+	struct xp_urecbuf rb = {
+		.rseq_off = 2336, .rseq_sig = 0x53053053, .stamp = 0x13572469,
+		.nbufs = 4, .va = 0x7f0000000000UL,
+	};
+	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl, i, n = 0;
+	u8 *code = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, code);
+	build_code(code, 0x7f1000000000UL, &rb, true);
+	for (i = 0; i + 14 <= TMPL_OFF(xp_urec_desc); i++) {
+		if (memcmp(code + i, cmp, sizeof(cmp)))
+			continue;
+		n++;
+		KUNIT_EXPECT_EQ(test, get_unaligned_le32(code + i + 4), 2336 + XP_RSEQ_STAMP);
+		KUNIT_EXPECT_EQ(test, get_unaligned_le32(code + i + 8), rb.stamp);
+		KUNIT_EXPECT_TRUE(test, code[i + 12] == 0x75 ||
+				  (code[i + 12] == 0x0f && code[i + 13] == 0x85));	/* jne */
+	}
+	KUNIT_EXPECT_EQ(test, n, 3);
+}
+
 static struct kunit_case urec_cases[] = {
+	KUNIT_CASE(urec_stamp_sites),
 	KUNIT_CASE(urec_thunk_tail_bit),
 	KUNIT_CASE(urec_plain_returns),
 	{}

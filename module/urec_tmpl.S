@@ -19,8 +19,21 @@
  * migrated or signalled before the commit (the count's store), the thread
  * restarts at xp_urec_abort, so two threads never mix inside a buffer and a
  * buffer only ever holds whole records. Only what the kernel saves for the
- * thread (xp_urec_full, a miss) enters it: a full buffer or a return address
- * the block has no thunk for yet.
+ * thread (xp_urec_full, a miss, a stamp) enters it: a full buffer, a return
+ * address the block has no thunk for yet, or an rseq area not stamped.
+ *
+ * Whose rseq area? The routines find it at the process's offset from the
+ * thread pointer, where glibc puts each thread's, but a thread may have
+ * another TLS (clone(CLONE_SETTLS), arch_prctl(ARCH_SET_FS)) and no rseq
+ * area: the 8 bytes of rseq_cs would land in its own data. So before it
+ * writes there, each routine checks the stamp, a word the kernel writes
+ * into the padding of a thread's registered area (XP_RSEQ_STAMP, past
+ * every field the kernel writes; random per process) once it has checked
+ * that the area at that offset is the one the thread registered; a thread
+ * without it asks (rdi 1: the kernel sets rdi 0 once it has stamped) and,
+ * refused, writes nothing: no record, no thunk. A thread that exits takes
+ * its stamp with it (glibc gives its TLS to a later thread, which runs
+ * some code before it registers its area).
  *
  * Sums (XPROBES_F_SUMS: the buffer's header has a ratio of cycles to ns).
  * The count is the low 16 bits of the buffer's state word; above them is
@@ -52,6 +65,31 @@
 #define RSEQ_CPU_OFF	4
 #define XPROBES_UREC_NR	422
 #define GOLDEN_RATIO_64	0x61C8864680B583EB
+
+/*
+ * To ASK unless the thread's rseq area carries the process's stamp (the
+ * immediate and the offset, rseq_off + XP_RSEQ_STAMP, patched at P_STAMP).
+ */
+.macro STAMPED p_stamp, ask
+	cmpl	$0x7fffff00, %fs:0x7fffff00	/* rseq's padding: the stamp? */
+\p_stamp:
+	jne	\ask
+.endm
+
+/*
+ * Not stamped: the kernel stamps the area if it is the thread's
+ * registered one (rdi 0), and the routine goes on at GO; else rdi stays 1
+ * (also where no one listens: a process with no view, or muted for
+ * seccomp, uarea.c) and it writes nothing. rsi and rdx survive the call.
+ */
+.macro ASK_STAMP go
+	movl	$1, %edi
+	movl	$XPROBES_UREC_NR, %eax
+	syscall
+	testl	%edi, %edi
+	jnz	xp_urec_done
+	jmp	\go
+.endm
 
 .macro SAVE
 	movq	%rdx, -0x10(%rsp)
@@ -103,10 +141,12 @@
 	.globl xp_urec_p_sums, xp_urec_fstart, xp_urec_fpost, xp_urec_fabort, xp_urec_desc2
 	.globl xp_urec_sums_gate, xp_urec_plain
 	.globl xp_urec_ftail, xp_urec_fnoentry, xp_urec_fbottom, xp_urec_fnested
+	.globl xp_urec_p_stamp, xp_urec_p_stamp_nr, xp_urec_p_stamp_ret
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_ret:
 	SAVE
+	STAMPED xp_urec_p_stamp_ret, .Lask_ret
 xp_urec_sums_gate:			/* without sums, urec.c makes it a jmp to xp_urec_plain */
 	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00	/* a 5-byte nop */
 xp_urec_fagain:
@@ -244,6 +284,7 @@ xp_urec_entry_noret:			/* a hook without returns */
 	SAVE
 	ENTRY_WORD
 	btsq	$61, %rsi
+	STAMPED xp_urec_p_stamp_nr, .Lask_noret
 	jmp	xp_urec_append
 
 /*
@@ -254,6 +295,8 @@ xp_urec_entry:
 	SAVE
 xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	ENTRY_WORD
+	STAMPED xp_urec_p_stamp, .Lask_entry
+.Lstamped:
 	movq	8(%rsp), %rdx		/* the return address */
 	movabsq	$GOLDEN_RATIO_64, %rcx	/* the kernel's hash_64() */
 	imulq	%rdx, %rcx
@@ -281,6 +324,8 @@ xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	jne	xp_urec_append
 	btsq	$61, %rsi		/* no thunk: this call's return writes nothing */
 	jmp	xp_urec_append
+.Lask_entry:				/* inside the window: on its way to the store */
+	ASK_STAMP .Lstamped
 3:	movq	8(%r11), %rcx
 	btrq	$XP_URT_TAILBIT, %rcx	/* its key a thunk of ours: a tail call */
 	movq	%rcx, 8(%rsp)
@@ -330,6 +375,10 @@ xp_urec_full:
 	jnz	xp_urec_done		/* rdi 1: the kernel took this record (all but a fork child's) */
 	movl	$1, %edi
 	jmp	xp_urec_again
+.Lask_noret:
+	ASK_STAMP xp_urec_append
+.Lask_ret:
+	ASK_STAMP xp_urec_sums_gate
 	.balign	32
 xp_urec_desc:				/* struct rseq_cs */
 .Ldesc:

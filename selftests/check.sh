@@ -351,6 +351,24 @@ fold_check() {
 }
 host_test host-urec-fold fold_check
 
+# The records routines write rseq_cs only into an rseq area the kernel
+# stamped as the thread's own (module/urec_tmpl.S, "Whose rseq area?"): no
+# way from their entries touches %fs: memory but the stamp's check before
+# a stamp is found or given (selftests/host/stamp-check.sh, on the
+# disassembly). The same routines with the check's branch taken out must
+# fail it.
+stamp_paths() {
+	local o="$BUILD/host/urec_stamp.o" m="$BUILD/host/urec_nostamp" out
+	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/urec_tmpl.S" &&
+		bash "$HERE/host/stamp-check.sh" "$o" || return 1
+	sed '/^\\p_stamp:/{n;d}' "$HERE/../module/urec_tmpl.S" > "$m.S" &&
+		${CC:-cc} -c -I "$HERE/../module" -o "$m.o" "$m.S" || return 1
+	out=$(bash "$HERE/host/stamp-check.sh" "$m.o")
+	[ $? = 1 ] || { echo "without the check's branch: not caught: $out"; return 1; }
+	echo "without the check's branch: $out"
+}
+host_test host-urec-stamp stamp_paths
+
 # uhook add's branches into a function's first bytes (ctl/branches.c: a
 # byte scan for every relative branch's opcode, then only the regions the
 # candidates are in decoded) against a sweep of all the text, for every

@@ -32,7 +32,10 @@
  * C the cpu_id of the rseq area it sees, its parent's, and P that cpu_id
  * once the parent runs again; then a child of clone(CLONE_VM), without
  * CLONE_VFORK: "cchild ok N cpu_id C", C the parent's cpu_id as clone
- * returned to it); SIGUSR2 execs
+ * returned to it; then a thread of clone(CLONE_THREAD | CLONE_SETTLS)
+ * with a TLS of its own and no rseq area, which runs 200 rounds: "tchild
+ * ok N rseq_offset O tls intact", or "tls changed at +X", X the first
+ * byte of its TLS that changed, from its thread pointer); SIGUSR2 execs
  * the program again (a new image: "ready PID" again). At the end, "ok
  * calls=N ret=ADDR" if the count uh_add kept with a RIP-relative locked add
  * (one of the instructions a jump covers) equals the calls made; ADDR is
@@ -77,6 +80,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
 #include <sys/rseq.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -504,6 +508,56 @@ static __attribute__((noinline)) void clone_vm_child(void)
 	fflush(stdout);
 }
 
+/*
+ * A thread of clone(CLONE_THREAD | CLONE_SETTLS) with a TLS of its own,
+ * not glibc's: what sits at glibc's rseq offset from its thread pointer is
+ * its own data (0xa5 bytes here), and it registered no rseq area. It runs
+ * the rounds (calls only: no errno, no stdio, nothing of glibc's TLS) and
+ * exits; its parent then checks that no byte of that TLS changed.
+ */
+static int tls_rounds(void *arg)
+{
+	long k, n = (long)arg;
+
+	for (k = 0; k < n; k++)
+		round_once(k, 5);
+	return 0;
+}
+
+static __attribute__((noinline)) void tls_child(void)
+{
+	static unsigned char tls[64 * 1024] __attribute__((aligned(64)));
+	static char stack[64 * 1024] __attribute__((aligned(16)));
+	static volatile pid_t ctid;
+	unsigned char *tp = tls + sizeof(tls) / 2;
+	long before = uh_count, n = 200, changed = -1;
+	size_t i;
+	pid_t p, t;
+
+	memset(tls, 0xa5, sizeof(tls));
+	*(unsigned char **)tp = tp;	/* the x86-64 TLS ABI: the thread pointer at %fs:0 */
+	p = clone(tls_rounds, stack + sizeof(stack),
+		  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+		  CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
+		  (void *)n, &ctid, tp, &ctid);
+	if (p < 0) {
+		printf("BAD clone(CLONE_SETTLS): %s\n", strerror(errno));
+		exit(1);
+	}
+	while ((t = ctid) != 0)		/* cleared, and woken, as it exits */
+		syscall(SYS_futex, &ctid, FUTEX_WAIT, t, NULL, NULL, 0);
+	for (i = 0; i < sizeof(tls) && changed < 0; i++)
+		if (tls + i < tp || tls + i >= tp + 8 ? tls[i] != 0xa5 : 0)
+			changed = (long)(tls + i - tp);
+	printf("tchild %s %d rseq_offset %ld tls ", uh_count - before == n ? "ok" : "bad", p,
+	       (long)__rseq_offset);
+	if (changed < 0)
+		printf("intact\n");
+	else
+		printf("changed at %+ld\n", changed);
+	fflush(stdout);
+}
+
 static int read_mem(const char *pid, const char *addr, const char *len)
 {
 	unsigned char buf[256];
@@ -751,6 +805,7 @@ int main(int argc, char **argv)
 			if (vfk) {
 				vfork_child();
 				clone_vm_child();
+				tls_child();
 			}
 		}
 	}

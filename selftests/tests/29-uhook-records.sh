@@ -22,7 +22,8 @@
 # sees; nor does a
 # child of vfork (the hooked mm, its parent's TLS, no rseq of its own); a
 # child of clone(CLONE_VM) without CLONE_VFORK leaves its parent, which runs
-# on at once, its cpu_id (records on). (d) Untraced
+# on at once, its cpu_id (records on); a thread with a TLS of its own, not
+# glibc's, finds no byte of it written. (d) Untraced
 # processes: syscall 422 is ENOSYS. (e) A process without rseq
 # (glibc.pthread.rseq=0) is refused records, saying why. (f) Calls folded
 # (--calls, module/urec_fold.c): a view's three hooks that hand records
@@ -112,6 +113,14 @@ wait_for /tmp/ur.out '^cchild' "the clone(CLONE_VM) child did not report" 6000
 cc=$(grep '^cchild' /tmp/ur.out)
 assert_match "the clone(CLONE_VM) child exited right" "cchild ok" "$cc"
 assert_ge "its parent's cpu_id as clone returned" "$(field "$cc" cpu_id)" 0
+# a thread with a TLS of its own (clone(CLONE_SETTLS), no rseq area): the
+# routine writes nothing there (its rseq area is found at the process's
+# offset from the thread pointer only where the kernel stamped it), and
+# its calls write no records (the tids below)
+wait_for /tmp/ur.out '^tchild' "the thread with a TLS of its own did not report" 6000
+tc=$(grep '^tchild' /tmp/ur.out)
+assert_match "the thread with a TLS of its own computed right" "tchild ok" "$tc"
+assert_eq "no byte of that TLS changed" "tls intact" "$(echo "$tc" | grep -o 'tls .*')"
 sleep 0.2
 
 kill -INT $R
