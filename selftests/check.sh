@@ -355,8 +355,9 @@ host_test host-urec-fold fold_check
 # stamped as the thread's own (module/urec_tmpl.S, "Whose rseq area?"): no
 # way from their entries touches %fs: memory but the stamp's check before
 # a stamp is found or given (selftests/host/stamp-check.sh, on the
-# disassembly). The same routines with the check's branch taken out must
-# fail it.
+# disassembly), and no syscall lies inside a critical section (which
+# CONFIG_DEBUG_RSEQ punishes with SIGSEGV). The same routines with the
+# check's branch taken out must fail it.
 stamp_paths() {
 	local o="$BUILD/host/urec_stamp.o" m="$BUILD/host/urec_nostamp" out
 	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/urec_tmpl.S" &&

@@ -5,7 +5,8 @@
 # check, until a stamp was found (the check's jne not taken) or the kernel
 # stamped (the ask's jnz not taken). The control flow is read from the
 # disassembly: every jump, every fall-through, and the kernel's aborts
-# from each rseq critical section to its handler. Prints what it found;
+# from each rseq critical section to its handler; and no syscall lies
+# inside a critical section (CONFIG_DEBUG_RSEQ). Prints what it found;
 # exit 1 on a way through, 2 if the disassembly did not read as expected.
 o=$1
 objdump -d -j .rodata.xp_urec --no-show-raw-insn "$o" > "$o.dis" || exit 2
@@ -59,6 +60,14 @@ for i, (a, op, arg) in enumerate(ins):
         if sym[lo] <= a < sym[hi]:
             out.append(sym[ab])
     edges[a] = out
+
+# CONFIG_DEBUG_RSEQ kills a system call made inside the critical section
+# rseq_cs points at (rseq_syscall()): none of the routines' is
+for a, op, _ in ins:
+    for lo, hi in (("xp_urec_start", "xp_urec_post"), ("xp_urec_fstart", "xp_urec_fpost")):
+        if op == "syscall" and sym[lo] <= a < sym[hi]:
+            print("%#x: a syscall inside [%s, %s)" % (a, lo, hi))
+            sys.exit(1)
 
 bad, seen, checks = [], set(), 0
 todo = [sym[e] for e in ("xp_urec_entry", "xp_urec_entry_noret", "xp_urec_ret")]
