@@ -7,7 +7,8 @@
  *   child's mm exists and before the child first runs; a child of a member
  *   joins the view there (unless XPROBES_F_NO_FOLLOW_FORK). A vfork/CLONE_VM
  *   child shares the parent's mm and joins as a process, so that its exec is
- *   followed too.
+ *   followed too; it and a new thread get their rseq side set for records
+ *   there (urec.c, xp_urec_clone()).
  * - exec: sched_process_exec runs after the new mm is installed and before
  *   the new program's first instruction; a process that was a member joins
  *   with its new mm (a local TLB flush, and the mm's TLB generation moves for
@@ -53,18 +54,19 @@ atomic64_t xp_followed_forks, xp_followed_execs, xp_follow_failures;
 static void on_fork(void *data, struct task_struct *parent, struct task_struct *child)
 {
 	struct xp_view *v;
+	bool thread;
 
 	if (!parent->mm || !child->mm)
 		return;
-	if (child->mm == parent->mm && same_thread_group(parent, child))
-		return;		/* a thread: it runs on the view already */
+	/* a thread runs on the view already: only its TLS is looked at */
+	thread = child->mm == parent->mm && same_thread_group(parent, child);
 	rcu_read_lock();
 	v = xp_view_of_mm(parent->mm);
 	if (v && READ_ONCE(v->closing))
 		v = NULL;	/* going: the child stays on the shared tables */
 	if (v && child->mm == parent->mm)
-		xp_urec_vfork(v, parent, child);
-	if (v && !(v->flags & XPROBES_F_NO_FOLLOW_FORK)) {
+		xp_urec_clone(v, parent, child);
+	if (v && !thread && !(v->flags & XPROBES_F_NO_FOLLOW_FORK)) {
 		if (xp_member_add(v, child->mm, task_tgid(child), GFP_ATOMIC)) {
 			atomic64_inc(&xp_follow_failures);
 		} else {

@@ -318,14 +318,15 @@ unsigned long xp_uarea_alloc(struct mm_struct *mm, unsigned long site, unsigned 
 /*
  * seccomp (useccomp.c): every system call an area's code makes, "mov
  * $420..422, %eax; syscall" (an event stub's, an event thunk's, the records
- * routine's two), becomes "mov ...; cmp $5, %al" (3c 05): its first byte,
- * one store, so that a thread running it meanwhile runs one whole
- * instruction or the other, and the caller serialises every CPU after.
- * Nothing after those syscalls needs what the kernel would have left: the
- * stubs and thunks pop rax, rcx and r11 back, the records routine's slow
- * paths read none of them, and flags are not kept across a call or a
- * return. What runs is each one's "no one listens" path: no event, no new
- * thunk, a record dropped when the buffer is full.
+ * routines': a full buffer, a miss, three stamp asks), becomes "mov ...;
+ * cmp $5, %al" (3c 05): its first byte, one store, so that a thread
+ * running it meanwhile runs one whole instruction or the other, and the
+ * caller serialises every CPU after. Nothing after those syscalls needs
+ * what the kernel would have left: the stubs and thunks pop rax, rcx and
+ * r11 back, the records routines' slow paths read none of them, and flags
+ * are not kept across a call or a return. What runs is each one's "no one
+ * listens" path: no event, no new thunk, a record dropped when the buffer
+ * is full, no record where the rseq area is not stamped.
  */
 #define MUTE_OP		0x3c	/* cmp $imm8, %al */
 #define SITE_LEN	7	/* b8 imm32 0f 05 */
@@ -755,6 +756,7 @@ static void areas_detach(struct mm_struct *mm, struct xp_uarea *only)
 		a->detached = true;
 		xp_unwind_map_add(m, a);
 	}
+	xp_unwind_map_done(m);
 	xp_unwind_detach_queue(m);
 }
 
@@ -792,6 +794,7 @@ struct xp_unwind_map *xp_uareas_seal(struct mm_struct *mm)
 		a->detached = true;
 		xp_unwind_map_add(m, a);
 	}
+	xp_unwind_map_done(m);
 	return m;
 }
 

@@ -221,7 +221,9 @@ unsigned long xp_unwind_thunk_target(struct mm_struct *mm, unsigned long w);
 unsigned int xp_urec_thunk_ranges(struct mm_struct *mm, unsigned long *lo, unsigned long *hi,
 				  unsigned int max);
 unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
-			    unsigned long *routine);
+			    unsigned long *routine, bool mapped);
+struct xp_unwind_map;
+void xp_urec_detach_tails(struct xp_uarea *a, const struct xp_unwind_map *m);
 void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *saved,
 		    unsigned long *stored, unsigned long *done);
 
@@ -234,7 +236,7 @@ bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b)
 bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
 
 /* ulate.c: what a hook's system call could not do on the hit path, done again */
-enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK, XP_ULATE_STAMP };
+enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK };
 struct xp_ulate {
 	u8 kind;		/* XP_ULATE_*: what is left to do; 0 done */
 	u8 len;			/* the access that failed: @len bytes at @addr */
@@ -259,6 +261,8 @@ void xp_unwind_exit(void);
 struct xp_unwind_map;
 struct xp_unwind_map *xp_unwind_map_new(struct mm_struct *mm, unsigned int nareas);
 void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a);
+void xp_unwind_map_done(struct xp_unwind_map *m);
+unsigned long xp_unwind_map_target(const struct xp_unwind_map *m, unsigned long w);
 void xp_unwind_detach_queue(struct xp_unwind_map *m);
 void xp_unwinds_detach(struct xp_view *v);
 void xp_unwind_map_syscalls(struct xp_unwind_map *m, unsigned long va);

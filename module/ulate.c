@@ -4,11 +4,10 @@
  * the hit path (docs/userhooks.md, "Late events").
  *
  * The handlers of the hooks' system calls (uevent.c: an entry, a return;
- * urec.c: a return address that needs a thunk, an rseq area's stamp) run
- * on the hit path of the view's hook on __x64_sys_ni_syscall, preemption
- * off, and touch the thread's stack without faulting: the stub's pushed
- * registers, the return address, the slot a thunk goes into (and the
- * stamp, in the thread's TLS). The thread wrote those words just
+ * urec.c: a return address that needs a thunk) run on the hit path of the
+ * view's hook on __x64_sys_ni_syscall, preemption off, and touch the
+ * thread's stack without faulting: the stub's pushed registers, the return
+ * address, the slot a thunk goes into. The thread wrote those words just
  * before its syscall, yet their page may be out for a moment all the same:
  * khugepaged collapsing the range into a huge page (its entries cleared
  * while it copies), migration, reclaim, a fork's copy-on-write for a

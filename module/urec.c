@@ -832,13 +832,15 @@ static bool urec_append_one(struct xp_urecbuf *rb, unsigned int cpu, u64 what)
  * not one the kernel knows as this thread's (a TLS of its own, made by
  * clone(CLONE_SETTLS) or arch_prctl(); a thread that has not registered
  * yet). The live fs base, not thread.fsbase: the thread may have written
- * it with wrfsbase since it last left a CPU. A page out of reach now (a
- * fork's copy-on-write: nothing wrote the TLS between the fork and here)
- * is written by the late work before the call returns (ulate.c); the
- * first version, without it, lost such a thread's first traced call after
- * a fork (selftest 41, disk and pipe).
+ * it with wrfsbase since it last left a CPU. The check is what vouches,
+ * the stamp only remembers it: where the page cannot be written now (a
+ * fork's copy-on-write: nothing wrote the TLS between the fork and here),
+ * the routine goes on all the same, its own store of rseq_cs (in the same
+ * 32 bytes) breaks the copy-on-write, and its next call's ask stamps.
+ * (The first version gave up there, and a thread's first traced call
+ * after a fork went unrecorded: selftest 41, disk and pipe.)
  */
-static void urec_stamp(const struct xp_urecbuf *rb, struct pt_regs *u, struct xp_ulate *l)
+static void urec_stamp(const struct xp_urecbuf *rb, struct pt_regs *u)
 {
 #ifdef CONFIG_RSEQ
 	struct rseq __user *rs = current->rseq;
@@ -849,11 +851,8 @@ static void urec_stamp(const struct xp_urecbuf *rb, struct pt_regs *u, struct xp
 	rdmsrl(MSR_FS_BASE, fs);
 	if ((unsigned long)rs != fs + rb->rseq_off)
 		return;
-	if (copy_to_user_nofault((u8 __user *)rs + XP_RSEQ_STAMP, &rb->stamp, sizeof(rb->stamp))) {
-		xp_ulate_ask(l, XP_ULATE_STAMP, (unsigned long)rs + XP_RSEQ_STAMP,
-			     sizeof(rb->stamp), true);
-		return;
-	}
+	/* a page that cannot be written now is stamped at a later ask */
+	copy_to_user_nofault((u8 __user *)rs + XP_RSEQ_STAMP, &rb->stamp, sizeof(rb->stamp));
 	u->di = 0;
 #endif
 }
@@ -1010,23 +1009,49 @@ void xp_urec_force(struct xp_view *v)
 }
 
 /*
- * A child of vfork (CLONE_VM, not a thread) runs on its parent's mm and
- * TLS, so it finds its parent's rseq area, but it is not registered for
- * rseq: nothing aborts its appends, and the cpu_id it reads is its
- * parent's. Its records would race with the thread of ours that owns that
- * CPU's buffer. So its parent's cpu_id says "not registered" (the stub
- * then writes nothing) until the parent returns to user mode, where the
- * kernel rewrites it (rseq_set_notify_resume()). Called in the parent,
- * before the child first runs.
+ * A child of clone(CLONE_VM) of @parent (current, before the child first
+ * runs) with a TLS of its own (CLONE_SETTLS: a thread, mostly): the word
+ * where its rseq area's stamp would be must not be the stamp, since it
+ * runs code before it registers an area there, if it ever does. glibc
+ * gives a new thread the TLS of one that exited, whose stamp the exit
+ * may have failed to clear (urec_unstamp(): a page out of reach then); a
+ * runtime may make a TLS by copying a stamped one. A TLS of another kind
+ * that holds the stamp's 32 random bits there by chance loses them.
  */
-void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_struct *child)
+static void urec_clone_unstamp(const struct xp_urecbuf *rb, struct task_struct *child)
 {
+	u8 __user *at = (u8 __user *)(child->thread.fsbase + rb->rseq_off + XP_RSEQ_STAMP);
+	u32 s, none = 0;
+
+	if (!copy_from_user_nofault(&s, at, sizeof(s)) && s == rb->stamp)
+		copy_to_user_nofault(at, &none, sizeof(none));
+}
+
+/*
+ * A child of clone(CLONE_VM) of current's, before it first runs. With a
+ * TLS of its own: urec_clone_unstamp(). A child of vfork (CLONE_VM, not a
+ * thread) runs on its parent's mm and TLS, so it finds its parent's rseq
+ * area (stamped, maybe), but it is not registered for rseq: nothing
+ * aborts its appends, and the cpu_id it reads is its parent's. Its
+ * records would race with the thread of ours that owns that CPU's buffer.
+ * So its parent's cpu_id says "not registered" (the routine then writes
+ * nothing) until the parent returns to user mode, where the kernel
+ * rewrites it (rseq_set_notify_resume()).
+ */
+void xp_urec_clone(struct xp_view *v, struct task_struct *parent, struct task_struct *child)
+{
+	struct xp_urecbuf *rb = READ_ONCE(v->urec);
 	u32 none = (u32)RSEQ_CPU_ID_UNINITIALIZED;
 
 #ifdef CONFIG_RSEQ
-	if (!READ_ONCE(v->urec) || !parent->rseq || parent != current ||
-	    child->thread.fsbase != parent->thread.fsbase)
-		return;		/* records off, or the child has a TLS of its own */
+	if (!rb || rb->mm != parent->mm || parent != current)
+		return;
+	if (child->thread.fsbase != parent->thread.fsbase) {
+		urec_clone_unstamp(rb, child);
+		return;		/* a TLS of its own */
+	}
+	if (!parent->rseq || same_thread_group(parent, child))
+		return;		/* no area, or a thread sharing its TLS: its own figures */
 	if (copy_to_user_nofault(&parent->rseq->cpu_id, &none, sizeof(none)))
 		pr_warn_ratelimited("pid %d: records of its vfork child may mix with its threads'\n",
 				    task_tgid_nr(parent));
@@ -1198,7 +1223,7 @@ void xp_urec_block_free(struct xp_uarea *a)
  * still: xp_urec_window() says where.
  */
 unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
-			    unsigned long *routine)
+			    unsigned long *routine, bool mapped)
 {
 	struct xp_urecblk *b = a->urec;
 	u64 *hash, *t;
@@ -1222,13 +1247,16 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	 * thunk (its caller's), which that thread would store after its stack
 	 * was read: the return address it stands for goes there instead, the
 	 * tail bit kept (until 2026-12-04 the key itself, the review's finding
-	 * 1). Out of the lock, the chains walked under RCU a few at a time: a
-	 * process may have made every entry a tail call's.
+	 * 1). @mapped: in a detach map, which xp_urec_detach_tails() reads
+	 * once it has every area that goes, before any stack is read: the
+	 * key stays meanwhile. Without, now, through every block of the
+	 * process. Out of the lock, the chains walked under RCU a few at a
+	 * time: a process may have made every entry a tail call's.
 	 */
 	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
 		u64 key = READ_ONCE(hash[2 * i]), tail = hash[2 * i + 1] & BIT_ULL(XP_URT_TAILBIT);
 
-		if (key && tail) {	/* uunwind.c's chain: the scan's own */
+		if (key && tail && !mapped) {	/* uunwind.c's chain: the scan's own */
 			rcu_read_lock();
 			key = xp_unwind_thunk_target(b->mm, key) ?: key;
 			rcu_read_unlock();
@@ -1244,6 +1272,40 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	*base = b->va + XP_URT_OFF;
 	*routine = b->va;
 	return n;
+}
+
+/*
+ * After xp_urec_detach(@a, ..., true), once @m has every area that goes
+ * with @a: a tail call's entry gets the return address its key stands for
+ * through the thunks of those areas alone, as the stack scan reads a word
+ * (uunwind.c, detach_word()). A thunk of an area that stays is kept: it
+ * still records its caller's return (until 2026-12-04 the walk went
+ * through every block of the process, and an area freed alone took that
+ * return record from the other's function). Under xp_views_lock, before
+ * the detach works are queued.
+ */
+void xp_urec_detach_tails(struct xp_uarea *a, const struct xp_unwind_map *m)
+{
+	struct xp_urecblk *b = a->urec;
+	u64 *hash, tail = BIT_ULL(XP_URT_TAILBIT);
+	unsigned long t;
+	unsigned int i;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!b)
+		return;
+	hash = b->kaddr + (XP_URT_HASH - XP_URT_TGT);
+	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
+		u64 w = READ_ONCE(hash[2 * i + 1]);
+
+		if (!(w & tail))
+			continue;
+		t = xp_unwind_map_target(m, w & ~tail);
+		if (t)
+			WRITE_ONCE(hash[2 * i + 1], t | tail);
+		if (!(i % 256))
+			cond_resched();
+	}
 }
 
 /*
@@ -1344,7 +1406,7 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 	if (!rb || rb->mm != current->mm)
 		return;		/* a child of fork: it goes on without */
 	if (u->di == 1) {
-		urec_stamp(rb, u, l);
+		urec_stamp(rb, u);
 		return;
 	}
 	if (!u->di) {

@@ -7,7 +7,9 @@
  * a return address is never marked, odd or not, before or after the
  * block's detach turns every entry's thunk into its key; nor is one of
  * another process's thunks, while one of another block of the process
- * is (a tail call between two areas). The stamp checks as built.
+ * is (a tail call between two areas); at a detach, a tail call's entry
+ * resolved through the thunks of the areas that go, not of those that
+ * stay. The stamp checks as built.
  */
 #include <kunit/test.h>
 
@@ -131,7 +133,7 @@ static void urec_thunk_tail_bit(struct kunit *test)
 	 */
 	mutex_lock(&xp_views_lock);
 	list_add_rcu(&b->node, &xp_urecblks);
-	KUNIT_EXPECT_EQ(test, xp_urec_detach(a, tgt, &base, &routine), 4u);
+	KUNIT_EXPECT_EQ(test, xp_urec_detach(a, tgt, &base, &routine, false), 4u);
 	list_del_rcu(&b->node);
 	mutex_unlock(&xp_views_lock);
 	synchronize_rcu();
@@ -178,6 +180,77 @@ static void urec_plain_returns(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, r[i].time, 5000 - 100 + 10 * (u64)i);
 }
 
+/* A block of the process @mm at @va, on the blocks' list, for @a. */
+static struct xp_urecblk *urec_test_block(struct kunit *test, struct xp_uarea *a,
+					  struct mm_struct *mm, unsigned long va)
+{
+	struct xp_urecblk *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	b->kaddr = vzalloc(XP_UREC_BLOCK - XP_URT_TGT);
+	KUNIT_ASSERT_NOT_NULL(test, b->kaddr);
+	b->va = va;
+	b->mm = mm;
+	raw_spin_lock_init(&b->lock);
+	a->urec = b;
+	mutex_lock(&xp_views_lock);
+	list_add_rcu(&b->node, &xp_urecblks);
+	mutex_unlock(&xp_views_lock);
+	return b;
+}
+
+/*
+ * A tail call across two areas, A's function jumping to B's: A's hash
+ * entry has B's thunk for key. When A's area goes alone, a thread that
+ * read that key stores B's thunk, which still records its caller's
+ * return; when both go, the return address B's thunk stands for. Until
+ * 2026-12-04 the detach walked the thunks of every block of the process,
+ * and A alone going stored the return address: B's function lost that
+ * return record.
+ */
+static void urec_detach_tails_kept(struct kunit *test)
+{
+	const u64 tail = BIT_ULL(XP_URT_TAILBIT), ret = 0x401001;
+	struct mm_struct *mm = (struct mm_struct *)test;	/* a key only */
+	unsigned int both;
+
+	for (both = 0; both < 2; both++) {
+		struct xp_uarea *aa = kunit_kzalloc(test, sizeof(*aa), GFP_KERNEL);
+		struct xp_uarea *ab = kunit_kzalloc(test, sizeof(*ab), GFP_KERNEL);
+		struct xp_urecblk *ba, *bb;
+		struct xp_unwind_map *m;
+		unsigned long ta, tb;
+		u64 *e;
+
+		KUNIT_ASSERT_NOT_NULL(test, aa);
+		KUNIT_ASSERT_NOT_NULL(test, ab);
+		ba = urec_test_block(test, aa, mm, 0x7f0000000000UL);
+		bb = urec_test_block(test, ab, mm, 0x7f1000000000UL);
+		tb = thunk_get(bb, ret);
+		ta = thunk_get(ba, tb);
+		e = urec_test_entry(ba, tb, false);
+		KUNIT_ASSERT_NOT_NULL(test, e);
+		KUNIT_EXPECT_EQ(test, *e, (u64)ta | tail);
+
+		m = xp_unwind_map_new(mm, 2);
+		KUNIT_ASSERT_NOT_NULL(test, m);
+		mutex_lock(&xp_views_lock);
+		xp_unwind_map_add(m, aa);
+		if (both)
+			xp_unwind_map_add(m, ab);
+		xp_unwind_map_done(m);
+		list_del_rcu(&ba->node);
+		list_del_rcu(&bb->node);
+		mutex_unlock(&xp_views_lock);
+		synchronize_rcu();
+		KUNIT_EXPECT_EQ(test, urec_test_count(ba, (both ? ret : tb) | tail), 1u);
+		KUNIT_EXPECT_EQ(test, urec_test_count(ba, (both ? tb : ret) | tail), 0u);
+		xp_unwind_map_put(m);
+		vfree(ba->kaddr);
+		vfree(bb->kaddr);
+	}
+}
+
 /*
  * The routines as built for a process: each of the three stamp checks
  * (cmpl $imm32, %fs:disp32: 64 81 3c 25) compares the process's stamp with
@@ -213,6 +286,7 @@ static struct kunit_case urec_cases[] = {
 	KUNIT_CASE(urec_stamp_sites),
 	KUNIT_CASE(urec_thunk_tail_bit),
 	KUNIT_CASE(urec_plain_returns),
+	KUNIT_CASE(urec_detach_tails_kept),
 	{}
 };
 

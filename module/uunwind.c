@@ -689,6 +689,8 @@ struct xp_unwind_map {
 	bool syscalls;			/* seccomp: and no thread makes an area's syscall */
 	unsigned long *routine;		/* records blocks' routines, max of them */
 	unsigned long *area;		/* the areas' starts (syscalls), max of them */
+	struct xp_uarea **uarea;	/* the areas added, until xp_unwind_map_done() */
+	unsigned int nuareas;
 	struct xp_unwind_range *range;	/* 2 * max of them */
 	u64 tgt[];
 };
@@ -709,6 +711,7 @@ static DEFINE_RAW_SPINLOCK(unwind_detach_lock);
 static void map_put(struct xp_unwind_map *m)
 {
 	if (m && refcount_dec_and_test(&m->refs)) {
+		kfree(m->uarea);
 		kfree(m->routine);
 		kfree(m->area);
 		kfree(m->range);
@@ -727,7 +730,9 @@ struct xp_unwind_map *xp_unwind_map_new(struct mm_struct *mm, unsigned int narea
 	m->routine = kcalloc(nareas, sizeof(*m->routine), GFP_KERNEL_ACCOUNT);
 	m->area = kcalloc(nareas, sizeof(*m->area), GFP_KERNEL_ACCOUNT);
 	m->range = kcalloc(2 * nareas, sizeof(*m->range), GFP_KERNEL_ACCOUNT);
-	if (!m->routine || !m->area || !m->range) {
+	m->uarea = kcalloc(nareas, sizeof(*m->uarea), GFP_KERNEL_ACCOUNT);
+	if (!m->routine || !m->area || !m->range || !m->uarea) {
+		kfree(m->uarea);
 		kfree(m->routine);
 		kfree(m->area);
 		kfree(m->range);
@@ -752,13 +757,14 @@ void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a)
 
 	lockdep_assert_held(&xp_views_lock);
 	if (!m || m->nroutines == m->max) {
-		xp_urec_detach(a, scratch, &routine, &routine);
+		xp_urec_detach(a, scratch, &routine, &routine, false);
 		xp_urets_detach(a, scratch, &routine);
 		return;
 	}
+	m->uarea[m->nuareas++] = a;
 	r = &m->range[m->nranges];
 	r->tgt = m->tgt + m->nranges * MAP_TGTS;
-	r->n = xp_urec_detach(a, r->tgt, &r->base, &routine);
+	r->n = xp_urec_detach(a, r->tgt, &r->base, &routine, true);
 	if (r->n) {
 		m->routine[m->nroutines++] = routine;
 		m->nranges++;
@@ -768,6 +774,23 @@ void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a)
 	r->n = xp_urets_detach(a, r->tgt, &r->base);
 	if (r->n)
 		m->nranges++;
+}
+
+/*
+ * Every area that goes is in @m: the records blocks' tail-call entries
+ * take their return addresses through @m's thunks (xp_urec_detach_tails()),
+ * before any stack is read. The areas' pointers are not kept past here.
+ */
+void xp_unwind_map_done(struct xp_unwind_map *m)
+{
+	unsigned int i;
+
+	lockdep_assert_held(&xp_views_lock);
+	if (!m)
+		return;
+	for (i = 0; i < m->nuareas; i++)
+		xp_urec_detach_tails(m->uarea[i], m);
+	m->nuareas = 0;
 }
 
 /*
@@ -825,6 +848,11 @@ static unsigned long map_target(const struct xp_unwind_map *m, unsigned long w)
 	return 0;
 }
 
+unsigned long xp_unwind_map_target(const struct xp_unwind_map *m, unsigned long w)
+{
+	return map_target(m, w);
+}
+
 /*
  * A thread stopped between its entry routine's start and its thunk's
  * store (it read a key of the hash before it was cleared) would store the
@@ -855,8 +883,9 @@ static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
 
 /*
  * seccomp: a thread stopped in an area on its way to a system call (an
- * event stub's or event thunk's pushes and mov, the records routine's mov:
- * the only code the areas hold before a syscall) would make that call
+ * event stub's or event thunk's pushes and mov, the records routine's
+ * mov, or its stamp ask's two: the only code the areas hold before a
+ * syscall; the ask's rdi stays 1, "not stamped") would make that call
  * once the filter is in, which may kill the process for it. It resumes
  * past the syscall instead, its pushes done, with what the kernel leaves
  * there (-ENOSYS in rax, the return ip in rcx, the flags in r11): the
@@ -867,7 +896,7 @@ static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
 static void detach_syscall(const struct xp_unwind_map *m, struct pt_regs *regs,
 			   struct xp_ubudget *b)
 {
-	unsigned long ip = regs->ip, ax = regs->ax, push[3];
+	unsigned long ip = regs->ip, ax = regs->ax, di = regs->di, push[3];
 	unsigned int i, n = 0, step;
 	u8 c[5];
 
@@ -893,6 +922,9 @@ static void detach_syscall(const struct xp_unwind_map *m, struct pt_regs *regs,
 		} else if (c[0] == 0xb8 && !uread(c, ip, 5, b)) {	/* mov $imm32, %eax */
 			ax = get_unaligned_le32(c + 1);
 			ip += 5;
+		} else if (c[0] == 0xbf && !uread(c, ip, 5, b)) {	/* mov $imm32, %edi */
+			di = get_unaligned_le32(c + 1);
+			ip += 5;
 		} else {
 			return;		/* no syscall ahead */
 		}
@@ -903,6 +935,7 @@ skip:
 		if (uwrite(regs->sp - 8 * (i + 1), push[i], b))
 			return;		/* its stack is gone: it faults where it is */
 	regs->sp -= 8 * n;
+	regs->di = di;
 	regs->ip = ip + 2;
 	regs->cx = ip + 2;
 	regs->r11 = regs->flags;

@@ -536,7 +536,7 @@ void xp_usigret_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* ucover.c */
 				 * uretprobe's programs see the call */
 #define XP_UREC_ALL	(XP_UREC_OUT | XP_UREC_IN | XP_UREC_EXIT)	/* needed */
 void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task);
-void xp_urec_vfork(struct xp_view *v, struct task_struct *parent, struct task_struct *child);
+void xp_urec_clone(struct xp_view *v, struct task_struct *parent, struct task_struct *child);
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
 struct xp_hook *xp_hook_at(struct xp_view *v, unsigned long addr);

@@ -34,8 +34,10 @@
  * CLONE_VFORK: "cchild ok N cpu_id C", C the parent's cpu_id as clone
  * returned to it; then a thread of clone(CLONE_THREAD | CLONE_SETTLS)
  * with a TLS of its own and no rseq area, which runs 200 rounds: "tchild
- * ok N rseq_offset O tls intact", or "tls changed at +X", X the first
- * byte of its TLS that changed, from its thread pointer); SIGUSR2 execs
+ * ok N rseq_offset O stamp S tls intact", or "tls changed at +X", X the
+ * first byte of its TLS that changed, from its thread pointer, S what
+ * became of the stamp planted in it: cleared, kept, or none found);
+ * SIGUSR2 execs
  * the program again (a new image: "ready PID" again). At the end, "ok
  * calls=N ret=ADDR" if the count uh_add kept with a RIP-relative locked add
  * (one of the instructions a jump covers) equals the calls made; ADDR is
@@ -509,11 +511,42 @@ static __attribute__((noinline)) void clone_vm_child(void)
 }
 
 /*
+ * The stamp the records routines look for in a thread's rseq area, read
+ * from their code in the trampoline area ("[xprobes-uhooks]": cmpl
+ * $stamp, %fs:off; 64 81 3c 25, then off, then the stamp), as a process
+ * that copies a stamped TLS would carry it. 0: none found.
+ */
+static unsigned int stamp_of_routines(void)
+{
+	unsigned long lo, hi, a;
+	unsigned int off = (unsigned int)__rseq_offset + 28, stamp = 0;
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	while (f && !stamp && fgets(line, sizeof(line), f))
+		if (strstr(line, "xprobes-uhooks") && strstr(line, " r-x") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
+			for (a = lo; a + 12 <= hi && !stamp; a++) {
+				const unsigned char *p = (const unsigned char *)a;
+
+				if (p[0] == 0x64 && p[1] == 0x81 && p[2] == 0x3c && p[3] == 0x25 &&
+				    !memcmp(p + 4, &off, 4))
+					memcpy(&stamp, p + 8, 4);
+			}
+	if (f)
+		fclose(f);
+	return stamp;
+}
+
+/*
  * A thread of clone(CLONE_THREAD | CLONE_SETTLS) with a TLS of its own,
- * not glibc's: what sits at glibc's rseq offset from its thread pointer is
- * its own data (0xa5 bytes here), and it registered no rseq area. It runs
- * the rounds (calls only: no errno, no stdio, nothing of glibc's TLS) and
- * exits; its parent then checks that no byte of that TLS changed.
+ * not glibc's, and no rseq area registered: at glibc's rseq offset from
+ * its thread pointer, 32 bytes that look like one (cpu_id 0), and in
+ * their padding the process's stamp, as if that TLS were a copy of a
+ * stamped one. It runs the rounds (calls only: no errno, no stdio,
+ * nothing of glibc's TLS) and exits; its parent then checks that the
+ * stamp was taken out before the thread ran ("stamp cleared") and that
+ * nothing else of that TLS changed.
  */
 static int tls_rounds(void *arg)
 {
@@ -527,15 +560,20 @@ static int tls_rounds(void *arg)
 static __attribute__((noinline)) void tls_child(void)
 {
 	static unsigned char tls[64 * 1024] __attribute__((aligned(64)));
+	static unsigned char want[sizeof(tls)];
 	static char stack[64 * 1024] __attribute__((aligned(16)));
 	static volatile pid_t ctid;
-	unsigned char *tp = tls + sizeof(tls) / 2;
+	unsigned char *tp = tls + sizeof(tls) / 2, *area = tp + __rseq_offset;
+	unsigned int stamp = stamp_of_routines(), now;
 	long before = uh_count, n = 200, changed = -1;
 	size_t i;
 	pid_t p, t;
 
 	memset(tls, 0xa5, sizeof(tls));
 	*(unsigned char **)tp = tp;	/* the x86-64 TLS ABI: the thread pointer at %fs:0 */
+	memset(area, 0, 32);		/* cpu_id_start, cpu_id, rseq_cs, flags: all 0 */
+	memcpy(want, tls, sizeof(tls));
+	memcpy(area + 28, &stamp, 4);
 	p = clone(tls_rounds, stack + sizeof(stack),
 		  CLONE_VM | CLONE_FS | CLONE_FILES | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
 		  CLONE_SETTLS | CLONE_PARENT_SETTID | CLONE_CHILD_CLEARTID,
@@ -546,11 +584,13 @@ static __attribute__((noinline)) void tls_child(void)
 	}
 	while ((t = ctid) != 0)		/* cleared, and woken, as it exits */
 		syscall(SYS_futex, &ctid, FUTEX_WAIT, t, NULL, NULL, 0);
+	memcpy(&now, area + 28, 4);
+	memcpy(area + 28, want + (area + 28 - tls), 4);
 	for (i = 0; i < sizeof(tls) && changed < 0; i++)
-		if (tls + i < tp || tls + i >= tp + 8 ? tls[i] != 0xa5 : 0)
+		if (tls[i] != want[i])
 			changed = (long)(tls + i - tp);
-	printf("tchild %s %d rseq_offset %ld tls ", uh_count - before == n ? "ok" : "bad", p,
-	       (long)__rseq_offset);
+	printf("tchild %s %d rseq_offset %ld stamp %s tls ", uh_count - before == n ? "ok" : "bad", p,
+	       (long)__rseq_offset, !stamp ? "none" : now ? "kept" : "cleared");
 	if (changed < 0)
 		printf("intact\n");
 	else
