@@ -27,10 +27,12 @@
  * turned into bpf_ktime_get_ns() nanoseconds, before the hook's own
  * program runs; finish_task_switch empties the buffer for a thread of ours
  * coming in (records of an untraced child of fork, which shares the
- * buffers, are dropped there). A full buffer, or a return address new to
- * the block, enters the kernel (XPROBES_UREC_NR, seen by the view's hook on
- * the unimplemented-syscall handler: uevent.c), which hands over or makes
- * the thunk, and the stub goes on.
+ * buffers, are dropped there). A full buffer, a return address new to the
+ * block, or an rseq area not stamped yet (urec_tmpl.S: "Whose rseq
+ * area?") enters the kernel (XPROBES_UREC_NR, seen by the view's hook on
+ * the unimplemented-syscall handler: uevent.c), which hands over, makes
+ * the thunk, or stamps the area where it is the thread's own
+ * (urec_stamp()), and the stub goes on.
  *
  * Functions without a user hook get uprobes, whose programs see each call
  * at once. Optional hooks on try_to_wake_up (trace -W), on
