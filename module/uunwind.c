@@ -48,7 +48,9 @@
  *    store is sent to the routine's end (detach_window()); one a signal
  *    stopped there has them in its signal frame, which the scan reads
  *    (detach_word(); and urec.c's detach leaves a return address in a
- *    tail call's hash entry, for one about to load it).
+ *    tail call's hash entry, for one about to load it, found through the
+ *    thunks of the areas that go once the map has them all:
+ *    xp_unwind_map_done()).
  *
  * The process may only mislead its own figures: it writes its own stack;
  * the values written are a thunk's address and its target, taken from the
