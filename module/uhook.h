@@ -258,7 +258,6 @@ bool xp_unwind_pending(struct xp_view *v, struct task_struct *t);
 void xp_unwind_exit_task(struct xp_view *v);
 void xp_unwind_init(void);
 void xp_unwind_exit(void);
-struct xp_unwind_map;
 struct xp_unwind_map *xp_unwind_map_new(struct mm_struct *mm, unsigned int nareas);
 void xp_unwind_map_add(struct xp_unwind_map *m, struct xp_uarea *a);
 void xp_unwind_map_done(struct xp_unwind_map *m);

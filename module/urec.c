@@ -859,6 +859,16 @@ static void urec_stamp(const struct xp_urecbuf *rb, struct pt_regs *u)
 #endif
 }
 
+/* The word at @tls + the rseq offset, in current's mm, loses the stamp if it is the stamp. */
+static void urec_clear_stamp(const struct xp_urecbuf *rb, unsigned long tls)
+{
+	u8 __user *at = (u8 __user *)(tls + rb->rseq_off + XP_RSEQ_STAMP);
+	u32 s, none = 0;
+
+	if (!copy_from_user_nofault(&s, at, sizeof(s)) && s == rb->stamp)
+		copy_to_user_nofault(at, &none, sizeof(none));
+}
+
 /*
  * An exiting thread's registered area loses the stamp, where it has it:
  * glibc gives the thread's TLS to a later thread, which runs some code
@@ -868,11 +878,8 @@ static void urec_stamp(const struct xp_urecbuf *rb, struct pt_regs *u)
 static void urec_unstamp(const struct xp_urecbuf *rb)
 {
 #ifdef CONFIG_RSEQ
-	u8 __user *at = (u8 __user *)current->rseq + XP_RSEQ_STAMP;
-	u32 s, none = 0;
-
-	if (current->rseq && !copy_from_user_nofault(&s, at, sizeof(s)) && s == rb->stamp)
-		copy_to_user_nofault(at, &none, sizeof(none));
+	if (current->rseq)
+		urec_clear_stamp(rb, (unsigned long)current->rseq - rb->rseq_off);
 #endif
 }
 
@@ -1011,34 +1018,21 @@ void xp_urec_force(struct xp_view *v)
 }
 
 /*
- * A child of clone(CLONE_VM) of @parent (current, before the child first
- * runs) with a TLS of its own (CLONE_SETTLS: a thread, mostly): the word
- * where its rseq area's stamp would be must not be the stamp, since it
- * runs code before it registers an area there, if it ever does. glibc
- * gives a new thread the TLS of one that exited, whose stamp the exit
- * may have failed to clear (urec_unstamp(): a page out of reach then); a
- * runtime may make a TLS by copying a stamped one. A TLS of another kind
- * that holds the stamp's 32 random bits there by chance loses them.
- */
-static void urec_clone_unstamp(const struct xp_urecbuf *rb, struct task_struct *child)
-{
-	u8 __user *at = (u8 __user *)(child->thread.fsbase + rb->rseq_off + XP_RSEQ_STAMP);
-	u32 s, none = 0;
-
-	if (!copy_from_user_nofault(&s, at, sizeof(s)) && s == rb->stamp)
-		copy_to_user_nofault(at, &none, sizeof(none));
-}
-
-/*
  * A child of clone(CLONE_VM) of current's, before it first runs. With a
- * TLS of its own: urec_clone_unstamp(). A child of vfork (CLONE_VM, not a
- * thread) runs on its parent's mm and TLS, so it finds its parent's rseq
- * area (stamped, maybe), but it is not registered for rseq: nothing
- * aborts its appends, and the cpu_id it reads is its parent's. Its
- * records would race with the thread of ours that owns that CPU's buffer.
- * So its parent's cpu_id says "not registered" (the routine then writes
- * nothing) until the parent returns to user mode, where the kernel
- * rewrites it (rseq_set_notify_resume()).
+ * TLS of its own (CLONE_SETTLS: a thread, mostly), the word where its rseq
+ * area's stamp would be must not be the stamp, since it runs code before
+ * it registers an area there, if it ever does: glibc gives a new thread
+ * the TLS of one that exited, whose stamp the exit may have failed to
+ * clear (urec_unstamp(): a page out of reach then); a runtime may make a
+ * TLS by copying a stamped one (a TLS of another kind that holds the
+ * stamp's 32 random bits there by chance loses them). A child of vfork
+ * (CLONE_VM, not a thread) runs on its parent's mm and TLS, so it finds
+ * its parent's rseq area (stamped, maybe), but it is not registered for
+ * rseq: nothing aborts its appends, and the cpu_id it reads is its
+ * parent's. Its records would race with the thread of ours that owns that
+ * CPU's buffer. So its parent's cpu_id says "not registered" (the routine
+ * then writes nothing) until the parent returns to user mode, where the
+ * kernel rewrites it (rseq_set_notify_resume()).
  */
 void xp_urec_clone(struct xp_view *v, struct task_struct *parent, struct task_struct *child)
 {
@@ -1049,7 +1043,7 @@ void xp_urec_clone(struct xp_view *v, struct task_struct *parent, struct task_st
 	if (!rb || rb->mm != parent->mm || parent != current)
 		return;
 	if (child->thread.fsbase != parent->thread.fsbase) {
-		urec_clone_unstamp(rb, child);
+		urec_clear_stamp(rb, child->thread.fsbase);
 		return;		/* a TLS of its own */
 	}
 	if (!parent->rseq || same_thread_group(parent, child))

@@ -410,8 +410,11 @@ static void *worker(void *arg)
 	return NULL;
 }
 
-/* The record buffers ("[xprobes-records]" in maps): where, how long; 0 without. */
-static size_t records_map(unsigned char **at)
+/*
+ * The first mapping of ours named NAME (and with PERM, if given) in maps:
+ * where, how long; 0 without.
+ */
+static size_t named_map(const char *name, const char *perm, unsigned char **at)
 {
 	unsigned long lo, hi;
 	char line[512];
@@ -419,7 +422,8 @@ static size_t records_map(unsigned char **at)
 	size_t len = 0;
 
 	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, "xprobes-records") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+		if (strstr(line, name) && (!perm || strstr(line, perm)) &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
 			*at = (unsigned char *)lo;
 			len = hi - lo;
 			break;
@@ -427,6 +431,12 @@ static size_t records_map(unsigned char **at)
 	if (f)
 		fclose(f);
 	return len;
+}
+
+/* The record buffers ("[xprobes-records]" in maps): where, how long; 0 without. */
+static size_t records_map(unsigned char **at)
+{
+	return named_map("xprobes-records", NULL, at);
 }
 
 #define CHILD_MARK 0x5eed5eed5eed5eedULL
@@ -518,23 +528,14 @@ static __attribute__((noinline)) void clone_vm_child(void)
  */
 static unsigned int stamp_of_routines(void)
 {
-	unsigned long lo, hi, a;
+	static const unsigned char cmp[] = { 0x64, 0x81, 0x3c, 0x25 };
 	unsigned int off = (unsigned int)__rseq_offset + 28, stamp = 0;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned char *p;
+	size_t i, len = named_map("xprobes-uhooks", " r-x", &p);
 
-	while (f && !stamp && fgets(line, sizeof(line), f))
-		if (strstr(line, "xprobes-uhooks") && strstr(line, " r-x") &&
-		    sscanf(line, "%lx-%lx", &lo, &hi) == 2)
-			for (a = lo; a + 12 <= hi && !stamp; a++) {
-				const unsigned char *p = (const unsigned char *)a;
-
-				if (p[0] == 0x64 && p[1] == 0x81 && p[2] == 0x3c && p[3] == 0x25 &&
-				    !memcmp(p + 4, &off, 4))
-					memcpy(&stamp, p + 8, 4);
-			}
-	if (f)
-		fclose(f);
+	for (i = 0; i + 12 <= len && !stamp; i++)
+		if (!memcmp(p + i, cmp, sizeof(cmp)) && !memcmp(p + i + 4, &off, 4))
+			memcpy(&stamp, p + i + 8, 4);
 	return stamp;
 }
 
