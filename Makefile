@@ -196,7 +196,7 @@ progs: $(PROGS) $(TBPF_OBJS)
 $(BUILD)/tbpf/%.bpf.o: selftests/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -c $< -o $@
-PROG_DEPS := $(wildcard selftests/progs/*.h) module/uapi/xprobes.h $(BPF_SKELS)
+PROG_DEPS := $(wildcard selftests/progs/*.h) module/uapi/xprobes.h module/urec.h $(BPF_SKELS)
 $(BUILD)/progs/%: selftests/progs/%.c $(PROG_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -o $@ $< -lpthread -lbpf -lelf -lz

@@ -26,7 +26,7 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
 	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
 	"forks", "forks_lost", "unwinds", "early", "calls_summed",
-	"calls_lost", "returns_lost",
+	"calls_lost", "returns_lost", "carries_lost",
 };
 
 const char *trace_cause_name(int i)
@@ -92,6 +92,33 @@ static void add_stats(struct func_fig *d, const struct func_stats *s)
 		b[i] += a[i];
 	for (i = 0; i < n32; i++)
 		b[n64 + i] += h[i];
+}
+
+/*
+ * The buckets that wrapped in BPF's per-CPU slots (the carries map): 2^32
+ * calls each, into @sum's histograms, which are func_stats's in its order.
+ */
+#define NSLOTS ((HIST_ALLON + 1) * TRACE_HIST)
+_Static_assert(offsetof(struct func_fig, hist_wall) + NSLOTS * 8 == sizeof(struct func_fig) &&
+	       offsetof(struct func_fig, hist_allon) == offsetof(struct func_fig, hist_wall) +
+	       HIST_ALLON * TRACE_HIST * 8 &&
+	       offsetof(struct func_fig, hist_off) == offsetof(struct func_fig, hist_wall) +
+	       HIST_OFF(0) * TRACE_HIST * 8, "a carry's slot is its bucket's from hist_wall on");
+
+static void carries_in(struct tsession *s, struct func_fig *sum)
+{
+	int fd = bpf_map__fd(s->skel->maps.carries);
+	struct hist_carry_key k, *prev = NULL;
+	uint64_t c;
+
+	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		prev = &k;
+		if (k.func >= (uint32_t)s->nfuncs || k.slot >= NSLOTS ||
+		    bpf_map_lookup_elem(fd, &k, &c))
+			continue;
+		((uint64_t *)((char *)&sum[k.func] + offsetof(struct func_fig, hist_wall)))[k.slot] +=
+			c << 32;
+	}
 }
 
 /* @d less @s, every figure: an interval's change. */
@@ -212,6 +239,7 @@ static int collect(struct tsession *s, struct func_fig *sum, uint64_t *summed)
 		for (c = 0; c < s->ncpus; c++)
 			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz));
 	}
+	carries_in(s, sum);
 	*summed = usums_collect(s, sum);
 	for (k = 0; k < (uint32_t)s->nfuncs; k++)
 		allon_in(&sum[k]);

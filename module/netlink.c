@@ -675,7 +675,7 @@ static int xp_cmd_uhook_add(struct sk_buff *skb, struct genl_info *info)
 
 /* ---- UREC_SUMS --------------------------------------------------------------- */
 
-#define XP_USUMS_PER_MSG	16	/* 3 KiB: one page's reply */
+#define XP_USUMS_PER_MSG	8	/* 2.8 KiB: one page's reply */
 
 static int xp_cmd_urec_sums(struct sk_buff *skb, struct genl_info *info)
 {

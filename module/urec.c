@@ -1574,7 +1574,9 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 		return err;
 	BUILD_BUG_ON(XP_UREC_MULT + 8 > XP_UREC_HDR);
 	BUILD_BUG_ON(XP_UREC_ACC + XP_UREC_CAP * 8 > 1 << XP_UREC_BUF_SHIFT);
-	BUILD_BUG_ON(XP_USUM_HIST + 4 * XP_USUM_NHIST > XP_USUM_SIZE);
+	BUILD_BUG_ON(XP_USUM_HIST + XP_USUM_BUCKET * XP_USUM_NHIST > XP_USUM_SIZE);
+	BUILD_BUG_ON(XP_USUM_SIZE != 3 << 7);	/* urec_tmpl.S: lea (,3), shl 7 */
+	BUILD_BUG_ON(sizeof_field(struct xprobes_usum, hist[0]) != XP_USUM_BUCKET);
 	BUILD_BUG_ON(XP_USUM_NHIST != XPROBES_USUM_HIST || XP_USUM_FUNCS != XPROBES_USUM_FUNCS);
 	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT ||
 		     offsetof(struct xp_urec_hdr, bsp) != XP_UREC_BSP ||

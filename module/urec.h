@@ -60,16 +60,20 @@
  * the buffers in the same mapping: per cookie under XPROBES_USUM_FUNCS,
  * in XP_USUM_SIZE bytes, the calls, their wall and own times in TSC
  * cycles (the kernel converts them when it reads them) and their
- * histogram, as struct xprobes_usum has them from its calls on. The
- * kernel's tables give buckets up to XP_USUM_NHIST - 1; tables the process
- * rewrote itself can make its routine add 1 up to 1 KiB past a function's
- * histogram: in its own memory, to its own figures.
+ * histogram, as struct xprobes_usum has them from its calls on, every
+ * count in 64 bits (the buckets were 32 until 2026-12-04: a process
+ * summing 10 million calls a second of one function filled one in about
+ * 7 minutes). The kernel's tables give buckets up to XP_USUM_NHIST - 1;
+ * tables the process rewrote itself can make its routine add 1 up to
+ * 2 KiB past a function's histogram: in its own memory, to its own
+ * figures.
  */
-#define XP_USUM_SIZE		192
+#define XP_USUM_SIZE		384
 #define XP_USUM_CALLS		0
 #define XP_USUM_WALL		8
 #define XP_USUM_OWN		16
-#define XP_USUM_HIST		24		/* u32 [XPROBES_USUM_HIST] */
+#define XP_USUM_HIST		24		/* [XPROBES_USUM_HIST] of XP_USUM_BUCKET bytes */
+#define XP_USUM_BUCKET		8
 #define XP_USUM_FUNCS		4096
 #define XP_USUM_NHIST		40
 

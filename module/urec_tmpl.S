@@ -255,7 +255,7 @@ xp_urec_fnested:
 xp_urec_fpost:
 	andl	$0xfff, %esi		/* its cookie */
 	leaq	(%rsi,%rsi,2), %rsi
-	shlq	$6, %rsi		/* * XP_USUM_SIZE */
+	shlq	$7, %rsi		/* * XP_USUM_SIZE */
 	movabsq	$0x7fffffffffffff00, %rcx	/* the sums */
 xp_urec_p_sums:
 	addq	%rsi, %rcx
@@ -270,7 +270,7 @@ xp_urec_p_sums:
 	movzbl	XP_UREC_BK(%r11,%rax), %esi
 	cmpq	XP_UREC_TH(%r11,%rax,8), %rdx
 	sbbl	$-1, %esi		/* + 1 at or past the threshold */
-	lock incl	XP_USUM_HIST(%rcx,%rsi,4)
+	lock incq	XP_USUM_HIST(%rcx,%rsi,XP_USUM_BUCKET)
 	subq	%rdi, %rdx		/* its own cycles */
 	lock addq	%rdx, XP_USUM_OWN(%rcx)
 	jmp	xp_urec_done

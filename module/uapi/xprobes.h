@@ -386,7 +386,7 @@ struct xprobes_usum {
 	__u64 calls;
 	__u64 wall;			/* ns, all ON-CPU */
 	__u64 own;			/* ns, less the callees' (a lie can make it wrap) */
-	__u32 hist[XPROBES_USUM_HIST];	/* calls by log2 of wall */
+	__u64 hist[XPROBES_USUM_HIST];	/* calls by log2 of wall */
 };
 #define XPROBES_USUM_FUNCS		4096	/* cookies a process sums */
 

@@ -111,6 +111,30 @@ assert_within "nl_mid self + nl_leaf = nl_mid wall" 1 \
 	$(($(fn /tmp/nl.json nl_mid self.wall_ns) + $(fn /tmp/nl.json nl_leaf wall_ns))) $mid
 assert_eq "nl_leaf self = inclusive" $(fn /tmp/nl.json nl_leaf wall_ns) $(fn /tmp/nl.json nl_leaf self.wall_ns)
 
+# Histogram buckets past 2^32 calls: nestloop sets every bucket of its
+# own sums to 2^32 - 1 before its rounds (NESTLOOP_PLANT), as that many
+# calls summed would; each function's wall histogram must then count its
+# calls plus the 40 buckets' 2^32 - 1, carried to 64 bits from the
+# process's memory through the module and netlink into the report. Until
+# 2026-12-04 the process's buckets were 32 bits: a bucket that took a
+# call read that call less 2^32.
+hist_total() {
+	_n=$(fn $1 $2 'histograms.wall.#') _t=0 _i=0
+	while [ $_i -lt "${_n:-0}" ]; do
+		_t=$((_t + $(fn $1 $2 "histograms.wall.[$_i].count")))
+		_i=$((_i + 1))
+	done
+	echo $_t
+}
+NLP=$(scaled 2000 100)
+NESTLOOP_PLANT=1 xprobectl trace -H --json -f 'nl_*' -- nestloop $NLP > /tmp/nlp.json 2> /tmp/nlp.err ||
+	fail "trace -- nestloop (planted sums): $(tail -n 3 /tmp/nlp.err)"
+for f in nl_outer nl_mid nl_leaf; do
+	assert_eq "$f calls (planted sums)" $NLP "$(fn /tmp/nlp.json $f calls)"
+	assert_eq "$f's wall histogram: its calls and 40 buckets of 2^32 - 1" \
+		$((NLP + 40 * 4294967295)) "$(hist_total /tmp/nlp.json $f)"
+done
+
 # The bottom charge: nl_outer sleeps before its call of nl_mid, so its entry
 # goes with the switch's hand-over and nl_mid's calls return with no
 # caller's entry in the buffer. The process sums them too, and the
