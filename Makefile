@@ -82,8 +82,9 @@ PROG_SRCS := $(wildcard selftests/progs/*.c bench/progs/*.c)
 # library libtailx.so (selftests/progs/lib/), found beside it (selftest 40).
 PROGS     := $(addprefix $(BUILD)/progs/,$(notdir $(PROG_SRCS:.c=)) uh32 uhx32 args_static \
 	     seccompw_static cxxthrow cxxthrow_static rpanic gostack libtailx.so)
-# module/ and its subsystems' folders (module/hooks/: kernel hooks; module/views/: views)
-MOD_DIRS  := module module/hooks module/views
+# module/ and its subsystems' folders (module/hooks/: kernel hooks; module/views/: views;
+# module/uhooks/: user hooks)
+MOD_DIRS  := module module/hooks module/views module/uhooks
 MOD_FILES  = $(filter-out %.mod.c,$(wildcard $(foreach d,$(MOD_DIRS),$(d)/*.c $(d)/*.S $(d)/*.h)))
 MOD_SRCS  := $(MOD_FILES) $(wildcard module/uapi/*.h) module/Kbuild Kbuild
 MODULE_KO := module/xprobes.ko
@@ -196,7 +197,7 @@ progs: $(PROGS) $(TBPF_OBJS)
 $(BUILD)/tbpf/%.bpf.o: selftests/bpf/%.bpf.c $(BUILD)/bpf/vmlinux.h
 	@mkdir -p $(@D)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_x86 -I$(BUILD)/bpf -c $< -o $@
-PROG_DEPS := $(wildcard selftests/progs/*.h) module/uapi/xprobes.h module/urec.h $(BPF_SKELS)
+PROG_DEPS := $(wildcard selftests/progs/*.h) module/uapi/xprobes.h module/uhooks/urec.h $(BPF_SKELS)
 $(BUILD)/progs/%: selftests/progs/%.c $(PROG_DEPS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(XCFLAGS) -I$(BUILD)/bpf -Ibpf -o $@ $< -lpthread -lbpf -lelf -lz

@@ -299,7 +299,7 @@ static uint32_t unwinder_hook(struct tsession *s, const char *path, uint64_t off
  * hook has returns, the unwinder's entry points in the program, in the
  * traced functions' files, in libgcc_s and in libc (its way to libgcc_s)
  * take unwinder hooks, which give the unwinder the return addresses
- * (module/uunwind.c). Said once where
+ * (module/uhooks/uunwind.c). Said once where
  * none could be placed and the program unwinds.
  */
 void tuhooks_unwinders(struct tsession *s)

@@ -47,7 +47,7 @@
 #include <linux/minmax.h>
 #include "insn.h"
 #include "cover.h"
-#include "uslot.h"	/* get_unaligned_le32() on both kernels */
+#include "uhooks/uslot.h"	/* get_unaligned_le32() on both kernels */
 
 /* Is @insn an indirect jump, or a direct jump to a thunk standing for one? */
 static bool indirect_jump(const struct xp_insn *insn, const u8 *p, unsigned long ip,

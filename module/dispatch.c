@@ -28,7 +28,7 @@
 #include "xprobes.h"
 #include "trace.h"
 #include "fire.h"
-#include "uhook.h"
+#include "uhooks/uhook.h"
 
 /* Was the trapped context a task (not irq, softirq, NMI)? int3 added one NMI level. */
 static bool trapped_in_task(void)

@@ -41,7 +41,7 @@
 #include <net/net_namespace.h>
 #include <net/sock.h>
 #include "xprobes.h"
-#include "uhook.h"
+#include "uhooks/uhook.h"
 
 #define XP_SWEEP_MS	200
 #define XP_AUDIT_EVERY	10	/* sweeps: every 2 s */

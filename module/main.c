@@ -14,7 +14,7 @@
 #include <linux/module.h>
 #include <linux/rcupdate_wait.h>
 #include "xprobes.h"
-#include "uhook.h"
+#include "uhooks/uhook.h"
 
 static int __init xprobes_init(void)
 {

@@ -12,7 +12,7 @@
 #include <linux/slab.h>
 #include <net/genetlink.h>
 #include "xprobes.h"
-#include "uhook.h"
+#include "uhooks/uhook.h"
 
 /*
  * Hook offsets beyond 1 MiB cannot be inside one kernel function. (Not

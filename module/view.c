@@ -65,7 +65,7 @@
 #include <asm/tlbflush.h>
 #include <net/netlink.h>
 #include "xprobes.h"
-#include "uhook.h"
+#include "uhooks/uhook.h"
 
 DEFINE_MUTEX(xp_views_lock);
 LIST_HEAD(xp_views);		/* RCU list; written under xp_views_lock */

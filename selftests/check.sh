@@ -295,7 +295,7 @@ splat_patterns() {
 }
 host_test host-splat-patterns splat_patterns
 
-# Each of the user-hook routines' rseq critical sections (module/urec_tmpl.S:
+# Each of the user-hook routines' rseq critical sections (module/uhooks/urec_tmpl.S:
 # the append, xp_urec_start to xp_urec_post, and the return's fold,
 # xp_urec_fstart to xp_urec_fpost) is entered only at its start: no jump
 # from outside lands inside. A block outside that jumped back in would go
@@ -303,7 +303,7 @@ host_test host-splat-patterns splat_patterns
 # one instruction per block, caught such a layout on 2026-12-03).
 section_entries() {
 	local o="$BUILD/host/urec_tmpl.o" d sec lo hi at op to n
-	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/urec_tmpl.S" || return 1
+	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/uhooks/urec_tmpl.S" || return 1
 	d=$(objdump -d -j .rodata.xp_urec --no-show-raw-insn "$o" |
 		awk '$2 ~ /^j/ && $3 ~ /^[0-9a-f]+$/ { sub(":", "", $1); print $1, $2, $3 }')
 	for sec in "xp_urec_start xp_urec_post" "xp_urec_fstart xp_urec_fpost"; do
@@ -352,7 +352,7 @@ fold_check() {
 host_test host-urec-fold fold_check
 
 # The records routines write rseq_cs only into an rseq area the kernel
-# stamped as the thread's own (module/urec_tmpl.S, "Whose rseq area?"): no
+# stamped as the thread's own (module/uhooks/urec_tmpl.S, "Whose rseq area?"): no
 # way from their entries touches %fs: memory but the stamp's check before
 # a stamp is found or given (selftests/host/stamp-check.sh, on the
 # disassembly), and no syscall lies inside a critical section (which
@@ -360,10 +360,10 @@ host_test host-urec-fold fold_check
 # check's branch taken out must fail it.
 stamp_paths() {
 	local o="$BUILD/host/urec_stamp.o" m="$BUILD/host/urec_nostamp" out
-	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/urec_tmpl.S" &&
+	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/uhooks/urec_tmpl.S" &&
 		bash "$HERE/host/stamp-check.sh" "$o" || return 1
-	sed '/^\\p_stamp:/{n;d}' "$HERE/../module/urec_tmpl.S" > "$m.S" &&
-		${CC:-cc} -c -I "$HERE/../module" -o "$m.o" "$m.S" || return 1
+	sed '/^\\p_stamp:/{n;d}' "$HERE/../module/uhooks/urec_tmpl.S" > "$m.S" &&
+		${CC:-cc} -c -I "$HERE/../module/uhooks" -o "$m.o" "$m.S" || return 1
 	out=$(bash "$HERE/host/stamp-check.sh" "$m.o")
 	[ $? = 1 ] || { echo "without the check's branch: not caught: $out"; return 1; }
 	echo "without the check's branch: $out"

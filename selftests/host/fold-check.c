@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Host-side check of module/urec_fold.c (XPROBES_F_CALLS). A simulated
+ * Host-side check of module/uhooks/urec_fold.c (XPROBES_F_CALLS). A simulated
  * thread makes random calls of 8 functions (nested, leaves, tail calls,
  * calls whose return writes nothing, longjmps over open calls, nesting
  * deeper than the fold keeps, now and then a pause of 2^40 cycles, more
@@ -51,7 +51,7 @@ static inline u64 mul_u64_u64_shr(u64 a, u64 b, unsigned int shift)
 {
 	return (u64)(((unsigned __int128)a * b) >> shift);
 }
-#include "../../module/urec_fold.c"
+#include "../../module/uhooks/urec_fold.c"
 
 /* The records' times as they are: a clock at the end of time, a cycle a nanosecond. */
 static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL << 32 };
@@ -259,7 +259,7 @@ struct psums {
 };
 
 /*
- * The return routine's sums (module/urec_tmpl.S, xp_urec_ret), step for
+ * The return routine's sums (module/uhooks/urec_tmpl.S, xp_urec_ret), step for
  * step: the return R is folded if the newest record is its entry and the
  * one before its caller's (above it, or at its sp for a tail call; neither
  * without a return). Returns whether it was.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# stamp-check.sh OBJ: in the records routines of OBJ (module/urec_tmpl.S,
+# stamp-check.sh OBJ: in the records routines of OBJ (module/uhooks/urec_tmpl.S,
 # assembled), no way from an entry (xp_urec_entry, xp_urec_entry_noret,
 # xp_urec_ret) touches %fs: memory, the thread's rseq area, but the stamp's
 # check, until a stamp was found (the check's jne not taken) or the kernel

@@ -2,7 +2,7 @@
 /*
  * manysites [ROUNDS]: calls ms_leaf() from 4096 distinct call sites, once
  * each per round, so that its returns go to more distinct addresses than a
- * process's return thunks can stand for (XP_URET_N, 2048, module/uhook.h):
+ * process's return thunks can stand for (XP_URET_N, 2048, module/uhooks/uhook.h):
  * under trace with events the module gives the others' return events up,
  * and trace must say how many (calls_lost, returns_lost), never drop them
  * silently. Says on stderr how many calls it made.

@@ -15,7 +15,7 @@
  * no caller's entry in the buffer when they return (the bottom's sums).
  *
  * NESTLOOP_PLANT=1: before the rounds, every histogram bucket of the sums
- * the process keeps itself (module/urec.h: after the records buffers in
+ * the process keeps itself (module/uhooks/urec.h: after the records buffers in
  * "[xprobes-records]", per cookie) is set to 2^32 - 1, as if that many
  * calls had been summed there: the next call in a bucket carries past 32
  * bits (selftest 40; 2^32 real calls would take hours in the VM). Waits
@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "../../module/urec.h"
+#include "../../module/uhooks/urec.h"
 
 static volatile unsigned long sink;
 static unsigned int sleep_us;

@@ -11,7 +11,7 @@
  * sf_leaf() HANDLER_CALLS times, two records a call (traced without sums:
  * with them, the process would sum each call at its buffer's bottom), which
  * fills the buffer the stops emptied (default 332:
- * XP_UREC_CAP / 2, module/urec.h). The rest of the round runs without
+ * XP_UREC_CAP / 2, module/uhooks/urec.h). The rest of the round runs without
  * stops (PTRACE_CONT), so that nothing empties the buffer before the
  * routine goes on. Each round the process makes MAIN_CALLS calls of its own
  * (default 400: 800 records, at least one flush). It prints "calls N" (all

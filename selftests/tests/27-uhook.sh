@@ -32,7 +32,7 @@ fn_addr() { awk -v f="$2" '$1 == "fn" && $2 == f { print $3 }' "$1"; }
 fn_size() { awk -v f="$2" '$1 == "fn" && $2 == f { print $4 }' "$1"; }
 # le32 N: N's low 32 bits as 4 little-endian hex bytes
 le32() { printf '%02x %02x %02x %02x' $(($1 & 255)) $((($1 >> 8) & 255)) $((($1 >> 16) & 255)) $((($1 >> 24) & 255)); }
-# push rax, rcx, r11; mov $420, %eax; syscall; pop r11, rcx, rax (module/uevent.c)
+# push rax, rcx, r11; mov $420, %eax; syscall; pop r11, rcx, rax (module/uhooks/uevent.c)
 STUB="50 51 41 53 b8 $(le32 420) 0f 05 41 5b 59 58"
 S=15
 ok_so_far() { ! grep BAD /tmp/uh.out || fail "uhtarget computed a wrong result $*"; }

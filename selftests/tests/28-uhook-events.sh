@@ -1,7 +1,7 @@
 # User-hook events (issue 19, step 2): every call of a hooked function in
 # the traced process fires xprobes_uhook, with the registers its first
 # instruction sees, through a system call only the process's view
-# intercepts (module/uevent.c). uhtarget's 2 threads call each function N
+# intercepts (module/uhooks/uevent.c). uhtarget's 2 threads call each function N
 # times once started, checking every result; uhevents (a raw tracepoint
 # program) counts events per cookie and compares each one's registers with
 # the function's address, its call site and its arguments.
@@ -250,7 +250,7 @@ grep -q "^ok calls" /tmp/ut28.out || fail "uhtarget: $(tail -n 2 /tmp/ut28.out)"
 # it only while that hook's jump goes in or out, or while a kprobe keeps
 # it out). The handlers take locks (a thunk block's) and run programs, so
 # the trap returns into xp_uevent_trapped() instead, which runs them as the
-# syscall itself, in task context (module/uevent.c). Exact counts and registers
+# syscall itself, in task context (module/uhooks/uevent.c). Exact counts and registers
 # as at (a) and (b); trace exact with records and with events. On the debug
 # kernel, lockdep watches: until 2026-12-01 the trap's handlers took the
 # blocks' locks there ("inconsistent {INITIAL USE} -> {IN-NMI}").

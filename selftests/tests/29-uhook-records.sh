@@ -1,5 +1,5 @@
 #!/bin/sh
-# User hooks with records (issue 19, design (b); module/urec.c): a hooked
+# User hooks with records (issue 19, design (b); module/uhooks/urec.c): a hooked
 # call appends {time, sp, cookie} to its CPU's buffer in the process, under
 # rseq, and its return (through a return thunk) a return record; no kernel
 # entry per call. The view's hooks on switch_mm_irqs_off,
@@ -26,7 +26,7 @@
 # glibc's, finds no byte of it written. (d) Untraced
 # processes: syscall 422 is ENOSYS. (e) A process without rseq
 # (glibc.pthread.rseq=0) is refused records, saying why. (f) Calls folded
-# (--calls, module/urec_fold.c): a view's three hooks that hand records
+# (--calls, module/uhooks/urec_fold.c): a view's three hooks that hand records
 # over take it all or none (refused, saying why); each call of a function
 # hooked with returns is then one record, or its entry and return where a
 # hand-over fell between them; uhtarget's functions are leaves, so every

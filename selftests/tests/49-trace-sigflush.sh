@@ -1,4 +1,4 @@
-# A signal handler at a flush (module/urec.c, xp_urec_slow()). A records
+# A signal handler at a flush (module/uhooks/urec.c, xp_urec_slow()). A records
 # routine that finds its CPU's buffer full asks system call 422 to hand the
 # buffer over, then appends the record it came with. A signal delivered at
 # that call's exit runs its handler first; a handler whose traced calls

@@ -59,7 +59,7 @@ trace_run() {
 # suite: one trace per way of tracing), then terminate. The static program
 # differs in where the unwinder is (in it, not in libgcc_s, and traced with
 # the rest when every function is). In views mode the module's unwinder
-# hooks give the return thunks' slots back (module/uunwind.c); -T's event
+# hooks give the return thunks' slots back (module/uhooks/uunwind.c); -T's event
 # thunks on the dynamic one; every function traced on both.
 # XP_UNWIND_LIGHT (check-debug, the -rt kernels: the module's paths under
 # KASAN, lockdep and PREEMPT_RT in a fraction of the time): the dynamic
@@ -103,7 +103,7 @@ done
 # A trace that ends while a traced frame is live: slow() is entered under
 # trace, the trace stops (Ctrl-C), then an exception crosses slow()'s
 # frame. Views mode gives every thread's return thunks back when the hooks
-# go (module/uunwind.c, detach); with events (-T) too.
+# go (module/uhooks/uunwind.c, detach); with events (-T) too.
 for how in views events; do
 	[ -z "$LIGHT" ] || [ $how = views ] || continue
 	opt=; [ $how = events ] && opt=-T
@@ -255,7 +255,7 @@ note "ok: Rust panics and Go's stacks under trace"
 # own path, which clears the entries while it copies). The handlers read
 # the stub's registers and write the return slot without faulting; what
 # they cannot do then, the thread's late work does before the syscall
-# returns (module/ulate.c). Every call and return is seen. Until
+# returns (module/uhooks/ulate.c). Every call and return is seen. Until
 # 2026-12-01 about one call in a thousand was lost with events (19979 of
 # 20000, 21 abandoned), and CI lost one of Go's 120040 (above) so.
 # Kernels without transparent huge pages (the debug kernel, PREEMPT_RT)

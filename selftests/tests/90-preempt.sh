@@ -29,7 +29,7 @@
 # PREEMPT_RT and lockdep.)
 # And sums in the process (issue 41): trace of nestloop's three nested
 # functions, whose returns fold and sum themselves in an rseq critical
-# section (module/urec_tmpl.S) that must restart right wherever the thread
+# section (module/uhooks/urec_tmpl.S) that must restart right wherever the thread
 # is preempted, migrated or signalled, runs its rounds once one instruction
 # per block is on: every call is counted, and the outer function's own
 # time is its wall less its callee's.

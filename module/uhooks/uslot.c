@@ -146,3 +146,7 @@ int xp_uslot_build(const u8 *code, unsigned int cover, unsigned long site, unsig
 	*why = NULL;
 	return len;
 }
+
+#ifdef XPROBES_KUNIT
+#include "uslot_kunit.c"
+#endif

@@ -7,7 +7,7 @@
 #ifdef __KERNEL__
 #include <linux/math64.h>
 #endif
-#include "uapi/xprobes.h"
+#include "../uapi/xprobes.h"
 
 /*
  * The hand-over's clock: a record's TSC reading @t is at bpf_ktime_get_ns()
