@@ -97,6 +97,14 @@ struct {
 	__type(value, struct func_stats);
 } stats SEC(".maps");
 
+/* Per function, all CPUs: OFF-CPU times and their histograms (atomic adds). */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, TRACE_MAX_FUNCS);
+	__type(key, __u32);			/* function index = attach cookie */
+	__type(value, struct func_off);
+} offstats SEC(".maps");
+
 /*
  * Buckets of stats that wrapped past 2^32 calls on their CPU: +1 per wrap,
  * by function and slot (struct func_stats), which xprobectl adds back as
@@ -1738,13 +1746,16 @@ static __always_inline void tstat_add(__u32 tid, __u32 func, __u64 wall, __u64 o
 static __always_inline void account(struct thread_state *st, struct frame *f,
 				    const struct clocks *c, __u32 tid)
 {
-	__u64 wall = c->now - f->entry_ts, on = c->on - f->on_at, off[NR_CAUSES];
+	__u64 wall = c->now - f->entry_ts, on = c->on - f->on_at, off[NR_CAUSES], waited = 0;
 	struct func_stats *s;
+	struct func_off *o;
 	__u32 i, d = st->depth;
 
 	_Pragma("unroll")
-	for (i = 0; i < NR_CAUSES; i++)
+	for (i = 0; i < NR_CAUSES; i++) {
 		off[i] = c->off[i] - f->off_at[i];
+		waited |= off[i];
+	}
 
 	s = bpf_map_lookup_elem(&stats, &f->func);
 	if (s) {
@@ -1754,12 +1765,21 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		s->on_excl += on > f->child_on ? on - f->child_on : 0;
 		hist_inc(s->hist_wall, f->func, HIST_WALL, wall);
 		hist_inc(s->hist_on, f->func, HIST_ON, on);
+	}
+	o = waited ? bpf_map_lookup_elem(&offstats, &f->func) : NULL;
+	if (o) {
 		_Pragma("unroll")
 		for (i = 0; i < NR_CAUSES; i++) {
-			s->off_incl[i] += off[i];
-			s->off_excl[i] += off[i] > f->child_off[i] ? off[i] - f->child_off[i] : 0;
-			if (off[i])
-				hist_inc(s->hist_off[i], f->func, HIST_OFF(i), off[i]);
+			__u32 b;
+
+			if (!off[i])
+				continue;
+			__sync_fetch_and_add(&o->off_incl[i], off[i]);
+			if (off[i] > f->child_off[i])
+				__sync_fetch_and_add(&o->off_excl[i], off[i] - f->child_off[i]);
+			b = log2_bucket(off[i]);
+			if (b < TRACE_HIST)
+				__sync_fetch_and_add(&o->hist_off[i][b], 1);
 		}
 	}
 	if (d >= 2 && d <= TRACE_MAX_DEPTH) {

@@ -72,39 +72,42 @@ static void cause_row(const __u64 *off, uint64_t wall)
 		printf(" %*.1f", cause_width(i), off[i] * pw);
 }
 
-/* Word by word, func_stats's 64-bit figures, then its histograms' 32-bit buckets into 64 bits. */
-_Static_assert(offsetof(struct func_fig, hist_wall) == offsetof(struct func_stats, hist_wall),
-	       "func_fig's figures are func_stats's, in its order");
-_Static_assert((sizeof(struct func_fig) - offsetof(struct func_fig, hist_wall)) / 8 ==
-	       (sizeof(struct func_stats) - offsetof(struct func_stats, hist_wall)) / 4,
-	       "func_fig's histograms are func_stats's");
-
 /* One CPU's slot @s of a function into its sum @d. */
 static void add_stats(struct func_fig *d, const struct func_stats *s)
 {
-	const uint64_t *a = (const uint64_t *)s;
-	const uint32_t *h = (const uint32_t *)s->hist_wall;
-	uint64_t *b = (uint64_t *)d;
-	size_t i, n64 = offsetof(struct func_stats, hist_wall) / 8;
-	size_t n32 = (sizeof(*s) - offsetof(struct func_stats, hist_wall)) / 4;
+	int i;
 
-	for (i = 0; i < n64; i++)
-		b[i] += a[i];
-	for (i = 0; i < n32; i++)
-		b[n64 + i] += h[i];
+	d->calls += s->calls;
+	d->wall += s->wall;
+	d->on_incl += s->on_incl;
+	d->on_excl += s->on_excl;
+	d->allon += s->allon;
+	d->calls_lost += s->calls_lost;
+	d->returns_lost += s->returns_lost;
+	for (i = 0; i < TRACE_HIST; i++) {
+		d->hist_wall[i] += s->hist_wall[i];
+		d->hist_on[i] += s->hist_on[i];
+		d->hist_allon[i] += s->hist_allon[i];
+	}
+}
+
+/* A function's OFF-CPU figures @o (all CPUs) into its sum @d. */
+static void add_off(struct func_fig *d, const struct func_off *o)
+{
+	int c, i;
+
+	for (c = 0; c < NR_CAUSES; c++) {
+		d->off_incl[c] += o->off_incl[c];
+		d->off_excl[c] += o->off_excl[c];
+		for (i = 0; i < TRACE_HIST; i++)
+			d->hist_off[c][i] += o->hist_off[c][i];
+	}
 }
 
 /*
  * The buckets that wrapped in BPF's per-CPU slots (the carries map): 2^32
- * calls each, into @sum's histograms, which are func_stats's in its order.
+ * calls each, into @sum's histograms (the slot: HIST_*, bpf/trace.h).
  */
-#define NSLOTS ((HIST_ALLON + 1) * TRACE_HIST)
-_Static_assert(offsetof(struct func_fig, hist_wall) + NSLOTS * 8 == sizeof(struct func_fig) &&
-	       offsetof(struct func_fig, hist_allon) == offsetof(struct func_fig, hist_wall) +
-	       HIST_ALLON * TRACE_HIST * 8 &&
-	       offsetof(struct func_fig, hist_off) == offsetof(struct func_fig, hist_wall) +
-	       HIST_OFF(0) * TRACE_HIST * 8, "a carry's slot is its bucket's from hist_wall on");
-
 static void carries_in(struct tsession *s, struct func_fig *sum)
 {
 	int fd = bpf_map__fd(s->skel->maps.carries);
@@ -112,12 +115,19 @@ static void carries_in(struct tsession *s, struct func_fig *sum)
 	uint64_t c;
 
 	while (!bpf_map_get_next_key(fd, prev, &k)) {
+		struct func_fig *f;
+
 		prev = &k;
-		if (k.func >= (uint32_t)s->nfuncs || k.slot >= NSLOTS ||
+		if (k.func >= (uint32_t)s->nfuncs || k.slot >= HIST_SLOTS ||
 		    bpf_map_lookup_elem(fd, &k, &c))
 			continue;
-		((uint64_t *)((char *)&sum[k.func] + offsetof(struct func_fig, hist_wall)))[k.slot] +=
-			c << 32;
+		f = &sum[k.func];
+		if (k.slot / TRACE_HIST == HIST_WALL)
+			f->hist_wall[k.slot % TRACE_HIST] += c << 32;
+		else if (k.slot / TRACE_HIST == HIST_ON)
+			f->hist_on[k.slot % TRACE_HIST] += c << 32;
+		else
+			f->hist_allon[k.slot % TRACE_HIST] += c << 32;
 	}
 }
 
@@ -218,14 +228,15 @@ static uint64_t usums_collect(struct tsession *s, struct func_fig *sum)
 }
 
 /*
- * Sum the per-CPU slots of every traced function; *SUMMED: the calls the
+ * Sum the per-CPU slots and the OFF-CPU figures of every traced function; *SUMMED: the calls the
  * processes summed themselves, among them (read once per report).
  */
 static int collect(struct tsession *s, struct func_fig *sum, uint64_t *summed)
 {
 	size_t vsz = (sizeof(struct func_stats) + 7) & ~7ul;
 	char *buf = malloc(vsz * s->ncpus);
-	int fd = bpf_map__fd(s->skel->maps.stats);
+	int fd = bpf_map__fd(s->skel->maps.stats), ofd = bpf_map__fd(s->skel->maps.offstats);
+	struct func_off off;
 	uint32_t k;
 	int c;
 
@@ -234,6 +245,8 @@ static int collect(struct tsession *s, struct func_fig *sum, uint64_t *summed)
 		return -ENOMEM;
 	memset(sum, 0, sizeof(*sum) * s->nfuncs);
 	for (k = 0; k < (uint32_t)s->nfuncs; k++) {
+		if (!bpf_map_lookup_elem(ofd, &k, &off))
+			add_off(&sum[k], &off);
 		if (bpf_map_lookup_elem(fd, &k, buf))
 			continue;
 		for (c = 0; c < s->ncpus; c++)

@@ -1576,6 +1576,7 @@ static int load_bpf(struct tsession *s)
 					       s->views ? (uint64_t *)&s->skel->rodata->init_mm_addr :
 					       NULL);
 	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
+	bpf_map__set_max_entries(s->skel->maps.offstats, s->nfuncs);
 	bpf_map__set_max_entries(s->skel->maps.pstats, s->children ? TRACE_PROC_SLOTS * s->nfuncs : 1);
 	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_switch_out, s->views);

@@ -66,12 +66,10 @@ enum target_end {
 
 /*
  * A function's figures summed over the CPUs (and the processes' own
- * sums): struct func_stats's, its histograms in 64-bit buckets. BPF's
- * count in 32 bits per CPU, with a carry for each wrap (the carries map);
- * their sum over the CPUs, and the sums the processes made, pass 2^32
- * sooner (in 32 bits until 2026-12-04). The fields are func_stats's, in
- * its order (report.c's add_stats() adds them as words, and carries_in()
- * finds a bucket by its slot from hist_wall on).
+ * sums): struct func_stats's and struct func_off's, its histograms in
+ * 64-bit buckets. BPF's per-CPU ones count in 32 bits, with a carry for
+ * each wrap (the carries map); their sum over the CPUs, and the sums the
+ * processes made, pass 2^32 sooner (in 32 bits until 2026-12-04).
  */
 struct func_fig {
 	__u64 calls, wall, on_incl, on_excl, allon, calls_lost, returns_lost;

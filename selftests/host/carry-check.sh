@@ -2,7 +2,7 @@
 # BPF's per-CPU histogram buckets past 2^32 calls, in fallback mode on this
 # host's kernel. Before nestloop's rounds, every bucket of its three
 # functions' slots (struct func_stats, bpf/trace.h: 40 buckets of wall,
-# ON-CPU, 9 causes and all-ON, 32 bits each, on every CPU) is set to
+# ON-CPU and all-ON, 32 bits each, on every CPU) is set to
 # 2^32 - 1 with bpftool, as that many calls on each CPU would. The first
 # call in a bucket wraps it, and its carry (the carries map) gives the
 # 2^32 back: each function's wall and ON-CPU histograms count its calls
@@ -25,7 +25,7 @@ done
 # this session's slots: the newest per-CPU array named stats
 id=$(bpftool map show | sed -n 's/^\([0-9]*\): percpu_array  name stats .*/\1/p' | sort -n | tail -n 1)
 vsz=$(bpftool map show id "$id" | sed -n 's/.* value \([0-9]*\)B .*/\1/p')
-slots=$(((3 + 9) * 40))
+slots=$((3 * 40))
 head=$((vsz - 4 * slots))
 [ "$head" -gt 0 ] || { kill $T; echo "stats map $id: value of $vsz bytes, not func_stats's"; exit 1; }
 value="$(i=0; while [ $i -lt $head ]; do printf '0 '; i=$((i + 1)); done)"
