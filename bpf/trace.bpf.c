@@ -105,19 +105,6 @@ struct {
 	__type(value, struct func_off);
 } offstats SEC(".maps");
 
-/*
- * Buckets of stats that wrapped past 2^32 calls on their CPU: +1 per wrap,
- * by function and slot (struct func_stats), which xprobectl adds back as
- * 2^32 calls each. A wrap comes once in 2^32 calls of a bucket on one CPU,
- * so a hash map: an array would be the size of the stats' histograms.
- */
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, TRACE_CARRIES);
-	__type(key, struct hist_carry_key);
-	__type(value, __u64);
-} carries SEC(".maps");
-
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);
@@ -382,34 +369,12 @@ __noinline __u32 log2_bucket(__u64 v)
 	return r < TRACE_HIST ? r : TRACE_HIST - 1;
 }
 
-/*
- * A bucket of FUNC's that wrapped to 0: its SLOT's carry + 1. Two CPUs may
- * make a new key at once: the one that finds it made adds to it. Not in the
- * map (full, or its bucket's lock busy in an NMI) the 2^32 calls are lost
- * and counted.
- */
-static __noinline void hist_carry(__u32 func, __u32 slot)
-{
-	struct hist_carry_key k = { .func = func, .slot = slot };
-	__u64 one = 1, *c = bpf_map_lookup_elem(&carries, &k);
-
-	if (!c && !bpf_map_update_elem(&carries, &k, &one, BPF_NOEXIST))
-		return;
-	if (!c)
-		c = bpf_map_lookup_elem(&carries, &k);
-	if (c)
-		__sync_fetch_and_add(c, 1);
-	else
-		count_n(CNT_CARRIES_LOST, 1);
-}
-
-/* FUNC's histogram H (HIST_*) on this CPU: V's bucket + 1, with its carry. */
-static __always_inline void hist_inc(__u32 *hist, __u32 func, __u32 h, __u64 v)
+static __always_inline void hist_inc(__u64 *hist, __u64 v)
 {
 	__u32 b = log2_bucket(v);
 
-	if (b < TRACE_HIST && !++hist[b])
-		hist_carry(func, h * TRACE_HIST + b);
+	if (b < TRACE_HIST)
+		hist[b]++;
 }
 
 static __always_inline __u64 cur_on(struct thread_state *st, __u64 now)
@@ -1763,8 +1728,8 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		s->wall += wall;
 		s->on_incl += on;
 		s->on_excl += on > f->child_on ? on - f->child_on : 0;
-		hist_inc(s->hist_wall, f->func, HIST_WALL, wall);
-		hist_inc(s->hist_on, f->func, HIST_ON, on);
+		hist_inc(s->hist_wall, wall);
+		hist_inc(s->hist_on, on);
 	}
 	o = waited ? bpf_map_lookup_elem(&offstats, &f->func) : NULL;
 	if (o) {
@@ -1992,8 +1957,8 @@ static __always_inline void rec_stats(__u32 func, __u64 wall, __u64 excl, __u32 
 	s->calls++;
 	s->allon += wall;
 	s->on_excl += excl;
-	if (b < TRACE_HIST && !++s->hist_allon[b])
-		hist_carry(func, HIST_ALLON * TRACE_HIST + b);
+	if (b < TRACE_HIST)
+		s->hist_allon[b]++;
 }
 
 /* Frame D - 1 (from 1), a caller: charge it a callee's all-ON WALL time. */

@@ -158,7 +158,7 @@ struct thread_state {
  * to. What only a call that waited adds to is in struct func_off, one
  * for all CPUs: per-CPU slots are sized by the CPUs the machine may have,
  * and the nine causes' histograms were three quarters of them (Redis's
- * 3253 functions took 441 MB on 64 CPUs, 111 MB now).
+ * 3253 functions took 441 MB on 64 CPUs, 212 MB now).
  */
 struct func_stats {
 	__u64 calls;
@@ -177,13 +177,14 @@ struct func_stats {
 	 */
 	__u64 calls_lost, returns_lost;
 	/*
-	 * 32-bit buckets: 64-bit ones would double the slots. A bucket's wrap
-	 * to 0 adds 1 to its carry instead (the carries map), which xprobectl
-	 * adds back as 2^32 calls.
+	 * 64-bit buckets (32-bit until 2026-12-04: they wrapped at 2^32 calls
+	 * of a CPU; a carry map tried that day could not be read at one
+	 * instant with the slots, nor inserted into from the NMI-like
+	 * hand-over).
 	 */
-	__u32 hist_wall[TRACE_HIST];	/* per call, inclusive */
-	__u32 hist_on[TRACE_HIST];
-	__u32 hist_allon[TRACE_HIST];
+	__u64 hist_wall[TRACE_HIST];	/* per call, inclusive */
+	__u64 hist_on[TRACE_HIST];
+	__u64 hist_allon[TRACE_HIST];
 };
 
 /*
@@ -194,22 +195,6 @@ struct func_stats {
 struct func_off {
 	__u64 off_incl[NR_CAUSES], off_excl[NR_CAUSES];
 	__u64 hist_off[NR_CAUSES][TRACE_HIST];
-};
-
-/*
- * A function's per-CPU histograms in struct func_stats's order, TRACE_HIST
- * buckets each: a bucket's slot is HIST_*(...) * TRACE_HIST + its bucket.
- */
-#define HIST_WALL		0
-#define HIST_ON			1
-#define HIST_ALLON		2
-#define HIST_SLOTS		(3 * TRACE_HIST)
-#define TRACE_CARRIES		4096	/* (function, slot) pairs that wrapped */
-
-/* The carries map's key: a function's bucket on any CPU. */
-struct hist_carry_key {
-	__u32 func;
-	__u32 slot;
 };
 
 /* Per (function, thread) when per-thread output is asked for. */
@@ -273,7 +258,6 @@ enum trace_counter {
 				 * (XPROBES_F_SUMS): xprobectl reads them from the module */
 	CNT_CALLS_LOST,		/* user hooks' calls whose events the module gave up */
 	CNT_RETURNS_LOST,	/* ... returns whose entry's event fired */
-	CNT_CARRIES_LOST,	/* 2^32 calls of a bucket not counted: the carries map was full */
 	NR_COUNTERS,
 };
 

@@ -26,7 +26,7 @@ static const char *const counter_names[NR_COUNTERS] = {
 	"switch_out", "switch_in", "no_thread", "fixups", "exits",
 	"record_batches", "records", "records_no_thread", "record_calls", "wakers_lost",
 	"forks", "forks_lost", "unwinds", "early", "calls_summed",
-	"calls_lost", "returns_lost", "carries_lost",
+	"calls_lost", "returns_lost",
 };
 
 const char *trace_cause_name(int i)
@@ -101,33 +101,6 @@ static void add_off(struct func_fig *d, const struct func_off *o)
 		d->off_excl[c] += o->off_excl[c];
 		for (i = 0; i < TRACE_HIST; i++)
 			d->hist_off[c][i] += o->hist_off[c][i];
-	}
-}
-
-/*
- * The buckets that wrapped in BPF's per-CPU slots (the carries map): 2^32
- * calls each, into @sum's histograms (the slot: HIST_*, bpf/trace.h).
- */
-static void carries_in(struct tsession *s, struct func_fig *sum)
-{
-	int fd = bpf_map__fd(s->skel->maps.carries);
-	struct hist_carry_key k, *prev = NULL;
-	uint64_t c;
-
-	while (!bpf_map_get_next_key(fd, prev, &k)) {
-		struct func_fig *f;
-
-		prev = &k;
-		if (k.func >= (uint32_t)s->nfuncs || k.slot >= HIST_SLOTS ||
-		    bpf_map_lookup_elem(fd, &k, &c))
-			continue;
-		f = &sum[k.func];
-		if (k.slot / TRACE_HIST == HIST_WALL)
-			f->hist_wall[k.slot % TRACE_HIST] += c << 32;
-		else if (k.slot / TRACE_HIST == HIST_ON)
-			f->hist_on[k.slot % TRACE_HIST] += c << 32;
-		else
-			f->hist_allon[k.slot % TRACE_HIST] += c << 32;
 	}
 }
 
@@ -252,7 +225,6 @@ static int collect(struct tsession *s, struct func_fig *sum, uint64_t *summed)
 		for (c = 0; c < s->ncpus; c++)
 			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz));
 	}
-	carries_in(s, sum);
 	*summed = usums_collect(s, sum);
 	for (k = 0; k < (uint32_t)s->nfuncs; k++)
 		allon_in(&sum[k]);

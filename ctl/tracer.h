@@ -67,9 +67,8 @@ enum target_end {
 /*
  * A function's figures summed over the CPUs (and the processes' own
  * sums): struct func_stats's and struct func_off's, its histograms in
- * 64-bit buckets. BPF's per-CPU ones count in 32 bits, with a carry for
- * each wrap (the carries map); their sum over the CPUs, and the sums the
- * processes made, pass 2^32 sooner (in 32 bits until 2026-12-04).
+ * 64-bit buckets, as BPF's and the processes' own are (all in 32 bits
+ * until 2026-12-04, when a bucket wrapped at 2^32 calls).
  */
 struct func_fig {
 	__u64 calls, wall, on_incl, on_excl, allon, calls_lost, returns_lost;

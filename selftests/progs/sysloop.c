@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * sysloop: make one system call a known number of times, on cue.
- *   sysloop [-g] [-e] [-n N] [-t THREADS] [-i USEC] [-p NICE] [-f PRIO] [-c CPU] SYSCALL
+ *   sysloop [-g] [-e] [-n N] [-t THREADS] [-i USEC] [-s USEC] [-p NICE] [-f PRIO] [-c CPU] SYSCALL
  *   -g  print "ready" and wait for SIGUSR1 before the loop
  *   -e  after the loop print "done N" and wait for SIGUSR1 before exiting
  *   -n  number of calls per thread (0: until SIGTERM)           default 1000
  *   -t  run the loop in THREADS threads (they share the mm)     default 1
  *   -i  sleep USEC microseconds after every 100 calls (a paced loop)
+ *   -s  nanosleep's length, USEC microseconds                  default 1
  *   -p  run at nice level PRIO (-20: first on a busy CPU)
  *   -f  run as SCHED_FIFO at PRIO, then (-c) on CPU: a loop that takes the
  *       CPU from any task there at once, and keeps it from them
@@ -15,7 +16,7 @@
  * SYSCALL: getppid, getpid, getuid, getgid, close (close(-1)), spin (no
  * system call at all: a busy loop in user space), selfsig (kill() of
  * itself with SIGUSR2, which it ignores: the signal-generation path),
- * nanosleep (1 us: the thread sleeps, one switch away from it at least),
+ * nanosleep (1 us, or -s's: the thread sleeps, one switch away from it at least),
  * or dread (pread() of 4 KiB from the device opened O_DIRECT: one block
  * request a call, its offset the next 4 KiB of the first MiB)
  */
@@ -36,6 +37,7 @@ static int spin, dread_fd = -1;
 static const char *dev = "/dev/nullb0";
 static char dread_buf[4096] __attribute__((aligned(4096)));
 static unsigned int pace_us;
+static unsigned long sleep_us = 1;
 static unsigned long count = 1000;
 static volatile sig_atomic_t stop;
 
@@ -57,7 +59,7 @@ static void *loop(void *unused)
 		if (spin) {
 			__asm__ volatile("" ::: "memory");
 		} else if (nr == SYS_nanosleep) {
-			struct timespec ts = { 0, 1000 };
+			struct timespec ts = { sleep_us / 1000000, sleep_us % 1000000 * 1000 };
 
 			syscall(nr, &ts, NULL);
 		} else if (nr == SYS_pread64) {
@@ -82,13 +84,14 @@ int main(int argc, char **argv)
 	pthread_t tids[64];
 	sigset_t set;
 
-	while ((opt = getopt(argc, argv, "gen:t:i:p:d:f:c:")) != -1) {
+	while ((opt = getopt(argc, argv, "gen:t:i:s:p:d:f:c:")) != -1) {
 		switch (opt) {
 		case 'g': go = 1; break;
 		case 'e': end = 1; break;
 		case 'n': count = strtoul(optarg, NULL, 0); break;
 		case 't': threads = atoi(optarg); break;
 		case 'i': pace_us = strtoul(optarg, NULL, 0); break;
+		case 's': sleep_us = strtoul(optarg, NULL, 0); break;
 		case 'd': dev = optarg; break;
 		case 'f': fifo = atoi(optarg); break;
 		case 'c': cpu = atoi(optarg); break;
