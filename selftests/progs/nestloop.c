@@ -27,6 +27,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "../../module/uhooks/urec.h"
+#include "maps.h"
 
 static volatile unsigned long sink;
 static unsigned int sleep_us;
@@ -59,20 +60,14 @@ __attribute__((noinline)) unsigned long nl_outer(unsigned long i)
 /* The process's sums: the end of its "[xprobes-records]" mapping. */
 static unsigned char *sums_map(void)
 {
-	unsigned long lo, hi;
-	char line[512];
+	unsigned char *at;
+	size_t len;
 	int tries;
 
 	for (tries = 0; tries < 1000; tries++, usleep(10000)) {
-		FILE *f = fopen("/proc/self/maps", "r");
-
-		while (f && fgets(line, sizeof(line), f))
-			if (strstr(line, "xprobes-records") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
-				fclose(f);
-				return (unsigned char *)hi - (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE;
-			}
-		if (f)
-			fclose(f);
+		len = named_map("xprobes-records", NULL, &at);
+		if (len)
+			return at + len - (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE;
 	}
 	return NULL;
 }
@@ -84,15 +79,11 @@ static int plant(void)
 
 	if (!s)
 		return -1;
+	_Static_assert(XP_USUM_BUCKET == sizeof(uint64_t), "the sums' buckets are u64");
 	for (c = 0; c < XP_USUM_FUNCS; c++)
-		for (b = 0; b < XP_USUM_NHIST; b++) {
-			unsigned char *at = s + c * XP_USUM_SIZE + XP_USUM_HIST + b * XP_USUM_BUCKET;
-
-			if (XP_USUM_BUCKET == 8)
-				*(volatile uint64_t *)at = UINT32_MAX;
-			else
-				*(volatile uint32_t *)at = UINT32_MAX;
-		}
+		for (b = 0; b < XP_USUM_NHIST; b++)
+			*(volatile uint64_t *)(s + c * XP_USUM_SIZE + XP_USUM_HIST +
+					       b * XP_USUM_BUCKET) = UINT32_MAX;
 	return 0;
 }
 

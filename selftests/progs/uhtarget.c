@@ -89,6 +89,7 @@
 #include <sys/ucontext.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include "maps.h"
 
 long uh_add(long a, long b);
 long uh_call(long x);
@@ -408,29 +409,6 @@ static void *worker(void *arg)
 	}
 	atomic_fetch_add(&calls, n);
 	return NULL;
-}
-
-/*
- * The first mapping of ours named NAME (and with PERM, if given) in maps:
- * where, how long; 0 without.
- */
-static size_t named_map(const char *name, const char *perm, unsigned char **at)
-{
-	unsigned long lo, hi;
-	char line[512];
-	FILE *f = fopen("/proc/self/maps", "r");
-	size_t len = 0;
-
-	while (f && fgets(line, sizeof(line), f))
-		if (strstr(line, name) && (!perm || strstr(line, perm)) &&
-		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
-			*at = (unsigned char *)lo;
-			len = hi - lo;
-			break;
-		}
-	if (f)
-		fclose(f);
-	return len;
 }
 
 /* The record buffers ("[xprobes-records]" in maps): where, how long; 0 without. */
