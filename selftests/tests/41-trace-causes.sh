@@ -103,12 +103,23 @@ note "fork: $(grep -v '^libbpf: ' /tmp/fork.err | tr '\n' ' ')"
 assert_eq "fork mode" views "$(jsonq /tmp/fork.json mode)"
 assert_eq "--children: xw_delay through uprobes" uprobe "$(fn /tmp/fork.json xw_delay probe)"
 check_children /tmp/fork.json /tmp/fork.err
-# a busy disk makes each request wait longer (per write: a call writes for
-# MS of wall time, so its wait is bounded whatever the disk does)
+# a busy disk makes each request wait longer, and trace sees by how much:
+# per write, its io wait follows the workload's own waits (the wall inside
+# the calls less the thread's CPU clock and its run delay there, from
+# schedstat) on the quiet and the busy disk alike, within 20%. How much
+# longer the busy disk made them is the scheduler's and the disk's business
+# (3 to 40 times usually; 1.2 times once on 6.1-rt in CI, 2026-12-04, which
+# failed the fixed 1.3x bar this check had).
 io_per_write() { echo $(($(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.io) / $(truth /tmp/$1.err writes))); }
-io_w=$(io_per_write io) disk_w=$(io_per_write disk)
-note "io wait per write: quiet $io_w ns, busy $disk_w ns"
-assert_ge "disk: io wait per write >= 1.3x the quiet disk's" $((disk_w * 10)) $((io_w * 13))
+off_per_write() {
+	echo $((($(truth /tmp/$1.err delay_in_ns) - $(truth /tmp/$1.err delay_cpu_ns) -
+		$(truth /tmp/$1.err delay_rundelay_wall_ns)) / $(truth /tmp/$1.err writes)))
+}
+for sc in io disk; do
+	_w=$(io_per_write $sc) _t=$(off_per_write $sc)
+	note "$sc: io wait per write: traced $_w ns, the workload's waits $_t ns"
+	assert_within "$sc: io wait per write vs the workload's waits per write" 20 $_w $_t
+done
 # the spinning helper in "cpu" is pinned with us: xw_prepare (6 x 5 ms of
 # CPU) usually waits in runq too, and whatever it waits is runq. Whether the
 # scheduler preempts it at all is the scheduler's choice: once, with two
