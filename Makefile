@@ -191,6 +191,15 @@ $(BUILD)/ctl/sysnames.h: $(SYSCALL_HDR)
 	awk '$$1 == "#define" && $$2 ~ /^__NR_/ { printf "\t[%d] = \"%s\",\n", $$3, substr($$2, 6) }' $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/ctl/xprobectl: $(CTL_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CTL)
+# Which uapi/xprobes.h xprobectl speaks (XPROBES_A_ABI), as module/Kbuild
+# computes it for the module: the two talk only when they agree.
+XP_ABI := 0x$(shell sha256sum module/uapi/xprobes.h | cut -c1-8)
+$(BUILD)/ctl/nl.o: XCFLAGS += -DXPROBES_ABI=$(XP_ABI)
+# For selftest 02: an xprobectl that claims another interface than the module's.
+$(BUILD)/ctl/nl-otherabi.o: ctl/nl.c $(wildcard ctl/*.h) module/uapi/xprobes.h
+	$(CC) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) -DXPROBES_ABI=0x0badab1 -c $< -o $@
+$(BUILD)/ctl/xprobectl-otherabi: $(filter-out $(BUILD)/ctl/nl.o,$(CTL_OBJS)) $(BUILD)/ctl/nl-otherabi.o
+	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CTL)
 
 # --- selftest helper programs -----------------------------------------------
 progs: $(PROGS) $(TBPF_OBJS)
@@ -240,12 +249,13 @@ $(BUILD)/progs/%: bench/progs/%.c $(PROG_DEPS)
 initramfs: $(INITRD)
 # What both initramfs images carry besides the modules.
 INITRD_FILES = $(BUILD)/ctl/xprobectl=xp/bin/xprobectl \
+	$(BUILD)/ctl/xprobectl-otherabi=xp/bin/xprobectl-otherabi \
 	$(foreach p,$(PROGS),$(p)=xp/bin/$(notdir $(p))) \
 	$(foreach o,$(BPF_OBJS),$(o)=xp/bpf/$(notdir $(o))) \
 	$(foreach o,$(TBPF_OBJS),$(o)=xp/tbpf/$(notdir $(o))) \
 	selftests=xp/selftests bench=xp/bench \
 	$(BUILD)/vm/ids.sh=xp/selftests/ids.sh
-INITRD_DEPS = all $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh \
+INITRD_DEPS = all $(BUILD)/ctl/xprobectl-otherabi $(BUILD)/vm/ids.sh $(VM)/init $(wildcard bench/*.sh) $(VM)/mkinitramfs.sh \
 	$(BUILD)/vm/guest-bins.present $(wildcard selftests/*.sh selftests/tests/* selftests/debug/*.sh selftests/debug/tests/*)
 
 $(BUILD)/vm/base.cpio.gz: $(INITRD_DEPS)

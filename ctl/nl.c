@@ -12,6 +12,7 @@
 #include <netlink/msg.h>
 #include <netlink/attr.h>
 #include "nl.h"
+#include "xprobectl.h"
 
 #ifndef SOL_NETLINK
 #define SOL_NETLINK 270
@@ -23,7 +24,10 @@ struct call_state {
 	void *arg;
 	int done;
 	int cb_err;
+	int64_t *abi;		/* the reply's XPROBES_A_ABI, if asked for (-1: none) */
 };
+
+static int call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg, int64_t *abi);
 
 static void module_missing_hint(void)
 {
@@ -31,6 +35,62 @@ static void module_missing_hint(void)
 		"xprobectl: the xprobes kernel module is not loaded: load it with "
 		"'insmod xprobes.ko' (or 'modprobe xprobes'); without it only "
 		"'trace --no-views' (fallback mode) works\n");
+}
+
+/* The module's MODULE_VERSION(), for a message; "?" if sysfs does not say. */
+static void module_version(char *buf, size_t len)
+{
+	FILE *f = fopen("/sys/module/xprobes/version", "r");
+
+	snprintf(buf, len, "?");
+	if (f) {
+		if (fgets(buf, len, f))
+			buf[strcspn(buf, "\n")] = 0;
+		fclose(f);
+	}
+}
+
+/*
+ * Was the module built from the same uapi/xprobes.h as we were? Its STATUS
+ * reply says which (XPROBES_A_ABI): another one's commands, attributes and
+ * structs may mean other things than ours, and a struct read at the wrong
+ * size is silently wrong figures. A caller the module refuses STATUS to
+ * (EPERM) goes on: its own command gets the module's refusal.
+ */
+static bool same_abi(struct xp_nl *nl)
+{
+	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_STATUS, 0);
+	int64_t abi = -1;
+	char ver[64];
+	int err;
+
+	if (!msg) {
+		fprintf(stderr, "xprobectl: out of memory\n");
+		return false;
+	}
+	err = call(nl, msg, NULL, NULL, &abi);
+	if (err == -EPERM)
+		return true;
+	if (err) {
+		xp_nl_perror(nl, "status");
+		return false;
+	}
+	if (abi == XPROBES_ABI) {
+		nl->abi = abi;
+		return true;
+	}
+	module_version(ver, sizeof(ver));
+	if (abi < 0)
+		fprintf(stderr, "xprobectl: the loaded xprobes module (%s) predates this xprobectl "
+			"(%s, interface %08x) and may read its requests otherwise: install both "
+			"from one release and reload the module (rmmod xprobes; modprobe xprobes)\n",
+			ver, XPROBECTL_VERSION, XPROBES_ABI);
+	else
+		fprintf(stderr, "xprobectl: the loaded xprobes module (%s, interface %08llx) was "
+			"built from other sources than this xprobectl (%s, interface %08x): install "
+			"both from one release and reload the module (rmmod xprobes; modprobe "
+			"xprobes)\n", ver, (unsigned long long)abi, XPROBECTL_VERSION, XPROBES_ABI);
+	return false;
 }
 
 static struct xp_nl *open_nl(bool *missing)
@@ -69,6 +129,8 @@ static struct xp_nl *open_nl(bool *missing)
 				XPROBES_GENL_NAME, nl_geterror(nl->family));
 		goto fail;
 	}
+	if (!same_abi(nl))
+		goto fail;
 	return nl;
 fail:
 	nl_socket_free(nl->sk);
@@ -119,6 +181,14 @@ static int on_valid(struct nl_msg *msg, void *arg)
 	if (err < 0) {
 		st->cb_err = -EPROTO;
 		return NL_SKIP;
+	}
+	if (st->abi) {		/* outside tb: its number is above XPROBES_A_MAX */
+		struct genlmsghdr *g = genlmsg_hdr(nlmsg_hdr(msg));
+		struct nlattr *a = nla_find(genlmsg_attrdata(g, 0), genlmsg_attrlen(g, 0),
+					    XPROBES_A_ABI);
+
+		if (a && nla_len(a) == sizeof(uint32_t))
+			*st->abi = nla_get_u32(a);
 	}
 	if (st->cb && !st->cb_err)
 		st->cb_err = st->cb(tb, st->arg);
@@ -199,9 +269,9 @@ static int on_error(struct sockaddr_nl *who, struct nlmsgerr *e, void *arg)
 	return NL_STOP;
 }
 
-int xp_nl_call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg)
+static int call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg, int64_t *abi)
 {
-	struct call_state st = { .nl = nl, .cb = cb, .arg = arg };
+	struct call_state st = { .nl = nl, .cb = cb, .arg = arg, .abi = abi };
 	struct nl_cb *ncb;
 	int err;
 
@@ -237,6 +307,11 @@ int xp_nl_call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg)
 	if (nl->err)
 		return nl->err;
 	return st.cb_err;
+}
+
+int xp_nl_call(struct xp_nl *nl, struct nl_msg *msg, xp_nl_cb cb, void *arg)
+{
+	return call(nl, msg, cb, arg, NULL);
 }
 
 void xp_nl_perror(struct xp_nl *nl, const char *what)

@@ -15,6 +15,7 @@ struct xp_nl {
 	int err;		/* last errno from the kernel, 0 if none */
 	char ext_msg[256];	/* last extack message, "" if none */
 	uint32_t ext_offs;	/* offset of the attribute the kernel blamed, 0 if none */
+	uint32_t abi;		/* the module's XPROBES_A_ABI, ours (0 if it refused STATUS) */
 };
 
 /* Called once per reply message with its attributes indexed by type. */

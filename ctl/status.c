@@ -13,6 +13,7 @@
 
 struct status {
 	char version[64];
+	uint32_t abi;		/* which uapi/xprobes.h both were built from */
 	uint32_t mode, views, hooks;
 	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
 	uint64_t tp_yields, tp_settles;
@@ -88,6 +89,7 @@ int cmd_status(int argc, char **argv)
 	struct status s = { 0 };
 	bool json = false;
 	struct xp_nl *nl;
+	char abi[16];
 	struct nl_msg *msg;
 	int c, err;
 
@@ -98,14 +100,16 @@ int cmd_status(int argc, char **argv)
 			break;
 		case 'h':
 			printf("usage: xprobectl status [--json]\n"
-			       "Says whether xprobes.ko is loaded and in which mode (views or why not), and what it\n"
-			       "holds: views, hooks, memory, kernel text writes mirrored, audits, kprobes guarded,\n"
-			       "tracepoint hooks that gave way to another tool's probe and took the jumps back,\n"
-			       "and how many threads take the system call path that reaches the raw_syscalls\n"
-			       "tracepoints (all while a tool has them on everywhere; a hooking view's otherwise),\n"
-			       "and for hooks in module text: how often views' tables followed the kernel's\n"
-			       "changes of module space at once, how often only late (a defect: the tests\n"
-			       "expect none), and hooks ended because their module was unloaded.\n"
+			       "Says whether xprobes.ko is loaded, its version and interface (the uapi header it\n"
+			       "was built from: xprobectl talks only to a module built from its own), in which\n"
+			       "mode (views or why not), and what it holds: views, hooks, memory, kernel text\n"
+			       "writes mirrored, audits, kprobes guarded, tracepoint hooks that gave way to\n"
+			       "another tool's probe and took the jumps back, and how many threads take the\n"
+			       "system call path that reaches the raw_syscalls tracepoints (all while a tool has\n"
+			       "them on everywhere; a hooking view's otherwise), and for hooks in module text:\n"
+			       "how often views' tables followed the kernel's changes of module space at once,\n"
+			       "how often only late (a defect: the tests expect none), and hooks ended because\n"
+			       "their module was unloaded.\n"
 			       "  -j, --json  one JSON object\n");
 			return EXIT_OK;
 		default:
@@ -125,12 +129,16 @@ int cmd_status(int argc, char **argv)
 		xp_nl_close(nl);
 		return EXIT_RUNTIME;
 	}
+	s.abi = nl->abi;
+	s.abi = nl->abi;
 	xp_nl_close(nl);
 
 	if (json) {
 		json_obj_begin(NULL);
 		json_bool("loaded", true);
 		json_str("version", s.version);
+		snprintf(abi, sizeof(abi), "%08" PRIx32, s.abi);
+		json_str("interface", abi);
 		json_str("mode", mode_name(s.mode));
 		if (s.reason[0])
 			json_str("reason", s.reason);
@@ -155,7 +163,7 @@ int cmd_status(int argc, char **argv)
 		json_obj_end();
 		json_done();
 	} else {
-		printf("module:   loaded, version %s\n", s.version);
+		printf("module:   loaded, version %s, interface %08" PRIx32 "\n", s.version, s.abi);
 		printf("mode:     %s%s%s\n", mode_name(s.mode), s.reason[0] ? " - " : "", s.reason);
 		printf("views:    %" PRIu32 "\n", s.views);
 		printf("hooks:    %" PRIu32 "\n", s.hooks);

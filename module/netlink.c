@@ -173,6 +173,7 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 	      nla_put_u32(msg, XPROBES_A_SYS_THREADS, sys_threads) ||
 	      nla_put_u32(msg, XPROBES_A_THREADS, threads) ||
 	      nla_put_string(msg, XPROBES_A_VERSION, XPROBES_VERSION) ||
+	      nla_put_u32(msg, XPROBES_A_ABI, XPROBES_ABI) ||
 	      nla_put_u32(msg, XPROBES_A_MODE, xp_k.unsupported ?
 			  XPROBES_MODE_UNSUPPORTED : XPROBES_MODE_VIEWS) ||
 	      (xp_k.unsupported && nla_put_string(msg, XPROBES_A_REASON, xp_k.unsupported)) ||

@@ -19,3 +19,18 @@ assert_match "says not loaded" "module is not loaded" "$OUT"
 assert_match "says how to load" "insmod xprobes.ko" "$OUT"
 load_module
 expect_rc "status after reload" 0 xprobectl status
+
+# An xprobectl built from another uapi/xprobes.h than the module refuses to
+# talk to it, in one line naming both interfaces; status, trace and a view
+# alike (trace does not fall back to its mode without the module: that would
+# hide the mismatch). The module's own xprobectl says which it speaks.
+expect_rc "status names the interface" 0 xprobectl status
+mine=$(printf '%s\n' "$OUT" | sed -n 's/^module: .*, interface \([0-9a-f]\{8\}\)$/\1/p')
+assert_match "status names the interface" "^[0-9a-f]{8}$" "$mine"
+for cmd in "status" "view list" "trace -d 1 -f xw_delay -- workload sleep -n 1 -t 5"; do
+	expect_rc "another interface: $cmd" 1 xprobectl-otherabi $cmd
+	assert_eq "another interface: $cmd: one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
+	assert_match "another interface: $cmd: says so" \
+		"module \(.*interface $mine\) was built from other sources than this xprobectl \(.*interface 00badab1\)" "$OUT"
+	assert_match "another interface: $cmd: says what to do" "install both from one release" "$OUT"
+done
