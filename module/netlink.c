@@ -738,15 +738,16 @@ static int xp_cmd_uhook_del(struct sk_buff *skb, struct genl_info *info)
 static int xp_dump_uhooks(struct sk_buff *skb, struct netlink_callback *cb)
 {
 	struct nlattr **a = xp_dump_attrs(cb);
-	u32 id = cb->args[0] ?: 1, pid = 0;
+	unsigned long id = cb->args[0] ?: 1;
 	struct xp_uhook *h;
+	u32 pid = 0;
 	int err = 0;
 
 	if (a[XPROBES_A_PID])
 		pid = nla_get_u32(a[XPROBES_A_PID]);
 	mutex_lock(&xp_views_lock);
 	for (;;) {
-		u32 this = id;
+		unsigned long this = id;
 		void *hdr;
 
 		h = xp_uhook_next(&id);

@@ -91,9 +91,16 @@
 #include "xprobes.h"
 #include "uhook.h"
 
-static LIST_HEAD(xp_uhooks);	/* under xp_views_lock, by id */
+static LIST_HEAD(xp_uhooks);	/* under xp_views_lock, in the order they were claimed */
 unsigned int xp_nr_uhooks;	/* under xp_views_lock */
-static u32 next_id = 1;
+/*
+ * Every listed hook by its id, for UHOOK_DEL and the dump: ids go round
+ * from 1 to U32_MAX (xa_alloc_cyclic()) and skip those still taken, so a
+ * hook added after four billion others is never given a live one's id.
+ * Written under xp_views_lock (and the array's own lock).
+ */
+static DEFINE_XARRAY_ALLOC(uhook_ids);
+static u32 next_id;	/* where the next search for a free id starts */
 
 /* How long a thread may stay inside the covered bytes before the add gives up. */
 #define INSIDE_WAIT_MS	1000
@@ -1262,6 +1269,7 @@ static void uhook_release(struct xp_uhook *h)
 	xp_ucover_unpublish(h);	/* the file's bytes are back */
 	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
 	list_del(&h->node);
+	xa_erase(&uhook_ids, h->id);
 	xp_nr_uhooks--;
 	if (h->events)
 		xp_uevent_unpublish(h);
@@ -1370,20 +1378,33 @@ static void uhooks_reap(struct work_struct *work)
 		wake_up_all(&reaped_wq);
 }
 
+/* An id no other listed hook has, for @h (the dump and UHOOK_DEL find it by it). */
+static int uhook_id_take(struct xp_uhook *h)
+{
+	int err = xa_alloc_cyclic(&uhook_ids, &h->id, h, XA_LIMIT(1, U32_MAX), &next_id,
+				  GFP_KERNEL);
+
+	return err < 0 ? err : 0;	/* 1: the ids went round */
+}
+
 /*
  * Claimed: listed, so that no other add takes these bytes and a view going
  * away finds it, but no command's to take; its cover is published (ucover.c:
  * from now on no other uprobe writes inside it).
  */
-static void uhook_claim(struct xp_uhook *h)
+static int uhook_claim(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {
+	int err = uhook_id_take(h);
+
+	if (err) {
+		NL_SET_ERR_MSG(extack, "no user hook id left (every one of 2^32 is taken)");
+		return err;
+	}
 	h->state = XP_UH_ADDING;
-	h->id = next_id++;
-	if (!next_id)
-		next_id = 1;
 	list_add_tail(&h->node, &xp_uhooks);
 	xp_nr_uhooks++;
 	xp_ucover_publish(h);
+	return 0;
 }
 
 /*
@@ -1412,7 +1433,9 @@ int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack)
 		if (err)
 			goto out_slot;
 	}
-	uhook_claim(h);
+	err = uhook_claim(h, extack);
+	if (err)
+		goto out_slot;
 	mutex_unlock(&xp_views_lock);
 	err = uhook_patch(h, extack);
 	mutex_lock(&xp_views_lock);
@@ -1443,38 +1466,42 @@ int xp_uhook_del(u32 id, struct netlink_ext_ack *extack)
 	struct xp_uhook *h;
 
 	lockdep_assert_held(&xp_views_lock);
-	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->id == id && h->state == XP_UH_LIVE) {
-			/*
-			 * Threads still in the trampoline run on (its slot is
-			 * never rebuilt for other bytes); an event they raise
-			 * finds no hook and fires nothing.
-			 */
-			h->state = XP_UH_DELETING;
-			if (uhook_takedown(h)) {
-				NL_SET_ERR_MSG(extack, "interrupted while the process (or another "
-					       "mapping the file) held its mmap lock: the hook "
-					       "goes once it lets go");
-				return -EINTR;
-			}
-			return 0;
-		}
-	NL_SET_ERR_MSG_FMT(extack, "no user hook %u", id);
-	return -ENOENT;
+	h = xa_load(&uhook_ids, id);
+	if (!h || h->state != XP_UH_LIVE) {
+		NL_SET_ERR_MSG_FMT(extack, "no user hook %u", id);
+		return -ENOENT;
+	}
+	/*
+	 * Threads still in the trampoline run on (its slot is never rebuilt
+	 * for other bytes); an event they raise finds no hook and fires
+	 * nothing.
+	 */
+	h->state = XP_UH_DELETING;
+	if (uhook_takedown(h)) {
+		NL_SET_ERR_MSG(extack, "interrupted while the process (or another mapping the "
+			       "file) held its mmap lock: the hook goes once it lets go");
+		return -EINTR;
+	}
+	return 0;
 }
 
-/* The live hook with the smallest id >= *@id, for dumps; *@id is set past it. */
-struct xp_uhook *xp_uhook_next(u32 *id)
+/*
+ * The live hook with the smallest id >= *@id, for dumps; *@id is set past it
+ * (to 2^32 past the last id: unsigned long, so that the dump ends there).
+ */
+struct xp_uhook *xp_uhook_next(unsigned long *id)
 {
-	struct xp_uhook *h, *best = NULL;
+	struct xp_uhook *h;
+	unsigned long i;
 
 	lockdep_assert_held(&xp_views_lock);
-	list_for_each_entry(h, &xp_uhooks, node)
-		if (h->state == XP_UH_LIVE && h->id >= *id && (!best || h->id < best->id))
-			best = h;
-	if (best)
-		*id = best->id + 1;
-	return best;
+	xa_for_each_start(&uhook_ids, i, h, *id)
+		if (h->state == XP_UH_LIVE) {
+			*id = i + 1;
+			return h;
+		}
+	*id = (unsigned long)U32_MAX + 1;
+	return NULL;
 }
 
 /* Has the hooked address space exited or exec'd away? */

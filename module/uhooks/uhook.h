@@ -162,7 +162,7 @@ int xp_uhook_install(struct xp_uhook *h, struct netlink_ext_ack *extack);
 void xp_uhook_abandon(struct xp_uhook *h);
 bool xp_uprobes_skip_on_ip_change(unsigned int version);
 int xp_uhook_del(u32 id, struct netlink_ext_ack *extack);
-struct xp_uhook *xp_uhook_next(u32 *id);
+struct xp_uhook *xp_uhook_next(unsigned long *id);
 bool xp_uhook_gone(struct xp_uhook *h);
 void xp_uhooks_view_gone(struct xp_view *v);
 void xp_uhooks_seal_views(struct mm_struct *mm, bool dispatch);
