@@ -18,19 +18,24 @@ mkdir -p "$OUT"
 	-DUHTARGET="\"$(readlink -f "$UH")\"" -c "$SRC" -o "$OUT/attach-all.bpf.o" || fail "clang"
 grep -q " /sys/fs/bpf bpf " /proc/mounts || mount -t bpf bpf /sys/fs/bpf || fail "mount bpffs"
 rm -rf $PIN
+# An earlier run's outputs would end the waits below at once if they are
+# read before a background job's redirection truncates them: the calls then
+# came before the attach, and the counts were 0 (once in make check, both
+# CPUs busy with VMs).
+rm -f "$OUT/p.out" "$OUT/q.out" "$OUT/at.out" "$OUT/at.err"
 
 "$UH" -t 1 -n $N -g > "$OUT/p.out" 2>&1 &
 P=$!
 "$UH" -t 1 -n $N -g > "$OUT/q.out" 2>&1 &
 Q=$!
 i=0
-until grep -q '^ready' "$OUT/p.out" && grep -q '^ready' "$OUT/q.out"; do
+until grep -qs '^ready' "$OUT/p.out" && grep -qs '^ready' "$OUT/q.out"; do
 	i=$((i + 1)); [ $i -lt 100 ] || fail "uhtarget did not start"; sleep 0.05
 done
 "$X" attach $P "$OUT/attach-user.bpf.o" --pin $PIN > "$OUT/at.out" 2> "$OUT/at.err" &
 AT=$!
 i=0
-until grep -q '^maps pinned' "$OUT/at.out"; do
+until grep -qs '^maps pinned' "$OUT/at.out"; do
 	i=$((i + 1)); [ $i -lt 200 ] || fail "attach did not start: $(cat "$OUT/at.err")"; sleep 0.05
 done
 kill -HUP $P $Q

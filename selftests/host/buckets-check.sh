@@ -12,11 +12,14 @@ set -eu
 CTL=$1 NL=$2 JQ=$3 D=$4
 N=200
 mkdir -p "$D"
-rm -f "$D/go"
+# An earlier run's t.err would end the wait below at once if the shell
+# greps it before the background job's redirection truncates it (it did
+# once in make check, both CPUs busy with VMs: no stats map yet).
+rm -f "$D/go" "$D/t.err" "$D/t.json"
 "$CTL" trace --no-views -H --json -f 'nl_*' -- "$NL" $N "$D/go" > "$D/t.json" 2> "$D/t.err" &
 T=$!
 i=0
-until grep -q '^xprobectl: tracing' "$D/t.err"; do
+until grep -qs "^xprobectl: tracing" "$D/t.err"; do
 	i=$((i + 1))
 	[ $i -lt 300 ] || { kill $T; echo "trace did not attach: $(tail -n 3 "$D/t.err")"; exit 1; }
 	sleep 0.1
