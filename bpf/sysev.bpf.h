@@ -129,7 +129,7 @@ int sysev_on_hook(struct bpf_raw_tracepoint_args *ctx)
 
 /*
  * Views mode, one program per hook, run by the hook itself with its
- * registers as the context (a kprobe program, module/prog.c): no lookup by
+ * registers as the context (a kprobe program, module/hooks/prog.c): no lookup by
  * hook id and no helper call to read a register, only one to read the
  * syscall's pt_regs.
  */

@@ -1052,10 +1052,10 @@ const volatile __u64 init_mm_addr;
  * switch_mm_irqs_off(prev_mm, next_mm, next): current is leaving, for a task
  * with an mm of its own (context_switch() calls it for no other), or, with
  * no next task and init_mm next, for one without: the module's guard
- * (module/guard.c) takes the CPU off the view's page tables in
+ * (module/views/guard.c) takes the CPU off the view's page tables in
  * enter_lazy_tlb() before such a task runs. Not for exec (next is current)
  * nor text_poke()'s temporary mm (no next task, poking_mm). The module runs
- * this program only for a task on its own mm (own_task in module/fire.h);
+ * this program only for a task on its own mm (own_task in module/hooks/fire.h);
  * the test of cur->mm is there should that change.
  */
 static __always_inline void hook_switch_out(struct task_struct *next, const void *next_mm,
@@ -1075,7 +1075,7 @@ static __always_inline void hook_switch_out(struct task_struct *next, const void
  * without an mm took over lazily from one of ours (no switch_mm happened, so
  * this is our only sight of PREV leaving): the idle task, or a kernel thread
  * in a view without the guard that would have taken the CPU off the view's
- * tables first (module/guard.c).
+ * tables first (module/views/guard.c).
  */
 static __always_inline void hook_switch_in(struct task_struct *prev, void *ctx, __u64 sp)
 {

@@ -223,7 +223,7 @@ static int parse_tables(struct nlattr **tb, void *arg)
 	return 0;
 }
 
-/* audit --tables: the page-table invariants of every view (module/tables.c). */
+/* audit --tables: the page-table invariants of every view (module/views/tables.c). */
 static int audit_tables(struct xp_nl *nl, bool json)
 {
 	struct tables t = { 0 };

@@ -45,7 +45,7 @@ for t in "${XP_TEST_DIR:-$HERE/tests}"/[0-9]*; do
 	( cd /tmp && timeout -s KILL "${XP_TEST_TIMEOUT:-600}" sh "$t" ) > "$out" 2>&1
 	rc=$?
 	why=$(tail -n 1 "$out")	# a skip's reason, before the audit's line below
-	# The page-table invariants (module/tables.c) held through the test:
+	# The page-table invariants (module/views/tables.c) held through the test:
 	# the module checks them at every change of a view, so a violation at
 	# any point of the test shows here (and in the kernel log).
 	if module_loaded && ! xprobectl audit --tables >> "$out" 2>&1; then

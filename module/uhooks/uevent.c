@@ -50,7 +50,7 @@
 #include "xprobes.h"
 #include "uhook.h"
 #include "trace.h"
-#include "fire.h"
+#include "hooks/fire.h"
 
 /* User hooks with events, by trampoline address; compared with the mm too. */
 static DEFINE_HASHTABLE(xp_uevents, 10);

@@ -66,7 +66,7 @@
 #include <linux/task_work.h>
 #include "xprobes.h"
 #include "compat.h"
-#include "fire.h"
+#include "hooks/fire.h"
 #include "uhook.h"
 
 #define XP_ULATE_N	256

@@ -1,6 +1,6 @@
 # (c) View structure, from a software walk of the real page tables: exactly
 # the hooked page is private in A (and its guard's, which the jump hook
-# brings: module/guard.c), private leaf entries are non-global and
+# brings: module/views/guard.c), private leaf entries are non-global and
 # read-only-executable, the modules/BPF/fixmap half (PUD[511]) is shared, the
 # shared mapping of the hooked region loses its global bit while hooked and
 # gets it back afterwards, and after view del A's tables equal B's again.

@@ -130,7 +130,7 @@ kill -CONT $B
 echo > $T/trace
 [ -n "$nxt" ] || fail "$F has no short instruction right before a call-capable one ($kinds)"
 # The scan gave B's view jumps over several instructions, and with them a
-# guard (module/guard.c), which keeps tasks without an mm, the optimizer's
+# guard (module/views/guard.c), which keeps tasks without an mm, the optimizer's
 # kworker among them, off its tables for good: B gets a view of its own
 # again, with the call hook alone.
 xprobectl view del $B > /dev/null && xprobectl view add $B > /dev/null || fail "view add B again"

@@ -54,7 +54,7 @@ run_case /tmp/tl
 assert_match "views mode" "views mode" "$(grep 'and slow syscalls' /tmp/tl.err)"
 # (and the module's own hooks: for the events of trace's user hooks, and
 # what its jumps over several instructions bring: the sigreturn fixup of
-# user hooks, module/uhooks/ucover.c, and the guard of kernel ones, module/guard.c)
+# user hooks, module/uhooks/ucover.c, and the guard of kernel ones, module/views/guard.c)
 assert_eq "trace's 3 hooks, the 2 syscall hooks, the user-hook events' hook, the sigreturn fixup and the guard, in one view" \
 	8 "$HOOKS"
 check_case /tmp/tl

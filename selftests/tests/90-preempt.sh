@@ -10,7 +10,7 @@
 # the kernel thread is preempted in the shared text and switched in again
 # after a traced task, on its tables. View A has a jump hook over kstrdup's
 # first two instructions (where a kernel thread resuming inside the jump
-# crashed the kernel before the view's guard, module/guard.c), a call hook
+# crashed the kernel before the view's guard, module/views/guard.c), a call hook
 # further in, and a jump hook on getppid() that its own task hits; view B an
 # int3 hook on kstrdup. Meanwhile a loop adds and removes a jump hook in A
 # and user hooks over several instructions in uhtarget (its threads check

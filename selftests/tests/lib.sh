@@ -221,7 +221,7 @@ hook_col() { xprobectl hook list | awk -v id="$1" -v c="$2" '$1 == id && !/[(]en
 # guard_of PID: the id of the guard of PID's view, if it has one: the
 # module's own hook on enter_lazy_tlb, placed with the view's first jump
 # over several instructions, which keeps tasks without an mm off its page
-# tables (module/guard.c). It counts among the hooks and its page among the
+# tables (module/views/guard.c). It counts among the hooks and its page among the
 # private ones.
 guard_of() {
 	xprobectl hook list --json | tr '{' '\n' | grep "\"pid\":$1," | grep '"guard":true' |

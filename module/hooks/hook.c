@@ -33,7 +33,7 @@ static DEFINE_IDR(xp_hook_ids);		/* under xp_views_lock */
 unsigned int xp_nr_hooks;		/* under xp_views_lock */
 
 #ifdef XPROBES_KUNIT
-/* KUnit only: runs between taking the copy and arming the hook (kunit.c). */
+/* KUnit only: runs between taking the copy and arming the hook (views/view_kunit.c). */
 void (*xp_test_before_arm)(struct xp_hook *h);
 #endif
 
