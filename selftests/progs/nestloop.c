@@ -20,22 +20,69 @@
  * calls had been summed there: the next call in a bucket carries past 32
  * bits (selftest 40; 2^32 real calls would take hours in the VM). Waits
  * up to 10 s for the mapping; exits 3 without it.
+ *
+ * NESTLOOP_FORK=K: every K-th round forks inside nl_leaf(), with the three
+ * frames open (under trace, each return address replaced by its thunk).
+ * The child returns through all three, hands its round's value to its
+ * parent through a pipe and _exits; the parent compares it with its own
+ * and exits 4 on a difference or a child that did not end well. The
+ * summary line then says forks=F, and thunked=T: at how many of the forks
+ * nl_leaf()'s return address lay in a mapping of the module's (its thunk),
+ * not in nl_mid().
  */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "../../module/uhooks/urec.h"
 #include "maps.h"
 
 static volatile unsigned long sink;
 static unsigned int sleep_us;
+static unsigned long fork_every;
+static pid_t kid = -1;		/* 0 in a child forked by fork_here() */
+static int kid_pipe[2];
+static unsigned long thunked;
+
+/* Is @addr in one of the module's mappings ("[xprobes-...]")? */
+static int in_module_map(unsigned long addr)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	unsigned long lo, hi;
+	char line[512];
+	int in = 0;
+
+	while (f && !in && fgets(line, sizeof(line), f))
+		in = strstr(line, "[xprobes-") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+		     addr >= lo && addr < hi;
+	if (f)
+		fclose(f);
+	return in;
+}
+
+/* NESTLOOP_FORK: fork with nl_outer(), nl_mid() and nl_leaf() open. */
+static void fork_here(void *leaf_ret)
+{
+	thunked += in_module_map((unsigned long)leaf_ret);
+	if (pipe(kid_pipe)) {
+		perror("nestloop: pipe");
+		exit(1);
+	}
+	kid = fork();
+	if (kid < 0) {
+		perror("nestloop: fork");
+		exit(1);
+	}
+}
 
 __attribute__((noinline)) unsigned long nl_leaf(unsigned long i)
 {
 	unsigned long k, s = i;
 
+	if (fork_every && i % fork_every == fork_every - 1)
+		fork_here(__builtin_return_address(0));
 	for (k = 0; k < 64; k++)
 		s = s * 31 + k;
 	return s;
@@ -89,7 +136,7 @@ static int plant(void)
 
 int main(int argc, char **argv)
 {
-	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000, i;
+	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 0) : 1000, i, forks = 0;
 	const char *us = getenv("NESTLOOP_SLEEP_US");
 
 	if (us)
@@ -100,8 +147,32 @@ int main(int argc, char **argv)
 		fprintf(stderr, "nestloop: no records mapping to plant sums in\n");
 		return 3;
 	}
-	for (i = 0; i < n; i++)
-		sink += nl_outer(i);
-	fprintf(stderr, "ok rounds=%lu sum=%lu\n", n, (unsigned long)sink);
+	if (getenv("NESTLOOP_FORK"))
+		fork_every = strtoul(getenv("NESTLOOP_FORK"), NULL, 0);
+	for (i = 0; i < n; i++) {
+		unsigned long v = nl_outer(i), theirs = ~v;
+		int st = 0;
+
+		if (!kid) {		/* back through the three frames */
+			_exit(write(kid_pipe[1], &v, sizeof(v)) != sizeof(v));
+		} else if (kid > 0) {
+			close(kid_pipe[1]);
+			if (read(kid_pipe[0], &theirs, sizeof(theirs)) != sizeof(theirs))
+				theirs = ~v;
+			close(kid_pipe[0]);
+			if (waitpid(kid, &st, 0) != kid || !WIFEXITED(st) || WEXITSTATUS(st) ||
+			    theirs != v) {
+				fprintf(stderr, "nestloop: the child forked in round %lu ended with "
+					"status %#x, its value %#lx, its parent's %#lx\n", i, st,
+					theirs, v);
+				return 4;
+			}
+			forks++;
+			kid = -1;
+		}
+		sink += v;
+	}
+	fprintf(stderr, "ok rounds=%lu sum=%lu forks=%lu thunked=%lu\n", n, (unsigned long)sink,
+		forks, thunked);
 	return 0;
 }

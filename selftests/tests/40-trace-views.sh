@@ -111,6 +111,25 @@ assert_within "nl_mid self + nl_leaf = nl_mid wall" 1 \
 	$(($(fn /tmp/nl.json nl_mid self.wall_ns) + $(fn /tmp/nl.json nl_leaf wall_ns))) $mid
 assert_eq "nl_leaf self = inclusive" $(fn /tmp/nl.json nl_leaf wall_ns) $(fn /tmp/nl.json nl_leaf self.wall_ns)
 
+# A fork with every traced frame open: every NLF/20th round forks inside
+# nl_leaf(), under nl_mid() and nl_outer(), whose returns go through their
+# thunks (nl_leaf's return address at each fork is in the module's mapping:
+# thunked=20); the child returns through all three (its records buffer wiped,
+# VM_WIPEONFORK) and hands its round's value to its parent, which compares
+# (nestloop exits 4 on a difference or a child that did not end well).
+# The parent's counts stay exact. A guard for docs/userhooks.md's plan to
+# keep return addresses in the records, which a child would not have.
+NLF=$(scaled 2000 100)
+NESTLOOP_FORK=$((NLF / 20)) xprobectl trace --json -f 'nl_*' -- nestloop $NLF > /tmp/nlf.json 2> /tmp/nlf.err ||
+	fail "trace -- nestloop (forks in open frames): $(tail -n 3 /tmp/nlf.err)"
+assert_match "forks in open frames: every child returned its round's value" \
+	"^ok rounds=$NLF sum=[0-9]+ forks=20 thunked=20$" "$(grep '^ok rounds' /tmp/nlf.err)"
+for f in nl_outer nl_mid nl_leaf; do
+	assert_eq "$f calls (forks in open frames)" $NLF "$(fn /tmp/nlf.json $f calls)"
+	check_balance /tmp/nlf.json $f
+done
+assert_eq "unmatched returns (forks in open frames)" 0 "$(jsonq /tmp/nlf.json counters.unmatched)"
+
 # Histogram buckets past 2^32 calls: nestloop sets every bucket of its
 # own sums to 2^32 - 1 before its rounds (NESTLOOP_PLANT), as that many
 # calls summed would; each function's wall histogram must then count its
