@@ -229,8 +229,11 @@ void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *
 
 /* uunwind.c: unwinders read return addresses, not thunks */
 #define XP_UFAULT_TRIES	256	/* pages brought in by one task work at most */
+#define XP_UFAULT_WAITS	HZ	/* jiffies it waits for the mmap lock at most */
+/* What one task work may still spend in xp_ufault(): pages, and jiffies of waits */
 struct xp_ubudget {
-	unsigned int tries;
+	unsigned int tries;	/* pages brought in (or given up on) */
+	unsigned int waits;	/* jiffies slept for the mmap lock */
 };
 bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b);
 bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);

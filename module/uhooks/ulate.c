@@ -32,7 +32,8 @@
  * (uunwind.c). The redo decides everything again from the registers and
  * the areas' state (detached first, then the detach works queued), so it
  * does what the hit path would have done there. It tries
- * again while pages come in, XP_ULATE_TRIES of them at most; then the
+ * again while pages come in, XP_ULATE_TRIES of them at most, and while the
+ * mmap lock is held, a second of waits at most (XP_UFAULT_WAITS); then the
  * event is counted lost on its hook (calls_missed, ret_missed) and said
  * on the xprobes_uhook_lost tracepoint (uevent.c, uhook_lost()). An entry
  * whose event fired but whose return address could not become a thunk's
@@ -154,8 +155,9 @@ static bool ulate_queue(const struct xp_ulate *l)
 	    (current->flags & (PF_EXITING | PF_KTHREAD | PF_IO_WORKER)))
 		return false;
 	/*
-	 * A process that keeps pages out on purpose holds a work for
-	 * XP_ULATE_TRIES jiffies at most, and XP_ULATE_PER_MM of them: the
+	 * A process that keeps pages out or its mmap lock held on purpose
+	 * holds a work for about a second at most (XP_UFAULT_WAITS jiffies of
+	 * waits, XP_ULATE_TRIES faults), and XP_ULATE_PER_MM of them: the
 	 * others' events go on.
 	 */
 	w = ulate_claim(current->mm);

@@ -373,8 +373,12 @@ void xp_unwind_exit_task(struct xp_view *v)
  * brought in here, the mmap lock only tried (a jiffy later again when
  * held), only in anonymous memory that no userfaultfd watches (a stack
  * elsewhere is the process's own affair: given up); swap-in is the
- * longest wait then. XP_UFAULT_TRIES times per work at most; a fatal
- * signal ends it.
+ * longest wait then. XP_UFAULT_TRIES pages per work at most, and
+ * XP_UFAULT_WAITS jiffies of waits for the lock (a second: a collapse into
+ * a huge page holds it while it copies 2 MiB, and MADV_COLLAPSE over and
+ * over kept the late work of selftest 49's stackzap from it for more than
+ * the 32 jiffies that were its whole budget then: one call lost in CI,
+ * 2026-12-04); a fatal signal ends it.
  */
 bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b)
 {
@@ -385,11 +389,14 @@ bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b)
 
 	if (b->tries >= XP_UFAULT_TRIES || fatal_signal_pending(current) || !mm || end < addr)
 		return false;
-	b->tries++;
 	if (!mmap_read_trylock(mm)) {
+		if (b->waits >= XP_UFAULT_WAITS)
+			return false;
+		b->waits++;
 		schedule_timeout_killable(1);
 		return true;
 	}
+	b->tries++;
 	for (page = addr & PAGE_MASK; page < end && ok; page += PAGE_SIZE) {
 		vma = vma_lookup(mm, page);
 		ok = vma && vma_is_anonymous(vma) && !userfaultfd_armed(vma) &&
