@@ -191,12 +191,18 @@ $(BUILD)/ctl/sysnames.h: $(SYSCALL_HDR)
 	awk '$$1 == "#define" && $$2 ~ /^__NR_/ { printf "\t[%d] = \"%s\",\n", $$3, substr($$2, 6) }' $< > $@.tmp && mv $@.tmp $@
 $(BUILD)/ctl/xprobectl: $(CTL_OBJS)
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CTL)
-# Which uapi/xprobes.h xprobectl speaks (XPROBES_A_ABI), as module/Kbuild
-# computes it for the module: the two talk only when they agree.
-XP_ABI := 0x$(shell sha256sum module/uapi/xprobes.h | cut -c1-8)
-$(BUILD)/ctl/nl.o: XCFLAGS += -DXPROBES_ABI=$(XP_ABI)
+# Which interface xprobectl speaks (XPROBES_A_ABI: uapi/xprobes.h and the
+# module's tracepoint arguments, trace.h), as module/Kbuild computes it for
+# the module: the two talk only when they agree.
+XP_ABI := $(shell cat module/uapi/xprobes.h module/trace.h | sha256sum | cut -c1-8)
+ifeq ($(XP_ABI),)
+$(error cannot hash module/uapi/xprobes.h and module/trace.h: is sha256sum installed?)
+endif
+$(BUILD)/ctl/nl.o: module/trace.h
+$(BUILD)/ctl/nl.o: XCFLAGS += -DXPROBES_ABI=0x$(XP_ABI)
 # For selftest 02: an xprobectl that claims another interface than the module's.
 $(BUILD)/ctl/nl-otherabi.o: ctl/nl.c $(wildcard ctl/*.h) module/uapi/xprobes.h
+	@mkdir -p $(@D)
 	$(CC) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) -DXPROBES_ABI=0x0badab1 -c $< -o $@
 $(BUILD)/ctl/xprobectl-otherabi: $(filter-out $(BUILD)/ctl/nl.o,$(CTL_OBJS)) $(BUILD)/ctl/nl-otherabi.o
 	$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(LDLIBS_CTL)

@@ -51,13 +51,16 @@ static void module_version(char *buf, size_t len)
 }
 
 /*
- * Was the module built from the same uapi/xprobes.h as we were? Its STATUS
- * reply says which (XPROBES_A_ABI): another one's commands, attributes and
- * structs may mean other things than ours, and a struct read at the wrong
- * size is silently wrong figures. A caller the module refuses STATUS to
- * (EPERM) goes on: its own command gets the module's refusal.
+ * Was the module built from the same interface as we were (uapi/xprobes.h
+ * and the arguments of its tracepoints, trace.h, which our BPF programs
+ * read)? Its STATUS reply says which (XPROBES_A_ABI): another one's
+ * commands, attributes, structs and tracepoint arguments may mean other
+ * things than ours, and a struct read at the wrong size is silently wrong
+ * figures. A caller the module refuses STATUS to (EPERM) goes on: its own
+ * command gets the module's refusal. 0: the same; 1: another (said); -1:
+ * no answer (said).
  */
-static bool same_abi(struct xp_nl *nl)
+static int same_abi(struct xp_nl *nl)
 {
 	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_STATUS, 0);
 	int64_t abi = -1;
@@ -66,18 +69,18 @@ static bool same_abi(struct xp_nl *nl)
 
 	if (!msg) {
 		fprintf(stderr, "xprobectl: out of memory\n");
-		return false;
+		return -1;
 	}
 	err = call(nl, msg, NULL, NULL, &abi);
 	if (err == -EPERM)
-		return true;
+		return 0;
 	if (err) {
-		xp_nl_perror(nl, "status");
-		return false;
+		xp_nl_perror(nl, "asking the module which interface it speaks");
+		return -1;
 	}
 	if (abi == XPROBES_ABI) {
 		nl->abi = abi;
-		return true;
+		return 0;
 	}
 	module_version(ver, sizeof(ver));
 	if (abi < 0)
@@ -90,10 +93,10 @@ static bool same_abi(struct xp_nl *nl)
 			"built from other sources than this xprobectl (%s, interface %08x): install "
 			"both from one release and reload the module (rmmod xprobes; modprobe "
 			"xprobes)\n", ver, (unsigned long long)abi, XPROBECTL_VERSION, XPROBES_ABI);
-	return false;
+	return 1;
 }
 
-static struct xp_nl *open_nl(bool *missing)
+static struct xp_nl *open_nl(bool *missing, bool *other)
 {
 	struct xp_nl *nl = calloc(1, sizeof(*nl));
 	int one = 1, err;
@@ -129,9 +132,14 @@ static struct xp_nl *open_nl(bool *missing)
 				XPROBES_GENL_NAME, nl_geterror(nl->family));
 		goto fail;
 	}
-	if (!same_abi(nl))
-		goto fail;
-	return nl;
+	switch (same_abi(nl)) {
+	case 0:
+		return nl;
+	case 1:
+		if (other)
+			*other = true;
+		break;
+	}
 fail:
 	nl_socket_free(nl->sk);
 	free(nl);
@@ -140,13 +148,15 @@ fail:
 
 struct xp_nl *xp_nl_open(void)
 {
-	return open_nl(NULL);
+	return open_nl(NULL, NULL);
 }
 
-struct xp_nl *xp_nl_try_open(bool *missing)
+struct xp_nl *xp_nl_try_open(bool *missing, bool *other)
 {
 	*missing = false;
-	return open_nl(missing);
+	if (other)
+		*other = false;
+	return open_nl(missing, other);
 }
 
 void xp_nl_close(struct xp_nl *nl)

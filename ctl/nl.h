@@ -26,8 +26,12 @@ typedef int (*xp_nl_cb)(struct nlattr **tb, void *arg);
  * wrong and how to fix it, and returns NULL.
  */
 struct xp_nl *xp_nl_open(void);
-/* Same, but a missing module is not an error: returns NULL with *missing set. */
-struct xp_nl *xp_nl_try_open(bool *missing);
+/*
+ * Same, but a missing module is not an error: returns NULL with *missing
+ * set. Nor, with @other, one built from another interface: NULL with
+ * *other set, its line said (a daemon goes on without it; trace does not).
+ */
+struct xp_nl *xp_nl_try_open(bool *missing, bool *other);
 void xp_nl_close(struct xp_nl *nl);
 
 /* A request for CMD; add attributes with nla_put_*() and pass it to xp_nl_call. */

@@ -130,7 +130,6 @@ int cmd_status(int argc, char **argv)
 		return EXIT_RUNTIME;
 	}
 	s.abi = nl->abi;
-	s.abi = nl->abi;
 	xp_nl_close(nl);
 
 	if (json) {

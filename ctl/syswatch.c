@@ -62,9 +62,18 @@ static int hooks_setup(struct syswatch *w, struct xp_nl *nl, pid_t pid, bool own
 	return err;
 }
 
+/*
+ * Why fallback mode, without the module's hooks. A module built from
+ * another interface than ours (an upgrade not yet followed by a reload)
+ * is said in one line on stderr too, and the daemon runs on without it
+ * (the metrics service would otherwise restart in a loop until the reload).
+ */
+#define NOTE_MISSING "xprobes module not loaded (insmod xprobes.ko for per-process hooks)"
+#define NOTE_OTHER "xprobes module built from other sources (reload it for per-process hooks)"
+
 int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 {
-	bool missing;
+	bool missing, other;
 
 	memset(w, 0, sizeof(*w));
 	w->pid = pid;
@@ -72,12 +81,11 @@ int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
 		snprintf(w->note, sizeof(w->note), "--no-views");
 		return 0;
 	}
-	w->nl = xp_nl_try_open(&missing);
+	w->nl = xp_nl_try_open(&missing, &other);
 	if (!w->nl) {
-		if (!missing)
+		if (!missing && !other)
 			return -1;
-		snprintf(w->note, sizeof(w->note),
-			 "xprobes module not loaded (insmod xprobes.ko for per-process hooks)");
+		snprintf(w->note, sizeof(w->note), "%s", other ? NOTE_OTHER : NOTE_MISSING);
 		return 0;
 	}
 	if (hooks_setup(w, w->nl, pid, true)) {
@@ -135,7 +143,7 @@ int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *
 int syswatch_open_cgroup(struct syswatch *w, struct cgtarget *cg, const char *cg_arg,
 			 bool no_views)
 {
-	bool missing;
+	bool missing, other;
 
 	memset(w, 0, sizeof(*w));
 	if (cgroup_parse(cg_arg, cg))
@@ -148,12 +156,11 @@ int syswatch_open_cgroup(struct syswatch *w, struct cgtarget *cg, const char *cg
 		snprintf(w->note, sizeof(w->note), "--no-views");
 		return EXIT_OK;
 	}
-	w->nl = xp_nl_try_open(&missing);
+	w->nl = xp_nl_try_open(&missing, &other);
 	if (!w->nl) {
-		if (!missing)
+		if (!missing && !other)
 			return EXIT_RUNTIME;
-		snprintf(w->note, sizeof(w->note),
-			 "xprobes module not loaded (insmod xprobes.ko for per-process hooks)");
+		snprintf(w->note, sizeof(w->note), "%s", other ? NOTE_OTHER : NOTE_MISSING);
 		return EXIT_OK;
 	}
 	w->views = true;

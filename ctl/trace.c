@@ -1895,7 +1895,7 @@ static int trace_open(struct trace_run *r)
 	if (r->no_views) {
 		snprintf(s->mode_note, sizeof(s->mode_note), "--no-views");
 	} else {
-		r->nl = xp_nl_try_open(&missing);
+		r->nl = xp_nl_try_open(&missing, NULL);
 		if (!r->nl && !missing)
 			return -1;
 		if (!r->nl)

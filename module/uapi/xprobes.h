@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 WITH Linux-syscall-note */
 /*
  * xprobes generic netlink API. Shared by the module and xprobectl, which
- * talk only when both were built from the same version of this file
- * (XPROBES_A_ABI). docs/netlink.md describes every command and attribute.
+ * talk only when both were built from the same version of this file and of
+ * the module's trace.h (XPROBES_A_ABI). docs/netlink.md describes every command and attribute.
  */
 #ifndef _UAPI_XPROBES_H
 #define _UAPI_XPROBES_H
@@ -141,12 +141,14 @@ enum xprobes_attr {
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)
 
 /*
- * u32 in every STATUS reply: which version of this file the module was built
- * from (XPROBES_ABI, the first 32 bits of its SHA-256, which module/Kbuild
- * and the Makefile compute). Its number lies outside the enum and never
- * changes, nor does XPROBES_CMD_STATUS's, so that any xprobectl finds it in
- * any module's reply (one built before it has none) and refuses to talk to
- * a module whose commands and structs may mean something else.
+ * u32 in every STATUS reply: which version of this file and of the module's
+ * tracepoint arguments (trace.h, which xprobectl's BPF programs read) the
+ * module was built from (XPROBES_ABI, the first 32 bits of the SHA-256 of
+ * the two, which module/Kbuild and the Makefile compute). Its number lies
+ * outside the enum and never changes, nor does XPROBES_CMD_STATUS's, so that
+ * any xprobectl finds it in any module's reply (one built before it has
+ * none) and refuses to talk to a module whose commands, structs and
+ * tracepoints may mean something else.
  */
 #define XPROBES_A_ABI		0x3ff0
 

@@ -99,7 +99,7 @@ unsigned int xp_nr_uhooks;	/* under xp_views_lock */
  * hook added after four billion others is never given a live one's id.
  * Written under xp_views_lock (and the array's own lock).
  */
-static DEFINE_XARRAY_ALLOC(uhook_ids);
+static DEFINE_XARRAY_ALLOC1(uhook_ids);
 static u32 next_id;	/* where the next search for a free id starts */
 
 /* How long a thread may stay inside the covered bytes before the add gives up. */
@@ -1396,10 +1396,10 @@ static int uhook_claim(struct xp_uhook *h, struct netlink_ext_ack *extack)
 {
 	int err = uhook_id_take(h);
 
-	if (err) {
+	if (err == -EBUSY)
 		NL_SET_ERR_MSG(extack, "no user hook id left (every one of 2^32 is taken)");
+	if (err)
 		return err;
-	}
 	h->state = XP_UH_ADDING;
 	list_add_tail(&h->node, &xp_uhooks);
 	xp_nr_uhooks++;
@@ -1494,6 +1494,7 @@ struct xp_uhook *xp_uhook_next(unsigned long *id)
 	struct xp_uhook *h;
 	unsigned long i;
 
+	BUILD_BUG_ON(sizeof(*id) <= sizeof(u32));	/* room for the end */
 	lockdep_assert_held(&xp_views_lock);
 	xa_for_each_start(&uhook_ids, i, h, *id)
 		if (h->state == XP_UH_LIVE) {
@@ -1712,6 +1713,8 @@ void xp_uhooks_exit(void)
 	xp_urec_exit();
 	mutex_lock(&xp_views_lock);
 	xp_uareas_release_unused();	/* one an add mapped, then did not use */
+	WARN_ON(!xa_empty(&uhook_ids));	/* the reaper released every hook */
+	xa_destroy(&uhook_ids);
 	mutex_unlock(&xp_views_lock);
 }
 

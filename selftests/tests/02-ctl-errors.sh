@@ -34,3 +34,12 @@ for cmd in "status" "view list" "trace -d 1 -f xw_delay -- workload sleep -n 1 -
 		"module \(.*interface $mine\) was built from other sources than this xprobectl \(.*interface 00badab1\)" "$OUT"
 	assert_match "another interface: $cmd: says what to do" "install both from one release" "$OUT"
 done
+# metrics and latency (a service after an upgrade, before the reload) say
+# the same and run on in fallback mode, saying why.
+for cmd in metrics latency; do
+	expect_rc "another interface: $cmd runs on" 0 xprobectl-otherabi $cmd -d 1 $$
+	assert_match "another interface: $cmd: says so" \
+		"module \(.*interface $mine\) was built from other sources" "$OUT"
+	assert_match "another interface: $cmd: fallback mode, saying why" \
+		"fallback mode: xprobes module built from other sources \(reload it" "$OUT"
+done
