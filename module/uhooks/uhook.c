@@ -65,7 +65,7 @@
  *    (->orphan tells them). VIEW_DEL and the owner's close wait for the
  *    reaper after letting the lock go (xp_uhooks_settle()), rmmod too.
  *
- * Locking: xp_uhooks and every listed hook's fields are under xp_views_lock,
+ * Locking: uhook_ids and every listed hook's fields are under xp_views_lock,
  * except what the uprobe handler reads (mm, addr, slot: fixed while the
  * uprobe is registered), ->trapped (atomic), and what the add, the del or
  * the reaper that owns a hook (->state not XP_UH_LIVE) writes while it
@@ -91,13 +91,13 @@
 #include "xprobes.h"
 #include "uhook.h"
 
-static LIST_HEAD(xp_uhooks);	/* under xp_views_lock, in the order they were claimed */
 unsigned int xp_nr_uhooks;	/* under xp_views_lock */
 /*
- * Every listed hook by its id, for UHOOK_DEL and the dump: ids go round
- * from 1 to U32_MAX (xa_alloc_cyclic()) and skip those still taken, so a
- * hook added after four billion others is never given a live one's id.
- * Written under xp_views_lock (and the array's own lock).
+ * Every listed (claimed) hook by its id, for UHOOK_DEL, the dump and every
+ * walk of the hooks: ids go round from 1 to U32_MAX (xa_alloc_cyclic())
+ * and skip those still taken, so a hook added after four billion others
+ * is never given a live one's id. Written under xp_views_lock (and the
+ * array's own lock).
  */
 static DEFINE_XARRAY_ALLOC1(uhook_ids);
 static u32 next_id;	/* where the next search for a free id starts */
@@ -1268,7 +1268,6 @@ static void uhook_release(struct xp_uhook *h)
 {
 	xp_ucover_unpublish(h);	/* the file's bytes are back */
 	xp_uarea_retire(h->area, h->addr, h->slot, h->tramp, h->tramp_len);
-	list_del(&h->node);
 	xa_erase(&uhook_ids, h->id);
 	xp_nr_uhooks--;
 	if (h->events)
@@ -1401,7 +1400,6 @@ static int uhook_claim(struct xp_uhook *h, struct netlink_ext_ack *extack)
 	if (err)
 		return err;
 	h->state = XP_UH_ADDING;
-	list_add_tail(&h->node, &xp_uhooks);
 	xp_nr_uhooks++;
 	xp_ucover_publish(h);
 	return 0;
@@ -1525,6 +1523,7 @@ void xp_uhooks_view_gone(struct xp_view *v)
 {
 	u64 before = handed;
 	struct xp_uhook *h;
+	unsigned long i;
 
 	lockdep_assert_held(&xp_views_lock);
 	/*
@@ -1532,10 +1531,10 @@ void xp_uhooks_view_gone(struct xp_view *v)
 	 * and every thread gives back those on its stack (uunwind.c).
 	 */
 	xp_unwinds_detach(v);
-	list_for_each_entry(h, &xp_uhooks, node)
+	xa_for_each(&uhook_ids, i, h)
 		if (h->view == v)
 			xp_uareas_detach(h->mm);
-	list_for_each_entry(h, &xp_uhooks, node) {
+	xa_for_each(&uhook_ids, i, h) {
 		if (h->view != v)
 			continue;
 		h->view = NULL;
@@ -1568,9 +1567,10 @@ void xp_uhooks_view_gone(struct xp_view *v)
 void xp_uhooks_seal_views(struct mm_struct *mm, bool dispatch)
 {
 	struct xp_uhook *h;
+	unsigned long i;
 
 	lockdep_assert_held(&xp_views_lock);
-	list_for_each_entry(h, &xp_uhooks, node) {
+	xa_for_each(&uhook_ids, i, h) {
 		if (h->mm != mm || !h->view)
 			continue;
 		h->view->dispatch |= dispatch;
@@ -1594,12 +1594,13 @@ void xp_uhooks_seal_views(struct mm_struct *mm, bool dispatch)
 int xp_uhooks_seal(struct mm_struct *mm, u32 *pid)
 {
 	struct xp_uhook *h, *n;
+	unsigned long i;
 	LIST_HEAD(mine);
 	LIST_HEAD(done);
 	int err = 0;
 
 	mutex_lock(&xp_views_lock);
-	list_for_each_entry(h, &xp_uhooks, node) {
+	xa_for_each(&uhook_ids, i, h) {
 		if (h->mm != mm || h->state != XP_UH_LIVE)
 			continue;
 		h->state = XP_UH_DELETING;

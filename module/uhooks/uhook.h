@@ -83,7 +83,6 @@ struct xp_uhits {
 };
 
 struct xp_uhook {
-	struct list_head node;		/* in xp_uhooks, under xp_views_lock */
 	struct hlist_node enode;	/* in the event hash by slot (uevent.c, RCU) */
 	struct hlist_node cnode;	/* in the live covers by mm and address (ucover.c, RCU) */
 	struct hlist_node fnode;	/* ... by file and offset */
