@@ -50,6 +50,10 @@ static void module_version(char *buf, size_t len)
 	}
 }
 
+/* What to do about a module built from another interface than ours. */
+#define ABI_FIX "install both from one release and reload the module (rmmod xprobes; " \
+		"modprobe xprobes)"
+
 /*
  * Was the module built from the same interface as we were (uapi/xprobes.h
  * and the arguments of its tracepoints, trace.h, which our BPF programs
@@ -85,14 +89,12 @@ static int same_abi(struct xp_nl *nl)
 	module_version(ver, sizeof(ver));
 	if (abi < 0)
 		fprintf(stderr, "xprobectl: the loaded xprobes module (%s) predates this xprobectl "
-			"(%s, interface %08x) and may read its requests otherwise: install both "
-			"from one release and reload the module (rmmod xprobes; modprobe xprobes)\n",
+			"(%s, interface %08x) and may read its requests otherwise: " ABI_FIX "\n",
 			ver, XPROBECTL_VERSION, XPROBES_ABI);
 	else
 		fprintf(stderr, "xprobectl: the loaded xprobes module (%s, interface %08llx) was "
-			"built from other sources than this xprobectl (%s, interface %08x): install "
-			"both from one release and reload the module (rmmod xprobes; modprobe "
-			"xprobes)\n", ver, (unsigned long long)abi, XPROBECTL_VERSION, XPROBES_ABI);
+			"built from other sources than this xprobectl (%s, interface %08x): "
+			ABI_FIX "\n", ver, (unsigned long long)abi, XPROBECTL_VERSION, XPROBES_ABI);
 	return 1;
 }
 

@@ -63,31 +63,39 @@ static int hooks_setup(struct syswatch *w, struct xp_nl *nl, pid_t pid, bool own
 }
 
 /*
- * Why fallback mode, without the module's hooks. A module built from
- * another interface than ours (an upgrade not yet followed by a reload)
- * is said in one line on stderr too, and the daemon runs on without it
- * (the metrics service would otherwise restart in a loop until the reload).
+ * The module's socket in w->nl, or why fallback mode in w->note: --no-views,
+ * no module, or one built from another interface than ours (an upgrade not
+ * yet followed by a reload), which is said in one line on stderr too: the
+ * daemon runs on without it (the metrics service would otherwise restart
+ * in a loop until the reload). -1 on any other failure, said.
  */
-#define NOTE_MISSING "xprobes module not loaded (insmod xprobes.ko for per-process hooks)"
-#define NOTE_OTHER "xprobes module built from other sources (reload it for per-process hooks)"
-
-int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
+static int module_open(struct syswatch *w, bool no_views)
 {
 	bool missing, other;
 
-	memset(w, 0, sizeof(*w));
-	w->pid = pid;
 	if (no_views) {
 		snprintf(w->note, sizeof(w->note), "--no-views");
 		return 0;
 	}
 	w->nl = xp_nl_try_open(&missing, &other);
-	if (!w->nl) {
-		if (!missing && !other)
-			return -1;
-		snprintf(w->note, sizeof(w->note), "%s", other ? NOTE_OTHER : NOTE_MISSING);
+	if (w->nl)
 		return 0;
-	}
+	if (!missing && !other)
+		return -1;
+	snprintf(w->note, sizeof(w->note), "%s", other ?
+		 "xprobes module built from other sources (reload it for per-process hooks)" :
+		 "xprobes module not loaded (insmod xprobes.ko for per-process hooks)");
+	return 0;
+}
+
+int syswatch_begin(struct syswatch *w, pid_t pid, bool no_views)
+{
+	memset(w, 0, sizeof(*w));
+	w->pid = pid;
+	if (module_open(w, no_views))
+		return -1;
+	if (!w->nl)
+		return 0;
 	if (hooks_setup(w, w->nl, pid, true)) {
 		if (target_gone(pid, false, NULL)) {
 			fprintf(stderr, "xprobectl: pid %d: no such process\n", (int)pid);
@@ -143,8 +151,6 @@ int syswatch_open(struct syswatch *w, const char *pid_arg, bool no_views, char *
 int syswatch_open_cgroup(struct syswatch *w, struct cgtarget *cg, const char *cg_arg,
 			 bool no_views)
 {
-	bool missing, other;
-
 	memset(w, 0, sizeof(*w));
 	if (cgroup_parse(cg_arg, cg))
 		return EXIT_USAGE;
@@ -152,17 +158,10 @@ int syswatch_open_cgroup(struct syswatch *w, struct cgtarget *cg, const char *cg
 	if (!cg->id)
 		fprintf(stderr, "xprobectl: cgroup %s does not exist (yet): waiting for it\n",
 			cg->name);
-	if (no_views) {
-		snprintf(w->note, sizeof(w->note), "--no-views");
+	if (module_open(w, no_views))
+		return EXIT_RUNTIME;
+	if (!w->nl)
 		return EXIT_OK;
-	}
-	w->nl = xp_nl_try_open(&missing, &other);
-	if (!w->nl) {
-		if (!missing && !other)
-			return EXIT_RUNTIME;
-		snprintf(w->note, sizeof(w->note), "%s", other ? NOTE_OTHER : NOTE_MISSING);
-		return EXIT_OK;
-	}
 	w->views = true;
 	w->hooks_nl = w->nl;
 	return EXIT_OK;

@@ -10,10 +10,11 @@
 #include <string.h>
 
 /*
- * The first mapping of ours named NAME (and with PERM, if given) in maps:
- * where, how long; 0 without.
+ * The first mapping of ours named NAME (and with PERM, if given) in maps
+ * that holds ADDR (any, if ADDR is 0): where, how long; 0 without.
  */
-static inline size_t named_map(const char *name, const char *perm, unsigned char **at)
+static inline size_t named_map_at(const char *name, const char *perm, unsigned long addr,
+				  unsigned char **at)
 {
 	unsigned long lo, hi;
 	char line[512];
@@ -22,7 +23,7 @@ static inline size_t named_map(const char *name, const char *perm, unsigned char
 
 	while (f && fgets(line, sizeof(line), f))
 		if (strstr(line, name) && (!perm || strstr(line, perm)) &&
-		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2 && (!addr || (addr >= lo && addr < hi))) {
 			*at = (unsigned char *)lo;
 			len = hi - lo;
 			break;
@@ -30,6 +31,12 @@ static inline size_t named_map(const char *name, const char *perm, unsigned char
 	if (f)
 		fclose(f);
 	return len;
+}
+
+/* The first mapping of ours named NAME (and with PERM, if given): where, how long; 0 without. */
+static inline size_t named_map(const char *name, const char *perm, unsigned char **at)
+{
+	return named_map_at(name, perm, 0, at);
 }
 
 #endif

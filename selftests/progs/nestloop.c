@@ -46,26 +46,13 @@ static pid_t kid = -1;		/* 0 in a child forked by fork_here() */
 static int kid_pipe[2];
 static unsigned long thunked;
 
-/* Is @addr in one of the module's mappings ("[xprobes-...]")? */
-static int in_module_map(unsigned long addr)
-{
-	FILE *f = fopen("/proc/self/maps", "r");
-	unsigned long lo, hi;
-	char line[512];
-	int in = 0;
-
-	while (f && !in && fgets(line, sizeof(line), f))
-		in = strstr(line, "[xprobes-") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
-		     addr >= lo && addr < hi;
-	if (f)
-		fclose(f);
-	return in;
-}
-
 /* NESTLOOP_FORK: fork with nl_outer(), nl_mid() and nl_leaf() open. */
 static void fork_here(void *leaf_ret)
 {
-	thunked += in_module_map((unsigned long)leaf_ret);
+	unsigned char *at;
+
+	/* in one of the module's mappings ("[xprobes-...]"): a thunk */
+	thunked += named_map_at("[xprobes-", NULL, (unsigned long)leaf_ret, &at) != 0;
 	if (pipe(kid_pipe)) {
 		perror("nestloop: pipe");
 		exit(1);
