@@ -60,11 +60,13 @@ static void module_version(char *buf, size_t len)
  * read)? Its STATUS reply says which (XPROBES_A_ABI): another one's
  * commands, attributes, structs and tracepoint arguments may mean other
  * things than ours, and a struct read at the wrong size is silently wrong
- * figures. A caller the module refuses STATUS to (EPERM) goes on: its own
- * command gets the module's refusal. 0: the same; 1: another (said); -1:
- * no answer (said).
+ * figures. @cb, if not NULL, is given that reply when the interface is
+ * ours (status shows it: one request, not two). A caller the module
+ * refuses STATUS to (EPERM) goes on: its own command gets the module's
+ * refusal, and nl->err says it to @cb's caller. 0: the same; 1: another
+ * (said); -1: no answer (said).
  */
-static int same_abi(struct xp_nl *nl)
+static int same_abi(struct xp_nl *nl, xp_nl_cb cb, void *arg)
 {
 	struct nl_msg *msg = xp_nl_msg(nl, XPROBES_CMD_STATUS, 0);
 	int64_t abi = -1;
@@ -75,7 +77,7 @@ static int same_abi(struct xp_nl *nl)
 		fprintf(stderr, "xprobectl: out of memory\n");
 		return -1;
 	}
-	err = call(nl, msg, NULL, NULL, &abi);
+	err = call(nl, msg, cb, arg, &abi);
 	if (err == -EPERM)
 		return 0;
 	if (err) {
@@ -98,7 +100,7 @@ static int same_abi(struct xp_nl *nl)
 	return 1;
 }
 
-static struct xp_nl *open_nl(bool *missing, bool *other)
+static struct xp_nl *open_nl(bool *missing, bool *other, xp_nl_cb cb, void *arg)
 {
 	struct xp_nl *nl = calloc(1, sizeof(*nl));
 	int one = 1, err;
@@ -134,7 +136,7 @@ static struct xp_nl *open_nl(bool *missing, bool *other)
 				XPROBES_GENL_NAME, nl_geterror(nl->family));
 		goto fail;
 	}
-	switch (same_abi(nl)) {
+	switch (same_abi(nl, cb, arg)) {
 	case 0:
 		return nl;
 	case 1:
@@ -150,7 +152,12 @@ fail:
 
 struct xp_nl *xp_nl_open(void)
 {
-	return open_nl(NULL, NULL);
+	return open_nl(NULL, NULL, NULL, NULL);
+}
+
+struct xp_nl *xp_nl_open_status(xp_nl_cb cb, void *arg)
+{
+	return open_nl(NULL, NULL, cb, arg);
 }
 
 struct xp_nl *xp_nl_try_open(bool *missing, bool *other)
@@ -158,7 +165,7 @@ struct xp_nl *xp_nl_try_open(bool *missing, bool *other)
 	*missing = false;
 	if (other)
 		*other = false;
-	return open_nl(missing, other);
+	return open_nl(missing, other, NULL, NULL);
 }
 
 void xp_nl_close(struct xp_nl *nl)
@@ -201,6 +208,9 @@ static int on_valid(struct nl_msg *msg, void *arg)
 
 		if (a && nla_len(a) == sizeof(uint32_t))
 			*st->abi = nla_get_u32(a);
+		/* another interface's attributes may mean other things */
+		if (*st->abi != XPROBES_ABI)
+			return NL_OK;
 	}
 	if (st->cb && !st->cb_err)
 		st->cb_err = st->cb(tb, st->arg);

@@ -32,6 +32,12 @@ struct xp_nl *xp_nl_open(void);
  * *other set, its line said (a daemon goes on without it; trace does not).
  */
 struct xp_nl *xp_nl_try_open(bool *missing, bool *other);
+/*
+ * Same as xp_nl_open(), and the STATUS reply it checks the interface by is
+ * handed to @cb (one request, not a second for what status shows). If the
+ * module refused the reply (EPERM), nl->err says so and @cb was not called.
+ */
+struct xp_nl *xp_nl_open_status(xp_nl_cb cb, void *arg);
 void xp_nl_close(struct xp_nl *nl);
 
 /* A request for CMD; add attributes with nla_put_*() and pass it to xp_nl_call. */

@@ -90,8 +90,7 @@ int cmd_status(int argc, char **argv)
 	bool json = false;
 	struct xp_nl *nl;
 	char abi[16];
-	struct nl_msg *msg;
-	int c, err;
+	int c;
 
 	while ((c = getopt_long(argc, argv, "jh", opts, NULL)) != -1) {
 		switch (c) {
@@ -119,12 +118,10 @@ int cmd_status(int argc, char **argv)
 	if (optind != argc)
 		return usage_error("status takes no arguments");
 
-	nl = xp_nl_open();
+	nl = xp_nl_open_status(parse_status, &s);
 	if (!nl)
 		return EXIT_RUNTIME;
-	msg = xp_nl_msg(nl, XPROBES_CMD_STATUS, 0);
-	err = msg ? xp_nl_call(nl, msg, parse_status, &s) : -ENOMEM;
-	if (err) {
+	if (nl->err) {
 		xp_nl_perror(nl, "status");
 		xp_nl_close(nl);
 		return EXIT_RUNTIME;

@@ -27,6 +27,12 @@ expect_rc "status after reload" 0 xprobectl status
 expect_rc "status names the interface" 0 xprobectl status
 mine=$(printf '%s\n' "$OUT" | sed -n 's/^module: .*, interface \([0-9a-f]\{8\}\)$/\1/p')
 assert_match "status names the interface" "^[0-9a-f]{8}$" "$mine"
+# status learns the interface from the reply it prints: one STATUS request
+# after the family's lookup, not one to check and one to show.
+strace -f -e trace=sendmsg,sendto -o /tmp/02-status.strace xprobectl status > /dev/null ||
+	fail "status under strace"
+assert_eq "status: the family's lookup and one STATUS request" 2 \
+	"$(grep -c -E '^([0-9]+ +)?send(msg|to)\(' /tmp/02-status.strace)"
 for cmd in "status" "view list" "trace -d 1 -f xw_delay -- workload sleep -n 1 -t 5"; do
 	expect_rc "another interface: $cmd" 1 xprobectl-otherabi $cmd
 	assert_eq "another interface: $cmd: one line" 1 "$(printf '%s\n' "$OUT" | wc -l)"
