@@ -19,7 +19,12 @@
  *    trampoline instead of stepping the instruction, and a user trampoline
  *    returns with a plain ret (the kernel's would need the return thunk).
  *    Small leaf functions are `mov; ret` and tail calls `jmp f`: without
- *    this, each call of them would be a uprobe's trap;
+ *    this, each call of them would be a uprobe's trap. So may a jmp
+ *    through a register or memory (RIP-relative too), the last one: a
+ *    function that is one jump through a pointer (Redis's
+ *    RM_MonotonicMicroseconds(), PLT-like stubs, C++ thunks) runs it from
+ *    its trampoline, the displacement moved (uslot.c); a call through one
+ *    would push the trampoline's address, and stays refused;
  *  - the whole function decodes, and no direct branch in it (jmp, jcc, call)
  *    targets a covered byte other than the first;
  *  - the function has no indirect jump (a jump table could target anything)
@@ -165,7 +170,7 @@ static int cover_insns(const u8 *func, unsigned int size, unsigned int off, unsi
 		 * function's entry reads them, but a hooked fragment entered
 		 * by a jump might).
 		 */
-		if (insn.kind == XP_INSN_REFUSE ||
+		if ((insn.kind == XP_INSN_REFUSE && !(user && insn.jmp_indirect)) ||
 		    (!user && (insn.kind == XP_INSN_RET || pos == off)) ||
 		    (pos == off && insn.kind == XP_INSN_JCC)) {
 			c->why = insn.kind == XP_INSN_REFUSE ?

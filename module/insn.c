@@ -171,6 +171,9 @@ static void classify(struct xp_insn *insn, const u8 *buf, bool seg, bool lock)
 		case 0x8e:
 			return refuse(insn, "cannot displace a segment register load");
 		case 0xff:
+			if (reg == 4)
+				insn->jmp_indirect = !insn->opsize && !lock &&
+						     !(insn->rip_rel && insn->addrsize);
 			if (reg >= 2 && reg <= 5)
 				return refuse(insn, "cannot displace an indirect branch");
 			break;

@@ -46,6 +46,13 @@ struct xp_insn {
 	u8 disp_off, disp_len;	/* displacement position and size */
 	u8 imm_off, imm_len;	/* first immediate position and total size */
 	enum xp_insn_kind kind;
+	/*
+	 * ff /4, a near jmp through a register or memory (refused: its
+	 * target is unknown), with no prefix that changes it (66: a 16-bit
+	 * target; LOCK: #UD; 67 with RIP-relative addressing). User code
+	 * may run it out of line as a cover's last instruction (cover.c).
+	 */
+	bool jmp_indirect;
 	const char *why;	/* for XP_INSN_REFUSE */
 	s64 rel;		/* branch displacement, for CALL/JMP/JCC (and the
 				 * refused loop/jcxz, whose targets count too) */

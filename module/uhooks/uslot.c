@@ -11,6 +11,10 @@
  *    fits, but it is checked);
  *  - jmp and jcc become their rel32 forms aimed at the original target;
  *  - a ret (the last one) is copied: it returns from the trampoline;
+ *  - so is a jmp through a register or memory (the last one), a
+ *    RIP-relative pointer's displacement moved as above: it leaves the
+ *    trampoline for wherever the pointer says, as it would have left the
+ *    function;
  *  - a call becomes what a call does, spelt out: the original return
  *    address (the first byte behind the cover) written below the stack
  *    pointer and the stack pointer lowered, then a jmp. The callee returns
@@ -62,6 +66,16 @@ int xp_uslot_build(const u8 *code, unsigned int cover, unsigned long site, unsig
 		starts[n++] = len;
 		target = ip + insn.len + insn.rel;
 		switch (insn.kind) {
+		case XP_INSN_REFUSE:	/* cover.c: a jmp through a pointer, the last one */
+			if (!insn.jmp_indirect) {
+				*why = "a covered instruction cannot run in a trampoline";
+				return -EINVAL;
+			}
+			if (pos + insn.len != cover) {
+				*why = "an indirect jmp is not the last covered instruction";
+				return -EINVAL;
+			}
+			fallthrough;
 		case XP_INSN_SLOT:
 			if (len + insn.len > max)
 				return -E2BIG;

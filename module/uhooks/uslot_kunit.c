@@ -118,9 +118,69 @@ static void uslot_rebuilds(struct kunit *test)
 	KUNIT_EXPECT_NOT_NULL(test, why);
 }
 
+/*
+ * A function that is one jump through a pointer (Redis's
+ * RM_MonotonicMicroseconds(): `jmp *getMonotonicUs(%rip)`; PLT-like stubs
+ * and C++ thunks): a user hook covers the jmp, the last covered
+ * instruction, and its trampoline runs it with the displacement moved so
+ * that it reads the same pointer. Through a register too. Not with more
+ * covered bytes behind it, not under the kernel's rule, and no other
+ * indirect branch (a call through memory would push the trampoline's
+ * address), nor one with a prefix that changes it (66: a 16-bit target).
+ */
+static void uslot_jmp_indirect(struct kunit *test)
+{
+	/* jmp *0x15c35a(%rip); cs nopw 0x0(%rax,%rax,1) */
+	static const u8 ptr[] = { 0xff, 0x25, 0x5a, 0xc3, 0x15, 0x00, 0x66, 0x2e, 0x0f, 0x1f,
+				  0x84, 0x00, 0x00, 0x00, 0x00, 0x00 };
+	/* mov %rdi,%rax; mov %rsi,%rdi; notrack jmp *%rax */
+	static const u8 reg[] = { 0x48, 0x89, 0xf8, 0x48, 0x89, 0xf7, 0x3e, 0xff, 0xe0 };
+	/* jmp *%rax; push %rbx; mov %rdi,%rbx: more covered behind the jmp */
+	static const u8 more[] = { 0xff, 0xe0, 0x53, 0x48, 0x89, 0xfb, 0xc3 };
+	/* call *0x10(%rip); ret */
+	static const u8 call[] = { 0xff, 0x15, 0x10, 0x00, 0x00, 0x00, 0xc3 };
+	/* 66 jmp *0x10(%rip) */
+	static const u8 jmp16[] = { 0x66, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00 };
+	const unsigned long site = 0x555555554700UL, slot = 0x555540000000UL;
+	u8 out[XP_USLOT_MAX], starts[XP_COVER_INSNS];
+	struct xp_cover_tables t;
+	struct xp_cover c;
+	const char *why;
+	int len;
+
+	KUNIT_ASSERT_EQ(test, xp_cover_decide_user(ptr, site, sizeof(ptr), 0, &c, &t), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 6U);
+	KUNIT_EXPECT_EQ(test, c.ninsn, 1U);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide(ptr, site, sizeof(ptr), 0, NULL, &c), -EINVAL);
+	len = xp_uslot_build(ptr, 6, site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, 6 + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, out[0], 0xff);
+	KUNIT_EXPECT_EQ(test, out[1], 0x25);
+	/* the same pointer: site + 6 + 0x15c35a */
+	KUNIT_EXPECT_EQ(test, slot + 6 + (s32)get_unaligned_le32(out + 2), site + 6 + 0x15c35a);
+	/* out of the trampoline's reach: refused, not a wrong pointer */
+	len = xp_uslot_build(ptr, 6, site, site + (4UL << 30), out, sizeof(out), starts, &why);
+	KUNIT_EXPECT_LT(test, len, 0);
+
+	KUNIT_ASSERT_EQ(test, xp_cover_decide_user(reg, site, sizeof(reg), 3, &c, &t), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 6U);
+	len = xp_uslot_build(reg + 3, 6, site + 3, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, 6 + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, memcmp(out, reg + 3, 6), 0);
+
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(more, site, sizeof(more), 0, &c, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(call, site, sizeof(call), 0, &c, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(jmp16, site, sizeof(jmp16), 0, &c, &t), -EINVAL);
+	len = xp_uslot_build(more, 5, site, slot, out, sizeof(out), starts, &why);
+	KUNIT_EXPECT_LT(test, len, 0);
+	len = xp_uslot_build(call, 6, site, slot, out, sizeof(out), starts, &why);
+	KUNIT_EXPECT_LT(test, len, 0);
+}
+
 static struct kunit_case uslot_cases[] = {
 	KUNIT_CASE(cover_user_small),
 	KUNIT_CASE(uslot_rebuilds),
+	KUNIT_CASE(uslot_jmp_indirect),
 	{}
 };
 

@@ -184,15 +184,22 @@ TX=$(scaled 5000 100)
 xprobectl trace --json -f 'tx_*' -f 'libtailx:tx_*' -- tailx $TX > /tmp/tx.json 2> /tmp/tx.err ||
 	fail "trace -- tailx: $(tail -n 3 /tmp/tx.err)"
 note "tailx: $(grep -m 1 tracing /tmp/tx.err); summed $(jsonq /tmp/tx.json counters.calls_summed), records $(jsonq /tmp/tx.json counters.records)"
-for f in tx_outer tx_hop tx_leaf tx_mid tx_libleaf; do
+for f in tx_outer tx_hop tx_leaf tx_mid tx_libleaf tx_ind tx_indleaf; do
 	assert_eq "$f calls (tail calls across areas)" $TX "$(fn /tmp/tx.json $f calls)"
 	check_balance /tmp/tx.json $f
 done
 assert_eq "unmatched returns (tail calls across areas)" 0 "$(jsonq /tmp/tx.json counters.unmatched)"
+# tx_ind() is one jmp through a pointer (RIP-relative): a user hook's
+# trampoline runs it (until 2026-12-04 refused: a uprobe's two traps a call)
+assert_eq "tx_ind (jmp *ptr(%rip)) on a user hook" uhook "$(fn /tmp/tx.json tx_ind probe)"
 # a tail-called function runs in its caller's frame: its time is its caller's
-assert_within "tx_outer self + tx_hop + tx_mid = tx_outer wall" 1 \
+assert_within "tx_outer self + tx_hop + tx_mid + tx_ind = tx_outer wall" 1 \
 	$(($(fn /tmp/tx.json tx_outer self.wall_ns) + $(fn /tmp/tx.json tx_hop wall_ns) + \
-	   $(fn /tmp/tx.json tx_mid wall_ns))) $(fn /tmp/tx.json tx_outer wall_ns)
+	   $(fn /tmp/tx.json tx_mid wall_ns) + $(fn /tmp/tx.json tx_ind wall_ns))) \
+	$(fn /tmp/tx.json tx_outer wall_ns)
+assert_within "tx_ind self + tx_indleaf = tx_ind wall" 1 \
+	$(($(fn /tmp/tx.json tx_ind self.wall_ns) + $(fn /tmp/tx.json tx_indleaf wall_ns))) \
+	$(fn /tmp/tx.json tx_ind wall_ns)
 assert_within "tx_hop self + tx_leaf = tx_hop wall" 1 \
 	$(($(fn /tmp/tx.json tx_hop self.wall_ns) + $(fn /tmp/tx.json tx_leaf wall_ns))) \
 	$(fn /tmp/tx.json tx_hop wall_ns)
