@@ -639,6 +639,21 @@ static bool umulti_works(int prog_fd)
 	return umulti_link(prog_fd, "/", &off, NULL, 1u << 30, false, 0) < 0 && errno == E2BIG;
 }
 
+/* The uprobe programs, by uprog(): loaded when first asked for in views mode. */
+enum uprog { UPROG_ENTRY, UPROG_RETURN, UPROG_UNWIND };
+static struct bpf_program *uprog(struct tsession *s, enum uprog which);
+
+/* Does a function take uprobes (no user hook, not left out)? */
+static bool uprobes_wanted(const struct tsession *s)
+{
+	int i;
+
+	for (i = 0; i < s->nfuncs; i++)
+		if (!s->funcs[i].uhook && !s->funcs[i].unprobed)
+			return true;
+	return false;
+}
+
 static int linkset_add_fd(struct linkset *ls, int fd)
 {
 	int *n;
@@ -728,11 +743,14 @@ static void probe_refused(struct tsession *s, struct tfunc *f, int err, int *sho
  */
 static int multi_range(struct mfile *m, int lo, int hi, bool ret)
 {
-	struct bpf_program *prog = ret ? m->s->skel->progs.fn_return : m->s->skel->progs.fn_entry;
+	struct bpf_program *prog;
 	int fd, err, mid;
 
 	if (lo >= hi || stop_req)	/* Ctrl-C: the report of what is in */
 		return 0;
+	prog = uprog(m->s, ret ? UPROG_RETURN : UPROG_ENTRY);
+	if (!prog)
+		return -ENOEXEC;
 	fd = umulti_link(bpf_program__fd(prog), m->path, m->offs + lo, m->cookies + lo, hi - lo,
 			 ret, m->pid);
 	if (fd >= 0)
@@ -832,6 +850,9 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 	struct bpf_link **links;
 	bool progress = s->nfuncs >= 100 && !quiet;
 
+	/* the programs first: their load says whether uprobe_multi links work */
+	if (uprobes_wanted(s) && !uprog(s, UPROG_ENTRY))
+		return -ENOEXEC;
 	if (s->multi)
 		return attach_multi(s, pid, ls, quiet);
 	/* libbpf holds a perf event and a BPF link fd per probe: 4 per function */
@@ -855,16 +876,18 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 			continue;
 		if (stop_req)	/* Ctrl-C while attaching: the report of what is in */
 			break;
+		if (!uprog(s, UPROG_ENTRY))
+			return -ENOEXEC;
 		/* the return first, as in attach_multi() */
 		if (!f->no_return) {
 			o.retprobe = true;
-			out = bpf_program__attach_uprobe_opts(s->skel->progs.fn_return, pid,
+			out = bpf_program__attach_uprobe_opts(uprog(s, UPROG_RETURN), pid,
 							      f->path, f->offset, &o);
 			err = libbpf_get_error(out);
 			o.retprobe = false;
 		}
 		if (!err) {
-			in = bpf_program__attach_uprobe_opts(s->skel->progs.fn_entry, pid, f->path,
+			in = bpf_program__attach_uprobe_opts(uprog(s, UPROG_ENTRY), pid, f->path,
 							     f->offset, &o);
 			err = libbpf_get_error(in);
 			if (err)
@@ -1044,13 +1067,14 @@ static int unwinder_off(const char *const *names, size_t n, uint64_t off, uint64
  */
 static int unwinders_multi(struct tsession *s, pid_t pid, const char *path, struct linkset *ls)
 {
-	int prog = bpf_program__fd(s->skel->progs.unwind_start), fd, n = 0;
 	struct unw_offs u = { .n = 0 };
+	int prog, fd, n = 0;
 	const char *why;
 	uint32_t i;
 
 	if (elf_funcs_aliases(path, unwinder_off, &u, &why) < 0 || !u.n)
 		return 0;
+	prog = bpf_program__fd(uprog(s, UPROG_UNWIND));	/* loaded: attach_unwinders() */
 	fd = umulti_link(prog, path, u.off, NULL, u.n, false, pid);
 	if (fd >= 0)
 		return linkset_add_fd(ls, fd) ? 0 : (int)u.n;
@@ -1097,6 +1121,9 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 		s->unwind_said = true;
 		return;
 	}
+	/* the program first: its load says whether uprobe_multi links work */
+	if (u.n && !uprog(s, UPROG_UNWIND))
+		return;
 	for (j = 0; j < u.n; j++) {
 		if (s->multi) {
 			attached += unwinders_multi(s, pid, u.path[j], ls);
@@ -1106,7 +1133,7 @@ static void attach_unwinders(struct tsession *s, pid_t pid, struct linkset *ls)
 			LIBBPF_OPTS(bpf_uprobe_opts, o, .func_name = unwinders[i]);
 			struct bpf_link *l;
 
-			l = bpf_program__attach_uprobe_opts(s->skel->progs.unwind_start, pid,
+			l = bpf_program__attach_uprobe_opts(uprog(s, UPROG_UNWIND), pid,
 							    u.path[j], 0, &o);
 			if (libbpf_get_error(l))
 				continue;
@@ -1550,6 +1577,106 @@ static void verifier_stats_print(struct bpf_object *obj)
 	}
 }
 
+static struct bpf_program *uprog_of(struct trace_bpf *k, enum uprog which)
+{
+	return which == UPROG_ENTRY ? k->progs.fn_entry :
+	       which == UPROG_RETURN ? k->progs.fn_return : k->progs.unwind_start;
+}
+
+/* Which programs of K are the uprobe ones, loaded for uprobe_multi links. */
+static void uprogs_multi(struct trace_bpf *k)
+{
+	bpf_program__set_expected_attach_type(k->progs.fn_entry, XP_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(k->progs.fn_return, XP_BPF_TRACE_UPROBE_MULTI);
+	bpf_program__set_expected_attach_type(k->progs.unwind_start, XP_BPF_TRACE_UPROBE_MULTI);
+}
+
+/*
+ * Views mode: the uprobe programs in a second instance of the object,
+ * every map (the .rodata, .bss and .data ones too) the session's own, so
+ * they count into the same figures as if loaded with the rest.
+ */
+static int load_uprogs(struct tsession *s)
+{
+	struct bpf_program *p;
+	struct trace_bpf *u;
+	struct bpf_map *m;
+	int err;
+
+again:
+	u = trace_bpf__open();
+	if (!u) {
+		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
+		return -errno;
+	}
+	bpf_object__for_each_program(p, u->obj)
+		bpf_program__set_autoload(p, false);
+	bpf_program__set_autoload(u->progs.fn_entry, true);
+	bpf_program__set_autoload(u->progs.fn_return, true);
+	bpf_program__set_autoload(u->progs.unwind_start, s->unwind_fix);
+	if (s->multi)
+		uprogs_multi(u);
+	bpf_object__for_each_map(m, u->obj) {
+		struct bpf_map *ours = bpf_object__find_map_by_name(s->skel->obj,
+								     bpf_map__name(m));
+
+		err = ours ? bpf_map__reuse_fd(m, bpf_map__fd(ours)) : -ENOENT;
+		if (err) {
+			fprintf(stderr, "xprobectl: cannot share the map %s with the uprobe "
+				"programs: %s\n", bpf_map__name(m), strerror(-err));
+			trace_bpf__destroy(u);
+			return err;
+		}
+	}
+	verifier_stats_on(u->obj);
+	if (trace_bpf__load(u)) {
+		err = -errno;
+		trace_bpf__destroy(u);
+		if (s->multi) {		/* as in load_bpf() */
+			s->multi = false;
+			goto again;
+		}
+		fprintf(stderr, "xprobectl: cannot load the uprobe programs (%s): -v shows the "
+			"verifier's log\n", strerror(-err));
+		return err;
+	}
+	verifier_stats_print(u->obj);
+	if (s->multi && !umulti_works(bpf_program__fd(u->progs.fn_entry))) {
+		if (s->verbose)
+			fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such links; one "
+				"probe per function instead\n");
+		s->multi = false;	/* the programs as loaded take single probes */
+	}
+	s->uskel = u;
+	return 0;
+}
+
+/* The uprobe program WHICH, loaded now if it was not; NULL if it cannot be (said). */
+static struct bpf_program *uprog(struct tsession *s, enum uprog which)
+{
+	if (s->uprogs_in_skel)
+		return uprog_of(s->skel, which);
+	if (!s->uskel && (s->uskel_failed || (s->uskel_failed = load_uprogs(s) != 0)))
+		return NULL;
+	return uprog_of(s->uskel, which);
+}
+
+/*
+ * Are the uprobe programs loaded with the rest? In fallback mode, and when
+ * a function has no user hook. And for a command we started: a program
+ * that seals itself (a seccomp filter, syscall user dispatch: sshd's and
+ * browsers' sandboxes) does so early, and its functions go on uprobes
+ * then (uhooks_to_uprobes()), the calls until they are in not seen; a
+ * load of the programs at that point would make that wait 0.4 - 1.8 s in
+ * the emulator instead of 50 - 100 ms (selftest 49). A running process
+ * has sealed already (its hooks are refused: uprobes from the start) or
+ * seldom will: there they wait until tracing is under way (trace_loop()).
+ */
+static bool uprobes_now(const struct tsession *s)
+{
+	return !s->views || s->uprobes_only || s->spawned || uprobes_wanted(s);
+}
+
 static int load_bpf(struct tsession *s)
 {
 	struct bpf_link *l;
@@ -1570,7 +1697,10 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->views_mode = s->views;
 	s->unwind_fix = probe_write_user_ok();
 	s->skel->rodata->unwind_fix = s->unwind_fix;
-	bpf_program__set_autoload(s->skel->progs.unwind_start, s->unwind_fix);
+	s->uprogs_in_skel = uprobes_now(s);
+	bpf_program__set_autoload(s->skel->progs.fn_entry, s->uprogs_in_skel);
+	bpf_program__set_autoload(s->skel->progs.fn_return, s->uprogs_in_skel);
+	bpf_program__set_autoload(s->skel->progs.unwind_start, s->uprogs_in_skel && s->unwind_fix);
 	s->skel->rodata->klock_n = klocks_load((uint64_t *)s->skel->rodata->klock_lo,
 					       (uint64_t *)s->skel->rodata->klock_hi, TRACE_KLOCKS,
 					       s->views ? (uint64_t *)&s->skel->rodata->init_mm_addr :
@@ -1597,12 +1727,8 @@ static int load_bpf(struct tsession *s)
 	bpf_program__set_autoload(s->skel->progs.fn_return_uh, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.uh_lost, s->nuhooks > 0 && !s->records);
 	bpf_program__set_autoload(s->skel->progs.fn_records, s->nuhooks > 0 && s->records);
-	if (s->multi) {
-		bpf_program__set_expected_attach_type(s->skel->progs.fn_entry, XP_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.fn_return, XP_BPF_TRACE_UPROBE_MULTI);
-		bpf_program__set_expected_attach_type(s->skel->progs.unwind_start,
-						      XP_BPF_TRACE_UPROBE_MULTI);
-	}
+	if (s->multi)
+		uprogs_multi(s->skel);
 	verifier_stats_on(s->skel->obj);
 	if (trace_bpf__load(s->skel)) {
 		if (s->multi) {		/* a kernel without uprobe_multi may refuse the type */
@@ -1907,6 +2033,7 @@ static int trace_open(struct trace_run *r)
 		if (s->pid < 0)
 			return -1;
 		r->child = true;
+		s->spawned = true;
 		if (run_to_entry(s->pid, r->cmd[0]))
 			return -1;
 		s->held_pc = stopped_pc(s->pid);
@@ -1986,7 +2113,8 @@ static int trace_attach(struct trace_run *r)
 		if (load_bpf(s))
 			return -1;
 		r->t_set[4] = mono_ns();
-		if (s->multi && !umulti_works(bpf_program__fd(s->skel->progs.fn_entry))) {
+		if (s->multi && s->uprogs_in_skel &&
+		    !umulti_works(bpf_program__fd(s->skel->progs.fn_entry))) {
 			if (verbose)
 				fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such "
 					"links; one probe per function instead\n");
@@ -1995,6 +2123,9 @@ static int trace_attach(struct trace_run *r)
 		c = attach_uprobes(s, s->pid, &s->ls, false);
 		if (c == -EAGAIN) {	/* a file's multi link refused whole: one probe per function */
 			linkset_free(&s->ls);
+			trace_bpf__destroy(s->uskel);
+			s->uskel = NULL;
+			s->uskel_failed = false;
 			trace_bpf__destroy(s->skel);
 			s->skel = NULL;
 			s->multi = false;
@@ -2127,6 +2258,14 @@ static void trace_loop(struct trace_run *r)
 		gone = xp_events_uhooks_gone(r->ev, &gone_flags);
 		if (gone)
 			uhooks_to_uprobes(s, gone, gone_flags);
+		/*
+		 * Tracing is under way: now the uprobe programs that views mode
+		 * left out of the start (uprobes_now()), so that a seal's
+		 * fall-back (above) or a child's probes later do not wait for
+		 * their load.
+		 */
+		if (s->views && !s->uprogs_in_skel && !s->uskel && !s->uskel_failed)
+			uprog(s, UPROG_ENTRY);
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;
@@ -2202,6 +2341,8 @@ static int trace_end(struct trace_run *r, int ret)
 	}
 	syswatch_end(&r->sw);	/* a zeroed one when --latency is off */
 	latency_stop(r->lat);
+	if (s->uskel)
+		trace_bpf__destroy(s->uskel);
 	if (s->skel)
 		trace_bpf__destroy(s->skel);
 	xp_events_close(r->ev);

@@ -89,12 +89,24 @@ struct tsession {
 	int nfailed;		/* functions that could not be probed */
 	int nuhooks;		/* functions through user hooks (tuhook.c) */
 	uint64_t held_pc;	/* -- COMMAND: where it waits, stopped, until we start */
+	bool spawned;		/* -- COMMAND: we started the process */
 	int nunwinders;		/* unwinder hooks placed (tuhook.c) */
 	bool uprobes_only;	/* --uprobes */
 	bool records;		/* user hooks write records (else they fire events) */
 	bool sums;		/* ... and the process sums its calls (XPROBES_F_SUMS) */
 	int ncpus;
 	struct trace_bpf *skel;
+	/*
+	 * The uprobe programs (fn_entry, fn_return, unwind_start): in skel
+	 * when a function needed them at the start, for a command we started
+	 * (it may seal itself at once: see uprobes_now() in trace.c), and in
+	 * fallback mode; else in uskel, a second object sharing skel's maps,
+	 * loaded once tracing is under way or at their first use (uprog()):
+	 * their verification is a quarter of the BPF load.
+	 */
+	bool uprogs_in_skel;
+	struct trace_bpf *uskel;
+	bool uskel_failed;	/* its load failed, said once */
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
 	struct linkset ls;	/* the target's uprobes */
 	bool unwind_fix;	/* unwinders give uretprobe slots back (trace.bpf.c) */
