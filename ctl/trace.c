@@ -852,7 +852,7 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 
 	/* the programs first: their load says whether uprobe_multi links work */
 	if (uprobes_wanted(s) && !uprog(s, UPROG_ENTRY))
-		return -ENOEXEC;
+		return -1;	/* said */
 	if (s->multi)
 		return attach_multi(s, pid, ls, quiet);
 	/* libbpf holds a perf event and a BPF link fd per probe: 4 per function */
@@ -877,7 +877,7 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 		if (stop_req)	/* Ctrl-C while attaching: the report of what is in */
 			break;
 		if (!uprog(s, UPROG_ENTRY))
-			return -ENOEXEC;
+			return -1;	/* said */
 		/* the return first, as in attach_multi() */
 		if (!f->no_return) {
 			o.retprobe = true;
@@ -1236,7 +1236,8 @@ static void uhooks_to_uprobes(struct tsession *s, const char *why, uint32_t flag
 	fds = s->ls.nfds;
 	/*
 	 * The programs were loaded for uprobe_multi where the kernel has it
-	 * (and 6.1, which has not, was known at the start): no falling back
+	 * (and 6.1, which has not, was known at the start, or at their load
+	 * if that is now: uprog()): no falling back
 	 * to one perf-event probe per function here, which 6.6+ refuses for
 	 * such programs. (Once this tried the multi link on 6.1 first, then
 	 * detached the unwinder's probes to attach them again, a grace period
@@ -1629,10 +1630,11 @@ again:
 		}
 	}
 	verifier_stats_on(u->obj);
-	if (trace_bpf__load(u)) {
-		err = -errno;
+	err = trace_bpf__load(u) ? -errno : 0;
+	verifier_stats_print(u->obj);
+	if (err) {
 		trace_bpf__destroy(u);
-		if (s->multi) {		/* as in load_bpf() */
+		if (s->multi && err == -EINVAL) {	/* the attach type refused, as in load_bpf() */
 			s->multi = false;
 			goto again;
 		}
@@ -1640,7 +1642,9 @@ again:
 			"verifier's log\n", strerror(-err));
 		return err;
 	}
-	verifier_stats_print(u->obj);
+	if (s->verbose)
+		fprintf(stderr, "xprobectl: the uprobe programs loaded now (no function needed them "
+			"at the start)\n");
 	if (s->multi && !umulti_works(bpf_program__fd(u->progs.fn_entry))) {
 		if (s->verbose)
 			fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such links; one "
@@ -2261,8 +2265,10 @@ static void trace_loop(struct trace_run *r)
 		/*
 		 * Tracing is under way: now the uprobe programs that views mode
 		 * left out of the start (uprobes_now()), so that a seal's
-		 * fall-back (above) or a child's probes later do not wait for
-		 * their load.
+		 * fall-back (above) does not wait for their load. This once
+		 * holds the loop up for that load (0.1 G instructions: reports,
+		 * -d and Ctrl-C that much later) and takes that CPU beside the
+		 * traced process, as a load before the start took it before.
 		 */
 		if (s->views && !s->uprogs_in_skel && !s->uskel && !s->uskel_failed)
 			uprog(s, UPROG_ENTRY);

@@ -123,10 +123,13 @@ static void uslot_rebuilds(struct kunit *test)
  * RM_MonotonicMicroseconds(): `jmp *getMonotonicUs(%rip)`; PLT-like stubs
  * and C++ thunks): a user hook covers the jmp, the last covered
  * instruction, and its trampoline runs it with the displacement moved so
- * that it reads the same pointer. Through a register too. Not with more
- * covered bytes behind it, not under the kernel's rule, and no other
+ * that it reads the same pointer. Through a register, the stack or TLS
+ * too. Not with more covered bytes behind it (a trap then runs it alone),
+ * not under the kernel's rule (which refuses any indirect jump in the
+ * function before it looks at the cover), and no other
  * indirect branch (a call through memory would push the trampoline's
- * address), nor one with a prefix that changes it (66: a 16-bit target).
+ * address), nor one with a prefix that changes it (66: a 16-bit target;
+ * LOCK: #UD; 67: a 32-bit RIP-relative address).
  */
 static void uslot_jmp_indirect(struct kunit *test)
 {
@@ -139,8 +142,15 @@ static void uslot_jmp_indirect(struct kunit *test)
 	static const u8 more[] = { 0xff, 0xe0, 0x53, 0x48, 0x89, 0xfb, 0xc3 };
 	/* call *0x10(%rip); ret */
 	static const u8 call[] = { 0xff, 0x15, 0x10, 0x00, 0x00, 0x00, 0xc3 };
-	/* 66 jmp *0x10(%rip) */
+	/* 66 jmp *0x10(%rip); lock jmp *0x10(%rip); addr32 jmp *0x10(%eip) */
 	static const u8 jmp16[] = { 0x66, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00 };
+	static const u8 locked[] = { 0xf0, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00 };
+	static const u8 eip[] = { 0x67, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00 };
+	/* rex.W jmp *0x10(%rip): the displacement after the REX byte */
+	static const u8 rexw[] = { 0x48, 0xff, 0x25, 0x10, 0x00, 0x00, 0x00 };
+	/* jmp *0x100(%rsp); jmp *%fs:0x28 */
+	static const u8 stack[] = { 0xff, 0xa4, 0x24, 0x00, 0x01, 0x00, 0x00 };
+	static const u8 tls[] = { 0x64, 0xff, 0x24, 0x25, 0x28, 0x00, 0x00, 0x00 };
 	const unsigned long site = 0x555555554700UL, slot = 0x555540000000UL;
 	u8 out[XP_USLOT_MAX], starts[XP_COVER_INSNS];
 	struct xp_cover_tables t;
@@ -164,6 +174,7 @@ static void uslot_jmp_indirect(struct kunit *test)
 
 	KUNIT_ASSERT_EQ(test, xp_cover_decide_user(reg, site, sizeof(reg), 3, &c, &t), 0);
 	KUNIT_EXPECT_EQ(test, c.bytes, 6U);
+	KUNIT_EXPECT_EQ(test, t.reg_jumps, 1U);	/* the caller checks its tables */
 	len = xp_uslot_build(reg + 3, 6, site + 3, slot, out, sizeof(out), starts, &why);
 	KUNIT_ASSERT_EQ_MSG(test, len, 6 + 5, "%s", why ?: "");
 	KUNIT_EXPECT_EQ(test, memcmp(out, reg + 3, 6), 0);
@@ -171,6 +182,21 @@ static void uslot_jmp_indirect(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(more, site, sizeof(more), 0, &c, &t), -EINVAL);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(call, site, sizeof(call), 0, &c, &t), -EINVAL);
 	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(jmp16, site, sizeof(jmp16), 0, &c, &t), -EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(locked, site, sizeof(locked), 0, &c, &t),
+			-EINVAL);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(eip, site, sizeof(eip), 0, &c, &t), -EINVAL);
+	KUNIT_ASSERT_EQ(test, xp_cover_decide_user(rexw, site, sizeof(rexw), 0, &c, &t), 0);
+	len = xp_uslot_build(rexw, sizeof(rexw), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, 7 + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, slot + 7 + (s32)get_unaligned_le32(out + 3), site + 7 + 0x10);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(stack, site, sizeof(stack), 0, &c, &t), 0);
+	len = xp_uslot_build(stack, sizeof(stack), site, slot, out, sizeof(out), starts, &why);
+	KUNIT_ASSERT_EQ_MSG(test, len, 7 + 5, "%s", why ?: "");
+	KUNIT_EXPECT_EQ(test, memcmp(out, stack, sizeof(stack)), 0);
+	KUNIT_EXPECT_EQ(test, xp_cover_decide_user(tls, site, sizeof(tls), 0, &c, &t), 0);
+	/* A trap runs the first instruction alone where no jump could go. */
+	KUNIT_ASSERT_EQ(test, xp_cover_decide_trap(more, sizeof(more), 0, &c), 0);
+	KUNIT_EXPECT_EQ(test, c.bytes, 2U);
 	len = xp_uslot_build(more, 5, site, slot, out, sizeof(out), starts, &why);
 	KUNIT_EXPECT_LT(test, len, 0);
 	len = xp_uslot_build(call, 6, site, slot, out, sizeof(out), starts, &why);

@@ -412,7 +412,7 @@ for how in fallback views; do
 	rm -f /tmp/sc-pid.go /tmp/sc-pid.t
 	/xp/bin/seccompw_static seccomp 0 /tmp/sc-pid.go /tmp/sc-pid.t 2> /dev/null &
 	pid=$!
-	xprobectl trace --json $opt -f work $pid > /tmp/sc-pid.$how.json 2> /tmp/sc-pid.$how.err &
+	xprobectl trace -v --json $opt -f work $pid > /tmp/sc-pid.$how.json 2> /tmp/sc-pid.$how.err &
 	tr=$!
 	for i in $(seq 100); do
 		grep -q "^xprobectl: tracing" /tmp/sc-pid.$how.err && break
@@ -436,6 +436,8 @@ for how in fallback views; do
 	# the same, and the calls after the filter (the process waits for the
 	# uprobe's int3 first) are counted but for the few the two links'
 	# order may drop (the cases above).
+	grep -q "the uprobe programs loaded now (no function needed them at the start)" \
+		/tmp/sc-pid.$how.err || fail "sc-pid ($how): the uprobe programs were not loaded late: $(cat /tmp/sc-pid.$how.err)"
 	grep -q "installs a seccomp filter, and the module took out its 1 user hook" \
 		/tmp/sc-pid.$how.err || fail "sc-pid ($how): trace did not say the hooks went: $(cat /tmp/sc-pid.$how.err)"
 	! grep -q "uprobes could not take over" /tmp/sc-pid.$how.err ||
