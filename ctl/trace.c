@@ -639,6 +639,20 @@ static bool umulti_works(int prog_fd)
 	return umulti_link(prog_fd, "/", &off, NULL, 1u << 30, false, 0) < 0 && errno == E2BIG;
 }
 
+/*
+ * The uprobe programs, ENTRY among them, were loaded for uprobe_multi: if
+ * this kernel has no such links, they take single probes as loaded.
+ */
+static void umulti_check(struct tsession *s, struct bpf_program *entry)
+{
+	if (!s->multi || umulti_works(bpf_program__fd(entry)))
+		return;
+	if (s->verbose)
+		fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such links; one probe "
+			"per function instead\n");
+	s->multi = false;
+}
+
 /* The uprobe programs, by uprog(): loaded when first asked for in views mode. */
 enum uprog { UPROG_ENTRY, UPROG_RETURN, UPROG_UNWIND };
 static struct bpf_program *uprog(struct tsession *s, enum uprog which);
@@ -748,9 +762,7 @@ static int multi_range(struct mfile *m, int lo, int hi, bool ret)
 
 	if (lo >= hi || stop_req)	/* Ctrl-C: the report of what is in */
 		return 0;
-	prog = uprog(m->s, ret ? UPROG_RETURN : UPROG_ENTRY);
-	if (!prog)
-		return -ENOEXEC;
+	prog = uprog(m->s, ret ? UPROG_RETURN : UPROG_ENTRY);	/* loaded: attach_probes() */
 	fd = umulti_link(bpf_program__fd(prog), m->path, m->offs + lo, m->cookies + lo, hi - lo,
 			 ret, m->pid);
 	if (fd >= 0)
@@ -876,8 +888,6 @@ static int attach_probes(struct tsession *s, pid_t pid, struct linkset *ls, bool
 			continue;
 		if (stop_req)	/* Ctrl-C while attaching: the report of what is in */
 			break;
-		if (!uprog(s, UPROG_ENTRY))
-			return -1;	/* said */
 		/* the return first, as in attach_multi() */
 		if (!f->no_return) {
 			o.retprobe = true;
@@ -1645,12 +1655,7 @@ again:
 	if (s->verbose)
 		fprintf(stderr, "xprobectl: the uprobe programs loaded now (no function needed them "
 			"at the start)\n");
-	if (s->multi && !umulti_works(bpf_program__fd(u->progs.fn_entry))) {
-		if (s->verbose)
-			fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such links; one "
-				"probe per function instead\n");
-		s->multi = false;	/* the programs as loaded take single probes */
-	}
+	umulti_check(s, u->progs.fn_entry);
 	s->uskel = u;
 	return 0;
 }
@@ -2117,13 +2122,8 @@ static int trace_attach(struct trace_run *r)
 		if (load_bpf(s))
 			return -1;
 		r->t_set[4] = mono_ns();
-		if (s->multi && s->uprogs_in_skel &&
-		    !umulti_works(bpf_program__fd(s->skel->progs.fn_entry))) {
-			if (verbose)
-				fprintf(stderr, "xprobectl: uprobe_multi: this kernel has no such "
-					"links; one probe per function instead\n");
-			s->multi = false;	/* the programs as loaded take single probes */
-		}
+		if (s->uprogs_in_skel)	/* else at their load: load_uprogs() */
+			umulti_check(s, s->skel->progs.fn_entry);
 		c = attach_uprobes(s, s->pid, &s->ls, false);
 		if (c == -EAGAIN) {	/* a file's multi link refused whole: one probe per function */
 			linkset_free(&s->ls);
@@ -2270,8 +2270,8 @@ static void trace_loop(struct trace_run *r)
 		 * -d and Ctrl-C that much later) and takes that CPU beside the
 		 * traced process, as a load before the start took it before.
 		 */
-		if (s->views && !s->uprogs_in_skel && !s->uskel && !s->uskel_failed)
-			uprog(s, UPROG_ENTRY);
+		if (!s->uprogs_in_skel)
+			uprog(s, UPROG_ENTRY);	/* once: loaded, or failed and said */
 		now = mono_ns();
 		if (end_ns && now >= end_ns)
 			break;
