@@ -18,6 +18,7 @@ struct status {
 	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
 	uint64_t tp_yields, tp_settles;
 	uint64_t mod_syncs, mod_late, mod_ended;
+	uint64_t forks, execs, follow_failed;
 	char mod_off[200];	/* why module text cannot be hooked, or "" */
 	uint32_t sys_threads, threads;
 	char reason[512];	/* every reason views are off (module/kernel.c) */
@@ -72,6 +73,12 @@ static int parse_status(struct nlattr **tb, void *arg)
 		s->mod_late = nla_get_u64(tb[XPROBES_A_MOD_LATE]);
 	if (tb[XPROBES_A_MOD_ENDED])
 		s->mod_ended = nla_get_u64(tb[XPROBES_A_MOD_ENDED]);
+	if (tb[XPROBES_A_FORKS_FOLLOWED])
+		s->forks = nla_get_u64(tb[XPROBES_A_FORKS_FOLLOWED]);
+	if (tb[XPROBES_A_EXECS_FOLLOWED])
+		s->execs = nla_get_u64(tb[XPROBES_A_EXECS_FOLLOWED]);
+	if (tb[XPROBES_A_FOLLOWS_FAILED])
+		s->follow_failed = nla_get_u64(tb[XPROBES_A_FOLLOWS_FAILED]);
 	if (tb[XPROBES_A_MOD_OFF])
 		snprintf(s->mod_off, sizeof(s->mod_off), "%s", nla_get_string(tb[XPROBES_A_MOD_OFF]));
 	if (tb[XPROBES_A_REASON])
@@ -101,7 +108,9 @@ int cmd_status(int argc, char **argv)
 			printf("usage: xprobectl status [--json]\n"
 			       "Says whether xprobes.ko is loaded, its version and interface (the uapi header it\n"
 			       "was built from: xprobectl talks only to a module built from its own), in which\n"
-			       "mode (views or why not), and what it holds: views, hooks, memory, kernel text\n"
+			       "mode (views or why not), and what it holds: views, hooks, memory, the forks\n"
+			       "and execs views followed since it loaded and those they failed to follow (their\n"
+			       "processes ran untraced: a defect, the tests expect none), kernel text\n"
 			       "writes mirrored, audits, kprobes guarded, tracepoint hooks that gave way to\n"
 			       "another tool's probe and took the jumps back, and how many threads take the\n"
 			       "system call path that reaches the raw_syscalls tracepoints (all while a tool has\n"
@@ -141,6 +150,9 @@ int cmd_status(int argc, char **argv)
 		json_u64("views", s.views);
 		json_u64("hooks", s.hooks);
 		json_u64("memory_bytes", s.mem);
+		json_u64("forks_followed", s.forks);
+		json_u64("execs_followed", s.execs);
+		json_u64("follows_failed", s.follow_failed);
 		json_u64("text_writes_mirrored", s.mirrored);
 		json_u64("hooks_displaced", s.conflicts);
 		json_u64("kprobe_backups_fixed", s.backups_fixed);
@@ -164,6 +176,8 @@ int cmd_status(int argc, char **argv)
 		printf("views:    %" PRIu32 "\n", s.views);
 		printf("hooks:    %" PRIu32 "\n", s.hooks);
 		printf("memory:   %" PRIu64 " bytes\n", s.mem);
+		printf("follows:  %" PRIu64 " forks and %" PRIu64 " execs of views' processes followed,"
+		       " %" PRIu64 " not (those ran untraced)\n", s.forks, s.execs, s.follow_failed);
 		printf("coherence: %" PRIu64 " kernel text writes mirrored, %" PRIu64
 		       " hooks displaced, %" PRIu64 " audits, %" PRIu64 " mismatches\n",
 		       s.mirrored, s.conflicts, s.audits, s.mismatches);

@@ -169,6 +169,12 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_MOD_ENDED, atomic64_read(&xp_mod_hooks_ended),
 				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_FORKS_FOLLOWED, atomic64_read(&xp_followed_forks),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_EXECS_FOLLOWED, atomic64_read(&xp_followed_execs),
+				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_FOLLOWS_FAILED, atomic64_read(&xp_follow_failures),
+				XPROBES_A_PAD) ||
 	      (xp_k.mod_off && nla_put_string(msg, XPROBES_A_MOD_OFF, xp_k.mod_off)) ||
 	      nla_put_u32(msg, XPROBES_A_SYS_THREADS, sys_threads) ||
 	      nla_put_u32(msg, XPROBES_A_THREADS, threads) ||

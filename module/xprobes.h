@@ -312,6 +312,9 @@ void xp_views_settle_torn(void);
 extern struct list_head xp_views_torn;
 void xp_view_destroy(struct xp_view *v);
 int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp_t gfp);
+/* mpool.c: members at hand for the fork and exec tracepoints */
+struct xp_member *xp_member_get(gfp_t gfp);
+void xp_member_put_unused(struct xp_member *m, gfp_t gfp);
 void xp_member_pool_fill(void);
 void xp_member_pool_drain(void);
 unsigned int xp_member_pool_count(void);

@@ -136,6 +136,10 @@ enum xprobes_attr {
 	XPROBES_A_CALLS_MISSED,		/* u64: calls of a user hook whose entry fires nothing */
 	XPROBES_A_UH_BRANCH_SPAN,	/* u32: how far past the function's start
 					 * the branches were listed (UHOOK_ADD) */
+	XPROBES_A_FORKS_FOLLOWED,	/* u64: children of views' members made members */
+	XPROBES_A_EXECS_FOLLOWED,	/* u64: members' execs whose new mm joined */
+	XPROBES_A_FOLLOWS_FAILED,	/* u64: forks and execs a view failed to follow
+					 * (no member at hand: they ran untraced) */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

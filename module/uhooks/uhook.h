@@ -236,6 +236,7 @@ struct xp_ubudget {
 };
 bool xp_ufault(unsigned long addr, size_t len, bool write, struct xp_ubudget *b);
 bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb);
+bool xp_task_work_can_cancel(void);
 
 /* ulate.c: what a hook's system call could not do on the hit path, done again */
 enum { XP_ULATE_ENTRY = 1, XP_ULATE_HIJACK, XP_ULATE_RET, XP_ULATE_THUNK };

@@ -1117,6 +1117,12 @@ bool xp_task_work_cancel(struct task_struct *t, struct callback_head *cb)
 	return task_work_cancel_p && task_work_cancel_p(t, cb);
 }
 
+/* Can a task work of ours be taken back at module exit (xp_task_work_cancel())? */
+bool xp_task_work_can_cancel(void)
+{
+	return task_work_cancel_p;
+}
+
 void xp_unwind_init(void)
 {
 	task_work_cancel_p = (typeof(task_work_cancel_p))xp_sym_lookup("task_work_cancel", NULL);

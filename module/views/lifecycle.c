@@ -26,7 +26,8 @@
  * The tracepoint probes are registered only while views exist (and a second
  * longer, so that view churn does not patch the kernel at every turn): forks
  * and execs pay nothing otherwise. They run in atomic context and touch views
- * under RCU and view->lock only (view.c).
+ * under RCU and view->lock only (view.c), with members from mpool.c; every
+ * fork and exec followed, and every one missed, is counted for STATUS.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

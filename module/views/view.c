@@ -147,100 +147,14 @@ struct xp_view *xp_view_find_pid(u32 nr, struct netlink_ext_ack *extack)
 }
 
 /*
- * Members for the fork and exec tracepoints, which run with preemption off:
- * there PREEMPT_RT's allocator may not be called at all (its locks sleep),
- * so they take a member from this pool, which process context keeps filled
- * (view creation, and a work item when it runs low). Other callers allocate.
- * A fork storm that empties it leaves the children unfollowed (counted in
- * xp_follow_failures): they run on the shared kernel text, untraced.
- */
-#define XP_POOL_SIZE	32
-static DEFINE_RAW_SPINLOCK(pool_lock);
-static LIST_HEAD(pool);			/* free members, under pool_lock */
-static unsigned int pool_n;		/* their number, under pool_lock */
-
-void xp_member_pool_fill(void)
-{
-	struct xp_member *m;
-
-	while (READ_ONCE(pool_n) < XP_POOL_SIZE) {
-		m = kzalloc(sizeof(*m), GFP_KERNEL);
-		if (!m)
-			return;
-		raw_spin_lock(&pool_lock);
-		list_add(&m->node, &pool);
-		WRITE_ONCE(pool_n, pool_n + 1);
-		raw_spin_unlock(&pool_lock);
-	}
-}
-
-unsigned int xp_member_pool_count(void)
-{
-	return READ_ONCE(pool_n);
-}
-
-static void pool_refill(struct work_struct *work)
-{
-	xp_member_pool_fill();
-}
-static DECLARE_WORK(pool_work, pool_refill);
-
-/* After the tracepoints are gone: nothing takes from the pool any more. */
-void xp_member_pool_drain(void)
-{
-	struct xp_member *m, *n;
-
-	cancel_work_sync(&pool_work);
-	list_for_each_entry_safe(m, n, &pool, node)
-		kfree(m);
-	INIT_LIST_HEAD(&pool);
-	pool_n = 0;
-}
-
-static struct xp_member *member_alloc(gfp_t gfp)
-{
-	struct xp_member *m;
-
-	if (gfpflags_allow_blocking(gfp))
-		return kzalloc(sizeof(*m), gfp);
-	raw_spin_lock(&pool_lock);
-	m = list_first_entry_or_null(&pool, struct xp_member, node);
-	if (m) {
-		list_del(&m->node);
-		WRITE_ONCE(pool_n, pool_n - 1);
-	}
-	raw_spin_unlock(&pool_lock);
-	if (READ_ONCE(pool_n) < XP_POOL_SIZE / 2)
-		schedule_work(&pool_work);	/* raw locks only: fine here on RT */
-	if (m)
-		memset(m, 0, sizeof(*m));
-	else if (!IS_ENABLED(CONFIG_PREEMPT_RT))
-		m = kzalloc(sizeof(*m), gfp);	/* an emptied pool: as before it */
-	return m;
-}
-
-/* Back to the pool: the tracepoints may not free either. Process context frees. */
-static void member_unused(struct xp_member *m, gfp_t gfp)
-{
-	if (gfpflags_allow_blocking(gfp)) {
-		kfree(m);
-		return;
-	}
-	raw_spin_lock(&pool_lock);
-	list_add(&m->node, &pool);
-	WRITE_ONCE(pool_n, pool_n + 1);
-	raw_spin_unlock(&pool_lock);
-}
-
-/*
  * Make @mm run on @v's chain, on behalf of process @tgid. Any context
- * (without __GFP_DIRECT_RECLAIM in @gfp, the member comes from the pool);
+ * (without __GFP_DIRECT_RECLAIM in @gfp, the member comes from mpool.c);
  * the caller flushes TLBs where @mm may already be loaded. Fails once the
  * view is being destroyed.
  */
 int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp_t gfp)
 {
-	struct xp_member *m = member_alloc(gfp);
+	struct xp_member *m = xp_member_get(gfp);
 
 	if (!m)
 		return -ENOMEM;
@@ -249,7 +163,7 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 	raw_spin_lock(&v->lock);
 	if (v->dying) {
 		raw_spin_unlock(&v->lock);
-		member_unused(m, gfp);
+		xp_member_put_unused(m, gfp);
 		return -ESRCH;
 	}
 	/*
@@ -261,7 +175,7 @@ int xp_member_add(struct xp_view *v, struct mm_struct *mm, struct pid *tgid, gfp
 	if (!try_cmpxchg(&xp_image_slot(mm->pgd)->pgd, &was, pgd_val(v->new_pgd)) &&
 	    was != pgd_val(v->new_pgd)) {
 		raw_spin_unlock(&v->lock);
-		member_unused(m, gfp);
+		xp_member_put_unused(m, gfp);
 		return -EBUSY;
 	}
 	mmgrab(mm);		/* keeps mm->pgd, our anchor, until we detach */
