@@ -17,18 +17,23 @@ counts() {
 		"forks followed $(status_field forks_followed), failed $(status_field follows_failed)"
 }
 
-start_forktree() {	# start_forktree OUTFILE: sets TREE
-	forktree -g -e -n $N > "$1" &
+# traced_tree OUTFILE VIEW-OPTION FORKTREE-ARGS...: forktree in a view
+# (VIEW-OPTION "" for the default) with the hook on F, through its loop;
+# sets TREE and id.
+traced_tree() {
+	local out=$1 vopt=$2
+	shift 2
+	forktree -g -e "$@" > "$out" &
 	TREE=$!
-	wait_for "$1" '^ready' "forktree did not start"
+	wait_for "$out" '^ready' "forktree $* did not start"
+	xprobectl view add $vopt $TREE > /dev/null || fail "view add $vopt (forktree $*)"
+	id=$(xprobectl hook add $TREE $F) || fail "hook add (forktree $*)"
+	go_loop $TREE "$out"
 }
 
 forks0=$(status_field forks_followed)
 failed0=$(status_field follows_failed)
-start_forktree /tmp/t1.out
-xprobectl view add $TREE > /dev/null || fail "view add"
-id=$(xprobectl hook add $TREE $F) || fail "hook add"
-go_loop $TREE /tmp/t1.out
+traced_tree /tmp/t1.out "" -n $N
 counts $id
 assert_eq "processes in the tree" "done 50" "$(cat /tmp/t1.out | grep done)"
 assert_eq "forks not followed" 0 $(($(status_field follows_failed) - failed0))
@@ -41,22 +46,14 @@ assert_eq "members left (the root)" 1 "$2"
 xprobectl view del $TREE
 kill -USR1 $TREE; wait $TREE
 
-start_forktree /tmp/t2.out
-xprobectl view add --no-follow-fork $TREE > /dev/null || fail "view add --no-follow-fork"
-id=$(xprobectl hook add $TREE $F) || fail "hook add"
-go_loop $TREE /tmp/t2.out
+traced_tree /tmp/t2.out --no-follow-fork -n $N
 assert_eq "hits with --no-follow-fork (the root only)" $N "$(hook_col $id 5)"
 xprobectl view del $TREE
 kill -USR1 $TREE; wait $TREE
 
 # The storm: 150 children forked back to back, each making 20 calls.
 forks0=$(status_field forks_followed)
-forktree -g -e -n 20 -f 150 -r 10 > /tmp/t3.out &
-TREE=$!
-wait_for /tmp/t3.out '^ready' "forktree did not start"
-xprobectl view add $TREE > /dev/null || fail "view add (storm)"
-id=$(xprobectl hook add $TREE $F) || fail "hook add (storm)"
-go_loop $TREE /tmp/t3.out
+traced_tree /tmp/t3.out "" -n 20 -f 150 -r 10
 counts $id
 assert_eq "processes in the storm" "done 151" "$(grep done /tmp/t3.out)"
 assert_eq "storm forks not followed" 0 $(($(status_field follows_failed) - failed0))
