@@ -14,6 +14,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
+#include "corebtf.h"
 #include "exporter.h"
 #include "json.h"
 #include "latency.h"		/* bpf/: shared with the BPF side */
@@ -122,11 +123,15 @@ static void on_lost(void *ctx, int cpu, __u64 n)
 struct latency *latency_start(struct syswatch *w, const struct latency_opts *o)
 {
 	struct latency *l = calloc(1, sizeof(*l));
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	struct core_btf cbtf = { 0 };
+	int err;
 
 	if (!l)
 		return NULL;
 	l->o = *o;
-	l->skel = latency_bpf__open();
+	oo.btf_custom_path = core_btf_prepare(&cbtf);
+	l->skel = latency_bpf__open_opts(&oo);
 	if (!l->skel) {
 		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
 		goto fail;
@@ -144,11 +149,15 @@ struct latency *latency_start(struct syswatch *w, const struct latency_opts *o)
 		bpf_map__set_max_entries(l->skel->maps.threads, 1);
 	}
 	syswatch_prepare(w, l->skel->obj);
-	if (latency_bpf__load(l->skel)) {
+	err = core_btf_fill(&cbtf, l->skel->obj);	/* says why itself */
+	if (!err && latency_bpf__load(l->skel)) {
+		err = -errno;
 		fprintf(stderr, "xprobectl: cannot load the BPF programs (%s): run as root on a "
-			"kernel with BTF; -v shows the verifier's log\n", strerror(errno));
-		goto fail;
+			"kernel with BTF; -v shows the verifier's log\n", strerror(-err));
 	}
+	core_btf_release(&cbtf);	/* the load has read it */
+	if (err)
+		goto fail;
 	l->pb = perf_buffer__new(bpf_map__fd(l->skel->maps.slow_events), 16, on_slow, on_lost,
 				 l, NULL);
 	if (!l->pb) {
@@ -160,6 +169,7 @@ struct latency *latency_start(struct syswatch *w, const struct latency_opts *o)
 		goto fail;
 	return l;
 fail:
+	core_btf_release(&cbtf);
 	latency_stop(l);
 	return NULL;
 }

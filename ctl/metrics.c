@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "cgroup.h"
+#include "corebtf.h"
 #include "exporter.h"
 #include "json.h"
 #include "metrics.h"
@@ -223,6 +224,8 @@ int cmd_metrics(int argc, char **argv)
 	const char *why;
 	struct metrics_acc first, prev, now;
 	struct metrics_bpf *skel = NULL;
+	LIBBPF_OPTS(bpf_object_open_opts, oo);
+	struct core_btf cbtf = { 0 };
 	struct syswatch w = { 0 };
 	struct metrics_export mx = { 0 };
 	struct exporter *ex = NULL;
@@ -272,13 +275,16 @@ int cmd_metrics(int argc, char **argv)
 		return c;
 	pid = w.pid;
 	ncpus = libbpf_num_possible_cpus();
-	skel = metrics_bpf__open();
+	oo.btf_custom_path = core_btf_prepare(&cbtf);
+	skel = metrics_bpf__open_opts(&oo);
 	if (!skel) {
 		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
 		goto out;
 	}
 	skel->rodata->target_tgid = pid;
 	syswatch_prepare(&w, skel->obj);
+	if (core_btf_fill(&cbtf, skel->obj))
+		goto out;
 	if (metrics_bpf__load(skel)) {
 		fprintf(stderr, "xprobectl: cannot load the BPF programs (%s): run as root on a "
 			"kernel with BTF (5.12 or later); -v shows the verifier's log\n",
@@ -341,5 +347,6 @@ out:
 	exporter_stop(ex);	/* before the maps it reads */
 	syswatch_end(&w);
 	metrics_bpf__destroy(skel);
+	core_btf_release(&cbtf);
 	return ret;
 }

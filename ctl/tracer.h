@@ -10,6 +10,7 @@
 #include <limits.h>
 #include "trace.h"
 #include "target.h"
+#include "corebtf.h"
 
 struct trace_bpf;
 struct cgtarget;
@@ -106,6 +107,7 @@ struct tsession {
 	 */
 	bool uprogs_in_skel;
 	struct trace_bpf *uskel;
+	struct core_btf cbtf;	/* the kernel's BTF cut for the object's CO-RE (corebtf.c) */
 	bool uskel_failed;	/* its load failed, said once */
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
 	struct linkset ls;	/* the target's uprobes */

@@ -393,6 +393,25 @@ branches_check() {
 }
 host_test host-uhook-branches branches_check
 
+# xprobectl's cut of the kernel's BTF (ctl/corebtf.c) gives every program
+# of its objects the instructions the whole BTF gives (loaded into this
+# host's kernel both ways, selftests/host/corebtf-check.c); and a cut with
+# members' offsets moved 8 bytes is caught.
+corebtf_check() {
+	local objs="$BUILD/bpf/trace.bpf.o $BUILD/bpf/metrics.bpf.o $BUILD/bpf/latency.bpf.o" out
+	mkdir -p "$BUILD/host" &&
+		${CC:-cc} -O2 -Wall -D_GNU_SOURCE -o "$BUILD/host/corebtf-check" \
+			"$HERE/host/corebtf-check.c" "$TOP/ctl/corebtf.c" -lbpf &&
+		${CC:-cc} -O2 -Wall -D_GNU_SOURCE -DCOREBTF_SKEW=64 -o "$BUILD/host/corebtf-skew" \
+			"$HERE/host/corebtf-check.c" "$TOP/ctl/corebtf.c" -lbpf || return 1
+	if out=$("$BUILD/host/corebtf-skew" "$BUILD/bpf/trace.bpf.o" 2>&1); then
+		echo "a cut with moved members passed: $out"
+		return 1
+	fi
+	"$BUILD/host/corebtf-check" $objs
+}
+host_test host-corebtf corebtf_check
+
 # trace --pprof, read by Debian's go tool pprof: the profile of a
 # ground-truth scenario against trace --json of the same run, in fallback
 # mode on this host's kernel (selftests/host/pprof-check.sh).
