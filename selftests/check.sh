@@ -351,6 +351,26 @@ fold_check() {
 }
 host_test host-urec-fold fold_check
 
+# The protocol planned for one return routine (docs/userhooks.md, "Next"),
+# checked before it is built: a simulated thread preempted, signalled,
+# forked and longjmp'd between every two steps of the entry and return
+# routines returns wherever it would untraced, and every call is counted
+# once (selftests/host/uret-check.c); the model must fail when any one of
+# its rules is left out.
+uret_check() {
+	local m
+	mkdir -p "$BUILD/host" &&
+		${CC:-cc} -O2 -Wall -o "$BUILD/host/uret-check" "$HERE/host/uret-check.c" &&
+		"$BUILD/host/uret-check" 3000 || return 1
+	for m in noabort noconvert nochain nosearch noclone; do
+		if "$BUILD/host/uret-check" 3000 "$m" 2>/dev/null; then
+			echo "uret-check $m passed: the check cannot tell that rule"
+			return 1
+		fi
+	done
+}
+host_test host-uret-protocol uret_check
+
 # The records routines write rseq_cs only into an rseq area the kernel
 # stamped as the thread's own (module/uhooks/urec_tmpl.S, "Whose rseq area?"): no
 # way from their entries touches %fs: memory but the stamp's check before
