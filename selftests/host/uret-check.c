@@ -136,67 +136,57 @@ static void consume(const struct rec *r)
 
 /* ---- the buffer ---- */
 
-/* Which records are entries with no return after them (a return at sp closes the newest entry at sp below it). */
-static void open_entries(bool *open)
-{
-	int i, j;
-
-	for (i = 0; i < n; i++)
-		open[i] = !(buf[i].what & R_RET);
-	for (i = 0; i < n; i++) {
-		if (!(buf[i].what & R_RET))
-			continue;
-		for (j = i - 1; j >= 0; j--)
-			if (open[j] && (buf[j].what & SPMASK) == (buf[i].what & SPMASK)) {
-				open[j] = false;
-				break;
-			}
-	}
-}
-
-/* The thread's records leave the buffer: slots that hold the routine become thunks. */
+/*
+ * The thread's records leave the buffer: slots that hold the routine become
+ * thunks. One pass, oldest first, with the consumer's rules (an entry drops
+ * the entries below its sp, and at it unless it is a tail call; a return
+ * closes the newest at its sp, dropping those below), leaves the open
+ * frames on a stack; from its top, each sp's chain of tail calls down to
+ * the entry that kept a real address (its base) gets one thunk per entry,
+ * nested, if the slot still holds the routine. Linear in the records: the
+ * kernel does it at a switch.
+ */
 static void handover(bool convert)
 {
-	bool open[CAP], done[CAP] = { false };
-	int i, j, k, chain[CAP];
+	int st[CAP], d = 0, i, m, k;
 
-	open_entries(open);
-	for (i = n - 1; convert && mode != NOCONVERT && i >= 0; i--) {
-		u64 sp = buf[i].what & SPMASK, x;
-		int m = 0;
+	for (i = 0; i < n; i++) {
+		u64 sp = buf[i].what & SPMASK;
 
-		if (!open[i] || done[i])
+		while (d && (buf[st[d - 1]].what & SPMASK) < sp)
+			d--;
+		if (buf[i].what & R_RET) {
+			if (d && (buf[st[d - 1]].what & SPMASK) == sp)
+				d--;
 			continue;
-		/* this sp's newest open entry: its chain down to the first that kept a real address */
-		for (j = i; j >= 0; j--) {
-			if (!open[j] || (buf[j].what & SPMASK) != sp)
-				continue;
-			done[j] = true;
-			chain[m++] = j;
-			if (buf[j].ra != RET)
-				break;
 		}
-		if (j < 0) {
+		if (!(buf[i].what & R_TAIL))
+			while (d && (buf[st[d - 1]].what & SPMASK) == sp)
+				d--;
+		st[d++] = i;
+	}
+	while (convert && mode != NOCONVERT && d) {
+		u64 sp = buf[st[d - 1]].what & SPMASK, x;
+
+		/* the chain: down to its base, the entry that kept a real address */
+		for (m = 1; m < d && buf[st[d - m]].ra == RET &&
+			    (buf[st[d - m - 1]].what & SPMASK) == sp; m++)
+			;
+		if (buf[st[d - m]].ra == RET) {
 			/* no base: only an abandoned frame's chain could look so, and its slot is dead */
 			if (*slot(sp) == RET && mode == FULL)
 				fail("a chain of tail calls without its caller's entry", sp);
-			continue;
-		}
-		for (; j >= 0; j--)		/* older ones at this sp: abandoned */
-			if (open[j] && (buf[j].what & SPMASK) == sp)
-				done[j] = true;
-		if (*slot(sp) != RET)
-			continue;
-		x = buf[chain[m - 1]].ra;
-		if (mode == NOCHAIN) {
-			x = thunk(x);
-		} else {
-			for (k = m - 1; k >= 0; k--)
+		} else if (*slot(sp) == RET) {
+			x = buf[st[d - m]].ra;
+			for (k = 0; k < (mode == NOCHAIN ? 1 : m); k++)
 				x = thunk(x);
+			*slot(sp) = x;
+			st_conv++;
+			st_chain += m > 1;
 		}
-		*slot(sp) = x;
-		st_conv++;
-		st_chain += m > 1;
+		d -= m;
+		while (d && (buf[st[d - 1]].what & SPMASK) == sp)
+			d--;			/* older ones at this sp: abandoned */
 	}
 	for (i = 0; i < n; i++)
 		consume(&buf[i]);
