@@ -35,13 +35,16 @@
  *     frame); a slot that holds the routine gets thunk(...thunk(base ra)),
  *     one thunk per entry; then the records go to the consumer
  *
- *   uret-check [RUNS] [noabort|noconvert|nochain|nosearch|noclone]
+ *   uret-check [RUNS] [noabort|noconvert|nochain|nosearch|noclone|retslot]
  *
  * Each named mode leaves one rule out and must fail: noabort (the abort
  * does not put the slot back), noconvert (hand-overs leave the routine in
  * slots), nochain (one thunk for a chain of tail calls), nosearch (the
  * return looks at the newest record only), noclone (no conversion before
- * fork: the child's buffers are wiped).
+ * fork: the child's buffers are wiped), retslot (the return routine
+ * writes its own address into the slot's word to go back for a tail
+ * call's caller: the thunk a hand-over put there since its commit is
+ * lost; found by uret2/, the routines in assembly).
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -64,7 +67,7 @@ typedef uint64_t u64;
 #define MAXD		48
 #define CAP		12			/* records a buffer holds: flushes are frequent */
 
-enum { FULL, NOABORT, NOCONVERT, NOCHAIN, NOSEARCH, NOCLONE };
+enum { FULL, NOABORT, NOCONVERT, NOCHAIN, NOSEARCH, NOCLONE, RETSLOT };
 static int mode = FULL;
 
 struct rec { u64 t, what, ra; };
@@ -136,57 +139,75 @@ static void consume(const struct rec *r)
 
 /* ---- the buffer ---- */
 
+/* Which records are entries with no return after them (a return at sp closes the newest entry at sp below it). */
+static void open_entries(bool *open)
+{
+	int i, j;
+
+	for (i = 0; i < n; i++)
+		open[i] = !(buf[i].what & R_RET);
+	for (i = 0; i < n; i++) {
+		if (!(buf[i].what & R_RET))
+			continue;
+		for (j = i - 1; j >= 0; j--)
+			if (open[j] && (buf[j].what & SPMASK) == (buf[i].what & SPMASK)) {
+				open[j] = false;
+				break;
+			}
+	}
+}
+
 /*
  * The thread's records leave the buffer: slots that hold the routine become
- * thunks. One pass, oldest first, with the consumer's rules (an entry drops
- * the entries below its sp, and at it unless it is a tail call; a return
- * closes the newest at its sp, dropping those below), leaves the open
- * frames on a stack; from its top, each sp's chain of tail calls down to
- * the entry that kept a real address (its base) gets one thunk per entry,
- * nested, if the slot still holds the routine. Linear in the records: the
- * kernel does it at a switch.
+ * thunks. Per sp, by the return routine's own rule (the newest entry at the
+ * sp with no return of that sp after it), not by the consumer's stack: an
+ * entry above an open one (a handler on a signal stack above, a coroutine
+ * on another stack) must not make the open one look abandoned, or its slot
+ * keeps the routine's address with no record (helper-49's review of the
+ * first, linear version). The kernel's is linear with a hash by sp.
  */
 static void handover(bool convert)
 {
-	int st[CAP], d = 0, i, m, k;
+	bool open[CAP], done[CAP] = { false };
+	int i, j, k, chain[CAP];
 
-	for (i = 0; i < n; i++) {
-		u64 sp = buf[i].what & SPMASK;
+	open_entries(open);
+	for (i = n - 1; convert && mode != NOCONVERT && i >= 0; i--) {
+		u64 sp = buf[i].what & SPMASK, x;
+		int m = 0;
 
-		while (d && (buf[st[d - 1]].what & SPMASK) < sp)
-			d--;
-		if (buf[i].what & R_RET) {
-			if (d && (buf[st[d - 1]].what & SPMASK) == sp)
-				d--;
+		if (!open[i] || done[i])
 			continue;
+		/* this sp's newest open entry: its chain down to the first that kept a real address */
+		for (j = i; j >= 0; j--) {
+			if (!open[j] || (buf[j].what & SPMASK) != sp)
+				continue;
+			done[j] = true;
+			chain[m++] = j;
+			if (buf[j].ra != RET)
+				break;
 		}
-		if (!(buf[i].what & R_TAIL))
-			while (d && (buf[st[d - 1]].what & SPMASK) == sp)
-				d--;
-		st[d++] = i;
-	}
-	while (convert && mode != NOCONVERT && d) {
-		u64 sp = buf[st[d - 1]].what & SPMASK, x;
-
-		/* the chain: down to its base, the entry that kept a real address */
-		for (m = 1; m < d && buf[st[d - m]].ra == RET &&
-			    (buf[st[d - m - 1]].what & SPMASK) == sp; m++)
-			;
-		if (buf[st[d - m]].ra == RET) {
+		if (j < 0) {
 			/* no base: only an abandoned frame's chain could look so, and its slot is dead */
 			if (*slot(sp) == RET && mode == FULL)
 				fail("a chain of tail calls without its caller's entry", sp);
-		} else if (*slot(sp) == RET) {
-			x = buf[st[d - m]].ra;
-			for (k = 0; k < (mode == NOCHAIN ? 1 : m); k++)
-				x = thunk(x);
-			*slot(sp) = x;
-			st_conv++;
-			st_chain += m > 1;
+			continue;
 		}
-		d -= m;
-		while (d && (buf[st[d - 1]].what & SPMASK) == sp)
-			d--;			/* older ones at this sp: abandoned */
+		for (; j >= 0; j--)		/* older ones at this sp: abandoned */
+			if (open[j] && (buf[j].what & SPMASK) == sp)
+				done[j] = true;
+		if (*slot(sp) != RET)
+			continue;
+		x = buf[chain[m - 1]].ra;
+		if (mode == NOCHAIN) {
+			x = thunk(x);
+		} else {
+			for (k = m - 1; k >= 0; k--)
+				x = thunk(x);
+		}
+		*slot(sp) = x;
+		st_conv++;
+		st_chain += m > 1;
 	}
 	for (i = 0; i < n; i++)
 		consume(&buf[i]);
@@ -310,6 +331,13 @@ again:
 		n++;				/* the commit */
 	}
 	point();				/* past the commit: ra is in a register */
+	/*
+	 * The routine jumps through the slot's word: it writes ra there, but
+	 * not the routine's own address (a tail call's caller returns next):
+	 * a hand-over since the commit may have made that word its thunk.
+	 */
+	if (ra != RET || mode == RETSLOT)
+		*slot(sp) = ra;
 	return do_return(sp, ra);
 }
 
@@ -501,13 +529,15 @@ static void run(unsigned long r)
 int main(int argc, char **argv)
 {
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000, r;
-	static const char *const names[] = { "", "noabort", "noconvert", "nochain", "nosearch", "noclone" };
+	static const char *const names[] = { "", "noabort", "noconvert", "nochain", "nosearch", "noclone",
+					     "retslot" };
 
 	if (argc > 2) {
-		for (mode = NOCLONE; mode > FULL && strcmp(argv[2], names[mode]); mode--)
+		for (mode = RETSLOT; mode > FULL && strcmp(argv[2], names[mode]); mode--)
 			;
 		if (mode == FULL) {
-			fprintf(stderr, "usage: uret-check [RUNS] [noabort|noconvert|nochain|nosearch|noclone]\n");
+			fprintf(stderr, "usage: uret-check [RUNS] [noabort|noconvert|nochain|nosearch|noclone|"
+				"retslot]\n");
 			return 2;
 		}
 	}
