@@ -53,7 +53,7 @@ typedef uint64_t u64;
 u64 u2_rseq, u2_thunks, u2_thunks_len, u2_target[NTHUNK], u2_sums[4096];
 int u2_cpu, u2_tid;
 u64 u2_buf[HDR_WORDS + 3 * CAP] __attribute__((aligned(64)));
-char u2_on;				/* the stubs call u2_entry */
+volatile char u2_on;			/* the stubs call u2_entry (volatile: ordered with in_work for the handler) */
 void u2_entry(void), u2_ret(void), u2_thunk(void);
 
 static int noconvert, nochain, workload;
