@@ -380,6 +380,7 @@ host_test host-uret-protocol uret_check
 # with any one rule left out, it must fail.
 uret_asm() {
 	local d m b=$BUILD/host/uret2
+	ulimit -c 0			# the left-out rules end in ud2: no cores
 	mkdir -p "$BUILD/host" || return 1
 	for d in "" NOABORT NOSEARCH RETSLOT; do
 		${CC:-cc} -O2 -Wall -Wno-clobbered ${d:+-DU2_$d} -o "$b${d:+-$d}" \
