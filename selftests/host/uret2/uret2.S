@@ -53,6 +53,28 @@
 	syscall
 .endm
 
+/* r11 at the CPU's buffer, rcx its state; to NONE off the harness's CPU */
+.macro BUFFER none
+	movl	4(%r11), %ecx		/* rseq->cpu_id */
+	cmpl	u2_cpu(%rip), %ecx
+	jne	\none
+	leaq	u2_buf(%rip), %r11
+	movq	(%r11), %rcx		/* the state */
+.endm
+
+/* a return record at the slot's sp, at index rcx's count; clobbers rax, rdx */
+.macro RET_RECORD
+	rdtsc
+	shlq	$32, %rdx
+	orq	%rdx, %rax
+	movzwl	%cx, %edx
+	leaq	(%rdx,%rdx,2), %rdx
+	movq	%rax, HDR(%r11,%rdx,8)
+	leaq	-8(%rsp), %rax
+	btsq	$R_RET, %rax
+	movq	%rax, HDR + 8(%r11,%rdx,8)
+.endm
+
 /* r11: the rseq area; clobbers rax */
 .macro RSEQ_ENTER desc
 	movq	u2_rseq(%rip), %r11
@@ -75,12 +97,8 @@ u2_entry:
 	xorl	%edi, %edi		/* nothing read from the slot yet */
 	RSEQ_ENTER .Ldesc_e
 .Le_start:
-	movl	4(%r11), %ecx		/* rseq->cpu_id */
-	cmpl	u2_cpu(%rip), %ecx
-	jne	.Le_done		/* not the harness's CPU: no record */
-	leaq	u2_buf(%rip), %r11
+	BUFFER	.Le_done		/* not the harness's CPU: no record */
 	movq	8(%rsp), %rdi		/* the slot */
-	movq	(%r11), %rcx		/* the state */
 	cmpw	$CAP, %cx
 	jae	.Le_full
 	leaq	u2_ret(%rip), %rax
@@ -146,11 +164,7 @@ u2_ret:
 	shlq	$16, %rsi		/* the entry's sp, as the records' low 48 bits shifted */
 	RSEQ_ENTER .Ldesc_r
 .Lr_start:
-	movl	4(%r11), %ecx
-	cmpl	u2_cpu(%rip), %ecx
-	jne	.Lr_none
-	leaq	u2_buf(%rip), %r11
-	movq	(%r11), %rcx
+	BUFFER	.Lr_none
 	movzwl	%cx, %edx
 	xorl	%edi, %edi		/* returns of this sp seen on the way down */
 2:	subl	$1, %edx
@@ -196,15 +210,7 @@ u2_ret:
 .Lr_append:
 	cmpw	$CAP, %cx
 	jae	.Lr_full
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	movzwl	%cx, %edx
-	leaq	(%rdx,%rdx,2), %rdx
-	movq	%rax, HDR(%r11,%rdx,8)
-	leaq	-8(%rsp), %rax
-	btsq	$R_RET, %rax
-	movq	%rax, HDR + 8(%r11,%rdx,8)
+	RET_RECORD
 	movq	$-1, %rsi		/* nothing to sum */
 	incq	%rcx			/* a return record */
 .Lr_commit:				/* one commit for both: the section's last instruction */
@@ -264,22 +270,10 @@ u2_thunk:
 .Lt_again:
 	RSEQ_ENTER .Ldesc_t
 .Lt_start:
-	movl	4(%r11), %ecx
-	cmpl	u2_cpu(%rip), %ecx
-	jne	.Lt_go
-	leaq	u2_buf(%rip), %r11
-	movq	(%r11), %rcx
+	BUFFER	.Lt_go
 	cmpw	$CAP, %cx
 	jae	.Lt_full
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	movzwl	%cx, %edx
-	leaq	(%rdx,%rdx,2), %rdx
-	movq	%rax, HDR(%r11,%rdx,8)
-	leaq	-8(%rsp), %rax
-	btsq	$R_RET, %rax
-	movq	%rax, HDR + 8(%r11,%rdx,8)
+	RET_RECORD
 	incq	%rcx
 	movq	%rcx, (%r11)
 .Lt_post:
