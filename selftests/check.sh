@@ -369,7 +369,7 @@ uret_check() {
 	mkdir -p "$BUILD/host" &&
 		${CC:-cc} -O2 -Wall -o "$BUILD/host/uret-check" "$HERE/host/uret-check.c" &&
 		"$BUILD/host/uret-check" 3000 || return 1
-	for m in noabort noconvert nochain nosearch noclone retslot; do
+	for m in noabort noconvert nochain nosearch noclone retslot readbefore storeafter; do
 		must_fail "uret-check $m" "$BUILD/host/uret-check" 3000 "$m" || return 1
 	done
 }

@@ -35,7 +35,8 @@
  *     frame); a slot that holds the routine gets thunk(...thunk(base ra)),
  *     one thunk per entry; then the records go to the consumer
  *
- *   uret-check [RUNS] [noabort|noconvert|nochain|nosearch|noclone|retslot]
+ *   uret-check [RUNS] [noabort|noconvert|nochain|nosearch|noclone|retslot|
+ *               readbefore|storeafter]
  *
  * Each named mode leaves one rule out and must fail: noabort (the abort
  * does not put the slot back), noconvert (hand-overs leave the routine in
@@ -44,7 +45,10 @@
  * fork: the child's buffers are wiped), retslot (the return routine
  * writes its own address into the slot's word to go back for a tail
  * call's caller: the thunk a hand-over put there since its commit is
- * lost; found by uret2/, the routines in assembly).
+ * lost; found by uret2/, the routines in assembly), readbefore (the slot
+ * read before the section, kept by a restart) and storeafter (the routine's
+ * address stored after the commit). The abort handler, outside the
+ * section, may itself be preempted.
  */
 #include <stdbool.h>
 #include <stdint.h>
@@ -67,7 +71,7 @@ typedef uint64_t u64;
 #define MAXD		48
 #define CAP		12			/* records a buffer holds: flushes are frequent */
 
-enum { FULL, NOABORT, NOCONVERT, NOCHAIN, NOSEARCH, NOCLONE, RETSLOT };
+enum { FULL, NOABORT, NOCONVERT, NOCHAIN, NOSEARCH, NOCLONE, RETSLOT, READBEFORE, STOREAFTER };
 static int mode = FULL;
 
 struct rec { u64 t, what, ra; };
@@ -263,14 +267,19 @@ static int point(void)
 
 static void entry(u64 sp, int cookie)
 {
-	u64 v;
-	bool valid, tail;
+	u64 v = 0;
+	bool valid, tail, once = false;
 
 again:
 	valid = false;
+	if (mode == READBEFORE && !once) {	/* read before the section: a restart keeps it */
+		v = *slot(sp);
+		once = true;
+	}
 	if (point())
 		goto abort;
-	v = *slot(sp);
+	if (mode != READBEFORE)
+		v = *slot(sp);
 	valid = true;
 	tail = v == RET || is_thunk(v);
 	if (point())
@@ -279,7 +288,7 @@ again:
 		handover(true);			/* leaves the section: nothing stored yet */
 		goto again;
 	}
-	if (v != RET)
+	if (v != RET && mode != STOREAFTER)
 		*slot(sp) = RET;
 	if (point())
 		goto abort;
@@ -287,9 +296,14 @@ again:
 	if (point())
 		goto abort;
 	n++;					/* the commit */
+	if (v != RET && mode == STOREAFTER) {
+		point();			/* past the commit, before the store */
+		*slot(sp) = RET;
+	}
 	return;
 abort:
 	st_abort++;
+	point();				/* the abort handler is outside the section */
 	if (valid && v != RET && mode != NOABORT)
 		*slot(sp) = v;
 	goto again;
@@ -530,14 +544,14 @@ int main(int argc, char **argv)
 {
 	unsigned long runs = argc > 1 ? strtoul(argv[1], NULL, 0) : 2000, r;
 	static const char *const names[] = { "", "noabort", "noconvert", "nochain", "nosearch", "noclone",
-					     "retslot" };
+					     "retslot", "readbefore", "storeafter" };
 
 	if (argc > 2) {
-		for (mode = RETSLOT; mode > FULL && strcmp(argv[2], names[mode]); mode--)
+		for (mode = STOREAFTER; mode > FULL && strcmp(argv[2], names[mode]); mode--)
 			;
 		if (mode == FULL) {
 			fprintf(stderr, "usage: uret-check [RUNS] [noabort|noconvert|nochain|nosearch|noclone|"
-				"retslot]\n");
+				"retslot|readbefore|storeafter]\n");
 			return 2;
 		}
 	}
