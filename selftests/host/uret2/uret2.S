@@ -53,6 +53,23 @@
 	syscall
 .endm
 
+/* rdx, rcx, r11, rsi, rdi below sp, from OFF down (the entry's at -0x10; the return's and the thunks' at -0x18, under rax) */
+.macro SAVE off
+	movq	%rdx, \off(%rsp)
+	movq	%rcx, \off - 8(%rsp)
+	movq	%r11, \off - 16(%rsp)
+	movq	%rsi, \off - 24(%rsp)
+	movq	%rdi, \off - 32(%rsp)
+.endm
+
+.macro RESTORE off
+	movq	\off(%rsp), %rdx
+	movq	\off - 8(%rsp), %rcx
+	movq	\off - 16(%rsp), %r11
+	movq	\off - 24(%rsp), %rsi
+	movq	\off - 32(%rsp), %rdi
+.endm
+
 /* r11 at the CPU's buffer, rcx its state; to NONE off the harness's CPU */
 .macro BUFFER none
 	movl	4(%r11), %ecx		/* rseq->cpu_id */
@@ -62,14 +79,19 @@
 	movq	(%r11), %rcx		/* the state */
 .endm
 
-/* a return record at the slot's sp, at index rcx's count; clobbers rax, rdx */
-.macro RET_RECORD
+/* the new record's time, at the count in cx; rdx: its index times 3 (words); clobbers rax */
+.macro RECORD_TIME
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rdx, %rax
 	movzwl	%cx, %edx
 	leaq	(%rdx,%rdx,2), %rdx
 	movq	%rax, HDR(%r11,%rdx,8)
+.endm
+
+/* a return record at the slot's sp, at the count in cx; clobbers rax, rdx */
+.macro RET_RECORD
+	RECORD_TIME
 	leaq	-8(%rsp), %rax
 	btsq	$R_RET, %rax
 	movq	%rax, HDR + 8(%r11,%rdx,8)
@@ -85,11 +107,7 @@
 	.globl	u2_entry
 	.type	u2_entry, @function
 u2_entry:
-	movq	%rdx, -0x10(%rsp)
-	movq	%rcx, -0x18(%rsp)
-	movq	%r11, -0x20(%rsp)
-	movq	%rsi, -0x28(%rsp)
-	movq	%rdi, -0x30(%rsp)
+	SAVE	-0x10
 	movl	%eax, %esi
 	shlq	$48, %rsi
 	leaq	8(%rsp,%rsi), %rsi	/* sp | cookie << 48 */
@@ -114,23 +132,14 @@ u2_entry:
 .Le_tailret:
 	btsq	$R_TAIL, %rsi
 .Le_rec:
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rdx, %rax
-	movzwl	%cx, %edx
-	leaq	(%rdx,%rdx,2), %rdx
-	movq	%rax, HDR(%r11,%rdx,8)
+	RECORD_TIME
 	movq	%rsi, HDR + 8(%r11,%rdx,8)
 	movq	%rdi, HDR + 16(%r11,%rdx,8)
 	incq	%rcx
 	movq	%rcx, (%r11)		/* the commit */
 .Le_post:
 .Le_done:
-	movq	-0x10(%rsp), %rdx
-	movq	-0x18(%rsp), %rcx
-	movq	-0x20(%rsp), %r11
-	movq	-0x28(%rsp), %rsi
-	movq	-0x30(%rsp), %rdi
+	RESTORE	-0x10
 	ret
 .Le_full:				/* outside the section: a hand-over, then again */
 	movq	%rsi, -0x38(%rsp)
@@ -154,11 +163,7 @@ u2_entry:
 	.type	u2_ret, @function
 u2_ret:
 	movq	%rax, -0x10(%rsp)	/* -8(%rsp), the slot's word: not ours */
-	movq	%rdx, -0x18(%rsp)
-	movq	%rcx, -0x20(%rsp)
-	movq	%r11, -0x28(%rsp)
-	movq	%rsi, -0x30(%rsp)
-	movq	%rdi, -0x38(%rsp)
+	SAVE	-0x18
 .Lr_again:
 	leaq	-8(%rsp), %rsi
 	shlq	$16, %rsi		/* the entry's sp, as the records' low 48 bits shifted */
@@ -235,11 +240,7 @@ u2_ret:
 	movq	%rdi, -8(%rsp)		/* where to go, in the slot's word */
 .Lr_jump:
 	movq	-0x10(%rsp), %rax
-	movq	-0x18(%rsp), %rdx
-	movq	-0x20(%rsp), %rcx
-	movq	-0x28(%rsp), %r11
-	movq	-0x30(%rsp), %rsi
-	movq	-0x38(%rsp), %rdi
+	RESTORE	-0x18
 	jmp	*-8(%rsp)
 .Lr_none:				/* out of the section: a hand-over took the entry */
 	movq	-8(%rsp), %rax
@@ -259,11 +260,7 @@ u2_ret:
 	.globl	u2_thunk
 	.type	u2_thunk, @function
 u2_thunk:
-	movq	%rdx, -0x18(%rsp)
-	movq	%rcx, -0x20(%rsp)
-	movq	%r11, -0x28(%rsp)
-	movq	%rsi, -0x30(%rsp)
-	movq	%rdi, -0x38(%rsp)
+	SAVE	-0x18
 	movl	%eax, %eax
 	leaq	u2_target(%rip), %rdi
 	movq	(%rdi,%rax,8), %rdi	/* where it goes */
