@@ -326,14 +326,6 @@ section_entries() {
 	done
 }
 
-# The module's fold of user-hook records into calls (urec_fold.c, pure C)
-# keeps trace's accounting exact: random record streams, replayed as they
-# came and folded, agree (selftests/host/fold-check.c), with the process's
-# sums as built (bottom charges included) and as before them; the model
-# must see the difference when the bottom's sp rule, the consumer's drop
-# or the sp rule after a return is left out; and with folds stopped before
-# their commit (a preemption's hand-over, a signal handler's calls) and
-# restarted.
 # must_fail WHAT CMD...: CMD, a model or harness with one rule left out, must fail
 must_fail() {
 	local what=$1
@@ -344,6 +336,14 @@ must_fail() {
 	fi
 }
 
+# The module's fold of user-hook records into calls (urec_fold.c, pure C)
+# keeps trace's accounting exact: random record streams, replayed as they
+# came and folded, agree (selftests/host/fold-check.c), with the process's
+# sums as built (bottom charges included) and as before them; the model
+# must see the difference when the bottom's sp rule, the consumer's drop
+# or the sp rule after a return is left out; and with folds stopped before
+# their commit (a preemption's hand-over, a signal handler's calls) and
+# restarted.
 fold_check() {
 	local m
 	section_entries || return 1

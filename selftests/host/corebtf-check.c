@@ -82,19 +82,38 @@ static int compare(struct bpf_program *a, struct bpf_program *b)
 	return 1;
 }
 
+/* Every program of @a against its twin in @b, then both closed: the programs that differ. */
+static int compare_objects(struct bpf_object *a, struct bpf_object *b, int *same)
+{
+	struct bpf_program *p, *q = bpf_object__next_program(b, NULL);
+	int r, bad = 0;
+
+	bpf_object__for_each_program(p, a) {
+		r = compare(p, q);
+		if (r < 0)
+			bad++;
+		else
+			*same += r;
+		q = bpf_object__next_program(b, q);
+	}
+	bpf_object__close(a);
+	bpf_object__close(b);
+	return bad;
+}
+
 static int check(const char *path, int *same)
 {
 	struct bpf_object *a, *b;
-	struct bpf_program *p, *q;
+	struct bpf_program *p;
 	struct core_btf cut = { 0 };
-	int err, only = -1, nprogs = 0, r, bad = 0;
+	int err, only, nprogs = 0, bad = 0;
 
 	a = load(path, NULL, -1, &err);
 	if (a) {
 		b = load(path, &cut, -1, &err);
 		core_btf_release(&cut);
 		if (b)
-			goto cmp;
+			return compare_objects(a, b, same) ? -1 : 0;
 		printf("%s: loads against the whole BTF, not against the cut: %s\n", path,
 		       strerror(-err));
 		bpf_object__close(a);
@@ -122,20 +141,7 @@ static int check(const char *path, int *same)
 			bad++;
 			continue;
 		}
-cmp:
-		q = bpf_object__next_program(b, NULL);
-		bpf_object__for_each_program(p, a) {
-			r = compare(p, q);
-			if (r < 0)
-				bad++;
-			else
-				*same += r;
-			q = bpf_object__next_program(b, q);
-		}
-		bpf_object__close(a);
-		bpf_object__close(b);
-		if (only < 0)
-			break;
+		bad += compare_objects(a, b, same);
 	}
 	return bad ? -1 : 0;
 }

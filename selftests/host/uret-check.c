@@ -170,24 +170,23 @@ static void open_entries(bool *open)
  * keeps the routine's address with no record (helper-49's review of the
  * first, linear version). The kernel's is linear with a hash by sp.
  */
-static void handover(bool convert)
+static void handover(void)
 {
 	bool open[CAP], done[CAP] = { false };
-	int i, j, k, chain[CAP];
+	int i, j, k, m;
 
 	open_entries(open);
-	for (i = n - 1; convert && mode != NOCONVERT && i >= 0; i--) {
+	for (i = n - 1; mode != NOCONVERT && i >= 0; i--) {
 		u64 sp = buf[i].what & SPMASK, x;
-		int m = 0;
 
 		if (!open[i] || done[i])
 			continue;
-		/* this sp's newest open entry: its chain down to the first that kept a real address */
-		for (j = i; j >= 0; j--) {
+		/* this sp's newest open entry: its chain of m down to j, the first that kept a real address */
+		for (m = 0, j = i; j >= 0; j--) {
 			if (!open[j] || (buf[j].what & SPMASK) != sp)
 				continue;
 			done[j] = true;
-			chain[m++] = j;
+			m++;
 			if (buf[j].ra != RET)
 				break;
 		}
@@ -197,18 +196,14 @@ static void handover(bool convert)
 				fail("a chain of tail calls without its caller's entry", sp);
 			continue;
 		}
-		for (; j >= 0; j--)		/* older ones at this sp: abandoned */
-			if (open[j] && (buf[j].what & SPMASK) == sp)
-				done[j] = true;
+		for (k = j - 1; k >= 0; k--)	/* older ones at this sp: abandoned */
+			if (open[k] && (buf[k].what & SPMASK) == sp)
+				done[k] = true;
 		if (*slot(sp) != RET)
 			continue;
-		x = buf[chain[m - 1]].ra;
-		if (mode == NOCHAIN) {
+		x = buf[j].ra;
+		for (k = 0; k < (mode == NOCHAIN ? 1 : m); k++)
 			x = thunk(x);
-		} else {
-			for (k = m - 1; k >= 0; k--)
-				x = thunk(x);
-		}
 		*slot(sp) = x;
 		st_conv++;
 		st_chain += m > 1;
@@ -255,7 +250,7 @@ static int point(void)
 	u64 k = rnd(100);
 
 	if (k < 6) {
-		handover(true);
+		handover();
 		return PREEMPTED;
 	}
 	if (k < 8 && !in_handler) {
@@ -285,7 +280,7 @@ again:
 	if (point())
 		goto abort;
 	if (n == CAP) {
-		handover(true);			/* leaves the section: nothing stored yet */
+		handover();			/* leaves the section: nothing stored yet */
 		goto again;
 	}
 	if (v != RET && mode != STOREAFTER)
@@ -336,7 +331,7 @@ again:
 		n--;				/* the commit */
 	} else {
 		if (n == CAP) {
-			handover(true);
+			handover();
 			goto again;
 		}
 		buf[n] = (struct rec){ ++clk, R_RET | sp, 0 };
@@ -363,7 +358,7 @@ static u64 do_return(u64 sp, u64 v)
 			return routine(sp);
 		st_thunk++;
 		if (n == CAP)
-			handover(true);
+			handover();
 		buf[n++] = (struct rec){ ++clk, R_RET | sp, 0 };	/* the thunk's append, as today */
 		v = target[(v - THUNK0) / 16];
 	}
@@ -450,10 +445,8 @@ static void handler(void)
 		else if (td > base + 1 && k < 90)
 			ret();
 		else if (td > base + 2) {
-			int j = base + (int)rnd(td - base - 1);
+			int j = pick_frame(base);
 
-			while (j < td - 1 && tf[j + 1].sp == tf[j].sp)
-				j++;		/* the frame running at that sp: the newest */
 			if (j < td - 1) {
 				st_stale++;
 				longjmp_to(j);
@@ -475,7 +468,7 @@ static void fork_child(void)
 
 	st_fork++;
 	if (mode != NOCLONE)
-		handover(true);
+		handover();
 	memcpy(child, stack, sizeof(stack));
 	for (d = td; d > 0;) {
 		sp = tf[d - 1].sp;
@@ -523,12 +516,12 @@ static void run(unsigned long r)
 		} else if (k < 95) {
 			fork_child();
 		} else {
-			handover(true);
+			handover();
 		}
 	}
 	while (td)
 		ret();
-	handover(true);
+	handover();
 	for (i = 0; i < NF; i++)
 		if (seen[i] + sums[i] != truth[i]) {
 			fprintf(stderr, "run %lu: function %d: %llu calls, the records and sums say %llu\n",
@@ -558,7 +551,8 @@ int main(int argc, char **argv)
 	for (r = 0; r < runs; r++)
 		run(r);
 	printf("uret-check: %lu runs: %llu returns through the routine (%llu folded), %llu through thunks; "
-	       "%llu slots converted (%llu chains of tail calls, %llu of them after their ret), %llu sections restarted, %llu signals "
+	       "%llu slots converted (%llu chains of tail calls; %llu returns found theirs after their ret), "
+	       "%llu sections restarted, %llu signals "
 	       "(%llu longjmps inside), %llu forks: every return where it would go untraced, every call "
 	       "counted once\n", runs, (unsigned long long)st_routine, (unsigned long long)st_fold,
 	       (unsigned long long)st_thunk, (unsigned long long)st_conv, (unsigned long long)st_chain,

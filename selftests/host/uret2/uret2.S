@@ -112,6 +112,12 @@ u2_entry:
 	shlq	$48, %rsi
 	leaq	8(%rsp,%rsi), %rsi	/* sp | cookie << 48 */
 .Le_again:
+	/*
+	 * rsi's tail bit stays set across a restart: a slot that held the
+	 * routine or a thunk holds one of the two again (a hand-over makes
+	 * the routine a thunk, the abort puts a thunk back), never a caller's
+	 * own address, so a tail call stays one.
+	 */
 	xorl	%edi, %edi		/* nothing read from the slot yet */
 	RSEQ_ENTER .Ldesc_e
 .Le_start:

@@ -217,7 +217,7 @@ static u64 *rec(int i)
  */
 static void handover(void)
 {
-	int n = (int)(u2_buf[0] & 0xffff), i, j, k, m, chain[CAP];
+	int n = (int)(u2_buf[0] & 0xffff), i, j, k, m;
 	bool open[CAP], done[CAP] = { false };
 
 	handovers++;
@@ -238,7 +238,7 @@ static void handover(void)
 			if (!open[j] || (rec(j)[1] & SPMASK) != sp)
 				continue;
 			done[j] = true;
-			chain[m++] = j;
+			m++;
 			if (rec(j)[2] != (u64)u2_ret)
 				break;
 		}
@@ -247,7 +247,7 @@ static void handover(void)
 				done[k] = true;
 		if (j < 0 || *(u64 *)sp != (u64)u2_ret)
 			continue;
-		x = rec(chain[m - 1])[2];
+		x = rec(j)[2];			/* the base's address */
 		for (k = 0; k < (nochain ? 1 : m); k++)
 			x = thunk(x);
 		*(u64 *)sp = x;
@@ -322,7 +322,7 @@ int main(int argc, char **argv)
 	cpu_set_t set;
 	struct timespec t0, t1;
 	int w, i, fail = 0;
-	u64 runs = 0, calls = 0;
+	u64 runs = 0;
 
 	if (argc > 2) {
 		noconvert = !strcmp(argv[2], "noconvert");
@@ -403,7 +403,6 @@ int main(int argc, char **argv)
 					(unsigned long long)runs, (unsigned long long)abandoned);
 				fail = 1;
 			}
-			calls += w == 1 ? ROUNDS : 0;
 			/* every frame has returned: no slot holds a thunk */
 			nthunks = 0;
 			u2_thunks_len = 0;
