@@ -107,7 +107,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, TRACE_TSTATS);	/* 1 without -T */
 	__type(key, struct thread_func_key);
 	__type(value, struct thread_func_stats);
 } tstats SEC(".maps");
@@ -126,7 +126,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 16384);
+	__uint(max_entries, TRACE_FOLDS);	/* 1 without --folded, --pprof */
 	__type(key, struct fold_key);
 	__type(value, __u64);			/* ns */
 } fold SEC(".maps");
@@ -139,14 +139,14 @@ struct {
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TRACE_WAKER_SLOTS);
+	__uint(max_entries, TRACE_WAKER_SLOTS);	/* 1 without -W */
 	__type(key, __u32);
 	__type(value, struct waker_slot);
 } wakers SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, TRACE_WAKER_COMMS);	/* 1 but for -W in fallback mode */
 	__type(key, __u32);			/* pid */
 	__type(value, char[16]);
 } waker_comms SEC(".maps");		/* fallback: names of wakers not ours */

@@ -11,6 +11,8 @@
 #define TRACE_HIST		40	/* log2 buckets: [2^i, 2^(i+1)) ns, last is open */
 #define TRACE_MAX_THREADS	4096
 #define TRACE_FOLD_DEPTH	16	/* outermost frames kept in folded stacks */
+#define TRACE_FOLDS		16384	/* --folded, --pprof: distinct stacks and causes */
+#define TRACE_TSTATS		16384	/* -T: distinct (thread, function) */
 #define TRACE_WPEND		4	/* waits with wakers pending a fold (-W --folded) */
 #define TRACE_KLOCKS		64	/* kernel lock functions told apart (klocks.c) */
 #define TRACE_KSTACK		12	/* kernel frames looked at for them (fallback mode) */
@@ -82,6 +84,7 @@ enum trace_waker_kind {
 };
 
 #define TRACE_WAKER_SLOTS	4096	/* distinct (function, waker) per CPU */
+#define TRACE_WAKER_COMMS	1024	/* fallback -W: wakers outside the process named */
 #define WAKER_NO_FUNC		0x1fff	/* no traced function on the stack */
 #define WKEY(func, kind, wfunc, wtid) \
 	((1ULL << 63) | ((__u64)(func) << 38) | ((__u64)(kind) << 35) | \

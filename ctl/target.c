@@ -154,24 +154,35 @@ int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_pr
 	return 0;
 }
 
+int hooks_give_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program *const *progs,
+		     int n, int *at)
+{
+	int i, err;
+
+	for (i = 0; i < n; i++) {
+		err = hooks_run_prog(nl, &ids[i], 1, bpf_program__fd(progs[i]));
+		if (err) {
+			*at = i;
+			return err;
+		}
+	}
+	return 0;
+}
+
 int attach_hook_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program *const *progs,
 		      int n, struct bpf_program *fallback, struct bpf_link **link)
 {
-	int i;
+	int i, err;
 
 	*link = NULL;
-	for (i = 0; i < n; i++) {
-		int err = hooks_run_prog(nl, &ids[i], 1, bpf_program__fd(progs[i]));
-
-		if (!err)
-			continue;
-		if (fallback)
-			return attach_hook_prog(nl, ids, n, fallback, link);
-		fprintf(stderr, "xprobectl: cannot give the hooks BPF program %s: %s\n",
-			bpf_program__name(progs[i]), nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
-		return -1;
-	}
-	return 0;
+	err = hooks_give_progs(nl, ids, progs, n, &i);
+	if (!err)
+		return 0;
+	if (fallback)
+		return attach_hook_prog(nl, ids, n, fallback, link);
+	fprintf(stderr, "xprobectl: cannot give the hooks BPF program %s: %s\n",
+		bpf_program__name(progs[i]), nl->ext_msg[0] ? nl->ext_msg : strerror(-err));
+	return -1;
 }
 
 int view_hooks_setup(struct xp_nl *nl, pid_t pid, uint32_t view_flags,

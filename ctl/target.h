@@ -82,10 +82,16 @@ struct bpf_link;
 int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_program *prog,
 		     struct bpf_link **link);
 /*
- * Give hook IDS[i] a program of its own, PROGS[i] (a kprobe program: the
- * cheapest path); a module that refuses one gets FALLBACK, which tells the
- * hooks apart by id, on all N as attach_hook_prog() gives it, if there is
- * one (NULL: the refusal is the answer). -1: printed.
+ * Give hook IDS[i] a program of its own, PROGS[i], for each of the N: 0, or
+ * the module's refusal of the first it refused (*AT), not said.
+ */
+int hooks_give_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program *const *progs,
+		     int n, int *at);
+/*
+ * The same (each a kprobe program: the cheapest path), and a module that
+ * refuses one gets FALLBACK, which tells the hooks apart by id, on all N as
+ * attach_hook_prog() gives it, if there is one (NULL: the refusal is the
+ * answer). -1: printed.
  */
 int attach_hook_progs(struct xp_nl *nl, const uint32_t *ids, struct bpf_program *const *progs,
 		      int n, struct bpf_program *fallback, struct bpf_link **link);

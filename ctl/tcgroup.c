@@ -152,7 +152,7 @@ static int give_view(struct tsession *s, pid_t pid)
 		/* only the tracepoint's on_hook reads it: a full map matters to no one else */
 		bpf_map_update_elem(fd, &ids[i], &s->hook_kinds[i], BPF_ANY);
 		/* A module without HOOK_PROG has the tracepoint run on_hook for every view. */
-		if (!s->skel->links.on_hook &&
+		if (!(s->hskel && s->hskel->links.on_hook) &&
 		    hooks_run_prog(s->nl, &ids[i], 1,
 				   bpf_program__fd(trace_hook_prog(s->skel, s->hook_kinds[i])))) {
 			fprintf(stderr, "xprobectl: pid %d: its hooks have no program: %s\n",

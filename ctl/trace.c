@@ -1617,50 +1617,74 @@ static struct trace_bpf *open_skel(struct tsession *s)
 }
 
 /*
- * Views mode: the uprobe programs in a second instance of the object,
- * every map (the .rodata, .bss and .data ones too) the session's own, so
- * they count into the same figures as if loaded with the rest.
+ * A second instance of the object, every program off and every map (the
+ * .rodata, .bss and .data ones too) the session's own, so that what the
+ * caller turns on in it counts into the same figures as if loaded with
+ * the rest. WHAT names those programs in errors, said here. NULL if not.
  */
-static int load_uprogs(struct tsession *s)
+static struct trace_bpf *open_late(struct tsession *s, const char *what)
 {
 	struct bpf_program *p;
 	struct trace_bpf *u;
 	struct bpf_map *m;
 	int err;
 
-again:
 	u = open_skel(s);
 	if (!u) {
 		fprintf(stderr, "xprobectl: cannot open the BPF object: %s\n", strerror(errno));
-		return -errno;
+		return NULL;
 	}
 	bpf_object__for_each_program(p, u->obj)
 		bpf_program__set_autoload(p, false);
-	bpf_program__set_autoload(u->progs.fn_entry, true);
-	bpf_program__set_autoload(u->progs.fn_return, true);
-	bpf_program__set_autoload(u->progs.unwind_start, s->unwind_fix);
-	if (s->multi)
-		uprogs_multi(u);
 	bpf_object__for_each_map(m, u->obj) {
 		struct bpf_map *ours = bpf_object__find_map_by_name(s->skel->obj,
 								     bpf_map__name(m));
 
 		err = ours ? bpf_map__reuse_fd(m, bpf_map__fd(ours)) : -ENOENT;
 		if (err) {
-			fprintf(stderr, "xprobectl: cannot share the map %s with the uprobe "
-				"programs: %s\n", bpf_map__name(m), strerror(-err));
+			fprintf(stderr, "xprobectl: cannot share the map %s with %s: %s\n",
+				bpf_map__name(m), what, strerror(-err));
 			trace_bpf__destroy(u);
-			return err;
+			errno = -err;
+			return NULL;
 		}
 	}
+	return u;
+}
+
+/* Load U, from open_late() with its programs chosen: 0 or -errno, not said. */
+static int load_late(struct tsession *s, struct trace_bpf *u)
+{
+	int err;
+
 	verifier_stats_on(u->obj);
 	err = core_btf_fill(&s->cbtf, u->obj);
-	if (err) {
-		trace_bpf__destroy(u);
+	if (err)
 		return err;
-	}
 	err = trace_bpf__load(u) ? -errno : 0;
 	verifier_stats_print(u->obj);
+	return err;
+}
+
+/*
+ * Views mode: the uprobe programs in a second instance of the object
+ * (open_late()), when a function first needs them.
+ */
+static int load_uprogs(struct tsession *s)
+{
+	struct trace_bpf *u;
+	int err;
+
+again:
+	u = open_late(s, "the uprobe programs");
+	if (!u)
+		return -errno;
+	bpf_program__set_autoload(u->progs.fn_entry, true);
+	bpf_program__set_autoload(u->progs.fn_return, true);
+	bpf_program__set_autoload(u->progs.unwind_start, s->unwind_fix);
+	if (s->multi)
+		uprogs_multi(u);
+	err = load_late(s, u);
 	if (err) {
 		trace_bpf__destroy(u);
 		if (s->multi && err == -EINVAL) {	/* the attach type refused, as in load_bpf() */
@@ -1677,6 +1701,48 @@ again:
 	umulti_check(s, u->progs.fn_entry);
 	s->uskel = u;
 	return 0;
+}
+
+/*
+ * Views mode: on_hook, which the xprobes_hook tracepoint runs for every
+ * hook of the session, for a module that will not give each hook its own
+ * program (one without XPROBES_CMD_HOOK_PROG). Loaded only then, in a
+ * second instance (open_late()): it holds every hook's code, and its
+ * verification was a third of the programs' in the set-up of a trace of
+ * every function of Redis. NULL if it cannot be (said).
+ */
+static struct bpf_program *hook_tp_prog(struct tsession *s)
+{
+	struct trace_bpf *h;
+	int err;
+
+	if (s->hskel)
+		return s->hskel->progs.on_hook;
+	h = open_late(s, "the hooks' tracepoint program");
+	if (!h)
+		return NULL;
+	bpf_program__set_autoload(h->progs.on_hook, true);
+	err = load_late(s, h);
+	if (err) {
+		trace_bpf__destroy(h);
+		fprintf(stderr, "xprobectl: cannot load the hooks' tracepoint program (%s): -v shows "
+			"the verifier's log\n", strerror(-err));
+		return NULL;
+	}
+	s->hskel = h;
+	return h->progs.on_hook;
+}
+
+/* The late instances (open_late()) and the object, in that order: they share its maps. */
+static void skels_destroy(struct tsession *s)
+{
+	trace_bpf__destroy(s->hskel);
+	s->hskel = NULL;
+	trace_bpf__destroy(s->uskel);
+	s->uskel = NULL;
+	s->uskel_failed = false;
+	trace_bpf__destroy(s->skel);
+	s->skel = NULL;
 }
 
 /* The uprobe program WHICH, loaded now if it was not; NULL if it cannot be (said). */
@@ -1703,6 +1769,27 @@ static struct bpf_program *uprog(struct tsession *s, enum uprog which)
 static bool uprobes_now(const struct tsession *s)
 {
 	return !s->views || s->uprobes_only || s->spawned || uprobes_wanted(s);
+}
+
+/*
+ * Each map as large as this session's options need it, and the tables of
+ * options it was not asked for one entry long: every entry is allocated
+ * and zeroed when the map is made (the hashes are preallocated, the per-CPU
+ * array's entries are one per-CPU allocation each), which the set-up pays
+ * for. The programs only reach those tables under the same options, which
+ * they see as constants, so their code for them is dead and goes.
+ */
+static void size_maps(struct tsession *s)
+{
+	struct trace_bpf *k = s->skel;
+
+	bpf_map__set_max_entries(k->maps.stats, s->nfuncs);
+	bpf_map__set_max_entries(k->maps.offstats, s->nfuncs);
+	bpf_map__set_max_entries(k->maps.pstats, s->children ? TRACE_PROC_SLOTS * s->nfuncs : 1);
+	bpf_map__set_max_entries(k->maps.tstats, s->per_thread ? TRACE_TSTATS : 1);
+	bpf_map__set_max_entries(k->maps.fold, s->fold ? TRACE_FOLDS : 1);
+	bpf_map__set_max_entries(k->maps.wakers, s->wakers ? TRACE_WAKER_SLOTS : 1);
+	bpf_map__set_max_entries(k->maps.waker_comms, s->wakers && !s->views ? TRACE_WAKER_COMMS : 1);
 }
 
 static int load_bpf(struct tsession *s)
@@ -1733,10 +1820,8 @@ static int load_bpf(struct tsession *s)
 					       (uint64_t *)s->skel->rodata->klock_hi, TRACE_KLOCKS,
 					       s->views ? (uint64_t *)&s->skel->rodata->init_mm_addr :
 					       NULL);
-	bpf_map__set_max_entries(s->skel->maps.stats, s->nfuncs);
-	bpf_map__set_max_entries(s->skel->maps.offstats, s->nfuncs);
-	bpf_map__set_max_entries(s->skel->maps.pstats, s->children ? TRACE_PROC_SLOTS * s->nfuncs : 1);
-	bpf_program__set_autoload(s->skel->progs.on_hook, s->views);
+	size_maps(s);
+	bpf_program__set_autoload(s->skel->progs.on_hook, false);	/* hook_tp_prog() */
 	bpf_program__set_autoload(s->skel->progs.on_switch_out, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_switch_in, s->views);
 	bpf_program__set_autoload(s->skel->progs.on_exit_hook, s->views);
@@ -1787,12 +1872,23 @@ static int load_bpf(struct tsession *s)
 	 * tracepoint run it.
 	 */
 	if (s->views) {
-		struct bpf_program *own[sizeof(s->hook_ids) / sizeof(s->hook_ids[0])];
+		struct bpf_program *own[sizeof(s->hook_ids) / sizeof(s->hook_ids[0])], *tp;
 
 		for (i = 0; i < s->nhooks; i++)
 			own[i] = trace_hook_prog(s->skel, s->hook_kinds[i]);
-		return attach_hook_progs(s->nl, s->hook_ids, own, s->nhooks,
-					 s->skel->progs.on_hook, &s->skel->links.on_hook);
+		if (!getenv("XPROBECTL_HOOK_TP")) {
+			int err = hooks_give_progs(s->nl, s->hook_ids, own, s->nhooks, &i);
+
+			if (!err)
+				return 0;
+			if (s->verbose)
+				fprintf(stderr, "xprobectl: hook %u refused a program of its own (%s): "
+					"the hooks' tracepoint program runs instead\n", s->hook_ids[i],
+					s->nl->ext_msg[0] ? s->nl->ext_msg : strerror(-err));
+		}
+		tp = hook_tp_prog(s);
+		return tp ? attach_hook_prog(s->nl, s->hook_ids, s->nhooks, tp,
+					     &s->hskel->links.on_hook) : -1;
 	}
 	l = bpf_program__attach(s->skel->progs.fb_switch);
 	s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
@@ -2148,11 +2244,7 @@ static int trace_attach(struct trace_run *r)
 		c = attach_uprobes(s, s->pid, &s->ls, false);
 		if (c == -EAGAIN) {	/* a file's multi link refused whole: one probe per function */
 			linkset_free(&s->ls);
-			trace_bpf__destroy(s->uskel);
-			s->uskel = NULL;
-			s->uskel_failed = false;
-			trace_bpf__destroy(s->skel);
-			s->skel = NULL;
+			skels_destroy(s);
 			s->multi = false;
 			continue;
 		}
@@ -2368,10 +2460,7 @@ static int trace_end(struct trace_run *r, int ret)
 	}
 	syswatch_end(&r->sw);	/* a zeroed one when --latency is off */
 	latency_stop(r->lat);
-	if (s->uskel)
-		trace_bpf__destroy(s->uskel);
-	if (s->skel)
-		trace_bpf__destroy(s->skel);
+	skels_destroy(s);
 	core_btf_release(&s->cbtf);
 	xp_events_close(r->ev);
 	if (r->nl) {

@@ -109,6 +109,8 @@ struct tsession {
 	struct trace_bpf *uskel;
 	struct core_btf cbtf;	/* the kernel's BTF cut for the object's CO-RE (corebtf.c) */
 	bool uskel_failed;	/* its load failed, said once */
+	/* on_hook, for a module that runs no program per hook (hook_tp_prog()) */
+	struct trace_bpf *hskel;
 	bool multi;		/* uprobes through uprobe_multi links (kernel 6.6+) */
 	struct linkset ls;	/* the target's uprobes */
 	bool unwind_fix;	/* unwinders give uretprobe slots back (trace.bpf.c) */

@@ -33,6 +33,17 @@ XPROBECTL_NO_UPROBE_MULTI=1 trace_scenario /tmp/perf sleep
 check_cause /tmp/perf.json xw_delay sleep /tmp/perf.err
 check_balance /tmp/perf.json xw_request
 
+# The hooks' programs through on_hook, loaded only when wanted (hook_tp_prog()
+# in ctl/trace.c: for a module that runs no program per hook), forced here;
+# the verifier's statistics say which programs were loaded.
+XPROBECTL_HOOK_TP=1 XPROBECTL_VERIFIER_STATS=1 trace_scenario /tmp/htp sleep
+grep -q 'verifier: on_hook:' /tmp/htp.err || fail "on_hook not loaded: $(cat /tmp/htp.err)"
+check_cause /tmp/htp.json xw_delay sleep /tmp/htp.err
+check_balance /tmp/htp.json xw_request
+XPROBECTL_VERIFIER_STATS=1 trace_scenario /tmp/nhtp sleep
+! grep -q 'verifier: on_hook:' /tmp/nhtp.err || fail "on_hook loaded, unused"
+grep -q 'verifier: on_switch_in:' /tmp/nhtp.err || fail "no verifier statistics: $(cat /tmp/nhtp.err)"
+
 # A running process, by PID, for a fixed time; calls in flight at the start
 # return early (not counted), nothing else goes wrong. (It is killed after
 # the trace: many calls, so that it outlives a slow attach.)
