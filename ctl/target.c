@@ -144,11 +144,16 @@ int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_pr
 		return -1;
 	}
 	/* A module without HOOK_PROG: the tracepoint reaches the program too. */
+	return attach_hook_tp(prog, link);
+}
+
+int attach_hook_tp(struct bpf_program *prog, struct bpf_link **link)
+{
 	*link = bpf_program__attach(prog);
 	if (libbpf_get_error(*link)) {
 		*link = NULL;
 		fprintf(stderr, "xprobectl: cannot attach %s to the xprobes_hook tracepoint: %s\n",
-			name, strerror(errno));
+			bpf_program__name(prog), strerror(errno));
 		return -1;
 	}
 	return 0;

@@ -81,6 +81,8 @@ struct bpf_program;
 struct bpf_link;
 int attach_hook_prog(struct xp_nl *nl, const uint32_t *ids, int n, struct bpf_program *prog,
 		     struct bpf_link **link);
+/* PROG (a raw_tp program) on the xprobes_hook tracepoint itself, *LINK; -1: printed. */
+int attach_hook_tp(struct bpf_program *prog, struct bpf_link **link);
 /*
  * Give hook IDS[i] a program of its own, PROGS[i], for each of the N: 0, or
  * the module's refusal of the first it refused (*AT), not said.

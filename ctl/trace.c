@@ -1657,10 +1657,10 @@ static int load_late(struct tsession *s, struct trace_bpf *u)
 {
 	int err;
 
-	verifier_stats_on(u->obj);
 	err = core_btf_fill(&s->cbtf, u->obj);
 	if (err)
 		return err;
+	verifier_stats_on(u->obj);
 	err = trace_bpf__load(u) ? -errno : 0;
 	verifier_stats_print(u->obj);
 	return err;
@@ -1876,19 +1876,24 @@ static int load_bpf(struct tsession *s)
 
 		for (i = 0; i < s->nhooks; i++)
 			own[i] = trace_hook_prog(s->skel, s->hook_kinds[i]);
-		if (!getenv("XPROBECTL_HOOK_TP")) {
+		bool forced = getenv("XPROBECTL_HOOK_TP");	/* as without HOOK_PROG */
+
+		if (!forced) {
 			int err = hooks_give_progs(s->nl, s->hook_ids, own, s->nhooks, &i);
 
 			if (!err)
 				return 0;
 			if (s->verbose)
 				fprintf(stderr, "xprobectl: hook %u refused a program of its own (%s): "
-					"the hooks' tracepoint program runs instead\n", s->hook_ids[i],
+					"trying on_hook, which tells the hooks apart\n", s->hook_ids[i],
 					s->nl->ext_msg[0] ? s->nl->ext_msg : strerror(-err));
 		}
 		tp = hook_tp_prog(s);
-		return tp ? attach_hook_prog(s->nl, s->hook_ids, s->nhooks, tp,
-					     &s->hskel->links.on_hook) : -1;
+		if (!tp)
+			return -1;
+		if (forced)
+			return attach_hook_tp(tp, &s->hskel->links.on_hook);
+		return attach_hook_prog(s->nl, s->hook_ids, s->nhooks, tp, &s->hskel->links.on_hook);
 	}
 	l = bpf_program__attach(s->skel->progs.fb_switch);
 	s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;

@@ -33,9 +33,11 @@ XPROBECTL_NO_UPROBE_MULTI=1 trace_scenario /tmp/perf sleep
 check_cause /tmp/perf.json xw_delay sleep /tmp/perf.err
 check_balance /tmp/perf.json xw_request
 
-# The hooks' programs through on_hook, loaded only when wanted (hook_tp_prog()
-# in ctl/trace.c: for a module that runs no program per hook), forced here;
-# the verifier's statistics say which programs were loaded.
+# The hooks' programs through on_hook on the xprobes_hook tracepoint, as for a
+# module that runs no program per hook (XPROBECTL_HOOK_TP: the hooks get none),
+# loaded only then (hook_tp_prog() in ctl/trace.c); the verifier's statistics
+# say which programs were loaded, the scenario's figures that the hooks' hits
+# reached it.
 XPROBECTL_HOOK_TP=1 XPROBECTL_VERIFIER_STATS=1 trace_scenario /tmp/htp sleep
 grep -q 'verifier: on_hook:' /tmp/htp.err || fail "on_hook not loaded: $(cat /tmp/htp.err)"
 check_cause /tmp/htp.json xw_delay sleep /tmp/htp.err
