@@ -1792,6 +1792,37 @@ static void size_maps(struct tsession *s)
 	bpf_map__set_max_entries(k->maps.waker_comms, s->wakers && !s->views ? TRACE_WAKER_COMMS : 1);
 }
 
+/*
+ * Views mode: each hook runs the kprobe program of its kind itself
+ * (cheapest); a module that refuses one runs on_hook instead, or has the
+ * xprobes_hook tracepoint run it (one without HOOK_PROG, which
+ * XPROBECTL_HOOK_TP stands for: the hooks are given no program then).
+ */
+static int give_hook_progs(struct tsession *s)
+{
+	struct bpf_program *own[sizeof(s->hook_ids) / sizeof(s->hook_ids[0])], *tp;
+	bool forced = getenv("XPROBECTL_HOOK_TP");
+	int i, err;
+
+	for (i = 0; i < s->nhooks; i++)
+		own[i] = trace_hook_prog(s->skel, s->hook_kinds[i]);
+	if (!forced) {
+		err = hooks_give_progs(s->nl, s->hook_ids, own, s->nhooks, &i);
+		if (!err)
+			return 0;
+		if (s->verbose)
+			fprintf(stderr, "xprobectl: hook %u refused a program of its own (%s): "
+				"trying on_hook, which tells the hooks apart\n", s->hook_ids[i],
+				s->nl->ext_msg[0] ? s->nl->ext_msg : strerror(-err));
+	}
+	tp = hook_tp_prog(s);
+	if (!tp)
+		return -1;
+	if (forced)
+		return attach_hook_tp(tp, &s->hskel->links.on_hook);
+	return attach_hook_prog(s->nl, s->hook_ids, s->nhooks, tp, &s->hskel->links.on_hook);
+}
+
 static int load_bpf(struct tsession *s)
 {
 	struct bpf_link *l;
@@ -1866,35 +1897,8 @@ static int load_bpf(struct tsession *s)
 		if (attach_uh(s))
 			return -1;
 	}
-	/*
-	 * In a view, each hook runs the kprobe program of its kind itself
-	 * (cheapest); a module that refuses those runs on_hook, or has the
-	 * tracepoint run it.
-	 */
-	if (s->views) {
-		struct bpf_program *own[sizeof(s->hook_ids) / sizeof(s->hook_ids[0])], *tp;
-
-		for (i = 0; i < s->nhooks; i++)
-			own[i] = trace_hook_prog(s->skel, s->hook_kinds[i]);
-		bool forced = getenv("XPROBECTL_HOOK_TP");	/* as without HOOK_PROG */
-
-		if (!forced) {
-			int err = hooks_give_progs(s->nl, s->hook_ids, own, s->nhooks, &i);
-
-			if (!err)
-				return 0;
-			if (s->verbose)
-				fprintf(stderr, "xprobectl: hook %u refused a program of its own (%s): "
-					"trying on_hook, which tells the hooks apart\n", s->hook_ids[i],
-					s->nl->ext_msg[0] ? s->nl->ext_msg : strerror(-err));
-		}
-		tp = hook_tp_prog(s);
-		if (!tp)
-			return -1;
-		if (forced)
-			return attach_hook_tp(tp, &s->hskel->links.on_hook);
-		return attach_hook_prog(s->nl, s->hook_ids, s->nhooks, tp, &s->hskel->links.on_hook);
-	}
+	if (s->views)
+		return give_hook_progs(s);
 	l = bpf_program__attach(s->skel->progs.fb_switch);
 	s->skel->links.fb_switch = libbpf_get_error(l) ? NULL : l;
 	if (s->skel->links.fb_switch) {
