@@ -106,6 +106,7 @@ extern const u8 xp_urec_p_cs2[], xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p
 extern const u8 xp_urec_p_sig2[], xp_urec_p_sums[], xp_urec_fstart[], xp_urec_fpost[];
 extern const u8 xp_urec_fabort[], xp_urec_desc2[];
 extern const u8 xp_urec_p_stamp[], xp_urec_p_stamp_nr[], xp_urec_p_stamp_ret[];
+extern const u8 xp_urec_p_tcache[];
 extern const u8 xp_urec_sums_gate[], xp_urec_plain[];
 
 #define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
@@ -150,7 +151,8 @@ static inline struct xp_urec_hdr *urec_hdr(const struct xp_urecbuf *rb, unsigned
 
 /* Where in the mapping the sums are, and how big it is. */
 #define URECBUF_SUMS(rb)	((unsigned long)(rb)->nbufs << XP_UREC_BUF_SHIFT)
-#define URECBUF_SIZE(rb)	(URECBUF_SUMS(rb) + (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE)
+#define URECBUF_TCACHE(rb)	(URECBUF_SUMS(rb) + (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE)
+#define URECBUF_SIZE(rb)	(URECBUF_TCACHE(rb) + XP_UREC_TCACHE_SIZE)
 
 /*
  * A hand-over with sums puts a charge after each entry whose callees the
@@ -1114,6 +1116,7 @@ static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb
 	put_unaligned_le32(rb->nbufs, code + TMPL_OFF(xp_urec_p_nbufs2) - 4);
 	put_unaligned_le64(rb->va, code + TMPL_OFF(xp_urec_p_base2) - 8);
 	put_unaligned_le64(rb->va + URECBUF_SUMS(rb), code + TMPL_OFF(xp_urec_p_sums) - 8);
+	put_unaligned_le64(rb->va + URECBUF_TCACHE(rb), code + TMPL_OFF(xp_urec_p_tcache) - 8);
 	put_unaligned_le32(rb->rseq_sig, code + TMPL_OFF(xp_urec_p_sig2) - 4);
 	put_unaligned_le64(base + TMPL_OFF(xp_urec_fstart), desc + 8);
 	put_unaligned_le64(xp_urec_fpost - xp_urec_fstart, desc + 16);

@@ -89,4 +89,17 @@
 
 #define XP_UREC_COOKIE_MASK	0x1fff		/* the cookie bits a record carries */
 
+/*
+ * The thunk cache, after the sums in the same mapping: by a hook's cookie
+ * (its stub's eax, up to XP_UREC_COOKIE_MASK), the offset in the hash of
+ * the entry its last call found. The entry routine compares that entry's
+ * key before it hashes: a hit is one compare. The process writes the
+ * cache, so it is a hint only: the routine masks what it reads to the
+ * offset of one of the first 1 << XP_URT_HASH_BITS entries (the probes'
+ * overflow past them is never cached), whose key and thunk only the
+ * kernel writes. Whatever the process puts there costs it a hash lookup.
+ */
+#define XP_UREC_TCACHE_SIZE	((XP_UREC_COOKIE_MASK + 1) * 4)	/* u32 each */
+#define XP_URT_TCACHE_MASK	(((1 << XP_URT_HASH_BITS) - 1) * 16)
+
 #endif /* _XPROBES_UREC_H */

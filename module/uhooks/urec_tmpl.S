@@ -11,7 +11,10 @@
  * hook's cookie in eax (the stub keeps eax). The function's return address
  * is at 8(%rsp): it becomes the address of the return thunk for it, found
  * in the block's hash (or made by the kernel, on the slow path), so that
- * the return writes a record too. xp_urec_ret is called by a return thunk,
+ * the return writes a record too. The hash entry the hook's last call
+ * found is looked at first: its offset is in the thunk cache (urec.h), by
+ * cookie, which the routine keeps when it finds another in the hash. A
+ * function called from one place again and again takes one compare there. xp_urec_ret is called by a return thunk,
  * which keeps rax and then jumps to the real return address.
  *
  * Both append one record, {rdtsc, entry sp | kind | cookie}, to the buffer
@@ -141,7 +144,7 @@
 	.globl xp_urec_p_sums, xp_urec_fstart, xp_urec_fpost, xp_urec_fabort, xp_urec_desc2
 	.globl xp_urec_sums_gate, xp_urec_plain
 	.globl xp_urec_ftail, xp_urec_fnoentry, xp_urec_fbottom, xp_urec_fnested
-	.globl xp_urec_p_stamp, xp_urec_p_stamp_nr, xp_urec_p_stamp_ret
+	.globl xp_urec_p_stamp, xp_urec_p_stamp_nr, xp_urec_p_stamp_ret, xp_urec_p_tcache
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_ret:
@@ -298,24 +301,27 @@ xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	STAMPED xp_urec_p_stamp, .Lask_entry
 .Lstamped:
 	movq	8(%rsp), %rdx		/* the return address */
+	movabsq	$0x7fffffffffffff00, %rdi	/* the thunk cache */
+xp_urec_p_tcache:
+	leaq	.Ltmpl + XP_URT_HASH(%rip), %r11
+	movl	(%rdi,%rax,4), %ecx	/* the entry this hook's last call found, */
+	andl	$XP_URT_TCACHE_MASK, %ecx	/* one of the hash's, whatever the process wrote */
+	cmpq	(%r11,%rcx), %rdx
+	je	3f			/* the same return address as then */
 	movabsq	$GOLDEN_RATIO_64, %rcx	/* the kernel's hash_64() */
 	imulq	%rdx, %rcx
 	shrq	$(64 - XP_URT_HASH_BITS), %rcx
-	shlq	$4, %rcx
-	leaq	.Ltmpl + XP_URT_HASH(%rip), %r11
-	addq	%rcx, %r11
-	movq	(%r11), %rcx		/* the first probe */
-	cmpq	%rcx, %rdx
-	je	3f
+	shlq	$4, %rcx		/* the first probe's offset */
+	cmpq	(%r11,%rcx), %rdx
+	je	2f
 	movl	$XP_URT_PROBES - 1, %eax
-2:	testq	%rcx, %rcx
-	jz	4f			/* an empty entry: the end of its run */
-	addq	$16, %r11
-	movq	(%r11), %rcx
-	cmpq	%rcx, %rdx
-	je	3f
+1:	cmpq	$0, (%r11,%rcx)
+	je	4f			/* an empty entry: the end of its run */
+	addq	$16, %rcx
+	cmpq	(%r11,%rcx), %rdx
+	je	5f
 	decl	%eax
-	jnz	2b
+	jnz	1b
 4:	leaq	8(%rsp), %rdi
 	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi), */
 					/* and sets rsi's tail bit if rdx is a thunk of ours */
@@ -325,8 +331,15 @@ xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	btsq	$61, %rsi		/* no thunk: this call's return writes nothing */
 	jmp	xp_urec_append
 .Lask_entry:				/* inside the window: on its way to the store */
-	ASK_STAMP .Lstamped
-3:	movq	8(%r11), %rcx
+	ASK_STAMP .Lrestamped
+.Lrestamped:				/* the system call took eax */
+	movq	%rsi, %rax
+	shrq	$48, %rax
+	jmp	.Lstamped
+5:	movq	%rsi, %rax
+	shrq	$48, %rax		/* the cookie again, from the entry word */
+2:	movl	%ecx, (%rdi,%rax,4)	/* found in the hash: the hook's cache */
+3:	movq	8(%r11,%rcx), %rcx
 	btrq	$XP_URT_TAILBIT, %rcx	/* its key a thunk of ours: a tail call */
 	movq	%rcx, 8(%rsp)
 xp_urec_stored:				/* uunwind.c: the thunk is in the slot */

@@ -91,7 +91,7 @@ __attribute__((noinline)) unsigned long nl_outer(unsigned long i)
 	return s + nl_mid(i);
 }
 
-/* The process's sums: the end of its "[xprobes-records]" mapping. */
+/* The process's sums: the end of its "[xprobes-records]" mapping, but for the thunk cache. */
 static unsigned char *sums_map(void)
 {
 	unsigned char *at;
@@ -101,7 +101,8 @@ static unsigned char *sums_map(void)
 	for (tries = 0; tries < 1000; tries++, usleep(10000)) {
 		len = named_map("xprobes-records", NULL, &at);
 		if (len)
-			return at + len - (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE;
+			return at + len - XP_UREC_TCACHE_SIZE -
+			       (unsigned long)XP_USUM_FUNCS * XP_USUM_SIZE;
 	}
 	return NULL;
 }

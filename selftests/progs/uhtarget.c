@@ -19,6 +19,7 @@
  *   uhtarget -w PID ADDR                try to write a byte there: "written" or
  *                                       "refused: ERROR"
  *   uhtarget -s NR                      make system call NR: "ENOSYS" or "not ENOSYS"
+ *   uhtarget -k PID COOKIE:FN...        check PID's thunk cache (tcache_check())
  *
  * Prints "fn NAME ADDRESS SIZE" for each function below, then "ready PID" once
  * its threads run. Each thread calls the functions
@@ -78,6 +79,7 @@
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,6 +92,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "maps.h"
+#include "../../module/uhooks/urec.h"
 
 long uh_add(long a, long b);
 long uh_call(long x);
@@ -613,6 +616,107 @@ static int write_mem(const char *pid, const char *addr)
 }
 
 /*
+ * -k PID COOKIE:FN...: the thunk cache of PID's records routines (urec.h):
+ * each COOKIE's word must be the offset, from the records block's hash, of
+ * an entry whose key is a return address right after a call to FN (bytes
+ * e8 rel32 there). Every hash entry of that kind in PID's trampoline areas
+ * gives one candidate for the hash's start per cookie; the cookies must
+ * agree on one, which is printed as "tcache base ADDR" ("tcache none"
+ * without). Zeros, or words that are not such offsets, agree on none: each
+ * cookie's entry is another.
+ */
+#define TC_MAX 4096
+static int tcache_check(int argc, char **argv)
+{
+	static unsigned long cand[8][TC_MAX];
+	unsigned long lo, hi, rec_hi = 0, area[8][2], fn[8];
+	unsigned int ncand[8] = { 0 }, cookie[8], narea = 0, n = argc - 3, i, j, a;
+	char path[64], line[512];
+	unsigned char *buf;
+	FILE *f;
+	int fd;
+
+	if (n < 2 || n > 8)
+		return 2;
+	snprintf(path, sizeof(path), "/proc/%s/maps", argv[2]);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) != 2)
+			continue;
+		if (strstr(line, "xprobes-records"))
+			rec_hi = hi;
+		else if (strstr(line, "xprobes-uhooks") && narea < 8) {
+			area[narea][0] = lo;
+			area[narea++][1] = hi;
+		}
+	}
+	if (f)
+		fclose(f);
+	snprintf(path, sizeof(path), "/proc/%s/mem", argv[2]);
+	fd = open(path, O_RDONLY);
+	if (fd < 0 || !rec_hi || !narea) {
+		printf("tcache: no records mapping or area in %s\n", argv[2]);
+		return 1;
+	}
+	for (i = 0; i < n; i++) {
+		uint32_t w;
+
+		if (sscanf(argv[3 + i], "%u:%lx", &cookie[i], &fn[i]) != 2 || cookie[i] > XP_UREC_COOKIE_MASK)
+			return 2;
+		if (pread(fd, &w, 4, rec_hi - XP_UREC_TCACHE_SIZE + 4 * cookie[i]) != 4) {
+			printf("tcache: cannot read cookie %u's word\n", cookie[i]);
+			return 1;
+		}
+		cookie[i] = w & XP_URT_TCACHE_MASK;	/* from here: the offset, as the routine reads it */
+	}
+	for (a = 0; a < narea; a++) {
+		size_t len = area[a][1] - area[a][0];
+
+		buf = malloc(len);
+		if (!buf || pread(fd, buf, len, area[a][0]) != (ssize_t)len) {
+			free(buf);
+			continue;
+		}
+		for (j = 0; j + 16 <= len; j += 16) {
+			unsigned long key, thunk;
+			unsigned char call[5];
+			int32_t rel;
+
+			memcpy(&key, buf + j, 8);
+			memcpy(&thunk, buf + j + 8, 8);
+			thunk &= ~(1UL << 63);		/* XP_URT_TAILBIT */
+			if (!key || thunk < area[a][0] || thunk >= area[a][1] ||
+			    pread(fd, call, 5, key - 5) != 5 || call[0] != 0xe8)
+				continue;
+			memcpy(&rel, call + 1, 4);
+			for (i = 0; i < n; i++)
+				if (key + rel == fn[i] && ncand[i] < TC_MAX)
+					cand[i][ncand[i]++] = area[a][0] + j - cookie[i];
+		}
+		free(buf);
+	}
+	for (j = 0; j < ncand[0]; j++) {
+		for (i = 1; i < n; i++) {
+			unsigned int k;
+
+			for (k = 0; k < ncand[i] && cand[i][k] != cand[0][j]; k++)
+				;
+			if (k == ncand[i])
+				break;
+		}
+		if (i == n) {
+			printf("tcache base %#lx\n", cand[0][j]);
+			return 0;
+		}
+	}
+	printf("tcache none (candidates:");
+	for (i = 0; i < n; i++)
+		printf(" %u", ncand[i]);
+	printf(")\n");
+	return 0;
+}
+
+/*
  * -S: a thread stopped in a signal handler whose saved context is inside
  * uh_sig's first bytes. uh_sig(NULL) faults on its second instruction; the
  * SIGSEGV handler says "in-handler" and waits for SIGHUP (to the process:
@@ -721,6 +825,8 @@ int main(int argc, char **argv)
 		return read_mem(argv[2], argv[3], argv[4]);
 	if (argc == 4 && !strcmp(argv[1], "-w"))
 		return write_mem(argv[2], argv[3]);
+	if (argc >= 5 && !strcmp(argv[1], "-k"))
+		return tcache_check(argc, argv);
 	if (argc == 2 && !strcmp(argv[1], "-S"))
 		return sig_run();
 	if (argc == 3 && !strcmp(argv[1], "-s")) {

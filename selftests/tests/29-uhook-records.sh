@@ -33,7 +33,8 @@
 # folded call is "top"; entries without returns stay entries; a hand-over
 # hook with sums (--sums) beside them is refused. (g) An events
 # hook with returns in the same process as records hooks with returns: both
-# kinds count every call and return, and every result is right.
+# kinds count every call and return, and every result is right. (h) The
+# thunk cache: each hook's word names the hash entry of its last return.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 5000 10)
 
@@ -90,6 +91,15 @@ assert_eq "the rounds" "ok calls=$((2 * N))" "$(grep -o '^ok calls=[0-9]*' /tmp/
 # (uh_one runs twice a round: uh_tail jumps to it)
 assert_eq "uh_one (events, beside records): calls and returns listed" "$((4 * N)) $((4 * N))" \
 	"$(xprobectl uhook list $P | awk -v i=$o '$1 == i { print $(NF - 2), $(NF - 1) }')"
+
+# (h) the thunk cache (module/uhooks/urec.h): each hook with returns keeps,
+# in the process, which hash entry its last call's return address was; the
+# three hooks' words must each name an entry whose key returns from a call
+# to their own function, all from one hash start (zeros, or no cache, name
+# three different ones)
+fnaddr() { awk -v f=$1 '$1 == "fn" && $2 == f { print $3; exit }' /tmp/ur.out; }
+tc=$(uhtarget -k $P 6:$(fnaddr uh_args6) 3:$(fnaddr uh_endbr) 2:$(fnaddr uh_call))
+assert_match "each hook's thunk cache word names its last return's hash entry" "^tcache base 0x" "$tc"
 
 # (c) the child is in the view (fork is followed), but not the hooked mm
 kill -USR1 $P
