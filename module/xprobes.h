@@ -551,6 +551,7 @@ void xp_hooks_free_all(struct xp_view *v);
 /* prog.c */
 struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack);
 void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx);
+void xp_hook_tp(struct xp_hook *h, struct pt_regs *regs);
 void xp_hook_set_prog(struct xp_hook *h, struct bpf_prog *prog);
 u32 xp_hook_prog_id(struct xp_hook *h);
 
@@ -583,7 +584,7 @@ int xp_cover_starts(const struct xp_hook *h, unsigned long *starts);
 void xp_calls_quiesce(void);
 void xp_jumps_stop(void);
 void xp_jumps_flush(void);
-unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n);
+__noendbr unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n);
 void xp_calls_exit(void);
 
 /* guard.c */

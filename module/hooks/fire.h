@@ -92,7 +92,8 @@ static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs
 	prog = rcu_dereference_sched(h->prog);
 	if (prog)
 		xp_run_prog(h, prog, regs);
-	trace_xprobes_hook(h->id, h->cookie, regs);
+	if (trace_xprobes_hook_enabled())
+		xp_hook_tp(h, regs);
 }
 
 /*

@@ -806,8 +806,11 @@ NOKPROBE_SYMBOL(jump_borrowed);
  * interrupts on, then loads it, and on PREEMPT_RT the task may be preempted
  * there, still on the old mm's tables; the new mm joins a view only later
  * (its exec tracepoint), so its image entry is not the view's yet.
+ *
+ * Only xp_jump_common calls it, directly: no ENDBR (__noendbr), one
+ * instruction less a hit. An indirect call here would be a #CP under IBT.
  */
-notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
+__noendbr notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned long n)
 {
 	struct xp_hook *h = READ_ONCE(xp_jhooks[n]);
 	struct mm_struct *mm = current->mm;

@@ -38,7 +38,9 @@
  */
 #include <linux/bpf.h>
 #include <linux/filter.h>
+#include <linux/kprobes.h>
 #include "xprobes.h"
+#include "trace.h"
 
 #define XP_PROG_ARGS	3	/* id, cookie, regs: trace_xprobes_hook()'s */
 
@@ -47,6 +49,18 @@ noinline void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx)
 {
 	bpf_prog_run(prog, ctx);
 }
+
+/*
+ * A hit's xprobes_hook tracepoint, out of line, called only while someone
+ * is attached to it: inline, the compiler loaded its arguments ahead of the
+ * tracepoint's static branch, on every hit (two instructions of the jump
+ * path's ~100, docs/experiments.md).
+ */
+noinline void xp_hook_tp(struct xp_hook *h, struct pt_regs *regs)
+{
+	trace_xprobes_hook(h->id, h->cookie, regs);
+}
+NOKPROBE_SYMBOL(xp_hook_tp);
 
 /* The program behind @fd, with a reference, or an ERR_PTR and @extack set. */
 struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack)
