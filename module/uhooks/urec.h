@@ -95,9 +95,15 @@
  * the entry its last call found. The entry routine compares that entry's
  * key before it hashes: a hit is one compare. The process writes the
  * cache, so it is a hint only: the routine masks what it reads to the
- * offset of one of the first 1 << XP_URT_HASH_BITS entries (the probes'
- * overflow past them is never cached), whose key and thunk only the
- * kernel writes. Whatever the process puts there costs it a hash lookup.
+ * offset of one of the first 1 << XP_URT_HASH_BITS entries, whose key and
+ * thunk only the kernel writes (an entry of the probes' overflow past
+ * them is stored but, masked, never found: its hook hashes every call).
+ * Whatever the process puts there costs it a hash lookup. The cookie
+ * indexes it as the stub gave it; a thread that enters the routine with
+ * an eax of its own reads and writes 4 bytes where it chose, in its own
+ * memory. On a real CPU a miss stores to a line that 16 cookies share
+ * between all the threads: a function called from many places by many
+ * threads at once moves that line from CPU to CPU.
  */
 #define XP_UREC_TCACHE_SIZE	((XP_UREC_COOKIE_MASK + 1) * 4)	/* u32 each */
 #define XP_URT_TCACHE_MASK	(((1 << XP_URT_HASH_BITS) - 1) * 16)

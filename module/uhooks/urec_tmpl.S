@@ -335,9 +335,11 @@ xp_urec_p_tcache:
 .Lrestamped:				/* the system call took eax */
 	movq	%rsi, %rax
 	shrq	$48, %rax
+	andl	$XP_UREC_COOKIE_MASK, %eax	/* (a stack above 2^48 carries into it) */
 	jmp	.Lstamped
 5:	movq	%rsi, %rax
 	shrq	$48, %rax		/* the cookie again, from the entry word */
+	andl	$XP_UREC_COOKIE_MASK, %eax
 2:	movl	%ecx, (%rdi,%rax,4)	/* found in the hash: the hook's cache */
 3:	movq	8(%r11,%rcx), %rcx
 	btrq	$XP_URT_TAILBIT, %rcx	/* its key a thunk of ours: a tail call */
