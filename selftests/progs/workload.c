@@ -535,6 +535,9 @@ static long long cg_throttled(void)
 	return r;
 }
 
+/* The wall of the calling thread's last xw_delay() or xw_prepare(), by their own clocks. */
+static __thread long long kid_in;
+
 NOINLINE void xw_delay(void)
 {
 	long long t0 = now_ns(CLOCK_MONOTONIC);
@@ -582,12 +585,16 @@ NOINLINE void xw_delay(void)
 	} else {	/* sleep, longjmp */
 		sleep_ns(ms * 1000000LL);
 	}
-	__atomic_add_fetch(&delay_in, now_ns(CLOCK_MONOTONIC) - t0, __ATOMIC_RELAXED);
+	kid_in = now_ns(CLOCK_MONOTONIC) - t0;
+	__atomic_add_fetch(&delay_in, kid_in, __ATOMIC_RELAXED);
 }
 
 NOINLINE void xw_prepare(void)
 {
+	long long t0 = now_ns(CLOCK_MONOTONIC);
+
 	spin_cpu(ms * 250000LL);
+	kid_in = now_ns(CLOCK_MONOTONIC) - t0;
 	__asm__ volatile("");
 }
 
@@ -613,9 +620,15 @@ static pthread_t main_thread;
  * measured around their calls inside it (a tracer's self time for
  * xw_request can exceed this only by its own hooks' cost). An emulator's
  * first pass through a code path, or time stolen from the guest, lands in
- * it as in the tracer's figure.
+ * it as in the tracer's figure, unless it falls between a clock read
+ * around a call and the callee's first instruction (or its last and the
+ * read after): the tracer gives that to xw_request, the measure around the
+ * call to the callee. So request_kids_in takes the callees' walls from
+ * inside them: a tracer's self time for xw_request cannot exceed
+ * request_wall - request_kids_in but by the two clocks' disagreement
+ * (request_self_in_ns).
  */
-static long long request_wall, request_kids;
+static long long request_wall, request_kids, request_kids_in;
 
 NOINLINE long long xw_request(void)
 {
@@ -627,6 +640,7 @@ NOINLINE long long xw_request(void)
 	p0 = now_ns(CLOCK_MONOTONIC);
 	xw_prepare();
 	p1 = now_ns(CLOCK_MONOTONIC);
+	__atomic_add_fetch(&request_kids_in, kid_in, __ATOMIC_RELAXED);
 	if (!strcmp(scenario, "longjmp") && !setjmp(jb))
 		xw_deep();
 	if (quota)
@@ -638,6 +652,7 @@ NOINLINE long long xw_request(void)
 	xw_delay();
 	t1 = now_ns(CLOCK_MONOTONIC);
 	c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+	__atomic_add_fetch(&request_kids_in, kid_in, __ATOMIC_RELAXED);
 	if (rd)
 		delay_rundelay_wall += run_delay_self() - r0;
 	if (quota)
@@ -843,10 +858,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)		/* fork: the workers' lines first */
 		if (workers[i] > 0)
 			waitpid(workers[i], NULL, 0);
-	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld pages=%ld delay_rundelay_wall_ns=%lld request_wall_ns=%lld request_self_ns=%lld\n",
+	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld pages=%ld delay_rundelay_wall_ns=%lld request_wall_ns=%lld request_self_ns=%lld request_self_in_ns=%lld\n",
 		(int)getpid(), scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
 		disk_writes, delay_rundelay, waker_tid, delay_throttled, delay_throttled_wall, majflts,
-		delay_memstall, fault_pages, delay_rundelay_wall, request_wall, request_wall - request_kids);
+		delay_memstall, fault_pages, delay_rundelay_wall, request_wall, request_wall - request_kids,
+		request_wall - request_kids_in);
 	/*
 	 * lock: the holder may still be between its unlock and its return
 	 * from the last xw_hold; exit now and that call never returns. A

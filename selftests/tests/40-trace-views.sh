@@ -22,18 +22,22 @@ check_cause /tmp/s.json xw_delay sleep /tmp/s.err
 # xw_prepare only spins: on CPU, or preempted (runq), nothing else
 check_spin /tmp/s.json xw_prepare
 # nesting: xw_request's self = its wall - its children's walls, and no more
-# than the workload's own measure of it (its calls' walls less those of the
-# calls it makes, by its clocks) and its children's hooks (0.5 ms a call:
-# less than one xw_prepare, 5 ms); leaves: self = inclusive. The truth, not
-# a fraction of the wall: the emulator's first pass through a path, or time
-# the host takes from the guest, lands in xw_request's own instructions.
+# than the workload's own measure of it: its calls' walls less those of the
+# calls it makes, these measured inside them (request_self_in_ns), with 4 ms
+# for the two clocks' disagreement; leaves: self = inclusive. The truth,
+# not a fraction of the wall: the emulator's first pass through a path, or
+# time the host takes from the guest, lands in xw_request's own
+# instructions. Measured around the calls instead (request_self_ns), a
+# stall between the clock read and the callee's entry, which the tracer
+# rightly gives xw_request, went to the callee: 1 run in 10 on 6.1 under
+# make check's load failed by 5 ms that way (2026-12-05).
 req=$(fn /tmp/s.json xw_request wall_ns)
 kids=$(($(fn /tmp/s.json xw_prepare wall_ns) + $(fn /tmp/s.json xw_delay wall_ns)))
 self=$(fn /tmp/s.json xw_request self.wall_ns)
-tself=$(truth /tmp/s.err request_self_ns)
-note "xw_request self $self ns, by the workload's clocks $tself ns; wall $req ns, by the workload's clocks $(truth /tmp/s.err request_wall_ns) ns"
+tself=$(truth /tmp/s.err request_self_in_ns)
+note "xw_request self $self ns, by the workload's clocks $tself ns (around its calls $(truth /tmp/s.err request_self_ns) ns); wall $req ns, by the workload's clocks $(truth /tmp/s.err request_wall_ns) ns"
 [ $self -le $((tself + 8 * 500000)) ] ||
-	fail "xw_request self $self ns is over the workload's own measure $tself ns by more than its children's hooks (4 ms)"
+	fail "xw_request self $self ns is over the workload's own measure $tself ns by more than 4 ms"
 assert_within "xw_request self + children = wall" 2 $((self + kids)) $req
 note "xw_request self: off $(fn /tmp/s.json xw_request self.off_cpu_ns) (sleep $(fn /tmp/s.json xw_request self.off_cpu_ns_by_cause.sleep), runq $(fn /tmp/s.json xw_request self.off_cpu_ns_by_cause.runq)); xw_delay off $(fn /tmp/s.json xw_delay off_cpu_ns)"
 # Preemption (runq) may land in xw_request's own instructions on a loaded
