@@ -14,8 +14,9 @@
  * the return writes a record too. The hash entry the hook's last call
  * found is looked at first: its offset is in the thunk cache (urec.h), by
  * cookie, which the routine keeps when it finds another in the hash. A
- * function called from one place again and again takes one compare there. xp_urec_ret is called by a return thunk,
- * which keeps rax and then jumps to the real return address.
+ * function called from one place again and again takes one compare there.
+ * xp_urec_ret is called by a return thunk, which keeps rax and then jumps
+ * to the real return address.
  *
  * Both append one record, {rdtsc, entry sp | kind | cookie}, to the buffer
  * of the CPU the thread is on, inside an rseq critical section: preempted,
