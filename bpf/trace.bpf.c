@@ -1589,6 +1589,30 @@ static __always_inline void entry_only(__u32 func)
 		tstat_add((__u32)bpf_get_current_pid_tgid(), func, 0, 0, NULL);
 }
 
+/*
+ * A records entry whose return writes nothing (XPROBES_UREC_NORET), of
+ * COOKIE: a function without returns (TRACE_REC_ENTRY_ONLY), whose entry
+ * counts its call; or a call of one with returns that got no return thunk
+ * (the block had none left for its return address, or its stack slot
+ * could not be written): its return is lost, counted as the events' are
+ * (uh_lost()), not as a call with no time.
+ */
+static __always_inline void rec_noret(__u32 cookie)
+{
+	struct func_stats *f;
+	__u32 func;
+
+	if (cookie & TRACE_REC_ENTRY_ONLY) {
+		entry_only(cookie & ~TRACE_REC_ENTRY_ONLY);
+		return;
+	}
+	count(CNT_RETURNS_LOST);
+	func = cookie;
+	f = bpf_map_lookup_elem(&stats, &func);
+	if (f)
+		f->returns_lost++;
+}
+
 /* A call of traced function FUNC, SP at its return address (UPROBE, or a user hook's event). */
 static __always_inline int entry(__u64 sp, __u32 func, bool uprobe)
 {
@@ -2160,7 +2184,7 @@ static __always_inline long rec_step(__u32 i, struct rwalk *w, bool read)
 	}
 	w->entries++;
 	if (r.what & XPROBES_UREC_NORET)
-		entry_only(XPROBES_UREC_COOKIE(r.what));	/* or a call whose thunk the block had no room for */
+		rec_noret(XPROBES_UREC_COOKIE(r.what));
 	else
 		rec_push(w, now, on, XPROBES_UREC_SP(r.what), XPROBES_UREC_COOKIE(r.what),
 			 r.what & XPROBES_UREC_TAIL);

@@ -233,6 +233,13 @@ struct fold_key {
  * no frame, no times.
  */
 #define TRACE_ENTRY_ONLY	0x80000000u
+/*
+ * The same in a records hook's cookie, of which records carry 13 bits
+ * (TRACE_MAX_FUNCS is 4096): a records entry without return
+ * (XPROBES_UREC_NORET) of a function that has returns is a call whose
+ * return the module gave up (no thunk for its return address), not a call.
+ */
+#define TRACE_REC_ENTRY_ONLY	0x1000u
 
 /* Session counters (array map, one slot each). */
 enum trace_counter {

@@ -976,8 +976,8 @@ int report_print(struct tsession *s, bool final)
 	}
 	if (final && (cnt[CNT_CALLS_LOST] || cnt[CNT_RETURNS_LOST]))
 		fprintf(stderr, "xprobectl: %" PRIu64 " call%s and %" PRIu64 " return%s of traced "
-			"functions went uncounted: the module gave their user hooks' events up "
-			"(calls_lost, returns_lost in --json)\n", cnt[CNT_CALLS_LOST], cnt[CNT_CALLS_LOST] == 1 ? "" : "s",
+			"functions went uncounted: the module gave their user hooks' events or "
+			"return thunks up (calls_lost, returns_lost in --json)\n", cnt[CNT_CALLS_LOST], cnt[CNT_CALLS_LOST] == 1 ? "" : "s",
 			cnt[CNT_RETURNS_LOST], cnt[CNT_RETURNS_LOST] == 1 ? "" : "s");
 	if (s->folded) {
 		if (final) {

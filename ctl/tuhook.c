@@ -168,8 +168,9 @@ int tuhooks_add(struct tsession *s, bool verbose)
 			.path = f->path, .offset = f->offset, .addr = addr, .size = f->size,
 			.flags = (f->no_return ? 0 : XPROBES_F_RETURNS) |
 				 (s->records ? XPROBES_F_RECORDS : XPROBES_F_EVENTS),
-			/* records carry 13 bits of it, and mark a call without return themselves */
-			.cookie = i | (f->no_return && !s->records ? TRACE_ENTRY_ONLY : 0),
+			/* records carry 13 bits of it */
+			.cookie = i | (!f->no_return ? 0 : s->records ? TRACE_REC_ENTRY_ONLY :
+				       TRACE_ENTRY_ONLY),
 		};
 		err = uhook_ask(s, &a, &id, &why);
 		if ((err == -EINVAL || err == -E2BIG) && !strncmp(s->nl->ext_msg, "no jump here", 12)) {

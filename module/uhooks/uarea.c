@@ -680,7 +680,7 @@ static int unshare_one(struct mm_struct *mm, unsigned long va, struct file *old,
  * thread of the process (the seal's task work), without xp_views_lock.
  * Returns how many it mapped, or an error.
  * A thread that maps or unmaps there meanwhile can only hurt itself; so
- * can a process with more than UNSHARE_MAX areas (each one is 1 MiB
+ * can a process with more than UNSHARE_MAX areas (each one is 2 MiB
  * within 2 GiB of hooked code: a parent hooked across more than 64 GiB
  * of text), whose child keeps the rest shared.
  */

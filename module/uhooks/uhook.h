@@ -8,7 +8,7 @@
 #include "urec.h"
 
 /* uarea.c: trampoline areas mapped into traced processes */
-#define XP_UAREA_SIZE	(256 * PAGE_SIZE)	/* 1 MiB: trampolines, then returns */
+#define XP_UAREA_SIZE	(512 * PAGE_SIZE)	/* 2 MiB: trampolines, then returns */
 #define XP_URET_N	2048		/* return thunks of an area (uevent.c) */
 #define XP_URET_SIZE	32		/* bytes of one */
 #define XP_URET_TABLE	(XP_URET_N * XP_URET_SIZE)	/* offset of their targets */
@@ -22,7 +22,7 @@
  */
 #define XP_URET_AREA_OFF (XP_UAREA_SIZE - XP_URET_BLOCK)
 #define XP_UREC_AREA_OFF (XP_URET_AREA_OFF - XP_UREC_BLOCK)
-#define XP_UAREA_TRAMP	XP_UREC_AREA_OFF	/* 7241 trampolines */
+#define XP_UAREA_TRAMP	XP_UREC_AREA_OFF	/* 808 KiB: about 7400 trampolines */
 #define XP_URETIRED_MAX	64			/* slots kept for a hook added again */
 
 struct xp_uretired {

@@ -9,7 +9,15 @@
 
 /* The records block of a trampoline area, at its offset XP_UREC_AREA_OFF. */
 #define XP_UREC_CODE		0		/* the shared routines (urec_tmpl.S) */
-#define XP_URT_N		2048		/* return thunks, one per return address */
+/*
+ * Return thunks, one per return address a traced call returns to, never
+ * reused while the block lives (a stack may hold one): past them a call's
+ * return is given up (trace's returns_lost). 2048 until 2026-12-06: Redis
+ * under a trace of every function reaches 776 with its whole benchmark
+ * suite and a reload (docs/experiments.md, section 7, finding 3), a larger
+ * program thousands. The hash has twice as many entries.
+ */
+#define XP_URT_N		16384
 #define XP_URT_SIZE		32
 #define XP_URT_OFF		4096		/* the thunks */
 #define XP_URT_TGT		(XP_URT_OFF + XP_URT_N * XP_URT_SIZE)	/* their targets */
@@ -22,10 +30,11 @@
  * (a return address, odd or not) keeps it only where the key is a thunk.
  */
 #define XP_URT_TAILBIT		63
-#define XP_URT_HASH_BITS	12
+#define XP_URT_HASH_BITS	15
 #define XP_URT_PROBES		8		/* entries looked at from the bucket on */
 #define XP_URT_HASH_SIZE	(((1 << XP_URT_HASH_BITS) + XP_URT_PROBES) * 16)
-#define XP_UREC_BLOCK		(XP_URT_HASH + 69632)	/* 17 pages for the hash: 152 KiB */
+/* the hash in whole pages: 129, and the block 1160 KiB (urec.c: BLK_PAGES held) */
+#define XP_UREC_BLOCK		(XP_URT_HASH + ((XP_URT_HASH_SIZE + 4095) / 4096) * 4096)
 
 /*
  * Per-CPU record buffers, a writable mapping of their own: a header, the

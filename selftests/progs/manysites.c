@@ -1,14 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * manysites [ROUNDS]: calls ms_leaf() from 4096 distinct call sites, once
- * each per round, so that its returns go to more distinct addresses than a
- * process's return thunks can stand for (XP_URET_N, 2048, module/uhooks/uhook.h):
- * under trace with events the module gives the others' return events up,
- * and trace must say how many (calls_lost, returns_lost), never drop them
- * silently. Says on stderr how many calls it made.
+ * manysites [ROUNDS [big]]: calls ms_leaf() from 4096 distinct call sites
+ * (with "big", 20480), once each per round, so that its returns go to more
+ * distinct addresses than a process's return thunks can stand for: with
+ * events, XP_URET_N (2048, module/uhooks/uhook.h); with records,
+ * XP_URT_N (16384, module/uhooks/urec.h), which 4096 must stay under and
+ * 20480 goes past. Past them the module gives those calls' returns up, and
+ * trace must say how many (returns_lost), never drop them silently nor
+ * count a call it has no time for. Says on stderr how many calls it made.
  */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -26,19 +29,30 @@ NOINLINE void ms_leaf(void)
 #define C64	C16 C16 C16 C16
 #define C256	C64 C64 C64 C64
 #define C1024	C256 C256 C256 C256
-#define SITES	4096
+#define C4096	C1024 C1024 C1024 C1024
 
 NOINLINE void ms_all(void)
 {
-	C1024 C1024 C1024 C1024
+	C4096
+}
+
+NOINLINE void ms_big(void)
+{
+	C4096 C4096 C4096 C4096 C4096
 }
 
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 1, i;
+	int big = argc > 2 && !strcmp(argv[2], "big");
+	int sites = big ? 5 * 4096 : 4096;
 
-	for (i = 0; i < rounds; i++)
-		ms_all();
-	fprintf(stderr, "manysites: %d calls of ms_leaf\n", SITES * rounds);
-	return sink == (unsigned long)SITES * rounds ? 0 : 1;
+	for (i = 0; i < rounds; i++) {
+		if (big)
+			ms_big();
+		else
+			ms_all();
+	}
+	fprintf(stderr, "manysites: %d calls of ms_leaf\n", sites * rounds);
+	return sink == (unsigned long)sites * rounds ? 0 : 1;
 }

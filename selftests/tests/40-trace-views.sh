@@ -141,14 +141,6 @@ assert_eq "unmatched returns (forks in open frames)" 0 "$(jsonq /tmp/nlf.json co
 # process's memory through the module and netlink into the report. Until
 # 2026-12-04 the process's buckets were 32 bits: a bucket that took a
 # call read that call less 2^32.
-hist_total() {
-	_n=$(fn $1 $2 'histograms.wall.#') _t=0 _i=0
-	while [ $_i -lt "${_n:-0}" ]; do
-		_t=$((_t + $(fn $1 $2 "histograms.wall.[$_i].count")))
-		_i=$((_i + 1))
-	done
-	echo $_t
-}
 NLP=$(scaled 2000 100)
 NESTLOOP_PLANT=1 xprobectl trace -H --json -f 'nl_*' -- nestloop $NLP > /tmp/nlp.json 2> /tmp/nlp.err ||
 	fail "trace -- nestloop (planted sums): $(tail -n 3 /tmp/nlp.err)"
@@ -207,3 +199,32 @@ assert_within "tx_ind self + tx_indleaf = tx_ind wall" 1 \
 assert_within "tx_hop self + tx_leaf = tx_hop wall" 1 \
 	$(($(fn /tmp/tx.json tx_hop self.wall_ns) + $(fn /tmp/tx.json tx_leaf wall_ns))) \
 	$(fn /tmp/tx.json tx_hop wall_ns)
+# A function called from more places than the thunks stand for
+# (module/uhooks/urec.h, XP_URT_N). manysites calls ms_leaf from 4096
+# call sites: each return address takes a thunk of its own, and every call
+# must be counted with its time (its wall histogram holds every call).
+# Until 2026-12-06 a process had 2048: the calls from the others were
+# counted with no time at all (the wall histogram held about half of them)
+# and made a system call each. Past the thunks (20480 sites), a call whose
+# return cannot be taken is a lost return, as with events: counted in
+# returns_lost, not in calls nor in any time, and trace says so (before,
+# it was a call with no time, silently).
+xprobectl trace -H --json -f ms_leaf -- manysites 2 > /tmp/ms.json 2> /tmp/ms.err ||
+	fail "trace -- manysites: $(tail -n 3 /tmp/ms.err)"
+note "manysites (4096 sites): $(fn /tmp/ms.json ms_leaf calls) calls, $(fn /tmp/ms.json ms_leaf returns_lost) returns lost, wall histogram $(hist_total /tmp/ms.json ms_leaf)"
+assert_eq "ms_leaf from 4096 sites: calls, returns lost, calls in the wall histogram" \
+	"8192 0 8192" "$(fn /tmp/ms.json ms_leaf calls) $(fn /tmp/ms.json ms_leaf returns_lost) $(hist_total /tmp/ms.json ms_leaf)"
+xprobectl trace -H --json -f ms_leaf -- manysites 1 big > /tmp/msb.json 2> /tmp/msb.err ||
+	fail "trace -- manysites big: $(tail -n 3 /tmp/msb.err)"
+msb_calls=$(fn /tmp/msb.json ms_leaf calls)
+msb_lost=$(fn /tmp/msb.json ms_leaf returns_lost)
+note "manysites (20480 sites): $msb_calls calls, $msb_lost returns lost, wall histogram $(hist_total /tmp/msb.json ms_leaf)"
+assert_eq "ms_leaf from 20480 sites: calls counted + returns lost = calls made" 20480 $((msb_calls + msb_lost))
+assert_ge "ms_leaf from 20480 sites: returns lost past the thunks" "$msb_lost" 1
+assert_ge "ms_leaf from 20480 sites: calls counted through the thunks" "$msb_calls" 16000
+assert_eq "ms_leaf from 20480 sites: every call counted is in the wall histogram" \
+	"$msb_calls" "$(hist_total /tmp/msb.json ms_leaf)"
+assert_eq "counters: returns_lost is ms_leaf's, no call lost" "$msb_lost 0" \
+	"$(jsonq /tmp/msb.json counters.returns_lost) $(jsonq /tmp/msb.json counters.calls_lost)"
+grep -q "^xprobectl: 0 calls and $msb_lost returns of traced functions went uncounted" /tmp/msb.err ||
+	fail "trace did not say what went uncounted: $(grep -v '^#' /tmp/msb.err | tail -n 3)"

@@ -548,6 +548,15 @@ task_dump() {
 
 # fn FILE FUNC PATH: a value of function FUNC in a trace report
 fn() { jsonq "$1" "functions.[name=$2].$3"; }
+# hist_total JSON FUNC: the calls in FUNC's wall histogram (trace -H --json)
+hist_total() {
+	_n=$(fn $1 $2 'histograms.wall.#') _t=0 _i=0
+	while [ $_i -lt "${_n:-0}" ]; do
+		_t=$((_t + $(fn $1 $2 "histograms.wall.[$_i].count")))
+		_i=$((_i + 1))
+	done
+	echo $_t
+}
 # (the space before the name: delay_wall_ns is also the end of
 # delay_rundelay_wall_ns)
 truth() { sed -n "s/.*truth.* $2=\([0-9]*\).*/\1/p" "$1"; }
