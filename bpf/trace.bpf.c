@@ -1895,7 +1895,7 @@ int uh_lost(struct bpf_raw_tracepoint_args *ctx)
 
 	if (func == TRACE_UNWINDER_COOKIE || !ours(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	func &= ~TRACE_ENTRY_ONLY;
+	func &= ~(TRACE_ENTRY_ONLY | TRACE_REC_ENTRY_ONLY);
 	count(ret ? CNT_RETURNS_LOST : CNT_CALLS_LOST);
 	f = bpf_map_lookup_elem(&stats, &func);
 	if (!f)
