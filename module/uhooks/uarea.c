@@ -145,6 +145,20 @@ unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long add
 }
 
 /*
+ * Where a gap below @near may start for an area in it to reach @near: the
+ * area lies at least a page above the gap's start, and every slot of it
+ * must be within a rel32 of @near (reaches()), its last one too. Until
+ * 2026-12-06 the bound was @near - REACH: an area at the bottom of the
+ * range was mapped, never used, and the add failed after three of them.
+ */
+static unsigned long gap_floor(unsigned long near)
+{
+	const unsigned long span = REACH - XP_UAREA_SIZE;
+
+	return near > span ? near - span : 0;
+}
+
+/*
  * A free range of XP_UAREA_SIZE, with a guard page each side, within reach
  * of @near: the closest one below it, else the closest above but not in
  * the @room bytes above the heap's start, where it grows. 0 if there is
@@ -152,7 +166,7 @@ unsigned long xp_umap(struct mm_struct *mm, struct file *file, unsigned long add
  */
 static unsigned long gap_near(struct mm_struct *mm, unsigned long near, unsigned long room)
 {
-	unsigned long lo = near > REACH ? near - REACH : 0, hi = near + REACH;
+	unsigned long lo = gap_floor(near), hi = near + REACH;
 	unsigned long need = XP_UAREA_SIZE + 2 * PAGE_SIZE, below = 0, above = 0, start;
 	unsigned long prev = max(lo, (unsigned long)SZ_16M);	/* far above mmap_min_addr */
 	unsigned long heap_lo = mm->start_brk, heap_hi = mm->start_brk + room;

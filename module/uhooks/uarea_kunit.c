@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: uarea.c's copies for a child of fork (included at its end under
+ * KUnit: uarea.c's placement within reach of a site, and its copies for a
+ * child of fork (included at its end under
  * XPROBES_KUNIT). An area is told by its file alone, and its copy mutes
  * the syscalls of its code, never the bytes of its tables (addresses the
  * thunks return to, which may hold the same bytes).
@@ -117,7 +118,29 @@ static void uarea_listed_read(struct kunit *test)
 	vfree(buf);
 }
 
+/*
+ * An area gap_near() may place, at either end of its range, reaches the
+ * site it was placed for: at the bottom, a page above the lowest gap
+ * start (gap_floor()); at the top, a guard page below near + REACH.
+ */
+static void uarea_placed_within_reach(struct kunit *test)
+{
+	static const unsigned long near[] = {
+		0x555555554000UL, 0x7f0012345000UL, SZ_4G + 0x1234000UL, REACH + SZ_16M,
+	};
+	struct xp_uarea a = {};
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(near); i++) {
+		a.va = PAGE_ALIGN(gap_floor(near[i])) + PAGE_SIZE;
+		KUNIT_EXPECT_TRUE_MSG(test, reaches(&a, near[i]), "below %lx", near[i]);
+		a.va = near[i] + REACH - PAGE_SIZE - XP_UAREA_SIZE;
+		KUNIT_EXPECT_TRUE_MSG(test, reaches(&a, near[i]), "above %lx", near[i]);
+	}
+}
+
 static struct kunit_case uarea_cases[] = {
+	KUNIT_CASE(uarea_placed_within_reach),
 	KUNIT_CASE(uarea_told_by_file),
 	KUNIT_CASE(uarea_listed_read),
 	KUNIT_CASE(uarea_copy_mutes_code_only),

@@ -1587,6 +1587,11 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 		     offsetof(struct xp_urec_hdr, bk) != XP_UREC_BK ||
 		     offsetof(struct xp_urec_hdr, below) != XP_UREC_BELOW);
 	BUILD_BUG_ON(XP_UREC_CAP >= 1 << XP_UREC_COUNT_BITS);
+	/* the block's parts the module pins and maps, and its offset in the area, in whole pages */
+	BUILD_BUG_ON(XP_URT_TGT % PAGE_SIZE || XP_URT_HASH % PAGE_SIZE ||
+		     XP_UREC_BLOCK % PAGE_SIZE || XP_UREC_AREA_OFF % PAGE_SIZE);
+	BUILD_BUG_ON(XP_URT_N * 2 > 1 << XP_URT_HASH_BITS);	/* the hash at most half full */
+	BUILD_BUG_ON(XP_URT_TCACHE_MASK > S32_MAX);		/* urec_tmpl.S: andl $imm32 */
 	/* the stamp: in the 32 bytes of every registration, in no field of the kernel's */
 	BUILD_BUG_ON(XP_RSEQ_STAMP + 4 > 32 || sizeof(struct rseq) != 32);
 	BUILD_BUG_ON(XP_RSEQ_KERNEL_END > XP_RSEQ_STAMP);
