@@ -74,6 +74,7 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/delay.h>
+#include <linux/hardirq.h>
 #include <linux/mm.h>
 #include <linux/refcount.h>
 #include <linux/sched.h>
@@ -343,14 +344,24 @@ bool xp_unwind_landed(struct xp_view *v, unsigned long sp)
 	return true;
 }
 
-/* Current's last slice (the view's do_exit hook): its state goes. */
+/*
+ * Current's last slice (the view's do_exit hook): its state goes. While
+ * that hook is an int3 (as its jump goes in or out), this runs in the
+ * trap's NMI-like context, where the lock may not be taken (lockdep,
+ * make check-debug's 62-stress-kill, 2026-12-06: "inconsistent
+ * {INITIAL USE} -> {IN-NMI} usage" on it): a state is then left as it is,
+ * keyed to a thread that is gone. It holds no reference; unwind_take()
+ * gives it to another thread when none is free, and it goes with the pool.
+ * Only the unwinder's figures of that process can suffer, should a later
+ * thread of it get the same task_struct and tid.
+ */
 void xp_unwind_exit_task(struct xp_view *v)
 {
 	struct xp_unwinds *set = READ_ONCE(v->unwinds);
 	struct xp_unwind *s;
 	unsigned long flags;
 
-	if (!set)
+	if (!set || in_nmi())
 		return;
 	raw_spin_lock_irqsave(&set->lock, flags);
 	s = unwind_find(set, current);
