@@ -1589,6 +1589,21 @@ static __always_inline void entry_only(__u32 func)
 		tstat_add((__u32)bpf_get_current_pid_tgid(), func, 0, 0, NULL);
 }
 
+/* A call (or with @ret its return) of FUNC the module gave up: counted, per function too. */
+static __always_inline void lost(__u32 func, bool ret)
+{
+	struct func_stats *f;
+
+	count(ret ? CNT_RETURNS_LOST : CNT_CALLS_LOST);
+	f = bpf_map_lookup_elem(&stats, &func);
+	if (!f)
+		return;
+	if (ret)
+		f->returns_lost++;
+	else
+		f->calls_lost++;
+}
+
 /*
  * A records entry whose return writes nothing (XPROBES_UREC_NORET), of
  * COOKIE: a function without returns (TRACE_REC_ENTRY_ONLY), whose entry
@@ -1599,18 +1614,10 @@ static __always_inline void entry_only(__u32 func)
  */
 static __always_inline void rec_noret(__u32 cookie)
 {
-	struct func_stats *f;
-	__u32 func;
-
-	if (cookie & TRACE_REC_ENTRY_ONLY) {
+	if (cookie & TRACE_REC_ENTRY_ONLY)
 		entry_only(cookie & ~TRACE_REC_ENTRY_ONLY);
-		return;
-	}
-	count(CNT_RETURNS_LOST);
-	func = cookie;
-	f = bpf_map_lookup_elem(&stats, &func);
-	if (f)
-		f->returns_lost++;
+	else
+		lost(cookie, true);
 }
 
 /* A call of traced function FUNC, SP at its return address (UPROBE, or a user hook's event). */
@@ -1891,19 +1898,10 @@ SEC("raw_tp/xprobes_uhook_lost")
 int uh_lost(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 func = (__u32)ctx->args[1], ret = (__u32)ctx->args[2] != 0;
-	struct func_stats *f;
 
 	if (func == TRACE_UNWINDER_COOKIE || !ours(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	func &= ~(TRACE_ENTRY_ONLY | TRACE_REC_ENTRY_ONLY);
-	count(ret ? CNT_RETURNS_LOST : CNT_CALLS_LOST);
-	f = bpf_map_lookup_elem(&stats, &func);
-	if (!f)
-		return 0;
-	if (ret)
-		f->returns_lost++;
-	else
-		f->calls_lost++;
+	lost(func & ~(TRACE_ENTRY_ONLY | TRACE_REC_ENTRY_ONLY), ret);
 	return 0;
 }
 
