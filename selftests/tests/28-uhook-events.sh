@@ -326,14 +326,5 @@ load_module
 # either counted or lost (before: about half the calls missing, silently).
 xprobectl trace -T --json -f ms_leaf -- manysites 2 > /tmp/ms.json 2> /tmp/ms.err ||
 	fail "trace -T -- manysites (j): $(tail -n 3 /tmp/ms.err)"
-ms_calls=$(fn /tmp/ms.json ms_leaf calls)
-ms_lost=$(fn /tmp/ms.json ms_leaf returns_lost)
-note "(j) ms_leaf: $ms_calls calls counted, $ms_lost returns lost, abandoned $(jsonq /tmp/ms.json counters.abandoned)"
-assert_eq "(j) ms_leaf: calls counted + returns lost = calls made" 8192 $((ms_calls + ms_lost))
-assert_ge "(j) ms_leaf: returns lost past the thunks' table" "$ms_lost" 1
-assert_ge "(j) ms_leaf: calls counted through the thunks" "$ms_calls" 2048
-assert_eq "(j) counters: returns_lost is ms_leaf's, no call lost" "$ms_lost 0" \
-	"$(jsonq /tmp/ms.json counters.returns_lost) $(jsonq /tmp/ms.json counters.calls_lost)"
-grep -q "^xprobectl: 0 calls and $ms_lost returns of traced functions went uncounted" /tmp/ms.err ||
-	fail "(j) trace did not say what went uncounted: $(grep -v '^#' /tmp/ms.err | tail -n 3)"
+check_lost_returns /tmp/ms.json /tmp/ms.err ms_leaf 8192 2048 "(j)"
 note "ok: $((2 * N)) events per function, registers as at entry; no events without, none from a child; the same through traps; lost events counted"

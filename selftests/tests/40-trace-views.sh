@@ -216,15 +216,6 @@ assert_eq "ms_leaf from 4096 sites: calls, returns lost, calls in the wall histo
 	"8192 0 8192" "$(fn /tmp/ms.json ms_leaf calls) $(fn /tmp/ms.json ms_leaf returns_lost) $(hist_total /tmp/ms.json ms_leaf)"
 xprobectl trace -H --json -f ms_leaf -- manysites 1 big > /tmp/msb.json 2> /tmp/msb.err ||
 	fail "trace -- manysites big: $(tail -n 3 /tmp/msb.err)"
-msb_calls=$(fn /tmp/msb.json ms_leaf calls)
-msb_lost=$(fn /tmp/msb.json ms_leaf returns_lost)
-note "manysites (20480 sites): $msb_calls calls, $msb_lost returns lost, wall histogram $(hist_total /tmp/msb.json ms_leaf)"
-assert_eq "ms_leaf from 20480 sites: calls counted + returns lost = calls made" 20480 $((msb_calls + msb_lost))
-assert_ge "ms_leaf from 20480 sites: returns lost past the thunks" "$msb_lost" 1
-assert_ge "ms_leaf from 20480 sites: calls counted through the thunks" "$msb_calls" 16000
-assert_eq "ms_leaf from 20480 sites: every call counted is in the wall histogram" \
-	"$msb_calls" "$(hist_total /tmp/msb.json ms_leaf)"
-assert_eq "counters: returns_lost is ms_leaf's, no call lost" "$msb_lost 0" \
-	"$(jsonq /tmp/msb.json counters.returns_lost) $(jsonq /tmp/msb.json counters.calls_lost)"
-grep -q "^xprobectl: 0 calls and $msb_lost returns of traced functions went uncounted" /tmp/msb.err ||
-	fail "trace did not say what went uncounted: $(grep -v '^#' /tmp/msb.err | tail -n 3)"
+check_lost_returns /tmp/msb.json /tmp/msb.err ms_leaf 20480 16000 "(20480 sites)"
+assert_eq "(20480 sites) every call of ms_leaf counted is in its wall histogram" \
+	"$(fn /tmp/msb.json ms_leaf calls)" "$(hist_total /tmp/msb.json ms_leaf)"

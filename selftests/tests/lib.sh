@@ -548,6 +548,22 @@ task_dump() {
 
 # fn FILE FUNC PATH: a value of function FUNC in a trace report
 fn() { jsonq "$1" "functions.[name=$2].$3"; }
+# check_lost_returns JSON ERR FUNC MADE MIN TAG: of the MADE calls of FUNC,
+# trace (--json in JSON, its stderr in ERR) counted each as a call or as a
+# lost return (no return thunk for it), some lost and at least MIN
+# counted; the session's counters hold them, no call lost; and trace said
+# so on stderr.
+check_lost_returns() {
+	_c=$(fn $1 $3 calls) _l=$(fn $1 $3 returns_lost)
+	note "$6 $3: $_c calls counted, $_l returns lost, abandoned $(jsonq $1 counters.abandoned)"
+	assert_eq "$6 $3: calls counted + returns lost = calls made" $4 $((_c + _l))
+	assert_ge "$6 $3: returns lost past the thunks" "$_l" 1
+	assert_ge "$6 $3: calls counted through the thunks" "$_c" $5
+	assert_eq "$6 counters: returns_lost is $3's, no call lost" "$_l 0" \
+		"$(jsonq $1 counters.returns_lost) $(jsonq $1 counters.calls_lost)"
+	grep -q "^xprobectl: 0 calls and $_l returns of traced functions went uncounted" $2 ||
+		fail "$6 trace did not say what went uncounted: $(grep -v '^#' $2 | tail -n 3)"
+}
 # hist_total JSON FUNC: the calls in FUNC's wall histogram (trace -H --json)
 hist_total() {
 	_n=$(fn $1 $2 'histograms.wall.#') _t=0 _i=0
