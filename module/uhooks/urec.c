@@ -51,7 +51,10 @@
  * (urec_fold.c). A return whose entry is the only record is summed too, and
  * the hand-over starts with those calls' time, a bottom charge at the sp
  * of the first (the header's bsp), the state (the count, and A, the
- * cycles summed: urec.h) and bsp cleared (urec_empty()). The sums are in
+ * cycles summed: urec.h) and bsp cleared (urec_empty()); a thread that
+ * switches out with nothing else in its buffer keeps that time instead
+ * (urec_carry_put(), "Carries" below) and takes it into the buffer it
+ * comes in on, so such a switch hands nothing over. The sums are in
  * TSC cycles, converted when they are read; each buffer's header carries
  * the histogram tables of the cycles-to-ns ratio (urec_hdr_ratio()),
  * written when the buffers are made and at a hand-over that finds the
@@ -112,6 +115,21 @@ extern const u8 xp_urec_sums_gate[], xp_urec_plain[];
 #define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
 #define BLK_PAGES	((XP_UREC_BLOCK - XP_URT_TGT) / PAGE_SIZE)	/* targets and hash */
 
+/*
+ * A thread's bottom sums kept across a switch (below, "Carries"): its
+ * buffer's state (A, the count 0) and bsp. A slot is free when t is NULL.
+ */
+struct urec_carry {
+	struct task_struct *t;		/* a key only */
+	u64 state;
+	u64 bsp;
+};
+
+#define UREC_CARRY_BITS		6
+#define UREC_CARRY_SLOTS	(1U << UREC_CARRY_BITS)
+#define UREC_CARRY_PROBES	8
+#define UREC_CARRY_MAX_A	(1ULL << 36)	/* cycles (about 20 s): more is handed over */
+
 /* The per-CPU buffers of the process a view's records hooks are in. */
 struct xp_urecbuf {
 	struct mm_struct *mm;		/* mmgrab()ed */
@@ -124,6 +142,8 @@ struct xp_urecbuf {
 	void *kaddr;			/* vmap() of them */
 	struct task_struct **owner;	/* by CPU: the thread of ours that came last (a key only) */
 	struct task_struct **forced;	/* by CPU: whose buffer looks full (a key only) */
+	struct urec_carry *carry;	/* UREC_CARRY_SLOTS: what threads out keep */
+	atomic_t ncarry;		/* of them taken (a hint: switch-ins look if not 0) */
 	long rseq_off;			/* the rseq area, from the thread pointer */
 	u32 rseq_sig;
 	u32 stamp;			/* in the areas the kernel vouched for (urec_stamp()) */
@@ -360,6 +380,7 @@ static void urecbuf_free(struct xp_urecbuf *rb)
 	kvfree(rb->pages);
 	kfree(rb->owner);
 	kfree(rb->forced);
+	kfree(rb->carry);
 	if (rb->file)
 		fput(rb->file);
 	if (rb->mm)
@@ -425,7 +446,8 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 	rb->pages = kvcalloc(rb->npages, sizeof(*rb->pages), GFP_KERNEL_ACCOUNT);
 	rb->owner = kcalloc(rb->nbufs, sizeof(*rb->owner), GFP_KERNEL_ACCOUNT);
 	rb->forced = kcalloc(rb->nbufs, sizeof(*rb->forced), GFP_KERNEL_ACCOUNT);
-	if (!rb->pages || !rb->owner || !rb->forced)
+	rb->carry = kcalloc(UREC_CARRY_SLOTS, sizeof(*rb->carry), GFP_KERNEL_ACCOUNT);
+	if (!rb->pages || !rb->owner || !rb->forced || !rb->carry)
 		goto nomem;
 	rb->file = shmem_file_setup("[xprobes-records]", size, VM_NORESERVE);
 	if (IS_ERR(rb->file)) {
@@ -785,6 +807,97 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 }
 
 /*
+ * Carries. A thread that leaves its CPU with no record in its buffer, only
+ * calls it summed at the bottom (A in the state, their first sp in bsp),
+ * has nothing to hand over but their time, a bottom charge for the frame
+ * below them, which the consumer needs only before that thread's next
+ * record: the return of that frame, or anything else it hands over later.
+ * So that time stays with the thread (a slot here, keyed by its
+ * task_struct) and goes back into whichever CPU's buffer it comes in on
+ * (urec_carry_take()), as if it had not left: the routines, the fold and
+ * the consumer see the stream they would have seen without the switch.
+ * trace -f of a leaf whose callers are not traced (siphash in Redis) had
+ * a hand-over at nearly every switch for that alone (docs/experiments.md,
+ * section 7).
+ *
+ * Only at a switch of a thread of the process that will run again (not
+ * its exit, not an exec: its mm is the buffers'), with sums, not forced
+ * full, and with A under UREC_CARRY_MAX_A (a frame open for long under
+ * many such calls has its charge sent before it nears the consumer's
+ * clamp); any other hand-over (a wakeup, a uprobe's, an unwinder's, a full
+ * buffer, the exit) sends what the buffer has then, carried time
+ * included, in its order. A thread taken over lazily by a kernel thread
+ * (finish_task_switch's prev) carries the same way.
+ *
+ * Who touches a slot: the thread's own switch-out puts it, its switch-in
+ * takes it, and the scheduler orders the two (the switch-out is done
+ * before the thread can run anywhere: its on_cpu). Threads put on other
+ * CPUs at once claim free slots by cmpxchg; a take reads the slot, then
+ * frees it with a release. A thread that finds no free slot in its
+ * window hands over as before. What the state and bsp say is the
+ * process's own data, as in its buffer: a lie there only misplaces its own
+ * time.
+ */
+static bool urec_carry_put(struct xp_urecbuf *rb, struct task_struct *t, u64 state, u64 bsp)
+{
+	u32 h = hash_ptr(t, UREC_CARRY_BITS), i;
+	struct urec_carry *c;
+
+	for (i = 0; i < UREC_CARRY_PROBES; i++) {
+		c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
+		if (READ_ONCE(c->t) || cmpxchg(&c->t, NULL, t))
+			continue;
+		WRITE_ONCE(c->state, state & ~(u64)((1U << XP_UREC_COUNT_BITS) - 1));
+		WRITE_ONCE(c->bsp, bsp);
+		atomic_inc(&rb->ncarry);
+		return true;
+	}
+	return false;
+}
+
+/* @t's carried time, if it has any, into @hdr (its buffer, emptied). */
+static void urec_carry_take(struct xp_urecbuf *rb, struct task_struct *t,
+			    struct xp_urec_hdr *hdr)
+{
+	u32 h, i;
+
+	if (!atomic_read(&rb->ncarry))
+		return;
+	h = hash_ptr(t, UREC_CARRY_BITS);
+	for (i = 0; i < UREC_CARRY_PROBES; i++) {
+		struct urec_carry *c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
+
+		if (READ_ONCE(c->t) != t)
+			continue;
+		WRITE_ONCE(hdr->bsp, READ_ONCE(c->bsp));
+		WRITE_ONCE(hdr->state, READ_ONCE(c->state));
+		smp_store_release(&c->t, NULL);	/* read before another thread's put */
+		atomic_dec(&rb->ncarry);
+		return;
+	}
+}
+
+/*
+ * @t, a thread of @rb's process that will run again, leaves @cpu: its
+ * bottom sums are carried if that is all its buffer has, else handed over.
+ */
+static void urec_switch_out(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *t,
+			    const struct xp_view *v)
+{
+	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
+	u64 state = READ_ONCE(hdr->state), bsp = READ_ONCE(hdr->bsp);
+
+	if (!UREC_COUNT(state) && bsp && rb->forced[cpu] != t &&
+	    (state >> XP_UREC_COUNT_BITS) < UREC_CARRY_MAX_A &&
+	    READ_ONCE(v->urec_calls) && READ_ONCE(v->urec_sums) &&
+	    urec_carry_put(rb, t, state, bsp)) {
+		urec_empty(hdr, 0);
+		return;
+	}
+	urec_flush(rb, cpu, t, v);
+}
+
+/*
  * The record the routine was about to append (@what, its second word, in
  * rsi), handed over alone with the time now: the routine will not append
  * it (xp_urec_slow(), a forced buffer).
@@ -940,6 +1053,9 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		 * task_struct may be another task's by then).
 		 */
 		if (t->mm == rb->mm) {
+			/* a carry here would be a switch-in the hooks missed: sent */
+			if (!UREC_COUNT(READ_ONCE(urec_hdr(rb, cpu)->state)))
+				urec_carry_take(rb, t, urec_hdr(rb, cpu));
 			urec_flush(rb, cpu, t, h->view);
 			urec_unstamp(rb);
 			if (rb->owner[cpu] == t)
@@ -968,8 +1084,12 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		 * names none either, and is not init_mm).
 		 */
 		if (!(t->flags & PF_KTHREAD) &&
-		    (from == rb->mm || (!from && to == xp_k.init_mm && t->mm == rb->mm)))
-			urec_flush(rb, cpu, t, h->view);
+		    (from == rb->mm || (!from && to == xp_k.init_mm && t->mm == rb->mm))) {
+			if (t->mm == rb->mm)
+				urec_switch_out(rb, cpu, t, h->view);
+			else	/* exiting, or exec: it will not run in this mm again */
+				urec_flush(rb, cpu, t, h->view);
+		}
 		return;
 	}
 	/*
@@ -977,20 +1097,26 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 	 * exited: it has no mm then, but it is the one that came here last.
 	 */
 	prev = (struct task_struct *)regs->di;
-	if (prev && prev != t && (prev->mm ? prev->mm == rb->mm :
-				   !(prev->flags & PF_KTHREAD) && rb->owner[cpu] == prev))
-		urec_flush(rb, cpu, prev, h->view);
+	if (prev && prev != t) {
+		bool user = !(prev->flags & PF_KTHREAD);
+
+		if (prev->mm == rb->mm && user)
+			urec_switch_out(rb, cpu, prev, h->view);
+		else if (prev->mm ? prev->mm == rb->mm : user && rb->owner[cpu] == prev)
+			urec_flush(rb, cpu, prev, h->view);	/* it exited, or borrowed the mm */
+	}
 	if (t->mm == rb->mm) {
 		struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 
 		rb->owner[cpu] = t;
 		rb->forced[cpu] = NULL;
+		urec_empty(hdr, 0);
+		urec_carry_take(rb, t, hdr);
 		if (unlikely(xp_unwind_pending(h->view, t))) {
-			/* its next record enters the kernel: xp_urec_force() */
+			/* its carried time goes first; its next record enters the kernel */
+			urec_flush(rb, cpu, t, h->view);
 			urec_empty(hdr, XP_UREC_CAP);
 			rb->forced[cpu] = t;
-		} else {
-			urec_empty(hdr, 0);
 		}
 	}
 }

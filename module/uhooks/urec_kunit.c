@@ -9,7 +9,8 @@
  * another process's thunks, while one of another block of the process
  * is (a tail call between two areas); at a detach, a tail call's entry
  * resolved through the thunks of the areas that go, not of those that
- * stay. The stamp checks as built.
+ * stay. The stamp checks as built. Carries: a thread's bottom sums kept
+ * across a switch.
  */
 #include <kunit/test.h>
 
@@ -282,7 +283,58 @@ static void urec_stamp_sites(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n, 3);
 }
 
+/*
+ * Carries: a thread's bottom sums kept across its switch come back whole
+ * into the buffer it comes in on, the count 0 whatever the buffer said;
+ * another thread finds none of them; a slot is taken once; a thread whose
+ * window is full keeps nothing (its switch hands over as before), and
+ * gets a slot again once one there is free.
+ */
+static void urec_carry_slots(struct kunit *test)
+{
+	struct xp_urecbuf rb = {};
+	struct xp_urec_hdr *hdr = kunit_kzalloc(test, sizeof(*hdr), GFP_KERNEL);
+	struct task_struct *t = (void *)0xffff888012345600UL, *u = (void *)0xffff888012346a00UL;
+	struct task_struct *other = (void *)0xffff8880dead0000UL;
+	u64 a = 123456ULL << XP_UREC_COUNT_BITS;
+	u32 h, i;
+
+	KUNIT_ASSERT_NOT_NULL(test, hdr);
+	rb.carry = kunit_kcalloc(test, UREC_CARRY_SLOTS, sizeof(*rb.carry), GFP_KERNEL);
+	KUNIT_ASSERT_NOT_NULL(test, rb.carry);
+
+	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a | 7, 0x7ffc0000f000UL));
+	KUNIT_EXPECT_EQ(test, atomic_read(&rb.ncarry), 1);
+	urec_carry_take(&rb, u, hdr);		/* not u's */
+	KUNIT_EXPECT_EQ(test, hdr->state, 0ULL);
+	KUNIT_EXPECT_EQ(test, hdr->bsp, 0ULL);
+	urec_carry_take(&rb, t, hdr);
+	KUNIT_EXPECT_EQ(test, hdr->state, a);	/* A, the count 0 */
+	KUNIT_EXPECT_EQ(test, hdr->bsp, 0x7ffc0000f000UL);
+	KUNIT_EXPECT_EQ(test, atomic_read(&rb.ncarry), 0);
+	hdr->state = 5;
+	hdr->bsp = 0;
+	urec_carry_take(&rb, t, hdr);		/* taken once */
+	KUNIT_EXPECT_EQ(test, hdr->state, 5ULL);
+	KUNIT_EXPECT_EQ(test, hdr->bsp, 0ULL);
+
+	/* t's window full of another's: nothing kept, until a slot is free */
+	h = hash_ptr(t, UREC_CARRY_BITS);
+	for (i = 0; i < UREC_CARRY_PROBES; i++)
+		rb.carry[(h + i) & (UREC_CARRY_SLOTS - 1)].t = other;
+	KUNIT_EXPECT_FALSE(test, urec_carry_put(&rb, t, a, 0x1000));
+	rb.carry[(h + UREC_CARRY_PROBES - 1) & (UREC_CARRY_SLOTS - 1)].t = NULL;
+	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a, 0x1000));
+	KUNIT_EXPECT_PTR_EQ(test, rb.carry[(h + UREC_CARRY_PROBES - 1) &
+					   (UREC_CARRY_SLOTS - 1)].t, t);
+	urec_carry_take(&rb, t, hdr);
+	KUNIT_EXPECT_EQ(test, hdr->bsp, 0x1000ULL);
+	KUNIT_EXPECT_NULL(test, rb.carry[(h + UREC_CARRY_PROBES - 1) &
+					 (UREC_CARRY_SLOTS - 1)].t);
+}
+
 static struct kunit_case urec_cases[] = {
+	KUNIT_CASE(urec_carry_slots),
 	KUNIT_CASE(urec_stamp_sites),
 	KUNIT_CASE(urec_thunk_tail_bit),
 	KUNIT_CASE(urec_plain_returns),

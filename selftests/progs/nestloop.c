@@ -14,6 +14,13 @@
  * that its entry is handed over at the switch and nl_mid()'s calls have
  * no caller's entry in the buffer when they return (the bottom's sums).
  *
+ * NESTLOOP_CARRY_US=U: nl_outer() also sleeps U us after nl_mid() has
+ * returned: at that switch its thread's buffer holds no record, only
+ * nl_mid()'s call summed at the bottom, which the module keeps for the
+ * thread across the switch instead of handing it over (module/uhooks/
+ * urec.c, "Carries"); nl_outer()'s return, appended after it, takes it to
+ * the consumer at the next round's switch.
+ *
  * NESTLOOP_PLANT=1: before the rounds, every histogram bucket of the sums
  * the process keeps itself (module/uhooks/urec.h: after the records buffers in
  * "[xprobes-records]", per cookie) is set to 2^32 - 1, as if that many
@@ -40,7 +47,7 @@
 #include "maps.h"
 
 static volatile unsigned long sink;
-static unsigned int sleep_us;
+static unsigned int sleep_us, carry_us;
 static unsigned long fork_every;
 static pid_t kid = -1;		/* 0 in a child forked by fork_here() */
 static int kid_pipe[2];
@@ -88,7 +95,10 @@ __attribute__((noinline)) unsigned long nl_outer(unsigned long i)
 		s += k * i;
 	if (sleep_us)
 		usleep(sleep_us);
-	return s + nl_mid(i);
+	s += nl_mid(i);
+	if (carry_us)
+		usleep(carry_us);
+	return s;
 }
 
 /* The process's sums: the end of its "[xprobes-records]" mapping, but for the thunk cache. */
@@ -129,6 +139,9 @@ int main(int argc, char **argv)
 
 	if (us)
 		sleep_us = strtoul(us, NULL, 0);
+	us = getenv("NESTLOOP_CARRY_US");
+	if (us)
+		carry_us = strtoul(us, NULL, 0);
 	while (argc > 2 && access(argv[2], F_OK))
 		usleep(10000);
 	if (getenv("NESTLOOP_PLANT") && plant()) {

@@ -89,13 +89,14 @@ check_waker /tmp/w.json xw_delay thread xw_reply /tmp/w.err
 # nl_leaf's calls itself; it exits before the report, whose figures then
 # come from the sums the module kept for us. Every count is exact, and
 # nl_outer's own time is its wall less nl_mid's (charged to its frame).
-# nestloop_trace OUT N WHAT [SLEEP_US]: trace nestloop's three functions over
-# N rounds into OUT.json; every count exact, ON + OFF = wall, no return
-# unmatched.
+# nestloop_trace OUT N WHAT [SLEEP_US [CARRY_US]]: trace nestloop's three
+# functions over N rounds into OUT.json; every count exact, ON + OFF = wall,
+# no return unmatched.
 nestloop_trace() {
-	NESTLOOP_SLEEP_US=${4:-0} xprobectl trace --json -f 'nl_*' -- nestloop $2 > $1.json 2> $1.err ||
+	NESTLOOP_SLEEP_US=${4:-0} NESTLOOP_CARRY_US=${5:-0} \
+		xprobectl trace --json -f 'nl_*' -- nestloop $2 > $1.json 2> $1.err ||
 		fail "trace -- nestloop ($3): $(tail -n 3 $1.err)"
-	note "$3: summed $(jsonq $1.json counters.calls_summed), records $(jsonq $1.json counters.records), abandoned $(jsonq $1.json counters.abandoned)"
+	note "$3: summed $(jsonq $1.json counters.calls_summed), records $(jsonq $1.json counters.records) in $(jsonq $1.json counters.record_batches) hand-overs, abandoned $(jsonq $1.json counters.abandoned)"
 	for f in nl_outer nl_mid nl_leaf; do
 		assert_eq "$f calls ($3)" $2 "$(fn $1.json $f calls)"
 		check_balance $1.json $f
@@ -167,6 +168,29 @@ assert_within "nl_outer self ON + nl_mid = nl_outer ON (sleeping rounds)" 2 \
 assert_within "nl_outer self + nl_mid = nl_outer wall (sleeping rounds)" 1 \
 	$(($(fn /tmp/nls.json nl_outer self.wall_ns) + $(fn /tmp/nls.json nl_mid wall_ns))) \
 	$(fn /tmp/nls.json nl_outer wall_ns)
+
+# Carries: nl_outer also sleeps after nl_mid has returned, when its
+# thread's buffer holds no record, only nl_mid's call summed at the bottom
+# (A and bsp). There is nothing to hand over but that time, which belongs
+# to nl_outer's frame: the module keeps it for the thread across the
+# switch (module/uhooks/urec.c, "Carries"), and it reaches the consumer
+# before nl_outer's return, appended after it. One hand-over a round, at
+# the first sleep (nl_outer's entry); until 2026-12-06 there were two, the
+# second a batch of one bottom charge. The charge still lands on nl_outer's
+# frame: its own time is its time less nl_mid's, ON-CPU and wall.
+NLC=$(scaled 1000 10)
+nestloop_trace /tmp/nlc $NLC "carried sums" 200 200
+assert_le "hand-overs, at most one a round and a few more (carried sums)" \
+	"$(jsonq /tmp/nlc.json counters.record_batches)" $((NLC + NLC / 4 + 8))
+assert_ge "nl_mid's and nl_leaf's calls summed (carried sums)" \
+	"$(jsonq /tmp/nlc.json counters.calls_summed)" $((NLC * 3 / 2))
+assert_eq "abandoned frames (carried sums)" 0 "$(jsonq /tmp/nlc.json counters.abandoned)"
+assert_within "nl_outer self ON + nl_mid = nl_outer ON (carried sums)" 2 \
+	$(($(fn /tmp/nlc.json nl_outer self.on_cpu_ns) + $(fn /tmp/nlc.json nl_mid wall_ns))) \
+	$(fn /tmp/nlc.json nl_outer on_cpu_ns)
+assert_within "nl_outer self + nl_mid = nl_outer wall (carried sums)" 1 \
+	$(($(fn /tmp/nlc.json nl_outer self.wall_ns) + $(fn /tmp/nlc.json nl_mid wall_ns))) \
+	$(fn /tmp/nlc.json nl_outer wall_ns)
 
 # A tail call across two trampoline areas: tailx's tx_hop(), in its
 # library, jumps to the program's tx_leaf(), and the program's tx_mid()

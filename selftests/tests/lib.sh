@@ -586,6 +586,7 @@ assert_within() {
 }
 # assert_ge WHAT A B
 assert_ge() { [ "$2" -ge "$3" ] || fail "$1: $2 < $3"; }
+assert_le() { [ "$2" -le "$3" ] || fail "$1: $2 > $3"; }
 
 # check_balance FILE FUNC: ON + OFF within 10% of wall
 check_balance() {
