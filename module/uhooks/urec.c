@@ -52,9 +52,10 @@
  * the hand-over starts with those calls' time, a bottom charge at the sp
  * of the first (the header's bsp), the state (the count, and A, the
  * cycles summed: urec.h) and bsp cleared (urec_empty()); a thread that
- * switches out with nothing else in its buffer keeps that time instead
- * (urec_carry_put(), "Carries" below) and takes it into the buffer it
- * comes in on, so such a switch hands nothing over. The sums are in
+ * switches out with nothing else in its buffer keeps that time instead,
+ * where its drop would drop nothing (urec_carry_put(), "Carries" below),
+ * and takes it into the buffer it comes in on, so such a switch hands
+ * nothing over. The sums are in
  * TSC cycles, converted when they are read; each buffer's header carries
  * the histogram tables of the cycles-to-ns ratio (urec_hdr_ratio()),
  * written when the buffers are made and at a hand-over that finds the
@@ -116,13 +117,15 @@ extern const u8 xp_urec_sums_gate[], xp_urec_plain[];
 #define BLK_PAGES	((XP_UREC_BLOCK - XP_URT_TGT) / PAGE_SIZE)	/* targets and hash */
 
 /*
- * A thread's bottom sums kept across a switch (below, "Carries"): its
- * buffer's state (A, the count 0) and bsp. A slot is free when t is NULL.
+ * What a thread keeps across a switch (below, "Carries"): its buffer's
+ * state (A, the count 0), bsp, and how far its consumer's frames are known
+ * dropped. A slot is free when t is NULL.
  */
 struct urec_carry {
 	struct task_struct *t;		/* a key only */
 	u64 state;
 	u64 bsp;
+	u64 dropped;			/* xp_urecbuf.dropped, the thread's */
 };
 
 #define UREC_CARRY_BITS		6
@@ -143,7 +146,7 @@ struct xp_urecbuf {
 	struct task_struct **owner;	/* by CPU: the thread of ours that came last (a key only) */
 	struct task_struct **forced;	/* by CPU: whose buffer looks full (a key only) */
 	struct urec_carry *carry;	/* UREC_CARRY_SLOTS: what threads out keep */
-	atomic_t ncarry;		/* of them taken (a hint: switch-ins look if not 0) */
+	u64 *dropped;			/* by CPU: its thread has no frame at or below (Carries) */
 	long rseq_off;			/* the rseq area, from the thread pointer */
 	u32 rseq_sig;
 	u32 stamp;			/* in the areas the kernel vouched for (urec_stamp()) */
@@ -381,6 +384,7 @@ static void urecbuf_free(struct xp_urecbuf *rb)
 	kfree(rb->owner);
 	kfree(rb->forced);
 	kfree(rb->carry);
+	kfree(rb->dropped);
 	if (rb->file)
 		fput(rb->file);
 	if (rb->mm)
@@ -447,7 +451,8 @@ static struct xp_urecbuf *urecbuf_create(struct mm_struct *mm, long off, u32 sig
 	rb->owner = kcalloc(rb->nbufs, sizeof(*rb->owner), GFP_KERNEL_ACCOUNT);
 	rb->forced = kcalloc(rb->nbufs, sizeof(*rb->forced), GFP_KERNEL_ACCOUNT);
 	rb->carry = kcalloc(UREC_CARRY_SLOTS, sizeof(*rb->carry), GFP_KERNEL_ACCOUNT);
-	if (!rb->pages || !rb->owner || !rb->forced || !rb->carry)
+	rb->dropped = kcalloc(rb->nbufs, sizeof(*rb->dropped), GFP_KERNEL_ACCOUNT);
+	if (!rb->pages || !rb->owner || !rb->forced || !rb->carry || !rb->dropped)
 		goto nomem;
 	rb->file = shmem_file_setup("[xprobes-records]", size, VM_NORESERVE);
 	if (IS_ERR(rb->file)) {
@@ -756,6 +761,55 @@ static void urec_plain(struct xprobes_urec *r, u32 n, const struct xp_urec_clock
 }
 
 /*
+ * The dropped mark (Carries, below) once the consumer has taken @out[0..n),
+ * from @mark before: the highest sp at which a bottom charge would drop
+ * none of the thread's frames, as bpf/trace.bpf.c's drop_abandoned() walks
+ * them from the top (the frames' sps never fall towards the bottom: each
+ * push drops what lies at or below it first). An entry pushed makes its
+ * frame the top, which such a charge at its very sp drops: the mark is
+ * just below it, whatever it was. After it, a bottom charge drops every
+ * frame at or below its sp but a uprobe's at that sp (which a charge there
+ * keeps too): the mark rises to it. A return pops or drops every frame
+ * below its sp and one at it, but a tail call's caller may be left at that
+ * very sp (its return still to come, in a later hand-over): the mark rises
+ * to just below. A folded call at the top of its tree drops as its entry
+ * would (a tail call's keeps a record's frame at its sp: the mark stays
+ * below it); one inside a tree drops nothing, and lies above the tree's
+ * top, after it. Other charges and entries without returns move no
+ * frame. From the last entry on: the records before it are under it.
+ */
+static u64 urec_mark(const struct xprobes_urec *out, u32 n, u64 mark)
+{
+	u32 i;
+	u64 w;
+
+	for (i = n; i; i--) {
+		w = out[i - 1].what;
+		if (!(w & (XPROBES_UREC_RET | XPROBES_UREC_NORET))) {
+			mark = XPROBES_UREC_SP(w) ? XPROBES_UREC_SP(w) - 1 : 0;
+			break;
+		}
+	}
+	for (; i < n; i++) {
+		w = out[i].what;
+		if (XPROBES_UREC_IS_CALL(w)) {
+			u64 sp = XPROBES_UREC_SP(w);
+
+			if (out[i].time & XPROBES_UREC_CALL_TAIL)
+				mark = min(mark, sp ? sp - 1 : 0);
+			else
+				mark = max(mark, sp);
+		} else if (XPROBES_UREC_IS_BOTTOM(w)) {
+			mark = max(mark, XPROBES_UREC_SP(w));
+		} else if ((w & XPROBES_UREC_RET) && !XPROBES_UREC_IS_CHARGE(w) &&
+			   XPROBES_UREC_SP(w)) {
+			mark = max(mark, XPROBES_UREC_SP(w) - 1);
+		}
+	}
+	return mark;
+}
+
+/*
  * Hand @owner's records in @cpu's buffer to the xprobes_urecs tracepoint,
  * their times turned from TSC cycles into bpf_ktime_get_ns() time (and
  * with @v's calls flag, calls folded: urec_fold.c; with its sums flag, the
@@ -763,7 +817,7 @@ static void urec_plain(struct xprobes_urec *r, u32 n, const struct xp_urec_clock
  * the thread running on @cpu writes it, and it is in the kernel now
  * (switching out, or asking), on this CPU.
  */
-static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner,
+static bool urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *owner,
 		       const struct xp_view *v)
 {
 	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
@@ -776,13 +830,13 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	bool *busy = NULL;
 
 	if ((!n && !bsp) || rb->forced[cpu] == owner)
-		return;		/* none, or full only to look so (xp_urec_force()) */
+		return false;	/* none, or full only to look so (xp_urec_force()) */
 	n = min_t(u32, n, XP_UREC_CAP);
 	if (sums) {
 		busy = this_cpu_ptr(&urec_out_busy);
 		out = this_cpu_read(urec_out);
 		if (*busy || !out)
-			return;	/* cannot be: they stay for the next hand-over */
+			return false;	/* cannot be: they stay for the next hand-over */
 		*busy = true;
 	}
 	c.ns = urec_clock_now(&c.tsc);
@@ -800,86 +854,139 @@ static void urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
 	trace_xprobes_urecs(task_pid_nr(owner), out, n, task_tgid_nr(owner),
 			    v8[0], v8[1], v8[2], v8[3], v8[4], v8[5], v8[6], v8[7]);
 	urec_empty(hdr, 0);
+	rb->dropped[cpu] = sums ? urec_mark(out, n, rb->dropped[cpu]) : 0;
 	if (sums) {
 		urec_hdr_ratio(hdr, c.mult);	/* the process may sum from now on */
 		*busy = false;
 	}
+	return true;
 }
 
 /*
  * Carries. A thread that leaves its CPU with no record in its buffer, only
- * calls it summed at the bottom (A in the state, their first sp in bsp),
- * has nothing to hand over but their time, a bottom charge for the frame
- * below them, which the consumer needs only before that thread's next
- * record: the return of that frame, or anything else it hands over later.
- * So that time stays with the thread (a slot here, keyed by its
- * task_struct) and goes back into whichever CPU's buffer it comes in on
- * (urec_carry_take()), as if it had not left: the routines, the fold and
- * the consumer see the stream they would have seen without the switch.
+ * calls it summed at the bottom (A in the state, the first one's sp in
+ * bsp), would hand over a lone bottom charge: their time, for the frame
+ * below them, and a drop of the consumer's frames at or below bsp, which
+ * can only be frames left behind (a longjmp, an exception: a live frame's
+ * return address lies above every call it makes). The time the consumer
+ * needs only before the thread's next record (it goes into the frame's
+ * callees' time, read at its return); the drop it needs at once if there
+ * is something to drop, since it reads the stack at switches (trace -W
+ * gives a wait to the frame on top). So the time stays with the thread
+ * (a slot here, keyed by its task_struct) and goes back into whichever
+ * CPU's buffer it comes in on (urec_carry_take()), as if it had not left,
+ * but only where the drop would drop nothing: bsp at or below the thread's
+ * dropped mark, a sp at or below which the consumer is known to hold no
+ * frame of it. Each hand-over sets the mark from what it sent
+ * (urec_mark(): just below the last entry's frame, raised by the returns
+ * and bottom charges after it), the thread's slot keeps it across its
+ * switches, and what may push a frame unseen clears it: a uprobe's
+ * handlers about to run, a forced buffer's records handed over one by
+ * one. So a thread that sums at the bottom under its open frames, or
+ * under none, carries once a hand-over has shown them to be above.
  * trace -f of a leaf whose callers are not traced (siphash in Redis) had
  * a hand-over at nearly every switch for that alone (docs/experiments.md,
- * section 7).
+ * section 7). Frames the consumer pushes without the module (uprobes) are
+ * seen by the view's hooks on their handlers, which trace puts in with
+ * them (XP_UREC_UPROBE); without those, nothing carries once the process
+ * has hit a uprobe (urec_uprobes_seen()).
  *
  * Only at a switch of a thread of the process that will run again (not
  * its exit, not an exec: its mm is the buffers'), with sums, not forced
  * full, and with A under UREC_CARRY_MAX_A (a frame open for long under
  * many such calls has its charge sent before it nears the consumer's
- * clamp); any other hand-over (a wakeup, a uprobe's, an unwinder's, a full
- * buffer, the exit) sends what the buffer has then, carried time
+ * clamp). Every other hand-over (a wakeup, a uprobe's, an unwinder's, a
+ * full buffer, the exit) sends what the buffer has then, carried time
  * included, in its order. A thread taken over lazily by a kernel thread
  * (finish_task_switch's prev) carries the same way.
  *
  * Who touches a slot: the thread's own switch-out puts it, its switch-in
  * takes it, and the scheduler orders the two (the switch-out is done
- * before the thread can run anywhere: its on_cpu). Threads put on other
+ * before the thread can run anywhere: its on_cpu). A thread has one slot
+ * at most: a put finds its own first. Threads switching out on other
  * CPUs at once claim free slots by cmpxchg; a take reads the slot, then
  * frees it with a release. A thread that finds no free slot in its
- * window hands over as before. What the state and bsp say is the
+ * window hands over as before; a mark alone takes a slot only where two
+ * are free (threads asleep for long keep theirs: losing a mark costs
+ * one lone charge later, a carry refused one at every switch). What the state and bsp say is the
  * process's own data, as in its buffer: a lie there only misplaces its own
- * time.
+ * time; the mark is the kernel's.
  */
-static bool urec_carry_put(struct xp_urecbuf *rb, struct task_struct *t, u64 state, u64 bsp)
+static bool urec_carry_put(struct xp_urecbuf *rb, struct task_struct *t, u64 state, u64 bsp,
+			   u64 dropped)
 {
-	u32 h = hash_ptr(t, UREC_CARRY_BITS), i;
+	u32 h = hash_ptr(t, UREC_CARRY_BITS), i, free = 0;
 	struct urec_carry *c;
 
 	for (i = 0; i < UREC_CARRY_PROBES; i++) {
 		c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
-		if (READ_ONCE(c->t) || cmpxchg(&c->t, NULL, t))
+		if (READ_ONCE(c->t) == t)
+			goto fill;
+		free += !READ_ONCE(c->t);
+	}
+	if (!bsp && free < 2)
+		return false;	/* a mark alone leaves room for time to carry */
+	for (i = 0; i < UREC_CARRY_PROBES; i++) {
+		c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
+		if (!READ_ONCE(c->t) && !cmpxchg(&c->t, NULL, t))
+			goto fill;
+	}
+	return false;
+fill:
+	WRITE_ONCE(c->state, state & ~(u64)((1U << XP_UREC_COUNT_BITS) - 1));
+	WRITE_ONCE(c->bsp, bsp);
+	WRITE_ONCE(c->dropped, dropped);
+	return true;
+}
+
+/*
+ * @t comes in on @cpu: what it kept, if anything, into its buffer there
+ * (emptied) and the CPU's mark. True if it had something to send.
+ */
+static bool urec_carry_take(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *t)
+{
+	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
+	u32 h, i;
+
+	rb->dropped[cpu] = 0;
+	h = hash_ptr(t, UREC_CARRY_BITS);
+	for (i = 0; i < UREC_CARRY_PROBES; i++) {
+		struct urec_carry *c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
+		u64 bsp;
+
+		if (READ_ONCE(c->t) != t)
 			continue;
-		WRITE_ONCE(c->state, state & ~(u64)((1U << XP_UREC_COUNT_BITS) - 1));
-		WRITE_ONCE(c->bsp, bsp);
-		atomic_inc(&rb->ncarry);
-		return true;
+		bsp = READ_ONCE(c->bsp);
+		WRITE_ONCE(hdr->bsp, bsp);
+		WRITE_ONCE(hdr->state, READ_ONCE(c->state));
+		rb->dropped[cpu] = READ_ONCE(c->dropped);
+		smp_store_release(&c->t, NULL);	/* read before another thread's put */
+		return bsp;
 	}
 	return false;
 }
 
-/* @t's carried time, if it has any, into @hdr (its buffer, emptied). */
-static void urec_carry_take(struct xp_urecbuf *rb, struct task_struct *t,
-			    struct xp_urec_hdr *hdr)
+/*
+ * Does the view see every frame a uprobe's program may push for @mm's
+ * threads? Only with its hooks on the uprobe handlers (XP_UREC_UPROBE),
+ * which clear the mark; or while the process has had no uprobe hit at
+ * all (no XOL area: a uprobe's first hit makes it). Without them (trace
+ * could not put them in, and said so) nothing carries.
+ */
+static bool urec_uprobes_seen(const struct xp_view *v, struct mm_struct *mm)
 {
-	u32 h, i;
-
-	if (!atomic_read(&rb->ncarry))
-		return;
-	h = hash_ptr(t, UREC_CARRY_BITS);
-	for (i = 0; i < UREC_CARRY_PROBES; i++) {
-		struct urec_carry *c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
-
-		if (READ_ONCE(c->t) != t)
-			continue;
-		WRITE_ONCE(hdr->bsp, READ_ONCE(c->bsp));
-		WRITE_ONCE(hdr->state, READ_ONCE(c->state));
-		smp_store_release(&c->t, NULL);	/* read before another thread's put */
-		atomic_dec(&rb->ncarry);
-		return;
-	}
+#ifdef CONFIG_UPROBES
+	return (READ_ONCE(v->urec_roles) & XP_UREC_UPROBE) ||
+	       !READ_ONCE(mm->uprobes_state.xol_area);
+#else
+	return true;
+#endif
 }
 
 /*
  * @t, a thread of @rb's process that will run again, leaves @cpu: its
- * bottom sums are carried if that is all its buffer has, else handed over.
+ * bottom sums are carried if that is all its buffer has and their drop
+ * would drop nothing, else handed over; its mark goes with it.
  */
 static void urec_switch_out(struct xp_urecbuf *rb, unsigned int cpu, struct task_struct *t,
 			    const struct xp_view *v)
@@ -887,14 +994,22 @@ static void urec_switch_out(struct xp_urecbuf *rb, unsigned int cpu, struct task
 	struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
 	u64 state = READ_ONCE(hdr->state), bsp = READ_ONCE(hdr->bsp);
 
-	if (!UREC_COUNT(state) && bsp && rb->forced[cpu] != t &&
-	    (state >> XP_UREC_COUNT_BITS) < UREC_CARRY_MAX_A &&
-	    READ_ONCE(v->urec_calls) && READ_ONCE(v->urec_sums) &&
-	    urec_carry_put(rb, t, state, bsp)) {
-		urec_empty(hdr, 0);
-		return;
+	if (READ_ONCE(v->urec_calls) && READ_ONCE(v->urec_sums) && rb->forced[cpu] != t &&
+	    urec_uprobes_seen(v, t->mm)) {
+		if (!UREC_COUNT(state) && bsp && bsp <= rb->dropped[cpu] &&
+		    (state >> XP_UREC_COUNT_BITS) < UREC_CARRY_MAX_A &&
+		    urec_carry_put(rb, t, state, bsp, rb->dropped[cpu])) {
+			urec_empty(hdr, 0);
+		} else {
+			urec_flush(rb, cpu, t, v);	/* sets the mark */
+			if (rb->dropped[cpu] && !UREC_COUNT(READ_ONCE(hdr->state)) &&
+			    !READ_ONCE(hdr->bsp))
+				urec_carry_put(rb, t, 0, 0, rb->dropped[cpu]);
+		}
+	} else {
+		urec_flush(rb, cpu, t, v);
 	}
-	urec_flush(rb, cpu, t, v);
+	rb->dropped[cpu] = 0;	/* the next thread's, from its switch-in */
 }
 
 /*
@@ -1044,6 +1159,8 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		if (own_task && t->mm == rb->mm && !(t->flags & PF_KTHREAD) &&
 		    !urec_in_routine(t))
 			urec_flush(rb, cpu, t, h->view);
+		if ((h->urec_role & XP_UREC_UPROBE) && t->mm == rb->mm)
+			rb->dropped[cpu] = 0;	/* its program may push a frame */
 		return;
 	}
 	if (h->urec_role == XP_UREC_EXIT) {
@@ -1053,10 +1170,11 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		 * task_struct may be another task's by then).
 		 */
 		if (t->mm == rb->mm) {
-			/* a carry here would be a switch-in the hooks missed: sent */
-			if (!UREC_COUNT(READ_ONCE(urec_hdr(rb, cpu)->state)))
-				urec_carry_take(rb, t, urec_hdr(rb, cpu));
 			urec_flush(rb, cpu, t, h->view);
+			/* a slot here would be a switch-in the hooks missed: sent */
+			if (urec_carry_take(rb, cpu, t))
+				urec_flush(rb, cpu, t, h->view);
+			rb->dropped[cpu] = 0;
 			urec_unstamp(rb);
 			if (rb->owner[cpu] == t)
 				rb->owner[cpu] = NULL;
@@ -1102,8 +1220,10 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 
 		if (prev->mm == rb->mm && user)
 			urec_switch_out(rb, cpu, prev, h->view);
-		else if (prev->mm ? prev->mm == rb->mm : user && rb->owner[cpu] == prev)
+		else if (prev->mm ? prev->mm == rb->mm : user && rb->owner[cpu] == prev) {
 			urec_flush(rb, cpu, prev, h->view);	/* it exited, or borrowed the mm */
+			rb->dropped[cpu] = 0;
+		}
 	}
 	if (t->mm == rb->mm) {
 		struct xp_urec_hdr *hdr = urec_hdr(rb, cpu);
@@ -1111,12 +1231,13 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		rb->owner[cpu] = t;
 		rb->forced[cpu] = NULL;
 		urec_empty(hdr, 0);
-		urec_carry_take(rb, t, hdr);
+		urec_carry_take(rb, cpu, t);
 		if (unlikely(xp_unwind_pending(h->view, t))) {
 			/* its carried time goes first; its next record enters the kernel */
 			urec_flush(rb, cpu, t, h->view);
 			urec_empty(hdr, XP_UREC_CAP);
 			rb->forced[cpu] = t;
+			rb->dropped[cpu] = 0;	/* records handed over one by one */
 		}
 	}
 }
@@ -1143,6 +1264,7 @@ void xp_urec_force(struct xp_view *v)
 	hdr = urec_hdr(rb, cpu);
 	urec_empty(hdr, XP_UREC_CAP);
 	rb->forced[cpu] = current;
+	rb->dropped[cpu] = 0;	/* records handed over one by one */
 }
 
 /*

@@ -9,8 +9,8 @@
  * another process's thunks, while one of another block of the process
  * is (a tail call between two areas); at a detach, a tail call's entry
  * resolved through the thunks of the areas that go, not of those that
- * stay. The stamp checks as built. Carries: a thread's bottom sums kept
- * across a switch.
+ * stay. The stamp checks as built. Carries: what a thread keeps across
+ * a switch.
  */
 #include <kunit/test.h>
 
@@ -284,57 +284,114 @@ static void urec_stamp_sites(struct kunit *test)
 }
 
 /*
- * Carries: a thread's bottom sums kept across its switch come back whole
- * into the buffer it comes in on, the count 0 whatever the buffer said;
- * another thread finds none of them; a slot is taken once; a thread whose
- * window is full keeps nothing (its switch hands over as before), and
- * gets a slot again once one there is free.
+ * Carries: what a thread keeps across its switch (its bottom sums, its
+ * dropped mark) comes back whole into the buffer of the CPU it comes in
+ * on, the count 0 whatever the buffer said, and the mark into that CPU's;
+ * another thread finds none of it, and a CPU it does not come in on keeps
+ * no mark; a slot is taken once; a thread has one slot, which a second put
+ * overwrites; a thread whose window is full keeps nothing (its switch
+ * hands over as before), and gets a slot again once one there is free,
+ * which a mark alone leaves to time to carry.
  */
 static void urec_carry_slots(struct kunit *test)
 {
-	struct xp_urecbuf rb = {};
+	struct xp_urecbuf rb = { .nbufs = 1 };
 	struct xp_urec_hdr *hdr = kunit_kzalloc(test, sizeof(*hdr), GFP_KERNEL);
 	struct task_struct *t = (void *)0xffff888012345600UL, *u = (void *)0xffff888012346a00UL;
 	struct task_struct *other = (void *)0xffff8880dead0000UL;
 	u64 a = 123456ULL << XP_UREC_COUNT_BITS;
-	u32 h, i;
+	u32 h, i, n;
 
 	KUNIT_ASSERT_NOT_NULL(test, hdr);
+	rb.kaddr = hdr;
 	rb.carry = kunit_kcalloc(test, UREC_CARRY_SLOTS, sizeof(*rb.carry), GFP_KERNEL);
+	rb.dropped = kunit_kcalloc(test, 1, sizeof(*rb.dropped), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, rb.carry);
+	KUNIT_ASSERT_NOT_NULL(test, rb.dropped);
 
-	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a | 7, 0x7ffc0000f000UL));
-	KUNIT_EXPECT_EQ(test, atomic_read(&rb.ncarry), 1);
-	urec_carry_take(&rb, u, hdr);		/* not u's */
+	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a | 7, 0x7ffc0000f000UL, 0x7ffc0000f008UL));
+	rb.dropped[0] = 99;
+	KUNIT_EXPECT_FALSE(test, urec_carry_take(&rb, 0, u));	/* not u's */
 	KUNIT_EXPECT_EQ(test, hdr->state, 0ULL);
 	KUNIT_EXPECT_EQ(test, hdr->bsp, 0ULL);
-	urec_carry_take(&rb, t, hdr);
-	KUNIT_EXPECT_EQ(test, hdr->state, a);	/* A, the count 0 */
+	KUNIT_EXPECT_EQ(test, rb.dropped[0], 0ULL);		/* u's mark: none */
+	KUNIT_EXPECT_TRUE(test, urec_carry_take(&rb, 0, t));
+	KUNIT_EXPECT_EQ(test, hdr->state, a);			/* A, the count 0 */
 	KUNIT_EXPECT_EQ(test, hdr->bsp, 0x7ffc0000f000UL);
-	KUNIT_EXPECT_EQ(test, atomic_read(&rb.ncarry), 0);
+	KUNIT_EXPECT_EQ(test, rb.dropped[0], 0x7ffc0000f008UL);
 	hdr->state = 5;
 	hdr->bsp = 0;
-	urec_carry_take(&rb, t, hdr);		/* taken once */
+	KUNIT_EXPECT_FALSE(test, urec_carry_take(&rb, 0, t));	/* taken once */
 	KUNIT_EXPECT_EQ(test, hdr->state, 5ULL);
 	KUNIT_EXPECT_EQ(test, hdr->bsp, 0ULL);
+
+	/* one slot a thread: a mark put after its time replaces it */
+	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a, 0x2000, 0x2000));
+	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, 0, 0, 0x3000));
+	for (i = 0, n = 0; i < UREC_CARRY_SLOTS; i++)
+		n += rb.carry[i].t == t;
+	KUNIT_EXPECT_EQ(test, n, 1u);
+	KUNIT_EXPECT_FALSE(test, urec_carry_take(&rb, 0, t));	/* a mark alone: nothing to send */
+	KUNIT_EXPECT_EQ(test, hdr->bsp, 0ULL);
+	KUNIT_EXPECT_EQ(test, rb.dropped[0], 0x3000ULL);
 
 	/* t's window full of another's: nothing kept, until a slot is free */
 	h = hash_ptr(t, UREC_CARRY_BITS);
 	for (i = 0; i < UREC_CARRY_PROBES; i++)
 		rb.carry[(h + i) & (UREC_CARRY_SLOTS - 1)].t = other;
-	KUNIT_EXPECT_FALSE(test, urec_carry_put(&rb, t, a, 0x1000));
+	KUNIT_EXPECT_FALSE(test, urec_carry_put(&rb, t, a, 0x1000, 0x1000));
 	rb.carry[(h + UREC_CARRY_PROBES - 1) & (UREC_CARRY_SLOTS - 1)].t = NULL;
-	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a, 0x1000));
+	/* one free: a mark alone leaves it to time to carry */
+	KUNIT_EXPECT_FALSE(test, urec_carry_put(&rb, t, 0, 0, 0x1000));
+	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a, 0x1000, 0x1000));
 	KUNIT_EXPECT_PTR_EQ(test, rb.carry[(h + UREC_CARRY_PROBES - 1) &
 					   (UREC_CARRY_SLOTS - 1)].t, t);
-	urec_carry_take(&rb, t, hdr);
+	KUNIT_EXPECT_TRUE(test, urec_carry_take(&rb, 0, t));
 	KUNIT_EXPECT_EQ(test, hdr->bsp, 0x1000ULL);
 	KUNIT_EXPECT_NULL(test, rb.carry[(h + UREC_CARRY_PROBES - 1) &
 					 (UREC_CARRY_SLOTS - 1)].t);
 }
 
+/*
+ * The dropped mark after a hand-over (urec_mark()): just below the last
+ * entry's frame, whatever it was; raised by a bottom charge after it to
+ * its sp, by a return to just below its sp (a tail call's caller may be
+ * left there), not by other charges or entries without returns; a folded
+ * call raises it to its sp, a tail call's keeps it below.
+ */
+static void urec_mark_rules(struct kunit *test)
+{
+	struct xprobes_urec o[4] = {};
+	u64 ent = 5ULL << 48, bot = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM;
+
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 0, 77), 77ULL);
+	o[0].what = bot | 0x5000;				/* a lone charge */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 1, 0), 0x5000ULL);
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 1, 0x6000), 0x6000ULL);
+	o[1].what = XPROBES_UREC_RET | 0x5100;			/* a return */
+	o[2].what = ent | 0x5100;				/* the next entry */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 3, 0x9000), 0x50ffULL);
+	o[3].what = XPROBES_UREC_CHARGE | 0x5100;		/* its callees' time */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 4, 0), 0x50ffULL);
+	o[3].what = ent | XPROBES_UREC_NORET | 0x4000;		/* no return: no frame */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 4, 0), 0x50ffULL);
+	o[3].what = XPROBES_UREC_RET | 0x5200;			/* returns over it */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 4, 0), 0x51ffULL);
+	o[3].what = XPROBES_UREC_RET | 0x5100;	/* the tail callee's: its caller may stay */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 4, 0), 0x50ffULL);
+	o[3].what = bot | 0x5300;				/* a charge after a return */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 4, 0), 0x5300ULL);
+	o[0].what = XPROBES_UREC_CALL | ent | 0x7000;		/* a folded call */
+	o[0].time = 0;
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 1, 0x6000), 0x7000ULL);
+	o[0].time = XPROBES_UREC_CALL_TAIL;			/* a tail call's */
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 1, 0x8000), 0x6fffULL);
+	KUNIT_EXPECT_EQ(test, urec_mark(o, 1, 0x6000), 0x6000ULL);
+}
+
 static struct kunit_case urec_cases[] = {
 	KUNIT_CASE(urec_carry_slots),
+	KUNIT_CASE(urec_mark_rules),
 	KUNIT_CASE(urec_stamp_sites),
 	KUNIT_CASE(urec_thunk_tail_bit),
 	KUNIT_CASE(urec_plain_returns),

@@ -21,6 +21,14 @@
  * urec.c, "Carries"); nl_outer()'s return, appended after it, takes it to
  * the consumer at the next round's switch.
  *
+ * NESTLOOP_JUMP_US=U: nl_leaf() sleeps 100 us (its entry, and nl_mid()'s,
+ * handed over at the switch) and longjmp()s back into nl_outer(), leaving
+ * both frames; nl_outer() then calls nl_leaf() again, at the sp nl_mid()
+ * had (summed at the bottom: its hand-over drops the two frames left), and
+ * sleeps U us, a wait that is nl_outer()'s own: trace -W must give it to
+ * nl_outer(), not to the frames left behind (module/uhooks/urec.c,
+ * "Carries": no carry while the consumer may hold frames at that sp).
+ *
  * NESTLOOP_PLANT=1: before the rounds, every histogram bucket of the sums
  * the process keeps itself (module/uhooks/urec.h: after the records buffers in
  * "[xprobes-records]", per cookie) is set to 2^32 - 1, as if that many
@@ -37,6 +45,7 @@
  * nl_leaf()'s return address lay in a mapping of the module's (its thunk),
  * not in nl_mid().
  */
+#include <setjmp.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -47,7 +56,9 @@
 #include "maps.h"
 
 static volatile unsigned long sink;
-static unsigned int sleep_us, carry_us;
+static unsigned int sleep_us, carry_us, jump_us;
+static jmp_buf jump_back;
+static volatile int jump_armed;
 static unsigned long fork_every;
 static pid_t kid = -1;		/* 0 in a child forked by fork_here() */
 static int kid_pipe[2];
@@ -77,6 +88,11 @@ __attribute__((noinline)) unsigned long nl_leaf(unsigned long i)
 
 	if (fork_every && i % fork_every == fork_every - 1)
 		fork_here(__builtin_return_address(0));
+	if (jump_armed) {
+		jump_armed = 0;
+		usleep(100);
+		longjmp(jump_back, 1);
+	}
 	for (k = 0; k < 64; k++)
 		s = s * 31 + k;
 	return s;
@@ -95,6 +111,14 @@ __attribute__((noinline)) unsigned long nl_outer(unsigned long i)
 		s += k * i;
 	if (sleep_us)
 		usleep(sleep_us);
+	if (jump_us) {
+		jump_armed = 1;
+		if (!setjmp(jump_back))
+			s += nl_mid(i);		/* does not return */
+		s += nl_leaf(i);
+		usleep(jump_us);
+		return s;
+	}
 	s += nl_mid(i);
 	if (carry_us)
 		usleep(carry_us);
@@ -142,6 +166,9 @@ int main(int argc, char **argv)
 	us = getenv("NESTLOOP_CARRY_US");
 	if (us)
 		carry_us = strtoul(us, NULL, 0);
+	us = getenv("NESTLOOP_JUMP_US");
+	if (us)
+		jump_us = strtoul(us, NULL, 0);
 	while (argc > 2 && access(argv[2], F_OK))
 		usleep(10000);
 	if (getenv("NESTLOOP_PLANT") && plant()) {

@@ -192,6 +192,33 @@ assert_within "nl_outer self + nl_mid = nl_outer wall (carried sums)" 1 \
 	$(($(fn /tmp/nlc.json nl_outer self.wall_ns) + $(fn /tmp/nlc.json nl_mid wall_ns))) \
 	$(fn /tmp/nlc.json nl_outer wall_ns)
 
+# No carry over frames left behind: nl_leaf sleeps inside nl_mid (both
+# entries handed over at the switch), then longjmps back into nl_outer,
+# which calls nl_leaf again at the sp nl_mid had (summed at the bottom, its
+# charge at that sp drops the two frames left) and sleeps 20 ms. That wait
+# is nl_outer's: trace -W (records) gives a wait to the frame on top at
+# the switch-in. A carry there would keep the charge, and with it the
+# drop, past the switch: the first version of carries gave nl_outer's
+# waits to nl_leaf's frame left behind. The module carries only what
+# cannot drop a frame (urec.c, "Carries").
+NLJ=$(scaled 100 10)
+NESTLOOP_JUMP_US=20000 xprobectl trace -W --json -f 'nl_*' -- nestloop $NLJ > /tmp/nlj.json 2> /tmp/nlj.err ||
+	fail "trace -W -- nestloop (longjmp over handed-over frames): $(tail -n 3 /tmp/nlj.err)"
+wsum() {	# wsum FILE FUNC: the off-CPU ns of FUNC's waits, all wakers
+	_n=$(fn $1 $2 'wakers.#' 2>/dev/null) || { echo 0; return; }
+	_s=0 _i=0
+	while [ $_i -lt $_n ]; do
+		_s=$((_s + $(fn $1 $2 "wakers.[$_i].off_cpu_ns"))) _i=$((_i + 1))
+	done
+	echo $_s
+}
+note "longjmp over handed-over frames: waits nl_outer $(wsum /tmp/nlj.json nl_outer) ns, nl_leaf $(wsum /tmp/nlj.json nl_leaf) ns, nl_mid $(wsum /tmp/nlj.json nl_mid) ns; abandoned $(jsonq /tmp/nlj.json counters.abandoned), hand-overs $(jsonq /tmp/nlj.json counters.record_batches)"
+assert_eq "nl_outer calls (longjmp over handed-over frames)" $NLJ "$(fn /tmp/nlj.json nl_outer calls)"
+assert_ge "nl_outer's 20 ms waits are its own (longjmp over handed-over frames)" \
+	"$(wsum /tmp/nlj.json nl_outer)" $((NLJ * 20000000 * 9 / 10))
+assert_le "nl_leaf's waits: its 100 us sleeps, not nl_outer's (longjmp over handed-over frames)" \
+	"$(wsum /tmp/nlj.json nl_leaf)" $((NLJ * 5000000))
+
 # A tail call across two trampoline areas: tailx's tx_hop(), in its
 # library, jumps to the program's tx_leaf(), and the program's tx_mid()
 # to the library's tx_libleaf(). The callee's entry finds its caller's
