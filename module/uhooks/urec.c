@@ -131,6 +131,7 @@ struct urec_carry {
 #define UREC_CARRY_BITS		6
 #define UREC_CARRY_SLOTS	(1U << UREC_CARRY_BITS)
 #define UREC_CARRY_PROBES	8
+#define UREC_CARRY_MARKS	4	/* a mark alone: the window's first slots only */
 #define UREC_CARRY_MAX_A	(1ULL << 36)	/* cycles (about 20 s): more is handed over */
 
 /* The per-CPU buffers of the process a view's records hooks are in. */
@@ -905,30 +906,28 @@ static bool urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
  * before the thread can run anywhere: its on_cpu). A thread has one slot
  * at most: a put finds its own first. Threads switching out on other
  * CPUs at once claim free slots by cmpxchg; a take reads the slot, then
- * frees it with a release. A thread that finds no free slot in its
- * window hands over as before; a mark alone takes a slot only where two
- * are free (threads asleep for long keep theirs: losing a mark costs
- * one lone charge later, a carry refused one at every switch). What the state and bsp say is the
+ * frees it with a release. A put takes the first slot of its window that
+ * is free or the thread's (one slot a thread, but where a put between
+ * the two found a hole before it: a second put in one switch, for a
+ * process that rewrote its header meanwhile); a take looks at the whole
+ * window. A thread that finds no slot hands over as before; a mark alone
+ * takes one of the window's first four only, so that threads asleep for
+ * long with their marks leave room for time to carry (losing a mark costs
+ * a lone charge later, a carry refused one at every switch). What the state and bsp say is the
  * process's own data, as in its buffer: a lie there only misplaces its own
  * time; the mark is the kernel's.
  */
 static bool urec_carry_put(struct xp_urecbuf *rb, struct task_struct *t, u64 state, u64 bsp,
 			   u64 dropped)
 {
-	u32 h = hash_ptr(t, UREC_CARRY_BITS), i, free = 0;
+	u32 h = hash_ptr(t, UREC_CARRY_BITS), i, end = bsp ? UREC_CARRY_PROBES : UREC_CARRY_MARKS;
+	struct task_struct *o;
 	struct urec_carry *c;
 
-	for (i = 0; i < UREC_CARRY_PROBES; i++) {
+	for (i = 0; i < end; i++) {
 		c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
-		if (READ_ONCE(c->t) == t)
-			goto fill;
-		free += !READ_ONCE(c->t);
-	}
-	if (!bsp && free < 2)
-		return false;	/* a mark alone leaves room for time to carry */
-	for (i = 0; i < UREC_CARRY_PROBES; i++) {
-		c = &rb->carry[(h + i) & (UREC_CARRY_SLOTS - 1)];
-		if (!READ_ONCE(c->t) && !cmpxchg(&c->t, NULL, t))
+		o = READ_ONCE(c->t);
+		if (o == t || (!o && !cmpxchg(&c->t, NULL, t)))
 			goto fill;
 	}
 	return false;

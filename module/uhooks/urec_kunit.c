@@ -291,7 +291,7 @@ static void urec_stamp_sites(struct kunit *test)
  * no mark; a slot is taken once; a thread has one slot, which a second put
  * overwrites; a thread whose window is full keeps nothing (its switch
  * hands over as before), and gets a slot again once one there is free,
- * which a mark alone leaves to time to carry.
+ * which a mark alone takes only among the window's first four.
  */
 static void urec_carry_slots(struct kunit *test)
 {
@@ -341,7 +341,7 @@ static void urec_carry_slots(struct kunit *test)
 		rb.carry[(h + i) & (UREC_CARRY_SLOTS - 1)].t = other;
 	KUNIT_EXPECT_FALSE(test, urec_carry_put(&rb, t, a, 0x1000, 0x1000));
 	rb.carry[(h + UREC_CARRY_PROBES - 1) & (UREC_CARRY_SLOTS - 1)].t = NULL;
-	/* one free: a mark alone leaves it to time to carry */
+	/* free past the window's first four: a mark alone leaves it to time */
 	KUNIT_EXPECT_FALSE(test, urec_carry_put(&rb, t, 0, 0, 0x1000));
 	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a, 0x1000, 0x1000));
 	KUNIT_EXPECT_PTR_EQ(test, rb.carry[(h + UREC_CARRY_PROBES - 1) &

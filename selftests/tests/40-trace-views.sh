@@ -157,17 +157,23 @@ done
 # hand-over's bottom charge gives their time to nl_outer's open frame:
 # nl_outer's own ON-CPU time is its ON-CPU time less nl_mid's (without the
 # charge it would be all of it; nl_mid's calls are about half of it).
+# check_charged OUT N WHAT: nl_mid's and nl_leaf's calls summed, no frame
+# abandoned, and what nl_outer's callees took (its time less its own) is
+# nl_mid's wall, ON-CPU and wall, within 2% of it: every call of nl_mid
+# charged to nl_outer's frame (none charged, it would be 0).
+check_charged() {
+	assert_ge "nl_mid's and nl_leaf's calls summed ($3)" \
+		"$(jsonq $1.json counters.calls_summed)" $(($2 * 3 / 2))
+	assert_eq "abandoned frames ($3)" 0 "$(jsonq $1.json counters.abandoned)"
+	_mid=$(fn $1.json nl_mid wall_ns)
+	assert_within "nl_outer ON less its own = nl_mid ($3)" 2 \
+		$(($(fn $1.json nl_outer on_cpu_ns) - $(fn $1.json nl_outer self.on_cpu_ns))) $_mid
+	assert_within "nl_outer wall less its own = nl_mid ($3)" 2 \
+		$(($(fn $1.json nl_outer wall_ns) - $(fn $1.json nl_outer self.wall_ns))) $_mid
+}
 NLS=$(scaled 2000 20)
 nestloop_trace /tmp/nls $NLS "sleeping rounds" 200
-assert_ge "nl_mid's and nl_leaf's calls summed (sleeping rounds)" \
-	"$(jsonq /tmp/nls.json counters.calls_summed)" $((NLS * 3 / 2))
-assert_eq "abandoned frames (sleeping rounds)" 0 "$(jsonq /tmp/nls.json counters.abandoned)"
-assert_within "nl_outer self ON + nl_mid = nl_outer ON (sleeping rounds)" 2 \
-	$(($(fn /tmp/nls.json nl_outer self.on_cpu_ns) + $(fn /tmp/nls.json nl_mid wall_ns))) \
-	$(fn /tmp/nls.json nl_outer on_cpu_ns)
-assert_within "nl_outer self + nl_mid = nl_outer wall (sleeping rounds)" 1 \
-	$(($(fn /tmp/nls.json nl_outer self.wall_ns) + $(fn /tmp/nls.json nl_mid wall_ns))) \
-	$(fn /tmp/nls.json nl_outer wall_ns)
+check_charged /tmp/nls $NLS "sleeping rounds"
 
 # Carries: nl_outer also sleeps after nl_mid has returned, when its
 # thread's buffer holds no record, only nl_mid's call summed at the bottom
@@ -182,15 +188,7 @@ NLC=$(scaled 1000 10)
 nestloop_trace /tmp/nlc $NLC "carried sums" 200 200
 assert_le "hand-overs, at most one a round and a few more (carried sums)" \
 	"$(jsonq /tmp/nlc.json counters.record_batches)" $((NLC + NLC / 4 + 8))
-assert_ge "nl_mid's and nl_leaf's calls summed (carried sums)" \
-	"$(jsonq /tmp/nlc.json counters.calls_summed)" $((NLC * 3 / 2))
-assert_eq "abandoned frames (carried sums)" 0 "$(jsonq /tmp/nlc.json counters.abandoned)"
-assert_within "nl_outer self ON + nl_mid = nl_outer ON (carried sums)" 2 \
-	$(($(fn /tmp/nlc.json nl_outer self.on_cpu_ns) + $(fn /tmp/nlc.json nl_mid wall_ns))) \
-	$(fn /tmp/nlc.json nl_outer on_cpu_ns)
-assert_within "nl_outer self + nl_mid = nl_outer wall (carried sums)" 1 \
-	$(($(fn /tmp/nlc.json nl_outer self.wall_ns) + $(fn /tmp/nlc.json nl_mid wall_ns))) \
-	$(fn /tmp/nlc.json nl_outer wall_ns)
+check_charged /tmp/nlc $NLC "carried sums"
 
 # No carry over frames left behind: nl_leaf sleeps inside nl_mid (both
 # entries handed over at the switch), then longjmps back into nl_outer,
