@@ -903,19 +903,19 @@ static bool urec_flush(struct xp_urecbuf *rb, unsigned int cpu, struct task_stru
  *
  * Who touches a slot: the thread's own switch-out puts it, its switch-in
  * takes it, and the scheduler orders the two (the switch-out is done
- * before the thread can run anywhere: its on_cpu). A thread has one slot
- * at most: a put finds its own first. Threads switching out on other
- * CPUs at once claim free slots by cmpxchg; a take reads the slot, then
- * frees it with a release. A put takes the first slot of its window that
- * is free or the thread's (one slot a thread, but where a put between
- * the two found a hole before it: a second put in one switch, for a
- * process that rewrote its header meanwhile); a take looks at the whole
- * window. A thread that finds no slot hands over as before; a mark alone
- * takes one of the window's first four only, so that threads asleep for
- * long with their marks leave room for time to carry (losing a mark costs
- * a lone charge later, a carry refused one at every switch). What the state and bsp say is the
- * process's own data, as in its buffer: a lie there only misplaces its own
- * time; the mark is the kernel's.
+ * before the thread can run anywhere: its on_cpu). Threads switching out
+ * on other CPUs at once claim free slots by cmpxchg; a take reads the
+ * slot, then frees it with a release. A put takes the first slot of its
+ * window that is free or the thread's: one slot a thread, but where a
+ * second put in one switch (the IN hook's prev after the OUT hook, for a
+ * process that rewrote its header in between) finds a hole before the
+ * first; a take looks at the whole window. A thread that finds no slot
+ * hands over as before; a mark alone takes one of the window's first four
+ * only, so that threads asleep for long with their marks leave room for
+ * time to carry (losing a mark costs a lone charge later, a carry refused
+ * one at every switch). What the state and bsp say is the process's own
+ * data, as in its buffer: a lie there only misplaces its own time; the
+ * mark is the kernel's.
  */
 static bool urec_carry_put(struct xp_urecbuf *rb, struct task_struct *t, u64 state, u64 bsp,
 			   u64 dropped)
