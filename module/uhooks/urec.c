@@ -932,7 +932,7 @@ static bool urec_carry_put(struct xp_urecbuf *rb, struct task_struct *t, u64 sta
 	}
 	return false;
 fill:
-	WRITE_ONCE(c->state, state & ~(u64)((1U << XP_UREC_COUNT_BITS) - 1));
+	WRITE_ONCE(c->state, state - UREC_COUNT(state));	/* A, the count 0 */
 	WRITE_ONCE(c->bsp, bsp);
 	WRITE_ONCE(c->dropped, dropped);
 	return true;
@@ -1230,7 +1230,10 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 		rb->owner[cpu] = t;
 		rb->forced[cpu] = NULL;
 		urec_empty(hdr, 0);
-		urec_carry_take(rb, cpu, t);
+		if (READ_ONCE(h->view->urec_sums))	/* without sums, nothing is carried */
+			urec_carry_take(rb, cpu, t);
+		else
+			rb->dropped[cpu] = 0;
 		if (unlikely(xp_unwind_pending(h->view, t))) {
 			/* its carried time goes first; its next record enters the kernel */
 			urec_flush(rb, cpu, t, h->view);
