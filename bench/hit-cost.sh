@@ -6,7 +6,8 @@
 # view-int3 (that one kept an int3), view-tp (as view, the program reached
 # through the xprobes_hook tracepoint instead of run by the hook itself),
 # view-bare (as view, no BPF program: the mechanism alone), view-hc (as
-# view, with the older hookcount program), in
+# view, with the older hookcount program), view-kp (as view, the program a
+# kprobe one, on the hook's registers, as xprobectl trace's are), in
 # (global kprobe + PID test in BPF), fentry (global fentry + PID test). The
 # view configurations run the very program body in and fentry run
 # (pidfilter -m hook: PID test and two atomic adds). Cost of a hit =
@@ -35,7 +36,7 @@ tp|sys)
 	[ $1 = tp ] && CALL=kill TP=signal:signal_generate
 	HOOKS=tracepoint:$TP
 	CONFIGS=${CONFIGS:-"none tp-view tp-in"} ;;
-*) CONFIGS=${CONFIGS:-"none view view-tp view-call view-int3 view-bare view-hc in fentry"} ;;
+*) CONFIGS=${CONFIGS:-"none view view-kp view-tp view-call view-int3 view-bare view-hc in fentry"} ;;
 esac
 
 start_target() {

@@ -44,6 +44,8 @@ start_ready() {
 #   view-bare  as view, with no BPF program attached (the tracepoint is off):
 #           what the hook mechanism itself costs
 #   view-hc the same as view, with the hookcount program whatever VIEW_BPF says
+#   view-kp the same as view, each hook running pidfilter's kprobe program (the
+#           same body as the in configuration's, on the hook's registers)
 #   view-tp as view, the program attached to the xprobes_hook tracepoint
 #           instead of run by each hook directly (xprobectl hook prog), as
 #           xprobectl's own commands do
@@ -114,7 +116,7 @@ setup() {
 	: > /tmp/helper.out
 	case $1 in
 	none) return 0 ;;
-	view|view-call|view-int3|view-bare|view-hc|view-tp|tp-view)
+	view|view-call|view-int3|view-bare|view-hc|view-kp|view-tp|tp-view)
 		xprobectl view add $TARGET > /dev/null || return 1
 		hooks=$HOOKS
 		[ $1 = tp-view ] && hooks=tracepoint:$TP
@@ -136,6 +138,7 @@ setup() {
 		tp-view:*) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		view-tp:hook) pidfilter -p $TARGET -m hook > /tmp/helper.out & ;;
 		view-tp:*) hookcount > /tmp/helper.out & ;;
+		view-kp:*) pidfilter -p $TARGET -m kprobe -P $PIN > /tmp/helper.out & ;;
 		view-hc:*|*:hookcount) hookcount -P $PIN > /tmp/helper.out & ;;
 		*:hook) pidfilter -p $TARGET -m hook -P $PIN > /tmp/helper.out & ;;
 		esac ;;
@@ -188,7 +191,7 @@ setup() {
 	HELPER=$!
 	wait_line /tmp/helper.out '^attached\|xprobectl: tracing\|metrics of pid' ${ATTACH_WAIT:-10} || return 1
 	# the program pinned for the hooks to run directly
-	case $1 in view|view-call|view-int3|view-hc|tp-view)
+	case $1 in view|view-call|view-int3|view-hc|view-kp|tp-view)
 		# not the module's own hooks (a view's guard): they run no BPF
 		for i in $(xprobectl hook list $TARGET | awk "NR > 1 && !/the module's/ { print \$1 }"); do
 			xprobectl hook prog $i $PIN || return 1

@@ -414,6 +414,9 @@ struct xp_hook {
 	int slot;			/* xol slot, -1 when emulated */
 	unsigned long slot_va;
 	struct xp_hook_stats __percpu *stats;
+	/* Kept for the jump path (jump.c) when the hook takes its entry: */
+	pgdval_t view_pgd;		/* ->view->new_pgd's value */
+	unsigned long hit_ip;		/* ->addr + 1, ip at a hit as after an int3 */
 	char sym[64];			/* MODULE:SYMBOL in a module's text */
 	bool mod;			/* in a module's text (views/modspace.c) */
 	unsigned int sym_off;

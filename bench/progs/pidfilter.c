@@ -4,7 +4,9 @@
  * every process may pass, until SIGTERM/SIGINT.
  *   pidfilter -p PID -m MODE -f FUNC [-f FUNC...]    (at most 8 functions)
  * MODE:
- *   kprobe  global kprobes, PID test inside BPF (bpftrace -p, bcc: "in-eBPF")
+ *   kprobe  global kprobes, PID test inside BPF (bpftrace -p, bcc: "in-eBPF");
+ *           with -P PATH, the kprobe program pinned at PATH instead, for
+ *           hooks to run directly with their registers (xprobectl hook prog)
  *   fentry  the same with fentry (built for __do_sys_getppid only)
  *   hook    the same program body on raw_tp/xprobes_hook: the hooks of an
  *           xprobes view (-f is ignored; make the view and hooks first);
@@ -161,9 +163,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	prog = !strcmp(mode, "post") ? skel->progs.on_kprobe_post : skel->progs.on_kprobe;
-	pinned = pin && !strcmp(mode, "hook");
+	pinned = pin && (!strcmp(mode, "hook") || !strcmp(mode, "kprobe"));
 	if (pinned) {
-		if (bpf_program__pin(skel->progs.on_hook, pin)) {
+		if (bpf_program__pin(!strcmp(mode, "hook") ? skel->progs.on_hook : prog, pin)) {
 			fprintf(stderr, "pidfilter: cannot pin at %s: %s\n", pin, strerror(errno));
 			return 1;
 		}

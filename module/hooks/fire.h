@@ -35,10 +35,12 @@ static __always_inline bool xp_pc_in_task(unsigned long pc)
 }
 
 /*
- * Run the BPF program attached to @h directly (prog.c): what bpf_trace_run3()
+ * Run @prog on @ctx as bpf_prog_run() runs it, with what bpf_trace_run3()
  * does around a program on the tracepoint, without the tracepoint's own
- * dispatch: the program's per-CPU recursion guard, and its run context (its
- * attach cookie is the hook's).
+ * dispatch: the program's per-CPU recursion guard, and its run context
+ * (@cookie: its attach cookie is the hook's). With BPF statistics on
+ * (kernel.bpf_stats_enabled), through bpf_prog_run() itself, out of line,
+ * so that the common path keeps no registers for it.
  *
  * RCU: preemption is off here (interrupts too on the trap path), which makes
  * this an RCU read-side critical section already (RCU flavours are one since
@@ -47,18 +49,11 @@ static __always_inline bool xp_pc_in_task(unsigned long pc)
  * do not count preemption; without lockdep those checks are constant true
  * and the pair would be two calls per hit for nothing. So it is taken where
  * lockdep looks (the debug kernel of make check-debug), nowhere else.
- *
- * The program runs as bpf_prog_run() runs it; with BPF statistics on
- * (kernel.bpf_stats_enabled), through bpf_prog_run() itself, out of line,
- * so that the common path keeps no registers for it.
  */
-static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog,
-					struct pt_regs *regs)
+static __always_inline void xp_run_prog_ctx(struct bpf_prog *prog, u64 cookie,
+					    const void *ctx)
 {
-	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = h->cookie };
-	u64 args[3] = { h->id, h->cookie, (unsigned long)regs };
-	/* A kprobe program's context is the registers (prog.c). */
-	const void *ctx = prog->type == BPF_PROG_TYPE_KPROBE ? (void *)regs : (void *)args;
+	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = cookie };
 	struct bpf_run_ctx *old;
 
 	if (likely(this_cpu_inc_return(*prog->active) == 1)) {
@@ -74,6 +69,24 @@ static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog
 		bpf_reset_run_ctx(old);
 	}
 	this_cpu_dec(*prog->active);
+}
+
+/*
+ * The program attached to @h (prog.c): a kprobe program's context is the
+ * registers, a raw tracepoint program's the tracepoint's arguments, built
+ * on the stack only for it.
+ */
+static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog,
+					struct pt_regs *regs)
+{
+	if (prog->type == BPF_PROG_TYPE_KPROBE) {
+		xp_run_prog_ctx(prog, h->cookie, regs);
+	} else {
+		/* initialised here: an array declared bare is zeroed first (INIT_STACK_ALL_ZERO) */
+		u64 args[3] = { h->id, h->cookie, (unsigned long)regs };
+
+		xp_run_prog_ctx(prog, h->cookie, args);
+	}
 }
 
 /* The program of @h, if it has one, then the tracepoint; or the module's own handler. */

@@ -372,6 +372,8 @@ bool xp_jentry_get(struct xp_hook *h)
 	if (n < 0)
 		return false;
 	h->jentry = n;
+	h->view_pgd = pgd_val(h->view->new_pgd);
+	h->hit_ip = h->addr + INT3_INSN_SIZE;
 	WRITE_ONCE(xp_jhooks[n], h);
 	return true;
 }
@@ -807,6 +809,9 @@ NOKPROBE_SYMBOL(jump_borrowed);
  * there, still on the old mm's tables; the new mm joins a view only later
  * (its exec tracepoint), so its image entry is not the view's yet.
  *
+ * What it reads of the hook beyond xp_hook_fire()'s is kept for it when the
+ * hook takes its entry (xp_jentry_get()): the view's image entry and ip.
+ *
  * Only xp_jump_common calls it, directly: no ENDBR (__noendbr), one
  * instruction less a hit. An indirect call here would be a #CP under IBT.
  */
@@ -816,12 +821,12 @@ __noendbr notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned l
 	struct mm_struct *mm = current->mm;
 	unsigned long to;
 
-	/* four loads and a compare beyond "current->mm is set" (xp_pgd_in_view()) */
-	if (unlikely(!mm || !xp_pgd_in_view(mm->pgd, h->view)))
+	/* three loads and a compare beyond "current->mm is set" (xp_pgd_in_view()) */
+	if (unlikely(!mm || READ_ONCE(xp_image_slot(mm->pgd)->pgd) != h->view_pgd))
 		return jump_borrowed(regs, n);
 	/* On its own view's tables, wherever it may resume: interrupts stay as they are. */
 	preempt_disable_notrace();
-	regs->ip = h->addr + INT3_INSN_SIZE;
+	regs->ip = h->hit_ip;
 	*(unsigned long *)(regs + 1) = regs->ip;	/* the return address unwinders read */
 	xp_hook_fire(h, regs, xp_pc_in_task(preempt_count()));
 	to = h->slot_va;

@@ -9,7 +9,10 @@
 # each with its reason: not a BPF program, a program that reads past the
 # hook's three arguments, a sleepable program (it would sleep with
 # preemption off), a negative fd, no such hook. (d) Ending a view, or
-# rmmod, gives the program back: it is freed once its loader lets go.
+# rmmod, gives the program back: it is freed once its loader lets go. (f) A
+# kprobe program on a jump hook runs on every hit with BPF statistics on
+# (which count each run) and beside a program on the xprobes_hook
+# tracepoint (which counts each hit).
 . /xp/selftests/tests/lib.sh
 N=$(scaled 1000)
 F=__x64_sys_getppid
@@ -81,6 +84,7 @@ assert_eq "a detached hook lists no program" 0 "$(hook_col $bid 10)"
 # (e) a kprobe program: the hook's registers are its context
 kid=$(xprobectl hook add --cookie 77 $C $F) || fail "hook add C"
 xprobectl hook prog $kid ${PIN}_kprobe || fail "hook prog $kid (a kprobe program)"
+wait_jump $kid			# the jump path's common case (module/hooks/jump.c)
 assert_eq "the hook lists the kprobe program" \
 	"$(bpftool prog show pinned ${PIN}_kprobe | sed -n 's/^\([0-9]*\):.*/\1/p')" "$(hook_col $kid 10)"
 
@@ -120,6 +124,7 @@ for id in $jid $cid $tid $bid $kid; do
 	assert_eq "module hits of hook $id" $N "$(hook_col $id 5)"
 done
 assert_eq "the jump is still a jump" jump "$(hook_col $jid 8)"
+assert_eq "the kprobe program's hook is still a jump" jump "$(hook_col $kid 8)"
 
 # (d) the program outlives neither the view nor the module
 end_loop $A /tmp/a.out
@@ -146,3 +151,50 @@ assert_eq "program count before rmmod" $N "$(cnt $jid $A)"
 prog_gone $p "after rmmod and hookcount exited"
 end_loop $A /tmp/a.out
 load_module
+
+# (f) a kprobe program on a jump hook with BPF statistics on (D's calls: the
+# program then runs through bpf_prog_run(), which counts each run) and beside
+# a program on the xprobes_hook tracepoint (E's: both run, each hit)
+rm -f /tmp/hc.out /tmp/hc2.out
+hookcount -P $PIN > /tmp/hc.out 2> /tmp/hc.err &
+HC=$!
+wait_for /tmp/hc.out attached "hookcount did not pin its programs"
+start_loop /tmp/d.out -e -n $N getppid
+D=$LOOP_PID
+start_loop /tmp/e.out -e -n $N getppid
+E=$LOOP_PID
+xprobectl view add $D > /dev/null || fail "view add D"
+xprobectl view add $E > /dev/null || fail "view add E"
+did=$(xprobectl hook add --cookie 78 $D $F) || fail "hook add D"
+eid=$(xprobectl hook add --cookie 79 $E $F) || fail "hook add E"
+for id in $did $eid; do
+	xprobectl hook prog $id ${PIN}_kprobe || fail "hook prog $id (a kprobe program)"
+	wait_jump $id
+done
+run_cnt() { bpftool prog show pinned ${PIN}_kprobe | sed -n 's/.* run_cnt \([0-9]*\).*/\1/p'; }
+stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
+trap 'echo $stats > /proc/sys/kernel/bpf_stats_enabled' EXIT	# a failure below leaves them as found
+echo 1 > /proc/sys/kernel/bpf_stats_enabled || fail "cannot turn BPF statistics on"
+c0=$(run_cnt)
+go_loop $D /tmp/d.out
+c1=$(run_cnt)
+echo $stats > /proc/sys/kernel/bpf_stats_enabled
+assert_eq "BPF statistics count each of D's hits (run_cnt $c0 to $c1)" $N "$((${c1:-0} - ${c0:-0}))"
+hookcount > /tmp/hc2.out 2> /tmp/hc2.err &
+HC2=$!
+wait_for /tmp/hc2.out attached "hookcount did not attach to the tracepoint"
+go_loop $E /tmp/e.out
+kill -USR1 $HC2 $HC
+wait $HC2
+wait $HC
+assert_eq "kprobe program count for D, statistics on" $N "$(cnt 78 $D)"
+assert_eq "kprobe program count for E, tracepoint on" $N "$(cnt 79 $E)"
+assert_eq "tracepoint count for E's hook" $N \
+	"$(awk -v id=$eid -v p=$E '$1 == id && $2 == p { print $3 }' /tmp/hc2.out)"
+assert_eq "no kprobe hit saw other registers" "" "$(grep 'did not see' /tmp/hc.err)"
+for id in $did $eid; do
+	assert_eq "module hits of hook $id" $N "$(hook_col $id 5)"
+	assert_eq "hook $id is still a jump" jump "$(hook_col $id 8)"
+done
+end_loop $D /tmp/d.out
+end_loop $E /tmp/e.out
