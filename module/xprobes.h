@@ -267,7 +267,8 @@ static inline pgd_t *xp_image_slot(pgd_t *pgd)
 
 /*
  * Do the page tables at @pgd carry @v's chain? Raw values, read once: the
- * jump hit path asks (pgd_val() is a paravirt call).
+ * hit paths ask (pgd_val() is a paravirt call); the jump path's common case
+ * compares the same raw value, kept in the hook (jump.c).
  */
 static inline bool xp_pgd_in_view(pgd_t *pgd, const struct xp_view *v)
 {
@@ -415,7 +416,7 @@ struct xp_hook {
 	unsigned long slot_va;
 	struct xp_hook_stats __percpu *stats;
 	/* Kept for the jump path (jump.c) when the hook takes its entry: */
-	pgdval_t view_pgd;		/* ->view->new_pgd's value */
+	pgdval_t view_pgd;		/* ->view->new_pgd's raw value */
 	unsigned long hit_ip;		/* ->addr + 1, ip at a hit as after an int3 */
 	char sym[64];			/* MODULE:SYMBOL in a module's text */
 	bool mod;			/* in a module's text (views/modspace.c) */

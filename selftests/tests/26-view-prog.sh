@@ -172,8 +172,10 @@ for id in $did $eid; do
 	wait_jump $id
 done
 run_cnt() { bpftool prog show pinned ${PIN}_kprobe | sed -n 's/.* run_cnt \([0-9]*\).*/\1/p'; }
-stats=$(cat /proc/sys/kernel/bpf_stats_enabled)
-trap 'echo $stats > /proc/sys/kernel/bpf_stats_enabled' EXIT	# a failure below leaves them as found
+stats=$(cat /proc/sys/kernel/bpf_stats_enabled) HC2=
+# a failure below leaves the statistics as found, and the pins unpinned (hookcount does at exit)
+trap 'echo $stats > /proc/sys/kernel/bpf_stats_enabled
+	[ -z "$HC$HC2" ] || { kill $HC $HC2; wait $HC $HC2; } 2> /dev/null' EXIT
 echo 1 > /proc/sys/kernel/bpf_stats_enabled || fail "cannot turn BPF statistics on"
 c0=$(run_cnt)
 go_loop $D /tmp/d.out
@@ -187,6 +189,7 @@ go_loop $E /tmp/e.out
 kill -USR1 $HC2 $HC
 wait $HC2
 wait $HC
+HC= HC2=
 assert_eq "kprobe program count for D, statistics on" $N "$(cnt 78 $D)"
 assert_eq "kprobe program count for E, tracepoint on" $N "$(cnt 79 $E)"
 assert_eq "tracepoint count for E's hook" $N \
