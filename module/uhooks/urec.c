@@ -1371,11 +1371,13 @@ static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb
 	put_unaligned_le64(base + TMPL_OFF(xp_urec_fstart), desc + 8);
 	put_unaligned_le64(xp_urec_fpost - xp_urec_fstart, desc + 16);
 	put_unaligned_le64(base + TMPL_OFF(xp_urec_fabort), desc + 24);
-	if (!sums) {
+	if (!sums) {	/* over the gate's lea (urec_tmpl.S): 7 bytes */
 		u8 *g = code + TMPL_OFF(xp_urec_sums_gate);
 
 		g[0] = 0xe9;	/* jmp rel32 */
 		put_unaligned_le32(xp_urec_plain - (xp_urec_sums_gate + 5), g + 1);
+		g[5] = 0xcc;
+		g[6] = 0xcc;
 	}
 }
 

@@ -284,6 +284,42 @@ static void urec_stamp_sites(struct kunit *test)
 }
 
 /*
+ * The sums' gate (urec_tmpl.S) in the routines as built: with sums, the
+ * return routine goes on into the fold's section at the gate, the lea of
+ * its rseq descriptor, with no instruction of the gate's own; without,
+ * a jmp to the return record over that lea's first five bytes, its last
+ * two int3s and the store behind it as it was.
+ */
+static void urec_sums_gate(struct kunit *test)
+{
+	static const u8 lea[] = { 0x48, 0x8d, 0x05 };	/* lea rel32(%rip), %rax */
+	struct xp_urecbuf rb = {
+		.rseq_off = 2336, .rseq_sig = 0x53053053, .stamp = 0x13572469,
+		.nbufs = 4, .va = 0x7f0000000000UL,
+	};
+	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl, g = TMPL_OFF(xp_urec_sums_gate);
+	u8 *code = kunit_kzalloc(test, len, GFP_KERNEL);
+	u8 behind[9];
+
+	KUNIT_ASSERT_NOT_NULL(test, code);
+	build_code(code, 0x7f1000000000UL, &rb, true);
+	KUNIT_EXPECT_EQ(test, memcmp(code + g, lea, sizeof(lea)), 0);
+	KUNIT_EXPECT_EQ(test, g + 7 + (s32)get_unaligned_le32(code + g + 3),
+			TMPL_OFF(xp_urec_desc2));
+	memcpy(behind, code + g + 7, sizeof(behind));
+	KUNIT_EXPECT_EQ(test, behind[0], 0x64);		/* mov %rax, %fs:rseq_cs */
+	KUNIT_EXPECT_EQ(test, get_unaligned_le32(behind + 5), 2336 + 8);
+
+	build_code(code, 0x7f1000000000UL, &rb, false);
+	KUNIT_EXPECT_EQ(test, code[g], 0xe9);
+	KUNIT_EXPECT_EQ(test, g + 5 + (s32)get_unaligned_le32(code + g + 1),
+			TMPL_OFF(xp_urec_plain));
+	KUNIT_EXPECT_EQ(test, code[g + 5], 0xcc);
+	KUNIT_EXPECT_EQ(test, code[g + 6], 0xcc);
+	KUNIT_EXPECT_EQ(test, memcmp(code + g + 7, behind, sizeof(behind)), 0);
+}
+
+/*
  * Carries: what a thread keeps across its switch (its bottom sums, its
  * dropped mark) comes back whole into the buffer of the CPU it comes in
  * on, the count 0 whatever the buffer said, and the mark into that CPU's;
@@ -393,6 +429,7 @@ static struct kunit_case urec_cases[] = {
 	KUNIT_CASE(urec_carry_slots),
 	KUNIT_CASE(urec_mark_rules),
 	KUNIT_CASE(urec_stamp_sites),
+	KUNIT_CASE(urec_sums_gate),
 	KUNIT_CASE(urec_thunk_tail_bit),
 	KUNIT_CASE(urec_plain_returns),
 	KUNIT_CASE(urec_detach_tails_kept),

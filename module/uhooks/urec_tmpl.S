@@ -151,11 +151,21 @@ xp_urec_tmpl:
 xp_urec_ret:
 	SAVE
 	STAMPED xp_urec_p_stamp_ret, .Lask_ret
-xp_urec_sums_gate:			/* without sums, urec.c makes it a jmp to xp_urec_plain */
-	.byte	0x0f, 0x1f, 0x44, 0x00, 0x00	/* a 5-byte nop */
+/*
+ * The sums' gate: without sums, urec.c writes a jmp to xp_urec_plain over
+ * the first 5 of the 7 bytes of CPU_BUFFER's lea (the rest become int3s;
+ * nothing jumps behind the gate, and the section it starts is then never
+ * entered, so its abort never comes back here). With sums it is that lea:
+ * no instruction of its own (a 5-byte nop until 2026-12-06).
+ */
+xp_urec_sums_gate:
 xp_urec_fagain:
 	CPU_BUFFER .Ldesc2, xp_urec_p_cs2, xp_urec_fstart, xp_urec_p_cpu2, xp_urec_p_nbufs2, \
 		   xp_urec_p_base2, .Lplain
+/* lea rel32(%rip), %rax (7 bytes); mov %rax, %fs:imm32 (9) */
+.if xp_urec_p_cs2 - xp_urec_sums_gate != 7 + 9
+.error "the sums' gate needs the 7-byte lea CPU_BUFFER starts with"
+.endif
 	rdtsc
 	shlq	$32, %rdx
 	orq	%rax, %rdx		/* rdx: now */

@@ -34,6 +34,20 @@ first_kind() {
 	done
 	return 1
 }
+# pin_hookcount: hookcount's programs pinned at PIN (PIN_kprobe...), its pid
+# in HC; /tmp/hc.out emptied first, not another run's (the wait could read it).
+pin_hookcount() {
+	rm -f /tmp/hc.out
+	hookcount -P $PIN > /tmp/hc.out 2> /tmp/hc.err &
+	HC=$!
+	wait_for /tmp/hc.out attached "hookcount did not pin its programs"
+}
+# viewed_loop OUT: a sysloop of N getppid calls, not yet started, in a view
+# of its own; its pid in LOOP_PID.
+viewed_loop() {
+	start_loop $1 -e -n $N getppid
+	xprobectl view add $LOOP_PID > /dev/null || fail "view add $LOOP_PID"
+}
 # prog_gone ID: wait until BPF program ID no longer exists.
 prog_gone() {
 	local i=0
@@ -44,19 +58,13 @@ prog_gone() {
 	done
 }
 
-rm -f /tmp/hc.out	# not another test's (the wait below could read it first)
-hookcount -P $PIN > /tmp/hc.out 2> /tmp/hc.err &
-HC=$!
-wait_for /tmp/hc.out attached "hookcount did not pin its program"
-start_loop /tmp/a.out -e -n $N getppid
+pin_hookcount
+viewed_loop /tmp/a.out
 A=$LOOP_PID
-start_loop /tmp/b.out -e -n $N getppid
+viewed_loop /tmp/b.out
 B=$LOOP_PID
-start_loop /tmp/c.out -e -n $N getppid
+viewed_loop /tmp/c.out
 C=$LOOP_PID
-xprobectl view add $A > /dev/null || fail "view add A"
-xprobectl view add $B > /dev/null || fail "view add B"
-xprobectl view add $C > /dev/null || fail "view add C"
 
 # (a) a jump (the default place), a call and an int3 hook in A
 jid=$(xprobectl hook add $A $F) || fail "hook add"
@@ -133,13 +141,9 @@ end_loop $C /tmp/c.out
 wait_views 0
 prog_gone $pid_prog "after its views ended and hookcount exited"
 
-rm -f /tmp/hc.out
-hookcount -P $PIN > /tmp/hc.out &
-HC=$!
-wait_for /tmp/hc.out attached "hookcount did not pin its program"
-start_loop /tmp/a.out -e -n $N getppid
+pin_hookcount
+viewed_loop /tmp/a.out
 A=$LOOP_PID
-xprobectl view add $A > /dev/null || fail "view add A"
 jid=$(xprobectl hook add $A $F) || fail "hook add"
 xprobectl hook prog $jid $PIN || fail "hook prog"
 p=$(hook_col $jid 10)
@@ -155,16 +159,12 @@ load_module
 # (f) a kprobe program on a jump hook with BPF statistics on (D's calls: the
 # program then runs through bpf_prog_run(), which counts each run) and beside
 # a program on the xprobes_hook tracepoint (E's: both run, each hit)
-rm -f /tmp/hc.out /tmp/hc2.out
-hookcount -P $PIN > /tmp/hc.out 2> /tmp/hc.err &
-HC=$!
-wait_for /tmp/hc.out attached "hookcount did not pin its programs"
-start_loop /tmp/d.out -e -n $N getppid
+rm -f /tmp/hc2.out
+pin_hookcount
+viewed_loop /tmp/d.out
 D=$LOOP_PID
-start_loop /tmp/e.out -e -n $N getppid
+viewed_loop /tmp/e.out
 E=$LOOP_PID
-xprobectl view add $D > /dev/null || fail "view add D"
-xprobectl view add $E > /dev/null || fail "view add E"
 did=$(xprobectl hook add --cookie 78 $D $F) || fail "hook add D"
 eid=$(xprobectl hook add --cookie 79 $E $F) || fail "hook add E"
 for id in $did $eid; do
