@@ -266,14 +266,20 @@ static inline pgd_t *xp_image_slot(pgd_t *pgd)
 }
 
 /*
- * Do the page tables at @pgd carry @v's chain? Raw values, read once: the
- * hit paths ask (pgd_val() is a paravirt call); the jump path's common case
- * compares the same raw value, kept in the hook (jump.c).
+ * Does the image entry of the page tables at @pgd hold @val? Raw values,
+ * read once: the hit paths ask (pgd_val() is a paravirt call), the jump
+ * path with the value its hook keeps (jump.c).
  */
-static inline bool xp_pgd_in_view(pgd_t *pgd, const struct xp_view *v)
+static inline bool xp_pgd_slot_is(pgd_t *pgd, pgdval_t val)
 {
 	BUILD_BUG_ON(sizeof(pgd_t) != sizeof(pgdval_t));
-	return READ_ONCE(xp_image_slot(pgd)->pgd) == v->new_pgd.pgd;
+	return READ_ONCE(xp_image_slot(pgd)->pgd) == val;
+}
+
+/* Do the page tables at @pgd carry @v's chain? */
+static inline bool xp_pgd_in_view(pgd_t *pgd, const struct xp_view *v)
+{
+	return xp_pgd_slot_is(pgd, v->new_pgd.pgd);
 }
 
 extern struct mutex xp_views_lock;

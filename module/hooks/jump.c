@@ -372,7 +372,7 @@ bool xp_jentry_get(struct xp_hook *h)
 	if (n < 0)
 		return false;
 	h->jentry = n;
-	h->view_pgd = h->view->new_pgd.pgd;	/* raw, as xp_pgd_in_view() compares it */
+	h->view_pgd = h->view->new_pgd.pgd;	/* raw, as xp_pgd_slot_is() compares it */
 	h->hit_ip = h->addr + INT3_INSN_SIZE;
 	WRITE_ONCE(xp_jhooks[n], h);
 	return true;
@@ -821,8 +821,8 @@ __noendbr notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned l
 	struct mm_struct *mm = current->mm;
 	unsigned long to;
 
-	/* xp_pgd_in_view() against the kept value: two loads and a compare past "mm set" */
-	if (unlikely(!mm || READ_ONCE(xp_image_slot(mm->pgd)->pgd) != h->view_pgd))
+	/* xp_pgd_in_view() with the kept value: two loads and a compare past "mm set" */
+	if (unlikely(!mm || !xp_pgd_slot_is(mm->pgd, h->view_pgd)))
 		return jump_borrowed(regs, n);
 	/* On its own view's tables, wherever it may resume: interrupts stay as they are. */
 	preempt_disable_notrace();

@@ -92,7 +92,7 @@ assert_eq "a detached hook lists no program" 0 "$(hook_col $bid 10)"
 # (e) a kprobe program: the hook's registers are its context
 kid=$(xprobectl hook add --cookie 77 $C $F) || fail "hook add C"
 xprobectl hook prog $kid ${PIN}_kprobe || fail "hook prog $kid (a kprobe program)"
-wait_jump $kid			# the jump path's common case (module/hooks/jump.c)
+wait_jump $kid			# its hits through the jump path (module/hooks/jump.c), not an int3
 assert_eq "the hook lists the kprobe program" \
 	"$(bpftool prog show pinned ${PIN}_kprobe | sed -n 's/^\([0-9]*\):.*/\1/p')" "$(hook_col $kid 10)"
 
@@ -119,7 +119,8 @@ sysloop -n $N getppid			# untraced
 kill -USR1 $HC
 wait $HC
 note "hookcount: $(tr '\n' ';' < /tmp/hc.out)"
-cnt() { awk -v id=$1 -v p=$2 '$1 == id && $2 == p { print $3 }' /tmp/hc.out; }
+# cnt ID PID [FILE]: what hookcount counted for ID (a hook, or a kprobe program's cookie) in PID
+cnt() { awk -v id=$1 -v p=$2 '$1 == id && $2 == p { print $3 }' "${3:-/tmp/hc.out}"; }
 assert_eq "program count, jump hook" $N "$(cnt $jid $A)"
 assert_eq "program count, call hook" $N "$(cnt $cid $A)"
 assert_eq "program count, int3 hook" $N "$(cnt $tid $A)"
@@ -192,8 +193,7 @@ wait $HC
 HC= HC2=
 assert_eq "kprobe program count for D, statistics on" $N "$(cnt 78 $D)"
 assert_eq "kprobe program count for E, tracepoint on" $N "$(cnt 79 $E)"
-assert_eq "tracepoint count for E's hook" $N \
-	"$(awk -v id=$eid -v p=$E '$1 == id && $2 == p { print $3 }' /tmp/hc2.out)"
+assert_eq "tracepoint count for E's hook" $N "$(cnt $eid $E /tmp/hc2.out)"
 assert_eq "no kprobe hit saw other registers" "" "$(grep 'did not see' /tmp/hc.err)"
 for id in $did $eid; do
 	assert_eq "module hits of hook $id" $N "$(hook_col $id 5)"
