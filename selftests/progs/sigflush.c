@@ -14,16 +14,28 @@
  * XP_UREC_CAP / 2, module/uhooks/urec.h). The rest of the round runs without
  * stops (PTRACE_CONT), so that nothing empties the buffer before the
  * routine goes on. Each round the process makes MAIN_CALLS calls of its own
- * (default 400: 800 records, at least one flush). It prints "calls N" (all
- * of sf_leaf's, the handler's included) and "signals N"; a flush that lost
- * the record it was asked for shows as a call trace counts less.
- *   sigflush ROUNDS MAIN_CALLS HANDLER_CALLS alt
- * The same with sums (docs/userhooks.md, "The bottom of the buffer"): the
- * calls alternate between two stack depths, the deeper first (from
- * sf_deeper()), so that after each hand-over only the first is summed at
- * the bottom: the next, above its sp, appends its return, and each after
- * it follows a return at another sp and appends too. 333 handler calls
- * then leave the buffer full (one summed, 332 of two records).
+ * (default 1000: 2000 records, three flushes, so that a switch in the
+ * round, which hands the buffer over, still leaves one). It prints
+ * "calls N" (all of sf_leaf's, the handler's included) and "signals N"; a
+ * flush that lost the record it was asked for shows as a call trace counts
+ * less.
+ *   sigflush ROUNDS MAIN_CALLS HANDLER_CALLS rise [SWITCH_AT]
+ * The same with sums (docs/userhooks.md, "The bottom of the buffer"):
+ * every run of calls (the round's, the handler's) is made on the way back
+ * up a recursion, each call from a frame above the last, so that after a
+ * hand-over, wherever it falls, only the first call is summed at the
+ * bottom (its sp becomes the bottom's, bsp); every later one is above it
+ * and at another sp than the return before it, and appends its records.
+ * 333 handler calls then leave the buffer full (one summed, 332 of two
+ * records). With SWITCH_AT, each round's run makes a system call (getppid,
+ * a tracer stop: a switch, so a hand-over) after its SWITCH_AT-th call:
+ * wherever it falls, the next call is above every call before it, and
+ * only it is summed (or none: with no record in the buffer, the module
+ * carries the bottom's sp over the switch).
+ * (Until 2026-12-06 the calls alternated between two depths, the deeper
+ * first: a hand-over after a deeper call, a preemption on 6.1-rt, made the
+ * shallow one first, every call after it was at or below bsp and summed,
+ * and the round never flushed.)
  */
 #include <errno.h>
 #include <signal.h>
@@ -46,33 +58,46 @@ __attribute__((noinline)) void sf_leaf(void)
 	__asm__ volatile("" ::: "memory");
 }
 
-static int alternate;
+static int rising;
+static unsigned long switch_at;
 
-/* sf_leaf() from one frame deeper (not a tail call: it has its own). */
-__attribute__((noinline)) void sf_deeper(void)
+/*
+ * Calls N down to 1 of a run of sf_leaf() calls, made on the way back up:
+ * call 1, the deepest, first, each later one from the frame above; after
+ * call SWITCH_AT, a tracer stop. Not a tail call (the barrier after it).
+ */
+__attribute__((noinline)) void sf_rise(unsigned long n)
 {
+	if (n > 1)
+		sf_rise(n - 1);
 	sf_leaf();
+	if (n == switch_at)
+		syscall(SYS_getppid);
 	__asm__ volatile("" ::: "memory");
 }
 
-/* N calls of sf_leaf(), from two depths in turn with "alt", the deeper first. */
+/* N calls of sf_leaf(), from one place, or rising. */
 static void sf_calls(unsigned long n)
 {
 	unsigned long i;
 
-	for (i = 0; i < n; i++) {
-		if (alternate && !(i & 1))
-			sf_deeper();
-		else
-			sf_leaf();
+	if (rising) {
+		sf_rise(n);
+		return;
 	}
+	for (i = 0; i < n; i++)
+		sf_leaf();
 }
 
 static void on_usr1(int sig)
 {
+	unsigned long at = switch_at;
+
 	(void)sig;
 	signals++;
+	switch_at = 0;	/* the handler's calls run without stops */
 	sf_calls(handler_calls);
+	switch_at = at;
 }
 
 static void die(const char *what)
@@ -159,13 +184,13 @@ static void tracer(pid_t p, int go_w, int done_r, int done_w, unsigned long roun
 
 int main(int argc, char **argv)
 {
-	unsigned long rounds, main_calls = 400, r;
+	unsigned long rounds, main_calls = 1000, r;
 	int go[2], done[2];
 	pid_t me = getpid(), t;
 	char c;
 
 	if (argc < 2) {
-		fprintf(stderr, "usage: sigflush ROUNDS [MAIN_CALLS [HANDLER_CALLS [alt]]]\n");
+		fprintf(stderr, "usage: sigflush ROUNDS [MAIN_CALLS [HANDLER_CALLS [rise [SWITCH_AT]]]]\n");
 		return 2;
 	}
 	rounds = strtoul(argv[1], NULL, 0);
@@ -173,7 +198,9 @@ int main(int argc, char **argv)
 		main_calls = strtoul(argv[2], NULL, 0);
 	if (argc > 3)
 		handler_calls = strtoul(argv[3], NULL, 0);
-	alternate = argc > 4 && !strcmp(argv[4], "alt");
+	rising = argc > 4 && !strcmp(argv[4], "rise");
+	if (argc > 5)
+		switch_at = strtoul(argv[5], NULL, 0);
 	if (signal(SIGUSR1, on_usr1) == SIG_ERR)
 		die("signal");
 	if (pipe(go) || pipe(done))

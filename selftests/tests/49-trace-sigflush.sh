@@ -8,11 +8,16 @@
 # each round, and the handler fills the buffer the stops emptied. Every
 # call of sf_leaf(), the handler's among them, is in trace's count; none
 # is unmatched. Twice: without sums (XPROBECTL_NO_SUMS=1), where every call
-# is two records; and with them, where sf_leaf's calls alternate between
-# two stack depths (sigflush's "alt") so that only the first after each
-# hand-over is summed at the bottom of the buffer and the others fill it
-# (calling it from one place, the process would sum every call there and
-# the buffer would never fill).
+# is two records; and with them, where sf_leaf's calls are made on the way
+# up a recursion, each from a frame above the last (sigflush's "rise"), so
+# that only the first after each hand-over is summed at the bottom of the
+# buffer and the others fill it (calling it from one place, the process
+# would sum every call there and the buffer would never fill). The sums
+# run has a hand-over of its own early in each round (a tracer stop after
+# the third call): wherever a switch falls, the scenario holds (the two
+# stack depths that alternated until 2026-12-06 did not: after a hand-over
+# that made the shallow call the first, every call was summed; a
+# preemption did that on 6.1-rt, and 18 of 20 rounds had no flush).
 . /xp/selftests/tests/lib.sh
 R=$(scaled 20 4)
 
@@ -49,4 +54,4 @@ sigflush_trace() {
 		"$(echo "$ev" | sed -n 's/.* unmatched=\([0-9]*\).*/\1/p')"
 }
 sigflush_trace nosums $R
-sigflush_trace sums $R 400 333 alt
+sigflush_trace sums $R 1000 333 rise 3
