@@ -64,7 +64,8 @@ static unsigned long switch_at;
 /*
  * Calls N down to 1 of a run of sf_leaf() calls, made on the way back up:
  * call 1, the deepest, first, each later one from the frame above; after
- * call SWITCH_AT, a tracer stop. Not a tail call (the barrier after it).
+ * call SWITCH_AT, a tracer stop. N >= 1. The test after sf_leaf() keeps
+ * it from being a tail call, the barrier the system call.
  */
 __attribute__((noinline)) void sf_rise(unsigned long n)
 {
@@ -82,7 +83,8 @@ static void sf_calls(unsigned long n)
 	unsigned long i;
 
 	if (rising) {
-		sf_rise(n);
+		if (n)
+			sf_rise(n);
 		return;
 	}
 	for (i = 0; i < n; i++)
