@@ -630,8 +630,14 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 	mult = READ_ONCE(urec_mult) ?: tsc_mult;
 	for (c = *from; c < XP_USUM_FUNCS && n < max; c++) {
 		const void *p = rb->kaddr + URECBUF_SUMS(rb) + (unsigned long)c * XP_USUM_SIZE;
-		u64 calls = READ_ONCE(*(const u64 *)(p + XP_USUM_CALLS));
+		u64 calls = 0;
+		unsigned int b;
 
+		/* a call is counted once, in its bucket: the calls are their sum */
+		for (b = 0; b < XP_USUM_NHIST; b++) {
+			out[n].hist[b] = READ_ONCE(((const u64 *)(p + XP_USUM_HIST))[b]);
+			calls += out[n].hist[b];
+		}
 		if (!calls)
 			continue;
 		out[n].cookie = c;
@@ -639,7 +645,6 @@ int xp_urec_sums_read(u32 nr, const struct sock *sk, u32 *from, struct xprobes_u
 		out[n].calls = calls;
 		out[n].wall = mul_u64_u64_shr(READ_ONCE(*(const u64 *)(p + XP_USUM_WALL)), mult, 32);
 		out[n].own = mul_u64_u64_shr(READ_ONCE(*(const u64 *)(p + XP_USUM_OWN)), mult, 32);
-		memcpy(out[n].hist, p + XP_USUM_HIST, sizeof(out[n].hist));
 		n++;
 	}
 	*from = c;
@@ -1830,7 +1835,6 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	BUILD_BUG_ON(XP_UREC_MULT + 8 > XP_UREC_HDR);
 	BUILD_BUG_ON(XP_UREC_ACC + XP_UREC_CAP * 8 > 1 << XP_UREC_BUF_SHIFT);
 	BUILD_BUG_ON(XP_USUM_HIST + XP_USUM_BUCKET * XP_USUM_NHIST > XP_USUM_SIZE);
-	BUILD_BUG_ON(XP_USUM_SIZE != 3 << 7);	/* urec_tmpl.S: lea (,3), shl 7 */
 	BUILD_BUG_ON(sizeof_field(struct xprobes_usum, hist[0]) != XP_USUM_BUCKET);
 	BUILD_BUG_ON(XP_USUM_NHIST != XPROBES_USUM_HIST || XP_USUM_FUNCS != XPROBES_USUM_FUNCS);
 	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT ||

@@ -67,18 +67,20 @@
 /*
  * The sums of the calls the process folds itself (XPROBES_F_SUMS), after
  * the buffers in the same mapping: per cookie under XPROBES_USUM_FUNCS,
- * in XP_USUM_SIZE bytes, the calls, their wall and own times in TSC
- * cycles (the kernel converts them when it reads them) and their
- * histogram, as struct xprobes_usum has them from its calls on, every
- * count in 64 bits (the buckets were 32 until 2026-12-04: a process
- * summing 10 million calls a second of one function filled one in about
- * 7 minutes). The kernel's tables give buckets up to XP_USUM_NHIST - 1;
- * tables the process rewrote itself can make its routine add 1 up to
- * 2 KiB past a function's histogram: in its own memory, to its own
- * figures.
+ * in XP_USUM_SIZE bytes, the calls' wall and own times in TSC cycles
+ * (the kernel converts them when it reads them) and their histogram, as
+ * struct xprobes_usum has them from its wall on, every count in 64 bits
+ * (the buckets were 32 until 2026-12-04: a process summing 10 million
+ * calls a second of one function filled one in about 7 minutes). The
+ * routine counts a call in its bucket only, and the kernel sums the
+ * buckets for the calls: the word at XP_USUM_CALLS stays 0 (a locked add
+ * of its own counted them there until 2026-12-06). The kernel's tables
+ * give buckets up to XP_USUM_NHIST - 1; tables the process rewrote itself
+ * can make its routine add 1 up to 2 KiB past a function's histogram: in
+ * its own memory, to its own figures.
  */
 #define XP_USUM_SIZE		384
-#define XP_USUM_CALLS		0
+#define XP_USUM_CALLS		0		/* unused: the histogram's sum */
 #define XP_USUM_WALL		8
 #define XP_USUM_OWN		16
 #define XP_USUM_HIST		24		/* [XPROBES_USUM_HIST] of XP_USUM_BUCKET bytes */

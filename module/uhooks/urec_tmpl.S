@@ -253,9 +253,8 @@ xp_urec_fbottom:
 	movq	%rax, XP_UREC_BSP(%r11)	/* on into the nested path */
 xp_urec_fnested:
 	subq	XP_UREC_HDR - 16(%r11,%rcx,2), %rdx	/* the call's cycles */
-	movq	%rdx, %rax
-	shrq	$40, %rax
-	jnz	.Lplain			/* backwards, or too long to sum */
+	testq	%rdx, .Lcycles_hi(%rip)
+	jnz	.Lplain			/* backwards, or 2^40 or more: too long to sum */
 	movq	XP_UREC_ACC - 8(%r11,%rcx), %rax	/* the state at its entry */
 	movq	(%r11), %rdi
 	subq	%rax, %rdi
@@ -268,13 +267,11 @@ xp_urec_fnested:
 	movq	%rcx, (%r11)		/* the commit: the entry is gone */
 xp_urec_fpost:
 	andl	$0xfff, %esi		/* its cookie */
-	leaq	(%rsi,%rsi,2), %rsi
-	shlq	$7, %rsi		/* * XP_USUM_SIZE */
+	imull	$XP_USUM_SIZE, %esi, %esi
 	movabsq	$0x7fffffffffffff00, %rcx	/* the sums */
 xp_urec_p_sums:
 	addq	%rsi, %rcx
-	lock incq	XP_USUM_CALLS(%rcx)
-	lock addq	%rdx, XP_USUM_WALL(%rcx)
+	lock addq	%rdx, XP_USUM_WALL(%rcx)	/* (the calls: the histogram's sum) */
 	/*
 	 * Its ns's log2 bucket, by the tables of its cycles' top bit (a zero
 	 * leaves bsr's destination as it was, as the kernel's fls64() has it).
@@ -415,4 +412,7 @@ xp_urec_desc2:				/* the sums' */
 .Ldesc2:
 	.long	0, 0
 	.quad	0, 0, 0
+	.balign	8
+.Lcycles_hi:				/* a call's cycles past 2^40 */
+	.quad	0xffffff0000000000
 xp_urec_tmpl_end:
