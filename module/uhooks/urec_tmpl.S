@@ -175,14 +175,12 @@ xp_urec_fagain:
 	shll	$3, %ecx		/* 8n: records at (%r11,%rcx,2), states at (%r11,%rcx) */
 	movq	XP_UREC_HDR - 8(%r11,%rcx,2), %rsi	/* the newest: this call's entry? */
 	subq	%rsp, %rsi
+	rolq	$16, %rsi		/* the sp's difference above its cookie and flags */
 	movq	%rsi, %rax
-	shlq	$16, %rax
-	jnz	.Lplain			/* another sp, or not an entry */
-	shrq	$48, %rsi		/* its cookie, and its flags from bit 13 */
-	movl	%esi, %eax
-	andl	$~0x4000, %eax		/* a call or a tail call (bit 14) ... */
-	cmpl	$XP_USUM_FUNCS, %eax	/* ... of a function with sums */
-	jae	.Lplain
+	andq	$~0x4000, %rax		/* a call or a tail call (bit 14), at this sp, ... */
+	cmpq	$XP_USUM_FUNCS, %rax	/* ... of a function with sums */
+	jae	.Lplain			/* else another sp, or not an entry */
+	/* esi: its cookie, and its flags from bit 13 */
 	movq	XP_UREC_HDR - 24(%r11,%rcx,2), %rdi	/* the one before: its caller's entry? */
 	subq	%rsp, %rdi
 	movq	%rdi, %rax
