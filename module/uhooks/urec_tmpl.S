@@ -183,14 +183,17 @@ xp_urec_fagain:
 	/* esi: its cookie, and its flags from bit 13 */
 	movq	XP_UREC_HDR - 24(%r11,%rcx,2), %rdi	/* the one before: its caller's entry? */
 	subq	%rsp, %rdi
-	movq	%rdi, %rax
-	shlq	$16, %rax		/* its sp less this one's: above (> 0), at (0), below */
-	shrq	$61, %rdi		/* its kind, where it is not below (no borrow) */
+	/*
+	 * Its sp less this one's above its top 16 bits: signed, above (> 0xffff),
+	 * at (0 to 0xffff unsigned), below; its kind in bits 13 to 15 (bits 61
+	 * to 63), where it is not below (no borrow).
+	 */
+	rolq	$16, %rdi
 	testl	$0x4000, %esi
 	jnz	xp_urec_ftail
-	testl	$5, %edi
+	testl	$0xa000, %edi
 	jnz	xp_urec_fnoentry		/* a return, or an entry whose return writes nothing */
-	testq	%rax, %rax
+	cmpq	$0xffff, %rdi
 	jg	xp_urec_fnested
 	jmp	.Lplain			/* not above this one: no nesting */
 /*
@@ -201,10 +204,10 @@ xp_urec_fagain:
  * handed over meanwhile.
  */
 xp_urec_ftail:
-	testl	$5, %edi
+	testl	$0xa000, %edi
 	jnz	.Lplain
-	testq	%rax, %rax
-	jz	xp_urec_fnested		/* a tail call's caller is at its sp */
+	cmpq	$0xffff, %rdi
+	jbe	xp_urec_fnested		/* a tail call's caller is at its sp */
 	jmp	.Lplain
 /*
  * After a return record: a call at its sp (the same caller's next call,
@@ -221,10 +224,10 @@ xp_urec_ftail:
 xp_urec_fnoentry:
 	cmpl	$8, %ecx
 	je	xp_urec_fbottom		/* its entry is the only record */
-	cmpl	$4, %edi
-	jne	.Lplain			/* an entry whose return writes nothing, or none of ours */
-	testq	%rax, %rax
-	jz	xp_urec_fnested		/* at the return's sp */
+	testl	$0x6000, %edi		/* a return (bit 15 alone: 13 or 15 is set) */
+	jnz	.Lplain			/* an entry whose return writes nothing, or none of ours */
+	cmpq	$0xffff, %rdi
+	jbe	xp_urec_fnested		/* at the return's sp */
 	jmp	.Lplain
 /*
  * The bottom: its caller's entry went with a hand-over, or is no traced
