@@ -73,14 +73,13 @@
  * (the buckets were 32 until 2026-12-04: a process summing 10 million
  * calls a second of one function filled one in about 7 minutes). The
  * routine counts a call in its bucket only, and the kernel sums the
- * buckets for the calls: the word at XP_USUM_CALLS stays 0 (a locked add
- * of its own counted them there until 2026-12-06). The kernel's tables
+ * buckets for the calls: the first word is unused (a locked add of its
+ * own counted them there until 2026-12-06). The kernel's tables
  * give buckets up to XP_USUM_NHIST - 1; tables the process rewrote itself
  * can make its routine add 1 up to 2 KiB past a function's histogram: in
  * its own memory, to its own figures.
  */
 #define XP_USUM_SIZE		384
-#define XP_USUM_CALLS		0		/* unused: the histogram's sum */
 #define XP_USUM_WALL		8
 #define XP_USUM_OWN		16
 #define XP_USUM_HIST		24		/* [XPROBES_USUM_HIST] of XP_USUM_BUCKET bytes */
