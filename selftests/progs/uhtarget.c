@@ -4,6 +4,7 @@
  * that checks every result itself (selftest 27).
  *
  *   uhtarget [-t THREADS] [-n ROUNDS] [-c CHILD] [-g] [-z] [-v] [-m FILE] [-L]
+ *            [-F FIFO]
  *                                       run; ROUNDS 0 (default): until SIGTERM;
  *                                       -c: a child of fork runs CHILD rounds
  *                                       (default 20000) when ROUNDS is 0;
@@ -14,6 +15,13 @@
  *                                       untouched) and print "map ADDR SIZE"
  *                                       -L: mlock() uh_swsplit's cases' page
  *                                       (the text split in three mappings)
+ *                                       -F: the first thread runs its first
+ *                                       FIFO rounds as SCHED_FIFO 10, then
+ *                                       as it started: no task of the usual
+ *                                       class takes its CPU meanwhile, so
+ *                                       nothing hands its records over
+ *                                       before its buffer fills, however
+ *                                       busy the machine (selftest 29)
  *   uhtarget -r PID ADDR LEN            print LEN bytes of PID's memory at ADDR
  *                                       (through /proc/PID/mem) in hex
  *   uhtarget -w PID ADDR                try to write a byte there: "written" or
@@ -335,6 +343,7 @@ static atomic_bool stop;
 static atomic_long calls;
 static long rounds;
 static long child_rounds = 20000;	/* -c */
+static long fifo_rounds;		/* -F */
 
 static void bad(const char *what, long got, long want)
 {
@@ -404,12 +413,29 @@ static void *worker(void *arg)
 {
 	long i = (long)arg, k, n = 0;
 
+	struct sched_param rt = { .sched_priority = 10 }, was;
+	int policy = -1;
+
 	while (!atomic_load(&go))
 		usleep(1000);
+	if (i == 0 && fifo_rounds) {
+		if (pthread_getschedparam(pthread_self(), &policy, &was) ||
+		    pthread_setschedparam(pthread_self(), SCHED_FIFO, &rt)) {
+			printf("BAD SCHED_FIFO: %s\n", strerror(errno));
+			fflush(stdout);
+			_exit(1);
+		}
+	}
 	for (k = 0; (!rounds || k < rounds) && !atomic_load(&stop); k++) {
 		round_once(k, i);
 		n++;
+		if (policy >= 0 && n == fifo_rounds) {
+			pthread_setschedparam(pthread_self(), policy, &was);
+			policy = -1;
+		}
 	}
+	if (policy >= 0)
+		pthread_setschedparam(pthread_self(), policy, &was);
 	atomic_fetch_add(&calls, n);
 	return NULL;
 }
@@ -835,7 +861,7 @@ int main(int argc, char **argv)
 		printf("%s\n", r == -1 && errno == ENOSYS ? "ENOSYS" : "not ENOSYS");
 		return 0;
 	}
-	while ((c = getopt(argc, argv, "t:n:c:gzvm:L")) != -1) {
+	while ((c = getopt(argc, argv, "t:n:c:gzvm:LF:")) != -1) {
 		switch (c) {
 		case 't': threads = atol(optarg); break;
 		case 'n': rounds = atol(optarg); break;
@@ -845,6 +871,7 @@ int main(int argc, char **argv)
 		case 'v': vfk = true; break;
 		case 'm': map = optarg; break;
 		case 'L': split = true; break;
+		case 'F': fifo_rounds = atol(optarg); break;
 		default: return 2;
 		}
 	}
