@@ -128,12 +128,29 @@ static void sleep_ns(long long n)
 		;
 }
 
-/* lock: the holder thread; its unlock (the waker of xw_delay) is in xw_hold. */
+/*
+ * lock: the holder thread; its unlock (the waker of xw_delay) is in xw_hold.
+ * It holds the mutex until xw_delay waits on it (glibc's lock word is 2
+ * once a locker sleeps in the futex), then MS more: however late the main
+ * thread gets to its lock (a busy machine preempted it for longer than MS
+ * on its way, and found the mutex free: no lock wait at all, 2026-12-06),
+ * it waits MS for it. At most 10 s: then it goes on as before.
+ */
+static void wait_for_waiter(void)
+{
+	long long end = now_ns(CLOCK_MONOTONIC) + 10000000000LL;
+
+	while (__atomic_load_n(&mtx.__data.__lock, __ATOMIC_RELAXED) < 2 &&
+	       now_ns(CLOCK_MONOTONIC) < end)
+		sched_yield();
+}
+
 NOINLINE void xw_hold(void)
 {
 	pthread_mutex_lock(&mtx);
 	lock_want = 0;
 	lock_held = 1;
+	wait_for_waiter();
 	sleep_ns(ms * 1000000LL);	/* hold it without using the CPU */
 	lock_held = 0;
 	pthread_mutex_unlock(&mtx);
