@@ -6,18 +6,28 @@ nullblk_setup 2
 
 # longjmp out of xw_jump x4 and xw_deep: 5 abandoned frames per call that
 # must not be charged to xw_request's callees or corrupt what follows.
-# Ten uprobe hits a request cost about 13 ms of xw_request's self time on the
-# debug kernel (2 ms on stock): sleep longer there, so that the check below
-# still tells a lost callee (most of the wall) from probe overhead.
+# The debug kernel sleeps longer (its hooks cost more of xw_request's self
+# time): a lost callee then stands further above the check's 4 ms.
 LJ_MS=20
 [ -n "$DEBUG_KERNEL" ] && LJ_MS=100
 XW_MS=$LJ_MS trace_scenario /tmp/lj longjmp
 assert_ge "abandoned frames" $(jsonq /tmp/lj.json counters.abandoned) 30
 jsonq /tmp/lj.json 'functions.[name=xw_deep]' 2>/dev/null && fail "xw_deep never returned but has calls"
 check_cause /tmp/lj.json xw_delay sleep /tmp/lj.err
+# A callee lost after a longjmp leaves its time in xw_request's own: so
+# xw_request's self time may not exceed the workload's own measure of it
+# (its calls' walls less xw_prepare's and xw_delay's, measured inside
+# them), with 4 ms for the clocks, as selftest 40 checks it. Not a fraction
+# of its wall: time the host takes from a loaded guest lands in
+# xw_request's own instructions too, on CPU by the guest's clocks (21% to
+# 32% of the wall in runs beside six busy loops and three VMs, the two
+# looked at within their truth's request_self_in_ns, 2026-12-06).
 req=$(fn /tmp/lj.json xw_request wall_ns)
-[ $(fn /tmp/lj.json xw_request self.wall_ns) -lt $((req / 5)) ] ||
-	fail "xw_request self $(fn /tmp/lj.json xw_request self.wall_ns) of $req: callees lost after longjmp"
+self=$(fn /tmp/lj.json xw_request self.wall_ns)
+tself=$(truth /tmp/lj.err request_self_in_ns)
+note "xw_request: wall $req, self $self, by the workload's clocks $tself"
+[ $self -le $((tself + 4000000)) ] ||
+	fail "xw_request self $self of $req is over the workload's own measure $tself by more than 4 ms: callees lost after longjmp"
 assert_eq "xw_request calls" 6 "$(fn /tmp/lj.json xw_request calls)"
 
 # 41-deep recursion under xw_request/xw_delay: 30 frames fit, 11 overflow
