@@ -412,9 +412,8 @@ static int rseq_cpu(void)
 static void *worker(void *arg)
 {
 	long i = (long)arg, k, n = 0;
-
 	struct sched_param rt = { .sched_priority = 10 }, was;
-	int policy = -1;
+	int policy = -1;	/* -F: the policy to go back to, while SCHED_FIFO */
 
 	while (!atomic_load(&go))
 		usleep(1000);

@@ -606,6 +606,18 @@ check_wall() {
 	assert_ge "$2 wall: around the calls vs traced" $((_out + 100000)) $_w
 }
 
+# check_request_self FILE TRUTHFILE [WHY]: xw_request's self time is no
+# more than the workload's own measure of it (request_self_in_ns: its
+# calls' walls less those of the calls it makes, measured inside them),
+# with 4 ms for the two clocks' disagreement. A callee the tracer lost
+# leaves its time there; time the host takes from the guest lands in both.
+check_request_self() {
+	_s=$(fn $1 xw_request self.wall_ns) _t=$(truth $2 request_self_in_ns)
+	note "xw_request self $_s ns, by the workload's clocks $_t ns (around its calls $(truth $2 request_self_ns) ns); wall $(fn $1 xw_request wall_ns) ns, by the workload's clocks $(truth $2 request_wall_ns) ns"
+	[ $_s -le $((_t + 4000000)) ] ||
+		fail "xw_request self $_s ns is over the workload's own measure $_t ns by more than 4 ms${3:+: $3}"
+}
+
 # check_spin FILE FUNC: FUNC only computes, so its time is ON-CPU or waiting
 # to run (preempted: a debug kernel's own threads take a CPU now and then),
 # at least 90% of its wall between them.
