@@ -110,7 +110,7 @@ extern const u8 xp_urec_p_cs2[], xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p
 extern const u8 xp_urec_p_sig2[], xp_urec_p_sums[], xp_urec_fstart[], xp_urec_fpost[];
 extern const u8 xp_urec_fabort[], xp_urec_desc2[];
 extern const u8 xp_urec_p_stamp[], xp_urec_p_stamp_nr[], xp_urec_p_stamp_ret[];
-extern const u8 xp_urec_p_tcache[];
+extern const u8 xp_urec_p_tcache[], xp_urec_p_cs3[];
 extern const u8 xp_urec_sums_gate[], xp_urec_plain[];
 
 #define TMPL_OFF(sym)	((unsigned int)((sym) - xp_urec_tmpl))
@@ -1367,6 +1367,7 @@ static void build_code(u8 *code, unsigned long base, const struct xp_urecbuf *rb
 	/* the sums' critical section, in the return routine */
 	desc = code + TMPL_OFF(xp_urec_desc2);
 	put_unaligned_le32(rb->rseq_off + 8, code + TMPL_OFF(xp_urec_p_cs2) - 4);
+	put_unaligned_le32(rb->rseq_off + 8, code + TMPL_OFF(xp_urec_p_cs3) - 4);
 	put_unaligned_le32(rb->rseq_off + 4, code + TMPL_OFF(xp_urec_p_cpu2) - 4);
 	put_unaligned_le32(rb->nbufs, code + TMPL_OFF(xp_urec_p_nbufs2) - 4);
 	put_unaligned_le64(rb->va, code + TMPL_OFF(xp_urec_p_base2) - 8);

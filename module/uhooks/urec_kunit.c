@@ -284,6 +284,40 @@ static void urec_stamp_sites(struct kunit *test)
 }
 
 /*
+ * The routines' stores of rseq_cs (mov %rax, %fs:disp32: 64 48 89 04 25),
+ * as built: three, each at the process's rseq offset plus 8. The entry's
+ * and the fold's set it to their descriptors before their sections; the
+ * third, past the fold's commit, lies outside that section and sets it
+ * to 0 (xorl %eax, %eax before it).
+ */
+static void urec_rseq_cs_sites(struct kunit *test)
+{
+	static const u8 mov[] = { 0x64, 0x48, 0x89, 0x04, 0x25 };
+	struct xp_urecbuf rb = {
+		.rseq_off = 2336, .rseq_sig = 0x53053053, .stamp = 0x13572469,
+		.nbufs = 4, .va = 0x7f0000000000UL,
+	};
+	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl, i, n = 0;
+	unsigned int clear = TMPL_OFF(xp_urec_p_cs3) - 9;
+	u8 *code = kunit_kzalloc(test, len, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, code);
+	build_code(code, 0x7f1000000000UL, &rb, true);
+	for (i = 0; i + 9 <= TMPL_OFF(xp_urec_desc); i++) {
+		if (memcmp(code + i, mov, sizeof(mov)))
+			continue;
+		n++;
+		KUNIT_EXPECT_EQ(test, get_unaligned_le32(code + i + 5), 2336 + 8);
+	}
+	KUNIT_EXPECT_EQ(test, n, 3);
+	KUNIT_EXPECT_EQ(test, memcmp(code + clear, mov, sizeof(mov)), 0);
+	KUNIT_EXPECT_EQ(test, code[clear - 2], 0x31);	/* xorl %eax, %eax */
+	KUNIT_EXPECT_EQ(test, code[clear - 1], 0xc0);
+	KUNIT_EXPECT_GE(test, clear, TMPL_OFF(xp_urec_fpost));
+	KUNIT_EXPECT_LT(test, clear, TMPL_OFF(xp_urec_plain));	/* the fold's tail */
+}
+
+/*
  * The sums' gate (urec_tmpl.S) in the routines as built: with sums, the
  * return routine goes on into the fold's section at the gate, the lea of
  * its rseq descriptor, with no instruction of the gate's own; without,
@@ -430,6 +464,7 @@ static struct kunit_case urec_cases[] = {
 	KUNIT_CASE(urec_mark_rules),
 	KUNIT_CASE(urec_stamp_sites),
 	KUNIT_CASE(urec_sums_gate),
+	KUNIT_CASE(urec_rseq_cs_sites),
 	KUNIT_CASE(urec_thunk_tail_bit),
 	KUNIT_CASE(urec_plain_returns),
 	KUNIT_CASE(urec_detach_tails_kept),

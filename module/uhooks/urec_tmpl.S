@@ -51,8 +51,13 @@
  * entry had, plus wall in A: one store takes the entry out and charges the
  * call to whatever comes before it. Past the commit, it adds the call to
  * its function's sums with locked adds (a thread preempted there finishes
- * them wherever it runs next, and the kernel reads them at any time). A
- * restart before the commit has written nothing. The kernel hands the A
+ * them wherever it runs next, and the kernel reads them at any time), and
+ * sets rseq_cs to 0, as the kernel would at the thread's next return to
+ * user mode after a switch (reading the descriptor first: about 55
+ * instructions at each switch of a thread that sleeps after a traced
+ * leaf). The append leaves it set: a store on every record would cost more
+ * than it saves where calls nest. A restart before the commit has written
+ * nothing. The kernel hands the A
  * differences over with the records (XPROBES_UREC_CHARGE), so an entry
  * that does not return within the hand-over still has its callees' time
  * taken off its own.
@@ -146,6 +151,7 @@
 	.globl xp_urec_sums_gate, xp_urec_plain
 	.globl xp_urec_ftail, xp_urec_fnoentry, xp_urec_fbottom, xp_urec_fnested
 	.globl xp_urec_p_stamp, xp_urec_p_stamp_nr, xp_urec_p_stamp_ret, xp_urec_p_tcache
+	.globl xp_urec_p_cs3
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_ret:
@@ -274,10 +280,15 @@ xp_urec_p_sums:
 	addq	%rsi, %rcx
 	lock addq	%rdx, XP_USUM_WALL(%rcx)	/* (the calls: the histogram's sum) */
 	/*
-	 * Its ns's log2 bucket, by the tables of its cycles' top bit (a zero
-	 * leaves bsr's destination as it was, as the kernel's fls64() has it).
+	 * rseq_cs 0: out of the section for good (left set, each return to
+	 * user mode after a switch would read and check its descriptor, and
+	 * trace -f of a leaf has its thread sleep with it set). Then its ns's
+	 * log2 bucket, by the tables of its cycles' top bit (a zero leaves
+	 * bsr's destination as it was, as the kernel's fls64() has it).
 	 */
 	xorl	%eax, %eax
+	movq	%rax, %fs:0x7fffff00	/* rseq->rseq_cs */
+xp_urec_p_cs3:
 	bsrq	%rdx, %rax
 	movzbl	XP_UREC_BK(%r11,%rax), %esi
 	cmpq	XP_UREC_TH(%r11,%rax,8), %rdx

@@ -44,13 +44,26 @@
  * summary line then says forks=F, and thunked=T: at how many of the forks
  * nl_leaf()'s return address lay in a mapping of the module's (its thunk),
  * not in nl_mid().
+ *
+ * NESTLOOP_RSEQ=1: after each round, the thread's rseq_cs (its rseq area,
+ * glibc's, at __rseq_offset from the thread pointer) is read, and the
+ * thread's context switches (getrusage()) before the round and after that
+ * read compared. The summary line then says rseq_left=L switched=S: L
+ * rounds found rseq_cs set with no switch in the round (under trace, a
+ * round whose three calls the process summed itself ends in a fold that
+ * leaves its section, and the kernel clears rseq_cs only at a return to
+ * user mode after a switch), S rounds had a switch.
  */
+#define _GNU_SOURCE
 #include <setjmp.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
+#include <sys/rseq.h>
 #include <sys/wait.h>
 #include "../../module/uhooks/urec.h"
 #include "maps.h"
@@ -63,6 +76,27 @@ static unsigned long fork_every;
 static pid_t kid = -1;		/* 0 in a child forked by fork_here() */
 static int kid_pipe[2];
 static unsigned long thunked;
+static int rseq_check;
+static unsigned long rseq_left, rseq_switched;
+
+/* The calling thread's voluntary and involuntary context switches so far. */
+static long switches(void)
+{
+	struct rusage ru;
+
+	if (getrusage(RUSAGE_THREAD, &ru))
+		return -1;
+	return ru.ru_nvcsw + ru.ru_nivcsw;
+}
+
+/* The rseq_cs word of the calling thread's rseq area (0: none registered). */
+static uint64_t rseq_cs_now(void)
+{
+	if (__rseq_size < offsetof(struct rseq, rseq_cs) + sizeof(uint64_t))
+		return 0;	/* (glibc's __rseq_size is 20: the original ABI's fields) */
+	return *(volatile uint64_t *)((char *)__builtin_thread_pointer() + __rseq_offset +
+				      offsetof(struct rseq, rseq_cs));
+}
 
 /* NESTLOOP_FORK: fork with nl_outer(), nl_mid() and nl_leaf() open. */
 static void fork_here(void *leaf_ret)
@@ -177,9 +211,20 @@ int main(int argc, char **argv)
 	}
 	if (getenv("NESTLOOP_FORK"))
 		fork_every = strtoul(getenv("NESTLOOP_FORK"), NULL, 0);
+	rseq_check = getenv("NESTLOOP_RSEQ") != NULL;
 	for (i = 0; i < n; i++) {
+		long sw = rseq_check ? switches() : 0;
 		unsigned long v = nl_outer(i), theirs = ~v;
 		int st = 0;
+
+		if (rseq_check) {
+			uint64_t cs = rseq_cs_now();
+
+			if (switches() != sw)
+				rseq_switched++;
+			else if (cs)
+				rseq_left++;
+		}
 
 		if (!kid) {		/* back through the three frames */
 			_exit(write(kid_pipe[1], &v, sizeof(v)) != sizeof(v));
@@ -200,7 +245,10 @@ int main(int argc, char **argv)
 		}
 		sink += v;
 	}
-	fprintf(stderr, "ok rounds=%lu sum=%lu forks=%lu thunked=%lu\n", n, (unsigned long)sink,
+	fprintf(stderr, "ok rounds=%lu sum=%lu forks=%lu thunked=%lu", n, (unsigned long)sink,
 		forks, thunked);
+	if (rseq_check)
+		fprintf(stderr, " rseq_left=%lu switched=%lu", rseq_left, rseq_switched);
+	fputc('\n', stderr);
 	return 0;
 }

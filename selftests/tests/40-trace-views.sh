@@ -101,11 +101,20 @@ nestloop_trace() {
 	assert_eq "unmatched returns ($3)" 0 "$(jsonq $1.json counters.unmatched)"
 }
 NL=$(scaled 20000 100)
-nestloop_trace /tmp/nl $NL "sums read after the exit"
+NESTLOOP_RSEQ=1 nestloop_trace /tmp/nl $NL "sums read after the exit"
 # nl_outer's caller (main) is not traced: its calls are the bottom's sums
 # (its entry the only record at its return), so nearly every call of the
 # three is summed (before the bottom's sums: nl_mid's and nl_leaf's only).
 assert_ge "calls nestloop summed itself" "$(jsonq /tmp/nl.json counters.calls_summed)" $((NL * 5 / 2))
+# A fold leaves its rseq critical section: rseq_cs is 0 after every round
+# that had no switch (NESTLOOP_RSEQ; a round with one may have handed an
+# entry over, and its return then appended a record). Left set, the kernel
+# reads and checks the section's descriptor at the thread's next return
+# to user mode after each switch (docs/experiments.md, 2026-12-06).
+l=$(grep '^ok rounds' /tmp/nl.err)
+assert_match "nestloop checked rseq_cs after its rounds" " rseq_left=[0-9]+ switched=[0-9]+$" "$l"
+note "after the rounds: $l"
+assert_eq "rounds with no switch that left rseq_cs set" 0 "$(echo "$l" | sed 's/.* rseq_left=\([0-9]*\).*/\1/')"
 mid=$(fn /tmp/nl.json nl_mid wall_ns)
 assert_within "nl_outer self + nl_mid = nl_outer wall" 1 \
 	$(($(fn /tmp/nl.json nl_outer self.wall_ns) + mid)) $(fn /tmp/nl.json nl_outer wall_ns)
