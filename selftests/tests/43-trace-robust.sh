@@ -88,7 +88,11 @@ lib=$(grep -o '"name": *"[a-z_]*nanosleep"' /tmp/lib.json | head -1 | sed 's/.*"
 [ -n "$lib" ] || fail "no libc nanosleep in the report: $(head -c 600 /tmp/lib.json)"
 assert_match "its module is libc" "libc" "$(fn /tmp/lib.json $lib module)"
 assert_ge "libc $lib calls" $(fn /tmp/lib.json $lib calls) 6
-check_cause /tmp/lib.json $lib sleep /tmp/lib.err
+# what xw_delay asked of it: 6 sleeps of 20 ms (xw_delay's own time off
+# the CPU outside it is xw_delay's, not its callee's: lib.sh)
+note "xw_delay: off $(fn /tmp/lib.json xw_delay off_cpu_ns), its own $(fn /tmp/lib.json xw_delay self.off_cpu_ns)"
+check_cause /tmp/lib.json $lib sleep /tmp/lib.err 80 \
+	$(($(truth /tmp/lib.err calls) * $(truth /tmp/lib.err ms) * 1000000))
 
 # Thread churn: 5000 short-lived threads, more than the BPF thread table
 # holds (4096); exited threads' entries are reclaimed, so none is refused.
