@@ -252,6 +252,22 @@ static void urec_detach_tails_kept(struct kunit *test)
 	}
 }
 
+/* The routines' process in the tests below: its rseq offset 2336, its stamp, four buffers. */
+static const struct xp_urecbuf urec_test_rb = {
+	.rseq_off = 2336, .rseq_sig = 0x53053053, .stamp = 0x13572469,
+	.nbufs = 4, .va = 0x7f0000000000UL,
+};
+
+/* The routines as built for urec_test_rb's process at 0x7f1000000000, with or without @sums. */
+static u8 *urec_test_code(struct kunit *test, bool sums)
+{
+	u8 *code = kunit_kzalloc(test, xp_urec_tmpl_end - xp_urec_tmpl, GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, code);
+	build_code(code, 0x7f1000000000UL, &urec_test_rb, sums);
+	return code;
+}
+
 /*
  * The routines as built for a process: each of the three stamp checks
  * (cmpl $imm32, %fs:disp32: 64 81 3c 25) compares the process's stamp with
@@ -262,21 +278,15 @@ static void urec_detach_tails_kept(struct kunit *test)
 static void urec_stamp_sites(struct kunit *test)
 {
 	static const u8 cmp[] = { 0x64, 0x81, 0x3c, 0x25 };
-	struct xp_urecbuf rb = {
-		.rseq_off = 2336, .rseq_sig = 0x53053053, .stamp = 0x13572469,
-		.nbufs = 4, .va = 0x7f0000000000UL,
-	};
-	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl, i, n = 0;
-	u8 *code = kunit_kzalloc(test, len, GFP_KERNEL);
+	u8 *code = urec_test_code(test, true);
+	unsigned int i, n = 0;
 
-	KUNIT_ASSERT_NOT_NULL(test, code);
-	build_code(code, 0x7f1000000000UL, &rb, true);
 	for (i = 0; i + 14 <= TMPL_OFF(xp_urec_desc); i++) {
 		if (memcmp(code + i, cmp, sizeof(cmp)))
 			continue;
 		n++;
 		KUNIT_EXPECT_EQ(test, get_unaligned_le32(code + i + 4), 2336 + XP_RSEQ_STAMP);
-		KUNIT_EXPECT_EQ(test, get_unaligned_le32(code + i + 8), rb.stamp);
+		KUNIT_EXPECT_EQ(test, get_unaligned_le32(code + i + 8), urec_test_rb.stamp);
 		KUNIT_EXPECT_TRUE(test, code[i + 12] == 0x75 ||
 				  (code[i + 12] == 0x0f && code[i + 13] == 0x85));	/* jne */
 	}
@@ -293,16 +303,9 @@ static void urec_stamp_sites(struct kunit *test)
 static void urec_rseq_cs_sites(struct kunit *test)
 {
 	static const u8 mov[] = { 0x64, 0x48, 0x89, 0x04, 0x25 };
-	struct xp_urecbuf rb = {
-		.rseq_off = 2336, .rseq_sig = 0x53053053, .stamp = 0x13572469,
-		.nbufs = 4, .va = 0x7f0000000000UL,
-	};
-	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl, i, n = 0;
-	unsigned int clear = TMPL_OFF(xp_urec_p_cs3) - 9;
-	u8 *code = kunit_kzalloc(test, len, GFP_KERNEL);
+	unsigned int i, n = 0, clear = TMPL_OFF(xp_urec_p_cs3) - 9;
+	u8 *code = urec_test_code(test, true);
 
-	KUNIT_ASSERT_NOT_NULL(test, code);
-	build_code(code, 0x7f1000000000UL, &rb, true);
 	for (i = 0; i + 9 <= TMPL_OFF(xp_urec_desc); i++) {
 		if (memcmp(code + i, mov, sizeof(mov)))
 			continue;
@@ -327,16 +330,10 @@ static void urec_rseq_cs_sites(struct kunit *test)
 static void urec_sums_gate(struct kunit *test)
 {
 	static const u8 lea[] = { 0x48, 0x8d, 0x05 };	/* lea rel32(%rip), %rax */
-	struct xp_urecbuf rb = {
-		.rseq_off = 2336, .rseq_sig = 0x53053053, .stamp = 0x13572469,
-		.nbufs = 4, .va = 0x7f0000000000UL,
-	};
-	unsigned int len = xp_urec_tmpl_end - xp_urec_tmpl, g = TMPL_OFF(xp_urec_sums_gate);
-	u8 *code = kunit_kzalloc(test, len, GFP_KERNEL);
+	unsigned int g = TMPL_OFF(xp_urec_sums_gate);
+	u8 *code = urec_test_code(test, true);
 	u8 behind[9];
 
-	KUNIT_ASSERT_NOT_NULL(test, code);
-	build_code(code, 0x7f1000000000UL, &rb, true);
 	KUNIT_EXPECT_EQ(test, memcmp(code + g, lea, sizeof(lea)), 0);
 	KUNIT_EXPECT_EQ(test, g + 7 + (s32)get_unaligned_le32(code + g + 3),
 			TMPL_OFF(xp_urec_desc2));
@@ -344,7 +341,7 @@ static void urec_sums_gate(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, behind[0], 0x64);		/* mov %rax, %fs:rseq_cs */
 	KUNIT_EXPECT_EQ(test, get_unaligned_le32(behind + 5), 2336 + 8);
 
-	build_code(code, 0x7f1000000000UL, &rb, false);
+	code = urec_test_code(test, false);
 	KUNIT_EXPECT_EQ(test, code[g], 0xe9);
 	KUNIT_EXPECT_EQ(test, g + 5 + (s32)get_unaligned_le32(code + g + 1),
 			TMPL_OFF(xp_urec_plain));
