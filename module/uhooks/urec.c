@@ -1513,6 +1513,8 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
 		u64 key = READ_ONCE(hash[2 * i]), tail = hash[2 * i + 1] & BIT_ULL(XP_URT_TAILBIT);
 
+		if (hash[2 * i + 1] & BIT_ULL(XP_URT_NEGBIT))
+			key = 0;	/* no thunk: the routine stores nothing for it */
 		if (key && tail && !mapped) {	/* uunwind.c's chain: the scan's own */
 			rcu_read_lock();
 			key = xp_unwind_thunk_target(b->mm, key) ?: key;
@@ -1555,8 +1557,8 @@ void xp_urec_detach_tails(struct xp_uarea *a, const struct xp_unwind_map *m)
 	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
 		u64 w = READ_ONCE(hash[2 * i + 1]);
 
-		if (!(w & tail))
-			continue;
+		if (!(w & tail) || (w & BIT_ULL(XP_URT_NEGBIT)))
+			continue;	/* not a tail call's (no thunk: nothing to map) */
 		t = xp_unwind_map_target(m, w & ~tail);
 		if (t)
 			WRITE_ONCE(hash[2 * i + 1], t | tail);
@@ -1606,6 +1608,10 @@ static bool thunk_is_tail(const struct xp_urecblk *b, unsigned long w)
  * its key, which the routine compares first (x86 keeps stores in order).
  * The entry's thunk has XP_URT_TAILBIT where @ret is a thunk itself: the
  * routine's hit sees a tail call without testing the address's range.
+ * With no thunk left, @ret gets an entry all the same, one that says so
+ * (XP_URT_NEGBIT: the routine then gives the call's return up without
+ * asking), where its run has room; a full run the routine sees itself.
+ * Either way there is no thunk: 0.
  */
 static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 {
@@ -1623,13 +1629,19 @@ static unsigned long thunk_get(struct xp_urecblk *b, unsigned long ret)
 		u64 *e = hash + (pos + i) * 2;
 
 		if (e[0] == ret) {
-			thunk = e[1] & ~BIT_ULL(XP_URT_TAILBIT);
+			if (!(e[1] & BIT_ULL(XP_URT_NEGBIT)))
+				thunk = e[1] & ~BIT_ULL(XP_URT_TAILBIT);
 			break;
 		}
 		if (e[0])
 			continue;
-		if (b->used == XP_URT_N)
+		BUILD_BUG_ON(XP_URT_NEGBIT < 57 || XP_URT_NEGBIT == XP_URT_TAILBIT);
+		if (b->used == XP_URT_N) {
+			WRITE_ONCE(e[1], ret | BIT_ULL(XP_URT_TAILBIT) | BIT_ULL(XP_URT_NEGBIT));
+			smp_wmb();	/* as below */
+			WRITE_ONCE(e[0], ret);
 			break;
+		}
 		tgt[b->used] = ret;
 		thunk = b->va + XP_URT_OFF + b->used * XP_URT_SIZE;
 		b->used++;

@@ -12,7 +12,8 @@
 /*
  * Return thunks, one per return address a traced call returns to, never
  * reused while the block lives (a stack may hold one): past them a call's
- * return is given up (trace's returns_lost). 2048 until 2026-12-06: Redis
+ * return is given up (trace's returns_lost), from its address's second
+ * call on without a system call (XP_URT_NEGBIT). 2048 until 2026-12-06: Redis
  * under a trace of every function reaches 776 with its whole benchmark
  * suite and a reload (docs/experiments.md, section 7, finding 3), a larger
  * program thousands. The hash has twice as many entries.
@@ -30,6 +31,16 @@
  * (a return address, odd or not) keeps it only where the key is a thunk.
  */
 #define XP_URT_TAILBIT		63
+/*
+ * A hash entry whose thunk has this bit too (and XP_URT_TAILBIT, which
+ * sends the routine off its common path) is a return address the block
+ * gave no thunk: the block had none left when its first call asked. The
+ * routine then leaves the return address where it is and makes the
+ * record XPROBES_UREC_NORET, without asking again: until 2026-12-06 every
+ * call from such an address was a system call. The rest of the word is
+ * the key.
+ */
+#define XP_URT_NEGBIT		62
 #define XP_URT_HASH_BITS	15
 #define XP_URT_PROBES		8		/* entries looked at from the bucket on */
 #define XP_URT_HASH_SIZE	(((1 << XP_URT_HASH_BITS) + XP_URT_PROBES) * 16)

@@ -9,8 +9,9 @@
  * another process's thunks, while one of another block of the process
  * is (a tail call between two areas); at a detach, a tail call's entry
  * resolved through the thunks of the areas that go, not of those that
- * stay. The stamp checks as built. Carries: what a thread keeps across
- * a switch.
+ * stay; with no thunk left, an entry that says so (XP_URT_NEGBIT), kept
+ * through the detach. The stamp checks as built. Carries: what a thread
+ * keeps across a switch.
  */
 #include <kunit/test.h>
 
@@ -147,6 +148,63 @@ static void urec_thunk_tail_bit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, urec_test_count(b, ret | tail), 1u);
 	KUNIT_EXPECT_EQ(test, urec_test_count(b, t1 | tail), 0u);
 	KUNIT_EXPECT_EQ(test, thunk_get(b, 0x402000), 0ul);	/* none made any more */
+	vfree(b->kaddr);
+}
+
+/*
+ * No thunk left: a return address still gets an entry, marked as having
+ * none (XP_URT_NEGBIT over XP_URT_TAILBIT, the key below them), once, so
+ * that the routine gives its calls' returns up without asking again;
+ * found again, it is still no thunk. A detach leaves such an entry's
+ * word as it is (the routine stores nothing for it) and drops its key.
+ */
+static void urec_thunk_none_left(struct kunit *test)
+{
+	const u64 neg = BIT_ULL(XP_URT_TAILBIT) | BIT_ULL(XP_URT_NEGBIT);
+	const u64 ret1 = 0x401005, ret2 = 0x40200b;
+	struct xp_urecblk *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
+	struct xp_uarea *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
+	u64 *tgt = kunit_kcalloc(test, XP_URT_N, sizeof(u64), GFP_KERNEL);
+	unsigned long t1, base, routine;
+	u64 *e;
+
+	KUNIT_ASSERT_NOT_NULL(test, b);
+	KUNIT_ASSERT_NOT_NULL(test, a);
+	KUNIT_ASSERT_NOT_NULL(test, tgt);
+	b->kaddr = vzalloc(XP_UREC_BLOCK - XP_URT_TGT);
+	KUNIT_ASSERT_NOT_NULL(test, b->kaddr);
+	b->va = 0x7f0000000000UL;
+	b->mm = (struct mm_struct *)b;
+	raw_spin_lock_init(&b->lock);
+	a->urec = b;
+	b->used = XP_URT_N - 1;		/* as if given out: their hash entries do not matter */
+
+	t1 = thunk_get(b, ret1);
+	KUNIT_EXPECT_EQ(test, t1, b->va + XP_URT_OFF + (XP_URT_N - 1) * XP_URT_SIZE);
+	KUNIT_EXPECT_EQ(test, thunk_get(b, ret2), 0ul);
+	KUNIT_EXPECT_EQ(test, b->used, (unsigned int)XP_URT_N);
+	e = urec_test_entry(b, ret2, false);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, *e, ret2 | neg);
+	KUNIT_EXPECT_EQ(test, thunk_get(b, ret2), 0ul);	/* found: still none */
+	KUNIT_EXPECT_EQ(test, urec_test_count(b, ret2 | neg), 1u);
+	/* a tail call's return address (a thunk of the block) the same way */
+	KUNIT_EXPECT_EQ(test, thunk_get(b, t1), 0ul);
+	e = urec_test_entry(b, t1, false);
+	KUNIT_ASSERT_NOT_NULL(test, e);
+	KUNIT_EXPECT_EQ(test, *e, (u64)t1 | neg);
+
+	mutex_lock(&xp_views_lock);
+	list_add_rcu(&b->node, &xp_urecblks);
+	KUNIT_EXPECT_EQ(test, xp_urec_detach(a, tgt, &base, &routine, false),
+			(unsigned int)XP_URT_N);
+	list_del_rcu(&b->node);
+	mutex_unlock(&xp_views_lock);
+	synchronize_rcu();
+	KUNIT_EXPECT_NULL(test, urec_test_entry(b, ret2, false));	/* keys gone */
+	KUNIT_EXPECT_EQ(test, urec_test_count(b, ret2 | neg), 1u);	/* words kept */
+	KUNIT_EXPECT_EQ(test, urec_test_count(b, t1 | neg), 1u);
+	KUNIT_EXPECT_EQ(test, urec_test_count(b, ret1), 1u);
 	vfree(b->kaddr);
 }
 
@@ -463,6 +521,7 @@ static struct kunit_case urec_cases[] = {
 	KUNIT_CASE(urec_sums_gate),
 	KUNIT_CASE(urec_rseq_cs_sites),
 	KUNIT_CASE(urec_thunk_tail_bit),
+	KUNIT_CASE(urec_thunk_none_left),
 	KUNIT_CASE(urec_plain_returns),
 	KUNIT_CASE(urec_detach_tails_kept),
 	{}

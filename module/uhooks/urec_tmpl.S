@@ -11,10 +11,13 @@
  * hook's cookie in eax (the stub keeps eax). The function's return address
  * is at 8(%rsp): it becomes the address of the return thunk for it, found
  * in the block's hash (or made by the kernel, on the slow path), so that
- * the return writes a record too. The hash entry the hook's last call
- * found is looked at first: its offset is in the thunk cache (urec.h), by
- * cookie, which the routine keeps when it finds another in the hash. A
- * function called from one place again and again takes one compare there.
+ * the return writes a record too (where the block has none for that
+ * address, its hash entry says so, or its run of the hash is full: the
+ * call's return is given up without asking the kernel again). The hash
+ * entry the hook's last call found is looked at first: its offset is in
+ * the thunk cache (urec.h), by cookie, which the routine keeps when it
+ * finds another in the hash. A function called from one place again and
+ * again takes one compare there.
  * xp_urec_ret is called by a return thunk, which keeps rax and then jumps
  * to the real return address.
  *
@@ -342,6 +345,8 @@ xp_urec_p_tcache:
 	je	5f
 	decl	%eax
 	jnz	1b
+	cmpq	$0, (%r11,%rcx)
+	jne	.Lnothunk		/* its run is full: no ask can give it a thunk */
 4:	leaq	8(%rsp), %rdi
 	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi), */
 					/* and sets rsi's tail bit if rdx is a thunk of ours */
@@ -357,16 +362,31 @@ xp_urec_p_tcache:
 	shrq	$48, %rax
 	andl	$XP_UREC_COOKIE_MASK, %eax	/* (a stack above 2^48 carries into it) */
 	jmp	.Lstamped
+/*
+ * Off the common path, still inside the window (a thread stopped past
+ * the store here goes to xp_urec_done as before it: its stack's scan
+ * takes the thunk back). The entry's thunk had XP_URT_TAILBIT: its key is
+ * a thunk of ours (a tail call), or it is a return address the block has
+ * no thunk for (XP_URT_NEGBIT, urec.h), which stays where it is.
+ */
+.Lflagged:
+	btrq	$XP_URT_NEGBIT, %rcx
+	jc	.Lnothunk
+	movq	%rcx, 8(%rsp)
+	btsq	$62, %rsi		/* XPROBES_UREC_TAIL: the caller's return is a thunk already */
+	jmp	xp_urec_append
+.Lnothunk:
+	btsq	$61, %rsi		/* this call's return writes nothing */
+	jmp	xp_urec_append
 5:	movq	%rsi, %rax
 	shrq	$48, %rax		/* the cookie again, from the entry word */
 	andl	$XP_UREC_COOKIE_MASK, %eax
 2:	movl	%ecx, (%rdi,%rax,4)	/* found in the hash: the hook's cache */
 3:	movq	8(%r11,%rcx), %rcx
-	btrq	$XP_URT_TAILBIT, %rcx	/* its key a thunk of ours: a tail call */
+	btrq	$XP_URT_TAILBIT, %rcx	/* a tail call, or no thunk */
+	jc	.Lflagged
 	movq	%rcx, 8(%rsp)
 xp_urec_stored:				/* uunwind.c: the thunk is in the slot */
-	jnc	xp_urec_append
-	btsq	$62, %rsi		/* XPROBES_UREC_TAIL: the caller's return is a thunk already */
 xp_urec_append:
 	xorl	%edi, %edi		/* the kernel has not been asked to flush */
 xp_urec_again:

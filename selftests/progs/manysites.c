@@ -1,17 +1,22 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * manysites [ROUNDS [big]]: calls ms_leaf() from 4096 distinct call sites
- * (with "big", 20480), once each per round, so that its returns go to more
+ * manysites [ROUNDS [big [hold]]]: calls ms_leaf() from 4096 distinct call
+ * sites (with "big", 20480), once each per round, so that its returns go to more
  * distinct addresses than a process's return thunks can stand for: with
  * events, XP_URET_N (2048, module/uhooks/uhook.h); with records,
  * XP_URT_N (16384, module/uhooks/urec.h), which 4096 must stay under and
  * 20480 goes past. Past them the module gives those calls' returns up, and
  * trace must say how many (returns_lost), never drop them silently nor
  * count a call it has no time for. Says on stderr how many calls it made.
+ * With "hold" it stops itself (SIGSTOP) after its first round and again
+ * after its last, so that a test can read the view's counters in between:
+ * what the later rounds cost, once every return address has been seen.
  */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <unistd.h>
 
 #define NOINLINE __attribute__((noinline))
 
@@ -45,6 +50,7 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 1, i;
 	int big = argc > 2 && !strcmp(argv[2], "big");
+	int hold = argc > 3 && !strcmp(argv[3], "hold");
 	int sites = big ? 5 * 4096 : 4096;
 
 	for (i = 0; i < rounds; i++) {
@@ -52,6 +58,10 @@ int main(int argc, char **argv)
 			ms_big();
 		else
 			ms_all();
+		if (hold && (i == 0 || i == rounds - 1)) {
+			fprintf(stderr, "manysites: pid %d held after round %d\n", (int)getpid(), i + 1);
+			raise(SIGSTOP);
+		}
 	}
 	fprintf(stderr, "manysites: %d calls of ms_leaf\n", sites * rounds);
 	return sink == (unsigned long)sites * rounds ? 0 : 1;
