@@ -1571,7 +1571,11 @@ void xp_urec_detach_tails(struct xp_uarea *a, const struct xp_unwind_map *m)
  * Where, from a block's routines at @routine, a thread between its
  * registers' save and its thunk's store is (the entry routine): the
  * window's start, the save's end, the window's end, and the routine's end
- * that puts the registers back and returns.
+ * that puts the registers back and returns. A tail call's thunk is stored
+ * out of line, inside the window (urec_tmpl.S, .Lflagged): a thread
+ * stopped past that store but before the window's end has the thunk in
+ * its slot already, which the stack's scan gives its target back, the
+ * thread sent to the end with no record all the same.
  */
 void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *saved,
 		    unsigned long *stored, unsigned long *done)
@@ -1859,7 +1863,8 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	/* the block's parts the module pins and maps, and its offset in the area, in whole pages */
 	BUILD_BUG_ON(XP_URT_TGT % PAGE_SIZE || XP_URT_HASH % PAGE_SIZE ||
 		     XP_UREC_BLOCK % PAGE_SIZE || XP_UREC_AREA_OFF % PAGE_SIZE);
-	BUILD_BUG_ON(XP_URT_N * 2 > 1 << XP_URT_HASH_BITS);	/* the hash at most half full */
+	/* the thunks' entries fill at most half the hash (those of addresses with none, the rest) */
+	BUILD_BUG_ON(XP_URT_N * 2 > 1 << XP_URT_HASH_BITS);
 	BUILD_BUG_ON(XP_URT_TCACHE_MASK > S32_MAX);		/* urec_tmpl.S: andl $imm32 */
 	/* the stamp: in the 32 bytes of every registration, in no field of the kernel's */
 	BUILD_BUG_ON(XP_RSEQ_STAMP + 4 > 32 || sizeof(struct rseq) != 32);

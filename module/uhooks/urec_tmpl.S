@@ -346,15 +346,30 @@ xp_urec_p_tcache:
 	decl	%eax
 	jnz	1b
 	cmpq	$0, (%r11,%rcx)
-	jne	.Lnothunk		/* its run is full: no ask can give it a thunk */
+	je	4f
+	/*
+	 * Its run looks full, which no ask can change: unless this address
+	 * went in meanwhile (another thread's ask, between one entry's key
+	 * read for the compare and read again for the empty test). Keys only
+	 * ever go from 0 to theirs while the block lives: a second look at
+	 * the eight sees every key the first one read as 0.
+	 */
+	subq	$(XP_URT_PROBES - 1) * 16, %rcx
+	movl	$XP_URT_PROBES, %eax
+6:	cmpq	(%r11,%rcx), %rdx
+	je	5f
+	addq	$16, %rcx
+	decl	%eax
+	jnz	6b
+	jmp	.Lnothunk
 4:	leaq	8(%rsp), %rdi
 	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi), */
 					/* and sets rsi's tail bit if rdx is a thunk of ours */
 	syscall
 	cmpq	8(%rsp), %rdx
 	jne	xp_urec_append
-	btsq	$61, %rsi		/* no thunk: this call's return writes nothing */
-	jmp	xp_urec_append
+	btrq	$62, %rsi		/* no thunk: an entry that says so is never a tail call's */
+	jmp	.Lnothunk
 .Lask_entry:				/* inside the window: on its way to the store */
 	ASK_STAMP .Lrestamped
 .Lrestamped:				/* the system call took eax */

@@ -879,7 +879,9 @@ unsigned long xp_unwind_map_target(const struct xp_unwind_map *m, unsigned long 
  * thunk after its stack was read: it goes to the routine's end instead,
  * which puts its registers back and returns (no record, no thunk). Inside
  * the save, the registers not saved yet are saved here (the save only
- * stores them: their values are the thread's).
+ * stores them: their values are the thread's). One past a tail call's
+ * store, which lies out of line inside the window (xp_urec_window()),
+ * goes there too: the scan below finds that thunk in its slot.
  */
 static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
 			  struct xp_ubudget *b)
