@@ -335,9 +335,8 @@ struct xprobes_urec {
 #define XPROBES_UREC_SP(w)		((w) & ((1ULL << 48) - 1))
 #define XPROBES_UREC_COOKIE(w)		(((w) >> 48) & 0x1fff)	/* an entry's hook cookie */
 #define XPROBES_UREC_NORET		(1ULL << 61)	/* an entry whose return writes nothing */
-#define XPROBES_UREC_TAIL		(1ULL << 62)	/* an entry whose return address was
-							 * a thunk already: a tail call
-							 * (never with NORET) */
+/* an entry whose return address was a thunk already: a tail call (never with NORET) */
+#define XPROBES_UREC_TAIL		(1ULL << 62)
 #define XPROBES_UREC_RET		(1ULL << 63)	/* a return, not an entry */
 
 /*

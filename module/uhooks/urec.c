@@ -1863,7 +1863,7 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	/* the block's parts the module pins and maps, and its offset in the area, in whole pages */
 	BUILD_BUG_ON(XP_URT_TGT % PAGE_SIZE || XP_URT_HASH % PAGE_SIZE ||
 		     XP_UREC_BLOCK % PAGE_SIZE || XP_UREC_AREA_OFF % PAGE_SIZE);
-	/* the thunks' entries fill at most half the hash (those of addresses with none, the rest) */
+	/* thunks' entries fill at most half the hash (addresses with none: the rest) */
 	BUILD_BUG_ON(XP_URT_N * 2 > 1 << XP_URT_HASH_BITS);
 	BUILD_BUG_ON(XP_URT_TCACHE_MASK > S32_MAX);		/* urec_tmpl.S: andl $imm32 */
 	/* the stamp: in the 32 bytes of every registration, in no field of the kernel's */
