@@ -420,6 +420,33 @@ stamp_paths() {
 }
 host_test host-urec-stamp stamp_paths
 
+# The entry routine's thunk lookup, the module's own bytes run on the host
+# (selftests/host/urec-lookup.c, single-stepped up to its append): a thunk
+# through the hook's cache or the hash, a tail call's, a return address
+# the block has none for, a miss with room (asks), a run full (asks
+# nothing), and a run full but for one entry that another thread's ask
+# fills between the routine's two reads of it (the thunk all the same).
+# Built from the template with a rule left out, it must fail: the second
+# look over a full run, the no-thunk mark, the run-full test, the tail
+# flag's clear.
+urec_lookup() {
+	local b="$BUILD/host/urec-lookup" t="$HERE/../module/uhooks/urec_tmpl.S" v
+	local cc="${CC:-cc} -O2 -Wall -Wl,-z,noexecstack -I $HERE/../module/uhooks"
+	mkdir -p "$BUILD/host" &&
+		$cc -o "$b" "$HERE/host/urec-lookup.c" "$t" && "$b" || return 1
+	sed 's/^\tsubq\t\$(XP_URT_PROBES - 1) \* 16, %rcx$/\tjmp\t.Lnothunk/' "$t" > "$b-nosecond.S"
+	sed '/^\tbtrq\t\$XP_URT_NEGBIT, %rcx$/,+1d' "$t" > "$b-noneg.S"
+	sed 's/^\tsubq\t\$(XP_URT_PROBES - 1) \* 16, %rcx$/\tjmp\t4f/' "$t" > "$b-nofull.S"
+	sed '/^\tbtrq\t\$62, %rsi/d' "$t" > "$b-notail.S"
+	for v in nosecond noneg nofull notail; do
+		cmp -s "$t" "$b-$v.S" && { echo "urec-lookup: $v: the template has no such line"; return 1; }
+		$cc -o "$b-$v" "$HERE/host/urec-lookup.c" "$b-$v.S" || return 1
+		must_fail "urec-lookup built without its $v rule" "$b-$v" -q || return 1
+	done
+	echo "urec-lookup: the entry routine's lookup, 14 cases; each of four rules left out fails"
+}
+host_test host-urec-lookup urec_lookup
+
 # uhook add's branches into a function's first bytes (ctl/branches.c: a
 # byte scan for every relative branch's opcode, then only the regions the
 # candidates are in decoded) against a sweep of all the text, for every
