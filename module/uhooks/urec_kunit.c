@@ -88,24 +88,38 @@ static unsigned int urec_test_count(struct xp_urecblk *b, u64 w)
 	return n;
 }
 
-static void urec_thunk_tail_bit(struct kunit *test)
+/*
+ * A block for @a alone, on no list, its hash and targets in memory of the
+ * test's (vfree() its kaddr); @tgt gets room for a detach's targets.
+ */
+static struct xp_urecblk *urec_test_lone_block(struct kunit *test, struct xp_uarea **a,
+					       u64 **tgt)
 {
-	const u64 tail = BIT_ULL(XP_URT_TAILBIT), ret = 0x401001;	/* odd: any byte may follow a call */
 	struct xp_urecblk *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
-	struct xp_uarea *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
-	u64 *tgt = kunit_kcalloc(test, XP_URT_N, sizeof(u64), GFP_KERNEL);
-	unsigned long t1, t2, base, routine;
-	u64 *e;
 
+	*a = kunit_kzalloc(test, sizeof(**a), GFP_KERNEL);
+	*tgt = kunit_kcalloc(test, XP_URT_N, sizeof(u64), GFP_KERNEL);
 	KUNIT_ASSERT_NOT_NULL(test, b);
-	KUNIT_ASSERT_NOT_NULL(test, a);
-	KUNIT_ASSERT_NOT_NULL(test, tgt);
+	KUNIT_ASSERT_NOT_NULL(test, *a);
+	KUNIT_ASSERT_NOT_NULL(test, *tgt);
 	b->kaddr = vzalloc(XP_UREC_BLOCK - XP_URT_TGT);
 	KUNIT_ASSERT_NOT_NULL(test, b->kaddr);
 	b->va = 0x7f0000000000UL;
 	b->mm = (struct mm_struct *)b;	/* a key only: never a live mm's address */
 	raw_spin_lock_init(&b->lock);
-	a->urec = b;
+	(*a)->urec = b;
+	return b;
+}
+
+static void urec_thunk_tail_bit(struct kunit *test)
+{
+	const u64 tail = BIT_ULL(XP_URT_TAILBIT), ret = 0x401001;	/* odd: any byte may follow a call */
+	unsigned long t1, t2, base, routine;
+	struct xp_urecblk *b;
+	struct xp_uarea *a;
+	u64 *tgt, *e;
+
+	b = urec_test_lone_block(test, &a, &tgt);
 
 	t1 = thunk_get(b, ret);
 	KUNIT_EXPECT_EQ(test, t1, b->va + XP_URT_OFF);
@@ -162,21 +176,12 @@ static void urec_thunk_none_left(struct kunit *test)
 {
 	const u64 neg = BIT_ULL(XP_URT_TAILBIT) | BIT_ULL(XP_URT_NEGBIT);
 	const u64 ret1 = 0x401005, ret2 = 0x40200b;
-	struct xp_urecblk *b = kunit_kzalloc(test, sizeof(*b), GFP_KERNEL);
-	struct xp_uarea *a = kunit_kzalloc(test, sizeof(*a), GFP_KERNEL);
-	u64 *tgt = kunit_kcalloc(test, XP_URT_N, sizeof(u64), GFP_KERNEL);
 	unsigned long t1, base, routine;
-	u64 *e;
+	struct xp_urecblk *b;
+	struct xp_uarea *a;
+	u64 *tgt, *e;
 
-	KUNIT_ASSERT_NOT_NULL(test, b);
-	KUNIT_ASSERT_NOT_NULL(test, a);
-	KUNIT_ASSERT_NOT_NULL(test, tgt);
-	b->kaddr = vzalloc(XP_UREC_BLOCK - XP_URT_TGT);
-	KUNIT_ASSERT_NOT_NULL(test, b->kaddr);
-	b->va = 0x7f0000000000UL;
-	b->mm = (struct mm_struct *)b;
-	raw_spin_lock_init(&b->lock);
-	a->urec = b;
+	b = urec_test_lone_block(test, &a, &tgt);
 	b->used = XP_URT_N - 1;		/* as if given out: their hash entries do not matter */
 
 	t1 = thunk_get(b, ret1);
