@@ -71,7 +71,7 @@ static long nbufs;
 static uint64_t *hash;
 
 /* what the single steps saw */
-static volatile int steps, syscalls, race_k = -1, raced, tail_ask;
+static volatile int syscalls, race_k = -1, raced, tail_ask;
 static volatile uint64_t race_key, race_val;
 static unsigned char *stop_at, *last_ip;
 
@@ -92,7 +92,6 @@ static void on_trap(int sig, siginfo_t *si, void *uc_)
 
 	(void)sig;
 	(void)si;
-	steps++;
 	/* past the system call: as the kernel's slow path says a tail call's */
 	if (tail_ask && last_ip && last_ip[0] == 0x0f && last_ip[1] == 0x05)
 		uc->uc_mcontext.gregs[REG_RSI] |= B62;
@@ -164,7 +163,7 @@ static struct result call(unsigned int cookie, uint64_t ret, int tf)
 
 	for (c = 0; c < nbufs; c++)
 		*(uint64_t *)(bufs + (c << XP_UREC_BUF_SHIFT)) = 0;
-	steps = syscalls = raced = 0;
+	syscalls = raced = 0;
 	last_ip = NULL;
 	r.slot = tcall(blk + OFF(xp_urec_entry), cookie, ret, tf);
 	r.syscalls = syscalls;

@@ -284,7 +284,6 @@ assert_eq "ms_leaf from 4096 sites: calls, returns lost, calls in the wall histo
 # between: a flush when its buffer fills (about six a round, the lost
 # returns' entries) and nothing else. Until 2026-12-06 each of the 4096
 # sites past the thunks made one at every call: 12288 in those rounds.
-ms_ni() { xprobectl hook list $1 | awk '/__x64_sys_ni_syscall/ { print $5 }'; }
 ms_held() {
 	wait_for /tmp/msb.err "held after round $1\$" "manysites big did not reach round $1" 1200
 	msp=$(sed -n 's/^manysites: pid \([0-9]*\) held.*/\1/p' /tmp/msb.err | head -n 1)
@@ -293,10 +292,12 @@ ms_held() {
 xprobectl trace -H --json -f ms_leaf -- manysites 4 big hold > /tmp/msb.json 2> /tmp/msb.err &
 mst=$!
 ms_held 1
-ms1=$(ms_ni $msp)
+msni=$(xprobectl hook list $msp | awk '/__x64_sys_ni_syscall/ { print $1 }')
+[ -n "$msni" ] || fail "no view hook on __x64_sys_ni_syscall: $(xprobectl hook list $msp)"
+ms1=$(hook_col $msni 5)
 kill -CONT $msp
 ms_held 4
-ms4=$(ms_ni $msp)
+ms4=$(hook_col $msni 5)
 kill -CONT $msp
 wait $mst || fail "trace -- manysites big: $(tail -n 3 /tmp/msb.err)"
 note "manysites (20480 sites): the routine's system calls $ms1 in round 1, $((ms4 - ms1)) in rounds 2 to 4"
