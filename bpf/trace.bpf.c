@@ -90,12 +90,45 @@ struct {
 	__type(value, char[16]);
 } comms SEC(".maps");
 
+/*
+ * Per function, in 1 << stat_shard_bits shards (a CPU adds to shard cpu %
+ * shards, atomically: a program in the hand-over's NMI-like context may
+ * nest in another on the same CPU), at func << stat_shard_bits | shard.
+ * Shards, not per-CPU slots: those were 1 KB a function on every CPU the
+ * machine may have (Redis's 3253 functions took 212 MB on 64 CPUs); at
+ * most TRACE_STAT_SHARDS of them keep what CPUs share of one function's
+ * counters to a few. Mapped by xprobectl, which reads them without a
+ * system call per function.
+ */
+const volatile __u32 stat_shard_bits;
+
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, TRACE_MAX_FUNCS);
-	__type(key, __u32);			/* function index = attach cookie */
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, TRACE_MAX_FUNCS);	/* nfuncs << stat_shard_bits */
+	__type(key, __u32);
 	__type(value, struct func_stats);
 } stats SEC(".maps");
+
+/*
+ * FUNC's shard of this CPU, or NULL past the functions. A call, not
+ * inlined: its key and the helper's clobbers stay in its own frame
+ * (inlined at each use, they took rec_one() past BPF's 512-byte stack).
+ */
+static __noinline struct func_stats *stats_of(__u32 func)
+{
+	__u32 k = func << stat_shard_bits |
+		  (bpf_get_smp_processor_id() & ((1u << stat_shard_bits) - 1));
+
+	return bpf_map_lookup_elem(&stats, &k);
+}
+
+/* One more call in bucket B of a shard's histogram H (B past the last: none). */
+static __always_inline void shard_hist_add(__u64 *h, __u32 b)
+{
+	if (b < TRACE_HIST)
+		__sync_fetch_and_add(&h[b], 1);
+}
 
 /* Per function, all CPUs: OFF-CPU times and their histograms (atomic adds). */
 struct {
@@ -367,14 +400,6 @@ __noinline __u32 log2_bucket(__u64 v)
 	if (v >> 2) { v >>= 2; r += 2; }
 	if (v >> 1) { r += 1; }
 	return r < TRACE_HIST ? r : TRACE_HIST - 1;
-}
-
-static __always_inline void hist_inc(__u64 *hist, __u64 v)
-{
-	__u32 b = log2_bucket(v);
-
-	if (b < TRACE_HIST)
-		hist[b]++;
 }
 
 static __always_inline __u64 cur_on(struct thread_state *st, __u64 now)
@@ -1581,10 +1606,10 @@ static __always_inline void tstat_add(__u32 tid, __u32 func, __u64 wall, __u64 o
 /* A call of FUNC that takes no return probe: counted, no frame, no times. */
 static __always_inline void entry_only(__u32 func)
 {
-	struct func_stats *s = bpf_map_lookup_elem(&stats, &func);
+	struct func_stats *s = stats_of(func);
 
 	if (s)
-		s->calls++;
+		__sync_fetch_and_add(&s->calls, 1);
 	if (per_thread)
 		tstat_add((__u32)bpf_get_current_pid_tgid(), func, 0, 0, NULL);
 }
@@ -1595,18 +1620,24 @@ static __always_inline void lost(__u32 func, bool ret)
 	struct func_stats *f;
 
 	count(ret ? CNT_RETURNS_LOST : CNT_CALLS_LOST);
-	f = bpf_map_lookup_elem(&stats, &func);
+	f = stats_of(func);
 	if (!f)
 		return;
 	if (ret)
-		f->returns_lost++;
+		__sync_fetch_and_add(&f->returns_lost, 1);
 	else
-		f->calls_lost++;
+		__sync_fetch_and_add(&f->calls_lost, 1);
 }
 
 /*
+ * Functions on records hooks without returns, by index (set by xprobectl
+ * before it places each hook: tuhook.c).
+ */
+__u8 rec_entry_only[TRACE_MAX_FUNCS];
+
+/*
  * A records entry whose return writes nothing (XPROBES_UREC_NORET), of
- * COOKIE: a function without returns (TRACE_REC_ENTRY_ONLY), whose entry
+ * COOKIE: a function without returns (rec_entry_only[]), whose entry
  * counts its call; or a call of one with returns that got no return thunk
  * (the block had none left for its return address, or its stack slot
  * could not be written): its return is lost, counted as the events' are
@@ -1614,8 +1645,8 @@ static __always_inline void lost(__u32 func, bool ret)
  */
 static __always_inline void rec_noret(__u32 cookie)
 {
-	if (cookie & TRACE_REC_ENTRY_ONLY)
-		entry_only(cookie & ~TRACE_REC_ENTRY_ONLY);
+	if (cookie < TRACE_MAX_FUNCS && rec_entry_only[cookie])
+		entry_only(cookie);
 	else
 		lost(cookie, true);
 }
@@ -1753,14 +1784,15 @@ static __always_inline void account(struct thread_state *st, struct frame *f,
 		waited |= off[i];
 	}
 
-	s = bpf_map_lookup_elem(&stats, &f->func);
+	s = stats_of(f->func);
 	if (s) {
-		s->calls++;
-		s->wall += wall;
-		s->on_incl += on;
-		s->on_excl += on > f->child_on ? on - f->child_on : 0;
-		hist_inc(s->hist_wall, wall);
-		hist_inc(s->hist_on, on);
+		__sync_fetch_and_add(&s->calls, 1);
+		__sync_fetch_and_add(&s->wall, wall);
+		__sync_fetch_and_add(&s->on_incl, on);
+		if (on > f->child_on)
+			__sync_fetch_and_add(&s->on_excl, on - f->child_on);
+		shard_hist_add(s->hist_wall, log2_bucket(wall));
+		shard_hist_add(s->hist_on, log2_bucket(on));
 	}
 	o = waited ? bpf_map_lookup_elem(&offstats, &f->func) : NULL;
 	if (o) {
@@ -1901,7 +1933,7 @@ int uh_lost(struct bpf_raw_tracepoint_args *ctx)
 
 	if (func == TRACE_UNWINDER_COOKIE || !ours(bpf_get_current_pid_tgid() >> 32))
 		return 0;
-	lost(func & ~(TRACE_ENTRY_ONLY | TRACE_REC_ENTRY_ONLY), ret);
+	lost(func & ~TRACE_ENTRY_ONLY, ret);
 	return 0;
 }
 
@@ -1972,15 +2004,14 @@ static __always_inline void rec_push(struct rwalk *w, __u64 now, __u64 on, __u64
 /* A call of FUNC that was all ON-CPU: WALL, of which EXCL its own; B: WALL's bucket. */
 static __always_inline void rec_stats(__u32 func, __u64 wall, __u64 excl, __u32 b)
 {
-	struct func_stats *s = bpf_map_lookup_elem(&stats, &func);
+	struct func_stats *s = stats_of(func);
 
 	if (!s)
 		return;
-	s->calls++;
-	s->allon += wall;
-	s->on_excl += excl;
-	if (b < TRACE_HIST)
-		s->hist_allon[b]++;
+	__sync_fetch_and_add(&s->calls, 1);
+	__sync_fetch_and_add(&s->allon, wall);
+	__sync_fetch_and_add(&s->on_excl, excl);
+	shard_hist_add(s->hist_allon, b);
 }
 
 /* Frame D - 1 (from 1), a caller: charge it a callee's all-ON WALL time. */
@@ -2055,9 +2086,9 @@ static __always_inline void rec_call(struct rwalk *w, __u64 t, __u64 what)
 	pstat_add(st ? st->pslot : 0, func, wall, wall, NULL);
 	if (!(what & XPROBES_UREC_TOP)) {
 		func = XPROBES_UREC_CALLER(t);
-		s = bpf_map_lookup_elem(&stats, &func);
-		if (s)
-			s->on_excl -= wall;
+		s = stats_of(func);
+		if (s)	/* its own less this callee's: modulo 2^64, as xprobectl sums */
+			__sync_fetch_and_add(&s->on_excl, -wall);
 		return;
 	}
 	if (!st || st->fresh)	/* no frames yet: its first entry or return starts them */

@@ -7,7 +7,8 @@
 #define XPROBES_TRACE_H
 
 #define TRACE_MAX_DEPTH		32	/* shadow stack frames per thread (power of 2) */
-#define TRACE_MAX_FUNCS		4096	/* traced functions per session */
+#define TRACE_MAX_FUNCS		8192	/* traced functions per session: records carry 13 bits */
+#define TRACE_STAT_SHARDS	8	/* at most: struct func_stats per function (power of 2) */
 #define TRACE_HIST		40	/* log2 buckets: [2^i, 2^(i+1)) ns, last is open */
 #define TRACE_MAX_THREADS	4096
 #define TRACE_FOLD_DEPTH	16	/* outermost frames kept in folded stacks */
@@ -157,11 +158,13 @@ struct thread_state {
 };
 
 /*
- * Per function, per CPU (userspace sums the CPUs): what every call adds
- * to. What only a call that waited adds to is in struct func_off, one
- * for all CPUs: per-CPU slots are sized by the CPUs the machine may have,
- * and the nine causes' histograms were three quarters of them (Redis's
- * 3253 functions took 441 MB on 64 CPUs, 212 MB now).
+ * Per function, per shard (a few CPUs each: the stats map; userspace sums
+ * the shards): what every call adds to. What only a call that waited adds
+ * to is in struct func_off, one for all CPUs. Both were per-CPU slots
+ * once, sized by the CPUs the machine may have: Redis's 3253 functions
+ * took 441 MB on 64 CPUs until 2026-12-04 (the nine causes' histograms
+ * were three quarters of it), 212 MB until 2026-12-07, 26 MB in eight
+ * shards.
  */
 struct func_stats {
 	__u64 calls;
@@ -234,12 +237,13 @@ struct fold_key {
  */
 #define TRACE_ENTRY_ONLY	0x80000000u
 /*
- * The same in a records hook's cookie, of which records carry 13 bits
- * (TRACE_MAX_FUNCS is 4096): a records entry without return
- * (XPROBES_UREC_NORET) of a function that has returns is a call whose
- * return the module gave up (no thunk for its return address), not a call.
+ * A records hook's cookie is the function's index alone (records carry 13
+ * bits of it): whether it has returns is in trace.bpf.c's rec_entry_only[]
+ * (a bit of the cookie until 2026-12-07, which kept trace to 4096
+ * functions). A records entry without return (XPROBES_UREC_NORET) of a
+ * function that has returns is a call whose return the module gave up (no
+ * thunk for its return address), not a call.
  */
-#define TRACE_REC_ENTRY_ONLY	0x1000u
 
 /* Session counters (array map, one slot each). */
 enum trace_counter {

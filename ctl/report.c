@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "json.h"
@@ -201,34 +202,60 @@ static uint64_t usums_collect(struct tsession *s, struct func_fig *sum)
 }
 
 /*
- * Sum the per-CPU slots and the OFF-CPU figures of every traced function; *SUMMED: the calls the
+ * The stats map as read-only memory (BPF_F_MMAPABLE), mapped at the first
+ * report: every shard of every function without a system call each. NULL
+ * if it cannot be mapped.
+ */
+static const struct func_stats *stats_mapped(struct tsession *s)
+{
+	size_t len = ((size_t)s->nfuncs << s->shard_bits) * sizeof(struct func_stats);
+	void *p;
+
+	_Static_assert(sizeof(struct func_stats) % 8 == 0, "array values are 8-aligned apart");
+	if (!s->stats_mem) {
+		p = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(s->skel->maps.stats), 0);
+		s->stats_mem = p == MAP_FAILED ? NULL : p;
+	}
+	return s->stats_mem;
+}
+
+/* Unmap what stats_mapped() mapped, before the map goes. */
+void report_unmap(struct tsession *s)
+{
+	if (s->stats_mem)
+		munmap(s->stats_mem, ((size_t)s->nfuncs << s->shard_bits) * sizeof(struct func_stats));
+	s->stats_mem = NULL;
+}
+
+/*
+ * Sum the shards and the OFF-CPU figures of every traced function; *SUMMED: the calls the
  * processes summed themselves, among them (read once per report).
  */
 static int collect(struct tsession *s, struct func_fig *sum, uint64_t *summed)
 {
-	size_t vsz = (sizeof(struct func_stats) + 7) & ~7ul;
-	char *buf = malloc(vsz * s->ncpus);
 	int fd = bpf_map__fd(s->skel->maps.stats), ofd = bpf_map__fd(s->skel->maps.offstats);
+	const struct func_stats *mem = stats_mapped(s);
+	uint32_t k, i, n = 1u << s->shard_bits;
+	struct func_stats one;
 	struct func_off off;
-	uint32_t k;
-	int c;
 
 	*summed = 0;
-	if (!buf)
-		return -ENOMEM;
 	memset(sum, 0, sizeof(*sum) * s->nfuncs);
 	for (k = 0; k < (uint32_t)s->nfuncs; k++) {
 		if (!bpf_map_lookup_elem(ofd, &k, &off))
 			add_off(&sum[k], &off);
-		if (bpf_map_lookup_elem(fd, &k, buf))
-			continue;
-		for (c = 0; c < s->ncpus; c++)
-			add_stats(&sum[k], (struct func_stats *)(buf + c * vsz));
+		for (i = 0; i < n; i++) {
+			uint32_t key = k << s->shard_bits | i;
+
+			if (mem)
+				add_stats(&sum[k], &mem[key]);
+			else if (!bpf_map_lookup_elem(fd, &key, &one))
+				add_stats(&sum[k], &one);
+		}
 	}
 	*summed = usums_collect(s, sum);
 	for (k = 0; k < (uint32_t)s->nfuncs; k++)
 		allon_in(&sum[k]);
-	free(buf);
 	return 0;
 }
 

@@ -1741,6 +1741,7 @@ static void skels_destroy(struct tsession *s)
 	trace_bpf__destroy(s->uskel);
 	s->uskel = NULL;
 	s->uskel_failed = false;
+	report_unmap(s);
 	trace_bpf__destroy(s->skel);
 	s->skel = NULL;
 }
@@ -1783,7 +1784,7 @@ static void size_maps(struct tsession *s)
 {
 	struct trace_bpf *k = s->skel;
 
-	bpf_map__set_max_entries(k->maps.stats, s->nfuncs);
+	bpf_map__set_max_entries(k->maps.stats, s->nfuncs << s->shard_bits);
 	bpf_map__set_max_entries(k->maps.offstats, s->nfuncs);
 	bpf_map__set_max_entries(k->maps.pstats, s->children ? TRACE_PROC_SLOTS * s->nfuncs : 1);
 	bpf_map__set_max_entries(k->maps.tstats, s->per_thread ? TRACE_TSTATS : 1);
@@ -1837,6 +1838,14 @@ static int load_bpf(struct tsession *s)
 	s->skel->rodata->target_tgid = s->cg ? 0 : s->pid;
 	s->skel->rodata->children = s->children;
 	s->skel->rodata->nfuncs = s->nfuncs;
+	s->skel->rodata->stat_shard_bits = s->shard_bits;
+	/*
+	 * A records hook's cookie is its function's index alone (tuhook.c):
+	 * which ones have no returns, for their records (uprobes and event
+	 * hooks carry TRACE_ENTRY_ONLY in theirs).
+	 */
+	for (i = 0; i < s->nfuncs; i++)
+		s->skel->bss->rec_entry_only[i] = s->records && s->funcs[i].no_return;
 	s->skel->rodata->per_thread = s->per_thread;
 	s->skel->rodata->folded = s->fold;
 	s->skel->rodata->wakers_on = s->wakers;
@@ -2189,6 +2198,9 @@ static int trace_open(struct trace_run *r)
 		return -1;
 	}
 	s->ncpus = libbpf_num_possible_cpus();
+	/* the stats map's shards: one per CPU up to TRACE_STAT_SHARDS (a power of 2) */
+	while ((1 << s->shard_bits) < s->ncpus && (1 << s->shard_bits) < TRACE_STAT_SHARDS)
+		s->shard_bits++;
 	r->t_set[1] = mono_ns();
 	return 0;
 }

@@ -96,6 +96,8 @@ struct tsession {
 	bool records;		/* user hooks write records (else they fire events) */
 	bool sums;		/* ... and the process sums its calls (XPROBES_F_SUMS) */
 	int ncpus;
+	int shard_bits;		/* the stats map's shards: 1 << shard_bits (trace.bpf.c) */
+	void *stats_mem;	/* that map, mapped (report.c) */
 	struct trace_bpf *skel;
 	/*
 	 * The uprobe programs (fn_entry, fn_return, unwind_start): in skel
@@ -208,6 +210,7 @@ int pprof_write(struct tsession *s, const char *path, uint64_t start_realtime_ns
 
 /* Print a report: an interval (difference from the last one) or the final totals. */
 int report_print(struct tsession *s, bool final);
+void report_unmap(struct tsession *s);
 
 /* Delete exited threads' entries, folding their pending time; at the end, fold every thread's. */
 bool threads_sweep(struct tsession *s, bool final);

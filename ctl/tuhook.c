@@ -25,9 +25,8 @@
 #include "util.h"
 #include "trace.skel.h"
 
-/* A records cookie: a function's index and TRACE_REC_ENTRY_ONLY, in the 13 bits records carry. */
-_Static_assert(TRACE_MAX_FUNCS <= TRACE_REC_ENTRY_ONLY, "records cookies would collide");
-_Static_assert((TRACE_REC_ENTRY_ONLY | (TRACE_MAX_FUNCS - 1)) <= XPROBES_UREC_COOKIE(~0ULL),
+/* A records cookie: a function's index, in the 13 bits records carry. */
+_Static_assert(TRACE_MAX_FUNCS - 1 <= XPROBES_UREC_COOKIE(~0ULL),
 	       "a records cookie must fit the 13 bits records carry");
 
 /* The [xprobes-uhooks] areas of the target, for fn_entry_uh's tail-call test. */
@@ -173,9 +172,8 @@ int tuhooks_add(struct tsession *s, bool verbose)
 			.path = f->path, .offset = f->offset, .addr = addr, .size = f->size,
 			.flags = (f->no_return ? 0 : XPROBES_F_RETURNS) |
 				 (s->records ? XPROBES_F_RECORDS : XPROBES_F_EVENTS),
-			/* records carry 13 bits of it (XPROBES_UREC_COOKIE) */
-			.cookie = i | (!f->no_return ? 0 : s->records ? TRACE_REC_ENTRY_ONLY :
-				       TRACE_ENTRY_ONLY),
+			/* records carry 13 bits of it (XPROBES_UREC_COOKIE); see load_bpf() */
+			.cookie = i | (f->no_return && !s->records ? TRACE_ENTRY_ONLY : 0),
 		};
 		err = uhook_ask(s, &a, &id, &why);
 		if ((err == -EINVAL || err == -E2BIG) && !strncmp(s->nl->ext_msg, "no jump here", 12)) {

@@ -518,8 +518,9 @@ host_test host-trace-unwind sh "$HERE/host/unwind-check.sh" "$BUILD/ctl/xprobect
 host_test host-trace-names sh "$HERE/host/names-check.sh" "$BUILD/ctl/xprobectl" \
 	"$BUILD/progs/tailx" "$BUILD/progs/gostack" "$BUILD/host/names"
 
-# BPF's per-CPU histogram buckets past 2^32 calls: slots set to 2^32 - 1
-# with bpftool before the calls (selftests/host/buckets-check.sh).
+# The stats map's shape (an array of shards, not per-CPU slots) and its
+# histogram buckets past 2^32 calls: every shard set to 2^32 - 1 with
+# bpftool before the calls (selftests/host/buckets-check.sh).
 host_test host-trace-buckets sh "$HERE/host/buckets-check.sh" "$BUILD/ctl/xprobectl" \
 	"$BUILD/progs/nestloop" "$BUILD/progs/jsonq" "$BUILD/host/buckets"
 

@@ -1,12 +1,15 @@
 #!/bin/sh
-# BPF's per-CPU histogram buckets past 2^32 calls, in fallback mode on this
-# host's kernel. Before nestloop's rounds, every bucket of its three
-# functions' slots (struct func_stats, bpf/trace.h: 40 buckets of wall,
-# ON-CPU and all-ON, 64 bits each, on every CPU) is set to 2^32 - 1 with
-# bpftool, as that many calls on each CPU would. Each function's wall and
-# ON-CPU histograms must then count its calls plus the planted wall (or
-# ON-CPU) and all-ON buckets, which xprobectl adds to both. Until
-# 2026-12-04 the buckets were 32 bits: 3 x 2^32 short.
+# BPF's histogram buckets past 2^32 calls, in fallback mode on this host's
+# kernel, and the stats map's shape. The map must be an array of
+# nfuncs x shards (one shard per possible CPU, at most 8: bpf/trace.bpf.c),
+# not per-CPU slots (1 KB a function on every CPU the machine may have,
+# until 2026-12-07). Before nestloop's rounds, every bucket of its three
+# functions' shards (struct func_stats, bpf/trace.h: 40 buckets of wall,
+# ON-CPU and all-ON, 64 bits each) is set to 2^32 - 1 with bpftool, as that
+# many calls on each would. Each function's wall and ON-CPU histograms
+# must then count its calls plus the planted wall (or ON-CPU) and all-ON
+# buckets, which xprobectl adds to both. Until 2026-12-04 the buckets were
+# 32 bits: 3 x 2^32 short.
 #   buckets-check.sh XPROBECTL NESTLOOP JSONQ DIR
 set -eu
 CTL=$1 NL=$2 JQ=$3 D=$4
@@ -24,23 +27,35 @@ until grep -qs "^xprobectl: tracing" "$D/t.err"; do
 	[ $i -lt 300 ] || { kill $T; echo "trace did not attach: $(tail -n 3 "$D/t.err")"; exit 1; }
 	sleep 0.1
 done
-# this session's slots: the newest per-CPU array named stats
-id=$(bpftool map show | sed -n 's/^\([0-9]*\): percpu_array  name stats .*/\1/p' | sort -n | tail -n 1)
+# this session's map: the newest map named stats
+id=$(bpftool map show | sed -n 's/^\([0-9]*\): [a-z_]*  name stats .*/\1/p' | sort -n | tail -n 1)
+[ -n "$id" ] || { kill $T; echo "no map named stats"; exit 1; }
+kind=$(bpftool map show id "$id" | sed -n 's/^[0-9]*: \([a-z_]*\) .*/\1/p')
+[ "$kind" = array ] || { kill $T; echo "stats map $id: a $kind, not an array of shards"; exit 1; }
 vsz=$(bpftool map show id "$id" | sed -n 's/.* value \([0-9]*\)B .*/\1/p')
+entries=$(bpftool map show id "$id" | sed -n 's/.* max_entries \([0-9]*\) .*/\1/p')
+# the CPUs the machine may have, as libbpf counts them: the highest possible one + 1
+ncpus=$(tr ',' '\n' < /sys/devices/system/cpu/possible | sed 's/.*-//' | sort -n | tail -n 1)
+ncpus=$((ncpus + 1))
+shards=1
+while [ $shards -lt "$ncpus" ] && [ $shards -lt 8 ]; do shards=$((shards * 2)); done
+[ "$entries" = $((3 * shards)) ] ||
+	{ kill $T; echo "stats map $id: $entries entries, not 3 functions x $shards shards ($ncpus CPUs)"; exit 1; }
 slots=$((3 * 40))
 head=$((vsz - 8 * slots))
 [ "$head" -gt 0 ] || { kill $T; echo "stats map $id: value of $vsz bytes, not func_stats's"; exit 1; }
 value="$(i=0; while [ $i -lt $head ]; do printf '0 '; i=$((i + 1)); done)"
 value="$value$(i=0; while [ $i -lt $slots ]; do printf '0xff 0xff 0xff 0xff 0 0 0 0 '; i=$((i + 1)); done)"
-for k in 0 1 2; do
+k=0
+while [ $k -lt "$entries" ]; do
 	# shellcheck disable=SC2086
 	bpftool map update id "$id" key $k 0 0 0 value $value ||
-		{ kill $T; echo "bpftool could not set slot $k of map $id"; exit 1; }
+		{ kill $T; echo "bpftool could not set shard $k of map $id"; exit 1; }
+	k=$((k + 1))
 done
-ncpus=$(bpftool map lookup id "$id" key 0 0 0 0 | grep -c '"cpu":')
 touch "$D/go"
 wait $T || { echo "trace ended with $?: $(tail -n 3 "$D/t.err")"; exit 1; }
-planted=$((ncpus * 2 * 40 * 4294967295))
+planted=$((shards * 2 * 40 * 4294967295))
 total() {
 	t=0 b=0 n=$("$JQ" "$D/t.json" "functions.[name=$1].histograms.$2.#")
 	while [ $b -lt "$n" ]; do
@@ -55,7 +70,7 @@ for f in nl_outer nl_mid nl_leaf; do
 	for h in wall on_cpu; do
 		got=$(total $f $h)
 		[ "$got" = $((N + planted)) ] ||
-			{ echo "$f's $h histogram: $got, not its $N calls + $planted planted ($ncpus CPUs): off by $((got - N - planted))"; exit 1; }
+			{ echo "$f's $h histogram: $got, not its $N calls + $planted planted ($shards shards): off by $((got - N - planted))"; exit 1; }
 	done
 done
-echo "buckets: 3 functions' wall and ON-CPU histograms exact past 2^32 a bucket ($ncpus CPUs planted at 2^32 - 1)"
+echo "buckets: 3 functions' wall and ON-CPU histograms exact past 2^32 a bucket ($shards shards of $ncpus CPUs planted at 2^32 - 1)"
