@@ -833,7 +833,7 @@ static __always_inline void waker_add(struct thread_state *st, __u64 ns)
 	struct waker_slot *w;
 	__u64 key;
 
-	key = st->waker ? st->waker | ((__u64)func << 38) :
+	key = st->waker ? st->waker | ((__u64)func << WKEY_FUNC_SHIFT) :
 			  WKEY(func, WAKER_OUTSIDE, WAKER_NO_FUNC, 0);
 	idx = (__u32)((key * 0x61C8864680B583EBull) >> 52);
 	for (i = 0; i < 8; i++) {

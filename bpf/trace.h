@@ -7,7 +7,7 @@
 #define XPROBES_TRACE_H
 
 #define TRACE_MAX_DEPTH		32	/* shadow stack frames per thread (power of 2) */
-#define TRACE_MAX_FUNCS		8192	/* traced functions per session: records carry 13 bits */
+#define TRACE_MAX_FUNCS		16384	/* traced functions per session: records carry 14 bits */
 #define TRACE_STAT_SHARDS	8	/* at most: struct func_stats per function (power of 2) */
 #define TRACE_HIST		40	/* log2 buckets: [2^i, 2^(i+1)) ns, last is open */
 #define TRACE_MAX_THREADS	4096
@@ -86,14 +86,21 @@ enum trace_waker_kind {
 
 #define TRACE_WAKER_SLOTS	4096	/* distinct (function, waker) per CPU */
 #define TRACE_WAKER_COMMS	1024	/* fallback -W: wakers outside the process named */
-#define WAKER_NO_FUNC		0x1fff	/* no traced function on the stack */
+/*
+ * Functions in 15 bits (13 until 2026-12-07, when trace took more than
+ * 8191 functions): the tid in bits 0-21, the waker's function 22-36, the
+ * kind 37-39, the function 40-54.
+ */
+#define WAKER_NO_FUNC		0x7fff	/* no traced function on the stack */
+#define WKEY_FUNC_SHIFT		40
 #define WKEY(func, kind, wfunc, wtid) \
-	((1ULL << 63) | ((__u64)(func) << 38) | ((__u64)(kind) << 35) | \
+	((1ULL << 63) | ((__u64)(func) << WKEY_FUNC_SHIFT) | ((__u64)(kind) << 37) | \
 	 ((__u64)(wfunc) << 22) | ((__u64)(wtid) & 0x3fffff))
-#define WKEY_FUNC(k)		((__u32)((k) >> 38) & 0x1fff)
-#define WKEY_KIND(k)		((__u32)((k) >> 35) & 7)
-#define WKEY_WFUNC(k)		((__u32)((k) >> 22) & 0x1fff)
+#define WKEY_FUNC(k)		((__u32)((k) >> WKEY_FUNC_SHIFT) & 0x7fff)
+#define WKEY_KIND(k)		((__u32)((k) >> 37) & 7)
+#define WKEY_WFUNC(k)		((__u32)((k) >> 22) & 0x7fff)
 #define WKEY_WTID(k)		((__u32)(k) & 0x3fffff)
+_Static_assert(TRACE_MAX_FUNCS <= WAKER_NO_FUNC, "a function's index would read as none");
 
 /* Off-CPU time of one (function, waker), the wake-up wait excluded. */
 struct waker_slot {
@@ -237,10 +244,10 @@ struct fold_key {
  */
 #define TRACE_ENTRY_ONLY	0x80000000u
 /*
- * A records hook's cookie is the function's index alone (records carry 13
- * bits of it): whether it has returns is in trace.bpf.c's rec_entry_only[]
- * (a bit of the cookie until 2026-12-07, which kept trace to 4096
- * functions). A records entry without return (XPROBES_UREC_NORET) of a
+ * A records hook's cookie is the function's index alone (records carry 14
+ * bits of it, 13 until 2026-12-07): whether it has returns is in
+ * trace.bpf.c's rec_entry_only[] (a bit of the cookie until 2026-12-07,
+ * which kept trace to 4096 functions). A records entry without return (XPROBES_UREC_NORET) of a
  * function that has returns is a call whose return the module gave up (no
  * thunk for its return address), not a call.
  */

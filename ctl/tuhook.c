@@ -25,9 +25,9 @@
 #include "util.h"
 #include "trace.skel.h"
 
-/* A records cookie: a function's index, in the 13 bits records carry. */
+/* A records cookie: a function's index, in the 14 bits records carry. */
 _Static_assert(TRACE_MAX_FUNCS - 1 <= XPROBES_UREC_COOKIE(~0ULL),
-	       "a records cookie must fit the 13 bits records carry");
+	       "a records cookie must fit the 14 bits records carry");
 
 /* The [xprobes-uhooks] areas of the target, for fn_entry_uh's tail-call test. */
 void tuhooks_areas(struct tsession *s)
@@ -172,7 +172,7 @@ int tuhooks_add(struct tsession *s, bool verbose)
 			.path = f->path, .offset = f->offset, .addr = addr, .size = f->size,
 			.flags = (f->no_return ? 0 : XPROBES_F_RETURNS) |
 				 (s->records ? XPROBES_F_RECORDS : XPROBES_F_EVENTS),
-			/* records carry 13 bits of it (XPROBES_UREC_COOKIE); see load_bpf() */
+			/* records carry 14 bits of it (XPROBES_UREC_COOKIE); see load_bpf() */
 			.cookie = i | (f->no_return && !s->records ? TRACE_ENTRY_ONLY : 0),
 		};
 		err = uhook_ask(s, &a, &id, &why);

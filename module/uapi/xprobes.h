@@ -332,8 +332,17 @@ struct xprobes_urec {
 	__u64 what;
 };
 #define XPROBES_UREC_INLINE		4	/* records in the tracepoint's args */
-#define XPROBES_UREC_SP(w)		((w) & ((1ULL << 48) - 1))
-#define XPROBES_UREC_COOKIE(w)		(((w) >> 48) & 0x1fff)	/* an entry's hook cookie */
+/*
+ * @what: the sp in bits 0-46 (a user stack is below 2^47 but where a
+ * process asks for more with 5-level paging; one above reads wrong, in its
+ * own figures), the hook's cookie in 47-60 (48-60 until 2026-12-07: 13
+ * bits), then the flags.
+ */
+#define XPROBES_UREC_SP_BITS		47
+#define XPROBES_UREC_COOKIE_MAX		0x3fff
+#define XPROBES_UREC_SP(w)		((w) & ((1ULL << XPROBES_UREC_SP_BITS) - 1))
+/* an entry's hook cookie */
+#define XPROBES_UREC_COOKIE(w)		(((w) >> XPROBES_UREC_SP_BITS) & XPROBES_UREC_COOKIE_MAX)
 #define XPROBES_UREC_NORET		(1ULL << 61)	/* an entry whose return writes nothing */
 /* an entry whose return address was a thunk already: a tail call (never with NORET) */
 #define XPROBES_UREC_TAIL		(1ULL << 62)
@@ -361,8 +370,8 @@ struct xprobes_urec {
 #define XPROBES_UREC_IS_CALL(w)		(((w) & XPROBES_UREC_CALL) == XPROBES_UREC_CALL)
 #define XPROBES_UREC_WALL(t)		((t) & ((1ULL << 38) - 1))	/* ns */
 #define XPROBES_UREC_LOG2(t)		(((t) >> 38) & 0x3f)
-#define XPROBES_UREC_CALLER(t)		(((t) >> 48) & 0x1fff)
-#define XPROBES_UREC_CALL_TAIL		(1ULL << 61)	/* in @time */
+#define XPROBES_UREC_CALLER(t)		(((t) >> 48) & XPROBES_UREC_COOKIE_MAX)
+#define XPROBES_UREC_CALL_TAIL		(1ULL << 62)	/* in @time (bit 61 until 2026-12-07) */
 
 /*
  * With XPROBES_F_SUMS, an entry record whose callees the process summed

@@ -806,7 +806,7 @@ static struct xp_uhook *uhook_new(const struct xp_uhook_req *req, struct task_st
 	if (req->flags & XPROBES_F_RECORDS) {
 		if (req->cookie > XP_UREC_COOKIE_MASK) {
 			NL_SET_ERR_MSG_FMT(extack, "a records hook's cookie is below %u: records carry "
-					   "13 bits of it", XP_UREC_COOKIE_MASK + 1);
+					   "14 bits of it", XP_UREC_COOKIE_MASK + 1);
 			xp_uhook_abandon(h);
 			return ERR_PTR(-ERANGE);
 		}

@@ -1854,6 +1854,8 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 	BUILD_BUG_ON(XP_USUM_HIST + XP_USUM_BUCKET * XP_USUM_NHIST > XP_USUM_SIZE);
 	BUILD_BUG_ON(sizeof_field(struct xprobes_usum, hist[0]) != XP_USUM_BUCKET);
 	BUILD_BUG_ON(XP_USUM_NHIST != XPROBES_USUM_HIST || XP_USUM_FUNCS != XPROBES_USUM_FUNCS);
+	BUILD_BUG_ON(XP_UREC_COOKIE_MASK != XPROBES_UREC_COOKIE_MAX ||
+		     XP_UREC_SP_BITS != XPROBES_UREC_SP_BITS);
 	BUILD_BUG_ON(offsetof(struct xp_urec_hdr, mult) != XP_UREC_MULT ||
 		     offsetof(struct xp_urec_hdr, bsp) != XP_UREC_BSP ||
 		     offsetof(struct xp_urec_hdr, th) != XP_UREC_TH ||

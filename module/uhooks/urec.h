@@ -108,7 +108,8 @@
 /* A hook's stub, in front of its trampoline's instructions. */
 #define XP_URSTUB_LEN		20		/* mov %rax,-16(%rsp); mov $c,%eax; call; mov back */
 
-#define XP_UREC_COOKIE_MASK	0x1fff		/* the cookie bits a record carries */
+#define XP_UREC_COOKIE_MASK	0x3fff		/* the cookie bits a record carries */
+#define XP_UREC_SP_BITS		47		/* below them in a record's word: the sp */
 
 /*
  * The thunk cache, after the sums in the same mapping: by a hook's cookie

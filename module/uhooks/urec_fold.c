@@ -162,7 +162,8 @@ u32 xp_urec_fold(const struct xprobes_urec *in, u32 n, const u64 *acc, u64 top,
 				struct fold_open *e = &st[--d];
 				u64 wall = t - e->t0;
 
-				out[e->at].what = XPROBES_UREC_CALL | (u64)e->cookie << 48 | e->sp |
+				out[e->at].what = XPROBES_UREC_CALL | e->sp |
+						  (u64)e->cookie << XPROBES_UREC_SP_BITS |
 						  (d ? 0 : XPROBES_UREC_TOP);
 				out[e->at].time = wall | log2_down(wall) << LOG2_SHIFT |
 						  (u64)d << LEVEL_SHIFT |

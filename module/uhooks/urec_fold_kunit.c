@@ -8,7 +8,7 @@
  */
 #include <kunit/test.h>
 
-#define UE(c, sp)	((u64)(c) << 48 | (sp))	/* an entry */
+#define UE(c, sp)	((u64)(c) << XPROBES_UREC_SP_BITS | (sp))	/* an entry */
 #define UR(sp)		(XPROBES_UREC_RET | (sp))	/* a return */
 #define ST(a, n)	((u64)(a) << 16 | (n))		/* a state: A cycles, n records */
 

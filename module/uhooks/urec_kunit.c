@@ -223,7 +223,7 @@ static void urec_thunk_none_left(struct kunit *test)
  */
 static void urec_plain_returns(struct kunit *test)
 {
-	const u64 sp = 0x7ffd00001000ULL, cookie = 5ULL << 48;
+	const u64 sp = 0x7ffd00001000ULL, cookie = 5ULL << XPROBES_UREC_SP_BITS;
 	struct xp_urec_clock c = { .tsc = 1000, .ns = 5000, .mult = 1ULL << 32 };
 	struct xprobes_urec r[] = {
 		{ 900, cookie | sp | XPROBES_UREC_TAIL },		/* an entry, a tail call */
@@ -492,7 +492,7 @@ static void urec_carry_slots(struct kunit *test)
 static void urec_mark_rules(struct kunit *test)
 {
 	struct xprobes_urec o[4] = {};
-	u64 ent = 5ULL << 48, bot = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM;
+	u64 ent = 5ULL << XPROBES_UREC_SP_BITS, bot = XPROBES_UREC_CHARGE | XPROBES_UREC_BOTTOM;
 
 	KUNIT_EXPECT_EQ(test, urec_mark(o, 0, 77), 77ULL);
 	o[0].what = bot | 0x5000;				/* a lone charge */

@@ -73,6 +73,17 @@
  */
 #include "urec.h"
 
+/*
+ * A record's word rotated left by ROL: its cookie and flags in the low
+ * bits (the cookie in bits 0-13, then NORET, TAIL, RET: K_*), an sp's
+ * difference above K_LOW.
+ */
+#define ROL		(64 - XP_UREC_SP_BITS)
+#define K_NORET		(1 << (61 - XP_UREC_SP_BITS))
+#define K_TAIL		(1 << (62 - XP_UREC_SP_BITS))
+#define K_RET		(1 << (63 - XP_UREC_SP_BITS))
+#define K_LOW		((1 << ROL) - 1)
+
 #define RSEQ_CS_OFF	8	/* struct rseq: cpu_id_start, cpu_id, rseq_cs */
 #define RSEQ_CPU_OFF	4
 #define XPROBES_UREC_NR	422
@@ -139,7 +150,7 @@
  */
 .macro ENTRY_WORD
 	movl	%eax, %esi		/* the stub's cookie (a forged one: flags of its own records) */
-	shlq	$48, %rsi
+	shlq	$XP_UREC_SP_BITS, %rsi
 	leaq	8(%rsp,%rsi), %rsi
 .endm
 
@@ -184,25 +195,25 @@ xp_urec_fagain:
 	shll	$3, %ecx		/* 8n: records at (%r11,%rcx,2), states at (%r11,%rcx) */
 	movq	XP_UREC_HDR - 8(%r11,%rcx,2), %rsi	/* the newest: this call's entry? */
 	subq	%rsp, %rsi
-	rolq	$16, %rsi		/* the sp's difference above its cookie and flags */
+	rolq	$ROL, %rsi		/* the sp's difference above its cookie and flags */
 	movq	%rsi, %rax
-	andq	$~0x4000, %rax		/* a call or a tail call (bit 14), at this sp, ... */
+	andq	$~K_TAIL, %rax		/* a call or a tail call, at this sp, ... */
 	cmpq	$XP_USUM_FUNCS, %rax	/* ... of a function with sums */
 	jae	.Lplain			/* else another sp, or not an entry */
-	/* esi: its cookie, and its flags from bit 13 */
+	/* esi: its cookie, and its flags from bit 14 (K_NORET, K_TAIL, K_RET) */
 	movq	XP_UREC_HDR - 24(%r11,%rcx,2), %rdi	/* the one before: its caller's entry? */
 	subq	%rsp, %rdi
 	/*
-	 * Its sp less this one's above its top 16 bits: signed, above (> 0xffff),
-	 * at (0 to 0xffff unsigned), below; its kind in bits 13 to 15 (bits 61
-	 * to 63), where it is not below (no borrow).
+	 * Its sp less this one's above its top ROL bits: signed, above (>
+	 * K_LOW), at (0 to K_LOW unsigned), below; its kind in bits 14 to 16
+	 * (bits 61 to 63), where it is not below (no borrow).
 	 */
-	rolq	$16, %rdi
-	testl	$0x4000, %esi
+	rolq	$ROL, %rdi
+	testl	$K_TAIL, %esi
 	jnz	xp_urec_ftail
-	testl	$0xa000, %edi
+	testl	$K_NORET | K_RET, %edi
 	jnz	xp_urec_fnoentry		/* a return, or an entry whose return writes nothing */
-	cmpq	$0xffff, %rdi
+	cmpq	$K_LOW, %rdi
 	jg	xp_urec_fnested
 	jmp	.Lplain			/* not above this one: no nesting */
 /*
@@ -213,9 +224,9 @@ xp_urec_fagain:
  * handed over meanwhile.
  */
 xp_urec_ftail:
-	testl	$0xa000, %edi
+	testl	$K_NORET | K_RET, %edi
 	jnz	.Lplain
-	cmpq	$0xffff, %rdi
+	cmpq	$K_LOW, %rdi
 	jbe	xp_urec_fnested		/* a tail call's caller is at its sp */
 	jmp	.Lplain
 /*
@@ -233,9 +244,9 @@ xp_urec_ftail:
 xp_urec_fnoentry:
 	cmpl	$8, %ecx
 	je	xp_urec_fbottom		/* its entry is the only record */
-	testl	$0x6000, %edi		/* a return (bit 15 alone: 13 or 15 is set) */
+	testl	$K_NORET | K_TAIL, %edi	/* a return (K_RET alone: one of the two is set) */
 	jnz	.Lplain			/* an entry whose return writes nothing, or none of ours */
-	cmpq	$0xffff, %rdi
+	cmpq	$K_LOW, %rdi
 	jbe	xp_urec_fnested		/* at the return's sp */
 	jmp	.Lplain
 /*
@@ -276,7 +287,7 @@ xp_urec_fnested:
 	addq	%rax, %rcx		/* the state at its entry, the call added to A */
 	movq	%rcx, (%r11)		/* the commit: the entry is gone */
 xp_urec_fpost:
-	andl	$0xfff, %esi		/* its cookie */
+	andl	$XP_USUM_FUNCS - 1, %esi	/* its cookie */
 	imull	$XP_USUM_SIZE, %esi, %esi
 	movabsq	$0x7fffffffffffff00, %rcx	/* the sums */
 xp_urec_p_sums:
@@ -374,8 +385,8 @@ xp_urec_p_tcache:
 	ASK_STAMP .Lrestamped
 .Lrestamped:				/* the system call took eax */
 	movq	%rsi, %rax
-	shrq	$48, %rax
-	andl	$XP_UREC_COOKIE_MASK, %eax	/* (a stack above 2^48 carries into it) */
+	shrq	$XP_UREC_SP_BITS, %rax
+	andl	$XP_UREC_COOKIE_MASK, %eax	/* (a stack above 2^47 carries into it) */
 	jmp	.Lstamped
 /*
  * Off the common path, still inside the window (a thread stopped past
@@ -394,7 +405,7 @@ xp_urec_p_tcache:
 	btsq	$61, %rsi		/* this call's return writes nothing */
 	jmp	xp_urec_append
 5:	movq	%rsi, %rax
-	shrq	$48, %rax		/* the cookie again, from the entry word */
+	shrq	$XP_UREC_SP_BITS, %rax	/* the cookie again, from the entry word */
 	andl	$XP_UREC_COOKIE_MASK, %eax
 2:	movl	%ecx, (%rdi,%rax,4)	/* found in the hash: the hook's cache */
 3:	movq	8(%r11,%rcx), %rcx

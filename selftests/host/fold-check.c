@@ -235,7 +235,7 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 	if (s->d && k < 47) {				/* a tail call from the top one */
 		if (s->d == 64)
 			return 0;
-		r->what = XPROBES_UREC_TAIL | rnd(NF) << 48 | s->sp[s->d - 1];
+		r->what = XPROBES_UREC_TAIL | rnd(NF) << XPROBES_UREC_SP_BITS | s->sp[s->d - 1];
 		s->tailed[s->d - 1] = 1;
 		s->noret[s->d] = s->noret[s->d - 1];
 		s->tailed[s->d] = 0;
@@ -244,7 +244,7 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 		return 1;
 	}
 	sp = s->d ? s->sp[s->d - 1] - 16 * (1 + rnd(4)) : 0x7ffff000 - 16 * rnd(4);
-	r->what = rnd(NF) << 48 | sp;
+	r->what = rnd(NF) << XPROBES_UREC_SP_BITS | sp;
 	s->noret[s->d] = k < 52;
 	if (s->noret[s->d])
 		r->what |= XPROBES_UREC_NORET;
@@ -264,6 +264,9 @@ struct psums {
  * one before its caller's (above it, or at its sp for a tail call; neither
  * without a return). Returns whether it was.
  */
+/* a word shifted left by SPSH keeps its sp bits alone, at the top */
+#define SPSH	(64 - XPROBES_UREC_SP_BITS)
+
 static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u64 *bsp,
 		      const struct xprobes_urec *r, struct psums *ps)
 {
@@ -278,9 +281,9 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u6
 	if (n < (mode == PLAIN ? 2 : 1) || n > CAP - 1)
 		return false;
 	e = buf[n - 1].what - sp;
-	if (e << 16)
+	if (e << SPSH)
 		return false;
-	cookie = (e >> 48) & 0x1fff;
+	cookie = XPROBES_UREC_COOKIE(e);
 	if (cookie >= 4096)
 		return false;
 	if (n == 1) {
@@ -312,14 +315,14 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u6
 	c = buf[n - 2].what;
 	if (c >> 61 == 4 && mode != PLAIN) {
 		/* after a return: at its sp, the time goes beside it */
-		if (e >> 61 || (mode != AFTER_NOSP && (c << 16) != (sp << 16)))
+		if (e >> 61 || (mode != AFTER_NOSP && (c << SPSH) != (sp << SPSH)))
 			return false;
 	} else if ((c >> 61) & 5) {	/* a return, or no return: not a caller */
 		return false;
 	} else if (!(e >> 61)) {	/* a call: its caller above it */
-		if ((c << 16) <= (sp << 16))
+		if ((c << SPSH) <= (sp << SPSH))
 			return false;
-	} else if (e >> 61 != 2 || (c << 16) != (sp << 16)) {
+	} else if (e >> 61 != 2 || (c << SPSH) != (sp << SPSH)) {
 		return false;		/* a tail call: its caller at its sp */
 	}
 	wall = r->time - buf[n - 1].time;
@@ -465,7 +468,7 @@ int main(int argc, char **argv)
 					interrupt_pct = 0;
 					for (k = 0; k < nh; k++) {
 						h.time = s.t += 1 + rnd(50);
-						h.what = rnd(NF) << 48 | (hsp - 16 * k);
+						h.what = rnd(NF) << XPROBES_UREC_SP_BITS | (hsp - 16 * k);
 						raw[nraw++] = h;
 						append(in, &n, acc, &state, &h);
 						h.time = s.t += 1 + rnd(50);

@@ -11,7 +11,7 @@
 # every result; uhrecs (a raw tracepoint program) replays each thread's
 # records against its own stack.
 # (a) Refusals: without the view's three hooks (saying which), a cookie
-# past 13 bits, events and records at once, --records on another kernel
+# past 14 bits, events and records at once, --records on another kernel
 # function. (b) Exact counts per cookie: entries, and returns that close
 # the entry at their sp; nothing unmatched or abandoned, no time going
 # back within a thread or past its hand-over; only uhtarget's two workers
@@ -62,8 +62,8 @@ xprobectl hook add --records $P $fts > /dev/null || fail "hook add --records $ft
 out=$(xprobectl uhook add --records $P uh_add 2>&1) && fail "records without the do_exit hook: $out"
 assert_match "records need the do_exit hook too, and it says so" "do_exit" "$out"
 xprobectl hook add --records $P do_exit > /dev/null || fail "hook add --records do_exit"
-out=$(xprobectl uhook add --records --cookie 8192 $P uh_add 2>&1) && fail "cookie 8192: $out"
-assert_match "a cookie past 13 bits is refused" "below 8192" "$out"
+out=$(xprobectl uhook add --records --cookie 16384 $P uh_add 2>&1) && fail "cookie 16384: $out"
+assert_match "a cookie past 14 bits is refused" "below 16384" "$out"
 
 uhrecs > /tmp/urc.out 2>&1 &
 R=$!
