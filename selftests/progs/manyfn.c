@@ -12,25 +12,20 @@
 
 static volatile int sink;
 
-#define FN(n)		__attribute__((noinline, used)) void mf_##n(void) { sink = n; }
-#define FN10(p)		FN(p##0) FN(p##1) FN(p##2) FN(p##3) FN(p##4) \
-			FN(p##5) FN(p##6) FN(p##7) FN(p##8) FN(p##9)
-#define FN100(p)	FN10(p##0) FN10(p##1) FN10(p##2) FN10(p##3) FN10(p##4) \
-			FN10(p##5) FN10(p##6) FN10(p##7) FN10(p##8) FN10(p##9)
-#define FN1000(p)	FN100(p##0) FN100(p##1) FN100(p##2) FN100(p##3) FN100(p##4) \
-			FN100(p##5) FN100(p##6) FN100(p##7) FN100(p##8) FN100(p##9)
-FN1000(1) FN1000(2) FN1000(3) FN1000(4) FN1000(5) FN1000(6) FN1000(7) FN1000(8) FN1000(9)
-FN1000(10)
+/* R1000(M, p): M(p000) to M(p999), by digits pasted onto p */
+#define R10(M, p)	M(p##0) M(p##1) M(p##2) M(p##3) M(p##4) \
+			M(p##5) M(p##6) M(p##7) M(p##8) M(p##9)
+#define R100(M, p)	R10(M, p##0) R10(M, p##1) R10(M, p##2) R10(M, p##3) R10(M, p##4) \
+			R10(M, p##5) R10(M, p##6) R10(M, p##7) R10(M, p##8) R10(M, p##9)
+#define R1000(M, p)	R100(M, p##0) R100(M, p##1) R100(M, p##2) R100(M, p##3) R100(M, p##4) \
+			R100(M, p##5) R100(M, p##6) R100(M, p##7) R100(M, p##8) R100(M, p##9)
+#define ALL(M)		R1000(M, 1) R1000(M, 2) R1000(M, 3) R1000(M, 4) R1000(M, 5) \
+			R1000(M, 6) R1000(M, 7) R1000(M, 8) R1000(M, 9) R1000(M, 10)
 
+#define FN(n)		__attribute__((noinline, used)) void mf_##n(void) { sink = n; }
 #define AT(n)		mf_##n,
-#define AT10(p)		AT(p##0) AT(p##1) AT(p##2) AT(p##3) AT(p##4) \
-			AT(p##5) AT(p##6) AT(p##7) AT(p##8) AT(p##9)
-#define AT100(p)	AT10(p##0) AT10(p##1) AT10(p##2) AT10(p##3) AT10(p##4) \
-			AT10(p##5) AT10(p##6) AT10(p##7) AT10(p##8) AT10(p##9)
-#define AT1000(p)	AT100(p##0) AT100(p##1) AT100(p##2) AT100(p##3) AT100(p##4) \
-			AT100(p##5) AT100(p##6) AT100(p##7) AT100(p##8) AT100(p##9)
-static void (*const table[])(void) = { AT1000(1) AT1000(2) AT1000(3) AT1000(4) AT1000(5)
-				       AT1000(6) AT1000(7) AT1000(8) AT1000(9) AT1000(10) };
+ALL(FN)
+static void (*const table[])(void) = { ALL(AT) };
 
 int main(int argc, char **argv)
 {
