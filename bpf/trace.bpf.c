@@ -1631,7 +1631,8 @@ static __always_inline void lost(__u32 func, bool ret)
 
 /*
  * Functions on records hooks without returns, by index (set by xprobectl
- * before it places each hook: tuhook.c).
+ * before the programs load, load_bpf() in trace.c: no program takes a
+ * record before then).
  */
 __u8 rec_entry_only[TRACE_MAX_FUNCS];
 

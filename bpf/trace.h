@@ -247,9 +247,9 @@ struct fold_key {
  * A records hook's cookie is the function's index alone (records carry 14
  * bits of it, 13 until 2026-12-07): whether it has returns is in
  * trace.bpf.c's rec_entry_only[] (a bit of the cookie until 2026-12-07,
- * which kept trace to 4096 functions). A records entry without return (XPROBES_UREC_NORET) of a
- * function that has returns is a call whose return the module gave up (no
- * thunk for its return address), not a call.
+ * which kept trace to 4096 functions). A records entry without return
+ * (XPROBES_UREC_NORET) of a function that has returns is a call whose
+ * return the module gave up (no thunk for its return address), not a call.
  */
 
 /* Session counters (array map, one slot each). */

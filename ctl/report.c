@@ -206,14 +206,19 @@ static uint64_t usums_collect(struct tsession *s, struct func_fig *sum)
  * report: every shard of every function without a system call each. NULL
  * if it cannot be mapped.
  */
+static size_t stats_len(const struct tsession *s)
+{
+	_Static_assert(sizeof(struct func_stats) % 8 == 0, "array values are 8-aligned apart");
+	return ((size_t)s->nfuncs << s->shard_bits) * sizeof(struct func_stats);
+}
+
 static const struct func_stats *stats_mapped(struct tsession *s)
 {
-	size_t len = ((size_t)s->nfuncs << s->shard_bits) * sizeof(struct func_stats);
 	void *p;
 
-	_Static_assert(sizeof(struct func_stats) % 8 == 0, "array values are 8-aligned apart");
 	if (!s->stats_mem) {
-		p = mmap(NULL, len, PROT_READ, MAP_SHARED, bpf_map__fd(s->skel->maps.stats), 0);
+		p = mmap(NULL, stats_len(s), PROT_READ, MAP_SHARED,
+			 bpf_map__fd(s->skel->maps.stats), 0);
 		s->stats_mem = p == MAP_FAILED ? NULL : p;
 	}
 	return s->stats_mem;
@@ -223,7 +228,7 @@ static const struct func_stats *stats_mapped(struct tsession *s)
 void report_unmap(struct tsession *s)
 {
 	if (s->stats_mem)
-		munmap(s->stats_mem, ((size_t)s->nfuncs << s->shard_bits) * sizeof(struct func_stats));
+		munmap(s->stats_mem, stats_len(s));
 	s->stats_mem = NULL;
 }
 

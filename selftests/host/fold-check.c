@@ -258,15 +258,15 @@ struct psums {
 	u64 calls[NF], wall[NF], own[NF], bottom;
 };
 
+/* a word shifted left by SPSH keeps its sp bits alone, at the top */
+#define SPSH	(64 - XPROBES_UREC_SP_BITS)
+
 /*
  * The return routine's sums (module/uhooks/urec_tmpl.S, xp_urec_ret), step for
  * step: the return R is folded if the newest record is its entry and the
  * one before its caller's (above it, or at its sp for a tail call; neither
  * without a return). Returns whether it was.
  */
-/* a word shifted left by SPSH keeps its sp bits alone, at the top */
-#define SPSH	(64 - XPROBES_UREC_SP_BITS)
-
 static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u64 *bsp,
 		      const struct xprobes_urec *r, struct psums *ps)
 {
