@@ -406,17 +406,32 @@ host_test host-uret-asm uret_asm
 # way from their entries touches %fs: memory but the stamp's check before
 # a stamp is found or given (selftests/host/stamp-check.sh, on the
 # disassembly), and no syscall lies inside a critical section (which
-# CONFIG_DEBUG_RSEQ punishes with SIGSEGV). The same routines with the
-# check's branch taken out must fail it.
+# CONFIG_DEBUG_RSEQ punishes with SIGSEGV). rdi, which the entry routines
+# save only where they write it, is the caller's at every ret, and is kept
+# at -0x30(%rsp) inside the entry's window exactly where its labels say
+# (uunwind.c's detach trusts them). The same routines with the check's
+# branch taken out, with rdi written unsaved, not put back, or a span's
+# label off by two instructions, must fail it.
 stamp_paths() {
-	local o="$BUILD/host/urec_stamp.o" m="$BUILD/host/urec_nostamp" out
-	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$HERE/../module/uhooks/urec_tmpl.S" &&
+	local o="$BUILD/host/urec_stamp.o" m="$BUILD/host/urec_nostamp" out v
+	local t="$HERE/../module/uhooks/urec_tmpl.S"
+	mkdir -p "$BUILD/host" && ${CC:-cc} -c -o "$o" "$t" &&
 		bash "$HERE/host/stamp-check.sh" "$o" || return 1
-	sed '/^\\p_stamp:/{n;d}' "$HERE/../module/uhooks/urec_tmpl.S" > "$m.S" &&
+	sed '/^\\p_stamp:/{n;d}' "$t" > "$m.S" &&
 		${CC:-cc} -c -I "$HERE/../module/uhooks" -o "$m.o" "$m.S" || return 1
 	out=$(bash "$HERE/host/stamp-check.sh" "$m.o")
 	[ $? = 1 ] || { echo "without the check's branch: not caught: $out"; return 1; }
-	echo "without the check's branch: $out"
+	sed 's/^xp_urec_saved:.*$/&\n\tmovl\t$0, %edi/' "$t" > "$m-unsaved.S"
+	sed '0,/^\tmovq\t-0x30(%rsp), %rdi$/{/^\tmovq\t-0x30(%rsp), %rdi$/d}' "$t" > "$m-notback.S"
+	sed '/^xp_urec_di_miss_end:$/d; s/^\tmovl\t\$XPROBES_UREC_NR, %eax\t\/\* a miss/xp_urec_di_miss_end:\n&/' \
+		"$t" > "$m-span.S"
+	for v in unsaved notback span; do
+		cmp -s "$t" "$m-$v.S" && { echo "stamp-check: $v: the template has no such line"; return 1; }
+		${CC:-cc} -c -I "$HERE/../module/uhooks" -o "$m-$v.o" "$m-$v.S" || return 1
+		bash "$HERE/host/stamp-check.sh" "$m-$v.o" > /dev/null
+		[ $? = 1 ] || { echo "stamp-check: rdi $v: not caught"; return 1; }
+	done
+	echo "without the check's branch: $out; rdi unsaved, not put back, a span off: each caught"
 }
 host_test host-urec-stamp stamp_paths
 
@@ -425,10 +440,11 @@ host_test host-urec-stamp stamp_paths
 # through the hook's cache or the hash, a tail call's, a return address
 # the block has none for, a miss with room (asks), a run full (asks
 # nothing), and a run full but for one entry that another thread's ask
-# fills between the routine's two reads of it (the thunk all the same).
+# fills between the routine's two reads of it (the thunk all the same);
+# and every register but rax (the stub's) as the routine found it.
 # Built from the template with a rule left out, it must fail: the second
 # look over a full run, the no-thunk mark, the run-full test, the tail
-# flag's clear.
+# flag's clear, rdi put back after a system call.
 urec_lookup() {
 	local b="$BUILD/host/urec-lookup" t="$HERE/../module/uhooks/urec_tmpl.S" v
 	local cc="${CC:-cc} -O2 -Wall -Wl,-z,noexecstack -I $HERE/../module/uhooks"
@@ -438,14 +454,45 @@ urec_lookup() {
 	sed '/^\tbtrq\t\$XP_URT_NEGBIT, %rcx$/,+1d' "$t" > "$b-noneg.S"
 	sed 's/^\tsubq\t\$(XP_URT_PROBES - 1) \* 16, %rcx$/\tjmp\t4f/' "$t" > "$b-nofull.S"
 	sed '/^\tbtrq\t\$62, %rsi/d' "$t" > "$b-notail.S"
-	for v in nosecond noneg nofull notail; do
+	sed '/^\tmovq\t-0x30(%rsp), %rdi$/d' "$t" > "$b-nordi.S"
+	for v in nosecond noneg nofull notail nordi; do
 		cmp -s "$t" "$b-$v.S" && { echo "urec-lookup: $v: the template has no such line"; return 1; }
 		$cc -o "$b-$v" "$HERE/host/urec-lookup.c" "$b-$v.S" || return 1
 		must_fail "urec-lookup built without its $v rule" "$b-$v" -q || return 1
 	done
-	echo "urec-lookup: the entry routine's lookup, 14 cases; each of four rules left out fails"
+	echo "urec-lookup: the entry routine's lookup, 14 cases, every register but rax given back; each of five rules left out fails"
 }
 host_test host-urec-lookup urec_lookup
+
+# The return routine, the module's own bytes run on the host (selftests/host/
+# urec-fold.c): over random buffers, it folds exactly the returns the rules
+# of docs/userhooks.md fold (nested, a tail call's, after a return, the
+# bottom; under 2^32 cycles), with the commit, bsp, wall, own time and
+# bucket they give, and appends a return record for every other, changing
+# nothing else, every register but rax (the thunk's) given back. Built from
+# the template with a rule left out, it must fail: a tail call's caller at
+# its sp, the cycles' limit, bsp's, the tail flag's branch, the kind of the
+# record before, rdx put back.
+urec_return() {
+	local b="$BUILD/host/urec-fold" t="$HERE/../module/uhooks/urec_tmpl.S" v out
+	local cc="${CC:-cc} -O2 -Wall -Wl,-z,noexecstack -I $HERE/../module/uhooks"
+	mkdir -p "$BUILD/host" && $cc -o "$b" "$HERE/host/urec-fold.c" "$t" || return 1
+	out=$("$b") || { echo "$out"; return 1; }
+	sed 's/^\tjbe\txp_urec_fnested\t\t\/\* a tail call.s caller is at its sp \*\/$/\tjmp\txp_urec_fnested/' \
+		"$t" > "$b-tailat.S"
+	sed '/^\tjnz\t\.Lplain\t\t\t\/\* backwards, or 2^32 or more: too long to sum \*\/$/d' "$t" > "$b-long.S"
+	sed '/^\tjb\t\.Lplain\t\t\t\/\* above the first \*\/$/d' "$t" > "$b-bsp.S"
+	sed '/^\tjc\txp_urec_ftail$/d' "$t" > "$b-tail.S"
+	sed '/^\ttestl\t\$K_NORET | K_TAIL, %eax/d' "$t" > "$b-ret.S"
+	sed '/^\tmovq\t-0x10(%rsp), %rdx$/d' "$t" > "$b-rdx.S"
+	for v in tailat long bsp tail ret rdx; do
+		cmp -s "$t" "$b-$v.S" && { echo "urec-fold: $v: the template has no such line"; return 1; }
+		$cc -o "$b-$v" "$HERE/host/urec-fold.c" "$b-$v.S" || return 1
+		must_fail "urec-fold built without its $v rule" "$b-$v" 20000 -q || return 1
+	done
+	echo "$out; each of six rules left out fails"
+}
+host_test host-urec-return urec_return
 
 # uhook add's branches into a function's first bytes (ctl/branches.c: a
 # byte scan for every relative branch's opcode, then only the regions the

@@ -223,8 +223,18 @@ unsigned int xp_urec_detach(struct xp_uarea *a, u64 *tgt, unsigned long *base,
 			    unsigned long *routine, bool mapped);
 struct xp_unwind_map;
 void xp_urec_detach_tails(struct xp_uarea *a, const struct xp_unwind_map *m);
-void xp_urec_window(unsigned long routine, unsigned long *start, unsigned long *saved,
-		    unsigned long *stored, unsigned long *done);
+/*
+ * Where a thread is in a block's entry routine (its window: from its start
+ * to its thunk's store), for a detach: the save's end, where a thread
+ * stopped in the window goes (done; done_di, which first takes rdi back
+ * from -0x30(%rsp), from the spans of the window where the routine keeps
+ * it there itself around its system calls: each [start, end)).
+ */
+struct xp_urec_win {
+	unsigned long start, saved, stored, done, done_di;
+	unsigned long di[2][2];
+};
+void xp_urec_window(unsigned long routine, struct xp_urec_win *w);
 
 /* uunwind.c: unwinders read return addresses, not thunks */
 #define XP_UFAULT_TRIES	256	/* pages brought in by one task work at most */

@@ -356,29 +356,38 @@ static void urec_stamp_sites(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, n, 3);
 }
 
+/* mov %reg, %fs:disp32 at @p: 64 48 89, ModRM mod 0 rm 4 (a SIB), SIB 25 (no base) */
+static bool urec_test_fs_store(const u8 *p)
+{
+	return p[0] == 0x64 && p[1] == 0x48 && p[2] == 0x89 && (p[3] & 0xc7) == 0x04 &&
+	       p[4] == 0x25;
+}
+
 /*
- * The routines' stores of rseq_cs (mov %rax, %fs:disp32: 64 48 89 04 25),
- * as built: three, each at the process's rseq offset plus 8. The entry's
- * and the fold's set it to their descriptors before their sections; the
- * third, past the fold's commit, lies outside that section and sets it
- * to 0 (xorl %eax, %eax before it).
+ * The routines' stores of rseq_cs (mov %reg, %fs:disp32), as built:
+ * three, each at the process's rseq offset plus 8. The entry's and the
+ * fold's set it to their descriptors before their sections; the third,
+ * past the fold's commit, lies outside that section and sets it to 0
+ * (xorl %esi, %esi before it; %eax until 2026-12-07).
  */
+
 static void urec_rseq_cs_sites(struct kunit *test)
 {
-	static const u8 mov[] = { 0x64, 0x48, 0x89, 0x04, 0x25 };
 	unsigned int i, n = 0, clear = TMPL_OFF(xp_urec_p_cs3) - 9;
 	u8 *code = urec_test_code(test, true);
 
 	for (i = 0; i + 9 <= TMPL_OFF(xp_urec_desc); i++) {
-		if (memcmp(code + i, mov, sizeof(mov)))
+		if (!urec_test_fs_store(code + i))
 			continue;
 		n++;
 		KUNIT_EXPECT_EQ(test, get_unaligned_le32(code + i + 5), 2336 + 8);
 	}
 	KUNIT_EXPECT_EQ(test, n, 3);
-	KUNIT_EXPECT_EQ(test, memcmp(code + clear, mov, sizeof(mov)), 0);
-	KUNIT_EXPECT_EQ(test, code[clear - 2], 0x31);	/* xorl %eax, %eax */
-	KUNIT_EXPECT_EQ(test, code[clear - 1], 0xc0);
+	/* the fold's: the register it has just zeroed, xorl %esi, %esi */
+	KUNIT_EXPECT_TRUE(test, urec_test_fs_store(code + clear));
+	KUNIT_EXPECT_EQ(test, code[clear + 3], 0x34);	/* %rsi */
+	KUNIT_EXPECT_EQ(test, code[clear - 2], 0x31);
+	KUNIT_EXPECT_EQ(test, code[clear - 1], 0xf6);
 	KUNIT_EXPECT_GE(test, clear, TMPL_OFF(xp_urec_fpost));
 	KUNIT_EXPECT_LT(test, clear, TMPL_OFF(xp_urec_plain));	/* the fold's tail */
 }

@@ -66,7 +66,8 @@
  * taken off its own.
  *
  * Registers: the routines use rax, rcx, rdx, rsi, rdi and r11 alone, and
- * save them below the stack pointer (rax in the stub or the thunk). At a
+ * save them below the stack pointer (rax in the stub or the thunk; rdi
+ * only around their system calls). At a
  * function's entry nothing there is live; after a return, nothing a call
  * could not have clobbered is. Flags are not kept: no caller expects them
  * across a call.
@@ -83,6 +84,7 @@
 #define K_TAIL		(1 << (62 - XP_UREC_SP_BITS))
 #define K_RET		(1 << (63 - XP_UREC_SP_BITS))
 #define K_LOW		((1 << ROL) - 1)
+#define K_TAIL_BIT	(62 - XP_UREC_SP_BITS)
 
 #define RSEQ_CS_OFF	8	/* struct rseq: cpu_id_start, cpu_id, rseq_cs */
 #define RSEQ_CPU_OFF	4
@@ -105,21 +107,29 @@
  * (also where no one listens: a process with no view, or muted for
  * seccomp, uarea.c) and it writes nothing. rsi and rdx survive the call.
  */
-.macro ASK_STAMP go
+.macro ASK_STAMP go, di, di_end
+	movq	%rdi, -0x30(%rsp)
+\di:
 	movl	$1, %edi
 	movl	$XPROBES_UREC_NR, %eax
 	syscall
 	testl	%edi, %edi
+	movq	-0x30(%rsp), %rdi	/* (the flags kept) */
+\di_end:
 	jnz	xp_urec_done
 	jmp	\go
 .endm
 
+/*
+ * rdi is kept only around the system calls, whose argument it is (the
+ * ask, a miss, a full buffer: each saves it at -0x30(%rsp) and puts it
+ * back); nothing else of the routines writes it.
+ */
 .macro SAVE
 	movq	%rdx, -0x10(%rsp)
 	movq	%rcx, -0x18(%rsp)
 	movq	%r11, -0x20(%rsp)
 	movq	%rsi, -0x28(%rsp)
-	movq	%rdi, -0x30(%rsp)
 .endm
 
 /*
@@ -165,7 +175,8 @@
 	.globl xp_urec_sums_gate, xp_urec_plain
 	.globl xp_urec_ftail, xp_urec_fnoentry, xp_urec_fbottom, xp_urec_fnested
 	.globl xp_urec_p_stamp, xp_urec_p_stamp_nr, xp_urec_p_stamp_ret, xp_urec_p_tcache
-	.globl xp_urec_p_cs3
+	.globl xp_urec_p_cs3, xp_urec_p_tcache2, xp_urec_done_di
+	.globl xp_urec_di_ask, xp_urec_di_ask_end, xp_urec_di_miss, xp_urec_di_miss_end
 xp_urec_tmpl:
 .Ltmpl:
 xp_urec_ret:
@@ -186,9 +197,6 @@ xp_urec_fagain:
 .if xp_urec_p_cs2 - xp_urec_sums_gate != 7 + 9
 .error "the sums' gate needs the 7-byte lea CPU_BUFFER starts with"
 .endif
-	rdtsc
-	shlq	$32, %rdx
-	orq	%rax, %rdx		/* rdx: now */
 	movzwl	(%r11), %ecx		/* the count */
 	cmpl	$XP_UREC_CAP - 1, %ecx	/* on only for n < CAP - 1: a full one, or made to look */
 	jae	.Lplain			/* so, folds nothing; n = 0 reads the header's last word */
@@ -196,24 +204,22 @@ xp_urec_fagain:
 	movq	XP_UREC_HDR - 8(%r11,%rcx,2), %rsi	/* the newest: this call's entry? */
 	subq	%rsp, %rsi
 	rolq	$ROL, %rsi		/* the sp's difference above its cookie and flags */
-	movq	%rsi, %rax
-	andq	$~K_TAIL, %rax		/* a call or a tail call, at this sp, ... */
-	cmpq	$XP_USUM_FUNCS, %rax	/* ... of a function with sums */
+	btrq	$K_TAIL_BIT, %rsi	/* a call or a tail call (CF), at this sp, ... */
+	jc	xp_urec_ftail
+	cmpq	$XP_USUM_FUNCS, %rsi	/* ... of a function with sums */
 	jae	.Lplain			/* else another sp, or not an entry */
-	/* esi: its cookie, and its flags from bit 14 (K_NORET, K_TAIL, K_RET) */
-	movq	XP_UREC_HDR - 24(%r11,%rcx,2), %rdi	/* the one before: its caller's entry? */
-	subq	%rsp, %rdi
+	/* rsi: its cookie alone (under XP_USUM_FUNCS: no flags, K_TAIL cleared) */
+	movq	XP_UREC_HDR - 24(%r11,%rcx,2), %rax	/* the one before: its caller's entry? */
+	subq	%rsp, %rax
 	/*
 	 * Its sp less this one's above its top ROL bits: signed, above (>
 	 * K_LOW), at (0 to K_LOW unsigned), below; its kind in bits 14 to 16
 	 * (bits 61 to 63), where it is not below (no borrow).
 	 */
-	rolq	$ROL, %rdi
-	testl	$K_TAIL, %esi
-	jnz	xp_urec_ftail
-	testl	$K_NORET | K_RET, %edi
+	rolq	$ROL, %rax
+	testl	$K_NORET | K_RET, %eax
 	jnz	xp_urec_fnoentry		/* a return, or an entry whose return writes nothing */
-	cmpq	$K_LOW, %rdi
+	cmpq	$K_LOW, %rax
 	jg	xp_urec_fnested
 	jmp	.Lplain			/* not above this one: no nesting */
 /*
@@ -221,12 +227,18 @@ xp_urec_fagain:
  * commit; selftests/check.sh's host-urec-fold checks that no jump enters
  * either section from outside): a thread preempted here must restart, not
  * go on into the commit with what it read before, maybe into a buffer
- * handed over meanwhile.
+ * handed over meanwhile. A tail call's entry: the same tests as above,
+ * its caller at its sp.
  */
 xp_urec_ftail:
-	testl	$K_NORET | K_RET, %edi
+	cmpq	$XP_USUM_FUNCS, %rsi
+	jae	.Lplain
+	movq	XP_UREC_HDR - 24(%r11,%rcx,2), %rax
+	subq	%rsp, %rax
+	rolq	$ROL, %rax
+	testl	$K_NORET | K_RET, %eax
 	jnz	.Lplain
-	cmpq	$K_LOW, %rdi
+	cmpq	$K_LOW, %rax
 	jbe	xp_urec_fnested		/* a tail call's caller is at its sp */
 	jmp	.Lplain
 /*
@@ -244,9 +256,9 @@ xp_urec_ftail:
 xp_urec_fnoentry:
 	cmpl	$8, %ecx
 	je	xp_urec_fbottom		/* its entry is the only record */
-	testl	$K_NORET | K_TAIL, %edi	/* a return (K_RET alone: one of the two is set) */
+	testl	$K_NORET | K_TAIL, %eax	/* a return (K_RET alone: one of the two is set) */
 	jnz	.Lplain			/* an entry whose return writes nothing, or none of ours */
-	cmpq	$K_LOW, %rdi
+	cmpq	$K_LOW, %rax
 	jbe	xp_urec_fnested		/* at the return's sp */
 	jmp	.Lplain
 /*
@@ -260,56 +272,70 @@ xp_urec_fnoentry:
  * its sp and decides the same; a hand-over before the commit sends the
  * entry after the charge at bsp, whose drop is the entry's own, and clears
  * it all; stored after, the thread could set a bsp of the last hand-over
- * into the next one. Stored for a call that then appends its return (its
- * cycles past 2^40), it is that call's sp: the charge, sent before its
+ * into the next one. Stored for a call that then appends its return (2^32
+ * cycles or more), it is that call's sp: the charge, sent before its
  * entry, drops what the entry drops. A tail call's caller is in no record:
  * not summed.
  */
 xp_urec_fbottom:
-	movq	XP_UREC_BSP(%r11), %rax
+	movq	XP_UREC_BSP(%r11), %rax	/* (done with the caller's word) */
 	testq	%rax, %rax
 	cmovzq	%rsp, %rax		/* the first since the hand-over: here */
 	cmpq	%rsp, %rax
 	jb	.Lplain			/* above the first */
 	movq	%rax, XP_UREC_BSP(%r11)	/* on into the nested path */
+/*
+ * The call's cycles from the two halves of now and of its entry's time:
+ * a high half of 0 after the borrow is a call of less than 2^32 cycles
+ * (a second or more at today's clock rates), whose cycles are then eax,
+ * zero-extended into rax; anything else (longer, or a clock that went
+ * backwards) is too long to sum, and appends its return.
+ */
 xp_urec_fnested:
-	subq	XP_UREC_HDR - 16(%r11,%rcx,2), %rdx	/* the call's cycles */
-	testq	%rdx, .Lcycles_hi(%rip)
-	jnz	.Lplain			/* backwards, or 2^40 or more: too long to sum */
-	movq	XP_UREC_ACC - 8(%r11,%rcx), %rax	/* the state at its entry */
-	movq	(%r11), %rdi
-	subq	%rax, %rdi
-	shrq	$XP_UREC_COUNT_BITS, %rdi	/* its callees' cycles: A now less A then */
-	cmpq	%rdx, %rdi
-	cmovaq	%rdx, %rdi
-	movq	%rdx, %rcx
-	shlq	$XP_UREC_COUNT_BITS, %rcx
-	addq	%rax, %rcx		/* the state at its entry, the call added to A */
-	movq	%rcx, (%r11)		/* the commit: the entry is gone */
+	rdtsc
+	subl	XP_UREC_HDR - 16(%r11,%rcx,2), %eax	/* the call's cycles */
+	sbbl	XP_UREC_HDR - 12(%r11,%rcx,2), %edx
+	jnz	.Lplain			/* backwards, or 2^32 or more: too long to sum */
+	movq	XP_UREC_ACC - 8(%r11,%rcx), %rdx	/* the state at its entry */
+	/*
+	 * Its callees' cycles: A now less A then, each of them a call that
+	 * returned inside this one, so no more than its cycles unless the
+	 * process wrote its buffer; then its own figures are wrong, which it
+	 * could make them by writing its sums too: not clamped. The commit's
+	 * A at its entry plus its cycles, with the cycles shifted into place
+	 * and back (five registers, none more to save).
+	 */
+	movq	(%r11), %rcx
+	subq	%rdx, %rcx
+	shrq	$XP_UREC_COUNT_BITS, %rcx
+	shlq	$XP_UREC_COUNT_BITS, %rax
+	addq	%rax, %rdx		/* the state at its entry, the call added to A */
+	movq	%rdx, (%r11)		/* the commit: the entry is gone */
 xp_urec_fpost:
-	andl	$XP_USUM_FUNCS - 1, %esi	/* its cookie */
-	imull	$XP_USUM_SIZE, %esi, %esi
-	movabsq	$0x7fffffffffffff00, %rcx	/* the sums */
+	shrq	$XP_UREC_COUNT_BITS, %rax	/* its cycles again (under 2^32) */
+	imull	$XP_USUM_SIZE, %esi, %esi	/* by its cookie */
+	movabsq	$0x7fffffffffffff00, %rdx	/* the sums */
 xp_urec_p_sums:
-	addq	%rsi, %rcx
-	lock addq	%rdx, XP_USUM_WALL(%rcx)	/* (the calls: the histogram's sum) */
+	addq	%rsi, %rdx
+	lock addq	%rax, XP_USUM_WALL(%rdx)	/* (the calls: the histogram's sum) */
 	/*
 	 * rseq_cs 0: out of the section for good (left set, each return to
 	 * user mode after a switch would read and check its descriptor, and
 	 * trace -f of a leaf has its thread sleep with it set). Then its ns's
 	 * log2 bucket, by the tables of its cycles' top bit (a zero leaves
-	 * bsr's destination as it was, as the kernel's fls64() has it).
+	 * bsr's destination as it was, as the kernel's fls64() has it; the
+	 * compare's carry outlives the movzbl).
 	 */
-	xorl	%eax, %eax
-	movq	%rax, %fs:0x7fffff00	/* rseq->rseq_cs */
+	xorl	%esi, %esi
+	movq	%rsi, %fs:0x7fffff00	/* rseq->rseq_cs */
 xp_urec_p_cs3:
-	bsrq	%rdx, %rax
-	movzbl	XP_UREC_BK(%r11,%rax), %esi
-	cmpq	XP_UREC_TH(%r11,%rax,8), %rdx
+	bsrq	%rax, %rsi
+	cmpq	XP_UREC_TH(%r11,%rsi,8), %rax
+	movzbl	XP_UREC_BK(%r11,%rsi), %esi
 	sbbl	$-1, %esi		/* + 1 at or past the threshold */
-	lock incq	XP_USUM_HIST(%rcx,%rsi,XP_USUM_BUCKET)
-	subq	%rdi, %rdx		/* its own cycles */
-	lock addq	%rdx, XP_USUM_OWN(%rcx)
+	lock incq	XP_USUM_HIST(%rdx,%rsi,XP_USUM_BUCKET)
+	subq	%rcx, %rax		/* its own cycles */
+	lock addq	%rax, XP_USUM_OWN(%rdx)
 	jmp	xp_urec_done
 .Lplain:				/* a return record */
 xp_urec_plain:
@@ -335,10 +361,10 @@ xp_urec_saved:				/* uunwind.c: the registers are below sp */
 	STAMPED xp_urec_p_stamp, .Lask_entry
 .Lstamped:
 	movq	8(%rsp), %rdx		/* the return address */
-	movabsq	$0x7fffffffffffff00, %rdi	/* the thunk cache */
+	movabsq	$0x7fffffffffffff00, %rcx	/* the thunk cache */
 xp_urec_p_tcache:
 	leaq	.Ltmpl + XP_URT_HASH(%rip), %r11
-	movl	(%rdi,%rax,4), %ecx	/* the entry this hook's last call found, */
+	movl	(%rcx,%rax,4), %ecx	/* the entry this hook's last call found, */
 	andl	$XP_URT_TCACHE_MASK, %ecx	/* one of the hash's, whatever the process wrote */
 	cmpq	(%r11,%rcx), %rdx
 	je	3f			/* the same return address as then */
@@ -373,16 +399,20 @@ xp_urec_p_tcache:
 	decl	%eax
 	jnz	6b
 	jmp	.Lnothunk
-4:	leaq	8(%rsp), %rdi
+4:	movq	%rdi, -0x30(%rsp)
+xp_urec_di_miss:
+	leaq	8(%rsp), %rdi
 	movl	$XPROBES_UREC_NR, %eax	/* a miss: the kernel makes the thunk, puts it at (%rdi), */
 					/* and sets rsi's tail bit if rdx is a thunk of ours */
 	syscall
+	movq	-0x30(%rsp), %rdi
+xp_urec_di_miss_end:
 	cmpq	8(%rsp), %rdx
 	jne	xp_urec_append
 	btrq	$62, %rsi		/* no thunk: an entry that says so is never a tail call's */
 	jmp	.Lnothunk
 .Lask_entry:				/* inside the window: on its way to the store */
-	ASK_STAMP .Lrestamped
+	ASK_STAMP .Lrestamped, xp_urec_di_ask, xp_urec_di_ask_end
 .Lrestamped:				/* the system call took eax */
 	movq	%rsi, %rax
 	shrq	$XP_UREC_SP_BITS, %rax
@@ -407,14 +437,15 @@ xp_urec_p_tcache:
 5:	movq	%rsi, %rax
 	shrq	$XP_UREC_SP_BITS, %rax	/* the cookie again, from the entry word */
 	andl	$XP_UREC_COOKIE_MASK, %eax
-2:	movl	%ecx, (%rdi,%rax,4)	/* found in the hash: the hook's cache */
+2:	movabsq	$0x7fffffffffffff00, %rdx	/* found in the hash: the hook's cache */
+xp_urec_p_tcache2:
+	movl	%ecx, (%rdx,%rax,4)
 3:	movq	8(%r11,%rcx), %rcx
 	btrq	$XP_URT_TAILBIT, %rcx	/* a tail call, or no thunk */
 	jc	.Lflagged
 	movq	%rcx, 8(%rsp)
 xp_urec_stored:				/* uunwind.c: the thunk is in the slot */
 xp_urec_append:
-	xorl	%edi, %edi		/* the kernel has not been asked to flush */
 xp_urec_again:
 	CPU_BUFFER .Ldesc, xp_urec_p_cs, xp_urec_start, xp_urec_p_cpu, xp_urec_p_nbufs, \
 		   xp_urec_p_base, xp_urec_done	/* no rseq (cpu_id is -1): no record */
@@ -432,12 +463,11 @@ xp_urec_again:
 	incq	%rcx
 	movq	%rcx, (%r11)		/* the commit */
 xp_urec_post:
-xp_urec_done:
+xp_urec_done:				/* (rdi: each way here has put it back) */
 	movq	-0x10(%rsp), %rdx
 	movq	-0x18(%rsp), %rcx
 	movq	-0x20(%rsp), %r11
 	movq	-0x28(%rsp), %rsi
-	movq	-0x30(%rsp), %rdi
 	ret
 	.long	0x53053053		/* the process's rseq signature */
 xp_urec_p_sig:
@@ -447,19 +477,31 @@ xp_urec_abort:
 xp_urec_p_sig2:
 xp_urec_fabort:
 	jmp	xp_urec_fagain
+/*
+ * rdi 0: the kernel flushes this CPU's records and takes this one (rdi 1
+ * back); where it cannot (a child of fork: nobody flushes its buffers),
+ * the record is given up, not tried again (until 2026-12-07 the routine
+ * tried once more, to find the buffer as full).
+ */
 xp_urec_full:
-	testl	%edi, %edi
-	jnz	xp_urec_done		/* still full: nobody flushes (a child of fork) */
-	movl	$XPROBES_UREC_NR, %eax	/* rdi 0: flush this CPU's records */
+	movq	%rdi, -0x30(%rsp)
+	movl	$0, %edi
+	movl	$XPROBES_UREC_NR, %eax
 	syscall
-	testl	%edi, %edi
-	jnz	xp_urec_done		/* rdi 1: the kernel took this record (all but a fork child's) */
-	movl	$1, %edi
-	jmp	xp_urec_again
+	movq	-0x30(%rsp), %rdi
+	jmp	xp_urec_done
+/*
+ * For uunwind.c's detach_window(): a thread it stops inside the entry's
+ * window where the routine keeps rdi at -0x30(%rsp) (around a system
+ * call) goes here; from anywhere else in the window, to xp_urec_done.
+ */
+xp_urec_done_di:
+	movq	-0x30(%rsp), %rdi
+	jmp	xp_urec_done
 .Lask_noret:
-	ASK_STAMP xp_urec_append
+	ASK_STAMP xp_urec_append, .Ldi_nr, .Ldi_nr_end
 .Lask_ret:
-	ASK_STAMP xp_urec_sums_gate
+	ASK_STAMP xp_urec_sums_gate, .Ldi_ret, .Ldi_ret_end
 	.balign	32
 xp_urec_desc:				/* struct rseq_cs */
 .Ldesc:
@@ -470,7 +512,4 @@ xp_urec_desc2:				/* the sums' */
 .Ldesc2:
 	.long	0, 0
 	.quad	0, 0, 0
-	.balign	8
-.Lcycles_hi:				/* a call's cycles past 2^40 */
-	.quad	0xffffff0000000000
 xp_urec_tmpl_end:

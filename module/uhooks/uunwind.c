@@ -873,41 +873,57 @@ unsigned long xp_unwind_map_target(const struct xp_unwind_map *m, unsigned long 
 	return map_target(m, w);
 }
 
+/* Is @ip where the entry routine keeps rdi at -0x30(%rsp) itself? */
+static bool window_di_kept(const struct xp_urec_win *w, unsigned long ip)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(w->di); i++)
+		if (ip >= w->di[i][0] && ip < w->di[i][1])
+			return true;
+	return false;
+}
+
 /*
  * A thread stopped between its entry routine's start and its thunk's
  * store (it read a key of the hash before it was cleared) would store the
  * thunk after its stack was read: it goes to the routine's end instead,
  * which puts its registers back and returns (no record, no thunk). Inside
  * the save, the registers not saved yet are saved here (the save only
- * stores them: their values are the thread's). One past a tail call's
- * store, which lies out of line inside the window (xp_urec_window()),
- * goes there too: the scan below finds that thunk in its slot.
+ * stores them: their values are the thread's). rdi is the thread's own
+ * except inside the spans around the routine's system calls, where the
+ * routine keeps it at -0x30(%rsp): from there the thread goes to the end
+ * that takes it back first. One past a tail call's store, which lies out
+ * of line inside the window (xp_urec_window()), goes to the end too: the
+ * scan below finds that thunk in its slot.
  */
 static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
 			  struct xp_ubudget *b)
 {
-	unsigned long start, saved, stored, done, sp = regs->sp;
+	unsigned long sp = regs->sp;
+	struct xp_urec_win w;
 	unsigned int i;
 
 	for (i = 0; i < m->nroutines; i++) {
-		xp_urec_window(m->routine[i], &start, &saved, &stored, &done);
-		if (regs->ip < start || regs->ip >= stored)
+		xp_urec_window(m->routine[i], &w);
+		if (regs->ip < w.start || regs->ip >= w.stored)
 			continue;
-		if (regs->ip < saved &&
+		if (regs->ip < w.saved &&
 		    (uwrite(sp - 0x10, regs->dx, b) || uwrite(sp - 0x18, regs->cx, b) ||
-		     uwrite(sp - 0x20, regs->r11, b) || uwrite(sp - 0x28, regs->si, b) ||
-		     uwrite(sp - 0x30, regs->di, b)))
+		     uwrite(sp - 0x20, regs->r11, b) || uwrite(sp - 0x28, regs->si, b)))
 			return;		/* its stack is gone: it faults where it is */
-		regs->ip = done;
+		regs->ip = window_di_kept(&w, regs->ip) ? w.done_di : w.done;
 		return;
 	}
 }
 
 /*
  * seccomp: a thread stopped in an area on its way to a system call (an
- * event stub's or event thunk's pushes and mov, the records routine's
- * mov, or its stamp ask's two: the only code the areas hold before a
- * syscall; the ask's rdi stays 1, "not stamped") would make that call
+ * event stub's or event thunk's pushes and mov, the records routines'
+ * save of rdi and their movs: the only code the areas hold before a
+ * syscall outside the entry's window; the ask's rdi stays 1, "not
+ * stamped"; rdi's save is done here too, which the code after the
+ * syscall puts back) would make that call
  * once the filter is in, which may kill the process for it. It resumes
  * past the syscall instead, its pushes done, with what the kernel leaves
  * there (-ENOSYS in rax, the return ip in rcx, the flags in r11): the
@@ -918,8 +934,9 @@ static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
 static void detach_syscall(const struct xp_unwind_map *m, struct pt_regs *regs,
 			   struct xp_ubudget *b)
 {
-	unsigned long ip = regs->ip, ax = regs->ax, di = regs->di, push[3];
+	unsigned long ip = regs->ip, ax = regs->ax, di = regs->di, push[3], di_save = 0;
 	unsigned int i, n = 0, step;
+	bool save = false;
 	u8 c[5];
 
 	for (i = 0; i < m->nareas; i++)
@@ -947,6 +964,12 @@ static void detach_syscall(const struct xp_unwind_map *m, struct pt_regs *regs,
 		} else if (c[0] == 0xbf && !uread(c, ip, 5, b)) {	/* mov $imm32, %edi */
 			di = get_unaligned_le32(c + 1);
 			ip += 5;
+		} else if (c[0] == 0x48 && c[1] == 0x89 && !n && !save && !uread(c, ip, 5, b) &&
+			   c[2] == 0x7c && c[3] == 0x24 && c[4] == 0xd0) {
+			/* mov %rdi, -0x30(%rsp): written at the skip */
+			save = true;
+			di_save = di;
+			ip += 5;
 		} else {
 			return;		/* no syscall ahead */
 		}
@@ -956,6 +979,8 @@ skip:
 	for (i = 0; i < n; i++)
 		if (uwrite(regs->sp - 8 * (i + 1), push[i], b))
 			return;		/* its stack is gone: it faults where it is */
+	if (save && uwrite(regs->sp - 0x30, di_save, b))
+		return;
 	regs->sp -= 8 * n;
 	regs->di = di;
 	regs->ip = ip + 2;

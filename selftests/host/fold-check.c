@@ -3,7 +3,7 @@
  * Host-side check of module/uhooks/urec_fold.c (XPROBES_F_CALLS). A simulated
  * thread makes random calls of 8 functions (nested, leaves, tail calls,
  * calls whose return writes nothing, longjmps over open calls, nesting
- * deeper than the fold keeps, now and then a pause of 2^40 cycles, more
+ * deeper than the fold keeps, now and then a pause of 2^32 cycles, more
  * than the routine sums: such a call at the bottom stores bsp, then
  * appends its return); its records are cut into hand-overs at
  * random and accounted twice, by the rules of trace's replay
@@ -207,7 +207,7 @@ static int step(struct sim *s, struct xprobes_urec *r, int maxd)
 
 	s->t += 1 + rnd(100);
 	if (!rnd(500))
-		s->t += 1ULL << 40;	/* a call too long to sum (the routine's 2^40 check) */
+		s->t += 1ULL << 32;	/* a call too long to sum (the routine's 2^32 check) */
 	r->time = s->t;
 	if (s->d && s->tailed[s->d - 1] == 2) {		/* the caller of a tail call */
 		s->d--;
@@ -293,13 +293,11 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u6
 		if (!*bsp)
 			*bsp = sp;	/* stored before the nested path's checks */
 		wall = r->time - buf[0].time;
-		if (wall >> 40) {
+		if (wall >> 32) {
 			bottom_long++;	/* appends its return, bsp kept */
 			return false;
 		}
 		t = (*state - acc[0]) >> 16;	/* A now less A at its entry */
-		if (t > wall)
-			t = wall;
 		if (interrupt_pct && (int)rnd(100) < interrupt_pct) {
 			interrupts++;
 			return 2;	/* stopped before the commit: restarts */
@@ -326,11 +324,9 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u6
 		return false;		/* a tail call: its caller at its sp */
 	}
 	wall = r->time - buf[n - 1].time;
-	if (wall >> 40)
+	if (wall >> 32)
 		return false;
 	t = (*state - acc[n - 1]) >> 16;
-	if (t > wall)
-		t = wall;
 	if (interrupt_pct && (int)rnd(100) < interrupt_pct) {
 		interrupts++;
 		return 2;

@@ -31,35 +31,45 @@
 #include <ucontext.h>
 #include <unistd.h>
 #include "urec.h"
+#include "urec-host.h"
 
 extern const unsigned char xp_urec_tmpl[], xp_urec_tmpl_end[], xp_urec_entry[];
 extern const unsigned char xp_urec_stored[], xp_urec_p_cs[], xp_urec_p_cpu[];
 extern const unsigned char xp_urec_p_nbufs[], xp_urec_p_base[], xp_urec_p_sig[];
 extern const unsigned char xp_urec_start[], xp_urec_post[], xp_urec_abort[];
 extern const unsigned char xp_urec_desc[], xp_urec_p_stamp[], xp_urec_p_tcache[];
+extern const unsigned char xp_urec_p_tcache2[];
 
-/* unsigned long tcall(entry, cookie, ret, tf): the slot as the routine left it */
+/*
+ * unsigned long tcall(entry, cookie, ret, tf): the slot as the routine
+ * left it; every register but rax (the stub's to keep) and rsp loaded
+ * before the call and stored after it (urec-host.h), which the routine must
+ * give back as it found them.
+ */
+uint64_t tc_target;
 unsigned long tcall(const void *entry, unsigned int cookie, unsigned long ret, int tf);
 __asm__(
 	".text\n"
 	".globl tcall\n"
 	"tcall:\n"
-	"	pushq	%rbx\n"
+	UREG_PUSH_KEPT
 	"	pushq	%rdx\n"		/* the slot: the hooked function's return address */
+	"	movq	%rdi, tc_target(%rip)\n"
 	"	movl	%esi, %eax\n"	/* the stub's cookie */
 	"	testl	%ecx, %ecx\n"
 	"	jz	1f\n"
 	"	pushfq\n"
 	"	orq	$0x100, (%rsp)\n"
 	"	popfq\n"		/* TF: a trap after each instruction past the call */
-	"1:	call	*%rdi\n"
+	"1:\n"
+	UREG_EACH(UREG_LOAD)
+	"	call	*tc_target(%rip)\n"
+	UREG_EACH(UREG_STORE)
 	"	popq	%rax\n"
-	"	popq	%rbx\n"
+	UREG_POP_KEPT
 	"	ret\n");
 
-#define OFF(sym)	((size_t)((sym) - xp_urec_tmpl))
-#define SIG_X86		0x53053053u	/* glibc's RSEQ_SIG */
-#define STAMP		0x5a17c0deu
+
 #define GOLDEN		0x61C8864680B583EBull
 #define B61		(1ull << 61)
 #define B62		(1ull << 62)
@@ -140,6 +150,7 @@ static void setup(void)
 	put64(blk + OFF(xp_urec_p_base) - 8, (uint64_t)bufs);
 	put32(blk + OFF(xp_urec_p_sig) - 4, SIG_X86);
 	put64(blk + OFF(xp_urec_p_tcache) - 8, (uint64_t)tcache);
+	put64(blk + OFF(xp_urec_p_tcache2) - 8, (uint64_t)tcache);
 	desc = blk + OFF(xp_urec_desc);
 	put64(desc + 8, (uint64_t)(blk + OFF(xp_urec_start)));
 	put64(desc + 16, xp_urec_post - xp_urec_start);
@@ -153,6 +164,7 @@ static void setup(void)
 struct result {
 	uint64_t slot, flags;
 	int records, syscalls;
+	const char *lost;	/* a register not given back */
 };
 
 /* One call of the entry routine, hooked with @cookie, returning to @ret. */
@@ -165,8 +177,11 @@ static struct result call(unsigned int cookie, uint64_t ret, int tf)
 		*(uint64_t *)(bufs + (c << XP_UREC_BUF_SHIFT)) = 0;
 	syscalls = raced = 0;
 	last_ip = NULL;
+	for (c = 0; c < UREG_N; c++)
+		ureg_in[c] = 0x5ca1ab1e00000000ull ^ ((uint64_t)random() << 16) ^ c;
 	r.slot = tcall(blk + OFF(xp_urec_entry), cookie, ret, tf);
 	r.syscalls = syscalls;
+	r.lost = ureg_lost();
 	for (c = 0; c < nbufs; c++) {
 		unsigned char *b = bufs + (c << XP_UREC_BUF_SHIFT);
 		unsigned int n = *(uint64_t *)b & 0xffff;
@@ -184,6 +199,11 @@ static int bad;
 static void expect(const char *what, struct result r, uint64_t slot, uint64_t flags,
 		   int syscalls)
 {
+	if (r.lost) {
+		printf("urec-lookup: %s: %s not given back\n", what, r.lost);
+		bad = 1;
+		return;
+	}
 	if (r.records == 1 && r.slot == slot && r.flags == flags && r.syscalls == syscalls)
 		return;
 	printf("urec-lookup: %s: slot %#lx, %d record(s), flags %#lx, %d system call(s);"
