@@ -536,6 +536,20 @@ static NOINLINE int xw_recurse(int n)
 /* Wall time inside xw_delay(), by its own clock; wakeup: its run_delay; quota: throttled; mem: memstall. */
 static long long delay_in, delay_rundelay, delay_throttled, delay_memstall;
 
+/*
+ * io, disk: io_for_ms() alone, read inside xw_delay(): its wall, and the
+ * thread's CPU time and run delay (schedstat) across it, so that their
+ * difference is the time the writes kept the thread off the CPU. The reads
+ * go wall, run delay, CPU time before it and CPU time, wall, run delay
+ * after: a thread preempted as one of the system calls among them returns
+ * waits inside both the wall's and the run delay's span, or inside
+ * neither. Until 2026-12-07 selftest 41 took the run delay around the
+ * xw_delay() calls, where such a wait after the reads before the call
+ * counted as run delay and not as the call's wall: the writes' waits came
+ * out short, twice by 20 – 25% in loaded runs.
+ */
+static long long io_in, io_cpu, io_rundelay;
+
 /* quota: the cgroup's throttled time so far (cpu.stat throttled_usec), in ns. */
 static long long cg_throttled(void)
 {
@@ -574,7 +588,15 @@ NOINLINE void xw_delay(void)
 		pthread_mutex_lock(&mtx);
 		pthread_mutex_unlock(&mtx);
 	} else if (!strcmp(scenario, "io") || !strcmp(scenario, "disk")) {
+		long long w0 = now_ns(CLOCK_MONOTONIC), r0 = run_delay_self();
+		long long c0 = now_ns(CLOCK_THREAD_CPUTIME_ID), c1, w1;
+
 		io_for_ms();
+		c1 = now_ns(CLOCK_THREAD_CPUTIME_ID);
+		w1 = now_ns(CLOCK_MONOTONIC);
+		io_rundelay += run_delay_self() - r0;
+		io_in += w1 - w0;
+		io_cpu += c1 - c0;
 	} else if (!strcmp(scenario, "net")) {
 		if (write(sock[0], &c, 1) != 1 || read(rsock[0], &c, 1) != 1)
 			exit(1);
@@ -875,11 +897,11 @@ int main(int argc, char **argv)
 	for (i = 0; i < 2; i++)		/* fork: the workers' lines first */
 		if (workers[i] > 0)
 			waitpid(workers[i], NULL, 0);
-	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld pages=%ld delay_rundelay_wall_ns=%lld request_wall_ns=%lld request_self_ns=%lld request_self_in_ns=%lld\n",
+	fprintf(stderr, "truth pid=%d scenario=%s calls=%d ms=%ld delay_wall_ns=%lld delay_in_ns=%lld total_ns=%lld delay_cpu_ns=%lld writes=%ld delay_rundelay_ns=%lld waker_tid=%d delay_throttled_ns=%lld delay_throttled_wall_ns=%lld faults=%ld delay_memstall_ns=%lld pages=%ld delay_rundelay_wall_ns=%lld request_wall_ns=%lld request_self_ns=%lld request_self_in_ns=%lld io_in_ns=%lld io_cpu_ns=%lld io_rundelay_ns=%lld\n",
 		(int)getpid(), scenario, calls, ms, delay_wall, delay_in, now_ns(CLOCK_MONOTONIC) - total0, delay_cpu,
 		disk_writes, delay_rundelay, waker_tid, delay_throttled, delay_throttled_wall, majflts,
 		delay_memstall, fault_pages, delay_rundelay_wall, request_wall, request_wall - request_kids,
-		request_wall - request_kids_in);
+		request_wall - request_kids_in, io_in, io_cpu, io_rundelay);
 	/*
 	 * lock: the holder may still be between its unlock and its return
 	 * from the last xw_hold; exit now and that call never returns. A

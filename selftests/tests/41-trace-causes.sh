@@ -104,21 +104,39 @@ assert_eq "fork mode" views "$(jsonq /tmp/fork.json mode)"
 assert_eq "--children: xw_delay through uprobes" uprobe "$(fn /tmp/fork.json xw_delay probe)"
 check_children /tmp/fork.json /tmp/fork.err
 # a busy disk makes each request wait longer, and trace sees by how much:
-# per write, its io wait follows the workload's own waits (the wall inside
-# the calls less the thread's CPU clock and its run delay there, from
-# schedstat) on the quiet and the busy disk alike, within 20%. How much
-# longer the busy disk made them is the scheduler's and the disk's business
-# (3 to 40 times usually; 1.2 times once on 6.1-rt in CI, 2026-12-04, which
-# failed the fixed 1.3x bar this check had).
-io_per_write() { echo $(($(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.io) / $(truth /tmp/$1.err writes))); }
+# per write, the time trace has xw_delay off the CPU other than waiting
+# for one (runq, wakeup, throttled: mostly io, which check_cause above
+# asserts) follows the workload's own waits (the wall of its writes less
+# the thread's CPU clock and its run delay across them, from schedstat,
+# all read inside xw_delay: io_*_ns) on the quiet and the busy disk alike,
+# within 20%. How much longer the busy disk made them is the scheduler's
+# and the disk's business (3 to 40 times usually; 1.2 times once on 6.1-rt
+# in CI, 2026-12-04, which failed the fixed 1.3x bar this check had).
+# Until 2026-12-07 it compared trace's io alone with a run delay read
+# around the calls, where a preemption at the system calls before a call
+# counted against the writes' waits, and io left out the writes' other
+# waits (a lock in the file system): each error up to 10% in loaded runs,
+# in either direction, and it failed twice (traced 8.2 against 6.5 ms,
+# 10.2 against 7.7). Each measure is noted below.
+per_write() { echo $(($2 / $(truth /tmp/$1.err writes))); }
+blocked_per_write() {
+	per_write $1 $(($(fn /tmp/$1.json xw_delay off_cpu_ns) -
+		$(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.runq) -
+		$(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.wakeup) -
+		$(fn /tmp/$1.json xw_delay off_cpu_ns_by_cause.throttled)))
+}
 off_per_write() {
-	echo $((($(truth /tmp/$1.err delay_in_ns) - $(truth /tmp/$1.err delay_cpu_ns) -
-		$(truth /tmp/$1.err delay_rundelay_wall_ns)) / $(truth /tmp/$1.err writes)))
+	per_write $1 $(($(truth /tmp/$1.err io_in_ns) - $(truth /tmp/$1.err io_cpu_ns) -
+		$(truth /tmp/$1.err io_rundelay_ns)))
+}
+around_per_write() {
+	per_write $1 $(($(truth /tmp/$1.err delay_in_ns) - $(truth /tmp/$1.err delay_cpu_ns) -
+		$(truth /tmp/$1.err delay_rundelay_wall_ns)))
 }
 for sc in io disk; do
-	_w=$(io_per_write $sc) _t=$(off_per_write $sc)
-	note "$sc: io wait per write: traced $_w ns, the workload's waits $_t ns"
-	assert_within "$sc: io wait per write vs the workload's waits per write" 20 $_w $_t
+	_w=$(blocked_per_write $sc) _t=$(off_per_write $sc)
+	note "$sc: a write's waits: traced $_w ns ($(per_write $sc $(fn /tmp/$sc.json xw_delay off_cpu_ns_by_cause.io)) of it io), the workload's $_t ns ($(around_per_write $sc) by the run delay around the calls)"
+	assert_within "$sc: waits per write vs the workload's waits per write" 20 $_w $_t
 done
 # the spinning helper in "cpu" is pinned with us: xw_prepare (6 x 5 ms of
 # CPU) usually waits in runq too, and whatever it waits is runq. Whether the
