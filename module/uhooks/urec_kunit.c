@@ -370,7 +370,6 @@ static bool urec_test_fs_store(const u8 *p)
  * past the fold's commit, lies outside that section and sets it to 0
  * (xorl %esi, %esi before it; %eax until 2026-12-07).
  */
-
 static void urec_rseq_cs_sites(struct kunit *test)
 {
 	unsigned int i, n = 0, clear = TMPL_OFF(xp_urec_p_cs3) - 9;
