@@ -494,6 +494,40 @@ urec_return() {
 }
 host_test host-urec-return urec_return
 
+# The records routines stopped between every two of their instructions
+# (selftests/host/urec-preempt.c): single-stepped on the host with a trap
+# handler that does what the kernel does at a stop (rseq's restart, by
+# the rules of kernel/rseq.c) and then a signal (with or without a traced
+# call in its handler), a switch's hand-over, or a migration; each call
+# must end as if the stop had come wholly before or after it (the
+# buffers as the kernel reads them, the sums, the thunk, every register
+# but rax). The emulator's interrupts come only between translation
+# blocks: no VM test stops a thread there. Built from the template with
+# a rule broken, it must fail: the fold's or the append's commit outside
+# its section, the CPU read before the section starts, an abort that
+# gives the append up, a fold's abort that appends to the buffer it had.
+urec_preempt() {
+	local b="$BUILD/host/urec-preempt" t="$HERE/../module/uhooks/urec_tmpl.S" v out
+	local cc="${CC:-cc} -O2 -Wall -Wl,-z,noexecstack -I $HERE/../module/uhooks"
+	mkdir -p "$BUILD/host" && $cc -o "$b" "$HERE/host/urec-preempt.c" "$t" || return 1
+	out=$("$b") || { echo "$out"; return 1; }
+	perl -0pe 's/(\tmovq\t%rdx, \(%r11\)\t\t\/\* the commit: the entry is gone \*\/\n)xp_urec_fpost:\n/xp_urec_fpost:\n$1/' \
+		"$t" > "$b-fpost.S"
+	perl -0pe 's/(\tmovq\t%rcx, \(%r11\)\t\t\/\* the commit \*\/\n)xp_urec_post:\n/xp_urec_post:\n$1/' \
+		"$t" > "$b-post.S"
+	perl -0pe 's/(\tmovq\t%rax, %fs:0x7fffff00\t\/\* rseq->rseq_cs \*\/\n\\p_cs:\n\\start:\n)(\tmovl\t%fs:0x7fffff00, %ecx\t\/\* rseq->cpu_id \*\/\n\\p_cpu:\n)/$2$1/; s/^\.if xp_urec_p_cs2 - xp_urec_sums_gate.*?^\.endif\n//ms' \
+		"$t" > "$b-cpu.S"
+	sed 's/^\tjmp\txp_urec_again$/\tjmp\txp_urec_done/' "$t" > "$b-abort.S"
+	sed 's/^\tjmp\txp_urec_fagain$/\tjmp\txp_urec_plain/' "$t" > "$b-fabort.S"
+	for v in fpost post cpu abort fabort; do
+		cmp -s "$t" "$b-$v.S" && { echo "urec-preempt: $v: the template has no such lines"; return 1; }
+		$cc -o "$b-$v" "$HERE/host/urec-preempt.c" "$b-$v.S" || return 1
+		must_fail "urec-preempt built with its $v rule broken" "$b-$v" 4 -q || return 1
+	done
+	echo "$out; each of five rules broken fails"
+}
+host_test host-urec-preempt urec_preempt
+
 # uhook add's branches into a function's first bytes (ctl/branches.c: a
 # byte scan for every relative branch's opcode, then only the regions the
 # candidates are in decoded) against a sweep of all the text, for every

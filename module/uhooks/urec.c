@@ -1040,7 +1040,8 @@ static void urec_hand_one(struct task_struct *t, u64 what)
  * state beside it, the TSC now, the commit. Only for the thread whose buffer it is, on its
  * CPU, from its system call (past the routine's commit: it is in no
  * critical section). False where there is no room (the flush could not
- * empty it): the routine then tries once itself.
+ * empty it): the record is then given up (until 2026-12-07 the routine
+ * tried once more itself, to find the buffer as full).
  */
 static bool urec_append_one(struct xp_urecbuf *rb, unsigned int cpu, u64 what)
 {
@@ -1721,7 +1722,8 @@ void xp_urec_slow(struct xp_view *v, struct pt_regs *u, struct xp_ulate *l)
 		}
 		/*
 		 * The buffer goes, and this record goes in, as the routine would
-		 * append it: the routine, told so, does not. Until 2026-12-02
+		 * append it: the routine appends nothing after this call (rdi
+		 * 1 says so, which it no longer reads). Until 2026-12-02
 		 * the routine appended it after this call, and a signal handler
 		 * that ran at the call's exit and filled the buffer again left
 		 * it no room (selftest 49-trace-sigflush).

@@ -37,16 +37,6 @@
 
 typedef uint64_t u64;
 
-extern const unsigned char xp_urec_tmpl[], xp_urec_tmpl_end[], xp_urec_ret[];
-extern const unsigned char xp_urec_p_stamp[], xp_urec_p_stamp_nr[], xp_urec_p_stamp_ret[];
-extern const unsigned char xp_urec_p_cs[], xp_urec_p_cpu[], xp_urec_p_nbufs[], xp_urec_p_base[];
-extern const unsigned char xp_urec_p_sig[], xp_urec_start[], xp_urec_post[], xp_urec_abort[];
-extern const unsigned char xp_urec_desc[], xp_urec_desc2[], xp_urec_p_cs2[], xp_urec_p_cs3[];
-extern const unsigned char xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p_base2[];
-extern const unsigned char xp_urec_p_sums[], xp_urec_p_tcache[], xp_urec_p_tcache2[];
-extern const unsigned char xp_urec_p_sig2[];
-extern const unsigned char xp_urec_fstart[], xp_urec_fpost[], xp_urec_fabort[];
-
 /*
  * void fcall(routine, top): calls it as a thunk does, its sp top - 8,
  * every register but rax and rsp loaded before and stored after
@@ -84,8 +74,6 @@ static unsigned char *blk, *buf, *sums, *stack;
 static long nbufs;
 static u64 sp;			/* the routine's, as a thunk calls it */
 
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(unsigned char *p, u64 v) { memcpy(p, &v, 8); }
 static u64 *word(unsigned char *b, size_t off) { return (u64 *)(b + off); }
 
 static u64 rnd(u64 n)
@@ -95,18 +83,11 @@ static u64 rnd(u64 n)
 	return n ? r % n : r;
 }
 
-static void stamp_at(unsigned char *code, size_t end, long off)
-{
-	put32(code + end - 8, off + XP_RSEQ_STAMP);
-	put32(code + end - 4, STAMP);
-}
-
 /* The block as build_code() writes it for a process with sums, this CPU's buffer in @buf. */
 static void setup(void)
 {
-	size_t len = xp_urec_tmpl_end - xp_urec_tmpl;
 	long off = __rseq_offset;
-	unsigned char *bufs, *d;
+	unsigned char *bufs;
 	cpu_set_t set;
 	int cpu = sched_getcpu();
 
@@ -129,33 +110,7 @@ static void setup(void)
 	}
 	buf = bufs + ((size_t)cpu << XP_UREC_BUF_SHIFT);
 	sp = (u64)stack + (1 << 15) - 8;
-	memcpy(blk, xp_urec_tmpl, len);
-	stamp_at(blk, OFF(xp_urec_p_stamp), off);
-	stamp_at(blk, OFF(xp_urec_p_stamp_nr), off);
-	stamp_at(blk, OFF(xp_urec_p_stamp_ret), off);
-	put32(blk + OFF(xp_urec_p_cs) - 4, off + 8);
-	put32(blk + OFF(xp_urec_p_cs2) - 4, off + 8);
-	put32(blk + OFF(xp_urec_p_cs3) - 4, off + 8);
-	put32(blk + OFF(xp_urec_p_cpu) - 4, off + 4);
-	put32(blk + OFF(xp_urec_p_cpu2) - 4, off + 4);
-	put32(blk + OFF(xp_urec_p_nbufs) - 4, nbufs);
-	put32(blk + OFF(xp_urec_p_nbufs2) - 4, nbufs);
-	put64(blk + OFF(xp_urec_p_base) - 8, (u64)bufs);
-	put64(blk + OFF(xp_urec_p_base2) - 8, (u64)bufs);
-	put64(blk + OFF(xp_urec_p_sums) - 8, (u64)sums);
-	put64(blk + OFF(xp_urec_p_tcache) - 8, 0);	/* the entry routine's, not run */
-	put64(blk + OFF(xp_urec_p_tcache2) - 8, 0);
-	put32(blk + OFF(xp_urec_p_sig) - 4, SIG_X86);
-	put32(blk + OFF(xp_urec_p_sig2) - 4, SIG_X86);
-	d = blk + OFF(xp_urec_desc);
-	put64(d + 8, (u64)(blk + OFF(xp_urec_start)));
-	put64(d + 16, xp_urec_post - xp_urec_start);
-	put64(d + 24, (u64)(blk + OFF(xp_urec_abort)));
-	d = blk + OFF(xp_urec_desc2);
-	put64(d + 8, (u64)(blk + OFF(xp_urec_fstart)));
-	put64(d + 16, xp_urec_fpost - xp_urec_fstart);
-	put64(d + 24, (u64)(blk + OFF(xp_urec_fabort)));
-	__builtin___clear_cache((char *)blk, (char *)blk + len);
+	urec_host_patch(blk, off, bufs, nbufs, sums, NULL);	/* no entry routine runs */
 	*(uint32_t *)((char *)__builtin_thread_pointer() + off + XP_RSEQ_STAMP) = STAMP;
 }
 

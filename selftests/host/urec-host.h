@@ -13,11 +13,74 @@
 #define _XPROBES_UREC_HOST_H
 
 #include <stdint.h>
+#include <string.h>
 
-extern const unsigned char xp_urec_tmpl[];
+extern const unsigned char xp_urec_tmpl[], xp_urec_tmpl_end[];
+extern const unsigned char xp_urec_entry[], xp_urec_entry_noret[], xp_urec_ret[];
+extern const unsigned char xp_urec_p_stamp[], xp_urec_p_stamp_nr[], xp_urec_p_stamp_ret[];
+extern const unsigned char xp_urec_p_cs[], xp_urec_p_cpu[], xp_urec_p_nbufs[], xp_urec_p_base[];
+extern const unsigned char xp_urec_p_sig[], xp_urec_start[], xp_urec_post[], xp_urec_abort[];
+extern const unsigned char xp_urec_desc[], xp_urec_desc2[], xp_urec_p_cs2[], xp_urec_p_cs3[];
+extern const unsigned char xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p_base2[];
+extern const unsigned char xp_urec_p_sums[], xp_urec_p_tcache[], xp_urec_p_tcache2[];
+extern const unsigned char xp_urec_p_sig2[], xp_urec_stored[];
+extern const unsigned char xp_urec_fstart[], xp_urec_fpost[], xp_urec_fabort[];
 #define OFF(sym)	((size_t)((sym) - xp_urec_tmpl))
 #define SIG_X86		0x53053053u	/* glibc's RSEQ_SIG */
 #define STAMP		0x5a17c0deu	/* the process's, as the kernel would write it */
+
+/*
+ * The template copied to @blk and patched as urec.c's build_code() patches
+ * it for a process with sums: its rseq areas at @rseq_off from the thread
+ * pointer, stamped with STAMP, @nbufs buffers at @bufs, the sums at @sums,
+ * the hooks' thunk cache at @tcache, glibc's signature, and the two
+ * critical sections' descriptors.
+ */
+static inline void urec_host_patch(unsigned char *blk, long rseq_off, unsigned char *bufs,
+				   long nbufs, unsigned char *sums, void *tcache)
+{
+	const unsigned char *const stamps[] = { xp_urec_p_stamp, xp_urec_p_stamp_nr,
+						xp_urec_p_stamp_ret };
+	const unsigned char *const cs[] = { xp_urec_p_cs, xp_urec_p_cs2, xp_urec_p_cs3 };
+	uint32_t v32;
+	uint64_t v64;
+	unsigned int i;
+
+#define URH_PUT32(at, v)	(v32 = (v), memcpy(blk + OFF(at) - 4, &v32, 4))
+#define URH_PUT64(at, v)	(v64 = (uint64_t)(v), memcpy(blk + OFF(at) - 8, &v64, 8))
+#define URH_DESC(d, start, post, abort) do {					\
+		v64 = (uint64_t)(blk + OFF(start));				\
+		memcpy(blk + OFF(d) + 8, &v64, 8);				\
+		v64 = post - start;						\
+		memcpy(blk + OFF(d) + 16, &v64, 8);				\
+		v64 = (uint64_t)(blk + OFF(abort));				\
+		memcpy(blk + OFF(d) + 24, &v64, 8);				\
+	} while (0)
+	memcpy(blk, xp_urec_tmpl, xp_urec_tmpl_end - xp_urec_tmpl);
+	for (i = 0; i < 3; i++) {	/* cmpl $STAMP, %fs:off + XP_RSEQ_STAMP */
+		v32 = rseq_off + XP_RSEQ_STAMP;
+		memcpy(blk + OFF(stamps[i]) - 8, &v32, 4);
+		URH_PUT32(stamps[i], STAMP);
+		URH_PUT32(cs[i], rseq_off + 8);
+	}
+	URH_PUT32(xp_urec_p_cpu, rseq_off + 4);
+	URH_PUT32(xp_urec_p_cpu2, rseq_off + 4);
+	URH_PUT32(xp_urec_p_nbufs, nbufs);
+	URH_PUT32(xp_urec_p_nbufs2, nbufs);
+	URH_PUT64(xp_urec_p_base, bufs);
+	URH_PUT64(xp_urec_p_base2, bufs);
+	URH_PUT64(xp_urec_p_sums, sums);
+	URH_PUT64(xp_urec_p_tcache, tcache);
+	URH_PUT64(xp_urec_p_tcache2, tcache);
+	URH_PUT32(xp_urec_p_sig, SIG_X86);
+	URH_PUT32(xp_urec_p_sig2, SIG_X86);
+	URH_DESC(xp_urec_desc, xp_urec_start, xp_urec_post, xp_urec_abort);
+	URH_DESC(xp_urec_desc2, xp_urec_fstart, xp_urec_fpost, xp_urec_fabort);
+#undef URH_PUT32
+#undef URH_PUT64
+#undef URH_DESC
+	__builtin___clear_cache((char *)blk, (char *)blk + (xp_urec_tmpl_end - xp_urec_tmpl));
+}
 
 #define UREG_PUSH_KEPT							\
 	"	pushq	%rbx\n	pushq	%rbp\n	pushq	%r12\n"		\

@@ -33,13 +33,6 @@
 #include "urec.h"
 #include "urec-host.h"
 
-extern const unsigned char xp_urec_tmpl[], xp_urec_tmpl_end[], xp_urec_entry[];
-extern const unsigned char xp_urec_stored[], xp_urec_p_cs[], xp_urec_p_cpu[];
-extern const unsigned char xp_urec_p_nbufs[], xp_urec_p_base[], xp_urec_p_sig[];
-extern const unsigned char xp_urec_start[], xp_urec_post[], xp_urec_abort[];
-extern const unsigned char xp_urec_desc[], xp_urec_p_stamp[], xp_urec_p_tcache[];
-extern const unsigned char xp_urec_p_tcache2[];
-
 /*
  * unsigned long tcall(entry, cookie, ret, tf): the slot as the routine
  * left it; every register but rax (the stub's to keep) and rsp loaded
@@ -85,8 +78,6 @@ static volatile int syscalls, race_k = -1, raced, tail_ask;
 static volatile uint64_t race_key, race_val;
 static unsigned char *stop_at, *last_ip;
 
-static void put32(unsigned char *p, uint32_t v) { memcpy(p, &v, 4); }
-static void put64(unsigned char *p, uint64_t v) { memcpy(p, &v, 8); }
 
 static unsigned int pos_of(uint64_t key)
 {
@@ -125,8 +116,6 @@ static void on_trap(int sig, siginfo_t *si, void *uc_)
 
 static void setup(void)
 {
-	size_t len = xp_urec_tmpl_end - xp_urec_tmpl;
-	unsigned char *desc;
 	long off = __rseq_offset;
 
 	nbufs = sysconf(_SC_NPROCESSORS_CONF);
@@ -141,21 +130,7 @@ static void setup(void)
 		exit(1);
 	}
 	hash = (uint64_t *)(blk + XP_URT_HASH);
-	memcpy(blk, xp_urec_tmpl, len);
-	put32(blk + OFF(xp_urec_p_stamp) - 8, off + XP_RSEQ_STAMP);
-	put32(blk + OFF(xp_urec_p_stamp) - 4, STAMP);
-	put32(blk + OFF(xp_urec_p_cs) - 4, off + 8);
-	put32(blk + OFF(xp_urec_p_cpu) - 4, off + 4);
-	put32(blk + OFF(xp_urec_p_nbufs) - 4, nbufs);
-	put64(blk + OFF(xp_urec_p_base) - 8, (uint64_t)bufs);
-	put32(blk + OFF(xp_urec_p_sig) - 4, SIG_X86);
-	put64(blk + OFF(xp_urec_p_tcache) - 8, (uint64_t)tcache);
-	put64(blk + OFF(xp_urec_p_tcache2) - 8, (uint64_t)tcache);
-	desc = blk + OFF(xp_urec_desc);
-	put64(desc + 8, (uint64_t)(blk + OFF(xp_urec_start)));
-	put64(desc + 16, xp_urec_post - xp_urec_start);
-	put64(desc + 24, (uint64_t)(blk + OFF(xp_urec_abort)));
-	__builtin___clear_cache((char *)blk, (char *)blk + len);
+	urec_host_patch(blk, off, bufs, nbufs, NULL, tcache);	/* no return routine runs */
 	stop_at = blk + OFF(xp_urec_stored);
 	/* the stamp the kernel would write, in the padding of glibc's rseq area */
 	*(uint32_t *)((char *)__builtin_thread_pointer() + off + XP_RSEQ_STAMP) = STAMP;
