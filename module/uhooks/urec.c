@@ -166,7 +166,8 @@ struct xp_urec_hdr {
 	u64 below;			/* XP_UREC_BELOW: XPROBES_UREC_RET */
 };
 
-#define UREC_COUNT(state)	((u32)((state) & ((1U << XP_UREC_COUNT_BITS) - 1)))
+#define UREC_COUNT_MASK		((1U << XP_UREC_COUNT_BITS) - 1)
+#define UREC_COUNT(state)	((u32)((state) & UREC_COUNT_MASK) / XP_UREC_COUNT_UNIT)
 
 /* @cpu's buffer in the kernel's view of @rb's mapping. */
 static inline struct xp_urec_hdr *urec_hdr(const struct xp_urecbuf *rb, unsigned int cpu)
@@ -700,7 +701,7 @@ void xp_urec_exit(void)
 static void urec_empty(struct xp_urec_hdr *hdr, u32 count)
 {
 	WRITE_ONCE(hdr->bsp, 0);
-	WRITE_ONCE(hdr->state, count);
+	WRITE_ONCE(hdr->state, count * XP_UREC_COUNT_UNIT);
 }
 
 /*
@@ -938,7 +939,7 @@ static bool urec_carry_put(struct xp_urecbuf *rb, struct task_struct *t, u64 sta
 	}
 	return false;
 fill:
-	WRITE_ONCE(c->state, state - UREC_COUNT(state));	/* A, the count 0 */
+	WRITE_ONCE(c->state, state & ~(u64)UREC_COUNT_MASK);	/* A, the count 0 */
 	WRITE_ONCE(c->bsp, bsp);
 	WRITE_ONCE(c->dropped, dropped);
 	return true;
@@ -1056,7 +1057,7 @@ static bool urec_append_one(struct xp_urecbuf *rb, unsigned int cpu, u64 what)
 	WRITE_ONCE(acc[n], state);
 	WRITE_ONCE(r[n].time, rdtsc_ordered());
 	WRITE_ONCE(r[n].what, what);
-	WRITE_ONCE(hdr->state, state + 1);
+	WRITE_ONCE(hdr->state, state + XP_UREC_COUNT_UNIT);
 	return true;
 }
 
@@ -1871,7 +1872,7 @@ int xp_urec_prepare(struct xp_view *v, struct xp_uarea *a, struct task_struct *t
 		     offsetof(struct xp_urec_hdr, th) != XP_UREC_TH ||
 		     offsetof(struct xp_urec_hdr, bk) != XP_UREC_BK ||
 		     offsetof(struct xp_urec_hdr, below) != XP_UREC_BELOW);
-	BUILD_BUG_ON(XP_UREC_CAP >= 1 << XP_UREC_COUNT_BITS);
+	BUILD_BUG_ON(XP_UREC_CAP * XP_UREC_COUNT_UNIT >= 1 << XP_UREC_COUNT_BITS);
 	/* the block's parts the module pins and maps, and its offset in the area, in whole pages */
 	BUILD_BUG_ON(XP_URT_TGT % PAGE_SIZE || XP_URT_HASH % PAGE_SIZE ||
 		     XP_UREC_BLOCK % PAGE_SIZE || XP_UREC_AREA_OFF % PAGE_SIZE);

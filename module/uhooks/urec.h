@@ -51,7 +51,10 @@
  * Per-CPU record buffers, a writable mapping of their own: a header, the
  * records, and beside each record the state word as it was at its append.
  * The state (the header's first word, the commit) is the count in its low
- * 16 bits and, above them, A: the TSC cycles of every call the process
+ * 16 bits, as eight times the number of records (XP_UREC_COUNT_UNIT: the
+ * byte offset of the next record's state word, half the next record's,
+ * which the routines index with as it is; one until 2026-12-07) and, above
+ * them, A: the TSC cycles of every call the process
  * summed itself since the last hand-over, modulo 2^48 (urec_tmpl.S). What
  * the calls under a record took is then the difference of two A's: the
  * one beside the next record (or the state's, for the newest) less its
@@ -66,6 +69,7 @@
  */
 #define XP_UREC_BUF_SHIFT	14		/* 16 KiB per CPU */
 #define XP_UREC_COUNT_BITS	16		/* the state's count; A above it */
+#define XP_UREC_COUNT_UNIT	8		/* a record in the count */
 #define XP_UREC_MULT		24		/* u64, 32.32 fixed point */
 #define XP_UREC_BSP		32		/* u64 */
 #define XP_UREC_TH		64		/* u64 [XP_USUM_NHIST] */

@@ -10,7 +10,7 @@
 
 #define UE(c, sp)	((u64)(c) << XPROBES_UREC_SP_BITS | (sp))	/* an entry */
 #define UR(sp)		(XPROBES_UREC_RET | (sp))	/* a return */
-#define ST(a, n)	((u64)(a) << 16 | (n))		/* a state: A cycles, n records */
+#define ST(a, n)	((u64)(a) << 16 | (n) * 8)	/* a state: A cycles, n records (urec.h) */
 
 /* Times as they are: a clock at the end of time, one TSC cycle a nanosecond. */
 static const struct xp_urec_clock same_clock = { ~0ULL >> 1, ~0ULL >> 1, 1ULL << 32 };

@@ -447,7 +447,8 @@ static void urec_carry_slots(struct kunit *test)
 	KUNIT_ASSERT_NOT_NULL(test, rb.carry);
 	KUNIT_ASSERT_NOT_NULL(test, rb.dropped);
 
-	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a | 7, 0x7ffc0000f000UL, 0x7ffc0000f008UL));
+	KUNIT_EXPECT_TRUE(test, urec_carry_put(&rb, t, a | 7 * XP_UREC_COUNT_UNIT, 0x7ffc0000f000UL,
+					       0x7ffc0000f008UL));
 	rb.dropped[0] = 99;
 	KUNIT_EXPECT_FALSE(test, urec_carry_take(&rb, 0, u));	/* not u's */
 	KUNIT_EXPECT_EQ(test, hdr->state, 0ULL);
@@ -457,10 +458,10 @@ static void urec_carry_slots(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, hdr->state, a);			/* A, the count 0 */
 	KUNIT_EXPECT_EQ(test, hdr->bsp, 0x7ffc0000f000UL);
 	KUNIT_EXPECT_EQ(test, rb.dropped[0], 0x7ffc0000f008UL);
-	hdr->state = 5;
+	hdr->state = 5 * XP_UREC_COUNT_UNIT;
 	hdr->bsp = 0;
 	KUNIT_EXPECT_FALSE(test, urec_carry_take(&rb, 0, t));	/* taken once */
-	KUNIT_EXPECT_EQ(test, hdr->state, 5ULL);
+	KUNIT_EXPECT_EQ(test, hdr->state, 5ULL * XP_UREC_COUNT_UNIT);
 	KUNIT_EXPECT_EQ(test, hdr->bsp, 0ULL);
 
 	/* one slot a thread: a mark put after its time replaces it */

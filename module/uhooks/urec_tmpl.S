@@ -132,6 +132,15 @@
 	movq	%rsi, -0x28(%rsp)
 .endm
 
+/* SAVE's registers back, and the return: xp_urec_done, and the fold's own end */
+.macro RESTORE_RET
+	movq	-0x10(%rsp), %rdx
+	movq	-0x18(%rsp), %rcx
+	movq	-0x20(%rsp), %r11
+	movq	-0x28(%rsp), %rsi
+	ret
+.endm
+
 /*
  * The critical section's start: its descriptor in rseq->rseq_cs, then the
  * CPU from rseq->cpu_id (the immediates patched per process at P_CS,
@@ -197,10 +206,11 @@ xp_urec_fagain:
 .if xp_urec_p_cs2 - xp_urec_sums_gate != 7 + 9
 .error "the sums' gate needs the 7-byte lea CPU_BUFFER starts with"
 .endif
-	movzwl	(%r11), %ecx		/* the count */
-	cmpl	$XP_UREC_CAP - 1, %ecx	/* on only for n < CAP - 1: a full one, or made to look */
-	jae	.Lplain			/* so, folds nothing; n = 0 reads the header's last word */
-	shll	$3, %ecx		/* 8n: records at (%r11,%rcx,2), states at (%r11,%rcx) */
+	movzwl	(%r11), %ecx		/* the count, 8n: records at (%r11,%rcx,2), */
+					/* states at (%r11,%rcx) */
+	cmpl	$(XP_UREC_CAP - 1) * XP_UREC_COUNT_UNIT, %ecx	/* on only for n < CAP - 1: */
+	jae	.Lplain			/* a full one, or made to look so, folds nothing; */
+					/* n = 0 reads the header's last word */
 	movq	XP_UREC_HDR - 8(%r11,%rcx,2), %rsi	/* the newest: this call's entry? */
 	subq	%rsp, %rsi
 	rolq	$ROL, %rsi		/* the sp's difference above its cookie and flags */
@@ -254,7 +264,7 @@ xp_urec_ftail:
  * XP_UREC_BELOW) reads as a return too: with one record, the bottom's rule.
  */
 xp_urec_fnoentry:
-	cmpl	$8, %ecx
+	cmpl	$XP_UREC_COUNT_UNIT, %ecx
 	je	xp_urec_fbottom		/* its entry is the only record */
 	testl	$K_NORET | K_TAIL, %eax	/* a return (K_RET alone: one of the two is set) */
 	jnz	.Lplain			/* an entry whose return writes nothing, or none of ours */
@@ -336,7 +346,7 @@ xp_urec_p_cs3:
 	lock incq	XP_USUM_HIST(%rdx,%rsi,XP_USUM_BUCKET)
 	subq	%rcx, %rax		/* its own cycles */
 	lock addq	%rax, XP_USUM_OWN(%rdx)
-	jmp	xp_urec_done
+	RESTORE_RET			/* (a jmp to xp_urec_done until 2026-12-07) */
 .Lplain:				/* a return record */
 xp_urec_plain:
 	movq	%rsp, %rsi		/* where the return address was */
@@ -453,22 +463,17 @@ xp_urec_again:
 	shlq	$32, %rdx
 	orq	%rdx, %rax
 	movq	(%r11), %rcx		/* the state */
-	movzwl	%cx, %edx
-	cmpl	$XP_UREC_CAP, %edx
+	movzwl	%cx, %edx		/* 8n */
+	cmpl	$XP_UREC_CAP * XP_UREC_COUNT_UNIT, %edx
 	jae	xp_urec_full
-	movq	%rcx, XP_UREC_ACC(%r11,%rdx,8)	/* beside the record: A at its append */
-	shll	$4, %edx
-	movq	%rax, XP_UREC_HDR(%r11,%rdx)
-	movq	%rsi, XP_UREC_HDR + 8(%r11,%rdx)
-	incq	%rcx
+	movq	%rcx, XP_UREC_ACC(%r11,%rdx)	/* beside the record: A at its append */
+	movq	%rax, XP_UREC_HDR(%r11,%rdx,2)
+	movq	%rsi, XP_UREC_HDR + 8(%r11,%rdx,2)
+	addq	$XP_UREC_COUNT_UNIT, %rcx
 	movq	%rcx, (%r11)		/* the commit */
 xp_urec_post:
 xp_urec_done:				/* (rdi: each way here has put it back) */
-	movq	-0x10(%rsp), %rdx
-	movq	-0x18(%rsp), %rcx
-	movq	-0x20(%rsp), %r11
-	movq	-0x28(%rsp), %rsi
-	ret
+	RESTORE_RET
 	.long	0x53053053		/* the process's rseq signature */
 xp_urec_p_sig:
 xp_urec_abort:

@@ -63,6 +63,7 @@ static int interrupt_pct;	/* interrupt: the share of folds stopped before their 
 static u64 interrupts, bottom_long;
 #define MAXD	256
 #define CAP	664		/* XP_UREC_CAP: 16 KiB a CPU less 448 of header, 24 bytes a record */
+#define XP_UREC_COUNT_UNIT 8	/* urec.h: a record in the state's count */
 
 struct frame { u64 sp, t0, child; u32 cookie; };
 
@@ -273,8 +274,8 @@ static int proc_fold(struct xprobes_urec *buf, u32 *np, u64 *acc, u64 *state, u6
 	u64 sp = XPROBES_UREC_SP(r->what), e, c, wall, t;
 	u32 n = *np, cookie;
 
-	if ((*state & 0xffff) != n) {
-		fprintf(stderr, "the state's count %llu is not %u\n",
+	if ((*state & 0xffff) != n * XP_UREC_COUNT_UNIT) {
+		fprintf(stderr, "the state's count %llu is not %u records\n",
 			(unsigned long long)(*state & 0xffff), n);
 		exit(1);
 	}
@@ -345,7 +346,7 @@ static void append(struct xprobes_urec *in, u32 *n, u64 *acc, u64 *state,
 {
 	acc[*n] = *state;
 	in[(*n)++] = *r;
-	(*state)++;
+	*state += XP_UREC_COUNT_UNIT;
 }
 
 /*

@@ -263,7 +263,7 @@ static int one(unsigned int c)
 	cw = entry_word(near(), some_kind());
 	d = age(&fits);
 	bsp = (u64[]){ 0, 0, sp, sp + 64, sp - 64 }[rnd(5)];
-	state = rnd(1ull << 47) << XP_UREC_COUNT_BITS | n;
+	state = rnd(1ull << 47) << XP_UREC_COUNT_BITS | (u64)n * XP_UREC_COUNT_UNIT;
 	if (n >= 2) {
 		rec(n - 2)[1] = cw;
 		*acc(n - 2) = rnd(0);
@@ -274,7 +274,7 @@ static int one(unsigned int c)
 		rec(n - 1)[1] = e;
 		/* A at its entry: its callees' cycles behind, mostly fewer than its own */
 		callees = rnd(4) ? rnd(d & 0xffffffff) : rnd(0);
-		*acc(n - 1) = state - (callees << XP_UREC_COUNT_BITS) - 1;
+		*acc(n - 1) = state - (callees << XP_UREC_COUNT_BITS) - XP_UREC_COUNT_UNIT;
 	}
 	*word(buf, 0) = state;
 	*word(buf, XP_UREC_BSP) = bsp;
@@ -308,9 +308,9 @@ static int one(unsigned int c)
 		if (n < XP_UREC_CAP) {
 			t = *rec(n);
 			if (t < t0 || t > t1 || rec(n)[1] != (sp | RET) || *acc(n) != state ||
-			    *word(buf, 0) != state + 1)
+			    *word(buf, 0) != state + XP_UREC_COUNT_UNIT)
 				return fail(c, "not a return record appended");
-			*word(buf0, 0) = state + 1;
+			*word(buf0, 0) = state + XP_UREC_COUNT_UNIT;
 			*word(buf0, XP_UREC_HDR + 16 * (size_t)n) = t;
 			*word(buf0, XP_UREC_HDR + 16 * (size_t)n + 8) = sp | RET;
 			*word(buf0, XP_UREC_ACC + 8 * (size_t)n) = state;

@@ -104,6 +104,12 @@ static const char *const ureg_name[UREG_N] = {
 	"r12", "r13", "r14", "r15"
 };
 
+/* A buffer's records, by its state word (urec.h) */
+static inline unsigned int urec_host_count(uint64_t state)
+{
+	return (state & ((1u << XP_UREC_COUNT_BITS) - 1)) / XP_UREC_COUNT_UNIT;
+}
+
 /* The first register not given back, or NULL. */
 static inline const char *ureg_lost(void)
 {

@@ -159,7 +159,7 @@ static struct result call(unsigned int cookie, uint64_t ret, int tf)
 	r.lost = ureg_lost();
 	for (c = 0; c < nbufs; c++) {
 		unsigned char *b = bufs + (c << XP_UREC_BUF_SHIFT);
-		unsigned int n = *(uint64_t *)b & 0xffff;
+		unsigned int n = urec_host_count(*(uint64_t *)b);
 
 		if (!n)
 			continue;

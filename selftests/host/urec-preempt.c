@@ -153,12 +153,12 @@ static const char *const stop_name[NSTOPS] = {
 static void append(unsigned char *b, u64 what)
 {
 	u64 state = *word(b, 0);
-	unsigned int n = state & 0xffff;
+	unsigned int n = urec_host_count(state);
 
 	*word(b, XP_UREC_ACC + 8 * (size_t)n) = state;
 	*word(b, XP_UREC_HDR + 16 * (size_t)n) = TSC;
 	*word(b, XP_UREC_HDR + 16 * (size_t)n + 8) = what;
-	*word(b, 0) = state + 1;
+	*word(b, 0) = state + XP_UREC_COUNT_UNIT;
 }
 
 static void empty(unsigned char *b)
@@ -175,7 +175,7 @@ static void stop_effect(int stop, unsigned char *all, uint32_t *cpu)
 
 	switch (stop) {
 	case SIGNAL_CALLS:
-		if ((*word(b, 0) & 0xffff) + 2 > XP_UREC_CAP)
+		if (urec_host_count(*word(b, 0)) + 2 > XP_UREC_CAP)
 			empty(b);	/* its routine's ask: the kernel's flush */
 		append(b, (hsp & M47) | 3ull << XP_UREC_SP_BITS);
 		append(b, (hsp + 8) | RET);
@@ -308,7 +308,7 @@ static const char *what;
  */
 static long buf_differs(unsigned char *got, unsigned char *want)
 {
-	unsigned int n = *word(want, 0) & 0xffff, i;
+	unsigned int n = urec_host_count(*word(want, 0)), i;
 	size_t o;
 
 	for (o = 0; o < XP_UREC_HDR; o += 8)
@@ -377,7 +377,7 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 	routine = r;
 	cookie = c;
 	n = run(b0, -1, &whole);
-	whole_count = *word(cpu_buf(whole.bufs, whole.cpu), 0) & 0xffff;
+	whole_count = urec_host_count(*word(cpu_buf(whole.bufs, whole.cpu), 0));
 	commit = commit_step < 0 ? n : commit_step;
 	if (bad_desc || n >= MAX_STEPS) {
 		printf("urec-preempt: %s: %s\n", name, bad_desc ?: "the call never ends");
@@ -463,7 +463,7 @@ static void buffer(unsigned char *b, unsigned int n)
 		*word(b, XP_UREC_HDR + 16 * i + 8) = rnd(0);
 		*word(b, XP_UREC_ACC + 8 * i) = rnd(0);
 	}
-	*word(b, 0) = rnd(1ull << 40) << XP_UREC_COUNT_BITS | n;
+	*word(b, 0) = rnd(1ull << 40) << XP_UREC_COUNT_BITS | (u64)n * XP_UREC_COUNT_UNIT;
 }
 
 static u64 record(u64 at, unsigned int c, u64 kind)
@@ -523,7 +523,8 @@ static int return_case(unsigned int i)
 		*word(b, XP_UREC_HDR + 16 * (n - 2) + 8) = cw;
 	*word(b, XP_UREC_HDR + 16 * (n - 1)) = TSC - d;
 	*word(b, XP_UREC_HDR + 16 * (n - 1) + 8) = e;
-	*word(b, XP_UREC_ACC + 8 * (n - 1)) = *word(b, 0) - ((d / 3) << XP_UREC_COUNT_BITS) - 1;
+	*word(b, XP_UREC_ACC + 8 * (n - 1)) = *word(b, 0) - ((d / 3) << XP_UREC_COUNT_BITS) -
+					    XP_UREC_COUNT_UNIT;
 	if (kind == 3 && i % 2)
 		*word(b, XP_UREC_BSP) = sp + 0x100;	/* a first bottom call above: this one below */
 	b0.slot = 0x401000;
