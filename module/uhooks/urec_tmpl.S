@@ -43,8 +43,9 @@
  * some code before it registers its area).
  *
  * Sums (XPROBES_F_SUMS: the buffer's header has a ratio of cycles to ns).
- * The count is the low 16 bits of the buffer's state word; above them is
- * A, the cycles of every call the process summed since the last hand-over
+ * The count is the low 16 bits of the buffer's state word, eight times
+ * the records (XP_UREC_COUNT_UNIT: the routines index with it as it is);
+ * above them is A, the cycles of every call the process summed since the last hand-over
  * (urec.h), and every append puts the state as it was beside its record.
  * A return whose entry is the newest record, with its caller's entry just
  * before it (above it on the stack, or at its sp for a tail call), is not
@@ -464,7 +465,11 @@ xp_urec_again:
 	orq	%rdx, %rax
 	movq	(%r11), %rcx		/* the state */
 	movzwl	%cx, %edx		/* 8n */
-	cmpl	$XP_UREC_CAP * XP_UREC_COUNT_UNIT, %edx
+	/*
+	 * Room for one more: 8n at most 8 (CAP - 1), and no count the
+	 * process wrote (not a multiple of 8) writes past its buffer.
+	 */
+	cmpl	$(XP_UREC_CAP - 1) * XP_UREC_COUNT_UNIT + 1, %edx
 	jae	xp_urec_full
 	movq	%rcx, XP_UREC_ACC(%r11,%rdx)	/* beside the record: A at its append */
 	movq	%rax, XP_UREC_HDR(%r11,%rdx,2)

@@ -22,6 +22,8 @@
  *   carries its bottom sums back: its buffer as it was);
  * - a signal whose handler makes a traced call whose return is not summed
  *   (two records appended to the thread's buffer, as the routines would);
+ * - a signal whose handler's traced call is summed (A and that function's
+ *   sums grow, the count as it was);
  * - a switch: the buffer handed over and emptied (urec.c, urec_flush());
  * - a migration: that, and the thread resumes on the other CPU (its
  *   rseq cpu_id), whose buffer the switches there left empty.
@@ -29,15 +31,29 @@
  * Whatever the stop, the call must end as if it had happened wholly on
  * one side of it: run whole after the stop's effect where the stop came
  * before its commit (the store that makes its record or fold visible), or
- * run whole and then the stop's effect where it came after. The buffers,
- * the sums, the hook's thunk cache, the return address slot and every
- * register but rax must be exactly those; the TSC is frozen for the call
- * (rdtsc is emulated: a restart reads the same time), so they can be.
- * The one word allowed to differ is the bottom's sp (bsp), which a fold
- * stores before its commit on purpose (urec_tmpl.S, xp_urec_fbottom): an
- * attempt stopped after that store leaves it at this call's sp, which a
- * hand-over sends as a drop of frames at or below this call's own, none
- * of them live (docs/userhooks.md).
+ * run whole and then the stop's effect where it came after. What a switch
+ * or a migration hands over at the stop must be the buffer as it was
+ * before the call, or as the call whole left it, on the same side; and at
+ * the end, the buffers as the kernel reads them (the header, the records
+ * and their states below the count: a store past the count by an attempt
+ * the stop restarted is no record), the sums, the hook's thunk cache, the
+ * return address slot and every register but rax must be exactly those.
+ * The TSC is frozen for the call (rdtsc is emulated: a restart reads the
+ * same time), so they can be. The one word allowed to differ besides is
+ * the bottom's sp (bsp), which a fold stores before its commit on purpose
+ * (urec_tmpl.S, xp_urec_fbottom): an attempt stopped after that store
+ * leaves it at this call's sp, which a hand-over sends as a drop of frames
+ * at or below this call's own, none of them live (docs/userhooks.md).
+ *
+ * The calls: entries whose thunk comes from the hook's cache, from the
+ * hash past a probe of another key, a tail call's, none (an entry that
+ * says so), and entries without returns, into buffers of 0, 1, 7, CAP - 1
+ * and CAP records (full: the kernel's take); returns folded nested, after
+ * a tail call, after a return record, at the bottom (bsp 0 or above), and
+ * returns that append: another sp's entry, 2^32 cycles, a bottom call
+ * above bsp, a tail call's caller elsewhere, a return record elsewhere, a
+ * caller below, a caller's entry without returns, a full buffer. Each
+ * case checks that it took the way it is named for.
  *
  * urec-preempt [CASES] [-q]: "ok" or the first stop that went wrong (exit
  * 1). Built against a copy of the template with a rule broken, it must
@@ -144,10 +160,10 @@ static void put(const struct snap *s)
 }
 
 /* The stops. */
-enum { SIGNAL, SIGNAL_CALLS, SWITCH, MIGRATE, NSTOPS };
+enum { SIGNAL, SIGNAL_CALLS, SIGNAL_SUMMED, SWITCH, MIGRATE, NSTOPS };
 static const char *const stop_name[NSTOPS] = {
-	"a signal", "a signal whose handler makes a traced call", "a switch (hand-over)",
-	"a migration"
+	"a signal", "a signal whose handler makes a traced call",
+	"a signal whose handler's traced call is summed", "a switch (hand-over)", "a migration"
 };
 
 static void append(unsigned char *b, u64 what)
@@ -167,8 +183,8 @@ static void empty(unsigned char *b)
 	*word(b, XP_UREC_BSP) = 0;
 }
 
-/* What @stop does to the buffers and the thread's CPU (the memory as it is now). */
-static void stop_effect(int stop, unsigned char *all, uint32_t *cpu)
+/* What @stop does to the buffers @all, the sums @sm and the thread's CPU. */
+static void stop_effect(int stop, unsigned char *all, unsigned char *sm, uint32_t *cpu)
 {
 	unsigned char *b = cpu_buf(all, *cpu);
 	u64 hsp = sp - 0x400;	/* the handler's frame, below the stopped one */
@@ -179,6 +195,12 @@ static void stop_effect(int stop, unsigned char *all, uint32_t *cpu)
 			empty(b);	/* its routine's ask: the kernel's flush */
 		append(b, (hsp & M47) | 3ull << XP_UREC_SP_BITS);
 		append(b, (hsp + 8) | RET);
+		break;
+	case SIGNAL_SUMMED:	/* cookie 7: 1000 cycles, 600 its own, bucket 9 */
+		*word(b, 0) += 1000ull << XP_UREC_COUNT_BITS;
+		*word(sm, 7 * XP_USUM_SIZE + XP_USUM_WALL) += 1000;
+		*word(sm, 7 * XP_USUM_SIZE + XP_USUM_OWN) += 600;
+		*word(sm, 7 * XP_USUM_SIZE + XP_USUM_HIST + 9 * XP_USUM_BUCKET) += 1;
 		break;
 	case SWITCH:
 		empty(b);
@@ -205,6 +227,7 @@ static void take_one(unsigned char *b, u64 what)
 /* the single steps */
 static int steps, stop_at = -1, stop, commit_step, syscall_step;
 static u64 syscall_rsi;
+static unsigned char handed[BUFSZ], handed_want[BUFSZ];	/* a hand-over's buffer */
 static u64 state0[NBUFS];
 static const char *bad_desc;
 static uint32_t trace[MAX_STEPS];
@@ -228,7 +251,9 @@ static void stop_here(greg_t *g)
 			g[REG_RIP] = abort;
 		area.rseq_cs = 0;
 	}
-	stop_effect(stop, bufs, &area.cpu_id);
+	if (stop == SWITCH || stop == MIGRATE)	/* what the kernel hands over here */
+		memcpy(handed, cpu_buf(bufs, area.cpu_id), BUFSZ);
+	stop_effect(stop, bufs, sums, &area.cpu_id);
 	area.cpu_id_start = area.cpu_id;
 }
 
@@ -360,7 +385,28 @@ static int differ(struct snap *got, const struct snap *want, u64 call_sp, int bs
 	return 0;
 }
 
+/*
+ * What a switch or a migration handed over at the stop, against CPU
+ * @cpu's buffer in @want (the call not begun, or done).
+ */
+static int handed_differs(const struct snap *want, uint32_t cpu, u64 call_sp, int bsp_free)
+{
+	long o;
+
+	memcpy(handed_want, cpu_buf((unsigned char *)want->bufs, cpu), BUFSZ);
+	if (bsp_free && *word(handed, XP_UREC_BSP) == call_sp)
+		*word(handed_want, XP_UREC_BSP) = call_sp;
+	o = buf_differs(handed, handed_want);
+	if (o < 0)
+		return 0;
+	printf("urec-preempt: %s: handed over at +%ld: %#llx, not %#llx\n", what, o,
+	       (unsigned long long)*word(handed, o), (unsigned long long)*word(handed_want, o));
+	return 1;
+}
+
+static struct snap whole;	/* the call run whole, from the case's memory */
 static unsigned int stops_tried, restarts, whole_count;
+static u64 whole_last;		/* the call whole: its buffer's newest record's word */
 
 /*
  * The call of @r from @b0 stopped before each of its instructions in turn
@@ -369,7 +415,7 @@ static unsigned int stops_tried, restarts, whole_count;
 static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 		      const struct snap *b0, u64 call_sp)
 {
-	static struct snap whole, before, after, asked, got, tmp;
+	static struct snap before, after, asked, got, tmp;
 	static char buf[256];
 	int n, k, s, commit, full, bsp_stored = 0;
 	u64 full_word = 0;
@@ -377,7 +423,14 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 	routine = r;
 	cookie = c;
 	n = run(b0, -1, &whole);
+	/* the call is the thread's on CPU 0: the other buffer is another thread's */
+	if (memcmp(cpu_buf(whole.bufs, 1), cpu_buf((unsigned char *)b0->bufs, 1), BUFSZ)) {
+		printf("urec-preempt: %s: the call whole wrote CPU 1's buffer\n", name);
+		return 1;
+	}
 	whole_count = urec_host_count(*word(cpu_buf(whole.bufs, whole.cpu), 0));
+	whole_last = whole_count ? *word(cpu_buf(whole.bufs, whole.cpu),
+					 XP_UREC_HDR + 16 * (whole_count - 1) + 8) : 0;
 	commit = commit_step < 0 ? n : commit_step;
 	if (bad_desc || n >= MAX_STEPS) {
 		printf("urec-preempt: %s: %s\n", name, bad_desc ?: "the call never ends");
@@ -404,18 +457,19 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 		stop = s;
 		/* the stop before the call: the call run whole after its effect */
 		tmp = *b0;
-		stop_effect(s, tmp.bufs, &tmp.cpu);
+		stop_effect(s, tmp.bufs, tmp.sums, &tmp.cpu);
 		run(&tmp, -1, &before);
 		/* past the test: the kernel's take after the stop's effect */
 		tmp = *b0;
-		stop_effect(s, tmp.bufs, &tmp.cpu);
+		stop_effect(s, tmp.bufs, tmp.sums, &tmp.cpu);
 		take_one(cpu_buf(tmp.bufs, tmp.cpu), full_word);
-		tmp.slot = whole.slot;
+		tmp.slot = whole.slot;	/* the thunk's store and the cache's come first */
+		memcpy(tmp.tcache, whole.tcache, sizeof(tmp.tcache));
 		memcpy(tmp.regs, whole.regs, sizeof(tmp.regs));
 		asked = tmp;
 		/* after the call: its effect on what the call left */
 		after = whole;
-		stop_effect(s, after.bufs, &after.cpu);
+		stop_effect(s, after.bufs, after.sums, &after.cpu);
 		for (k = 0; k < n; k++) {
 			stop = s;
 			run(b0, k, &got);
@@ -433,7 +487,10 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 				return 1;
 			}
 			if (differ(&got, k >= commit ? &after : k >= full ? &asked : &before,
-				   call_sp, k < commit && bsp_stored))
+				   call_sp, k < commit && bsp_stored) ||
+			    ((s == SWITCH || s == MIGRATE) &&
+			     handed_differs(k >= commit ? &whole : b0, b0->cpu, call_sp,
+					    k < commit && bsp_stored)))
 				return 1;
 		}
 	}
@@ -471,51 +528,84 @@ static u64 record(u64 at, unsigned int c, u64 kind)
 	return (at & M47) | (u64)c << XP_UREC_SP_BITS | kind;
 }
 
-/* An entry: the thunk through the hash or through the hook's cache; a buffer with room or not. */
+/*
+ * An entry, way @i % 5 to its thunk, into a buffer of one of five counts
+ * (@i / 5): it appends its record, or the kernel takes it (full).
+ */
 static int entry_case(unsigned int i)
 {
 	static struct snap b0;
 	static const unsigned int counts[] = { 0, 1, 7, XP_UREC_CAP - 1, XP_UREC_CAP };
+	static const char *const ways[] = {
+		"its thunk from the hash, past another key", "its thunk from the hook's cache",
+		"a tail call's thunk", "no thunk for its return address",
+		"an entry without returns"
+	};
 	const u64 ret = 0x401000 + 0x10 * i, thunk = (u64)blk + XP_URT_OFF + XP_URT_SIZE * (i + 1);
-	u64 *hash = (u64 *)(blk + XP_URT_HASH);
+	const u64 tail = 1ull << XP_URT_TAILBIT, neg = 1ull << XP_URT_NEGBIT;
+	u64 *hash = (u64 *)(blk + XP_URT_HASH), kind;
 	unsigned int pos = (unsigned int)((ret * GOLDEN) >> (64 - XP_URT_HASH_BITS));
-	const unsigned char *r = i % 4 == 3 ? xp_urec_entry_noret : xp_urec_entry;
-	char name[96];
+	unsigned int way = i % 5, n = counts[(i / 5) % 5], c = i % COOKIES, want;
+	const unsigned char *r = way == 4 ? xp_urec_entry_noret : xp_urec_entry;
+	char name[128];
 
 	memset(&b0, 0, sizeof(b0));
-	buffer(cpu_buf(b0.bufs, 0), counts[i % 5]);
+	buffer(cpu_buf(b0.bufs, 0), n);
 	buffer(cpu_buf(b0.bufs, 1), 0);
 	memset(hash, 0, XP_URT_HASH_SIZE);
-	hash[2 * pos + 2] = ret;	/* the second probe */
-	hash[2 * pos + 3] = thunk;
-	if (i % 2)
-		b0.tcache[i % COOKIES] = (pos + 1) * 16;
+	hash[2 * pos] = ret ^ 0x10000;	/* the first probe: another return address's */
+	hash[2 * pos + 1] = thunk + XP_URT_SIZE;
+	hash[2 * pos + 2] = ret;	/* the second: this one's */
+	hash[2 * pos + 3] = way == 2 ? (thunk | tail) : way == 3 ? (ret | tail | neg) : thunk;
+	if (way == 1)
+		b0.tcache[c] = (pos + 1) * 16;
 	b0.slot = ret;
-	snprintf(name, sizeof(name), "%s, %u records, the thunk through the %s",
-		 r == xp_urec_entry ? "an entry" : "an entry without returns", counts[i % 5],
-		 i % 2 ? "hook's cache" : "hash");
-	return every_stop(name, r, i % COOKIES, &b0, sp);
+	snprintf(name, sizeof(name), "an entry, %s, %u records", ways[way], n);
+	if (every_stop(name, r, c, &b0, sp))
+		return 1;
+	kind = way == 2 ? TAIL : way >= 3 ? NORET : 0;
+	want = n == XP_UREC_CAP ? 1 : n + 1;
+	if (whole_count != want || whole_last != (record(sp + 8, c, 0) | kind) ||
+	    whole.slot != (way >= 3 ? ret : thunk)) {
+		printf("urec-preempt: %s: the call whole left %u records, the last %#llx, the slot %#llx\n",
+		       name, whole_count, (unsigned long long)whole_last,
+		       (unsigned long long)whole.slot);
+		return 1;
+	}
+	return 0;
 }
 
-/* A return: the paths of urec-fold.c's rules, a call's entry dated d cycles ago. */
+/*
+ * A return, way @i % 12, its entry dated d cycles ago: folded (ways 0 to
+ * 3), a return record appended (4 to 10), or the kernel's take (11).
+ */
 static int return_case(unsigned int i)
 {
 	static struct snap b0;
+	static const char *const ways[] = {
+		"folded, nested", "folded after a tail call", "folded after a return record",
+		"folded at the bottom", "not its entry's", "of 2^32 cycles or more",
+		"at the bottom, above the first bottom call", "a tail call, its caller elsewhere",
+		"after a return record elsewhere", "its caller's entry below it",
+		"its caller's entry without returns", "into a full buffer"
+	};
 	unsigned char *b = cpu_buf(b0.bufs, 0);
-	unsigned int c = i % COOKIES, n, kind = i % 7;
-	u64 e = record(sp, c, 0), cw = record(sp + 0x40, (c + 1) % COOKIES, 0), d = 1000 + rnd(1 << 20);
-	const char *name;
+	unsigned int c = i % COOKIES, n, way = i % 12, want;
+	u64 e = record(sp, c, 0), cw = record(sp + 0x40, (c + 1) % COOKIES, 0);
+	u64 d = 1000 + rnd(1 << 20);
+	char name[128];
 
 	memset(&b0, 0, sizeof(b0));
-	n = kind == 3 ? 1 : 2 + rnd(30);
-	switch (kind) {
-	case 0: name = "a return, nested"; break;
-	case 1: name = "a return, a tail call"; e |= TAIL; cw = record(sp, c, 0); break;
-	case 2: name = "a return after a return record"; cw = sp | RET; break;
-	case 3: name = "a return at the bottom"; break;
-	case 4: name = "a return, not its entry's (plain)"; e = record(sp + 0x20, c, 0); break;
-	case 5: name = "a return of 2^32 cycles or more (plain)"; d = 1ull << 33; break;
-	default: name = "a return into a full buffer"; n = XP_UREC_CAP; break;
+	n = way == 3 || way == 6 ? 1 : way == 11 ? XP_UREC_CAP : 2 + rnd(30);
+	switch (way) {
+	case 1: e |= TAIL; cw = record(sp, c, 0); break;
+	case 2: cw = sp | RET; break;
+	case 4: e = record(sp + 0x20, c, 0); break;
+	case 5: d = 1ull << 33; break;
+	case 7: e |= TAIL; break;
+	case 8: cw = (sp + 0x40) | RET; break;
+	case 9: cw = record(sp - 0x40, c, 0); break;
+	case 10: cw |= NORET; break;
 	}
 	buffer(b, n);
 	buffer(cpu_buf(b0.bufs, 1), 0);
@@ -525,23 +615,57 @@ static int return_case(unsigned int i)
 	*word(b, XP_UREC_HDR + 16 * (n - 1) + 8) = e;
 	*word(b, XP_UREC_ACC + 8 * (n - 1)) = *word(b, 0) - ((d / 3) << XP_UREC_COUNT_BITS) -
 					    XP_UREC_COUNT_UNIT;
-	if (kind == 3 && i % 2)
+	if (way == 3 && (i / 12) % 2)
 		*word(b, XP_UREC_BSP) = sp + 0x100;	/* a first bottom call above: this one below */
+	if (way == 6)
+		*word(b, XP_UREC_BSP) = sp - 0x100;	/* below: this one above */
 	b0.slot = 0x401000;
+	snprintf(name, sizeof(name), "a return %s, %u records", ways[way], n);
 	if (every_stop(name, xp_urec_ret, 0, &b0, sp))
 		return 1;
-	/* the case took the way it is named for: a fold takes the entry out */
-	if (whole_count != (kind < 4 ? n - 1 : kind < 6 ? n + 1 : 1)) {
-		printf("urec-preempt: %s: the call whole left %u records of %u\n", name,
-		       whole_count, n);
+	want = way < 4 ? n - 1 : way < 11 ? n + 1 : 1;
+	if (whole_count != want || (way >= 4 && whole_last != (sp | RET))) {
+		printf("urec-preempt: %s: the call whole left %u records, the last %#llx\n", name,
+		       whole_count, (unsigned long long)whole_last);
 		return 1;
 	}
 	return 0;
 }
 
+/*
+ * A count the process wrote, not a multiple of XP_UREC_COUNT_UNIT, at the
+ * end of the buffer: whatever the routines make of it (its own figures),
+ * they write nothing past the buffer (the next CPU's state word). Until
+ * helper-60's review the append's room test let 8 (CAP - 1) + 7 through,
+ * and its state's store went 7 bytes into the next buffer.
+ */
+static int count_case(unsigned int i)
+{
+	static struct snap b0;
+	const u64 ret = 0x402000, thunk = (u64)blk + XP_URT_OFF;
+	u64 *hash = (u64 *)(blk + XP_URT_HASH);
+	unsigned int pos = (unsigned int)((ret * GOLDEN) >> (64 - XP_URT_HASH_BITS));
+	unsigned char *b = cpu_buf(b0.bufs, 0);
+	char name[96];
+
+	memset(&b0, 0, sizeof(b0));
+	buffer(b, XP_UREC_CAP - 1);
+	buffer(cpu_buf(b0.bufs, 1), 0);
+	*word(b, 0) += 1 + i % 7;	/* 8 (CAP - 1) + 1 to + 7 */
+	memset(hash, 0, XP_URT_HASH_SIZE);
+	hash[2 * pos] = ret;
+	hash[2 * pos + 1] = thunk;
+	b0.slot = ret;
+	snprintf(name, sizeof(name), "an entry, the count 8 (CAP - 1) + %u", 1 + i % 7);
+	if (every_stop(name, xp_urec_entry, 0, &b0, sp))
+		return 1;
+	snprintf(name, sizeof(name), "a return, the count 8 (CAP - 1) + %u", 1 + i % 7);
+	return every_stop(name, xp_urec_ret, 0, &b0, sp);
+}
+
 int main(int argc, char **argv)
 {
-	unsigned int cases = argc > 1 && argv[1][0] != '-' ? atoi(argv[1]) : 14, i;
+	unsigned int cases = argc > 1 && argv[1][0] != '-' ? atoi(argv[1]) : 25, i;
 	int quiet = argc > 1 && !strcmp(argv[argc - 1], "-q");
 	struct sigaction sa = { 0 };
 	stack_t alt = { 0 };
@@ -569,7 +693,7 @@ int main(int argc, char **argv)
 	sigaction(SIGTRAP, &sa, NULL);
 	srandom(1);
 	for (i = 0; i < cases && !bad; i++)
-		bad = entry_case(i) || return_case(i);
+		bad = entry_case(i) || return_case(i) || (i < 7 && count_case(i));
 	for (i = SUMS_CMP; i < SUMS_LEN && !bad; i += 8)
 		if (*word(sums, i))
 			bad = printf("urec-preempt: a sum past the cases' cookies changed\n");
