@@ -336,6 +336,21 @@ must_fail() {
 	fi
 }
 
+# broken_templates WHAT SRC T B ARGS... -- V...: each copy $B-$V.S of the
+# records template T, a rule broken, must differ from T, build with the
+# host check SRC ($cc, the caller's), and fail when run with ARGS.
+broken_templates() {
+	local what=$1 src=$2 t=$3 b=$4 v args=()
+	shift 4
+	while [ "$1" != -- ]; do args+=("$1"); shift; done
+	shift
+	for v in "$@"; do
+		cmp -s "$t" "$b-$v.S" && { echo "$what: $v: the template has no such line"; return 1; }
+		$cc -o "$b-$v" "$src" "$b-$v.S" || return 1
+		must_fail "$what built with its $v rule broken" "$b-$v" "${args[@]}" || return 1
+	done
+}
+
 # The module's fold of user-hook records into calls (urec_fold.c, pure C)
 # keeps trace's accounting exact: random record streams, replayed as they
 # came and folded, agree (selftests/host/fold-check.c), with the process's
@@ -455,11 +470,8 @@ urec_lookup() {
 	sed 's/^\tsubq\t\$(XP_URT_PROBES - 1) \* 16, %rcx$/\tjmp\t4f/' "$t" > "$b-nofull.S"
 	sed '/^\tbtrq\t\$62, %rsi/d' "$t" > "$b-notail.S"
 	sed '/^\tmovq\t-0x30(%rsp), %rdi$/d' "$t" > "$b-nordi.S"
-	for v in nosecond noneg nofull notail nordi; do
-		cmp -s "$t" "$b-$v.S" && { echo "urec-lookup: $v: the template has no such line"; return 1; }
-		$cc -o "$b-$v" "$HERE/host/urec-lookup.c" "$b-$v.S" || return 1
-		must_fail "urec-lookup built without its $v rule" "$b-$v" -q || return 1
-	done
+	broken_templates urec-lookup "$HERE/host/urec-lookup.c" "$t" "$b" -q -- \
+		nosecond noneg nofull notail nordi || return 1
 	echo "urec-lookup: the entry routine's lookup, 14 cases, every register but rax given back; each of five rules left out fails"
 }
 host_test host-urec-lookup urec_lookup
@@ -485,11 +497,8 @@ urec_return() {
 	sed '/^\tjc\txp_urec_ftail$/d' "$t" > "$b-tail.S"
 	sed '/^\ttestl\t\$K_NORET | K_TAIL, %eax/d' "$t" > "$b-ret.S"
 	sed '/^\tmovq\t-0x10(%rsp), %rdx$/d' "$t" > "$b-rdx.S"
-	for v in tailat long bsp tail ret rdx; do
-		cmp -s "$t" "$b-$v.S" && { echo "urec-fold: $v: the template has no such line"; return 1; }
-		$cc -o "$b-$v" "$HERE/host/urec-fold.c" "$b-$v.S" || return 1
-		must_fail "urec-fold built without its $v rule" "$b-$v" 20000 -q || return 1
-	done
+	broken_templates urec-fold "$HERE/host/urec-fold.c" "$t" "$b" 20000 -q -- \
+		tailat long bsp tail ret rdx || return 1
 	echo "$out; each of six rules left out fails"
 }
 host_test host-urec-return urec_return
@@ -524,11 +533,8 @@ urec_preempt() {
 	sed 's/^\tjmp\txp_urec_fagain$/\tjmp\txp_urec_plain/' "$t" > "$b-fabort.S"
 	perl -0pe 's/(\tmovq\t%rsi, XP_UREC_HDR \+ 8\(%r11,%rdx,2\)\n)(\taddq\t\$XP_UREC_COUNT_UNIT, %rcx\n\tmovq\t%rcx, \(%r11\)\t\t\/\* the commit \*\/\nxp_urec_post:\n)/$2$1/' \
 		"$t" > "$b-late.S"
-	for v in fpost post cpu abort fabort late; do
-		cmp -s "$t" "$b-$v.S" && { echo "urec-preempt: $v: the template has no such lines"; return 1; }
-		$cc -o "$b-$v" "$HERE/host/urec-preempt.c" "$b-$v.S" || return 1
-		must_fail "urec-preempt built with its $v rule broken" "$b-$v" 4 -q || return 1
-	done
+	broken_templates urec-preempt "$HERE/host/urec-preempt.c" "$t" "$b" 4 -q -- \
+		fpost post cpu abort fabort late || return 1
 	echo "$out; each of six rules broken fails"
 }
 host_test host-urec-preempt urec_preempt
