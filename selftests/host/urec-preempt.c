@@ -52,8 +52,11 @@
  * a tail call, after a return record, at the bottom (bsp 0 or above), and
  * returns that append: another sp's entry, 2^32 cycles, a bottom call
  * above bsp, a tail call's caller elsewhere, a return record elsewhere, a
- * caller below, a caller's entry without returns, a full buffer. Each
- * case checks that it took the way it is named for.
+ * caller below, a caller's entry without returns, a full buffer; counts
+ * the process wrote, not a multiple of eight, at the buffer's end; and a
+ * thread not stamped yet, whose routines ask the kernel (played here:
+ * the stamp written, rdi 0). Each case checks that it took the way it is
+ * named for.
  *
  * urec-preempt [CASES] [-q]: "ok" or the first stop that went wrong (exit
  * 1). Built against a copy of the template with a rule broken, it must
@@ -133,7 +136,7 @@ struct snap {
 	unsigned char sums[SUMS_CMP];
 	uint32_t tcache[COOKIES];
 	u64 slot, regs[UREG_N];
-	uint32_t cpu;
+	uint32_t cpu, stamp;	/* the thread's CPU, its rseq area's stamp */
 };
 
 static u64 *word(unsigned char *b, size_t off) { return (u64 *)(b + off); }
@@ -147,6 +150,7 @@ static void take(struct snap *s)
 	s->slot = *word(stack, sp + 8 - (u64)stack);
 	memcpy(s->regs, ureg_out, sizeof(s->regs));
 	s->cpu = area.cpu_id;
+	s->stamp = area.stamp;
 }
 
 static void put(const struct snap *s)
@@ -156,6 +160,7 @@ static void put(const struct snap *s)
 	memcpy(tcache, s->tcache, sizeof(s->tcache));
 	*word(stack, sp + 8 - (u64)stack) = s->slot;
 	area.cpu_id = area.cpu_id_start = s->cpu;
+	area.stamp = s->stamp;
 	area.rseq_cs = 0;
 }
 
@@ -284,6 +289,11 @@ static void on_trap(int sig, siginfo_t *si, void *uc_)
 			g[REG_RAX] = (uint32_t)TSC;	/* rdtsc, frozen */
 			g[REG_RDX] = TSC >> 32;
 		} else if (ip[0] == 0x0f && ip[1] == 0x05 && (uint32_t)g[REG_RAX] == 422 &&
+			   g[REG_RDI] == 1) {
+			area.stamp = STAMP;	/* the stamp's ask: the kernel stamps the area */
+			g[REG_RDI] = 0;
+			g[REG_RAX] = 0;
+		} else if (ip[0] == 0x0f && ip[1] == 0x05 && (uint32_t)g[REG_RAX] == 422 &&
 			   !g[REG_RDI]) {
 			take_one(cpu_buf(bufs, area.cpu_id), g[REG_RSI]);	/* a full buffer's ask */
 			syscall_step = steps - 1;
@@ -405,7 +415,7 @@ static int handed_differs(const struct snap *want, uint32_t cpu, u64 call_sp, in
 }
 
 static struct snap whole;	/* the call run whole, from the case's memory */
-static unsigned int stops_tried, restarts, whole_count;
+static unsigned int calls, stops_tried, restarts, whole_count;
 static u64 whole_last;		/* the call whole: its buffer's newest record's word */
 
 /*
@@ -422,6 +432,7 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 
 	routine = r;
 	cookie = c;
+	calls++;
 	n = run(b0, -1, &whole);
 	/* the call is the thread's on CPU 0: the other buffer is another thread's */
 	if (memcmp(cpu_buf(whole.bufs, 1), cpu_buf((unsigned char *)b0->bufs, 1), BUFSZ)) {
@@ -550,6 +561,7 @@ static int entry_case(unsigned int i)
 	char name[128];
 
 	memset(&b0, 0, sizeof(b0));
+	b0.stamp = STAMP;
 	buffer(cpu_buf(b0.bufs, 0), n);
 	buffer(cpu_buf(b0.bufs, 1), 0);
 	memset(hash, 0, XP_URT_HASH_SIZE);
@@ -596,6 +608,7 @@ static int return_case(unsigned int i)
 	char name[128];
 
 	memset(&b0, 0, sizeof(b0));
+	b0.stamp = STAMP;
 	n = way == 3 || way == 6 ? 1 : way == 11 ? XP_UREC_CAP : 2 + rnd(30);
 	switch (way) {
 	case 1: e |= TAIL; cw = record(sp, c, 0); break;
@@ -649,6 +662,7 @@ static int count_case(unsigned int i)
 	char name[96];
 
 	memset(&b0, 0, sizeof(b0));
+	b0.stamp = STAMP;
 	buffer(b, XP_UREC_CAP - 1);
 	buffer(cpu_buf(b0.bufs, 1), 0);
 	*word(b, 0) += 1 + i % 7;	/* 8 (CAP - 1) + 1 to + 7 */
@@ -661,6 +675,48 @@ static int count_case(unsigned int i)
 		return 1;
 	snprintf(name, sizeof(name), "a return, the count 8 (CAP - 1) + %u", 1 + i % 7);
 	return every_stop(name, xp_urec_ret, 0, &b0, sp);
+}
+
+/*
+ * A thread whose rseq area has no stamp yet (its first traced call): each
+ * routine asks the kernel, which stamps it, and goes on; rdi is kept at
+ * -0x30(%rsp) around the ask.
+ */
+static int stamp_case(unsigned int i)
+{
+	static struct snap b0;
+	static const char *const names[] = {
+		"an entry, not stamped yet", "an entry without returns, not stamped yet",
+		"a return folded, not stamped yet"
+	};
+	const unsigned char *const r[] = { xp_urec_entry, xp_urec_entry_noret, xp_urec_ret };
+	const u64 ret = 0x403000, thunk = (u64)blk + XP_URT_OFF;
+	u64 *hash = (u64 *)(blk + XP_URT_HASH);
+	unsigned int pos = (unsigned int)((ret * GOLDEN) >> (64 - XP_URT_HASH_BITS));
+	unsigned char *b = cpu_buf(b0.bufs, 0);
+	u64 d = 5000;
+
+	memset(&b0, 0, sizeof(b0));	/* no stamp */
+	buffer(b, 2);
+	buffer(cpu_buf(b0.bufs, 1), 0);
+	memset(hash, 0, XP_URT_HASH_SIZE);
+	hash[2 * pos] = ret;
+	hash[2 * pos + 1] = thunk;
+	b0.slot = i < 2 ? ret : 0x401000;
+	if (i == 2) {	/* its entry the newest, its caller's before it */
+		*word(b, XP_UREC_HDR + 8) = record(sp + 0x40, 1, 0);
+		*word(b, XP_UREC_HDR + 16) = TSC - d;
+		*word(b, XP_UREC_HDR + 24) = record(sp, 0, 0);
+		*word(b, XP_UREC_ACC + 8) = *word(b, 0) - XP_UREC_COUNT_UNIT;
+	}
+	if (every_stop(names[i], r[i], 0, &b0, sp))
+		return 1;
+	if (whole.stamp != STAMP || whole_count != (i < 2 ? 3 : 1)) {
+		printf("urec-preempt: %s: the call whole left the stamp %#x, %u records\n", names[i],
+		       whole.stamp, whole_count);
+		return 1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -693,7 +749,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTRAP, &sa, NULL);
 	srandom(1);
 	for (i = 0; i < cases && !bad; i++)
-		bad = entry_case(i) || return_case(i) || (i < 7 && count_case(i));
+		bad = entry_case(i) || return_case(i) || (i < 7 && count_case(i)) ||
+		      (i < 3 && stamp_case(i));
 	for (i = SUMS_CMP; i < SUMS_LEN && !bad; i += 8)
 		if (*word(sums, i))
 			bad = printf("urec-preempt: a sum past the cases' cookies changed\n");
@@ -701,6 +758,6 @@ int main(int argc, char **argv)
 		return 1;
 	if (!quiet)
 		printf("urec-preempt: %u calls stopped before each of their instructions, %u stops, %u restarts: each as if the stop came wholly before or after it\n",
-		       2 * cases, stops_tried, restarts);
+		       calls, stops_tried, restarts);
 	return 0;
 }
