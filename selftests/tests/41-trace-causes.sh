@@ -137,6 +137,8 @@ around_per_write() {
 for sc in io disk; do
 	_w=$(blocked_per_write $sc) _t=$(off_per_write $sc)
 	note "$sc: a write's waits: traced $_w ns ($(per_write $sc $(fn /tmp/$sc.json xw_delay off_cpu_ns_by_cause.io)) of it io), the workload's $_t ns ($(around_per_write $sc) by the run delay around the calls)"
+	# the whole of both sides, for a run where they part (a starved guest: ci.md, stop 80)
+	note "$sc: xw_delay traced on $(fn /tmp/$sc.json xw_delay on_cpu_ns) off $(fn /tmp/$sc.json xw_delay off_cpu_ns) runq $(fn /tmp/$sc.json xw_delay off_cpu_ns_by_cause.runq) wakeup $(fn /tmp/$sc.json xw_delay off_cpu_ns_by_cause.wakeup); the writes' wall $(truth /tmp/$sc.err io_in_ns) cpu $(truth /tmp/$sc.err io_cpu_ns) run delay $(truth /tmp/$sc.err io_rundelay_ns), xw_delay's wall $(truth /tmp/$sc.err delay_in_ns) cpu around $(truth /tmp/$sc.err delay_cpu_ns)"
 	assert_within "$sc: waits per write vs the workload's waits per write" 20 $_w $_t
 done
 # the spinning helper in "cpu" is pinned with us: xw_prepare (6 x 5 ms of
