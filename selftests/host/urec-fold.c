@@ -74,15 +74,6 @@ static unsigned char *blk, *buf, *sums, *stack;
 static long nbufs;
 static u64 sp;			/* the routine's, as a thunk calls it */
 
-static u64 *word(unsigned char *b, size_t off) { return (u64 *)(b + off); }
-
-static u64 rnd(u64 n)
-{
-	u64 r = ((u64)random() << 33) ^ ((u64)random() << 11) ^ (u64)random();
-
-	return n ? r % n : r;
-}
-
 /* The block as build_code() writes it for a process with sums, this CPU's buffer in @buf. */
 static void setup(void)
 {
@@ -115,17 +106,6 @@ static void setup(void)
 }
 
 /* The tables as the kernel writes them: a bucket b or b + 1 for top bit b. */
-static void tables(void)
-{
-	int b;
-
-	for (b = 0; b < XP_USUM_NHIST; b++) {
-		buf[XP_UREC_BK + b] = b;
-		*word(buf, XP_UREC_TH + 8 * b) = b ? (3ull << (b - 1)) : ~0ull;
-	}
-	*word(buf, XP_UREC_BELOW) = RET;
-}
-
 static u64 *rec(unsigned int i) { return word(buf, XP_UREC_HDR + 16 * (size_t)i); }
 static u64 *acc(unsigned int i) { return word(buf, XP_UREC_ACC + 8 * (size_t)i); }
 
@@ -248,7 +228,7 @@ static int one(unsigned int c)
 
 	/* the buffer: n records, most with this call's entry the newest */
 	memset(buf, 0, 1 << XP_UREC_BUF_SHIFT);
-	tables();
+	urec_host_tables(buf);
 	switch (rnd(6)) {
 	case 0: n = rnd(4); break;
 	case 1: n = XP_UREC_CAP - 3 + rnd(4); break;

@@ -12,7 +12,9 @@
 #ifndef _XPROBES_UREC_HOST_H
 #define _XPROBES_UREC_HOST_H
 
+#include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 extern const unsigned char xp_urec_tmpl[], xp_urec_tmpl_end[];
@@ -103,6 +105,36 @@ static const char *const ureg_name[UREG_N] = {
 	"rbx", "rcx", "rdx", "rsi", "rdi", "rbp", "r8", "r9", "r10", "r11",
 	"r12", "r13", "r14", "r15"
 };
+
+/* The word at @off of @b. */
+static inline uint64_t *word(unsigned char *b, size_t off)
+{
+	return (uint64_t *)(b + off);
+}
+
+/* A random number under @n, or any for 0 (random()'s 31 bits thrice). */
+static inline uint64_t rnd(uint64_t n)
+{
+	uint64_t r = ((uint64_t)random() << 33) ^ ((uint64_t)random() << 11) ^ (uint64_t)random();
+
+	return n ? r % n : r;
+}
+
+/*
+ * Buffer @b's header as the kernel writes it for the return routine: the
+ * histogram tables (a bucket b, or b + 1 at or past 3 << (b - 1), for top
+ * bit b) and the word before the first record, a return's (XP_UREC_BELOW).
+ */
+static inline void urec_host_tables(unsigned char *b)
+{
+	int i;
+
+	for (i = 0; i < XP_USUM_NHIST; i++) {
+		b[XP_UREC_BK + i] = i;
+		*word(b, XP_UREC_TH + 8 * i) = i ? (3ull << (i - 1)) : ~0ull;
+	}
+	*word(b, XP_UREC_BELOW) = 1ull << 63;	/* XPROBES_UREC_RET */
+}
 
 /* A buffer's records, by its state word (urec.h) */
 static inline unsigned int urec_host_count(uint64_t state)

@@ -78,7 +78,6 @@ static volatile int syscalls, race_k = -1, raced, tail_ask;
 static volatile uint64_t race_key, race_val;
 static unsigned char *stop_at, *last_ip;
 
-
 static unsigned int pos_of(uint64_t key)
 {
 	return (unsigned int)((key * GOLDEN) >> (64 - XP_URT_HASH_BITS));

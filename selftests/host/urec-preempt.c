@@ -139,7 +139,6 @@ struct snap {
 	uint32_t cpu, stamp;	/* the thread's CPU, its rseq area's stamp */
 };
 
-static u64 *word(unsigned char *b, size_t off) { return (u64 *)(b + off); }
 static unsigned char *cpu_buf(unsigned char *all, uint32_t cpu) { return all + cpu * BUFSZ; }
 
 static void take(struct snap *s)
@@ -425,7 +424,7 @@ static u64 whole_last;		/* the call whole: its buffer's newest record's word */
 static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 		      const struct snap *b0, u64 call_sp)
 {
-	static struct snap before, after, asked, got, tmp;
+	static struct snap before, after, asked, got;
 	static char buf[256];
 	int n, k, s, commit, full, bsp_stored = 0;
 	u64 full_word = 0;
@@ -467,17 +466,14 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 	for (s = 0; s < NSTOPS; s++) {
 		stop = s;
 		/* the stop before the call: the call run whole after its effect */
-		tmp = *b0;
-		stop_effect(s, tmp.bufs, tmp.sums, &tmp.cpu);
-		run(&tmp, -1, &before);
+		asked = *b0;
+		stop_effect(s, asked.bufs, asked.sums, &asked.cpu);
+		run(&asked, -1, &before);
 		/* past the test: the kernel's take after the stop's effect */
-		tmp = *b0;
-		stop_effect(s, tmp.bufs, tmp.sums, &tmp.cpu);
-		take_one(cpu_buf(tmp.bufs, tmp.cpu), full_word);
-		tmp.slot = whole.slot;	/* the thunk's store and the cache's come first */
-		memcpy(tmp.tcache, whole.tcache, sizeof(tmp.tcache));
-		memcpy(tmp.regs, whole.regs, sizeof(tmp.regs));
-		asked = tmp;
+		take_one(cpu_buf(asked.bufs, asked.cpu), full_word);
+		asked.slot = whole.slot;	/* the thunk's store and the cache's come first */
+		memcpy(asked.tcache, whole.tcache, sizeof(asked.tcache));
+		memcpy(asked.regs, whole.regs, sizeof(asked.regs));
 		/* after the call: its effect on what the call left */
 		after = whole;
 		stop_effect(s, after.bufs, after.sums, &after.cpu);
@@ -508,24 +504,13 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 	return 0;
 }
 
-static u64 rnd(u64 n)
-{
-	u64 r = ((u64)random() << 33) ^ ((u64)random() << 11) ^ (u64)random();
-
-	return n ? r % n : r;
-}
-
 /* n records of junk, the header's tables as the kernel writes them */
 static void buffer(unsigned char *b, unsigned int n)
 {
 	unsigned int i;
 
 	memset(b, 0, BUFSZ);
-	for (i = 0; i < XP_USUM_NHIST; i++) {
-		b[XP_UREC_BK + i] = i;
-		*word(b, XP_UREC_TH + 8 * i) = i ? (3ull << (i - 1)) : ~0ull;
-	}
-	*word(b, XP_UREC_BELOW) = RET;
+	urec_host_tables(b);
 	for (i = 0; i < n; i++) {
 		*word(b, XP_UREC_HDR + 16 * i) = rnd(0);
 		*word(b, XP_UREC_HDR + 16 * i + 8) = rnd(0);
