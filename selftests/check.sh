@@ -512,12 +512,18 @@ host_test host-urec-return urec_return
 # buffers as the kernel reads them, the sums, the thunk, every register
 # but rax). The emulator's interrupts come only between translation
 # blocks: no VM test stops a thread there. What a switch hands over at
-# the stop is checked too. Built from the template with a rule broken, it
-# must fail: the fold's or the append's commit outside its section, the
-# CPU read before the section starts, an abort that gives the append up,
-# a fold's abort that appends to the buffer it had, a record's word
-# written after its commit (helper-60's review: only the hand-over at the
-# stop sees that one).
+# the stop is checked too. And each entry with a detach before each of its
+# instructions (the process's hooks going: the hashes' thunks taken back,
+# the thread sent to the routine's end from inside the window uunwind.c
+# knows, the thunks on its stack given their targets back): its return
+# address slot must hold the return address, every register but rax given
+# back. Built from the template with a rule broken, it must fail: the
+# fold's or the append's commit outside its section, the CPU read before
+# the section starts, an abort that gives the append up, a fold's abort
+# that appends to the buffer it had, a record's word written after its
+# commit (helper-60's review: only the hand-over at the stop sees that
+# one); the window's save label before the save, an rdi span that ends
+# one instruction early, the window's end before the thunk's store.
 urec_preempt() {
 	local b="$BUILD/host/urec-preempt" t="$HERE/../module/uhooks/urec_tmpl.S" v out
 	local cc="${CC:-cc} -O2 -Wall -Wl,-z,noexecstack -I $HERE/../module/uhooks"
@@ -533,9 +539,14 @@ urec_preempt() {
 	sed 's/^\tjmp\txp_urec_fagain$/\tjmp\txp_urec_plain/' "$t" > "$b-fabort.S"
 	perl -0pe 's/(\tmovq\t%rsi, XP_UREC_HDR \+ 8\(%r11,%rdx,2\)\n)(\taddq\t\$XP_UREC_COUNT_UNIT, %rcx\n\tmovq\t%rcx, \(%r11\)\t\t\/\* the commit \*\/\nxp_urec_post:\n)/$2$1/' \
 		"$t" > "$b-late.S"
+	perl -0pe 's/xp_urec_entry:\n\tSAVE\nxp_urec_saved:/xp_urec_entry:\nxp_urec_saved:\n\tSAVE/' \
+		"$t" > "$b-saved.S"
+	perl -0pe 's/(\ttestl\t%edi, %edi\n)(\tmovq\t-0x30\(%rsp\), %rdi\t\/\* \(the flags kept\) \*\/\n)\\di_end:\n/$1\\di_end:\n$2/' \
+		"$t" > "$b-dispan.S"
+	perl -0pe 's/(\tmovq\t%rcx, 8\(%rsp\)\n)xp_urec_stored:/xp_urec_stored:\n$1/' "$t" > "$b-stored.S"
 	broken_templates urec-preempt "$HERE/host/urec-preempt.c" "$t" "$b" 4 -q -- \
-		fpost post cpu abort fabort late || return 1
-	echo "$out; each of six rules broken fails"
+		fpost post cpu abort fabort late saved dispan stored || return 1
+	echo "$out; each of nine rules broken fails"
 }
 host_test host-urec-preempt urec_preempt
 

@@ -28,6 +28,18 @@
  * - a migration: that, and the thread resumes on the other CPU (its
  *   rseq cpu_id), whose buffer the switches there left empty.
  *
+ * And for the entry routines, a detach (module/uhooks/uunwind.c, "3.
+ * Detach"): the process's hooks go while the thread is stopped there. The
+ * areas' hashes give each key's return address in place of its thunk and
+ * lose their keys (urec.c, xp_urec_detach()), then the thread's task work
+ * sends it to the routine's end if it is between the routine's start and
+ * its thunk's store (detach_window(): the registers not saved yet written
+ * below sp, rdi taken back from -0x30(%rsp) inside the labelled spans)
+ * and gives every thunk on its stack its target back. The call must end
+ * with its return address slot holding the function's return address, not
+ * a thunk, every register but rax given back, and the buffers as before
+ * the call or as the call whole left them.
+ *
  * Whatever the stop, the call must end as if it had happened wholly on
  * one side of it: run whole after the stop's effect where the stop came
  * before its commit (the store that makes its record or fold visible), or
@@ -125,6 +137,11 @@ __asm__(
 #define TSC		0x0000123456789000ull	/* the frozen clock */
 #define MAX_STEPS	4096
 #define GOLDEN		0x61C8864680B583EBull
+#define THUNKS		32		/* the cases' thunks, and their targets */
+
+extern const unsigned char xp_urec_saved[], xp_urec_done[], xp_urec_done_di[];
+extern const unsigned char xp_urec_di_ask[], xp_urec_di_ask_end[];
+extern const unsigned char xp_urec_di_miss[], xp_urec_di_miss_end[];
 
 static unsigned char *blk, *bufs, *sums, *stack;
 static uint32_t *tcache;
@@ -163,8 +180,8 @@ static void put(const struct snap *s)
 	area.rseq_cs = 0;
 }
 
-/* The stops. */
-enum { SIGNAL, SIGNAL_CALLS, SIGNAL_SUMMED, SWITCH, MIGRATE, NSTOPS };
+/* The stops; a detach's expectations are its own (detach_stops()). */
+enum { SIGNAL, SIGNAL_CALLS, SIGNAL_SUMMED, SWITCH, MIGRATE, NSTOPS, DETACH = NSTOPS };
 static const char *const stop_name[NSTOPS] = {
 	"a signal", "a signal whose handler makes a traced call",
 	"a signal whose handler's traced call is summed", "a switch (hand-over)", "a migration"
@@ -228,6 +245,72 @@ static void take_one(unsigned char *b, u64 what)
 	append(b, what);
 }
 
+/*
+ * The detach, as module/uhooks/urec.c and uunwind.c do it: thunk_tgt[j]
+ * is the target of the j-th thunk of the block (the cases set theirs).
+ */
+static u64 thunk_tgt[THUNKS];
+
+static u64 thunk_target(u64 w)
+{
+	u64 o = w - ((u64)blk + XP_URT_OFF);
+
+	return o < THUNKS * XP_URT_SIZE && !(o % XP_URT_SIZE) ? thunk_tgt[o / XP_URT_SIZE] : 0;
+}
+
+/* uunwind.c's detach_word(): a thunk, or one with the tail bit a thread loaded */
+static u64 detach_word(u64 w)
+{
+	u64 tail = w & 1ull << XP_URT_TAILBIT, t = thunk_target(w & ~tail);
+
+	return t ? t | tail : 0;
+}
+
+/* xp_urec_detach(): each entry's thunk becomes its return address, its key 0 */
+static void detach_hash(void)
+{
+	u64 *hash = (u64 *)(blk + XP_URT_HASH), key, tail;
+	unsigned int i;
+
+	for (i = 0; i < XP_URT_HASH_SIZE / 16; i++) {
+		key = hash[2 * i];
+		tail = hash[2 * i + 1] & 1ull << XP_URT_TAILBIT;
+		if (hash[2 * i + 1] & 1ull << XP_URT_NEGBIT)
+			key = 0;
+		if (key && tail)
+			key = thunk_target(key) ?: key;
+		if (key)
+			hash[2 * i + 1] = key | tail;
+		hash[2 * i] = 0;
+	}
+}
+
+static int in_span(u64 ip, const unsigned char *from, const unsigned char *to)
+{
+	return ip >= (u64)blk + OFF(from) && ip < (u64)blk + OFF(to);
+}
+
+/* The thread's task work: detach_window(), then every thunk on its stack. */
+static void detach_thread(greg_t *g)
+{
+	u64 ip = g[REG_RIP], sp_now = g[REG_RSP], a;
+
+	if (in_span(ip, xp_urec_entry, xp_urec_stored)) {
+		if (ip < (u64)blk + OFF(xp_urec_saved)) {
+			*(u64 *)(sp_now - 0x10) = g[REG_RDX];
+			*(u64 *)(sp_now - 0x18) = g[REG_RCX];
+			*(u64 *)(sp_now - 0x20) = g[REG_R11];
+			*(u64 *)(sp_now - 0x28) = g[REG_RSI];
+		}
+		g[REG_RIP] = (u64)blk + (in_span(ip, xp_urec_di_ask, xp_urec_di_ask_end) ||
+					 in_span(ip, xp_urec_di_miss, xp_urec_di_miss_end) ?
+					 OFF(xp_urec_done_di) : OFF(xp_urec_done));
+	}
+	for (a = sp_now & ~7ull; a < (u64)stack + (1 << 16); a += 8)
+		if (detach_word(*(u64 *)a))
+			*(u64 *)a = detach_word(*(u64 *)a);
+}
+
 /* the single steps */
 static int steps, stop_at = -1, stop, commit_step, syscall_step;
 static u64 syscall_rsi;
@@ -254,6 +337,11 @@ static void stop_here(greg_t *g)
 		else if ((u64)g[REG_RIP] - start < len)
 			g[REG_RIP] = abort;
 		area.rseq_cs = 0;
+	}
+	if (stop == DETACH) {
+		detach_hash();
+		detach_thread(g);
+		return;
 	}
 	if (stop == SWITCH || stop == MIGRATE)	/* what the kernel hands over here */
 		memcpy(handed, cpu_buf(bufs, area.cpu_id), BUFSZ);
@@ -414,8 +502,53 @@ static int handed_differs(const struct snap *want, uint32_t cpu, u64 call_sp, in
 }
 
 static struct snap whole;	/* the call run whole, from the case's memory */
-static unsigned int calls, stops_tried, restarts, whole_count;
+static unsigned int calls, stops_tried, restarts, whole_count, detaches;
 static u64 whole_last;		/* the call whole: its buffer's newest record's word */
+
+/*
+ * The entry @name, @n instructions whole from @b0, with a detach before
+ * each of its instructions in turn: the hash as the case made it again
+ * after each.
+ */
+static int detach_stops(const char *name, const struct snap *b0, int n)
+{
+	static unsigned char hash0[XP_URT_HASH_SIZE];
+	static struct snap got;
+	static char buf[256];
+	u64 ret = detach_word(b0->slot) ?: b0->slot;
+	unsigned char *g0 = cpu_buf(got.bufs, 0), *g1 = cpu_buf(got.bufs, 1);
+	int k;
+
+	memcpy(hash0, blk + XP_URT_HASH, sizeof(hash0));
+	for (k = 0; k < n; k++) {
+		stop = DETACH;
+		run(b0, k, &got);
+		memcpy(blk + XP_URT_HASH, hash0, sizeof(hash0));
+		detaches++;
+		snprintf(buf, sizeof(buf), "%s, a detach before instruction %d (+%#x)", name, k,
+			 trace[k]);
+		what = buf;
+		if (bad_desc || steps >= MAX_STEPS)
+			return printf("urec-preempt: %s: %s\n", what,
+				      bad_desc ?: "the call never ends"), 1;
+		if (memcmp(got.regs, ureg_in, sizeof(got.regs)))
+			return printf("urec-preempt: %s: %s not given back\n", what, ureg_lost()), 1;
+		if (got.slot != ret)
+			return printf("urec-preempt: %s: the return address slot holds %#llx, not %#llx\n",
+				      what, (unsigned long long)got.slot, (unsigned long long)ret), 1;
+		if ((buf_differs(g0, cpu_buf((unsigned char *)b0->bufs, 0)) >= 0 &&
+		     buf_differs(g0, cpu_buf(whole.bufs, 0)) >= 0) ||
+		    buf_differs(g1, cpu_buf((unsigned char *)b0->bufs, 1)) >= 0)
+			return printf("urec-preempt: %s: the buffers are neither as before the call nor as after it\n",
+				      what), 1;
+		if (memcmp(got.sums, b0->sums, sizeof(got.sums)) ||
+		    (memcmp(got.tcache, b0->tcache, sizeof(got.tcache)) &&
+		     memcmp(got.tcache, whole.tcache, sizeof(got.tcache))) || got.cpu != b0->cpu)
+			return printf("urec-preempt: %s: the sums, the thunk cache or the CPU\n",
+				      what), 1;
+	}
+	return 0;
+}
 
 /*
  * The call of @r from @b0 stopped before each of its instructions in turn
@@ -501,6 +634,8 @@ static int every_stop(const char *name, const unsigned char *r, unsigned int c,
 				return 1;
 		}
 	}
+	if (r == xp_urec_entry || r == xp_urec_entry_noret)
+		return detach_stops(name, b0, n);
 	return 0;
 }
 
@@ -549,6 +684,9 @@ static int entry_case(unsigned int i)
 	b0.stamp = STAMP;
 	buffer(cpu_buf(b0.bufs, 0), n);
 	buffer(cpu_buf(b0.bufs, 1), 0);
+	memset(thunk_tgt, 0, sizeof(thunk_tgt));
+	thunk_tgt[i + 1] = ret;		/* (a tail call's: where its caller returns) */
+	thunk_tgt[i + 2] = ret ^ 0x10000;
 	memset(hash, 0, XP_URT_HASH_SIZE);
 	hash[2 * pos] = ret ^ 0x10000;	/* the first probe: another return address's */
 	hash[2 * pos + 1] = thunk + XP_URT_SIZE;
@@ -651,6 +789,8 @@ static int count_case(unsigned int i)
 	buffer(b, XP_UREC_CAP - 1);
 	buffer(cpu_buf(b0.bufs, 1), 0);
 	*word(b, 0) += 1 + i % 7;	/* 8 (CAP - 1) + 1 to + 7 */
+	memset(thunk_tgt, 0, sizeof(thunk_tgt));
+	thunk_tgt[0] = ret;
 	memset(hash, 0, XP_URT_HASH_SIZE);
 	hash[2 * pos] = ret;
 	hash[2 * pos + 1] = thunk;
@@ -684,6 +824,8 @@ static int stamp_case(unsigned int i)
 	memset(&b0, 0, sizeof(b0));	/* no stamp */
 	buffer(b, 2);
 	buffer(cpu_buf(b0.bufs, 1), 0);
+	memset(thunk_tgt, 0, sizeof(thunk_tgt));
+	thunk_tgt[0] = ret;
 	memset(hash, 0, XP_URT_HASH_SIZE);
 	hash[2 * pos] = ret;
 	hash[2 * pos + 1] = thunk;
@@ -742,7 +884,7 @@ int main(int argc, char **argv)
 	if (bad)
 		return 1;
 	if (!quiet)
-		printf("urec-preempt: %u calls stopped before each of their instructions, %u stops, %u restarts: each as if the stop came wholly before or after it\n",
-		       calls, stops_tried, restarts);
+		printf("urec-preempt: %u calls stopped before each of their instructions, %u stops, %u restarts: each as if the stop came wholly before or after it; %u detaches of the entries: each with the return address back\n",
+		       calls, stops_tried, restarts, detaches);
 	return 0;
 }
