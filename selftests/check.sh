@@ -513,17 +513,19 @@ host_test host-urec-return urec_return
 # but rax). The emulator's interrupts come only between translation
 # blocks: no VM test stops a thread there. What a switch hands over at
 # the stop is checked too. And each entry with a detach before each of its
-# instructions (the process's hooks going: the hashes' thunks taken back,
-# the thread sent to the routine's end from inside the window uunwind.c
-# knows, the thunks on its stack given their targets back): its return
-# address slot must hold the return address, every register but rax given
-# back. Built from the template with a rule broken, it must fail: the
+# instructions (the process's hooks going: the hashes' thunks taken back;
+# the thread's task work at that stop or 1, 8 or 20 instructions later,
+# sending it to the routine's end from inside the window uunwind.c knows,
+# or its registers in a signal frame; the thunks on its stack given their
+# targets back): its return address slot must hold the return address,
+# every register but rax given back. Built from the template with a rule broken, it must fail: the
 # fold's or the append's commit outside its section, the CPU read before
 # the section starts, an abort that gives the append up, a fold's abort
 # that appends to the buffer it had, a record's word written after its
 # commit (helper-60's review: only the hand-over at the stop sees that
-# one); the window's save label before the save, an rdi span that ends
-# one instruction early, the window's end before the thunk's store.
+# one); the window's save label before the save, an rdi span (the
+# stamp's ask's, a miss's) that ends one instruction early, the window's
+# end before the thunk's store.
 urec_preempt() {
 	local b="$BUILD/host/urec-preempt" t="$HERE/../module/uhooks/urec_tmpl.S" v out
 	local cc="${CC:-cc} -O2 -Wall -Wl,-z,noexecstack -I $HERE/../module/uhooks"
@@ -544,9 +546,11 @@ urec_preempt() {
 	perl -0pe 's/(\ttestl\t%edi, %edi\n)(\tmovq\t-0x30\(%rsp\), %rdi\t\/\* \(the flags kept\) \*\/\n)\\di_end:\n/$1\\di_end:\n$2/' \
 		"$t" > "$b-dispan.S"
 	perl -0pe 's/(\tmovq\t%rcx, 8\(%rsp\)\n)xp_urec_stored:/xp_urec_stored:\n$1/' "$t" > "$b-stored.S"
+	perl -0pe 's/(\tsyscall\n)(\tmovq\t-0x30\(%rsp\), %rdi\n)xp_urec_di_miss_end:\n/$1xp_urec_di_miss_end:\n$2/' \
+		"$t" > "$b-missspan.S"
 	broken_templates urec-preempt "$HERE/host/urec-preempt.c" "$t" "$b" 4 -q -- \
-		fpost post cpu abort fabort late saved dispan stored || return 1
-	echo "$out; each of nine rules broken fails"
+		fpost post cpu abort fabort late saved dispan stored missspan || return 1
+	echo "$out; each of ten rules broken fails"
 }
 host_test host-urec-preempt urec_preempt
 
