@@ -518,14 +518,14 @@ host_test host-urec-return urec_return
 # sending it to the routine's end from inside the window uunwind.c knows,
 # or its registers in a signal frame; the thunks on its stack given their
 # targets back): its return address slot must hold the return address,
-# every register but rax given back. Built from the template with a rule broken, it must fail: the
-# fold's or the append's commit outside its section, the CPU read before
-# the section starts, an abort that gives the append up, a fold's abort
-# that appends to the buffer it had, a record's word written after its
-# commit (helper-60's review: only the hand-over at the stop sees that
-# one); the window's save label before the save, an rdi span (the
-# stamp's ask's, a miss's) that ends one instruction early, the window's
-# end before the thunk's store.
+# every register but rax given back. Built from the template with a rule
+# broken, it must fail: the fold's or the append's commit outside its
+# section, the CPU read before the section starts, an abort that gives
+# the append up, a fold's abort that appends to the buffer it had, a
+# record's word written after its commit (helper-60's review: only the
+# hand-over at the stop sees that one); the window's save label before
+# the save, an rdi span (the stamp's ask's, a miss's) that ends one
+# instruction early, the window's end before the thunk's store.
 urec_preempt() {
 	local b="$BUILD/host/urec-preempt" t="$HERE/../module/uhooks/urec_tmpl.S" v out
 	local cc="${CC:-cc} -O2 -Wall -Wl,-z,noexecstack -I $HERE/../module/uhooks"

@@ -299,14 +299,22 @@ static int in_span(u64 ip, const unsigned char *from, const unsigned char *to)
 	return ip >= (u64)blk + OFF(from) && ip < (u64)blk + OFF(to);
 }
 
+/* the word at @w given its target if it is a thunk */
+static void detach_at(u64 *w)
+{
+	u64 t = detach_word(*w);
+
+	if (t)
+		*w = t;
+}
+
 /* every thunk on the stack from @from up given its target */
 static void detach_scan(u64 from)
 {
 	u64 a;
 
 	for (a = from & ~7ull; a < (u64)stack + (1 << 16); a += 8)
-		if (detach_word(*(u64 *)a))
-			*(u64 *)a = detach_word(*(u64 *)a);
+		detach_at((u64 *)a);
 }
 
 /*
@@ -323,8 +331,7 @@ static void detach_frame(greg_t *g)
 	unsigned int i;
 
 	for (i = 0; i < sizeof(r) / sizeof(r[0]); i++)
-		if (detach_word(g[r[i]]))
-			g[r[i]] = detach_word(g[r[i]]);
+		detach_at((u64 *)&g[r[i]]);
 	detach_scan(g[REG_RSP] - 128);
 }
 
