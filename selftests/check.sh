@@ -515,8 +515,9 @@ host_test host-urec-return urec_return
 # the stop is checked too. And each entry with a detach before each of its
 # instructions (the process's hooks going: the hashes' thunks taken back;
 # the thread's task work at that stop or 1, 8 or 20 instructions later,
-# sending it to the routine's end from inside the window uunwind.c knows,
-# or its registers in a signal frame; the thunks on its stack given their
+# sending it to the routine's end from inside the window, through the
+# kernel's own code for it (module/uhooks/urec_win.h, which uunwind.c's
+# detach_window() runs), or its registers in a signal frame; the thunks on its stack given their
 # targets back): its return address slot must hold the return address,
 # every register but rax given back. Built from the template with a rule
 # broken, it must fail: the fold's or the append's commit outside its

@@ -230,11 +230,7 @@ void xp_urec_detach_tails(struct xp_uarea *a, const struct xp_unwind_map *m);
  * from -0x30(%rsp), from the spans of the window where the routine keeps
  * it there itself around its system calls: each [start, end)).
  */
-struct xp_urec_win {
-	unsigned long start, saved, stored, done, done_di;
-	unsigned long di[2][2];
-};
-void xp_urec_window(unsigned long routine, struct xp_urec_win *w);
+#include "urec_win.h"	/* xp_urec_window(), xp_urec_win_resume() */
 
 /* uunwind.c: unwinders read return addresses, not thunks */
 #define XP_UFAULT_TRIES	256	/* pages brought in by one task work at most */

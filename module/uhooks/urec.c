@@ -105,8 +105,6 @@ extern const u8 xp_urec_tmpl[], xp_urec_tmpl_end[], xp_urec_entry[], xp_urec_ent
 extern const u8 xp_urec_ret[], xp_urec_p_cs[], xp_urec_p_cpu[], xp_urec_p_nbufs[];
 extern const u8 xp_urec_p_base[], xp_urec_p_sig[], xp_urec_start[], xp_urec_post[];
 extern const u8 xp_urec_abort[], xp_urec_desc[];
-extern const u8 xp_urec_saved[], xp_urec_stored[], xp_urec_done[], xp_urec_done_di[];
-extern const u8 xp_urec_di_ask[], xp_urec_di_ask_end[], xp_urec_di_miss[], xp_urec_di_miss_end[];
 extern const u8 xp_urec_p_cs2[], xp_urec_p_cpu2[], xp_urec_p_nbufs2[], xp_urec_p_base2[];
 extern const u8 xp_urec_p_sig2[], xp_urec_p_sums[], xp_urec_fstart[], xp_urec_fpost[];
 extern const u8 xp_urec_fabort[], xp_urec_desc2[];
@@ -1569,31 +1567,6 @@ void xp_urec_detach_tails(struct xp_uarea *a, const struct xp_unwind_map *m)
 		if (!(i % 256))
 			cond_resched();
 	}
-}
-
-/*
- * Where, from a block's routines at @routine, a thread between its
- * registers' save and its thunk's store is (the entry routine): the
- * window's start, the save's end, the window's end, the routine's end
- * that puts the registers back and returns (and one that first takes rdi
- * back), and the spans where the routine has rdi at -0x30(%rsp) itself. A tail call's
- * thunk is stored out of line, inside the window (urec_tmpl.S,
- * .Lflagged): a thread stopped past that store but before the window's
- * end has the thunk in its slot already, which the stack's scan gives
- * its target back, the thread sent to the end with no record all the
- * same.
- */
-void xp_urec_window(unsigned long routine, struct xp_urec_win *w)
-{
-	w->start = routine + TMPL_OFF(xp_urec_entry);
-	w->saved = routine + TMPL_OFF(xp_urec_saved);
-	w->stored = routine + TMPL_OFF(xp_urec_stored);
-	w->done = routine + TMPL_OFF(xp_urec_done);
-	w->done_di = routine + TMPL_OFF(xp_urec_done_di);
-	w->di[0][0] = routine + TMPL_OFF(xp_urec_di_ask);
-	w->di[0][1] = routine + TMPL_OFF(xp_urec_di_ask_end);
-	w->di[1][0] = routine + TMPL_OFF(xp_urec_di_miss);
-	w->di[1][1] = routine + TMPL_OFF(xp_urec_di_miss_end);
 }
 
 /*

@@ -873,46 +873,31 @@ unsigned long xp_unwind_map_target(const struct xp_unwind_map *m, unsigned long 
 	return map_target(m, w);
 }
 
-/* Is @ip where the entry routine keeps rdi at -0x30(%rsp) itself? */
-static bool window_di_kept(const struct xp_urec_win *w, unsigned long ip)
-{
-	unsigned int i;
-
-	for (i = 0; i < ARRAY_SIZE(w->di); i++)
-		if (ip >= w->di[i][0] && ip < w->di[i][1])
-			return true;
-	return false;
-}
-
 /*
  * A thread stopped between its entry routine's start and its thunk's
- * store (it read a key of the hash before it was cleared) would store the
- * thunk after its stack was read: it goes to the routine's end instead,
- * which puts its registers back and returns (no record, no thunk). Inside
- * the save, the registers not saved yet are saved here (the save only
- * stores them: their values are the thread's). rdi is the thread's own
- * except inside the spans around the routine's system calls, where the
- * routine keeps it at -0x30(%rsp): from there the thread goes to the end
- * that takes it back first. One past a tail call's store, which lies out
- * of line inside the window (xp_urec_window()), goes to the end too: the
- * scan below finds that thunk in its slot.
+ * store goes to the routine's end, its unsaved registers saved for it
+ * (urec_win.h says where and why, for the host harness too). One past a
+ * tail call's store goes to the end too: the scan below finds that thunk
+ * in its slot.
  */
 static void detach_window(const struct xp_unwind_map *m, struct pt_regs *regs,
 			  struct xp_ubudget *b)
 {
-	unsigned long sp = regs->sp;
+	unsigned long sp = regs->sp, to;
 	struct xp_urec_win w;
 	unsigned int i;
+	int save;
 
 	for (i = 0; i < m->nroutines; i++) {
 		xp_urec_window(m->routine[i], &w);
-		if (regs->ip < w.start || regs->ip >= w.stored)
+		to = xp_urec_win_resume(&w, regs->ip, &save);
+		if (!to)
 			continue;
-		if (regs->ip < w.saved &&
+		if (save &&
 		    (uwrite(sp - 0x10, regs->dx, b) || uwrite(sp - 0x18, regs->cx, b) ||
 		     uwrite(sp - 0x20, regs->r11, b) || uwrite(sp - 0x28, regs->si, b)))
 			return;		/* its stack is gone: it faults where it is */
-		regs->ip = window_di_kept(&w, regs->ip) ? w.done_di : w.done;
+		regs->ip = to;
 		return;
 	}
 }

@@ -91,6 +91,7 @@
 #include <unistd.h>
 #include "urec.h"
 #include "urec-host.h"
+#include "urec_win.h"	/* the kernel's own window: detach_window() runs it */
 
 typedef uint64_t u64;
 
@@ -145,9 +146,6 @@ __asm__(
 #define GOLDEN		0x61C8864680B583EBull
 #define THUNKS		32		/* the cases' thunks, and their targets */
 
-extern const unsigned char xp_urec_saved[], xp_urec_done[], xp_urec_done_di[];
-extern const unsigned char xp_urec_di_ask[], xp_urec_di_ask_end[];
-extern const unsigned char xp_urec_di_miss[], xp_urec_di_miss_end[];
 
 static unsigned char *blk, *bufs, *sums, *stack;
 static uint32_t *tcache;
@@ -294,11 +292,6 @@ static void detach_hash(void)
 	}
 }
 
-static int in_span(u64 ip, const unsigned char *from, const unsigned char *to)
-{
-	return ip >= (u64)blk + OFF(from) && ip < (u64)blk + OFF(to);
-}
-
 /* the word at @w given its target if it is a thunk */
 static void detach_at(u64 *w)
 {
@@ -335,21 +328,28 @@ static void detach_frame(greg_t *g)
 	detach_scan(g[REG_RSP] - 128);
 }
 
-/* The thread's task work: detach_window(), then every thunk on its stack. */
+/*
+ * The thread's task work: detach_window(), through the kernel's own
+ * xp_urec_window() and xp_urec_win_resume() (urec_win.h), then every thunk
+ * on its stack.
+ */
 static void detach_thread(greg_t *g)
 {
-	u64 ip = g[REG_RIP], sp_now = g[REG_RSP];
+	u64 sp_now = g[REG_RSP];
+	struct xp_urec_win w;
+	unsigned long to;
+	int save = 0;
 
-	if (in_span(ip, xp_urec_entry, xp_urec_stored)) {
-		if (ip < (u64)blk + OFF(xp_urec_saved)) {
+	xp_urec_window((unsigned long)blk, &w);
+	to = xp_urec_win_resume(&w, g[REG_RIP], &save);
+	if (to) {
+		if (save) {
 			*(u64 *)(sp_now - 0x10) = g[REG_RDX];
 			*(u64 *)(sp_now - 0x18) = g[REG_RCX];
 			*(u64 *)(sp_now - 0x20) = g[REG_R11];
 			*(u64 *)(sp_now - 0x28) = g[REG_RSI];
 		}
-		g[REG_RIP] = (u64)blk + (in_span(ip, xp_urec_di_ask, xp_urec_di_ask_end) ||
-					 in_span(ip, xp_urec_di_miss, xp_urec_di_miss_end) ?
-					 OFF(xp_urec_done_di) : OFF(xp_urec_done));
+		g[REG_RIP] = to;
 	}
 	detach_scan(sp_now);
 }
