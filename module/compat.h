@@ -205,6 +205,49 @@ static inline void xp_leave_mm(void)
  */
 #define XP_TP_LINKS	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0))
 
+/*
+ * A hit's BPF run context (hooks/fire.h), as bpf_set_run_ctx() and
+ * bpf_reset_run_ctx() set it, but with current read again from its per-CPU
+ * slot each time: current is a "stable" read the compiler may keep in a
+ * callee-saved register across the program's call, a push and a pop on
+ * every hit of the jump path, where a second read is one load. The slot is
+ * pcpu_hot's since 6.2, current_task before.
+ */
+#ifndef CONFIG_BPF_SYSCALL
+#error "hooks run BPF programs: task_struct's bpf_ctx needs CONFIG_BPF_SYSCALL"
+#endif
+static __always_inline struct task_struct *xp_current_reread(void)
+{
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+	return this_cpu_read(pcpu_hot.current_task);
+#else
+	return this_cpu_read(current_task);
+#endif
+}
+
+static __always_inline struct bpf_run_ctx *xp_set_run_ctx(struct bpf_run_ctx *new_ctx)
+{
+	struct task_struct *t = xp_current_reread();
+	struct bpf_run_ctx *old = t->bpf_ctx;
+
+	t->bpf_ctx = new_ctx;
+	return old;
+}
+
+static __always_inline void xp_reset_run_ctx(struct bpf_run_ctx *old_ctx)
+{
+	xp_current_reread()->bpf_ctx = old_ctx;
+}
+
+/* A stack variable not zeroed first (INIT_STACK_ALL_ZERO), as 6.12 names it. */
+#ifndef __uninitialized
+#if __has_attribute(__uninitialized__)
+#define __uninitialized __attribute__((__uninitialized__))
+#else
+#define __uninitialized
+#endif
+#endif
+
 static inline bool xp_prog_sleepable(const struct bpf_prog *prog)
 {
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)

@@ -548,7 +548,7 @@ void xp_usigret_fire(struct xp_hook *kh, struct pt_regs *kregs);	/* ucover.c */
 				 * current's records, before a uprobe's or a
 				 * uretprobe's programs see the call */
 #define XP_UREC_ALL	(XP_UREC_OUT | XP_UREC_IN | XP_UREC_EXIT)	/* needed */
-void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task);
+struct pt_regs *xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task);
 void xp_urec_clone(struct xp_view *v, struct task_struct *parent, struct task_struct *child);
 struct xp_hook *xp_hook_find(u32 id, struct netlink_ext_ack *extack);
 struct xp_hook *xp_hook_next(u32 *id);
@@ -559,9 +559,11 @@ void xp_hooks_disarm_all(struct xp_view *v);
 void xp_hooks_free_all(struct xp_view *v);
 
 /* prog.c */
+/* id, cookie, regs: trace_xprobes_hook()'s arguments, a raw tracepoint program's context */
+#define XP_PROG_ARGS	3
 struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack);
 void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx);
-void xp_hook_tp(struct xp_hook *h, struct pt_regs *regs);
+__noendbr struct pt_regs *xp_hook_tp(struct xp_hook *h, struct pt_regs *regs);
 void xp_hook_set_prog(struct xp_hook *h, struct bpf_prog *prog);
 u32 xp_hook_prog_id(struct xp_hook *h);
 

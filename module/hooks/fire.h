@@ -20,6 +20,30 @@
 DECLARE_PER_CPU(unsigned int, xp_dispatching);
 
 /*
+ * Is this CPU's copy of the flag or guard at @p non-zero? One compare
+ * against memory and the branch: GCC 12, which Debian 12 builds with,
+ * compiles this_cpu_read() and a test to a load and a test, two
+ * instructions, even through 6.12's named address space
+ * (CONFIG_USE_X86_SEG_SUPPORT). The program's guard is read so: an
+ * instruction a hit. Not xp_dispatching: there GCC placed the nested
+ * case's block inline and jumped over it, which gave the instruction back.
+ * Per-CPU data is %gs-relative on x86-64 SMP, which every kernel built for
+ * is.
+ */
+#ifndef CONFIG_SMP
+#error "xp_cpu_flag_set() reads per-CPU data through %gs: SMP kernels only"
+#endif
+static __always_inline bool xp_cpu_flag_set(const unsigned int __percpu *p)
+{
+	asm goto("cmpl $0, %%gs:%0\n\t"
+		 "jne %l[set]"
+		 : : "m" (*(const unsigned int __force *)p) : "cc" : set);
+	return false;
+set:
+	return true;
+}
+
+/*
  * Was the hit's context a task, not an interrupt? @pc: preempt_count() as
  * that context had it. Both paths decide from the count alone, not
  * in_task(): on PREEMPT_RT softirqs run in task context (at
@@ -35,12 +59,27 @@ static __always_inline bool xp_pc_in_task(unsigned long pc)
 }
 
 /*
- * Run @prog on @ctx as bpf_prog_run() runs it, with what bpf_trace_run3()
- * does around a program on the tracepoint, without the tracepoint's own
- * dispatch: the program's per-CPU recursion guard, and its run context
- * (@cookie: its attach cookie is the hook's). With BPF statistics on
- * (kernel.bpf_stats_enabled), through bpf_prog_run() itself, out of line,
- * so that the common path keeps no registers for it.
+ * Run @h's program @prog as bpf_prog_run() runs it, with what
+ * bpf_trace_run3() does around a program on the tracepoint, without the
+ * tracepoint's own dispatch: the program's per-CPU recursion guard, and its
+ * run context (its attach cookie is the hook's). A kprobe program's context
+ * is the registers, a raw tracepoint program's the tracepoint's arguments,
+ * built on the stack only for it. With BPF statistics on
+ * (kernel.bpf_stats_enabled), through bpf_prog_run() itself, out of line.
+ *
+ * What is kept across the program is what the jump path pays for in
+ * callee-saved registers, each a push and a pop a hit (docs/experiments.md,
+ * section 2): the run context it replaced and the guard's address, not the
+ * program or current. current is read again from its per-CPU slot
+ * (xp_set_run_ctx()). One call site serves both kinds of program.
+ *
+ * The guard (prog->active, as bpf_trace_run3()'s) is read, then set, then
+ * cleared, not incremented and decremented: preemption is off on every path
+ * here (asserted), so only what nests on this CPU can touch it between the
+ * read and the write (an interrupt on the jump path, an NMI), and that puts
+ * it back as it found it, as the tracepoint's own path does. A program
+ * already running on this CPU (through a tracepoint, or a hook in code it
+ * called) is not entered again.
  *
  * RCU: preemption is off here (interrupts too on the trap path), which makes
  * this an RCU read-side critical section already (RCU flavours are one since
@@ -50,63 +89,64 @@ static __always_inline bool xp_pc_in_task(unsigned long pc)
  * and the pair would be two calls per hit for nothing. So it is taken where
  * lockdep looks (the debug kernel of make check-debug), nowhere else.
  */
-static __always_inline void xp_run_prog_ctx(struct bpf_prog *prog, u64 cookie,
-					    const void *ctx)
-{
-	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = cookie };
-	struct bpf_run_ctx *old;
-
-	if (likely(this_cpu_inc_return(*prog->active) == 1)) {
-		old = bpf_set_run_ctx(&run_ctx.run_ctx);
-		if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
-			rcu_read_lock();
-		if (static_branch_unlikely(&bpf_stats_enabled_key))
-			xp_prog_run_counted(prog, ctx);
-		else
-			bpf_dispatcher_nop_func(ctx, prog->insnsi, prog->bpf_func);
-		if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
-			rcu_read_unlock();
-		bpf_reset_run_ctx(old);
-	}
-	this_cpu_dec(*prog->active);
-}
-
-/*
- * The program attached to @h (prog.c): a kprobe program's context is the
- * registers, a raw tracepoint program's the tracepoint's arguments, built
- * on the stack only for it.
- */
 static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog,
 					struct pt_regs *regs)
 {
-	if (prog->type == BPF_PROG_TYPE_KPROBE) {
-		xp_run_prog_ctx(prog, h->cookie, regs);
-	} else {
-		/* initialised here: an array declared bare is zeroed first (INIT_STACK_ALL_ZERO) */
-		u64 args[3] = { h->id, h->cookie, (unsigned long)regs };
+	u64 cookie = h->cookie;	/* read once, for the run context and args[1] */
+	struct bpf_trace_run_ctx run_ctx = { .bpf_cookie = cookie };
+	/* filled below for the one kind that reads it: not zeroed first (INIT_STACK_ALL_ZERO) */
+	u64 args[XP_PROG_ARGS] __uninitialized;
+	int __percpu *active = prog->active;
+	struct bpf_run_ctx *old;
+	const void *ctx = regs;
 
-		xp_run_prog_ctx(prog, h->cookie, args);
+	lockdep_assert_preemption_disabled();
+	if (unlikely(xp_cpu_flag_set((const unsigned int __percpu *)active)))
+		return;
+	__this_cpu_write(*active, 1);
+	if (prog->type != BPF_PROG_TYPE_KPROBE) {
+		args[0] = h->id;
+		args[1] = cookie;
+		args[2] = (unsigned long)regs;
+		ctx = args;
 	}
+	old = xp_set_run_ctx(&run_ctx.run_ctx);
+	if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
+		rcu_read_lock();
+	if (static_branch_unlikely(&bpf_stats_enabled_key))
+		xp_prog_run_counted(prog, ctx);
+	else
+		bpf_dispatcher_nop_func(ctx, prog->insnsi, prog->bpf_func);
+	if (IS_ENABLED(CONFIG_DEBUG_LOCK_ALLOC))
+		rcu_read_unlock();
+	xp_reset_run_ctx(old);
+	__this_cpu_write(*active, 0);
 }
 
-/* The program of @h, if it has one, then the tracepoint; or the module's own handler. */
+/*
+ * The tracepoint, then the program of @h, if it has one; or the module's own
+ * handler. The out-of-line calls hand @regs back (xp_urec_switch(),
+ * xp_hook_tp()), so that the jump path keeps no register for it; the
+ * tracepoint goes first for the same reason: after the program only @h is
+ * needed.
+ */
 static __always_inline void xp_hook_emit(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
 	struct bpf_prog *prog;
 
 	if (unlikely(h->special)) {	/* one test on the common path */
 		if (h->urec_role)	/* before the program that accounts the switch */
-			xp_urec_switch(h, regs, own_task);
+			regs = xp_urec_switch(h, regs, own_task);
 		if (h->internal) {
 			h->internal(h, regs);
 			return;
 		}
 	}
+	if (trace_xprobes_hook_enabled())
+		regs = xp_hook_tp(h, regs);
 	prog = rcu_dereference_sched(h->prog);
 	if (prog)
 		xp_run_prog(h, prog, regs);
-	if (trace_xprobes_hook_enabled())
-		xp_hook_tp(h, regs);
 }
 
 /*

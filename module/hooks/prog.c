@@ -42,8 +42,6 @@
 #include "xprobes.h"
 #include "trace.h"
 
-#define XP_PROG_ARGS	3	/* id, cookie, regs: trace_xprobes_hook()'s */
-
 /* A hit's program, when BPF statistics are on: bpf_prog_run() counts it. */
 noinline void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx)
 {
@@ -54,11 +52,15 @@ noinline void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx)
  * A hit's xprobes_hook tracepoint, out of line, called only while someone
  * is attached to it: inline, the compiler loaded its arguments ahead of the
  * tracepoint's static branch, on every hit (two instructions of the jump
- * path's ~100, docs/experiments.md).
+ * path's ~100, docs/experiments.md). Returns @regs, which the caller
+ * then need not keep. Called directly, by the hit paths only: no ENDBR
+ * (__noendbr, an indirect call here would be a #CP under IBT) and no
+ * ftrace entry (notrace): two instructions a hit the tracepoint is on.
  */
-noinline void xp_hook_tp(struct xp_hook *h, struct pt_regs *regs)
+__noendbr notrace noinline struct pt_regs *xp_hook_tp(struct xp_hook *h, struct pt_regs *regs)
 {
 	trace_xprobes_hook(h->id, h->cookie, regs);
+	return regs;
 }
 NOKPROBE_SYMBOL(xp_hook_tp);
 

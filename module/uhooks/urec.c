@@ -1136,7 +1136,7 @@ static bool urec_in_routine(struct task_struct *t)
  * try_to_wake_up, uprobe_notify_resume or uprobe_handle_trampoline),
  * before its program runs: see the top of the file.
  */
-void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
+static void urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 {
 	struct xp_urecbuf *rb = READ_ONCE(h->view->urec);
 	struct task_struct *t = current, *prev;
@@ -1248,6 +1248,13 @@ void xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
 			rb->dropped[cpu] = 0;	/* records handed over one by one */
 		}
 	}
+}
+
+/* urec_switch(), handing @regs back: the jump path then keeps no register for it (hooks/fire.h). */
+struct pt_regs *xp_urec_switch(struct xp_hook *h, struct pt_regs *regs, bool own_task)
+{
+	urec_switch(h, regs, own_task);
+	return regs;
 }
 
 /*
