@@ -115,11 +115,36 @@ static u64 sig_add(u64 sig, const void *v, unsigned long where, u64 val)
 }
 
 /*
- * Compare @r's entries of pages it has no copy of with the kernel's, and
- * with @apply copy what differs. Returns a signature of the differences (0:
- * none).
+ * The first differences a pass found, for the log: what a late follow was
+ * (xp_modspace_resync()), so that one seen in a test run can be traced to
+ * its path. Filled under xp_mod_lock, printed after it.
  */
-static u64 scan_region(struct xp_region *r, bool apply)
+struct mod_diffs {
+	unsigned int n;
+	struct {
+		unsigned long va;	/* the page's, or the 2 MiB slot's */
+		u64 view, kernel;	/* the entries, the view's before a copy */
+		bool slot;
+	} d[4];
+};
+
+static void diff_note(struct mod_diffs *rep, unsigned long va, u64 view, u64 kernel, bool slot)
+{
+	if (!rep || rep->n == ARRAY_SIZE(rep->d))
+		return;
+	rep->d[rep->n].va = va;
+	rep->d[rep->n].view = view;
+	rep->d[rep->n].kernel = kernel;
+	rep->d[rep->n].slot = slot;
+	rep->n++;
+}
+
+/*
+ * Compare @r's entries of pages it has no copy of with the kernel's, and
+ * with @apply copy what differs (the first few noted in @rep, if any).
+ * Returns a signature of the differences (0: none).
+ */
+static u64 scan_region(struct xp_region *r, bool apply, struct mod_diffs *rep)
 {
 	pte_t *t = shared_ptes(pmd_index(r->base));
 	unsigned int i;
@@ -135,13 +160,15 @@ static u64 scan_region(struct xp_region *r, bool apply)
 		if (test_bit(i, r->copied) || !pte_differs(READ_ONCE(r->ptes[i]), e))
 			continue;
 		sig = sig_add(sig, r, i, pte_val(e));
+		diff_note(rep, r->base + i * PAGE_SIZE, pte_val(READ_ONCE(r->ptes[i])), pte_val(e),
+			  false);
 		if (apply)
 			set_pte(&r->ptes[i], e);
 	}
 	return sig;
 }
 
-static u64 scan_view(struct xp_view *v, bool apply)
+static u64 scan_view(struct xp_view *v, bool apply, struct mod_diffs *rep)
 {
 	DECLARE_BITMAP(own, PTRS_PER_PMD);
 	struct xp_region *r;
@@ -151,7 +178,7 @@ static u64 scan_view(struct xp_view *v, bool apply)
 	bitmap_zero(own, PTRS_PER_PMD);
 	list_for_each_entry(r, &v->mregions, node) {
 		__set_bit(pmd_index(r->base), own);
-		sig ^= scan_region(r, apply);
+		sig ^= scan_region(r, apply, rep);
 	}
 	for (i = 0; i < PTRS_PER_PMD; i++) {
 		pmd_t s = READ_ONCE(xp_k.mod_pmds[i]), e = READ_ONCE(v->mpmd[i]);
@@ -159,6 +186,8 @@ static u64 scan_view(struct xp_view *v, bool apply)
 		if (test_bit(i, own) || pmd_val(e) == pmd_val(s))
 			continue;
 		sig = sig_add(sig, v, PTRS_PER_PTE + i, pmd_val(s));
+		diff_note(rep, (xp_k.mod_lo & PUD_MASK) + i * PMD_SIZE, pmd_val(e), pmd_val(s),
+			  true);
 		if (!apply)
 			continue;
 		/* vmalloc only ever adds a PTE table to an empty slot. */
@@ -170,7 +199,7 @@ static u64 scan_view(struct xp_view *v, bool apply)
 }
 
 /* Every view against the kernel's module-space tables now (any context). */
-static u64 scan_all(bool apply)
+static u64 scan_all(bool apply, struct mod_diffs *rep)
 {
 	struct xp_view *v;
 	unsigned long fl;
@@ -182,7 +211,7 @@ static u64 scan_all(bool apply)
 		return 0;
 	raw_spin_lock_irqsave(&xp_mod_lock, fl);
 	list_for_each_entry(v, &xp_mviews, mnode)
-		sig ^= scan_view(v, apply);
+		sig ^= scan_view(v, apply, rep);
 	raw_spin_unlock_irqrestore(&xp_mod_lock, fl);
 	if (sig && apply)
 		atomic64_inc(&xp_mod_syncs);
@@ -191,7 +220,7 @@ static u64 scan_all(bool apply)
 
 static bool sync_all(void)
 {
-	return scan_all(true);
+	return scan_all(true, NULL);
 }
 
 void xp_modspace_sync(void)
@@ -208,15 +237,16 @@ NOKPROBE_SYMBOL(xp_modspace_sync);
  */
 static u64 lasting_diff(void)
 {
-	u64 sig = scan_all(false);
+	u64 sig = scan_all(false, NULL);
 
 	if (!sig)
 		return 0;
 	msleep(20);
-	return scan_all(false) == sig ? sig : 0;
+	return scan_all(false, NULL) == sig ? sig : 0;
 }
 
 static u64 probes_missed(void);
+static void report_missed(void);
 
 /*
  * The sweeper's and the tables check's pass (pgtable.c): what it finds to
@@ -228,9 +258,12 @@ bool xp_modspace_resync(void)
 {
 	static u64 missed_seen;
 	u64 missed = probes_missed();
+	struct mod_diffs rep = {};
+	unsigned int i;
 
 	if (missed != missed_seen) {
 		missed_seen = missed;
+		report_missed();
 		sync_all();
 		atomic64_inc(&xp_mod_late);
 		xp_flush_all();
@@ -238,7 +271,11 @@ bool xp_modspace_resync(void)
 	}
 	if (!lasting_diff())
 		return false;
-	sync_all();
+	scan_all(true, &rep);
+	for (i = 0; i < rep.n; i++)
+		pr_info("module space followed late: %#lx%s: view %#llx, kernel %#llx\n",
+			rep.d[i].va, rep.d[i].slot ? " (2 MiB)" : "", rep.d[i].view,
+			rep.d[i].kernel);
 	atomic64_inc(&xp_mod_late);
 	xp_flush_all();
 	return true;
@@ -880,6 +917,26 @@ static u64 probes_missed(void)
 	for (i = 0; i < nr_exit_kps; i++)
 		n += READ_ONCE(exit_kps[i].nmissed);
 	return n;
+}
+
+/*
+ * The probes kprobes skipped since the last pass (a hit inside another
+ * probe's handler), for the log. The sweeper's pass only: one at a time.
+ */
+static void report_missed(void)
+{
+	static unsigned long seen[ARRAY_SIZE(flush_kps) + XP_ALLOC_EXITS];
+	unsigned int i;
+
+	for (i = 0; i < nr_flush_kps + nr_exit_kps; i++) {
+		struct kprobe *kp = i < nr_flush_kps ? &flush_kps[i] : &exit_kps[i - nr_flush_kps];
+		unsigned long n = READ_ONCE(kp->nmissed);
+
+		if (n != seen[i])
+			pr_info("module space followed late: the probe on %pS missed %lu hits\n",
+				kp->addr, n - seen[i]);
+		seen[i] = n;
+	}
 }
 
 /*

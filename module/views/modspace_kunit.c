@@ -65,6 +65,7 @@ static void mod_scan_follows(struct kunit *test)
 	struct xp_region *r = kunit_kzalloc(test, sizeof(*r), GFP_KERNEL);
 	unsigned int idx = pmd_index(va), i = pte_index(va);
 	pte_t *t = shared_ptes(idx), saved;
+	struct mod_diffs rep = {};
 
 	KUNIT_ASSERT_NOT_NULL(test, v);
 	KUNIT_ASSERT_NOT_NULL(test, r);
@@ -86,22 +87,34 @@ static void mod_scan_follows(struct kunit *test)
 	list_add(&v->mnode, &xp_mviews);
 	raw_spin_unlock_irqrestore(&xp_mod_lock, fl);
 
-	KUNIT_EXPECT_EQ(test, scan_all(false), 0ULL);
+	KUNIT_EXPECT_EQ(test, scan_all(false, NULL), 0ULL);
 	/* An entry that differs is found, and followed. */
 	saved = READ_ONCE(r->ptes[i]);
 	WRITE_ONCE(r->ptes[i], __pte(0));
 	WRITE_ONCE(v->mpmd[(idx + 1) % PTRS_PER_PMD], __pmd(0));
-	KUNIT_EXPECT_NE(test, scan_all(false), 0ULL);
+	KUNIT_EXPECT_NE(test, scan_all(false, &rep), 0ULL);
 	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), 0UL);
-	KUNIT_EXPECT_NE(test, scan_all(true), 0ULL);
+	/* noted for the log as counted: the page's entry, then the slot's (if the kernel has one) */
+	KUNIT_ASSERT_GE(test, rep.n, 1U);
+	KUNIT_EXPECT_EQ(test, rep.d[0].va, va);
+	KUNIT_EXPECT_FALSE(test, rep.d[0].slot);
+	KUNIT_EXPECT_EQ(test, rep.d[0].view, 0ULL);
+	KUNIT_EXPECT_EQ(test, rep.d[0].kernel, (u64)pte_val(saved));
+	if (pmd_val(READ_ONCE(xp_k.mod_pmds[(idx + 1) % PTRS_PER_PMD]))) {
+		KUNIT_ASSERT_EQ(test, rep.n, 2U);
+		KUNIT_EXPECT_TRUE(test, rep.d[1].slot);
+		KUNIT_EXPECT_EQ(test, rep.d[1].va,
+				(xp_k.mod_lo & PUD_MASK) + ((idx + 1) % PTRS_PER_PMD) * PMD_SIZE);
+	}
+	KUNIT_EXPECT_NE(test, scan_all(true, NULL), 0ULL);
 	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), pte_val(saved));
 	KUNIT_EXPECT_EQ(test, pmd_val(READ_ONCE(v->mpmd[(idx + 1) % PTRS_PER_PMD])),
 			pmd_val(READ_ONCE(xp_k.mod_pmds[(idx + 1) % PTRS_PER_PMD])));
-	KUNIT_EXPECT_EQ(test, scan_all(false), 0ULL);
+	KUNIT_EXPECT_EQ(test, scan_all(false, NULL), 0ULL);
 	/* A copied entry is the view's own: never followed. */
 	__set_bit(i, r->copied);
 	WRITE_ONCE(r->ptes[i], __pte(0));
-	KUNIT_EXPECT_EQ(test, scan_all(true), 0ULL);
+	KUNIT_EXPECT_EQ(test, scan_all(true, NULL), 0ULL);
 	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), 0UL);
 
 	raw_spin_lock_irqsave(&xp_mod_lock, fl);

@@ -78,7 +78,7 @@ w=$(xprobectl hook add $A ext4:ext4_file_write_iter) || fail "hook add after the
 round
 assert_eq "writes after the reload: A's" $N "$(hook_col $w 5)"
 
-assert_eq "no change of module space was followed late" 0 "$(status_field module_space_late)"
+assert_none_late
 assert_match "audit at the end" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables at the end" " 0 violation" "$(xprobectl audit --tables)"
 xprobectl view del $A || fail "view del"

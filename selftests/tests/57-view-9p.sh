@@ -43,7 +43,7 @@ refused_with "the same place again, by its module's name" 1 "already has hook $i
 round
 assert_eq "a second round: A's reads" $((2 * N)) "$(hook_col $id 5)"
 
-assert_eq "no change of module space was followed late" 0 "$(status_field module_space_late)"
+assert_none_late
 assert_match "audit" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables" " 0 violation" "$(xprobectl audit --tables)"
 xprobectl view del $A || fail "view del"

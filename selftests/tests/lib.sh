@@ -234,6 +234,17 @@ guards() { xprobectl hook list --json | tr '{' '\n' | grep -c '"guard":true'; }
 # status_field NAME: a field of 'xprobectl status --json'.
 status_field() { json_get "$(xprobectl status --json)" "$1"; }
 
+# assert_none_late: no change of module space was followed late (status),
+# since the module's load; a failure carries the module's own lines on why
+# (views/modspace.c: a probe's misses, or the entries a view lacked).
+assert_none_late() {
+	local late
+	late=$(status_field module_space_late)
+	[ "$late" = 0 ] || fail "module space: $late change(s) followed late: $(dmesg |
+		grep 'module space followed late' | tail -n 8 | tr '\n' ';')"
+	note "ok: no change of module space was followed late"
+}
+
 # Address of a kernel symbol.
 ksym() { awk -v s="$1" '$3 == s && NF == 3 { print $1; exit }' /proc/kallsyms; }
 

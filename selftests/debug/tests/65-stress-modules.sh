@@ -64,7 +64,7 @@ wait $A
 assert_eq "each hook on xp_modfn2 ended with its module" $((ended0 + hooked)) \
 	"$(status_field module_hooks_ended)"
 note "module space: $(status_field module_space_syncs) changes followed at once"
-assert_eq "none followed late" 0 "$(status_field module_space_late)"
+assert_none_late
 assert_match "audit" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables" " 0 violation" "$(xprobectl audit --tables)"
 wait_views 0
