@@ -517,8 +517,9 @@ host_test host-urec-return urec_return
 # the thread's task work at that stop or 1, 8 or 20 instructions later,
 # sending it to the routine's end from inside the window, through the
 # kernel's own code for it (module/uhooks/urec_win.h, which uunwind.c's
-# detach_window() runs), or its registers in a signal frame; the thunks on its stack given their
-# targets back): its return address slot must hold the return address,
+# detach_window() runs), or its registers in a signal frame; the thunks
+# on its stack given their targets back): its return address slot must
+# hold the return address,
 # every register but rax given back. Built from the template with a rule
 # broken, it must fail: the fold's or the append's commit outside its
 # section, the CPU read before the section starts, an abort that gives

@@ -155,13 +155,12 @@ static u64 scan_region(struct xp_region *r, bool apply, struct mod_diffs *rep)
 		return 0;
 	}
 	for (i = 0; i < PTRS_PER_PTE; i++) {
-		pte_t e = READ_ONCE(t[i]);
+		pte_t e = READ_ONCE(t[i]), mine = READ_ONCE(r->ptes[i]);
 
-		if (test_bit(i, r->copied) || !pte_differs(READ_ONCE(r->ptes[i]), e))
+		if (test_bit(i, r->copied) || !pte_differs(mine, e))
 			continue;
 		sig = sig_add(sig, r, i, pte_val(e));
-		diff_note(rep, r->base + i * PAGE_SIZE, pte_val(READ_ONCE(r->ptes[i])), pte_val(e),
-			  false);
+		diff_note(rep, r->base + i * PAGE_SIZE, pte_val(mine), pte_val(e), false);
 		if (apply)
 			set_pte(&r->ptes[i], e);
 	}
@@ -264,13 +263,9 @@ bool xp_modspace_resync(void)
 	if (missed != missed_seen) {
 		missed_seen = missed;
 		report_missed();
-		sync_all();
-		atomic64_inc(&xp_mod_late);
-		xp_flush_all();
-		return true;
-	}
-	if (!lasting_diff())
+	} else if (!lasting_diff()) {
 		return false;
+	}
 	scan_all(true, &rep);
 	for (i = 0; i < rep.n; i++)
 		pr_info("module space followed late: %#lx%s: view %#llx, kernel %#llx\n",

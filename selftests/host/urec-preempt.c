@@ -146,7 +146,6 @@ __asm__(
 #define GOLDEN		0x61C8864680B583EBull
 #define THUNKS		32		/* the cases' thunks, and their targets */
 
-
 static unsigned char *blk, *bufs, *sums, *stack;
 static uint32_t *tcache;
 static u64 sp;			/* the return routine's (a thunk's call); the entry's is sp - 8 */
