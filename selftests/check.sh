@@ -504,22 +504,22 @@ urec_return() {
 host_test host-urec-return urec_return
 
 # The records routines stopped between every two of their instructions
-# (selftests/host/urec-preempt.c): single-stepped on the host with a trap
-# handler that does what the kernel does at a stop (rseq's restart, by
-# the rules of kernel/rseq.c) and then a signal (with or without a traced
-# call in its handler), a switch's hand-over, or a migration; each call
-# must end as if the stop had come wholly before or after it (the
-# buffers as the kernel reads them, the sums, the thunk, every register
-# but rax). The emulator's interrupts come only between translation
-# blocks: no VM test stops a thread there. What a switch hands over at
-# the stop is checked too. And each entry with a detach before each of its
-# instructions (the process's hooks going: the hashes' thunks taken back;
-# the thread's task work at that stop or 1, 8 or 20 instructions later,
-# sending it to the routine's end from inside the window, through the
-# kernel's own code for it (module/uhooks/urec_win.h, which uunwind.c's
-# detach_window() runs), or its registers in a signal frame; the thunks
-# on its stack given their targets back): its return address slot must
-# hold the return address,
+# (selftests/host/urec-preempt.c): single-stepped on the host with a
+# trap handler that does what the kernel does at a stop (rseq's restart,
+# by the rules of kernel/rseq.c) and then a signal (with or without a
+# traced call in its handler), a switch's hand-over, or a migration;
+# each call must end as if the stop had come wholly before or after it
+# (the buffers as the kernel reads them, the sums, the thunk, every
+# register but rax). The emulator's interrupts come only between
+# translation blocks: no VM test stops a thread there. What a switch
+# hands over at the stop is checked too. And each entry with a detach
+# before each of its instructions (the process's hooks going: the
+# hashes' thunks taken back; the thread's task work at that stop or 1, 8
+# or 20 instructions later, sending it to the routine's end from inside
+# the window, through the kernel's own code for it
+# (module/uhooks/urec_win.h, which uunwind.c's detach_window() runs), or
+# its registers in a signal frame; the thunks on its stack given their
+# targets back): its return address slot must hold the return address,
 # every register but rax given back. Built from the template with a rule
 # broken, it must fail: the fold's or the append's commit outside its
 # section, the CPU read before the section starts, an abort that gives
