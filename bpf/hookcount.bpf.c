@@ -99,4 +99,23 @@ int sleepable(struct pt_regs *ctx)
 	return 0;
 }
 
+/*
+ * A program that is running already when the hook it is given hits
+ * (hookcount -S): attached to raw_syscalls:sys_enter, it calls
+ * bpf_ktime_get_ns() at every system call, and selftest 26 gives it to a
+ * hook on that helper in one process too (PATH_reenter). There each hit
+ * comes inside the program's own run, which must not be entered again: the
+ * hook skips it and counts a recursion miss of the program, as the kernel
+ * does for a tracepoint's skipped run.
+ */
+__u64 reenter_runs;
+
+SEC("raw_tp/sys_enter")
+int reenter(struct bpf_raw_tracepoint_args *ctx)
+{
+	if (bpf_ktime_get_ns())
+		__sync_fetch_and_add(&reenter_runs, 1);
+	return 0;
+}
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

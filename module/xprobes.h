@@ -563,6 +563,7 @@ void xp_hooks_free_all(struct xp_view *v);
 #define XP_PROG_ARGS	3
 struct bpf_prog *xp_prog_get(int fd, struct netlink_ext_ack *extack);
 void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx);
+void xp_prog_missed(struct bpf_prog *prog);
 __noendbr struct pt_regs *xp_hook_tp(struct xp_hook *h, struct pt_regs *regs);
 void xp_hook_set_prog(struct xp_hook *h, struct bpf_prog *prog);
 u32 xp_hook_prog_id(struct xp_hook *h);

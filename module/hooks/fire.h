@@ -79,7 +79,8 @@ static __always_inline bool xp_pc_in_task(unsigned long pc)
  * read and the write (an interrupt on the jump path, an NMI), and that puts
  * it back as it found it, as the tracepoint's own path does. A program
  * already running on this CPU (through a tracepoint, or a hook in code it
- * called) is not entered again.
+ * called) is not entered again: the run is counted in its recursion misses
+ * (xp_prog_missed()), as the kernel counts a tracepoint's skipped run.
  *
  * RCU: preemption is off here (interrupts too on the trap path), which makes
  * this an RCU read-side critical section already (RCU flavours are one since
@@ -101,8 +102,10 @@ static __always_inline void xp_run_prog(struct xp_hook *h, struct bpf_prog *prog
 	const void *ctx = regs;
 
 	lockdep_assert_preemption_disabled();
-	if (unlikely(xp_cpu_flag_set((const unsigned int __percpu *)active)))
+	if (unlikely(xp_cpu_flag_set((const unsigned int __percpu *)active))) {
+		xp_prog_missed(prog);	/* the program's recursion_misses, as the kernel's */
 		return;
+	}
 	__this_cpu_write(*active, 1);
 	if (prog->type != BPF_PROG_TYPE_KPROBE) {
 		args[0] = h->id;

@@ -49,6 +49,24 @@ noinline void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx)
 }
 
 /*
+ * A hit whose program was already running on this CPU (fire.h's guard) is
+ * counted where the kernel counts a tracepoint's or a kprobe's skipped run:
+ * the program's own recursion misses (bpftool prog show: recursion_misses),
+ * as bpf_prog_inc_misses_counter() does, which is not exported. Out of
+ * line: the hit path pays nothing for it.
+ */
+noinline void xp_prog_missed(struct bpf_prog *prog)
+{
+	struct bpf_prog_stats *stats = this_cpu_ptr(prog->stats);
+	unsigned long flags;
+
+	flags = u64_stats_update_begin_irqsave(&stats->syncp);
+	u64_stats_inc(&stats->misses);
+	u64_stats_update_end_irqrestore(&stats->syncp, flags);
+}
+NOKPROBE_SYMBOL(xp_prog_missed);
+
+/*
  * A hit's xprobes_hook tracepoint, out of line, called only while someone
  * is attached to it: inline, the compiler loaded its arguments ahead of the
  * tracepoint's static branch, on every hit (two instructions of the jump

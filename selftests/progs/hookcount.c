@@ -7,10 +7,15 @@
  * -P PATH: do not attach to the tracepoint; pin the program at PATH (for
  * "xprobectl hook prog ID PATH"), at PATH_past one that reads beyond the
  * hook's arguments, at PATH_kprobe a kprobe program that counts a
- * getppid hook's hits by cookie, and at PATH_sleepable a sleepable one
- * (uprobe.s); all unpinned at exit. Prints "attached" once pinned.
+ * getppid hook's hits by cookie, at PATH_sleepable a sleepable one
+ * (uprobe.s), and at PATH_reenter the program -S attaches; all unpinned at
+ * exit. Prints "attached" once pinned.
+ * -S: also attach the reenter program to raw_syscalls:sys_enter (it calls
+ * bpf_ktime_get_ns() at every system call: a hook on that helper then hits
+ * inside its run).
  */
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
 #include <signal.h>
 #include <stdio.h>
@@ -30,15 +35,19 @@ int main(int argc, char **argv)
 	struct hookcount_slot slot;
 	struct hookcount_bpf *skel;
 	const char *pin = NULL;
-	char past[256] = "", regs[256] = "", sleepable[256] = "";
+	char past[256] = "", regs[256] = "", sleepable[256] = "", reenter[256] = "";
+	struct bpf_link *sysenter = NULL;
 	int opt, secs = 0, fd, err;
+	bool sys = false;
 	__u32 i;
 
-	while ((opt = getopt(argc, argv, "d:P:")) != -1) {
+	while ((opt = getopt(argc, argv, "d:P:S")) != -1) {
 		if (opt == 'd')
 			secs = atoi(optarg);
 		else if (opt == 'P')
 			pin = optarg;
+		else if (opt == 'S')
+			sys = true;
 	}
 	signal(SIGINT, on_sig);
 	signal(SIGTERM, on_sig);
@@ -48,6 +57,7 @@ int main(int argc, char **argv)
 		bpf_program__set_autoattach(skel->progs.reads_past, false);
 		bpf_program__set_autoattach(skel->progs.count_regs, false);
 		bpf_program__set_autoattach(skel->progs.sleepable, false);
+		bpf_program__set_autoattach(skel->progs.reenter, false);
 	}
 	if (skel && hookcount_bpf__load(skel)) {
 		hookcount_bpf__destroy(skel);
@@ -61,6 +71,7 @@ int main(int argc, char **argv)
 		snprintf(past, sizeof(past), "%s_past", pin);
 		snprintf(regs, sizeof(regs), "%s_kprobe", pin);
 		snprintf(sleepable, sizeof(sleepable), "%s_sleepable", pin);
+		snprintf(reenter, sizeof(reenter), "%s_reenter", pin);
 		err = bpf_program__pin(skel->progs.count_hook, pin);
 		if (!err)
 			err = bpf_program__pin(skel->progs.reads_past, past);
@@ -68,6 +79,8 @@ int main(int argc, char **argv)
 			err = bpf_program__pin(skel->progs.count_regs, regs);
 		if (!err)
 			err = bpf_program__pin(skel->progs.sleepable, sleepable);
+		if (!err)
+			err = bpf_program__pin(skel->progs.reenter, reenter);
 		if (err) {
 			fprintf(stderr, "hookcount: cannot pin at %s: %s\n", pin, strerror(-err));
 			hookcount_bpf__destroy(skel);
@@ -78,6 +91,15 @@ int main(int argc, char **argv)
 			strerror(errno));
 		hookcount_bpf__destroy(skel);
 		return 1;
+	}
+	if (sys) {
+		sysenter = bpf_program__attach(skel->progs.reenter);
+		if (!sysenter) {
+			fprintf(stderr, "hookcount: cannot attach to raw_syscalls:sys_enter: %s\n",
+				strerror(errno));
+			hookcount_bpf__destroy(skel);
+			return 1;
+		}
 	}
 	printf("attached\n");
 	fflush(stdout);
@@ -99,7 +121,9 @@ int main(int argc, char **argv)
 		unlink(past);
 		unlink(regs);
 		unlink(sleepable);
+		unlink(reenter);
 	}
+	bpf_link__destroy(sysenter);
 	hookcount_bpf__destroy(skel);
 	return 0;
 }

@@ -12,7 +12,12 @@
 # rmmod, gives the program back: it is freed once its loader lets go. (f) A
 # kprobe program on a jump hook runs on every hit with BPF statistics on
 # (which count each run) and beside a program on the xprobes_hook
-# tracepoint (which counts each hit).
+# tracepoint (which counts each hit). (g) A program already running on
+# this CPU when its hook hits is not entered again, and the skip is counted
+# as the program's recursion miss (bpftool's recursion_misses), as the
+# kernel counts a tracepoint's skipped run: the program runs at every system
+# call (raw_syscalls:sys_enter) and calls bpf_ktime_get_ns(), and G's hook
+# on that helper runs the same program, so every hit is a miss.
 . /xp/selftests/tests/lib.sh
 N=$(scaled 1000)
 F=__x64_sys_getppid
@@ -34,11 +39,11 @@ first_kind() {
 	done
 	return 1
 }
-# pin_hookcount: hookcount's programs pinned at PIN (PIN_kprobe...), its pid
+# pin_hookcount [-S]: hookcount's programs pinned at PIN (PIN_kprobe...), its pid
 # in HC; /tmp/hc.out emptied first, not another run's (the wait could read it).
 pin_hookcount() {
 	rm -f /tmp/hc.out
-	hookcount -P $PIN > /tmp/hc.out 2> /tmp/hc.err &
+	hookcount -P $PIN "$@" > /tmp/hc.out 2> /tmp/hc.err &
 	HC=$!
 	wait_for /tmp/hc.out attached "hookcount did not pin its programs"
 }
@@ -201,3 +206,29 @@ for id in $did $eid; do
 done
 end_loop $D /tmp/d.out
 end_loop $E /tmp/e.out
+
+# (g) every hit of G's hook comes inside its program's own run (hookcount -S)
+pin_hookcount -S
+viewed_loop /tmp/g.out
+G=$LOOP_PID
+gid=$(xprobectl hook add $G bpf_ktime_get_ns) || fail "hook add G bpf_ktime_get_ns"
+xprobectl hook prog $gid ${PIN}_reenter || fail "hook prog $gid (the reenter program)"
+misses() { bpftool prog show pinned ${PIN}_reenter | sed -n 's/.* recursion_misses \([0-9]*\).*/\1/p'; }
+m0=$(misses)
+go_loop $G /tmp/g.out
+# G blocks once its loop is done: read until two readings agree
+i=0 prev=
+while :; do
+	cur="$(hook_col $gid 5) $(($(misses) - ${m0:-0}))"
+	[ "$cur" != "$prev" ] || break
+	prev=$cur i=$((i + 1))
+	[ $i -lt 50 ] || fail "G's hits and misses did not settle: $cur"
+	sleep 0.1
+done
+set -- $cur
+[ "$1" -ge $N ] 2>/dev/null || fail "hook $gid on bpf_ktime_get_ns hit $1 times, fewer than G's $N system calls"
+assert_eq "each hit inside the program's run is its recursion miss (hook $gid: $(hook_col $gid 8))" "$1" "$2"
+kill -USR1 $HC
+wait $HC
+HC=
+end_loop $G /tmp/g.out
