@@ -554,12 +554,13 @@ static bool in_ranges(const struct thunk_ranges *r, unsigned long w)
 static void unwind_restore(struct xp_unwind *s)
 {
 	struct mm_struct *mm = current->mm;
-	struct xp_unwound hit[UNWIND_CHUNK];
-	unsigned long buf[UNWIND_CHUNK];
+	/* a word's thunk's target, 0 for none: not whole xp_unwounds (the frame stays small) */
+	unsigned long buf[UNWIND_CHUNK], target[UNWIND_CHUNK];
 	unsigned long sp = s->unwind_sp & ~7UL, end, addr, tramp = 0;
 	struct xp_ubudget b = {};
 	struct thunk_ranges r = {};
-	unsigned int i, nhit, words;
+	unsigned int i, words;
+	bool any;
 
 	if (!s->slots) {
 		s->slots = kvmalloc_array(XP_UNWIND_SLOTS, sizeof(*s->slots), GFP_KERNEL_ACCOUNT);
@@ -578,27 +579,24 @@ static void unwind_restore(struct xp_unwind *s)
 		words = min_t(unsigned long, UNWIND_CHUNK, (end - addr) / 8);
 		if (uread(buf, addr, words * 8, &b))
 			break;
-		nhit = 0;
+		any = false;
 		rcu_read_lock();
 		for (i = 0; i < words; i++) {
-			unsigned long target;
-
-			if (!in_ranges(&r, buf[i]))
-				continue;
-			target = xp_unwind_thunk_target(mm, buf[i]);
-			if (!target)
-				continue;
-			hit[nhit].slot = addr + i * 8;
-			hit[nhit].thunk = buf[i];
-			hit[nhit++].target = target;
+			target[i] = in_ranges(&r, buf[i]) ? xp_unwind_thunk_target(mm, buf[i]) : 0;
+			any |= target[i] != 0;
 		}
 		rcu_read_unlock();
-		for (i = 0; i < nhit; i++) {
-			hit[i].wrote = uprobes_orig(mm, hit[i].slot, hit[i].target, &tramp);
-			if (uwrite(hit[i].slot, hit[i].wrote, &b))
+		for (i = 0; any && i < words; i++) {
+			struct xp_unwound u = { .slot = addr + i * 8, .thunk = buf[i],
+						.target = target[i] };
+
+			if (!u.target)
+				continue;
+			u.wrote = uprobes_orig(mm, u.slot, u.target, &tramp);
+			if (uwrite(u.slot, u.wrote, &b))
 				continue;
 			if (s->slots && s->n < XP_UNWIND_SLOTS)
-				s->slots[s->n++] = hit[i];
+				s->slots[s->n++] = u;
 		}
 		if (fatal_signal_pending(current))
 			break;
