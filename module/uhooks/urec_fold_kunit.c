@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * KUnit: urec_fold.c (included at its end under XPROBES_KUNIT; moved out of
- * kunit.c). The fold's rules on small hand-overs: nesting, the clock,
- * giving up open entries, the charges of sums and the bottom's.
+ * KUnit: urec_fold.c (included at its end under XPROBES_KUNIT). The fold's
+ * rules on small hand-overs: nesting, the clock, giving up open entries,
+ * the charges of sums and the bottom's.
  * selftests/host/fold-check.c checks it against a replay on random
  * streams, with the process's own sums modelled.
  */
