@@ -383,7 +383,9 @@ debug-kernel: deps-debug
 	@bash selftests/debug/build-kernel.sh $(BUILD)
 
 # As selftests/flavours.sh holds the other flavours: a warning fails the
-# build (KASAN's larger frames showed -Wframe-larger-than= here first).
+# build (KASAN's larger frames showed -Wframe-larger-than= here first). A
+# warning is "warning:" as a word (gcc, objtool, make, modpost), not a
+# path that has the word in it.
 $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	@rm -rf $(DBG)/mod/$*
 	@$(call copy_module,$(DBG)/mod/$*)
@@ -391,7 +393,7 @@ $(DBG)/mod/%/module/xprobes.ko: $(MOD_SRCS) $(DBG)/.stamp
 	@$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(DKDIR) M=$(DBG)/mod/$* \
 		$(if $(filter kunit,$*),XPROBES_KUNIT=1) modules > $(DBG)/mod/$*.log 2>&1 || \
 		{ tail -n 20 $(DBG)/mod/$*.log >&2; rm -f $@; exit 1; }
-	@! grep -i 'warning' $(DBG)/mod/$*.log >&2 || \
+	@! grep -iE '(^|[[:space:]:])warning:' $(DBG)/mod/$*.log >&2 || \
 		{ echo "debug module ($*): built with warnings, see $(DBG)/mod/$*.log" >&2; rm -f $@; exit 1; }
 $(DTEST_KO) &: $(KLP_SRCS) selftests/modules/Kbuild $(DBG)/.stamp
 	@rm -rf $(@D) && mkdir -p $(@D)

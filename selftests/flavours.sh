@@ -79,7 +79,7 @@ wait $lane0
 for k in "$@"; do
 	log=$OUT/build-$k.log
 	rc=$(cat "$OUT/build-$k.rc" 2> /dev/null || echo 125)
-	warn=$(grep -ci 'warning' "$log")
+	warn=$(grep -ciE '(^|[[:space:]:])warning:' "$log")	# the word, not a path with it
 	if [ $rc = 0 ] && [ "$warn" = 0 ]; then
 		record ok "build[$k]" "$(basename "$(readlink -f "$BUILD/kernel/$k")")"
 	else

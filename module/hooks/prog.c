@@ -55,7 +55,7 @@ noinline void xp_prog_run_counted(struct bpf_prog *prog, const void *ctx)
  * as bpf_prog_inc_misses_counter() does, which is not exported. Out of
  * line: the hit path pays nothing for it.
  */
-noinline void xp_prog_missed(struct bpf_prog *prog)
+noinline notrace void xp_prog_missed(struct bpf_prog *prog)
 {
 	struct bpf_prog_stats *stats = this_cpu_ptr(prog->stats);
 	unsigned long flags;

@@ -48,7 +48,9 @@ link_build() {
 
 [ -f "$TARBALL" ] || { echo "debug-kernel: $TARBALL is missing: make deps-debug (apt install linux-source-6.12)" >&2; exit 1; }
 version=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-key="$version $(cat "$FRAG" "$0" | sha256sum | cut -c1-16)"
+# the compiler too: the modules are built with it, and kbuild warns when
+# it is not the kernel's (a warning fails the debug module builds)
+key="$version $(gcc --version | head -n 1) $(cat "$FRAG" "$0" | sha256sum | cut -c1-16)"
 mkdir -p "$K"
 exec 9> "$K/.lock"
 flock 9

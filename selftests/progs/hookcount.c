@@ -37,7 +37,7 @@ int main(int argc, char **argv)
 	const char *pin = NULL;
 	char past[256] = "", regs[256] = "", sleepable[256] = "", reenter[256] = "";
 	struct bpf_link *sysenter = NULL;
-	int opt, secs = 0, fd, err;
+	int opt, secs = 0, fd, err, rc = 1;
 	bool sys = false;
 	__u32 i;
 
@@ -83,22 +83,19 @@ int main(int argc, char **argv)
 			err = bpf_program__pin(skel->progs.reenter, reenter);
 		if (err) {
 			fprintf(stderr, "hookcount: cannot pin at %s: %s\n", pin, strerror(-err));
-			hookcount_bpf__destroy(skel);
-			return 1;
+			goto out;	/* the pins made before go too */
 		}
 	} else if (hookcount_bpf__attach(skel)) {
 		fprintf(stderr, "hookcount: cannot attach to xprobes_hook (is xprobes.ko loaded?): %s\n",
 			strerror(errno));
-		hookcount_bpf__destroy(skel);
-		return 1;
+		goto out;
 	}
 	if (sys) {
 		sysenter = bpf_program__attach(skel->progs.reenter);
 		if (!sysenter) {
 			fprintf(stderr, "hookcount: cannot attach to raw_syscalls:sys_enter: %s\n",
 				strerror(errno));
-			hookcount_bpf__destroy(skel);
-			return 1;
+			goto out;
 		}
 	}
 	printf("attached\n");
@@ -116,6 +113,8 @@ int main(int argc, char **argv)
 	if (skel->bss->wrong_regs)
 		fprintf(stderr, "hookcount: %llu kprobe hits did not see getppid's registers\n",
 			(unsigned long long)skel->bss->wrong_regs);
+	rc = 0;
+out:
 	if (pin) {
 		unlink(pin);
 		unlink(past);
@@ -125,5 +124,5 @@ int main(int argc, char **argv)
 	}
 	bpf_link__destroy(sysenter);
 	hookcount_bpf__destroy(skel);
-	return 0;
+	return rc;
 }
