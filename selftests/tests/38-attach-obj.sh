@@ -101,14 +101,14 @@ wait $AT || fail "attach ended with $? at P's exit: $(cat /tmp/at3.err)"
 wait $P $Q
 
 # (c) hookcount.bpf.o: a raw_tp, a kprobe program without a function, a
-# sleepable uprobe
+# sleepable uprobe (beside its two that would fit: xprobes_hook, sys_enter)
 start_loop /tmp/d.out -e -n 10 getppid
 D=$LOOP_PID
 expect_rc "an object with programs that cannot run per process" 1 xprobectl attach $D /xp/bpf/hookcount.bpf.o
 assert_match "the raw_tp without a tracepoint" "reads_past \(raw_tp\): refused: a kind of tracepoint program" "$OUT"
 assert_match "the kprobe without a function" "count_regs \(kprobe\): refused: no function" "$OUT"
 assert_match "the uprobe without a place" "sleepable \(uprobe.s\): refused: a user-space probe without a place" "$OUT"
-assert_match "nothing attached" "nothing attached: 3 of the 4 programs" "$OUT"
+assert_match "nothing attached" "nothing attached: 3 of the 5 programs" "$OUT"
 assert_eq "no view made" "" "$(xprobectl view list | awk -v d=$D '$1 == d')"
 expect_rc "an object with one program that fits and two that do not" 1 \
 	xprobectl attach $D /xp/tbpf/attachmixed.bpf.o

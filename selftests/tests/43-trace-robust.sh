@@ -70,7 +70,7 @@ check_balance /tmp/pid.json xw_delay
 # with a slow attach on a loaded machine).
 workload sleep -n 1000000 -t 20 -d /dev/null 2>/dev/null &
 W=$!
-sleep 0.3	# past its exec
+wait_exec $W "$(command -v workload)"	# past its exec: trace reads its exe
 : > /tmp/exit.err
 timeout 120 xprobectl trace --json -f xw_delay $W > /tmp/exit.json 2>/tmp/exit.err &
 T=$!

@@ -110,6 +110,7 @@ for how in views events; do
 	rm -f /tmp/cx.late /tmp/cx.late.go1 /tmp/cx.late.go2
 	/xp/bin/cxxthrow late /tmp/cx.late 2> /dev/null &
 	pid=$!
+	wait_exec $pid /xp/bin/cxxthrow	# not the shell's fork: trace reads its exe
 	xprobectl trace $opt -f slow -f middle -f thrower $pid > /tmp/cx.late.$how.out 2>&1 &
 	tpid=$!
 	wait_for /tmp/cx.late.$how.out "^xprobectl: tracing" "late ($how): trace did not start" 600
@@ -412,6 +413,7 @@ for how in fallback views; do
 	rm -f /tmp/sc-pid.go /tmp/sc-pid.t
 	/xp/bin/seccompw_static seccomp 0 /tmp/sc-pid.go /tmp/sc-pid.t 2> /dev/null &
 	pid=$!
+	wait_exec $pid /xp/bin/seccompw_static	# not the shell's fork: trace reads its exe
 	xprobectl trace -v --json $opt -f work $pid > /tmp/sc-pid.$how.json 2> /tmp/sc-pid.$how.err &
 	tr=$!
 	for i in $(seq 100); do
@@ -527,6 +529,7 @@ done
 rm -f /tmp/sc-early.go /tmp/sc-early.t
 /xp/bin/seccompw_static sud-early 0 /tmp/sc-early.go /tmp/sc-early.t 2> /dev/null &
 pid=$!
+wait_exec $pid /xp/bin/seccompw_static
 xprobectl trace -f work $pid > /tmp/sc-early.out 2>&1 &
 tr=$!
 for i in $(seq 100); do
@@ -546,6 +549,7 @@ assert_ge "sc-early: work's calls seen" "$(fn_count /tmp/sc-early.out work)" 400
 # A process killed by a signal, traced by pid: trace says which.
 /xp/bin/seccompw_static seccomp 0 /tmp/sc-kill.go /tmp/sc-kill.t 2> /dev/null &
 pid=$!
+wait_exec $pid /xp/bin/seccompw_static
 xprobectl trace --json -f work $pid > /tmp/sc-kill.json 2> /tmp/sc-kill.err &
 tr=$!
 for i in $(seq 100); do
