@@ -560,7 +560,6 @@ static void unwind_restore(struct xp_unwind *s)
 	struct xp_ubudget b = {};
 	struct thunk_ranges r = {};
 	unsigned int i, words;
-	bool any;
 
 	if (!s->slots) {
 		s->slots = kvmalloc_array(XP_UNWIND_SLOTS, sizeof(*s->slots), GFP_KERNEL_ACCOUNT);
@@ -579,14 +578,11 @@ static void unwind_restore(struct xp_unwind *s)
 		words = min_t(unsigned long, UNWIND_CHUNK, (end - addr) / 8);
 		if (uread(buf, addr, words * 8, &b))
 			break;
-		any = false;
 		rcu_read_lock();
-		for (i = 0; i < words; i++) {
+		for (i = 0; i < words; i++)
 			target[i] = in_ranges(&r, buf[i]) ? xp_unwind_thunk_target(mm, buf[i]) : 0;
-			any |= target[i] != 0;
-		}
 		rcu_read_unlock();
-		for (i = 0; any && i < words; i++) {
+		for (i = 0; i < words; i++) {
 			struct xp_unwound u = { .slot = addr + i * 8, .thunk = buf[i],
 						.target = target[i] };
 
