@@ -92,8 +92,9 @@ MODULE_KO := module/xprobes.ko
 # a CPA change of the image mapping for 19-view-tables (xp_cpa), a function in
 # module text called on demand for 55-view-module (xp_modfn, and xp_modfn2: the
 # same under another name; xp_klpmod, a livepatch of its function) and
-# 65-stress-modules (xp_modfn3, a third).
-TEST_MODS := xp_klp xp_spin xp_cpa xp_modfn xp_modfn2 xp_modfn3 xp_klpmod
+# 65-stress-modules (xp_modfn3, a third); a task held inside vfree() between
+# vmalloc's unmap and its flush for 55 (xp_stall).
+TEST_MODS := xp_klp xp_spin xp_cpa xp_modfn xp_modfn2 xp_modfn3 xp_klpmod xp_stall
 TEST_KO   := $(TEST_MODS:%=selftests/modules/%.ko)
 
 .PHONY: all deps kernel module test-modules ctl bpf progs initramfs images check demo vm bench clean help \
@@ -142,7 +143,7 @@ $(BUILD)/k/%/module/xprobes.ko: $(MOD_SRCS) | $(BUILD)/kernel/%/.complete
 	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(BUILD)/kernel/$*/headers M=$(BUILD)/k/$* modules
 $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko $(BUILD)/k/%/klp/xp_cpa.ko \
 $(BUILD)/k/%/klp/xp_modfn.ko $(BUILD)/k/%/klp/xp_modfn2.ko \
-$(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko: $(KLP_SRCS) selftests/modules/Kbuild \
+$(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko $(BUILD)/k/%/klp/xp_stall.ko: $(KLP_SRCS) selftests/modules/Kbuild \
 		| $(BUILD)/kernel/%/.complete
 	@mkdir -p $(@D) && cp -p $(KLP_SRCS) selftests/modules/Kbuild $(@D)/
 	$(MAKE) $(KBUILD_J) $(KBUILD_CC) -C $(BUILD)/kernel/$*/headers M=$(@D) modules
@@ -150,7 +151,7 @@ $(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko: $(KLP_SRCS) selftes
 # Pattern-rule results make would otherwise delete as intermediate.
 .PRECIOUS: $(BUILD)/k/%/module/xprobes.ko $(BUILD)/k/%/klp/xp_klp.ko $(BUILD)/k/%/klp/xp_spin.ko \
 	$(BUILD)/k/%/klp/xp_cpa.ko $(BUILD)/k/%/klp/xp_modfn.ko $(BUILD)/k/%/klp/xp_modfn2.ko \
-	$(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko \
+	$(BUILD)/k/%/klp/xp_modfn3.ko $(BUILD)/k/%/klp/xp_klpmod.ko $(BUILD)/k/%/klp/xp_stall.ko \
 	$(BUILD)/kernel/%/.complete
 
 # --- BPF (CO-RE: one set of objects for every kernel; vmlinux.h from 6.12's BTF)

@@ -17,7 +17,7 @@ struct status {
 	uint32_t mode, views, hooks;
 	uint64_t mem, mismatches, audits, conflicts, mirrored, backups_fixed, kprobes_refused;
 	uint64_t tp_yields, tp_settles;
-	uint64_t mod_syncs, mod_late, mod_ended;
+	uint64_t mod_syncs, mod_late, mod_unfinished, mod_ended;
 	uint64_t forks, execs, follow_failed;
 	char mod_off[200];	/* why module text cannot be hooked, or "" */
 	uint32_t sys_threads, threads;
@@ -71,6 +71,8 @@ static int parse_status(struct nlattr **tb, void *arg)
 		s->mod_syncs = nla_get_u64(tb[XPROBES_A_MOD_SYNCS]);
 	if (tb[XPROBES_A_MOD_LATE])
 		s->mod_late = nla_get_u64(tb[XPROBES_A_MOD_LATE]);
+	if (tb[XPROBES_A_MOD_UNFINISHED])
+		s->mod_unfinished = nla_get_u64(tb[XPROBES_A_MOD_UNFINISHED]);
 	if (tb[XPROBES_A_MOD_ENDED])
 		s->mod_ended = nla_get_u64(tb[XPROBES_A_MOD_ENDED]);
 	if (tb[XPROBES_A_FORKS_FOLLOWED])
@@ -165,6 +167,7 @@ int cmd_status(int argc, char **argv)
 		json_u64("threads", s.threads);
 		json_u64("module_space_syncs", s.mod_syncs);
 		json_u64("module_space_late", s.mod_late);
+		json_u64("module_space_unfinished", s.mod_unfinished);
 		json_u64("module_hooks_ended", s.mod_ended);
 		if (s.mod_off[0])
 			json_str("module_text_off", s.mod_off);
@@ -191,8 +194,9 @@ int cmd_status(int argc, char **argv)
 			printf("module text: cannot be hooked - %s\n", s.mod_off);
 		else
 			printf("module text: %" PRIu64 " kernel changes of module space followed at once,"
-			       " %" PRIu64 " late; %" PRIu64 " hooks ended with their module\n",
-			       s.mod_syncs, s.mod_late, s.mod_ended);
+			       " %" PRIu64 " late (%" PRIu64 " seen before the kernel had finished them);"
+			       " %" PRIu64 " hooks ended with their module\n",
+			       s.mod_syncs, s.mod_late, s.mod_unfinished, s.mod_ended);
 	}
 	return EXIT_OK;
 }

@@ -167,6 +167,8 @@ static int xp_cmd_status(struct sk_buff *skb, struct genl_info *info)
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_MOD_LATE, atomic64_read(&xp_mod_late),
 				XPROBES_A_PAD) ||
+	      nla_put_u64_64bit(msg, XPROBES_A_MOD_UNFINISHED,
+				atomic64_read(&xp_mod_unfinished), XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_MOD_ENDED, atomic64_read(&xp_mod_hooks_ended),
 				XPROBES_A_PAD) ||
 	      nla_put_u64_64bit(msg, XPROBES_A_FORKS_FOLLOWED, atomic64_read(&xp_followed_forks),

@@ -99,7 +99,7 @@ void xp_modspace_sync(void);
 void xp_alloc_exit(void);		/* views/alloc_exit.S */
 bool xp_modspace_resync(void);
 u64 xp_modspace_odd(void);
-extern atomic64_t xp_mod_syncs, xp_mod_late, xp_mod_hooks_ended;
+extern atomic64_t xp_mod_syncs, xp_mod_late, xp_mod_unfinished, xp_mod_hooks_ended;
 struct xp_view;
 struct xp_region;
 struct xp_region *xp_mregion_get(struct xp_view *v, unsigned long va,

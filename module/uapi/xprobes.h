@@ -140,6 +140,8 @@ enum xprobes_attr {
 	XPROBES_A_EXECS_FOLLOWED,	/* u64: members' execs whose new mm joined */
 	XPROBES_A_FOLLOWS_FAILED,	/* u64: forks and execs a view failed to follow
 					 * (no member at hand: they ran untraced) */
+	XPROBES_A_MOD_UNFINISHED,	/* u64: times the sweeper found a change of module
+					 * space the kernel was still finishing */
 	__XPROBES_A_MAX,
 };
 #define XPROBES_A_MAX (__XPROBES_A_MAX - 1)

@@ -70,6 +70,7 @@
 #include <linux/jump_label.h>
 #include <linux/slab.h>
 #include <linux/tracepoint.h>
+#include <linux/vmalloc.h>
 #include <asm/tlbflush.h>
 #include <net/netlink.h>
 #include "compat.h"
@@ -80,6 +81,7 @@ static LIST_HEAD(xp_mviews);		/* views with ->mpmd, under xp_mod_lock */
 static atomic_t xp_nr_mviews = ATOMIC_INIT(0);
 atomic64_t xp_mod_syncs = ATOMIC64_INIT(0);	/* syncs that copied something */
 atomic64_t xp_mod_late = ATOMIC64_INIT(0);	/* changes only the sweeper saw */
+atomic64_t xp_mod_unfinished = ATOMIC64_INIT(0);	/* ... before the kernel had finished */
 atomic64_t xp_mod_hooks_ended = ATOMIC64_INIT(0);	/* taken out with their module */
 static atomic64_t xp_mod_odd = ATOMIC64_INIT(0);	/* a table replaced: never seen */
 
@@ -232,7 +234,19 @@ NOKPROBE_SYMBOL(xp_modspace_sync);
  * A difference that stays: the kernel may be between a change and its own
  * path's sync (a vmalloc mapping before the allocator returns, a CPA write
  * before its flush), so a difference counts only when the same one is
- * still there a while later. Process context. Returns its signature.
+ * still there a while later, and after the kernel has finished what vfree()
+ * leaves unfinished. vfree() clears an area's entries, puts the area on
+ * the lazy-purge list, makes its pages' direct map invalid and only then
+ * flushes (vm_reset_perms()): a task preempted there, or a CPU its
+ * hypervisor has descheduled, holds an unmapped area unflushed as long as
+ * it is held, and the views keep its entries until that flush, as every
+ * CPU's TLB may. vm_unmap_aliases() purges and flushes every such area now
+ * (on_flush_range() follows). A difference nothing finishes stays: an area
+ * is purged and flushed once, so a flush the probes did not see is not
+ * made again here (only another area's purge, in flight at the same moment
+ * and covering it, would follow it too). A difference that goes meanwhile
+ * is counted as one the kernel was finishing (`status`). Process context.
+ * Returns the signature.
  */
 static u64 lasting_diff(void)
 {
@@ -241,7 +255,11 @@ static u64 lasting_diff(void)
 	if (!sig)
 		return 0;
 	msleep(20);
-	return scan_all(false, NULL) == sig ? sig : 0;
+	vm_unmap_aliases();
+	if (scan_all(false, NULL) == sig)
+		return sig;
+	atomic64_inc(&xp_mod_unfinished);
+	return 0;
 }
 
 static u64 probes_missed(void);

@@ -4,7 +4,8 @@
  * an address is in, the allocator's exits found at load, the name count
  * that refuses an ambiguous plain name, and the follow itself: a view's
  * module-space tables (a view no CPU loads, made here) brought up to the
- * kernel's, its copied entries left alone.
+ * kernel's, its copied entries left alone, a difference nothing in the
+ * kernel finishes found lasting.
  */
 #include <kunit/test.h>
 #include <asm/text-patching.h>
@@ -106,6 +107,12 @@ static void mod_scan_follows(struct kunit *test)
 		KUNIT_EXPECT_EQ(test, rep.d[1].va,
 				(xp_k.mod_lo & PUD_MASK) + ((idx + 1) % PTRS_PER_PMD) * PMD_SIZE);
 	}
+	/*
+	 * ... and it lasts: what the kernel leaves unfinished is finished
+	 * (vm_unmap_aliases()), which follows nothing here.
+	 */
+	KUNIT_EXPECT_NE(test, lasting_diff(), 0ULL);
+	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), 0UL);
 	KUNIT_EXPECT_NE(test, scan_all(true, NULL), 0ULL);
 	KUNIT_EXPECT_EQ(test, pte_val(READ_ONCE(r->ptes[i])), pte_val(saved));
 	KUNIT_EXPECT_EQ(test, pmd_val(READ_ONCE(v->mpmd[(idx + 1) % PTRS_PER_PMD])),

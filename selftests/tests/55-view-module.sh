@@ -32,9 +32,16 @@
 #  (f) a livepatch of the hooked function (xp_klpmod) goes in and out: A's
 #      copy carries its ftrace call, A's reads run the new function (none
 #      the old body with the hook), and the old body with its hook after;
-#  (g) xprobes itself is unloaded with the hook live, and loaded again: the
+#  (g) a module unloaded slowly: xp_stall holds the task unloading xp_modfn2
+#      (in the 2 MiB slot of A's hook, whose PTE table A's view has its own
+#      of) for two seconds inside vfree(), between vmalloc's unmap of the
+#      module's text and the flush, as a preempted task or a descheduled
+#      vCPU is held there, while the sweeper and the page-table check run:
+#      the view keeps those entries until the kernel's flush, as any TLB
+#      may, and the checks see the unmap unfinished (status), not late;
+#  (h) xprobes itself is unloaded with the hook live, and loaded again: the
 #      module's text is the module's own again, for A too;
-#  (h) a forced unload of a module whose tracepoint is hooked ends the hook.
+#  (i) a forced unload of a module whose tracepoint is hooked ends the hook.
 # Throughout, the view's tables follow every change the kernel makes in
 # module space at once (status: none late), the audit finds every copy
 # equal to the shared text outside the hook bytes, and the page-table check
@@ -363,13 +370,40 @@ else
 	assert_match "audit after the livepatch" "^0 private page" "$(xprobectl audit)"
 fi
 
+# (g) a module's memory freed by a task held between the unmap and the flush
+insmod /xp/xp_modfn2.ko || fail "insmod xp_modfn2 for (g)"
+t2=$(cat /sys/module/xp_modfn2/sections/.text)
+if [ $((t2 >> 21)) != $((addr >> 21)) ]; then
+	note "(g) not run: xp_modfn2 ($t2) is not in the 2 MiB slot of A's hook ($addr)"
+	rmmod xp_modfn2 || fail "rmmod xp_modfn2"
+else
+	late0=$(status_field module_space_late)
+	unf0=$(status_field module_space_unfinished)
+	S=/sys/module/xp_stall/parameters
+	insmod /xp/xp_stall.ko ms=2000 || fail "insmod xp_stall"
+	sh -c "echo \$\$ > $S/pid; exec rmmod xp_modfn2" &
+	R=$!
+	i=0; until [ "$(cat $S/stalling)" = 1 ] || [ "$(cat $S/stalled)" = 1 ]; do
+		i=$((i + 1)); [ $i -lt 500 ] || fail "xp_stall did not hold the unload"; sleep 0.01
+	done
+	checked=$(xprobectl audit --tables)
+	wait $R || fail "rmmod xp_modfn2 under the stall"
+	assert_eq "xp_stall held the unload once" 1 "$(cat $S/stalled)"
+	rmmod xp_stall || fail "rmmod xp_stall"
+	assert_match "page tables with the unload held" " 0 violation" "$checked"
+	assert_eq "the held unmap was not counted late" "$late0" "$(status_field module_space_late)"
+	unf=$(status_field module_space_unfinished)
+	[ "$unf" -gt "$unf0" ] || fail "no check saw the held unmap unfinished ($unf0, then $unf)"
+	note "ok: the checks saw the held unmap unfinished $((unf - unf0)) time(s)"
+fi
+
 late=$(status_field module_space_late)
 note "module space: $(status_field module_space_syncs) changes followed at once, $late late"
 assert_none_late
 assert_match "audit at the end" "^0 private page" "$(xprobectl audit)"
 assert_match "page tables at the end" " 0 violation" "$(xprobectl audit --tables)"
 
-# (g) rmmod xprobes under a live hook in module text
+# (h) rmmod xprobes under a live hook in module text
 unload_module
 load_module
 assert_eq "A executes the module's own bytes again" "$(xprobectl peek $$ $addr 8)" \
@@ -382,7 +416,7 @@ wait $A 2>/dev/null
 rmmod xp_modfn || fail "rmmod xp_modfn at the end"
 assert_eq "no view left" 0 "$(status_field views)"
 
-# (h) a forced unload (rmmod -f: Debian's kernels have MODULE_FORCE_UNLOAD)
+# (i) a forced unload (rmmod -f: Debian's kernels have MODULE_FORCE_UNLOAD)
 # of a module whose tracepoint a view hooks, past the reference the hook
 # holds: the hook ends as a function hook does (listed as ended, counted),
 # before the kernel's own notifiers would find our probe on the tracepoint
@@ -392,11 +426,11 @@ assert_eq "no view left" 0 "$(status_field views)"
 if [ -n "$DEBUG_KERNEL" ]; then
 	note "debug kernel: no forced unload"
 else
-	insmod /xp/xp_modfn.ko || fail "insmod xp_modfn for (h)"
+	insmod /xp/xp_modfn.ko || fail "insmod xp_modfn for (i)"
 	sleep 1000 &
 	C=$!
 	xprobectl view add $C > /dev/null || fail "view add C"
-	tid=$(xprobectl hook add $C tracepoint:xp_modfn:xp_modfn_read) || fail "hook add for (h): $tid"
+	tid=$(xprobectl hook add $C tracepoint:xp_modfn:xp_modfn_read) || fail "hook add for (i): $tid"
 	ended=$(status_field module_hooks_ended)
 	rmmod -f xp_modfn || fail "rmmod -f xp_modfn under the tracepoint hook"
 	grep -q '^xp_modfn ' /proc/modules && fail "xp_modfn is still loaded after rmmod -f"
