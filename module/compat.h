@@ -205,6 +205,13 @@ static inline void xp_leave_mm(void)
  */
 #define XP_TP_LINKS	(LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0))
 
+/* This CPU's preempt count, the variable preempt_count() reads (hooks/fire.h). */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 2, 0)
+#define XP_PREEMPT_COUNT	pcpu_hot.preempt_count
+#else
+#define XP_PREEMPT_COUNT	__preempt_count
+#endif
+
 /*
  * A hit's BPF run context (hooks/fire.h), as bpf_set_run_ctx() and
  * bpf_reset_run_ctx() set it, but with current read again from its per-CPU

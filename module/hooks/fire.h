@@ -44,6 +44,20 @@ set:
 }
 
 /*
+ * Are any of @mask's bits set in this CPU's copy of @p? A test against
+ * memory and the branch, as xp_cpu_flag_set().
+ */
+static __always_inline bool xp_cpu_bits_set(const unsigned int __percpu *p, unsigned int mask)
+{
+	asm goto("testl %1, %%gs:%0\n\t"
+		 "jnz %l[set]"
+		 : : "m" (*(const unsigned int __force *)p), "i" (mask) : "cc" : set);
+	return false;
+set:
+	return true;
+}
+
+/*
  * Was the hit's context a task, not an interrupt? @pc: preempt_count() as
  * that context had it. Both paths decide from the count alone, not
  * in_task(): on PREEMPT_RT softirqs run in task context (at
@@ -56,6 +70,18 @@ set:
 static __always_inline bool xp_pc_in_task(unsigned long pc)
 {
 	return !(pc & (NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET));
+}
+
+/*
+ * The same for the context running now, tested in the per-CPU count itself
+ * (XP_PREEMPT_COUNT, compat.h): a test against memory and the branch where
+ * preempt_count() and a test are a load, a test and the branch. On the jump
+ * path that is an instruction a hit (docs/experiments.md, section 2).
+ */
+static __always_inline bool xp_in_task_now(void)
+{
+	return !xp_cpu_bits_set((const unsigned int __percpu *)&XP_PREEMPT_COUNT,
+				NMI_MASK | HARDIRQ_MASK | SOFTIRQ_OFFSET);
 }
 
 /*

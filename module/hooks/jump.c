@@ -828,7 +828,7 @@ __noendbr notrace unsigned long xp_jump_handler(struct pt_regs *regs, unsigned l
 	preempt_disable_notrace();
 	regs->ip = h->hit_ip;
 	*(unsigned long *)(regs + 1) = regs->ip;	/* the return address unwinders read */
-	xp_hook_fire(h, regs, xp_pc_in_task(preempt_count()));
+	xp_hook_fire(h, regs, xp_in_task_now());
 	to = h->slot_va;
 	preempt_enable_notrace();
 	return to;
