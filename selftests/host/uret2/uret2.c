@@ -318,7 +318,9 @@ int main(int argc, char **argv)
 {
 	double secs = argc > 1 ? atof(argv[1]) : 2;
 	struct itimerval it = { { 0, 50 }, { 0, 50 } };
-	struct sigaction sa = { .sa_handler = on_alarm };
+	struct sigaction sa = { .sa_handler = on_alarm, .sa_flags = SA_ONSTACK };
+	static char altstack[1 << 18] __attribute__((aligned(64)));
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
 	cpu_set_t set;
 	struct timespec t0, t1;
 	int w, i, fail = 0;
@@ -354,6 +356,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	u2_tid = gettid();
+	/*
+	 * The handlers (the kernel's part, and a handler's calls) run on a
+	 * stack of their own, below the thread's (the consumer's order): a
+	 * hand-over writes the slots of entries a longjmp abandoned, dead stack
+	 * below the interrupted sp, where on this stack the signal's frame
+	 * would be (its saved rip is u2_ret when the signal lands on a return).
+	 */
+	if (sigaltstack(&ss, NULL)) {
+		perror("uret2: sigaltstack");
+		return 2;
+	}
 	sigaction(SIGALRM, &sa, NULL);
 	/* a flush is the kernel's: nothing comes in the middle of it (a handler's calls would fill the buffer again) */
 	sa.sa_handler = on_full;
