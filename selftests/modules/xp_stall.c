@@ -24,7 +24,6 @@
 #include <linux/module.h>
 #include <linux/mm_types.h>
 #include <linux/sched.h>
-#include <linux/wait.h>
 #include <asm/ibt.h>
 
 static int pid;
